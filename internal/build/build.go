@@ -1,0 +1,226 @@
+// Package build owns builds: a flavor (mariadb, mysql, postgres), a version
+// read from the server binary, and the directory holding the binaries. Builds
+// come from the Debian packages ("system"), from any install prefix the user
+// names (a basedir), or from registry artifacts fetched once into the cache.
+// This package finds binaries and records builds; it never starts a server.
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Flavor is a server family with its own binaries and init procedure.
+type Flavor string
+
+const (
+	MariaDB  Flavor = "mariadb"
+	MySQL    Flavor = "mysql"
+	Postgres Flavor = "postgres"
+)
+
+// ParseFlavor accepts the flavor names users type.
+func ParseFlavor(s string) (Flavor, error) {
+	switch strings.ToLower(s) {
+	case "mariadb", "maria":
+		return MariaDB, nil
+	case "mysql":
+		return MySQL, nil
+	case "postgres", "postgresql", "pg":
+		return Postgres, nil
+	}
+	return "", fmt.Errorf("unknown flavor %q: use mariadb, mysql or postgres", s)
+}
+
+// Build is one registered build. It is stored as YAML, one file per build.
+type Build struct {
+	Name     string    `yaml:"name"`
+	Flavor   Flavor    `yaml:"flavor"`
+	Version  string    `yaml:"version"`  // numeric, e.g. 10.11.19 or 15.18
+	Banner   string    `yaml:"banner"`   // what --version printed
+	Basedir  string    `yaml:"basedir"`  // install prefix
+	Source   string    `yaml:"source"`   // system, basedir, maven, file
+	Artifact string    `yaml:"artifact,omitempty"` // registry coordinates or file
+	SHA256   string    `yaml:"sha256,omitempty"`   // of the artifact
+	Added    time.Time `yaml:"added"`
+}
+
+// Layout is where a build's programs are.
+type Layout struct {
+	Server    string   // mariadbd, mysqld or postgres
+	InstallDB string   // mariadb-install-db, mysql_install_db or initdb; empty when the server initializes itself (mysqld --initialize-insecure)
+	Share     string   // MySQL family: the directory holding english/errmsg.sys (--lc-messages-dir)
+	LibDirs   []string // prepended to LD_LIBRARY_PATH (bundled libraries such as libaio)
+}
+
+// Env is the environment the build's programs need, on top of env.
+func (l Layout) Env(env []string) []string {
+	if len(l.LibDirs) == 0 {
+		return env
+	}
+	ld := strings.Join(l.LibDirs, ":")
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "LD_LIBRARY_PATH="); ok {
+			if v != "" {
+				ld += ":" + v
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "LD_LIBRARY_PATH="+ld)
+}
+
+func firstFile(base string, rels ...string) string {
+	for _, r := range rels {
+		p := filepath.Join(base, r)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+func firstDir(base string, rels ...string) string {
+	for _, r := range rels {
+		p := filepath.Join(base, r)
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// FindLayout locates the programs of a flavor under basedir.
+func FindLayout(f Flavor, basedir string) (Layout, error) {
+	if st, err := os.Stat(basedir); err != nil || !st.IsDir() {
+		return Layout{}, fmt.Errorf("basedir %s is not a directory", basedir)
+	}
+	var l Layout
+	switch f {
+	case MariaDB, MySQL:
+		l.Server = firstFile(basedir, "sbin/mariadbd", "bin/mariadbd", "sbin/mysqld", "bin/mysqld", "libexec/mysqld")
+		l.InstallDB = firstFile(basedir, "scripts/mariadb-install-db", "bin/mariadb-install-db", "scripts/mysql_install_db", "bin/mysql_install_db")
+		for _, d := range []string{"share/mariadb", "share/mysql", "share"} {
+			if firstFile(basedir, filepath.Join(d, "english/errmsg.sys")) != "" {
+				l.Share = filepath.Join(basedir, d)
+				break
+			}
+		}
+	case Postgres:
+		l.Server = firstFile(basedir, "bin/postgres")
+		l.InstallDB = firstFile(basedir, "bin/initdb")
+		if l.Server != "" && l.InstallDB == "" {
+			return Layout{}, fmt.Errorf("basedir %s has bin/postgres but no bin/initdb", basedir)
+		}
+	default:
+		return Layout{}, fmt.Errorf("unknown flavor %q", f)
+	}
+	if l.Server == "" {
+		want := "sbin/mariadbd, bin/mariadbd, sbin/mysqld or bin/mysqld"
+		if f == Postgres {
+			want = "bin/postgres"
+		}
+		return Layout{}, fmt.Errorf("basedir %s has no %s server binary (looked for %s)", basedir, f, want)
+	}
+	for _, d := range []string{"libs", "lib"} {
+		// Only bundled-library folders; a system prefix such as /usr has lib/
+		// too, and putting that first would change nothing but is noise.
+		if p := firstDir(basedir, d); p != "" && basedir != "/usr" && basedir != "/usr/local" {
+			l.LibDirs = append(l.LibDirs, p)
+		}
+	}
+	return l, nil
+}
+
+var (
+	mysqlVerRE = regexp.MustCompile(`Ver\s+(\d+\.\d+\.\d+)(\S*)`)
+	pgVerRE    = regexp.MustCompile(`\(PostgreSQL\)\s+(\d+(?:\.\d+)*)`)
+)
+
+// ReadVersion runs the server binary with --version and returns the flavor it
+// reports (MariaDB says so; anything else with "Ver" is MySQL), the numeric
+// version and the whole banner. Names are never trusted for this.
+func ReadVersion(ctx context.Context, f Flavor, l Layout) (Flavor, string, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, l.Server, "--version")
+	cmd.Env = l.Env(os.Environ())
+	out, err := cmd.CombinedOutput()
+	banner := strings.TrimSpace(string(out))
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) || errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrPermission) {
+			return "", "", banner, fmt.Errorf("run %s --version: %v: %s", l.Server, err, firstLine(banner))
+		}
+		return "", "", banner, fmt.Errorf("run %s --version: %w", l.Server, err)
+	}
+	if m := pgVerRE.FindStringSubmatch(banner); m != nil {
+		return Postgres, m[1], banner, nil
+	}
+	if m := mysqlVerRE.FindStringSubmatch(banner); m != nil {
+		if strings.Contains(banner, "MariaDB") {
+			return MariaDB, m[1], banner, nil
+		}
+		return MySQL, m[1], banner, nil
+	}
+	return "", "", banner, fmt.Errorf("%s --version printed no version: %q", l.Server, firstLine(banner))
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// Inspect finds the layout of basedir and reads its version, checking that the
+// binary is of the flavor claimed.
+func Inspect(ctx context.Context, f Flavor, basedir string) (Layout, Flavor, string, string, error) {
+	l, err := FindLayout(f, basedir)
+	if err != nil {
+		return Layout{}, "", "", "", err
+	}
+	got, ver, banner, err := ReadVersion(ctx, f, l)
+	if err != nil {
+		return Layout{}, "", "", "", err
+	}
+	if got != f {
+		return Layout{}, "", "", "", fmt.Errorf("basedir %s holds %s %s, not %s: use --flavor %s", basedir, got, ver, f, got)
+	}
+	return l, got, ver, banner, nil
+}
+
+// Layout finds this build's programs.
+func (b Build) Layout() (Layout, error) { return FindLayout(b.Flavor, b.Basedir) }
+
+// AtLeast reports whether the build's version is >= the dotted version v.
+func (b Build) AtLeast(v string) bool { return CompareVersions(b.Version, v) >= 0 }
+
+// CompareVersions compares dotted numeric versions naturally
+// (10.2.44 < 10.11.7 < 11.4.1); missing parts count as 0.
+func CompareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			fmt.Sscanf(as[i], "%d", &x)
+		}
+		if i < len(bs) {
+			fmt.Sscanf(bs[i], "%d", &y)
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

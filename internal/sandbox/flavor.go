@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
+)
+
+// flavor is what differs between server families: how a datadir is made, how
+// the server is started, how it is told to stop, and how qpslab's database is
+// created. Everything else in the lifecycle is shared.
+type flavor interface {
+	protocol() client.Protocol
+	adminUser() string
+	initialized(datadir string) bool
+	initCommand(s *setup) (path string, args []string)
+	writeConfig(s *setup) error
+	serverCommand(s *setup) (path string, args []string)
+	socket(s *setup) string
+	stopSignal() syscall.Signal
+	createDatabase(ctx context.Context, db *sql.DB, name string) error
+	addrInUse(logLine string) bool
+}
+
+func flavorOf(b build.Build) flavor {
+	if b.Flavor == build.Postgres {
+		return postgres{}
+	}
+	return mysqlFamily{mysql: b.Flavor == build.MySQL}
+}
+
+// setup is one start attempt's resolved paths and settings.
+type setup struct {
+	b       build.Build
+	layout  build.Layout
+	cfg     []byte
+	dir     string // the sandbox folder
+	datadir string
+	runDir  string // holds the unix socket
+	port    int
+	as      *runAs // nil: qpslab's own account
+}
+
+// ---- MariaDB and MySQL -----------------------------------------------------
+
+type mysqlFamily struct{ mysql bool }
+
+func (mysqlFamily) protocol() client.Protocol { return client.MySQL }
+func (mysqlFamily) adminUser() string         { return "root" }
+func (mysqlFamily) stopSignal() syscall.Signal {
+	return syscall.SIGTERM // mysqld shuts down cleanly on SIGTERM
+}
+
+func (mysqlFamily) initialized(datadir string) bool {
+	st, err := os.Stat(filepath.Join(datadir, "mysql"))
+	return err == nil && st.IsDir()
+}
+
+func (mysqlFamily) socket(s *setup) string { return filepath.Join(s.runDir, "mysqld.sock") }
+
+func (f mysqlFamily) initCommand(s *setup) (string, []string) {
+	common := []string{"--basedir=" + s.b.Basedir, "--datadir=" + s.datadir}
+	if s.layout.Share != "" {
+		common = append(common, "--lc-messages-dir="+s.layout.Share)
+	}
+	if os.Geteuid() == 0 {
+		common = append(common, "--user=root")
+	}
+	// MySQL 5.7 and later initialise with the server itself; older MySQL and
+	// every MariaDB use the install script.
+	if f.mysql && (s.b.AtLeast("5.7") || s.layout.InstallDB == "") {
+		return s.layout.Server, append([]string{"--no-defaults", "--initialize-insecure"}, common...)
+	}
+	args := append([]string{"--no-defaults", "--force"}, common...)
+	if !f.mysql && s.b.AtLeast("10.4") {
+		// 10.4 made root@localhost unix_socket-only; a sandbox bound to
+		// loopback keeps the plain passwordless root that older servers have.
+		args = append(args, "--auth-root-authentication-method=normal")
+	}
+	return s.layout.InstallDB, args
+}
+
+func (mysqlFamily) writeConfig(s *setup) error {
+	frag := string(s.cfg)
+	if !startsWithSection(frag) {
+		frag = "[mysqld]\n" + frag
+	}
+	head := "# Written by qpslab for this sandbox: the config fragment as given.\n# Paths, port and socket are set on the command line and win over this file.\n"
+	return os.WriteFile(filepath.Join(s.dir, "my.cnf"), []byte(head+frag), 0o644)
+}
+
+func startsWithSection(frag string) bool {
+	for _, l := range strings.Split(frag, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, ";") {
+			continue
+		}
+		return strings.HasPrefix(l, "[")
+	}
+	return true // empty fragment: nothing to put in a section
+}
+
+func (f mysqlFamily) serverCommand(s *setup) (string, []string) {
+	args := []string{
+		"--defaults-file=" + filepath.Join(s.dir, "my.cnf"), // must come first
+		"--basedir=" + s.b.Basedir,
+		"--datadir=" + s.datadir,
+		"--socket=" + f.socket(s),
+		"--port=" + strconv.Itoa(s.port),
+		"--bind-address=127.0.0.1",
+		"--pid-file=" + filepath.Join(s.runDir, "mysqld.pid"),
+		"--log-error=" + filepath.Join(s.dir, "server.log"),
+	}
+	if s.layout.Share != "" {
+		args = append(args, "--lc-messages-dir="+s.layout.Share)
+	}
+	if f.mysql {
+		args = append(args, "--loose-mysqlx=OFF") // else every sandbox wants port 33060
+	}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	return s.layout.Server, args
+}
+
+func (mysqlFamily) createDatabase(ctx context.Context, db *sql.DB, name string) error {
+	_, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+name+"`")
+	return err
+}
+
+func (mysqlFamily) addrInUse(l string) bool {
+	return strings.Contains(l, "Address already in use") || strings.Contains(l, "Do you already have another") && strings.Contains(l, "running on port")
+}
+
+// ---- PostgreSQL --------------------------------------------------------------
+
+type postgres struct{}
+
+func (postgres) protocol() client.Protocol { return client.Postgres }
+func (postgres) adminUser() string         { return "postgres" }
+func (postgres) stopSignal() syscall.Signal {
+	return syscall.SIGINT // "fast" shutdown: roll back sessions, checkpoint, exit
+}
+
+func (postgres) initialized(datadir string) bool {
+	_, err := os.Stat(filepath.Join(datadir, "PG_VERSION"))
+	return err == nil
+}
+
+func (postgres) socket(s *setup) string {
+	return filepath.Join(s.runDir, ".s.PGSQL."+strconv.Itoa(s.port))
+}
+
+func (postgres) initCommand(s *setup) (string, []string) {
+	return s.layout.InstallDB, []string{"-D", s.datadir, "-U", "postgres", "--auth=trust",
+		"-E", "UTF8", "--locale=C", "--no-sync"}
+}
+
+const pgInclude = "include_if_exists = 'qpslab.conf'"
+
+func (postgres) writeConfig(s *setup) error {
+	head := "# Written by qpslab for this sandbox: the config fragment as given.\n# Port, listen address and socket folder are set on the command line and win over this file.\n"
+	if err := os.WriteFile(filepath.Join(s.datadir, "qpslab.conf"), []byte(head+string(s.cfg)), 0o600); err != nil {
+		return err
+	}
+	main := filepath.Join(s.datadir, "postgresql.conf")
+	b, err := os.ReadFile(main)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(b), pgInclude) {
+		f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(f, "\n# qpslab: the sandbox's config variant\n%s\n", pgInclude)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return chownTree(s.as, s.datadir)
+}
+
+func (postgres) serverCommand(s *setup) (string, []string) {
+	return s.layout.Server, []string{"-D", s.datadir,
+		"-c", "port=" + strconv.Itoa(s.port),
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "unix_socket_directories=" + s.runDir,
+		"-c", "logging_collector=off",
+	}
+}
+
+func (postgres) createDatabase(ctx context.Context, db *sql.DB, name string) error {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := db.ExecContext(ctx, `CREATE DATABASE "`+name+`"`)
+	return err
+}
+
+func (postgres) addrInUse(l string) bool {
+	return strings.Contains(l, "Address already in use") || strings.Contains(l, "could not create any TCP/IP sockets")
+}

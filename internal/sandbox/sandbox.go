@@ -1,0 +1,671 @@
+// Package sandbox owns the lifecycle of a server under test: a build × a
+// config in a folder of its own under the qpslab home. It initialises the
+// datadir, starts the server on a private unix socket and a free loopback
+// port, waits until it answers, creates qpslab's benchmark database, and stops
+// it (gracefully, then by force). Every other part of qpslab gets servers from
+// here. It never touches a folder it did not create, and it leaves no process
+// behind: a cancelled context during start kills what was started, and
+// StopAll stops whatever is still running.
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/home"
+)
+
+// Database is the database qpslab creates in every sandbox and keeps its
+// benchmark tables in.
+const Database = "qpslab"
+
+// Spec says what to start.
+type Spec struct {
+	Name         string // sandbox name; default BUILD.CONFIG
+	Build        build.Build
+	Config       config.Config
+	Port         int           // 0: a free loopback port
+	Datadir      string        // "": <sandbox>/data; else this folder (it must be empty or qpslab's)
+	Reuse        bool          // keep an existing datadir instead of making a new one
+	Detach       bool          // the server outlives this process (qpslab server start)
+	StartTimeout time.Duration // default 3 minutes
+	StopTimeout  time.Duration // default 2 minutes, then SIGKILL
+}
+
+// State is what a sandbox folder records about its server, in sandbox.yaml.
+// The file is also the mark that qpslab made the folder.
+type State struct {
+	Name          string          `yaml:"name"`
+	Build         string          `yaml:"build"`
+	Flavor        build.Flavor    `yaml:"flavor"`
+	Version       string          `yaml:"version"`
+	Basedir       string          `yaml:"basedir"`
+	Config        string          `yaml:"config"` // name@hash
+	ConfigHash    string          `yaml:"config_hash"`
+	Dir           string          `yaml:"dir"`
+	Datadir       string          `yaml:"datadir"`
+	RunDir        string          `yaml:"run_dir"`
+	Log           string          `yaml:"log"`
+	Endpoint      client.Endpoint `yaml:"endpoint"`
+	User          string          `yaml:"user,omitempty"` // OS account of the server, if not qpslab's
+	PID           int             `yaml:"pid"`            // 0 when stopped
+	Started       time.Time       `yaml:"started,omitempty"`
+	Stopped       time.Time       `yaml:"stopped,omitempty"`
+	Detached      bool            `yaml:"detached"`
+	OwnRunDir     bool            `yaml:"own_run_dir,omitempty"` // RunDir is a short /tmp folder qpslab made
+}
+
+// Running reports whether the recorded server process is alive.
+func (s State) Running() bool { return alive(s.PID, s.Datadir) }
+
+const stateFile = "sandbox.yaml"
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+
+// Server is a running sandboxed server.
+type Server struct {
+	State
+	fl       flavor
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	waitErr  error
+	stopOnce sync.Once
+	stopErr  error
+	timeout  time.Duration
+}
+
+// Endpoint is where clients reach the server, in qpslab's database.
+func (s *Server) Endpoint() client.Endpoint { return s.State.Endpoint }
+
+// live holds the servers this process started and has not stopped yet.
+var live = struct {
+	sync.Mutex
+	m map[*Server]struct{}
+}{m: map[*Server]struct{}{}}
+
+// StopAll stops every server this process started that is still running,
+// except detached ones. Commands call it on their way out, so that no path
+// (an error, SIGINT, SIGTERM) leaves a server behind.
+func StopAll() error {
+	live.Lock()
+	var all []*Server
+	for s := range live.m {
+		all = append(all, s)
+	}
+	live.Unlock()
+	var errs []error
+	for _, s := range all {
+		if !s.Detached {
+			errs = append(errs, s.Stop())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Dir is the folder of sandbox name.
+func Dir(h home.Home, name string) string { return filepath.Join(h.Sandboxes(), name) }
+
+// DefaultName is BUILD.CONFIG, the label the seeds use (ma100244_rel.cz11a_bee).
+func DefaultName(b build.Build, c config.Config) string { return b.Name + "." + c.Name }
+
+// Start makes the sandbox's folder and datadir, starts the server and waits
+// until it answers and holds qpslab's database. If ctx ends first, whatever was
+// started is killed and ctx's error returned.
+func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error) {
+	if spec.Name == "" {
+		spec.Name = DefaultName(spec.Build, spec.Config)
+	}
+	if !nameRE.MatchString(spec.Name) {
+		return nil, fmt.Errorf("sandbox name %q is not valid: use letters, digits and _ . + -", spec.Name)
+	}
+	if config.FamilyOf(string(spec.Build.Flavor)) != spec.Config.Family {
+		return nil, fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", spec.Config.Name, spec.Config.Family, spec.Build.Name, spec.Build.Flavor, config.FamilyOf(string(spec.Build.Flavor)))
+	}
+	if spec.StartTimeout == 0 {
+		spec.StartTimeout = 3 * time.Minute
+	}
+	if spec.StopTimeout == 0 {
+		spec.StopTimeout = 2 * time.Minute
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("start %s: %w", spec.Name, err)
+		}
+	}()
+	layout, err := spec.Build.Layout()
+	if err != nil {
+		return nil, err
+	}
+	dir := Dir(h, spec.Name)
+	if err := home.Ensure(h.Sandboxes()); err != nil {
+		return nil, err
+	}
+	prev, err := claimDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if prev != nil {
+		if prev, err = readState(dir); err != nil { // re-read under the lock
+			return nil, err
+		}
+		if prev.Running() {
+			return nil, fmt.Errorf("sandbox %s is already running (pid %d, port %d): stop it with qpslab server stop %s, or pass --name for another sandbox", spec.Name, prev.PID, prev.Endpoint.Port, spec.Name)
+		}
+	}
+	fl := flavorOf(spec.Build)
+	as, err := serverUser(spec.Build.Flavor == build.Postgres)
+	if err != nil {
+		return nil, err
+	}
+	s := &setup{b: spec.Build, layout: layout, cfg: spec.Config.Content, dir: dir, as: as}
+	if s.datadir, err = prepareDatadir(spec, prev, dir, fl); err != nil {
+		return nil, err
+	}
+	// The sandbox folder and the datadir are given to the server's account
+	// below; the folders above them and the binaries must be reachable.
+	for _, p := range []string{filepath.Dir(dir), filepath.Dir(s.datadir), layout.Server} {
+		if bad := canReach(as, p); bad != "" {
+			return nil, fmt.Errorf("%s refuses to run as root, so it runs as user %s, which cannot enter %s: set QPSLAB_HOME (and QPSLAB_CACHE, --datadir) to folders it can reach, such as %s", spec.Build.Flavor, as.Name, bad, home.RootDefault)
+		}
+	}
+	ownRun := false
+	if s.runDir, ownRun, err = makeRunDir(dir, as); err != nil {
+		return nil, err
+	}
+	st := State{
+		Name: spec.Name, Build: spec.Build.Name, Flavor: spec.Build.Flavor, Version: spec.Build.Version,
+		Basedir: spec.Build.Basedir, Config: spec.Config.ID(), ConfigHash: spec.Config.Hash(),
+		Dir: dir, Datadir: s.datadir, RunDir: s.runDir, OwnRunDir: ownRun,
+		Log: filepath.Join(dir, "server.log"), Detached: spec.Detach,
+	}
+	if as != nil {
+		st.User = as.Name
+	}
+	if err := writeState(dir, st); err != nil { // from here the datadir is qpslab's
+		return nil, err
+	}
+	for _, p := range []string{dir, s.datadir} {
+		if err := chownTree(as, p); err != nil {
+			return nil, fmt.Errorf("give %s to user %s: %w", p, as.Name, err)
+		}
+	}
+	if !fl.initialized(s.datadir) {
+		if err := initDatadir(ctx, s, fl); err != nil {
+			return nil, err
+		}
+	}
+	if err := fl.writeConfig(s); err != nil {
+		return nil, fmt.Errorf("write config %s: %w", spec.Config.Name, err)
+	}
+	// A port picked here can be taken by someone else before the server binds
+	// it; with an automatic port that is retried, with --port it is an error.
+	for attempt := 1; ; attempt++ {
+		if s.port, err = choosePort(spec.Port); err != nil {
+			return nil, err
+		}
+		srv, err = launch(ctx, s, fl, st, spec)
+		if err == nil || spec.Port != 0 || attempt == 3 || !errors.Is(err, errAddrInUse) {
+			break
+		}
+	}
+	if err != nil {
+		if ownRun {
+			os.RemoveAll(s.runDir)
+		}
+		return nil, err
+	}
+	return srv, nil
+}
+
+// claimDir makes sure dir is a sandbox folder qpslab made, or creates it. It
+// returns the previous state if there was one.
+func claimDir(dir string) (*State, error) {
+	prev, err := readState(dir)
+	if err == nil {
+		return prev, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	ents, rerr := os.ReadDir(dir)
+	if rerr == nil && len(ents) > 0 {
+		only := len(ents) == 1 && ents[0].Name() == ".lock"
+		if !only {
+			return nil, fmt.Errorf("%s exists and was not made by qpslab (no %s): move it away or choose another --name", dir, stateFile)
+		}
+	}
+	if err := home.Ensure(dir); err != nil {
+		return nil, err
+	}
+	// Mark the folder as qpslab's before anything goes into it.
+	if err := writeState(dir, State{Name: filepath.Base(dir), Dir: dir}); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// prepareDatadir decides where the datadir is and empties it unless it is to
+// be reused. It only ever removes a datadir that qpslab made.
+func prepareDatadir(spec Spec, prev *State, dir string, fl flavor) (string, error) {
+	datadir := filepath.Join(dir, "data")
+	if spec.Datadir != "" {
+		abs, err := filepath.Abs(spec.Datadir)
+		if err != nil {
+			return "", fmt.Errorf("resolve --datadir %s: %w", spec.Datadir, err)
+		}
+		datadir = abs
+	}
+	ours := datadir == filepath.Join(dir, "data") || (prev != nil && prev.Datadir == datadir)
+	ents, err := os.ReadDir(datadir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", fmt.Errorf("datadir %s: %w", datadir, unwrap(err))
+	case len(ents) > 0 && !ours:
+		return "", fmt.Errorf("datadir %s is not empty and was not made by qpslab: choose an empty or new --datadir", datadir)
+	case len(ents) > 0 && spec.Reuse:
+		if prev != nil && prev.Flavor != spec.Build.Flavor {
+			return "", fmt.Errorf("datadir %s holds a %s datadir, not %s: start without --reuse-datadir to make a new one", datadir, prev.Flavor, spec.Build.Flavor)
+		}
+		if !fl.initialized(datadir) {
+			return "", fmt.Errorf("datadir %s is not an initialised %s datadir: start without --reuse-datadir to make a new one", datadir, spec.Build.Flavor)
+		}
+		return datadir, nil
+	case len(ents) > 0:
+		if err := os.RemoveAll(datadir); err != nil {
+			return "", fmt.Errorf("remove the old datadir %s: %w", datadir, unwrap(err))
+		}
+	}
+	if err := os.MkdirAll(datadir, 0o700); err != nil {
+		return "", fmt.Errorf("datadir %s is not writable (%v): choose a writable --datadir or fix its permissions", datadir, unwrap(err))
+	}
+	// Root can create folders almost anywhere, but not on a read-only or
+	// immutable file system: write a probe to be sure.
+	probe := filepath.Join(datadir, ".qpslab-probe")
+	if err := os.WriteFile(probe, nil, 0o600); err != nil {
+		return "", fmt.Errorf("datadir %s is not writable (%v): choose a writable --datadir or fix its permissions", datadir, unwrap(err))
+	}
+	os.Remove(probe)
+	os.Chmod(datadir, 0o700) // PostgreSQL insists on 0700 or 0750
+	return datadir, nil
+}
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// makeRunDir returns the folder for the unix socket: <sandbox>/run, or, when
+// that path is too long for a socket address (108 bytes on Linux, and
+// PostgreSQL appends /.s.PGSQL.NNNNN), a short folder under /tmp that qpslab
+// makes and removes.
+func makeRunDir(dir string, as *runAs) (string, bool, error) {
+	run := filepath.Join(dir, "run")
+	own := false
+	if len(run)+len("/.s.PGSQL.65535.lock") >= 100 {
+		sum := sha256.Sum256([]byte(dir))
+		run = filepath.Join(os.TempDir(), "qpslab-"+hex.EncodeToString(sum[:6]))
+		own = true
+	}
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		return "", false, fmt.Errorf("create socket folder %s: %w", run, unwrap(err))
+	}
+	if as != nil {
+		if err := os.Chown(run, int(as.UID), int(as.GID)); err != nil {
+			return "", false, err
+		}
+	}
+	return run, own, nil
+}
+
+var errAddrInUse = errors.New("address in use")
+
+// choosePort checks that a requested port is free on loopback, or picks one.
+func choosePort(want int) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(want)))
+	if err != nil {
+		if want != 0 && errors.Is(err, syscall.EADDRINUSE) {
+			return 0, fmt.Errorf("port %d is in use on 127.0.0.1: choose another with --port, or leave --port out to get a free one", want)
+		}
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port, nil
+}
+
+// initDatadir runs the flavor's init program (mariadb-install-db,
+// mysql_install_db, mysqld --initialize-insecure or initdb), logging to
+// init.log in the sandbox.
+func initDatadir(ctx context.Context, s *setup, fl flavor) error {
+	path, args := fl.initCommand(s)
+	logPath := filepath.Join(s.dir, "init.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", logPath, err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Dir = s.dir
+	cmd.Env = append(s.layout.Env(os.Environ()), "LC_ALL=C")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = sysProcAttr(s.as)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run %s: %w", filepath.Base(path), err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		// The install scripts start a bootstrap server of their own: kill the
+		// whole session, not just the script.
+		killGroup(cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return ctx.Err()
+	}
+	killGroup(cmd.Process.Pid, syscall.SIGKILL) // stragglers, if any
+	if err != nil {
+		return fmt.Errorf("%s failed (%v): %s (full log: %s)", filepath.Base(path), err, logTail(logPath, 3), logPath)
+	}
+	return nil
+}
+
+// launch starts the server process and waits until it answers.
+func launch(ctx context.Context, s *setup, fl flavor, st State, spec Spec) (*Server, error) {
+	logPath := filepath.Join(s.dir, "server.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", logPath, err)
+	}
+	defer logf.Close() // the child has its own copy
+	logStart, _ := logf.Seek(0, 2)
+	if s.as != nil {
+		os.Chown(logPath, int(s.as.UID), int(s.as.GID))
+	}
+	fmt.Fprintf(logf, "---- qpslab: starting %s %s (%s) with config %s at %s\n", s.b.Name, s.b.Version, s.b.Flavor, st.Config, time.Now().UTC().Format(time.RFC3339))
+	path, args := fl.serverCommand(s)
+	cmd := exec.Command(path, args...)
+	cmd.Dir = s.dir
+	cmd.Env = append(s.layout.Env(os.Environ()), "LC_ALL=C")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = sysProcAttr(s.as)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("run %s: %w", filepath.Base(path), err)
+	}
+	srv := &Server{fl: fl, cmd: cmd, exited: make(chan struct{}), timeout: spec.StopTimeout}
+	go func() { srv.waitErr = cmd.Wait(); close(srv.exited) }()
+	st.PID = cmd.Process.Pid
+	st.Started = time.Now().UTC()
+	st.Stopped = time.Time{}
+	st.Endpoint = client.Endpoint{Protocol: fl.protocol(), Socket: fl.socket(s), Host: "127.0.0.1", Port: s.port, User: fl.adminUser(), Database: Database}
+	srv.State = st
+	live.Lock()
+	live.m[srv] = struct{}{}
+	live.Unlock()
+	if err := writeState(s.dir, st); err != nil {
+		srv.kill()
+		return nil, err
+	}
+	if err := srv.waitReady(ctx, spec.StartTimeout, logPath, logStart); err != nil {
+		srv.kill()
+		return nil, err
+	}
+	return srv, nil
+}
+
+// waitReady polls the server over its socket until it answers, then creates
+// qpslab's database.
+func (srv *Server) waitReady(ctx context.Context, timeout time.Duration, logPath string, logStart int64) error {
+	deadline := time.Now().Add(timeout)
+	admin := srv.State.Endpoint.WithDatabase("")
+	if srv.fl.protocol() == client.Postgres {
+		admin.Database = "postgres"
+	}
+	var lastErr error
+	for {
+		select {
+		case <-srv.exited:
+			tail := logTail(logPath, 3)
+			if srv.addrInUse(logPath, logStart) {
+				return fmt.Errorf("%w: %s", errAddrInUse, tail)
+			}
+			return fmt.Errorf("the server exited during start (%v): %s (full log: %s)", srv.waitErr, tail, logPath)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not answer within %s (last error: %v): %s (full log: %s)", timeout, lastErr, logTail(logPath, 3), logPath)
+		}
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		lastErr = client.Ping(pctx, admin, false)
+		cancel()
+		if lastErr == nil {
+			break
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-srv.exited:
+		}
+	}
+	db, err := client.Open(admin, false)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := srv.fl.createDatabase(ctx, db, Database); err != nil {
+		return fmt.Errorf("create database %s: %w", Database, err)
+	}
+	return nil
+}
+
+func (srv *Server) addrInUse(logPath string, from int64) bool {
+	b, err := os.ReadFile(logPath)
+	if err != nil || int64(len(b)) < from {
+		return false
+	}
+	for _, l := range strings.Split(string(b[from:]), "\n") {
+		if srv.fl.addrInUse(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// kill ends the server at once (used when a start fails or is cancelled).
+func (srv *Server) kill() {
+	killGroup(srv.PID, syscall.SIGKILL)
+	<-srv.exited
+	srv.stopOnce.Do(func() { srv.finish() })
+}
+
+// Stop shuts the server down gracefully, and kills it if it has not exited
+// within the stop timeout. It is safe to call more than once.
+func (srv *Server) Stop() error {
+	srv.stopOnce.Do(func() {
+		srv.stopErr = stopPID(srv.PID, srv.Datadir, srv.fl.stopSignal(), srv.timeout, srv.exited)
+		srv.finish()
+	})
+	return srv.stopErr
+}
+
+// finish records that the server stopped and cleans up after it.
+func (srv *Server) finish() {
+	killGroup(srv.PID, syscall.SIGKILL) // any child left in its session
+	live.Lock()
+	delete(live.m, srv)
+	live.Unlock()
+	markStopped(srv.State)
+}
+
+func markStopped(st State) {
+	if st.OwnRunDir {
+		os.RemoveAll(st.RunDir)
+	}
+	st.PID = 0
+	st.Stopped = time.Now().UTC()
+	writeState(st.Dir, st)
+}
+
+// stopPID signals pid to shut down and waits for it; exited, if not nil,
+// closes when the process has been reaped (this process is its parent).
+func stopPID(pid int, marker string, sig syscall.Signal, timeout time.Duration, exited chan struct{}) error {
+	gone := func(d time.Duration) bool {
+		if exited != nil {
+			select {
+			case <-exited:
+				return true
+			case <-time.After(d):
+				return false
+			}
+		}
+		return waitGone(pid, marker, d)
+	}
+	if !alive(pid, marker) && gone(0) {
+		return nil
+	}
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal pid %d: %w", pid, err)
+	}
+	if gone(timeout) {
+		return nil
+	}
+	killGroup(pid, syscall.SIGKILL)
+	if !gone(10 * time.Second) {
+		return fmt.Errorf("pid %d did not exit even after SIGKILL", pid)
+	}
+	return fmt.Errorf("the server did not shut down within %s and was killed", timeout)
+}
+
+// List returns the state of every sandbox under the home.
+func List(h home.Home) ([]State, error) {
+	ents, err := os.ReadDir(h.Sandboxes())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes: %w", err)
+	}
+	var out []State
+	for _, e := range ents {
+		if st, err := readState(filepath.Join(h.Sandboxes(), e.Name())); err == nil {
+			out = append(out, *st)
+		}
+	}
+	return out, nil
+}
+
+// Get returns the state of sandbox name.
+func Get(h home.Home, name string) (State, error) {
+	st, err := readState(Dir(h, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return State{}, fmt.Errorf("no sandbox named %q: see qpslab server status", name)
+	}
+	if err != nil {
+		return State{}, err
+	}
+	return *st, nil
+}
+
+// StopByName stops sandbox name, which may have been started by another
+// qpslab process (qpslab server start). Stopping a stopped sandbox is not an
+// error.
+func StopByName(h home.Home, name string, timeout time.Duration) (bool, error) {
+	st, err := Get(h, name)
+	if err != nil {
+		return false, err
+	}
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	unlock, err := lock(st.Dir)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if !st.Running() {
+		if st.PID != 0 {
+			markStopped(st)
+		}
+		return false, nil
+	}
+	sig := syscall.SIGTERM
+	if st.Flavor == build.Postgres {
+		sig = syscall.SIGINT
+	}
+	err = stopPID(st.PID, st.Datadir, sig, timeout, nil)
+	killGroup(st.PID, syscall.SIGKILL)
+	markStopped(st)
+	if err != nil {
+		return true, fmt.Errorf("stop %s: %w", name, err)
+	}
+	return true, nil
+}
+
+func readState(dir string) (*State, error) {
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := yaml.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	return &st, nil
+}
+
+func writeState(dir string, st State) error {
+	b, err := yaml.Marshal(st)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(dir, stateFile)
+	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", p, unwrap(err))
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+// lock takes the sandbox folder's lock, so that two qpslab processes do not
+// start or stop the same sandbox at once.
+func lock(dir string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock sandbox %s: %w", dir, unwrap(err))
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox %s is being started or stopped by another qpslab process: wait for it, or use another --name", filepath.Base(dir))
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
