@@ -43,10 +43,10 @@ func ParseFlavor(s string) (Flavor, error) {
 type Build struct {
 	Name     string    `yaml:"name"`
 	Flavor   Flavor    `yaml:"flavor"`
-	Version  string    `yaml:"version"`  // numeric, e.g. 10.11.19 or 15.18
-	Banner   string    `yaml:"banner"`   // what --version printed
-	Basedir  string    `yaml:"basedir"`  // install prefix
-	Source   string    `yaml:"source"`   // system, basedir, maven, file
+	Version  string    `yaml:"version"`            // numeric, e.g. 10.11.19 or 15.18
+	Banner   string    `yaml:"banner"`             // what --version printed
+	Basedir  string    `yaml:"basedir"`            // install prefix
+	Source   string    `yaml:"source"`             // system, basedir, maven, file
 	Artifact string    `yaml:"artifact,omitempty"` // registry coordinates or file
 	SHA256   string    `yaml:"sha256,omitempty"`   // of the artifact
 	Added    time.Time `yaml:"added"`

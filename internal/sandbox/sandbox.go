@@ -54,24 +54,24 @@ type Spec struct {
 // State is what a sandbox folder records about its server, in sandbox.yaml.
 // The file is also the mark that qpslab made the folder.
 type State struct {
-	Name          string          `yaml:"name"`
-	Build         string          `yaml:"build"`
-	Flavor        build.Flavor    `yaml:"flavor"`
-	Version       string          `yaml:"version"`
-	Basedir       string          `yaml:"basedir"`
-	Config        string          `yaml:"config"` // name@hash
-	ConfigHash    string          `yaml:"config_hash"`
-	Dir           string          `yaml:"dir"`
-	Datadir       string          `yaml:"datadir"`
-	RunDir        string          `yaml:"run_dir"`
-	Log           string          `yaml:"log"`
-	Endpoint      client.Endpoint `yaml:"endpoint"`
-	User          string          `yaml:"user,omitempty"` // OS account of the server, if not qpslab's
-	PID           int             `yaml:"pid"`            // 0 when stopped
-	Started       time.Time       `yaml:"started,omitempty"`
-	Stopped       time.Time       `yaml:"stopped,omitempty"`
-	Detached      bool            `yaml:"detached"`
-	OwnRunDir     bool            `yaml:"own_run_dir,omitempty"` // RunDir is a short /tmp folder qpslab made
+	Name       string          `yaml:"name"`
+	Build      string          `yaml:"build"`
+	Flavor     build.Flavor    `yaml:"flavor"`
+	Version    string          `yaml:"version"`
+	Basedir    string          `yaml:"basedir"`
+	Config     string          `yaml:"config"` // name@hash
+	ConfigHash string          `yaml:"config_hash"`
+	Dir        string          `yaml:"dir"`
+	Datadir    string          `yaml:"datadir"`
+	RunDir     string          `yaml:"run_dir"`
+	Log        string          `yaml:"log"`
+	Endpoint   client.Endpoint `yaml:"endpoint"`
+	User       string          `yaml:"user,omitempty"` // OS account of the server, if not qpslab's
+	PID        int             `yaml:"pid"`            // 0 when stopped
+	Started    time.Time       `yaml:"started,omitempty"`
+	Stopped    time.Time       `yaml:"stopped,omitempty"`
+	Detached   bool            `yaml:"detached"`
+	OwnRunDir  bool            `yaml:"own_run_dir,omitempty"` // RunDir is a short /tmp folder qpslab made
 }
 
 // Running reports whether the recorded server process is alive.
