@@ -1,6 +1,6 @@
 module github.com/qpslab/qpslab
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/go-sql-driver/mysql v1.10.1

@@ -7,7 +7,9 @@ import (
 )
 
 // logTail returns what a user needs from the end of a server or init log, as
-// one line: its last error lines if it has any, else its last lines.
+// one line: its last n error lines with the line just before them (PostgreSQL
+// logs the cause one line above its FATAL), or, with no error lines, its last
+// n lines.
 func logTail(path string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -19,23 +21,41 @@ func logTail(path string, n int) string {
 		f.Seek(st.Size()-max, io.SeekStart)
 	}
 	b, _ := io.ReadAll(f)
-	var all, errs []string
+	var lines []string
+	var errAt []int
 	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
+		if l = strings.TrimSpace(l); l == "" {
 			continue
 		}
-		all = append(all, l)
-		if strings.Contains(l, "ERROR") || strings.Contains(l, "FATAL") || strings.Contains(l, "PANIC") || strings.Contains(l, "error:") {
-			errs = append(errs, l)
+		if isErrorLine(l) {
+			errAt = append(errAt, len(lines))
 		}
+		lines = append(lines, l)
 	}
-	pick := all
-	if len(errs) > 0 {
-		pick = errs
+	if len(errAt) == 0 {
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		return strings.Join(lines, " | ")
 	}
-	if len(pick) > n {
-		pick = pick[len(pick)-n:]
+	if len(errAt) > n {
+		errAt = errAt[len(errAt)-n:]
+	}
+	var pick []string
+	if first := errAt[0]; first > 0 && !isErrorLine(lines[first-1]) {
+		pick = append(pick, lines[first-1])
+	}
+	for _, i := range errAt {
+		pick = append(pick, lines[i])
 	}
 	return strings.Join(pick, " | ")
+}
+
+func isErrorLine(l string) bool {
+	for _, w := range []string{"ERROR", "FATAL", "PANIC", "error:"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,44 @@
+# qpslab: `make demo` and `make test` are the two commands a new user needs.
+# Both run `make setup` first, which is idempotent: it installs only what is
+# missing and rebuilds ./bin/qpslab.
+
+SHELL   := /bin/bash
+GO      ?= go
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
+
+# Debian packages: the system builds (MariaDB 10.11, PostgreSQL 15), the peer
+# tools qpslab is compared with (sysbench), Maven for registry builds, and the
+# client programs the tests and the demo use.
+APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps
+
+.PHONY: setup packages build demo test bench clean
+
+setup: packages build
+
+packages:
+	@missing=""; for p in $(APT_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	@command -v $(GO) >/dev/null || { echo "setup: Go is missing: install Go 1.25 or later (https://go.dev/doc/install)"; exit 1; }
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/qpslab ./cmd/qpslab
+
+demo: setup
+	./scripts/demo.sh
+
+test: setup
+	$(GO) vet ./...
+	QPSLAB_BIN=$(CURDIR)/bin/qpslab $(GO) test -count=1 -timeout 25m ./...
+
+bench: setup
+	@for s in bench/*.sh; do echo "== $$s"; ./$$s || exit 1; done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,305 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// newHome is a test home whose path every server started by the test carries
+// in its environment, so the process table can be checked afterwards.
+func newHome(t *testing.T) home.Home {
+	h := testenv.Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	t.Cleanup(func() {
+		sandbox.StopAll()
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	return h
+}
+
+func defaultConfig(t *testing.T, b build.Build) config.Config {
+	c, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func start(t *testing.T, h home.Home, spec sandbox.Spec) *sandbox.Server {
+	t.Helper()
+	srv, err := sandbox.Start(context.Background(), h, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	return srv
+}
+
+func queryOne(t *testing.T, ep client.Endpoint, tcp bool, q string) string {
+	t.Helper()
+	_, rows, err := client.Query(context.Background(), ep, tcp, q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		t.Fatalf("%s: got %q", q, rows)
+	}
+	return rows[0][0]
+}
+
+// The four builds the issue names: start, query over socket and TCP, stop.
+func TestStartQueryStop(t *testing.T) {
+	for _, name := range []string{"mariadb-system", "mariadb-10.2.11", "postgres-system", "postgres-12.17.0"} {
+		t.Run(name, func(t *testing.T) {
+			h := newHome(t)
+			b := testenv.Build(t, h, name)
+			srv := start(t, h, sandbox.Spec{Build: b, Config: defaultConfig(t, b)})
+			ep := srv.Endpoint()
+			if ep.Database != sandbox.Database {
+				t.Errorf("endpoint database %q, want %q", ep.Database, sandbox.Database)
+			}
+			v := queryOne(t, ep, false, "SELECT version()")
+			if !strings.Contains(v, b.Version) {
+				t.Errorf("server says %q, build version is %s", v, b.Version)
+			}
+			db := "SELECT database()"
+			if b.Flavor == build.Postgres {
+				db = "SELECT current_database()"
+			}
+			if got := queryOne(t, ep, true, db); got != sandbox.Database {
+				t.Errorf("over TCP the current database is %q, want %q", got, sandbox.Database)
+			}
+			if _, err := os.Stat(srv.Log); err != nil {
+				t.Errorf("server log: %v", err)
+			}
+			if err := srv.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			st, err := sandbox.Get(h, srv.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Running() || st.PID != 0 {
+				t.Errorf("after Stop the sandbox records pid %d, running=%v", st.PID, st.Running())
+			}
+			if left := testenv.Processes(h.Root); len(left) > 0 {
+				t.Errorf("after Stop: %q", left)
+			}
+			if _, err := os.Stat(srv.Log); err != nil {
+				t.Errorf("the server log must be kept: %v", err)
+			}
+		})
+	}
+}
+
+// Two sandboxes of each system build at once, started concurrently, on
+// different ports and sockets.
+func TestTwoSandboxesAtOnce(t *testing.T) {
+	h := newHome(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var srvs []*sandbox.Server
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		b := testenv.Build(t, h, name)
+		cfg := defaultConfig(t, b)
+		for _, sb := range []string{"a", "b"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				srv, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: name + "-" + sb, Build: b, Config: cfg})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				srvs = append(srvs, srv)
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	if len(srvs) != 4 {
+		t.FailNow()
+	}
+	ports := map[int]bool{}
+	for _, s := range srvs {
+		ports[s.Endpoint().Port] = true
+		queryOne(t, s.Endpoint(), false, "SELECT 1")
+	}
+	if len(ports) != 4 {
+		t.Errorf("sandboxes share ports: %v", ports)
+	}
+	for _, s := range srvs {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A datadir is kept only when asked: --reuse-datadir keeps a table, a plain
+// start makes a new datadir.
+func TestReuseDatadir(t *testing.T) {
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(name, func(t *testing.T) {
+			h := newHome(t)
+			b := testenv.Build(t, h, name)
+			spec := sandbox.Spec{Build: b, Config: defaultConfig(t, b)}
+			srv := start(t, h, spec)
+			db, err := client.Open(srv.Endpoint(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("CREATE TABLE kept (id int)"); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			srv.Stop()
+
+			spec.Reuse = true
+			srv = start(t, h, spec)
+			count := "SELECT count(*) FROM information_schema.tables WHERE table_name = 'kept'"
+			if got := queryOne(t, srv.Endpoint(), false, count); got != "1" {
+				t.Errorf("with Reuse the table is gone (count %s)", got)
+			}
+			srv.Stop()
+
+			spec.Reuse = false
+			srv = start(t, h, spec)
+			if got := queryOne(t, srv.Endpoint(), false, count); got != "0" {
+				t.Errorf("without Reuse the old table is still there (count %s)", got)
+			}
+		})
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	h := newHome(t)
+	maria := testenv.Build(t, h, "mariadb-system")
+	pg := testenv.Build(t, h, "postgres-system")
+	mcfg, pcfg := defaultConfig(t, maria), defaultConfig(t, pg)
+
+	t.Run("port in use", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		port := l.Addr().(*net.TCPAddr).Port
+		_, err = sandbox.Start(context.Background(), h, sandbox.Spec{Build: maria, Config: mcfg, Port: port})
+		wantErr(t, err, "is in use", "--port")
+	})
+
+	t.Run("server dies during start", func(t *testing.T) {
+		bad := config.Config{Name: "bad", Family: config.MySQL, Content: []byte("[mysqld]\nno_such_option_qpslab=1\n")}
+		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "dies", Build: maria, Config: bad})
+		wantErr(t, err, "exited during start", "no_such_option_qpslab", "server.log")
+		badpg := config.Config{Name: "bad", Family: config.Postgres, Content: []byte("shared_buffers = 'lots'\n")}
+		_, err = sandbox.Start(context.Background(), h, sandbox.Spec{Name: "dies-pg", Build: pg, Config: badpg})
+		wantErr(t, err, "exited during start", "shared_buffers")
+	})
+
+	t.Run("config of another family", func(t *testing.T) {
+		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: maria, Config: pcfg})
+		wantErr(t, err, "postgres config", "mariadb")
+	})
+
+	t.Run("unwritable datadir", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "ro")
+		if err := os.Mkdir(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		if os.Geteuid() == 0 {
+			// Root ignores modes; an immutable folder stops even root.
+			if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+				t.Skipf("chattr +i: %v %s", err, out)
+			}
+			defer exec.Command("chattr", "-i", dir).Run()
+		}
+		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "ro", Build: maria, Config: mcfg, Datadir: filepath.Join(dir, "data")})
+		wantErr(t, err, "not writable", "--datadir")
+	})
+
+	t.Run("datadir not made by qpslab", func(t *testing.T) {
+		dir := t.TempDir()
+		precious := filepath.Join(dir, "precious.txt")
+		os.WriteFile(precious, []byte("keep me"), 0o644)
+		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "foreign", Build: maria, Config: mcfg, Datadir: dir})
+		wantErr(t, err, "not made by qpslab")
+		if b, err := os.ReadFile(precious); err != nil || string(b) != "keep me" {
+			t.Errorf("a foreign file was touched: %q %v", b, err)
+		}
+	})
+
+	t.Run("sandbox folder not made by qpslab", func(t *testing.T) {
+		dir := sandbox.Dir(h, "squat")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "notes"), []byte("mine"), 0o644)
+		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "squat", Build: maria, Config: mcfg})
+		wantErr(t, err, "not made by qpslab")
+	})
+
+	t.Run("already running", func(t *testing.T) {
+		start(t, h, sandbox.Spec{Name: "twice", Build: maria, Config: mcfg})
+		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "twice", Build: maria, Config: mcfg})
+		wantErr(t, err, "already running", "qpslab server stop twice")
+	})
+}
+
+// Cancelling the context at any point of a start (init, launch, wait) leaves
+// no process behind.
+func TestCancelDuringStart(t *testing.T) {
+	for _, name := range []string{"mariadb-10.2.11", "postgres-system"} {
+		for _, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 800 * time.Millisecond} {
+			t.Run(name+"/"+after.String(), func(t *testing.T) {
+				h := newHome(t)
+				b := testenv.Build(t, h, name)
+				ctx, cancel := context.WithTimeout(context.Background(), after)
+				defer cancel()
+				srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: b, Config: defaultConfig(t, b)})
+				if err == nil {
+					srv.Stop() // it was quicker than the cancel; nothing to check
+					return
+				}
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("want a cancelled start, got %v", err)
+				}
+				if left := testenv.Processes(h.Root); len(left) > 0 {
+					t.Errorf("after a cancelled start: %q", left)
+				}
+			})
+		}
+	}
+}
+
+func wantErr(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want an error containing %q, got none", parts)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error is not one line: %q", msg)
+	}
+	for _, p := range parts {
+		if !strings.Contains(msg, p) {
+			t.Errorf("error %q does not contain %q", msg, p)
+		}
+	}
+}
