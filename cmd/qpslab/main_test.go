@@ -1,0 +1,276 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// bin is the qpslab binary under test: $QPSLAB_BIN (make test builds it), or
+// one built here.
+var bin string
+
+func TestMain(m *testing.M) {
+	bin = os.Getenv("QPSLAB_BIN")
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "qpslab-bin-")
+		if err != nil {
+			panic(err)
+		}
+		bin = filepath.Join(dir, "qpslab")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build qpslab: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func qpslab(t *testing.T, h home.Home, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = testenv.Env(h)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{out.String(), errb.String(), 0}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// newHome is a test home that is checked for leftover processes at the end.
+func newHome(t *testing.T) home.Home {
+	h := testenv.Home(t)
+	t.Cleanup(func() {
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+			exec.Command(bin, "server", "stop", "--all").Run()
+		}
+	})
+	return h
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	h := newHome(t)
+	r := qpslab(t, h, "--help")
+	for _, want := range []string{"builds", "configs", "server", "version", "QPSLAB_HOME"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--help does not mention %q:\n%s", want, r.stdout)
+		}
+	}
+	if r := qpslab(t, h, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "qpslab ") {
+		t.Errorf("version: %+v", r)
+	}
+}
+
+func TestBuildsAndConfigsLists(t *testing.T) {
+	h := newHome(t)
+	r := qpslab(t, h, "builds", "list")
+	for _, want := range []string{"mariadb-system", "10.11.", "postgres-system", "15."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("builds list lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "cz11a_bee.cnf")
+	os.WriteFile(f, []byte("[mysqld]\ninnodb_buffer_pool_size=1G\n"), 0o644)
+	if r := qpslab(t, h, "configs", "add", "cz11a_bee", f); r.code != 0 {
+		t.Fatalf("configs add: %+v", r)
+	}
+	r = qpslab(t, h, "configs", "list")
+	for _, want := range []string{"cz11a_bee", "default"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("configs list lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// Every bad input gets one line on stderr, naming the problem and the fix,
+// and a non-zero exit.
+func TestBadInput(t *testing.T) {
+	h := newHome(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := fmt.Sprint(busy.Addr().(*net.TCPAddr).Port)
+	empty := t.TempDir()
+	bad := filepath.Join(t.TempDir(), "bad.cnf")
+	os.WriteFile(bad, []byte("[mysqld]\nno_such_option_qpslab=1\n"), 0o644)
+	if r := qpslab(t, h, "configs", "add", "bad", bad); r.code != 0 {
+		t.Fatalf("configs add: %+v", r)
+	}
+	ro := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(ro, 0o555)
+	if os.Geteuid() == 0 {
+		if out, err := exec.Command("chattr", "+i", ro).CombinedOutput(); err != nil {
+			t.Fatalf("chattr +i: %v %s", err, out)
+		}
+		defer exec.Command("chattr", "-i", ro).Run()
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown build", []string{"server", "start", "nosuch", "default"}, []string{"unknown build \"nosuch\"", "qpslab builds list"}},
+		{"unknown config", []string{"server", "start", "mariadb-system", "nosuch"}, []string{"no mysql config named \"nosuch\"", "qpslab configs add"}},
+		{"basedir without server", []string{"builds", "add", "mine", "--flavor", "mariadb", "--basedir", empty}, []string{"has no mariadb server binary"}},
+		{"basedir of another flavor", []string{"builds", "add", "mine", "--flavor", "mysql", "--basedir", "/usr"}, []string{"holds mariadb", "--flavor mariadb"}},
+		{"unknown flavor", []string{"builds", "add", "mine", "--flavor", "oracle", "--basedir", "/usr"}, []string{"unknown flavor \"oracle\""}},
+		{"fetch without artifact", []string{"builds", "fetch", "mysql-8.0.36"}, []string{"no registry artifact", "builds add"}},
+		{"fetch garbage", []string{"builds", "fetch", "mariadb"}, []string{"cannot fetch", "mariadb-10.2.11"}},
+		{"port in use", []string{"server", "start", "mariadb-system", "default", "--port", busyPort}, []string{"port " + busyPort + " is in use", "--port"}},
+		{"unwritable datadir", []string{"server", "start", "mariadb-system", "default", "--datadir", filepath.Join(ro, "data")}, []string{"not writable", "--datadir"}},
+		{"server dies during start", []string{"server", "start", "mariadb-system", "bad"}, []string{"exited during start", "no_such_option_qpslab", "server.log"}},
+		{"stop unknown sandbox", []string{"server", "stop", "nosuch"}, []string{"no sandbox named \"nosuch\"", "qpslab server status"}},
+		{"unknown command", []string{"frobnicate"}, []string{"unknown command"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := qpslab(t, h, tc.args...)
+			if r.code == 0 {
+				t.Fatalf("exit 0 for %v; stdout %q", tc.args, r.stdout)
+			}
+			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "qpslab: ") {
+				t.Errorf("want one line starting with \"qpslab: \", got %q", r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr %q does not contain %q", r.stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// server start detaches; status, sql and stop find it from other processes.
+func TestServerDetached(t *testing.T) {
+	h := newHome(t)
+	if r := qpslab(t, h, "server", "start", "mariadb-system", "default"); r.code != 0 {
+		t.Fatalf("start: %+v", r)
+	}
+	r := qpslab(t, h, "server", "status")
+	if !strings.Contains(r.stdout, "mariadb-system.default") || !strings.Contains(r.stdout, "running") {
+		t.Errorf("status:\n%s", r.stdout)
+	}
+	if r := qpslab(t, h, "server", "sql", "mariadb-system.default", "SELECT 40+2"); !strings.Contains(r.stdout, "42") {
+		t.Errorf("sql: %+v", r)
+	}
+	if r := qpslab(t, h, "server", "start", "mariadb-system", "default"); r.code == 0 || !strings.Contains(r.stderr, "already running") {
+		t.Errorf("a second start of a running sandbox: %+v", r)
+	}
+	if r := qpslab(t, h, "server", "stop", "--all"); r.code != 0 || !strings.Contains(r.stdout, "stopped mariadb-system.default") {
+		t.Errorf("stop: %+v", r)
+	}
+	if left := testenv.Processes(h.Root); len(left) > 0 {
+		t.Errorf("after stop: %q", left)
+	}
+	if r := qpslab(t, h, "server", "sql", "mariadb-system.default", "SELECT 1"); r.code == 0 || !strings.Contains(r.stderr, "not running") {
+		t.Errorf("sql on a stopped sandbox: %+v", r)
+	}
+}
+
+// SIGINT or SIGTERM at any moment stops every server qpslab started: while it
+// runs in the foreground, and in the middle of a start (initdb, bootstrap).
+func TestSignalsLeaveNoProcess(t *testing.T) {
+	for _, tc := range []struct {
+		build string
+		sig   syscall.Signal
+		when  string // "running" or a delay after launch
+	}{
+		{"mariadb-system", syscall.SIGINT, "running"},
+		{"postgres-system", syscall.SIGTERM, "running"},
+		{"postgres-12.17.0", syscall.SIGINT, "running"},
+		{"postgres-system", syscall.SIGINT, "300ms"},
+		{"mariadb-10.2.11", syscall.SIGTERM, "500ms"},
+		{"postgres-12.17.0", syscall.SIGINT, "1s"},
+	} {
+		t.Run(fmt.Sprintf("%s/%v/%s", tc.build, tc.sig, tc.when), func(t *testing.T) {
+			h := newHome(t)
+			if !strings.HasSuffix(tc.build, "-system") {
+				testenv.Build(t, h, tc.build) // fetched (from the cache) and registered in this home
+			}
+			cmd := exec.Command(bin, "server", "start", tc.build, "default", "--foreground")
+			cmd.Env = testenv.Env(h)
+			stdout, _ := cmd.StdoutPipe()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ready := make(chan bool, 1)
+			var out bytes.Buffer
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					out.WriteString(sc.Text() + "\n")
+					if strings.HasPrefix(sc.Text(), "running in the foreground") {
+						ready <- true
+					}
+				}
+				close(ready)
+			}()
+			if tc.when == "running" {
+				select {
+				case ok := <-ready:
+					if !ok {
+						cmd.Wait()
+						t.Fatalf("server did not start: %s", stderr.String())
+					}
+				case <-time.After(3 * time.Minute):
+					cmd.Process.Kill()
+					t.Fatal("server did not start within 3 minutes")
+				}
+				if len(testenv.Processes(h.Root)) < 2 {
+					t.Fatalf("no server process found before the signal: %q", testenv.Processes(h.Root))
+				}
+			} else {
+				d, _ := time.ParseDuration(tc.when)
+				time.Sleep(d)
+			}
+			cmd.Process.Signal(tc.sig)
+			err := cmd.Wait()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			t.Logf("exit %d; stdout %q; stderr %q", code, out.String(), stderr.String())
+			switch {
+			case tc.when == "running" && code != 0:
+				t.Errorf("exit %d after %v in the foreground; stderr %q", code, tc.sig, stderr.String())
+			case tc.when != "running" && code != 0 && code != 130:
+				t.Errorf("exit %d after %v during start; stderr %q", code, tc.sig, stderr.String())
+			}
+			if left := testenv.Processes(h.Root); len(left) > 0 {
+				t.Errorf("after %v: processes left: %q", tc.sig, left)
+			}
+		})
+	}
+}
