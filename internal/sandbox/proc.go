@@ -138,6 +138,51 @@ func killGroup(pgid int, sig syscall.Signal) error {
 	return err
 }
 
+// killGroupWait kills process group pgid and repeats until the group is
+// empty: a process forked while the first SIGKILL was being delivered (the
+// install scripts fork cat, sed and a bootstrap server) would escape one kill.
+// It gives up after timeout.
+func killGroupWait(pgid int, timeout time.Duration) {
+	if pgid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil { // ESRCH: the group is empty
+			return
+		}
+		if !groupHasLive(pgid) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupHasLive reports whether any non-zombie process is in group pgid
+// (zombies still count for kill(2) until their parent reaps them).
+func groupHasLive(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		// Fields after the command: state ppid pgrp ...
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
 // waitGone polls until pid is no longer alive or the timeout passes.
 func waitGone(pid int, marker string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)

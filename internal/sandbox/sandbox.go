@@ -387,11 +387,12 @@ func initDatadir(ctx context.Context, s *setup, fl flavor) error {
 	case <-ctx.Done():
 		// The install scripts start a bootstrap server of their own: kill the
 		// whole session, not just the script.
-		killGroup(cmd.Process.Pid, syscall.SIGKILL)
+		killGroupWait(cmd.Process.Pid, 5*time.Second)
 		<-done
+		killGroupWait(cmd.Process.Pid, 5*time.Second)
 		return ctx.Err()
 	}
-	killGroup(cmd.Process.Pid, syscall.SIGKILL) // stragglers, if any
+	killGroupWait(cmd.Process.Pid, 5*time.Second) // stragglers, if any
 	if err != nil {
 		return fmt.Errorf("%s failed (%v): %s (full log: %s)", filepath.Base(path), err, logTail(logPath, 3), logPath)
 	}
@@ -521,7 +522,7 @@ func (srv *Server) Stop() error {
 
 // finish records that the server stopped and cleans up after it.
 func (srv *Server) finish() {
-	killGroup(srv.PID, syscall.SIGKILL) // any child left in its session
+	killGroupWait(srv.PID, 5*time.Second) // any child left in its session
 	live.Lock()
 	delete(live.m, srv)
 	live.Unlock()
@@ -624,7 +625,7 @@ func StopByName(h home.Home, name string, timeout time.Duration) (bool, error) {
 		sig = syscall.SIGINT
 	}
 	err = stopPID(st.PID, st.Datadir, sig, timeout, nil)
-	killGroup(st.PID, syscall.SIGKILL)
+	killGroupWait(st.PID, 5*time.Second)
 	markStopped(st)
 	if err != nil {
 		return true, fmt.Errorf("stop %s: %w", name, err)
