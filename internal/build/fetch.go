@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ulikunitz/xz"
+	"gopkg.in/yaml.v3"
 )
 
 // Artifact is a registry artifact that holds a build's binaries.
@@ -74,6 +75,13 @@ type FetchOptions struct {
 
 const completeMark = ".qpslab-complete"
 
+// mark is what a finished unpack records about where it came from.
+type mark struct {
+	Source   string `yaml:"source"` // maven or file
+	Artifact string `yaml:"artifact"`
+	SHA256   string `yaml:"sha256"`
+}
+
 // Fetch makes the build for spec available: from the cache if it was fetched
 // before, else from Maven Central with the ordinary Maven client (or from a
 // local file), checksum-checked and unpacked into the cache. It never fetches
@@ -106,38 +114,52 @@ func (r Registry) Fetch(ctx context.Context, spec string, o FetchOptions) (Build
 	defer unlock()
 
 	dest := filepath.Join(buildsDir, string(a.Flavor)+"-"+a.Version)
-	source, artifact, sum := "maven", a.Coords(), ""
-	if mark, err := os.ReadFile(filepath.Join(dest, completeMark)); err == nil {
-		fields := strings.Fields(string(mark))
-		if len(fields) >= 3 {
-			source, artifact, sum = fields[0], fields[1], fields[2]
+	var m mark
+	raw, err := os.ReadFile(filepath.Join(dest, completeMark))
+	if err == nil && (yaml.Unmarshal(raw, &m) != nil || m.SHA256 == "") {
+		err = errors.New("damaged mark") // unpack again, as if it were not there
+	}
+	if err == nil {
+		// A cached build answers a fetch only if it is the artifact asked for.
+		want := o.SHA256
+		if o.FromFile != "" && want == "" {
+			if want, err = fileSHA256(o.FromFile); err != nil {
+				return Build{}, err
+			}
+		}
+		if want != "" && !strings.EqualFold(want, m.SHA256) {
+			return Build{}, fmt.Errorf("the cache holds %s from another artifact (%s, SHA-256 %s): remove %s to replace it", spec, m.Artifact, m.SHA256, dest)
 		}
 		logf("%s is in the cache: %s", spec, dest)
 	} else {
 		var file string
+		m = mark{Source: "maven", Artifact: a.Coords()}
 		if o.FromFile != "" {
-			source, artifact = "file", o.FromFile
-			file = o.FromFile
+			if file, err = filepath.Abs(o.FromFile); err != nil {
+				return Build{}, fmt.Errorf("resolve --from-file %s: %w", o.FromFile, err)
+			}
+			m.Source, m.Artifact = "file", file
 		} else {
 			if file, err = r.mavenGet(ctx, a, logf); err != nil {
 				return Build{}, err
 			}
 		}
-		if sum, err = fileSHA256(file); err != nil {
+		if m.SHA256, err = fileSHA256(file); err != nil {
 			return Build{}, err
 		}
-		if o.SHA256 != "" && !strings.EqualFold(o.SHA256, sum) {
-			return Build{}, fmt.Errorf("checksum mismatch for %s: SHA-256 is %s, expected %s: the file is damaged or not the one meant", file, sum, o.SHA256)
+		if o.SHA256 != "" && !strings.EqualFold(o.SHA256, m.SHA256) {
+			return Build{}, fmt.Errorf("checksum mismatch for %s: SHA-256 is %s, expected %s: the file is damaged or not the one meant", file, m.SHA256, o.SHA256)
 		}
 		logf("unpacking %s into %s", filepath.Base(file), dest)
 		if err := unpackBuild(ctx, file, a.Flavor, dest); err != nil {
 			return Build{}, err
 		}
-		mark := fmt.Sprintf("%s %s %s\n", source, artifact, sum)
-		if err := os.WriteFile(filepath.Join(dest, completeMark), []byte(mark), 0o644); err != nil {
+		raw, _ := yaml.Marshal(m)
+		if err := os.WriteFile(filepath.Join(dest, completeMark), raw, 0o644); err != nil {
 			return Build{}, fmt.Errorf("mark %s complete: %w", dest, err)
 		}
 	}
+	source, artifact, sum := m.Source, m.Artifact, m.SHA256
 	_, got, ver, banner, err := Inspect(ctx, a.Flavor, dest)
 	if err != nil {
 		return Build{}, fmt.Errorf("fetched %s: %w", spec, err)
@@ -317,15 +339,22 @@ func findRoot(dir string, f Flavor) (string, error) {
 }
 
 // safeJoin joins an archive member's name onto dir, refusing names that would
-// land outside it.
+// land outside it (absolute names, ".." parts) and names whose folder is,
+// through a symlink unpacked earlier, outside it.
 func safeJoin(dir, name string) (string, error) {
-	clean := path.Clean("/" + name)
-	if clean == "/" {
+	rel := filepath.FromSlash(strings.TrimPrefix(name, "./"))
+	if rel == "" || rel == "." {
 		return dir, nil
 	}
-	p := filepath.Join(dir, filepath.FromSlash(clean))
-	if !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+	if !filepath.IsLocal(rel) {
 		return "", fmt.Errorf("archive member %q escapes the unpack folder", name)
+	}
+	p := filepath.Join(dir, rel)
+	if parent, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		root, _ := filepath.EvalSymlinks(dir)
+		if parent != root && !strings.HasPrefix(parent, root+string(filepath.Separator)) {
+			return "", fmt.Errorf("archive member %q escapes the unpack folder through a symlink", name)
+		}
 	}
 	return p, nil
 }
@@ -412,6 +441,9 @@ func isTarball(name string) bool {
 }
 
 func writeFile(p string, r io.Reader, mode fs.FileMode) error {
+	if st, err := os.Lstat(p); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		os.Remove(p) // replace the link; never write through it
+	}
 	out, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
@@ -471,18 +503,17 @@ func untar(ctx context.Context, r io.Reader, name, dir string) error {
 				err = writeFile(p, tr, fs.FileMode(h.Mode).Perm()|0o644)
 			}
 		case tar.TypeSymlink:
-			if filepath.IsAbs(h.Linkname) {
-				return fmt.Errorf("%s: member %s links to the absolute path %s", name, h.Name, h.Linkname)
+			if filepath.IsAbs(h.Linkname) || !filepath.IsLocal(filepath.FromSlash(path.Join(path.Dir(h.Name), h.Linkname))) {
+				return fmt.Errorf("%s: member %s links to %s, which escapes the unpack folder", name, h.Name, h.Linkname)
 			}
-			if _, err = safeJoin(dir, path.Join(path.Dir(h.Name), h.Linkname)); err == nil {
-				if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-					os.Remove(p)
-					err = os.Symlink(h.Linkname, p)
-				}
+			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+				os.Remove(p)
+				err = os.Symlink(h.Linkname, p)
 			}
 		case tar.TypeLink:
 			var target string
 			if target, err = safeJoin(dir, h.Linkname); err == nil {
+				os.MkdirAll(filepath.Dir(p), 0o755)
 				os.Remove(p)
 				err = os.Link(target, p)
 			}
