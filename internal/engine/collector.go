@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// collector merges the workers' per-second data into samples. A second is
+// final once every worker has promised to send nothing more for it (or is
+// idle); then its histograms are summarised, encoded, merged into the totals
+// and given back, so memory stays flat however long the run.
+type collector struct {
+	r       *runner
+	pending map[int]*secData
+	samples []result.Sample
+	totals  result.Totals
+	resp    *hdrhistogram.Histogram
+	svc     *hdrhistogram.Histogram
+	// progress over the current report interval
+	iv       *secData
+	ivFrom   int
+	lastLine time.Time
+}
+
+func newCollector(r *runner) *collector {
+	return &collector{r: r, pending: map[int]*secData{}, resp: newHist(), svc: newHist(), iv: newSecData(0)}
+}
+
+func (c *collector) loop(ctx context.Context) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case d, ok := <-c.r.flush:
+			if !ok {
+				c.finalize(1 << 40)
+				c.finish()
+				return
+			}
+			c.add(d)
+		case <-tick.C:
+			c.finalize(c.minDone())
+		}
+	}
+}
+
+func (c *collector) add(d *secData) {
+	p := c.pending[d.sec]
+	if p == nil {
+		c.pending[d.sec] = d
+		return
+	}
+	p.events += d.events
+	p.stmts += d.stmts
+	p.rows += d.rows
+	p.errors += d.errors
+	p.retries += d.retries
+	p.late += d.late
+	p.resp.Merge(d.resp)
+	p.svc.Merge(d.svc)
+	putHist(d.resp)
+	putHist(d.svc)
+}
+
+// minDone is the last second no worker will send more data for.
+func (c *collector) minDone() int {
+	now := c.r.sec(time.Now()) - 1
+	m := now
+	for i := range c.r.done {
+		if c.r.idle[i].Load() {
+			continue // an idle worker's next event ends after now
+		}
+		if d := int(c.r.done[i].Load()); d < m {
+			m = d
+		}
+	}
+	// Everything sent before the workers' promises was sent before we read
+	// them: take it in before finalizing.
+	for {
+		select {
+		case d, ok := <-c.r.flush:
+			if !ok {
+				return m
+			}
+			c.add(d)
+			continue
+		default:
+		}
+		break
+	}
+	return m
+}
+
+func (c *collector) finalize(upTo int) {
+	secs := make([]int, 0, len(c.pending))
+	for s := range c.pending {
+		if s <= upTo {
+			secs = append(secs, s)
+		}
+	}
+	sort.Ints(secs)
+	for _, s := range secs {
+		d := c.pending[s]
+		delete(c.pending, s)
+		closed := c.r.o.Rate == 0
+		smp := result.Sample{
+			Second: s, Events: d.events, Statements: d.stmts, Rows: d.rows,
+			Errors: d.errors, Retries: d.retries, Late: d.late,
+			Service: summarize(d.svc), ServiceHist: encode(d.svc),
+		}
+		if closed {
+			smp.Response = smp.Service
+		} else {
+			smp.Response, smp.ResponseHist = summarize(d.resp), encode(d.resp)
+		}
+		c.samples = append(c.samples, smp)
+		t := &c.totals
+		t.Events += d.events
+		t.Statements += d.stmts
+		t.Rows += d.rows
+		t.Errors += d.errors
+		t.Retries += d.retries
+		t.Late += d.late
+		c.resp.Merge(d.resp)
+		c.svc.Merge(d.svc)
+		c.progress(d)
+		putHist(d.resp)
+		putHist(d.svc)
+	}
+}
+
+// progress prints a line like sysbench's --report-interval every interval.
+func (c *collector) progress(d *secData) {
+	if c.r.o.Progress == nil {
+		return
+	}
+	iv := int(c.r.o.ReportInterval / time.Second)
+	if iv < 1 {
+		iv = 1
+	}
+	c.iv.events += d.events
+	c.iv.stmts += d.stmts
+	c.iv.errors += d.errors
+	c.iv.resp.Merge(d.resp)
+	if (d.sec+1)%iv != 0 {
+		return
+	}
+	secs := float64(d.sec + 1 - c.ivFrom)
+	var b strings.Builder
+	fmt.Fprintf(&b, "[ %ds ] thds: %d tps: %.2f qps: %.2f lat (ms,95%%): %.2f p99: %.2f err/s: %.2f",
+		d.sec+1, c.r.n, float64(c.iv.events)/secs, float64(c.iv.stmts)/secs,
+		float64(c.iv.resp.ValueAtQuantile(95))/1000, float64(c.iv.resp.ValueAtQuantile(99))/1000, float64(c.iv.errors)/secs)
+	if c.r.o.Rate > 0 {
+		fmt.Fprintf(&b, " backlog: %d", c.r.backlog.Load())
+	}
+	c.r.o.Progress(b.String())
+	c.ivFrom = d.sec + 1
+	c.iv.events, c.iv.stmts, c.iv.errors = 0, 0, 0
+	c.iv.resp.Reset()
+}
+
+func (c *collector) finish() {
+	c.totals.Service = summarize(c.svc)
+	c.totals.ServiceHist = encode(c.svc)
+	if c.r.o.Rate == 0 {
+		c.totals.Response = c.totals.Service
+	} else {
+		c.totals.Response = summarize(c.resp)
+		c.totals.ResponseHist = encode(c.resp)
+	}
+}
+
+func summarize(h *hdrhistogram.Histogram) result.Latency {
+	if h.TotalCount() == 0 {
+		return result.Latency{}
+	}
+	return result.Latency{
+		Count: h.TotalCount(), Min: float64(h.Min()), Mean: h.Mean(),
+		P50: float64(h.ValueAtQuantile(50)), P95: float64(h.ValueAtQuantile(95)),
+		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)), Max: float64(h.Max()),
+	}
+}
+
+func encode(h *hdrhistogram.Histogram) []byte {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,384 @@
+// Package engine owns running a workload: workers on dedicated connections,
+// warmup, a duration or an event count, closed loop (--threads) or open loop
+// (--rate, with intended start times), per-second samples with HDR
+// histograms, merged totals, progress lines, and stopping cleanly on
+// cancellation with what was measured kept. It knows nothing of SQL or of
+// sandboxes: a Workload supplies the events, and the result is a result.Run.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// Options say how to run a workload.
+type Options struct {
+	Threads  int           // workers, each with its own connection
+	Warmup   time.Duration // run but not measured (default 5 s; negative for none)
+	Duration time.Duration // measured time; 0 with Events set for an event count
+	Events   int64         // stop after this many measured events (0: no limit)
+	// Open loop: Rate events/s arrive by Arrivals whatever the server does;
+	// each event carries its intended start time. Rate 0 is closed loop.
+	Rate     float64
+	Arrivals Arrivals
+	// MaxBacklog caps the events waiting for a free worker in open loop;
+	// reaching it ends the run with a clear error and the partial result.
+	MaxBacklog int
+	// RetryErrors retries events that fail with a deadlock or a lock-wait
+	// timeout (counted as errors and retries), as sysbench does by default.
+	RetryErrors bool
+	// Unit of the reported figure: "qps", or "Krows/s" with KRowsPerEvent
+	// (sysbench's scan: thousands of rows per event / average event latency).
+	ReportedUnit  string
+	KRowsPerEvent float64
+	// Progress, if set, gets a line every ReportInterval (default 10 s).
+	Progress       func(line string)
+	ReportInterval time.Duration
+	Seed           uint64 // for the arrival process
+}
+
+// lateThreshold is how far past its intended start an event may begin before
+// it counts as late (open loop).
+const lateThreshold = time.Millisecond
+
+// histogram bounds: 1 µs to one hour, 3 significant digits.
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 3_600_000_000, 3) }
+
+var histPool = sync.Pool{New: func() any { return newHist() }}
+
+func getHist() *hdrhistogram.Histogram { return histPool.Get().(*hdrhistogram.Histogram) }
+func putHist(h *hdrhistogram.Histogram) {
+	h.Reset()
+	histPool.Put(h)
+}
+
+// secData is one worker's data for one second.
+type secData struct {
+	sec                                        int
+	events, stmts, rows, errors, retries, late int64
+	resp, svc                                  *hdrhistogram.Histogram
+}
+
+func newSecData(sec int) *secData { return &secData{sec: sec, resp: getHist(), svc: getHist()} }
+
+// Run runs w under o and returns what was measured. The error is non-nil when
+// the run did not end as planned (cancelled, a lost connection, a failing
+// statement, a backlog overflow); the result is returned all the same, with
+// Status and Error set and every sample taken until then.
+func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
+	if o.Threads < 1 {
+		return nil, fmt.Errorf("threads must be at least 1")
+	}
+	if o.Warmup == 0 {
+		o.Warmup = 5 * time.Second
+	} else if o.Warmup < 0 {
+		o.Warmup = 0
+	}
+	if o.Duration <= 0 && o.Events <= 0 {
+		return nil, fmt.Errorf("give a duration or an event count")
+	}
+	if o.ReportInterval <= 0 {
+		o.ReportInterval = 10 * time.Second
+	}
+	if o.Rate > 0 && o.MaxBacklog <= 0 {
+		o.MaxBacklog = max(1000, int(o.Rate*10))
+	}
+	if o.ReportedUnit == "" {
+		o.ReportedUnit = "qps"
+	}
+	if o.Arrivals == "" {
+		o.Arrivals = Poisson
+	}
+
+	workers := make([]Worker, 0, o.Threads)
+	defer func() {
+		for _, wk := range workers {
+			wk.Close()
+		}
+	}()
+	for i := 0; i < o.Threads; i++ {
+		wk, err := w.NewWorker(ctx, i)
+		if err != nil {
+			return nil, fmt.Errorf("start worker %d: %w", i, err)
+		}
+		workers = append(workers, wk)
+	}
+
+	r := &runner{o: o, n: len(workers)}
+	return r.run(ctx, workers)
+}
+
+type runner struct {
+	o     Options
+	n     int
+	t0    time.Time // run start (warmup begins)
+	mt0   time.Time // measured window start
+	flush chan *secData
+	// Per worker: the last second for which it will send no more data, and
+	// whether it is idle (waiting for an open-loop arrival).
+	done []atomic.Int64
+	idle []atomic.Bool
+
+	measured atomic.Int64 // measured events, for Options.Events
+	backlog  atomic.Int64
+	maxBack  atomic.Int64
+
+	failMu  sync.Mutex
+	failErr error
+	cancel  context.CancelFunc
+}
+
+func (r *runner) fail(err error) {
+	r.failMu.Lock()
+	if r.failErr == nil {
+		r.failErr = err
+	}
+	r.failMu.Unlock()
+	r.cancel()
+}
+
+func (r *runner) sec(t time.Time) int {
+	d := t.Sub(r.mt0)
+	if d < 0 {
+		return -1
+	}
+	return int(d / time.Second)
+}
+
+func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, error) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	r.cancel = cancel
+	r.flush = make(chan *secData, 4*r.n+16)
+	r.done = make([]atomic.Int64, r.n)
+	r.idle = make([]atomic.Bool, r.n)
+	for i := range r.done {
+		r.done[i].Store(-1)
+	}
+	r.t0 = time.Now()
+	r.mt0 = r.t0.Add(r.o.Warmup)
+	end := time.Time{}
+	if r.o.Duration > 0 {
+		end = r.mt0.Add(r.o.Duration)
+	}
+
+	var cpu0 float64
+	cpuTimer := time.AfterFunc(r.o.Warmup, func() { cpu0 = processCPU() })
+	res := &result.Run{
+		SchemaVersion: result.SchemaVersion, Threads: r.n, Loop: "closed",
+		Warmup: r.o.Warmup.Seconds(), Duration: r.o.Duration.Seconds(), Started: r.t0.UTC(),
+	}
+
+	var arrivals chan time.Time
+	if r.o.Rate > 0 {
+		res.Loop, res.Rate, res.Arrivals = "open", r.o.Rate, string(r.o.Arrivals)
+		arrivals = make(chan time.Time, r.o.MaxBacklog)
+		go r.pace(ctx, arrivals, end)
+	}
+
+	col := newCollector(r)
+	colDone := make(chan struct{})
+	go func() { col.loop(ctx); close(colDone) }()
+
+	var wg sync.WaitGroup
+	for i, wk := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(ctx, i, wk, arrivals, end)
+		}()
+	}
+	wg.Wait()
+	cpuTimer.Stop()
+	ended := time.Now()
+	cpu1 := processCPU()
+	close(r.flush)
+	<-colDone
+
+	res.Ended = ended.UTC()
+	res.Samples = col.samples
+	t := &res.Totals
+	*t = col.totals
+	t.MaxBacklog = r.maxBack.Load()
+	if ended.After(r.mt0) {
+		t.Seconds = ended.Sub(r.mt0).Seconds()
+		if end.IsZero() || ended.Before(end) {
+			res.Duration = t.Seconds
+		} else {
+			t.Seconds = r.o.Duration.Seconds()
+		}
+	}
+	if t.Seconds > 0 {
+		t.TPS = float64(t.Events) / t.Seconds
+		t.QPS = float64(t.Statements) / t.Seconds
+		t.RowsPerSec = float64(t.Rows) / t.Seconds
+	}
+	t.ReportedUnit = r.o.ReportedUnit
+	t.Reported = t.QPS
+	if r.o.ReportedUnit == "Krows/s" && t.Service.Mean > 0 {
+		t.Reported = r.o.KRowsPerEvent / (t.Service.Mean / 1e6)
+	}
+	if cpu0 > 0 {
+		t.ClientCPUSeconds = cpu1 - cpu0
+		if t.Statements > 0 {
+			t.ClientCPUPerStmtUs = t.ClientCPUSeconds * 1e6 / float64(t.Statements)
+		}
+	}
+
+	res.Status = result.OK
+	r.failMu.Lock()
+	err := r.failErr
+	r.failMu.Unlock()
+	switch {
+	case err != nil:
+		res.Status, res.Error = result.Failed, err.Error()
+	case parent.Err() != nil:
+		err = parent.Err()
+		res.Status, res.Error = result.Aborted, "interrupted"
+	}
+	return res, err
+}
+
+// pace sends intended start times at the arrival rate. A full queue means the
+// server (or the worker count) cannot keep up: the run ends, counted and said.
+func (r *runner) pace(ctx context.Context, out chan<- time.Time, end time.Time) {
+	p := newPacer(r.o.Arrivals, r.o.Rate, r.o.Seed)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		at := r.t0.Add(p.next())
+		if !end.IsZero() && at.After(end) {
+			return
+		}
+		if d := time.Until(at); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		}
+		select {
+		case out <- at:
+			b := r.backlog.Add(1)
+			for m := r.maxBack.Load(); b > m && !r.maxBack.CompareAndSwap(m, b); m = r.maxBack.Load() {
+			}
+		default:
+			r.fail(fmt.Errorf("open loop backlog reached %d queued events at %.0f events/s: the server or %d threads cannot keep up; lower --rate, add --threads or raise --max-backlog", r.o.MaxBacklog, r.o.Rate, r.n))
+			return
+		}
+	}
+}
+
+// work is one worker's loop.
+func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan time.Time, end time.Time) {
+	var cur *secData
+	flush := func(doneUpTo int) {
+		if cur != nil {
+			r.flush <- cur
+			cur = nil
+		}
+		r.done[id].Store(int64(doneUpTo))
+	}
+	defer func() { flush(1 << 40) }()
+
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		var intended time.Time
+		if arrivals != nil {
+			if cur != nil || r.done[id].Load() < int64(r.sec(time.Now()))-1 {
+				flush(r.sec(time.Now()) - 1)
+			}
+			r.idle[id].Store(true)
+			select {
+			case <-ctx.Done():
+				r.idle[id].Store(false)
+				return
+			case intended = <-arrivals:
+			}
+			r.idle[id].Store(false)
+			r.backlog.Add(-1)
+		}
+		start := time.Now()
+		if !end.IsZero() && !start.Before(end) {
+			return
+		}
+		if arrivals == nil {
+			intended = start
+		}
+		// Data of an earlier second would otherwise wait in this worker for
+		// as long as the coming event takes.
+		if s := r.sec(start); cur != nil && cur.sec < s {
+			flush(s - 1)
+		} else if cur == nil && s > 0 && r.done[id].Load() < int64(s-1) {
+			r.done[id].Store(int64(s - 1))
+		}
+		out, err := wk.Event(ctx)
+		stop := time.Now()
+		s := r.sec(stop)
+		if err != nil && ctx.Err() != nil {
+			return // cancelled mid-event: not an event
+		}
+		if s >= 0 && (cur == nil || cur.sec != s) {
+			flush(s - 1)
+			cur = newSecData(s)
+		}
+		if err != nil {
+			if cur != nil {
+				cur.errors++
+			}
+			if r.o.RetryErrors && client.Retryable(err) {
+				if cur != nil {
+					cur.retries++
+				}
+				continue
+			}
+			if client.ConnectionLost(err) {
+				r.fail(fmt.Errorf("worker %d lost its connection: %w", id, err))
+			} else {
+				r.fail(fmt.Errorf("worker %d: %w", id, err))
+			}
+			return
+		}
+		if s < 0 {
+			continue // warmup
+		}
+		cur.events++
+		cur.stmts += int64(out.Statements)
+		cur.rows += out.Rows
+		svc := stop.Sub(start).Microseconds()
+		resp := stop.Sub(intended).Microseconds()
+		cur.svc.RecordValue(max(svc, 1))
+		cur.resp.RecordValue(max(resp, 1))
+		if start.Sub(intended) > lateThreshold {
+			cur.late++
+		}
+		if r.o.Events > 0 && r.measured.Add(1) >= r.o.Events {
+			r.cancelQuietly()
+			return
+		}
+	}
+}
+
+// cancelQuietly ends the run because its event count was reached.
+func (r *runner) cancelQuietly() { r.cancel() }
+
+// processCPU is this process's user + system CPU seconds so far.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// fakeWorkload stands in for a server where a real one cannot show the
+// behaviour: an injected stall at a chosen moment, a connection lost on cue.
+// The engine's work against real servers is tested with the sysbench suite.
+type fakeWorkload struct {
+	service  time.Duration // each event takes this long
+	stmts    int
+	stallAt  int64         // the event number that stalls (0: none)
+	stallFor time.Duration // for this long
+	failAt   int64         // the event number that returns failErr
+	failErr  error
+	events   atomic.Int64
+}
+
+func (f *fakeWorkload) NewWorker(context.Context, int) (Worker, error) { return fakeWorker{f}, nil }
+
+type fakeWorker struct{ f *fakeWorkload }
+
+func (w fakeWorker) Event(ctx context.Context) (Outcome, error) {
+	n := w.f.events.Add(1)
+	d := w.f.service
+	if n == w.f.stallAt {
+		d = w.f.stallFor
+	}
+	if n == w.f.failAt {
+		return Outcome{}, w.f.failErr
+	}
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+	return Outcome{Statements: w.f.stmts, Rows: 1}, nil
+}
+func (fakeWorker) Close() error { return nil }
+
+func TestClosedLoopCountsAndSamples(t *testing.T) {
+	f := &fakeWorkload{service: 2 * time.Millisecond, stmts: 3}
+	var lines []string
+	var mu sync.Mutex
+	res, err := Run(context.Background(), f, Options{Threads: 2, Warmup: 300 * time.Millisecond, Duration: 3 * time.Second,
+		ReportInterval: time.Second, Progress: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Totals
+	if res.Status != result.OK || res.Loop != "closed" {
+		t.Errorf("status %s loop %s", res.Status, res.Loop)
+	}
+	if tot.Events == 0 || tot.Statements != 3*tot.Events || tot.Rows != tot.Events {
+		t.Errorf("events %d statements %d rows %d", tot.Events, tot.Statements, tot.Rows)
+	}
+	// Warmup events are run but not counted.
+	if f.events.Load() <= tot.Events {
+		t.Errorf("warmup events were counted: ran %d, measured %d", f.events.Load(), tot.Events)
+	}
+	var sum int64
+	for i, s := range res.Samples {
+		if s.Second != i {
+			t.Errorf("sample %d is second %d", i, s.Second)
+		}
+		sum += s.Events
+		if s.Events > 0 && len(s.ServiceHist) == 0 {
+			t.Errorf("second %d has no histogram", s.Second)
+		}
+	}
+	if sum != tot.Events {
+		t.Errorf("samples add up to %d events, totals say %d", sum, tot.Events)
+	}
+	if len(res.Samples) < 3 {
+		t.Errorf("%d samples for a 3 s run", len(res.Samples))
+	}
+	if tot.Service.P50 < 2000 || tot.Response != tot.Service {
+		t.Errorf("service %+v response %+v", tot.Service, tot.Response)
+	}
+	if tot.QPS <= 0 || tot.TPS <= 0 || tot.Reported != tot.QPS || tot.ClientCPUSeconds <= 0 {
+		t.Errorf("rates: %+v", tot)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "[ 1s ] thds: 2 tps: ") {
+		t.Errorf("progress lines: %q", lines)
+	}
+}
+
+func TestEventCount(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1}
+	res, err := Run(context.Background(), f, Options{Threads: 3, Warmup: -1, Events: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Totals.Events < 200 || res.Totals.Events > 202 {
+		t.Errorf("%d events, want 200 (up to 2 more finishing at once)", res.Totals.Events)
+	}
+}
+
+// Open loop: a stall of one event delays the events queued behind it. Their
+// response time (from the intended start) shows the stall; their service time
+// (from the actual send) does not. Closed loop would hide it.
+func TestOpenLoopRecordsQueueing(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1, stallAt: 300, stallFor: time.Second}
+	res, err := Run(context.Background(), f, Options{Threads: 1, Warmup: -1, Duration: 4 * time.Second,
+		Rate: 200, Arrivals: Uniform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Totals
+	if res.Loop != "open" || tot.Late == 0 {
+		t.Errorf("loop %s, late %d", res.Loop, tot.Late)
+	}
+	// About 200 events queue behind the 1 s stall: well over 1 % of ~800.
+	if tot.Response.P99 < 500_000 {
+		t.Errorf("response p99 %.0f µs does not show the 1 s stall", tot.Response.P99)
+	}
+	if tot.Service.P99 > 200_000 {
+		t.Errorf("service p99 %.0f µs: the queued events' service time should not include the stall", tot.Service.P99)
+	}
+	if tot.Service.Max < 900_000 {
+		t.Errorf("service max %.0f µs: the stalled event itself took 1 s", tot.Service.Max)
+	}
+	if tot.MaxBacklog < 100 {
+		t.Errorf("max backlog %d, want the ~200 events that queued", tot.MaxBacklog)
+	}
+}
+
+func TestOpenLoopBacklogCapEndsRun(t *testing.T) {
+	f := &fakeWorkload{service: 20 * time.Millisecond, stmts: 1}
+	res, err := Run(context.Background(), f, Options{Threads: 1, Warmup: -1, Duration: 10 * time.Second,
+		Rate: 1000, MaxBacklog: 50})
+	if err == nil || !strings.Contains(err.Error(), "backlog reached 50") {
+		t.Fatalf("want a backlog error, got %v", err)
+	}
+	if res == nil || res.Status != result.Failed || res.Totals.Events == 0 {
+		t.Fatalf("want the partial result kept: %+v", res)
+	}
+}
+
+func TestCancelKeepsSamples(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	res, err := Run(ctx, f, Options{Threads: 2, Warmup: -1, Duration: time.Minute})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+	if res.Status != result.Aborted || len(res.Samples) < 1 || res.Totals.Events == 0 {
+		t.Errorf("aborted run lost its samples: status %s, %d samples, %d events", res.Status, len(res.Samples), res.Totals.Events)
+	}
+	if res.Duration > 3 {
+		t.Errorf("duration %.1f s recorded for a run cancelled at 1.5 s", res.Duration)
+	}
+}
+
+func TestLostConnectionEndsRunKeepsResult(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1, failAt: 500, failErr: io.ErrUnexpectedEOF}
+	res, err := Run(context.Background(), f, Options{Threads: 2, Warmup: -1, Duration: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "lost its connection") {
+		t.Fatalf("want a lost-connection error, got %v", err)
+	}
+	if res.Status != result.Failed || res.Totals.Events < 400 || res.Totals.Errors != 1 {
+		t.Errorf("status %s events %d errors %d", res.Status, res.Totals.Events, res.Totals.Errors)
+	}
+}
+
+func TestPacers(t *testing.T) {
+	u := newPacer(Uniform, 100, 1)
+	for k := 0; k < 5; k++ {
+		if got, want := u.next(), time.Duration(k)*10*time.Millisecond; got != want {
+			t.Errorf("uniform arrival %d at %v, want %v", k, got, want)
+		}
+	}
+	p := newPacer(Poisson, 1000, 42)
+	var last time.Duration
+	n := 20000
+	for i := 0; i < n; i++ {
+		last = p.next()
+	}
+	// The mean gap of an exponential with rate 1000/s is 1 ms.
+	if mean := last.Seconds() / float64(n); mean < 0.00095 || mean > 0.00105 {
+		t.Errorf("poisson mean gap %.5f s, want 0.001", mean)
+	}
+	q := newPacer(Poisson, 1000, 42)
+	r := newPacer(Poisson, 1000, 42)
+	for i := 0; i < 100; i++ {
+		if q.next() != r.next() {
+			t.Fatal("the same seed gave different arrivals")
+		}
+	}
+}

@@ -1,0 +1,140 @@
+// Package result owns the one versioned result type that the engine emits and
+// that everything downstream (the JSON files, the store, compare, report,
+// import) speaks. It holds data and its encoding only: no measuring, no I/O
+// beyond reading and writing a result file.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// SchemaVersion is bumped whenever a field changes meaning.
+const SchemaVersion = 1
+
+// Latency summarises a latency distribution, in microseconds.
+type Latency struct {
+	Count int64   `json:"count"`
+	Min   float64 `json:"min_us"`
+	Mean  float64 `json:"mean_us"`
+	P50   float64 `json:"p50_us"`
+	P95   float64 `json:"p95_us"`
+	P99   float64 `json:"p99_us"`
+	P999  float64 `json:"p999_us"`
+	Max   float64 `json:"max_us"`
+}
+
+// Sample is one second of the measured window.
+type Sample struct {
+	Second     int     `json:"s"` // 0 is the first second after the warmup
+	Events     int64   `json:"events"`
+	Statements int64   `json:"statements"`
+	Rows       int64   `json:"rows"`
+	Errors     int64   `json:"errors"`
+	Retries    int64   `json:"retries"`
+	Late       int64   `json:"late,omitempty"`
+	Response   Latency `json:"response"` // from the intended start (open loop); the same as Service in closed loop
+	Service    Latency `json:"service"`  // from the actual send
+	// HDR histograms (HdrHistogram V2 compressed encoding, 1 µs to 1 h, 3
+	// significant digits) of this second's service times and, in open loop,
+	// response times.
+	ServiceHist  []byte `json:"service_hist,omitempty"`
+	ResponseHist []byte `json:"response_hist,omitempty"`
+}
+
+// Totals are the merged numbers of the measured window.
+type Totals struct {
+	Seconds    float64 `json:"seconds"`
+	Events     int64   `json:"events"`
+	Statements int64   `json:"statements"` // sysbench's "queries": BEGIN and COMMIT count
+	Rows       int64   `json:"rows"`
+	Errors     int64   `json:"errors"`
+	Retries    int64   `json:"retries"`
+	Late       int64   `json:"late"`        // open loop: events that started more than 1 ms after their intended time
+	MaxBacklog int64   `json:"max_backlog"` // open loop: most events queued at once
+	TPS        float64 `json:"tps"`         // events/s
+	QPS        float64 `json:"qps"`         // statements/s
+	RowsPerSec float64 `json:"rows_per_sec"`
+	// Reported is the number the reference harness reports for this test:
+	// QPS, or Krows/s for scan (see docs/tests.md).
+	Reported     float64 `json:"reported"`
+	ReportedUnit string  `json:"reported_unit"`
+	Response     Latency `json:"response"`
+	Service      Latency `json:"service"`
+	// The benchmark client's own CPU (this process: user + system) over the
+	// measured window, kept apart from the server's.
+	ClientCPUSeconds   float64 `json:"client_cpu_seconds"`
+	ClientCPUPerStmtUs float64 `json:"client_cpu_per_stmt_us"`
+	ResponseHist       []byte  `json:"response_hist,omitempty"`
+	ServiceHist        []byte  `json:"service_hist,omitempty"`
+}
+
+// Run is one test at one thread count against one build × config.
+type Run struct {
+	SchemaVersion int               `json:"schema_version"`
+	QpslabVersion string            `json:"qpslab_version"`
+	Suite         string            `json:"suite"` // sysbench
+	Test          string            `json:"test"`  // label as result tables print it: point-query_range=100
+	Params        map[string]string `json:"params"`
+	Seed          uint64            `json:"seed"`
+	Build         string            `json:"build"`
+	Flavor        string            `json:"flavor"`
+	Version       string            `json:"version"`
+	Config        string            `json:"config"` // name@hash
+	Threads       int               `json:"threads"`
+	Loop          string            `json:"loop"` // closed or open
+	Rate          float64           `json:"rate,omitempty"`
+	Arrivals      string            `json:"arrivals,omitempty"`
+	Warmup        float64           `json:"warmup_seconds"`
+	Duration      float64           `json:"duration_seconds"`
+	Started       time.Time         `json:"started"`
+	Ended         time.Time         `json:"ended"`
+	Status        string            `json:"status"` // ok, failed, aborted
+	Error         string            `json:"error,omitempty"`
+	Totals        Totals            `json:"totals"`
+	Samples       []Sample          `json:"samples"`
+}
+
+// Statuses of a run.
+const (
+	OK      = "ok"
+	Failed  = "failed"
+	Aborted = "aborted"
+)
+
+// File is what `qpslab run` writes: every run of one invocation.
+type File struct {
+	SchemaVersion int   `json:"schema_version"`
+	Runs          []Run `json:"runs"`
+}
+
+// Write writes runs to path as JSON, atomically.
+func Write(path string, runs []Run) error {
+	b, err := json.MarshalIndent(File{SchemaVersion: SchemaVersion, Runs: runs}, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write results %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// Read reads a result file, refusing versions it does not know.
+func Read(path string) (File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, fmt.Errorf("read results: %w", err)
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return File{}, fmt.Errorf("read results %s: %w", path, err)
+	}
+	if f.SchemaVersion != SchemaVersion {
+		return File{}, fmt.Errorf("results %s have schema version %d, this qpslab reads %d: use a matching qpslab", path, f.SchemaVersion, SchemaVersion)
+	}
+	return f, nil
+}
