@@ -104,12 +104,27 @@ type myConn struct {
 	noPrepare bool
 }
 
-func named(args []any) []driver.NamedValue {
+// named converts arguments the way database/sql would (int to int64, …),
+// through the driver's own checker.
+func (m *myConn) named(args []any) ([]driver.NamedValue, error) {
 	nv := make([]driver.NamedValue, len(args))
+	chk, _ := m.c.(driver.NamedValueChecker)
 	for i, a := range args {
 		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+		if driver.IsValue(a) {
+			continue
+		}
+		var err error
+		if chk != nil {
+			err = chk.CheckNamedValue(&nv[i])
+		} else {
+			nv[i].Value, err = driver.DefaultParameterConverter.ConvertValue(a)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i+1, err)
+		}
 	}
-	return nv
+	return nv, nil
 }
 
 func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
@@ -120,11 +135,23 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return myStmt{s}, nil
+	return myStmt{m, s}, nil
 }
 
 func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	r, err := m.c.(driver.ExecerContext).ExecContext(ctx, q, named(args))
+	nv, err := m.named(args)
+	if err != nil {
+		return 0, err
+	}
+	r, err := m.c.(driver.ExecerContext).ExecContext(ctx, q, nv)
+	if err == driver.ErrSkip { // arguments without client-side interpolation
+		s, perr := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+		if perr != nil {
+			return 0, perr
+		}
+		defer s.Close()
+		r, err = s.(driver.StmtExecContext).ExecContext(ctx, nv)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -132,7 +159,19 @@ func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	rows, err := m.c.(driver.QueryerContext).QueryContext(ctx, q, named(args))
+	nv, err := m.named(args)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := m.c.(driver.QueryerContext).QueryContext(ctx, q, nv)
+	if err == driver.ErrSkip {
+		s, perr := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+		if perr != nil {
+			return 0, perr
+		}
+		defer s.Close()
+		rows, err = s.(driver.StmtQueryContext).QueryContext(ctx, nv)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -163,10 +202,17 @@ func drain(rows driver.Rows) (int64, error) {
 	return n, rows.Close()
 }
 
-type myStmt struct{ s driver.Stmt }
+type myStmt struct {
+	c *myConn
+	s driver.Stmt
+}
 
 func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	r, err := s.s.(driver.StmtExecContext).ExecContext(ctx, named(args))
+	nv, err := s.c.named(args)
+	if err != nil {
+		return 0, err
+	}
+	r, err := s.s.(driver.StmtExecContext).ExecContext(ctx, nv)
 	if err != nil {
 		return 0, err
 	}
@@ -174,7 +220,11 @@ func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 }
 
 func (s myStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	rows, err := s.s.(driver.StmtQueryContext).QueryContext(ctx, named(args))
+	nv, err := s.c.named(args)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := s.s.(driver.StmtQueryContext).QueryContext(ctx, nv)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,176 @@
+package client_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+func startServer(t *testing.T, build string) client.Endpoint {
+	t.Helper()
+	h := testenv.Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	b := testenv.Build(t, h, build)
+	cfg, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: b, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		srv.Stop()
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left: %q", left)
+		}
+	})
+	return srv.Endpoint()
+}
+
+// Every combination of protocol, transport, socket/TCP and prepared/text runs
+// the same statements and gets the same answers.
+func TestConnMatrix(t *testing.T) {
+	for _, build := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(build, func(t *testing.T) {
+			ep := startServer(t, build)
+			ph := func(i int) string { return "?" }
+			if ep.Protocol == client.Postgres {
+				ph = func(i int) string { return "$" + string(rune('0'+i)) }
+			}
+			ctx := context.Background()
+			setup, err := client.Dial(ctx, ep, client.Options{Transport: client.Netpoll})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{"DROP TABLE IF EXISTS t", "CREATE TABLE t (id int primary key, v int)"} {
+				if _, err := setup.Exec(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			setup.Close()
+			for _, tr := range []client.Transport{client.Blocking, client.Netpoll} {
+				for _, tcp := range []bool{false, true} {
+					for _, noPrep := range []bool{false, true} {
+						name := string(tr)
+						if tcp {
+							name += "/tcp"
+						} else {
+							name += "/socket"
+						}
+						if noPrep {
+							name += "/text"
+						} else {
+							name += "/prepared"
+						}
+						t.Run(name, func(t *testing.T) {
+							c, err := client.Dial(ctx, ep, client.Options{TCP: tcp, NoPrepare: noPrep, Transport: tr})
+							if err != nil {
+								t.Fatal(err)
+							}
+							defer c.Close()
+							ins, err := c.Prepare(ctx, "INSERT INTO t (id, v) VALUES ("+ph(1)+", "+ph(2)+")")
+							if err != nil {
+								t.Fatal(err)
+							}
+							del, err := c.Prepare(ctx, "DELETE FROM t WHERE id >= "+ph(1))
+							if err != nil {
+								t.Fatal(err)
+							}
+							sel, err := c.Prepare(ctx, "SELECT id, v FROM t WHERE id BETWEEN "+ph(1)+" AND "+ph(2))
+							if err != nil {
+								t.Fatal(err)
+							}
+							if _, err := del.Exec(ctx, 0); err != nil {
+								t.Fatal(err)
+							}
+							if err := c.Begin(ctx); err != nil {
+								t.Fatal(err)
+							}
+							for i := 1; i <= 20; i++ {
+								if n, err := ins.Exec(ctx, i, i*10); err != nil || n != 1 {
+									t.Fatalf("insert %d: %d rows, %v", i, n, err)
+								}
+							}
+							if err := c.Commit(ctx); err != nil {
+								t.Fatal(err)
+							}
+							if n, err := sel.Query(ctx, 5, 14); err != nil || n != 10 {
+								t.Errorf("select 5..14: %d rows, %v", n, err)
+							}
+							if n, err := c.Query(ctx, "SELECT * FROM t"); err != nil || n != 20 {
+								t.Errorf("text select: %d rows, %v", n, err)
+							}
+							if n, err := del.Exec(ctx, 11); err != nil || n != 10 {
+								t.Errorf("delete: %d rows, %v", n, err)
+							}
+						})
+					}
+				}
+			}
+		})
+	}
+}
+
+// A query cancelled through its context returns promptly on the blocking
+// transport too (a deadline in the past shuts the socket down).
+func TestBlockingCancel(t *testing.T) {
+	for _, build := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(build, func(t *testing.T) {
+			ep := startServer(t, build)
+			c, err := client.Dial(context.Background(), ep, client.Options{Transport: client.Blocking})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			sleep := "SELECT sleep(30)"
+			if ep.Protocol == client.Postgres {
+				sleep = "SELECT pg_sleep(30)"
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { _, err := c.Query(ctx, sleep); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Error("a cancelled 30 s query returned no error")
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("a cancelled query did not return")
+			}
+		})
+	}
+}
+
+func TestRetryableAndLost(t *testing.T) {
+	ep := startServer(t, "mariadb-system")
+	ctx := context.Background()
+	a, _ := client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+	b, _ := client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+	defer a.Close()
+	defer b.Close()
+	a.Exec(ctx, "CREATE TABLE r (id int primary key)")
+	a.Exec(ctx, "INSERT INTO r VALUES (1)")
+	b.Exec(ctx, "SET innodb_lock_wait_timeout = 1")
+	a.Begin(ctx)
+	a.Exec(ctx, "UPDATE r SET id = 1 WHERE id = 1")
+	_, err := b.Exec(ctx, "UPDATE r SET id = 1 WHERE id = 1")
+	a.Rollback(ctx)
+	if !client.Retryable(err) {
+		t.Errorf("lock wait timeout %v is not retryable", err)
+	}
+	if client.ConnectionLost(err) {
+		t.Errorf("lock wait timeout %v taken for a lost connection", err)
+	}
+	a.Exec(ctx, "KILL CONNECTION_ID()")
+	_, err = a.Query(ctx, "SELECT 1")
+	if !client.ConnectionLost(err) {
+		t.Errorf("a killed connection's error %v is not taken as lost", err)
+	}
+}
