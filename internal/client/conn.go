@@ -43,7 +43,7 @@ type Conn interface {
 
 // Stmt is a statement ready to run many times on its connection.
 type Stmt interface {
-	Exec(ctx context.Context, args ...any) (int64, error) // rows affected
+	Exec(ctx context.Context, args ...any) (int64, error)  // rows affected
 	Query(ctx context.Context, args ...any) (int64, error) // rows returned (read and discarded)
 }
 
