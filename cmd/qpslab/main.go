@@ -68,6 +68,7 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newBuildsCmd(),
 		newConfigsCmd(),
 		newServerCmd(),
+		newRunCmd(),
 	)
 	return root
 }

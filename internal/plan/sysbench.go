@@ -1,0 +1,238 @@
+// Package plan owns turning what the user asked for into runs: which builds,
+// configs, tests, thread counts and repeats, in which order, each in a fresh
+// sandbox with its tables loaded. It starts and stops sandboxes, hands each
+// test to the engine, and passes every result on as it arrives. It does not
+// measure (the engine does) and does not format (the command does).
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/version"
+	"github.com/qpslab/qpslab/internal/workload/sysbench"
+)
+
+// Sysbench is a sysbench microbenchmark run over one or more builds.
+type Sysbench struct {
+	Builds  []build.Build // run in turn (A B A B … with Repeat)
+	Config  config.Config
+	Tables  int
+	Rows    int64
+	Threads []int
+	// Durations: reads, writes and insert (the reference's nsecs_r, nsecs_w
+	// and insertsecs), and the unmeasured warmup before each test.
+	Read, Write, Insert, Warmup time.Duration
+	List                        string   // "2024" (the 42-test order) or "head" (2025)
+	Tests                       []string // globs over labels; empty: the whole list
+	Rate                        float64  // open loop; 0: closed loop
+	Arrivals                    engine.Arrivals
+	MaxBacklog                  int
+	Repeat                      int
+	Seed                        uint64
+	Client                      client.Options // TCP, NoPrepare, Transport (Auto resolved here)
+	PostwriteScale              float64        // 1 as the reference; smaller for quick runs
+	LoadThreads                 int
+
+	Log      func(line string)               // progress lines
+	LoadBar  func(total int64) func(n int64) // a progress bar for the load: returns its update function
+	OnResult func(result.Run) error          // each result as it arrives (print, save)
+}
+
+// Steps returns the tests the run will execute, in order.
+func (p Sysbench) Steps() ([]sysbench.Test, error) {
+	var all []sysbench.Test
+	switch p.List {
+	case "", "2024", "42":
+		all = sysbench.Order2024()
+	case "head", "2025", "32":
+		all = sysbench.OrderHEAD()
+	default:
+		return nil, fmt.Errorf("unknown test list %q: use 2024 (the 42 tests) or head (the 2025 order, 32 reported)", p.List)
+	}
+	if len(p.Tests) == 0 {
+		return all, nil
+	}
+	sel, err := sysbench.Select(all, p.Tests...)
+	if err != nil {
+		return nil, err
+	}
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("no test matches %q: see qpslab run sysbench --list-tests", p.Tests)
+	}
+	return sel, nil
+}
+
+// Run runs the plan. Results go to OnResult as each test ends; on
+// cancellation the test in progress is passed on with status aborted, every
+// sandbox is stopped, and ctx's error is returned.
+func (p Sysbench) Run(ctx context.Context, h home.Home) error {
+	steps, err := p.Steps()
+	if err != nil {
+		return err
+	}
+	if len(p.Builds) == 0 {
+		return fmt.Errorf("name a build with --build")
+	}
+	for _, b := range p.Builds {
+		if config.FamilyOf(string(b.Flavor)) != p.Config.Family {
+			return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", p.Config.Name, p.Config.Family, b.Name, b.Flavor, config.FamilyOf(string(b.Flavor)))
+		}
+	}
+	if p.Tables < 1 || p.Rows < 1 {
+		return fmt.Errorf("--tables and --rows must be at least 1")
+	}
+	if len(p.Threads) == 0 {
+		p.Threads = []int{1}
+	}
+	for rep := 1; rep <= max(p.Repeat, 1); rep++ {
+		for _, b := range p.Builds {
+			if err := p.runBuild(ctx, h, b, steps, rep); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p Sysbench) logf(format string, args ...any) {
+	if p.Log != nil {
+		p.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func (p Sysbench) runBuild(ctx context.Context, h home.Home, b build.Build, steps []sysbench.Test, rep int) (err error) {
+	p.logf("== %s %s (%s) with config %s, repeat %d", b.Name, b.Version, b.Flavor, p.Config.ID(), rep)
+	srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: b, Config: p.Config})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := srv.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	maxThreads := p.Tables
+	for _, t := range p.Threads {
+		maxThreads = max(maxThreads, t)
+	}
+	copts := p.Client
+	copts.Transport = copts.Transport.Resolve(max(maxThreads, p.LoadThreads))
+	ep := srv.Endpoint()
+	target := sysbench.Target{
+		Protocol: ep.Protocol, Tables: p.Tables, Rows: p.Rows,
+		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
+	}
+
+	// The load: point-query.warm's setup in the reference (run.sh setup=1).
+	// It is done whatever --tests selects, since every test reads the tables.
+	p.logf("loading %d table(s) × %d rows", p.Tables, p.Rows)
+	lo := sysbench.LoadOptions{Threads: max(p.LoadThreads, 1), Seed: p.Seed}
+	if p.LoadBar != nil {
+		lo.Progress = p.LoadBar(int64(p.Tables) * p.Rows)
+	}
+	t0 := time.Now()
+	if err := target.Load(ctx, lo); err != nil {
+		return fmt.Errorf("load %s: %w", b.Name, err)
+	}
+	secs := time.Since(t0).Seconds()
+	p.logf("loaded %d rows in %.1f s (%.0f rows/s)", int64(p.Tables)*p.Rows, secs, float64(int64(p.Tables)*p.Rows)/secs)
+
+	// As run.sh does for each step: run it at every thread count, then flush
+	// and wait if it is a postwrite step (point-query.warm after the load,
+	// read-write_range=100 after the writes).
+	for i, t := range steps {
+		threads := p.Threads
+		if t.PerTable {
+			threads = []int{p.Tables}
+		}
+		for _, nt := range threads {
+			if err := p.runTest(ctx, b, target, t, i, nt, rep, copts); err != nil {
+				return err
+			}
+		}
+		if t.Postwrite {
+			if err := p.postwrite(ctx, target, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p Sysbench) postwrite(ctx context.Context, target sysbench.Target, t sysbench.Test) error {
+	wait := time.Duration(float64(target.PostwriteWait()) * p.PostwriteScale)
+	p.logf("postwrite after %s: analyze, flush, wait %s", t.Label(), wait.Round(time.Second))
+	if err := target.Postwrite(ctx, p.PostwriteScale); err != nil {
+		return fmt.Errorf("postwrite after %s: %w", t.Label(), err)
+	}
+	return nil
+}
+
+// seedFor derives a test's seed from the run's, so that every test of a run
+// is repeatable on its own.
+func seedFor(seed uint64, label string, threads int) uint64 {
+	h := fnv.New64a()
+	io.WriteString(h, label+"/"+strconv.Itoa(threads))
+	return seed ^ h.Sum64()
+}
+
+func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Target, t sysbench.Test, step, threads, rep int, copts client.Options) error {
+	dur := t.Time.Of(p.Read, p.Write, p.Insert)
+	if t.Time == sysbench.WarmSecs && p.Read < dur {
+		dur = p.Read // the reference's 60 s warm runs, shortened with the reads
+	}
+	seed := seedFor(p.Seed, t.Label(), threads)
+	wl := &sysbench.Workload{Target: target, Test: t, Seed: seed}
+	o := engine.Options{
+		Threads: threads, Warmup: p.Warmup, Duration: dur,
+		Rate: p.Rate, Arrivals: p.Arrivals, MaxBacklog: p.MaxBacklog,
+		RetryErrors: t.Retry, Seed: seed, Progress: p.Log, ReportInterval: 10 * time.Second,
+	}
+	if p.Warmup == 0 {
+		o.Warmup = -1
+	}
+	if t.Krows {
+		o.ReportedUnit, o.KRowsPerEvent = "Krows/s", float64(p.Rows)/1000
+	}
+	p.logf("-- %s, %d thread(s), %s", t.Label(), threads, dur)
+	res, err := engine.Run(ctx, wl, o)
+	if res == nil {
+		return fmt.Errorf("%s: %w", t.Label(), err)
+	}
+	res.QpslabVersion = version.Version
+	res.Suite, res.Test, res.Seed = "sysbench", t.Label(), seed
+	res.Build, res.Flavor, res.Version, res.Config = b.Name, string(b.Flavor), b.Version, p.Config.ID()
+	res.Params = map[string]string{
+		"name": t.Name, "variant": t.Variant, "range": strconv.Itoa(t.Range),
+		"tables": strconv.Itoa(p.Tables), "rows": strconv.FormatInt(p.Rows, 10),
+		"group5": t.Group5, "group4": t.Group4, "list": p.List, "step": strconv.Itoa(step),
+		"repeat": strconv.Itoa(rep), "tcp": strconv.FormatBool(copts.TCP),
+		"prepared": strconv.FormatBool(t.Prepared && !copts.NoPrepare), "transport": string(copts.Transport),
+		"statements_per_event": strconv.Itoa(t.Statements), "warm": strconv.FormatBool(t.Warm()),
+	}
+	if p.OnResult != nil {
+		if oerr := p.OnResult(*res); oerr != nil {
+			return oerr
+		}
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%s on %s: %w", t.Label(), b.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,443 @@
+package sysbench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+)
+
+// Target says where the sbtestN tables live.
+type Target struct {
+	Protocol client.Protocol
+	// Dial opens one dedicated connection to qpslab's own database. Workers
+	// get theirs from it (prepared or not, as the caller opened it), and so
+	// do the loader and Postwrite.
+	Dial   func(ctx context.Context) (client.Conn, error)
+	Tables int   // sbtest1..Tables
+	Rows   int64 // rows per table (sysbench --table-size)
+}
+
+func (t Target) check() error {
+	if t.Dial == nil || t.Tables < 1 || t.Rows < 0 {
+		return fmt.Errorf("sysbench: need a dial function, tables >= 1 and rows >= 0 (have %d tables, %d rows)", t.Tables, t.Rows)
+	}
+	if t.Protocol != client.MySQL && t.Protocol != client.Postgres {
+		return fmt.Errorf("sysbench: unknown protocol %q", t.Protocol)
+	}
+	return nil
+}
+
+// registry is the table in which qpslab records the tables it creates. A
+// sbtestN that exists but is not recorded there is someone else's: qpslab
+// neither drops nor reuses it.
+const registry = "qpslab_tables"
+
+const createRegistry = "CREATE TABLE IF NOT EXISTS " + registry + " (name VARCHAR(64) PRIMARY KEY, created TIMESTAMP)"
+
+// Load bounds: a multi-row INSERT carries at most this many rows and bytes
+// (sysbench's bulk insert: BULK_PACKET_SIZE, 512 KB).
+const (
+	loadRowsPerInsert  = 1000
+	loadBytesPerInsert = 512 << 10
+	loadMaxChunk       = 1 << 20 // rows a loader connection takes at a time
+	loadSeedBlock      = 100     // rows drawn from one random stream
+)
+
+// LoadOptions shape a load.
+type LoadOptions struct {
+	Threads int    // connections loading at once (default 1)
+	Seed    uint64 // seeds k, c and pad: the same seed loads the same rows
+	// Progress, if set, is called after every INSERT with the rows loaded so
+	// far over all tables (Tables*Rows at the end). Calls never overlap.
+	Progress func(rowsDone int64)
+}
+
+// Load (re)creates sbtest1..Tables and fills each with ids 1..Rows (explicit
+// ids in multi-row INSERTs), k uniform in [1, Rows] and the c and pad digit
+// strings (§2.2). The work is split into id ranges shared by Threads
+// connections, so one table loads in parallel as well as several. The k_N
+// indexes are built after the load; on PostgreSQL the id sequence is then set
+// past Rows so that the insert test's SERIAL ids do not collide.
+//
+// A sbtestN that qpslab recorded is dropped first; one that exists but is not
+// recorded stops the load before anything is dropped.
+func (t Target) Load(ctx context.Context, o LoadOptions) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	threads := max(o.Threads, 1)
+	conn, err := t.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("load sbtest tables: connect: %w", err)
+	}
+	defer conn.Close()
+	if err := t.dropRecorded(ctx, conn); err != nil {
+		return fmt.Errorf("load sbtest tables: %w", err)
+	}
+	for tb := 1; tb <= t.Tables; tb++ {
+		// Record first: a table qpslab made must never look like someone else's.
+		name := "sbtest" + strconv.Itoa(tb)
+		if _, err := conn.Exec(ctx, "INSERT INTO "+registry+" (name, created) VALUES ('"+name+"', CURRENT_TIMESTAMP)"); err != nil {
+			return fmt.Errorf("load sbtest tables: record %s in %s: %w", name, registry, err)
+		}
+		if _, err := conn.Exec(ctx, createTable(t.Protocol, tb)); err != nil {
+			return fmt.Errorf("load sbtest tables: create %s: %w", name, err)
+		}
+	}
+
+	var jobs []func(context.Context, client.Conn) error
+	var mu sync.Mutex
+	var done int64
+	// Chunks are whole seed blocks, so that the rows do not depend on threads.
+	chunk := min((t.Rows+int64(threads)-1)/int64(threads), loadMaxChunk)
+	chunk = max((chunk+loadSeedBlock-1)/loadSeedBlock*loadSeedBlock, loadSeedBlock)
+	for tb := 1; tb <= t.Tables; tb++ {
+		for lo := int64(1); lo <= t.Rows; lo += chunk {
+			hi := min(lo+chunk-1, t.Rows)
+			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
+				return t.loadChunk(ctx, c, o.Seed, tb, lo, hi, func(n int64) {
+					mu.Lock()
+					defer mu.Unlock()
+					done += n
+					if o.Progress != nil {
+						o.Progress(done)
+					}
+				})
+			})
+		}
+	}
+	if err := parallel(ctx, threads, t.Dial, jobs); err != nil {
+		return fmt.Errorf("load sbtest tables: %w", err)
+	}
+
+	jobs = jobs[:0]
+	for tb := 1; tb <= t.Tables; tb++ {
+		jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
+			if _, err := c.Exec(ctx, createIndex(tb)); err != nil {
+				return fmt.Errorf("create index k_%d: %w", tb, err)
+			}
+			if t.Protocol == client.Postgres {
+				q := fmt.Sprintf("SELECT setval(pg_get_serial_sequence('sbtest%d', 'id'), COALESCE((SELECT max(id) FROM sbtest%d), 0) + 1, false)", tb, tb)
+				if _, err := c.Query(ctx, q); err != nil {
+					return fmt.Errorf("set the id sequence of sbtest%d: %w", tb, err)
+				}
+			}
+			return nil
+		})
+	}
+	if err := parallel(ctx, min(threads, t.Tables), t.Dial, jobs); err != nil {
+		return fmt.Errorf("load sbtest tables: %w", err)
+	}
+	return nil
+}
+
+// loadChunk inserts ids lo..hi of table tb; lo-1 is a multiple of
+// loadSeedBlock. Each block of ids draws from a stream of its own, so the
+// rows depend only on the seed, never on the threads or which one loads them.
+func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb int, lo, hi int64, progress func(int64)) error {
+	var r *rand.Rand
+	head := fmt.Sprintf("INSERT INTO sbtest%d (id, k, c, pad) VALUES ", tb)
+	var b strings.Builder
+	var cb [cLen]byte
+	var pb [padLen]byte
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		if _, err := c.Exec(ctx, b.String()); err != nil {
+			return fmt.Errorf("insert into sbtest%d: %w", tb, err)
+		}
+		progress(int64(n))
+		b.Reset()
+		n = 0
+		return nil
+	}
+	for id := lo; id <= hi; id++ {
+		if (id-1)%loadSeedBlock == 0 {
+			r = newRand(seed, 1<<63|uint64(tb)<<40|uint64(id-1)/loadSeedBlock)
+		}
+		if n == 0 {
+			b.WriteString(head)
+		} else {
+			b.WriteByte(',')
+		}
+		digits(r, cb[:])
+		digits(r, pb[:])
+		b.WriteByte('(')
+		b.WriteString(strconv.FormatInt(id, 10))
+		b.WriteByte(',')
+		b.WriteString(strconv.FormatInt(1+r.Int64N(t.Rows), 10))
+		b.WriteString(",'")
+		b.Write(cb[:])
+		b.WriteString("','")
+		b.Write(pb[:])
+		b.WriteString("')")
+		n++
+		if n >= loadRowsPerInsert || b.Len() >= loadBytesPerInsert-256 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// Drop drops sbtest1..Tables and forgets them. Every one of them that exists
+// must be recorded in qpslab_tables; if one is not, nothing is dropped.
+func (t Target) Drop(ctx context.Context) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	conn, err := t.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("drop sbtest tables: connect: %w", err)
+	}
+	defer conn.Close()
+	if err := t.dropRecorded(ctx, conn); err != nil {
+		return fmt.Errorf("drop sbtest tables: %w", err)
+	}
+	return nil
+}
+
+// dropRecorded makes sure the registry exists, refuses if any of
+// sbtest1..Tables exists unrecorded, then drops the ones that exist and
+// removes their records.
+func (t Target) dropRecorded(ctx context.Context, conn client.Conn) error {
+	if t.Protocol == client.MySQL {
+		n, err := conn.Query(ctx, "SELECT 1 FROM DUAL WHERE DATABASE() IS NOT NULL")
+		if err != nil {
+			return fmt.Errorf("look up the current database: %w", err)
+		}
+		if n == 0 {
+			return fmt.Errorf("the connection has no database: connect to qpslab's own")
+		}
+	}
+	if _, err := conn.Exec(ctx, createRegistry); err != nil {
+		return fmt.Errorf("create %s: %w", registry, err)
+	}
+	exists := make([]bool, t.Tables+1)
+	for tb := 1; tb <= t.Tables; tb++ {
+		name := "sbtest" + strconv.Itoa(tb)
+		var err error
+		if exists[tb], err = t.exists(ctx, conn, name); err != nil {
+			return err
+		}
+		if !exists[tb] {
+			continue
+		}
+		n, err := conn.Query(ctx, "SELECT 1 FROM "+registry+" WHERE name = '"+name+"'")
+		if err != nil {
+			return fmt.Errorf("look up %s in %s: %w", name, registry, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("table %s exists but qpslab did not create it (it is not in %s): drop or rename it yourself, or use another database", name, registry)
+		}
+	}
+	for tb := 1; tb <= t.Tables; tb++ {
+		name := "sbtest" + strconv.Itoa(tb)
+		if exists[tb] {
+			if _, err := conn.Exec(ctx, "DROP TABLE "+name); err != nil {
+				return fmt.Errorf("drop %s: %w", name, err)
+			}
+		}
+		if _, err := conn.Exec(ctx, "DELETE FROM "+registry+" WHERE name = '"+name+"'"); err != nil {
+			return fmt.Errorf("forget %s in %s: %w", name, registry, err)
+		}
+	}
+	return nil
+}
+
+// verify checks that sbtest1..Tables exist and that qpslab recorded them,
+// before a test reads or writes them.
+func (t Target) verify(ctx context.Context, conn client.Conn) error {
+	reg, err := t.exists(ctx, conn, registry)
+	if err != nil {
+		return err
+	}
+	for tb := 1; tb <= t.Tables; tb++ {
+		name := "sbtest" + strconv.Itoa(tb)
+		ok, err := t.exists(ctx, conn, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("table %s does not exist: load the tables first", name)
+		}
+		var n int64
+		if reg {
+			if n, err = conn.Query(ctx, "SELECT 1 FROM "+registry+" WHERE name = '"+name+"'"); err != nil {
+				return fmt.Errorf("look up %s in %s: %w", name, registry, err)
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("table %s exists but qpslab did not create it (it is not in %s): load the tables with qpslab, or use another database", name, registry)
+		}
+	}
+	return nil
+}
+
+// exists reports whether table name exists in the connection's database
+// (MySQL) or current schema (PostgreSQL).
+func (t Target) exists(ctx context.Context, conn client.Conn, name string) (bool, error) {
+	q := "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" + name + "'"
+	if t.Protocol == client.Postgres {
+		q = "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '" + name + "'"
+	}
+	n, err := conn.Query(ctx, q)
+	if err != nil {
+		return false, fmt.Errorf("look up table %s: %w", name, err)
+	}
+	return n > 0, nil
+}
+
+// PostwriteWait is the wait run.sh's postwrite step aims for (§1.2):
+// min(1200, 60 + tables*rows/1e6) seconds.
+func (t Target) PostwriteWait() time.Duration {
+	secs := min(1200, 60+float64(t.Tables)*float64(t.Rows)/1e6)
+	return time.Duration(secs * float64(time.Second))
+}
+
+// innodbFlush are the variables postwrite lowers to make InnoDB write back
+// its dirty pages, in the order they are set (restored in reverse).
+var innodbFlush = []struct {
+	name  string
+	value string
+}{
+	{"innodb_max_dirty_pages_pct_lwm", "1"},
+	{"innodb_max_dirty_pages_pct", "1"},
+	{"innodb_idle_flush_pct", "100"},
+}
+
+// Postwrite is run.sh's "flush and wait" after a write step (§1.2, §4.6):
+// ANALYZE TABLE every table in parallel with InnoDB told to flush its dirty
+// pages (innodb_max_dirty_pages_pct_lwm=1, innodb_max_dirty_pages_pct=1,
+// innodb_idle_flush_pct=100; a variable the server lacks is skipped), or on
+// PostgreSQL VACUUM (ANALYZE) every table in parallel then CHECKPOINT; then
+// it sleeps out what is left of PostwriteWait()*scale (scale 1 as the
+// reference; tests use 0) and puts the InnoDB variables back. It returns
+// ctx.Err() if ctx ends first, after restoring the variables.
+func (t Target) Postwrite(ctx context.Context, scale float64) (err error) {
+	if err := t.check(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Duration(float64(t.PostwriteWait()) * scale))
+	conn, err := t.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("postwrite: connect: %w", err)
+	}
+	defer conn.Close()
+
+	var jobs []func(context.Context, client.Conn) error
+	if t.Protocol == client.MySQL {
+		var set []string
+		for i, v := range innodbFlush {
+			// Saved in a session variable of this connection, so no value
+			// needs to be read back; a variable the version lacks fails here.
+			if _, err := conn.Exec(ctx, "SET @qpslab_saved_"+strconv.Itoa(i)+" = @@global."+v.name); err != nil {
+				continue
+			}
+			if _, err := conn.Exec(ctx, "SET GLOBAL "+v.name+" = "+v.value); err != nil {
+				continue
+			}
+			set = append(set, "SET GLOBAL "+v.name+" = @qpslab_saved_"+strconv.Itoa(i))
+		}
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			for i := len(set) - 1; i >= 0; i-- {
+				if _, rerr := conn.Exec(rctx, set[i]); rerr != nil && err == nil {
+					err = fmt.Errorf("postwrite: restore InnoDB flushing (%s): %w", set[i], rerr)
+				}
+			}
+		}()
+		for tb := 1; tb <= t.Tables; tb++ {
+			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
+				// ANALYZE TABLE returns a result set: read it, as a client must.
+				if _, err := c.Query(ctx, fmt.Sprintf("ANALYZE TABLE sbtest%d", tb)); err != nil {
+					return fmt.Errorf("analyze sbtest%d: %w", tb, err)
+				}
+				return nil
+			})
+		}
+	} else {
+		for tb := 1; tb <= t.Tables; tb++ {
+			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
+				if _, err := c.Exec(ctx, fmt.Sprintf("VACUUM (ANALYZE) sbtest%d", tb)); err != nil {
+					return fmt.Errorf("vacuum sbtest%d: %w", tb, err)
+				}
+				return nil
+			})
+		}
+	}
+	if err := parallel(ctx, min(t.Tables, 16), t.Dial, jobs); err != nil {
+		return fmt.Errorf("postwrite: %w", err)
+	}
+	if t.Protocol == client.Postgres {
+		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+			return fmt.Errorf("postwrite: checkpoint: %w", err)
+		}
+	}
+	if wait := time.Until(deadline); wait > 0 {
+		tm := time.NewTimer(wait)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			return fmt.Errorf("postwrite: wait: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// parallel runs jobs on n connections from dial, each job on one of them.
+// The first error cancels the rest and is returned.
+func parallel(ctx context.Context, n int, dial func(context.Context) (client.Conn, error), jobs []func(context.Context, client.Conn) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	n = max(1, min(n, len(jobs)))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan func(context.Context, client.Conn) error, len(jobs))
+	for _, j := range jobs {
+		queue <- j
+	}
+	close(queue)
+	var once sync.Once
+	var first error
+	fail := func(err error) {
+		once.Do(func() { first = err; cancel() })
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := dial(ctx)
+			if err != nil {
+				fail(fmt.Errorf("connect: %w", err))
+				return
+			}
+			defer c.Close()
+			for j := range queue {
+				if ctx.Err() != nil {
+					fail(ctx.Err())
+					return
+				}
+				if err := j(ctx, c); err != nil {
+					fail(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}

@@ -1,0 +1,503 @@
+package sysbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+const (
+	srvTables = 2
+	srvRows   = 1000
+)
+
+// server is one sandboxed server with helpers to look at its tables.
+type server struct {
+	t      *testing.T
+	ep     client.Endpoint
+	pg     bool
+	noPrep bool
+	target Target
+}
+
+// startServer starts a sandbox of the named system build, stopped (and its
+// processes checked for) when the test ends.
+func startServer(t *testing.T, name string) *server {
+	h := testenv.Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	t.Cleanup(func() {
+		sandbox.StopAll()
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	b := testenv.Build(t, h, name)
+	cfg, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: b, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	ep := srv.Endpoint()
+	return &server{t: t, ep: ep, pg: b.Flavor == build.Postgres, target: Target{
+		Protocol: ep.Protocol, Tables: srvTables, Rows: srvRows,
+		Dial: func(ctx context.Context) (client.Conn, error) {
+			return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+		},
+	}}
+}
+
+// q runs a query and returns its first column of its first row as text.
+func (s *server) q(query string) string {
+	s.t.Helper()
+	_, rows, err := client.Query(context.Background(), s.ep, false, query)
+	if err != nil {
+		s.t.Fatalf("%s: %v", query, err)
+	}
+	if len(rows) == 0 || len(rows[0]) == 0 {
+		return ""
+	}
+	return rows[0][0]
+}
+
+func (s *server) row(query string) []string {
+	s.t.Helper()
+	_, rows, err := client.Query(context.Background(), s.ep, false, query)
+	if err != nil || len(rows) != 1 {
+		s.t.Fatalf("%s: %v %q", query, err, rows)
+	}
+	return rows[0]
+}
+
+func (s *server) n(query string) int64 {
+	s.t.Helper()
+	v, err := strconv.ParseInt(s.q(query), 10, 64)
+	if err != nil {
+		s.t.Fatalf("%s: %v", query, err)
+	}
+	return v
+}
+
+// exec runs a statement on a connection of its own.
+func (s *server) exec(stmt string) {
+	s.t.Helper()
+	c, err := s.target.Dial(context.Background())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Exec(context.Background(), stmt); err != nil {
+		s.t.Fatalf("%s: %v", stmt, err)
+	}
+}
+
+func (s *server) count() int64 {
+	var n int64
+	for tb := 1; tb <= srvTables; tb++ {
+		n += s.n(fmt.Sprintf("SELECT count(*) FROM sbtest%d", tb))
+	}
+	return n
+}
+
+// checksum sums up the rows of sbtestN matching where.
+func (s *server) checksum(tb int, where string) string {
+	if s.pg {
+		return s.q(fmt.Sprintf("SELECT md5(string_agg(id || ':' || k || ':' || c || ':' || pad, ',' ORDER BY id)) FROM sbtest%d WHERE %s", tb, where))
+	}
+	return s.q(fmt.Sprintf("SELECT SUM(CRC32(CONCAT(id, ':', k, ':', c, ':', pad))) FROM sbtest%d WHERE %s", tb, where))
+}
+
+func (s *server) exists(table string) bool {
+	if s.pg {
+		return s.n("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '"+table+"'") > 0
+	}
+	return s.n("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '"+table+"'") > 0
+}
+
+// worker makes a worker of test whose connection is recorded.
+func (s *server) worker(test Test, id int, seed uint64) (*worker, *recConn) {
+	s.t.Helper()
+	rc := &recConn{}
+	wl := &Workload{Target: s.target, Test: test, Seed: seed}
+	wl.Dial = func(ctx context.Context) (client.Conn, error) {
+		c, err := s.target.Dial(ctx)
+		rc.inner = c
+		return rc, err
+	}
+	w, err := wl.NewWorker(context.Background(), id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { w.Close() })
+	rc.take()
+	return w.(*worker), rc
+}
+
+func TestServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts MariaDB and PostgreSQL")
+	}
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(name, func(t *testing.T) {
+			s := startServer(t, name)
+			t.Run("refuse", s.testRefuse)
+			t.Run("load", s.testLoad)
+			if t.Failed() {
+				t.FailNow()
+			}
+			t.Run("update-one", s.testUpdateOne)
+			t.Run("events-noprepare", s.noPrepare().testEvents)
+			t.Run("events", s.testEvents)
+			t.Run("delete-insert", s.testDeleteInsert)
+			t.Run("postwrite", s.testPostwrite)
+			t.Run("drop", s.testDrop)
+		})
+	}
+}
+
+// A sbtestN qpslab did not record is neither dropped nor reused.
+func (s *server) testRefuse(t *testing.T) {
+	ctx := context.Background()
+	s.exec("CREATE TABLE sbtest2 (id INTEGER)")
+	s.exec("INSERT INTO sbtest2 VALUES (42)")
+	for what, err := range map[string]error{
+		"Load": s.target.Load(ctx, LoadOptions{Threads: 2}),
+		"Drop": s.target.Drop(ctx),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "sbtest2") || !strings.Contains(err.Error(), "qpslab_tables") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s over someone else's sbtest2: %v, want a one-line refusal naming it", what, err)
+		}
+	}
+	if s.exists("sbtest1") {
+		t.Errorf("the refused load created sbtest1")
+	}
+	wl := &Workload{Target: s.target, Test: find(t, "update-index_range=100")}
+	if _, err := wl.NewWorker(ctx, 0); err == nil || !strings.Contains(err.Error(), "sbtest1 does not exist") {
+		t.Errorf("a worker on missing tables: %v", err)
+	}
+	s.exec("CREATE TABLE sbtest1 (id INTEGER)")
+	if _, err := wl.NewWorker(ctx, 0); err == nil || !strings.Contains(err.Error(), "sbtest1 exists but qpslab did not create it") {
+		t.Errorf("a worker on someone else's tables: %v", err)
+	}
+	s.exec("DROP TABLE sbtest1")
+	if got := s.n("SELECT count(*) FROM sbtest2 WHERE id = 42"); got != 1 {
+		t.Errorf("someone else's sbtest2 was touched")
+	}
+	s.exec("DROP TABLE sbtest2")
+}
+
+func (s *server) testLoad(t *testing.T) {
+	ctx := context.Background()
+	var seen []int64
+	start := time.Now()
+	if err := s.target.Load(ctx, LoadOptions{Threads: 3, Seed: 5, Progress: func(n int64) { seen = append(seen, n) }}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("loaded %d×%d rows in %v", srvTables, srvRows, time.Since(start).Round(time.Millisecond))
+	if len(seen) == 0 || seen[len(seen)-1] != srvTables*srvRows {
+		t.Errorf("progress ended at %v, want %d", seen[len(seen)-1:], srvTables*srvRows)
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i] <= seen[i-1] {
+			t.Errorf("progress went %d then %d", seen[i-1], seen[i])
+		}
+	}
+	cre, pre := "c NOT REGEXP '^([0-9]{11}-){9}[0-9]{11}$'", "pad NOT REGEXP '^([0-9]{11}-){4}[0-9]{11}$'"
+	idx := "SELECT count(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'sbtest%d' AND index_name = 'k_%d' AND column_name = 'k'"
+	if s.pg {
+		cre, pre = "c::text !~ '^([0-9]{11}-){9}[0-9]{11}$'", "pad::text !~ '^([0-9]{11}-){4}[0-9]{11}$'"
+		idx = "SELECT count(*) FROM pg_indexes WHERE tablename = 'sbtest%d' AND indexname = 'k_%d' AND indexdef LIKE '%%(k)'"
+	}
+	sums := map[int]string{}
+	for tb := 1; tb <= srvTables; tb++ {
+		got := strings.Join(s.row(fmt.Sprintf("SELECT count(*), count(DISTINCT id), min(id), max(id), min(k) >= 1, max(k) <= %d, count(DISTINCT k) > %d FROM sbtest%d", srvRows, srvRows/2, tb)), " ")
+		want := "1000 1000 1 1000 1 1 1"
+		if s.pg {
+			want = "1000 1000 1 1000 true true true"
+		}
+		if got != want {
+			t.Errorf("sbtest%d: count, distinct ids, min, max id, k in [1, rows], k spread = %s, want %s", tb, got, want)
+		}
+		if n := s.n(fmt.Sprintf("SELECT count(*) FROM sbtest%d WHERE %s OR %s", tb, cre, pre)); n != 0 {
+			t.Errorf("sbtest%d: %d rows whose c or pad is not the digit-group template", tb, n)
+		}
+		if n := s.n(fmt.Sprintf(idx, tb, tb)); n != 1 {
+			t.Errorf("sbtest%d: no index k_%d on k", tb, tb)
+		}
+		sums[tb] = s.checksum(tb, "1=1")
+	}
+	if sums[1] == sums[2] {
+		t.Errorf("sbtest1 and sbtest2 hold the same rows")
+	}
+	if n := s.n("SELECT count(*) FROM qpslab_tables WHERE name IN ('sbtest1', 'sbtest2')"); n != 2 {
+		t.Errorf("qpslab_tables records %d of the 2 tables", n)
+	}
+	// Loading again over recorded tables replaces them, and the same seed
+	// loads the same rows whatever the number of threads.
+	if err := s.target.Load(ctx, LoadOptions{Threads: 1, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for tb := 1; tb <= srvTables; tb++ {
+		if got := s.checksum(tb, "1=1"); got != sums[tb] {
+			t.Errorf("sbtest%d: seed 5 with 1 thread loaded other rows than with 3", tb)
+		}
+	}
+}
+
+// noPrepare is s with connections that send text statements instead of
+// preparing them (sysbench's --db-ps-mode=disable). It does not delete, so
+// that the prepared run after it still finds every id.
+func (s *server) noPrepare() *server {
+	c := *s
+	c.noPrep = true
+	c.target.Dial = func(ctx context.Context) (client.Conn, error) {
+		return client.Dial(ctx, s.ep, client.Options{Transport: client.Blocking, NoPrepare: true})
+	}
+	return &c
+}
+
+// Every test of both orders runs events without error, issues its statement
+// count per event, and returns the rows its SQL must return.
+func (s *server) testEvents(t *testing.T) {
+	s.t = t
+	ctx := context.Background()
+	for _, test := range allTests() {
+		if s.noPrep && test.Name == "delete" {
+			continue
+		}
+		ids := []int{0}
+		if test.BindTable {
+			ids = []int{0, 1}
+		}
+		for _, id := range ids {
+			// Another seed for the text run: MySQL counts an UPDATE that
+			// writes the value a row already has as 0 rows changed.
+			seed := uint64(11)
+			if s.noPrep {
+				seed = 12
+			}
+			w, rc := s.worker(test, id, seed)
+			for e := range 6 {
+				o, err := w.Event(ctx)
+				calls := rc.take()
+				if err != nil {
+					t.Fatalf("%s event %d: %v", test.Label(), e, err)
+				}
+				if o.Statements != test.Statements || statements(calls) != test.Statements {
+					t.Errorf("%s: %d statements (%d sent), want %d", test.Label(), o.Statements, statements(calls), test.Statements)
+				}
+				if msg := wantRows(test, calls, o.Rows); msg != "" {
+					t.Errorf("%s event %d: %s", test.Label(), e, msg)
+				}
+			}
+		}
+		if test.Postwrite {
+			if err := s.target.Postwrite(ctx, 0); err != nil {
+				t.Fatalf("postwrite after %s: %v", test.Label(), err)
+			}
+		}
+	}
+}
+
+// wantRows checks the rows of one event against its arguments, with ids
+// 1..srvRows all present (as before the delete test).
+func wantRows(test Test, calls []call, rows int64) string {
+	var first call
+	for _, c := range calls {
+		if c.op != "begin" {
+			first = c
+			break
+		}
+	}
+	v := ints(first)
+	switch test.Name {
+	case "point-query", "read-only-count", "update-index", "update-nonindex", "update-one", "update-zipf", "insert":
+		if rows != 1 {
+			return fmt.Sprintf("%d rows, want 1", rows)
+		}
+	case "random-points", "points-covered-pk", "points-notcovered-pk":
+		want := 100
+		if test.Name == "random-points" {
+			want = test.Range
+		}
+		if len(v) != want || rows != int64(distinct(v)) {
+			return fmt.Sprintf("%d rows for %d ids (%d distinct)", rows, len(v), distinct(v))
+		}
+	case "hot-points":
+		if rows != 100 || v[0] != srvRows/2+1 || v[99] != srvRows/2+100 {
+			return fmt.Sprintf("%d rows for ids %d..%d, want 100 rows for 501..600", rows, v[0], v[len(v)-1])
+		}
+	case "range-covered-pk", "range-notcovered-pk":
+		if want := min(v[0]+100, srvRows) - v[0] + 1; rows != want {
+			return fmt.Sprintf("%d rows for BETWEEN %d AND %d, want %d", rows, v[0], v[1], want)
+		}
+	case "scan":
+		if rows != 0 {
+			return fmt.Sprintf("%d rows, want none", rows)
+		}
+	case "update-inlist":
+		if rows < 1 || rows > 10 || rows != int64(distinct(v)) {
+			return fmt.Sprintf("%d rows changed for ids %v, want one per distinct id, at most 10", rows, v)
+		}
+	case "read-only", "read-only-simple", "read-only-sum", "read-only-order", "read-only-distinct":
+		if rows < 11 {
+			return fmt.Sprintf("%d rows, want 10 from the point selects and more from the range", rows)
+		}
+	case "write-only":
+		if rows != 4 {
+			return fmt.Sprintf("%d rows changed, want 4 (2 updates, a delete, an insert)", rows)
+		}
+	case "read-write":
+		if rows < 15 {
+			return fmt.Sprintf("%d rows, want at least 10 point rows, 1 range row and 4 changed", rows)
+		}
+	case "delete":
+		if rows > 1 {
+			return fmt.Sprintf("%d rows deleted, want 0 or 1", rows)
+		}
+	}
+	return ""
+}
+
+// update-one changes the c of id 1 and nothing else.
+func (s *server) testUpdateOne(t *testing.T) {
+	ctx := context.Background()
+	var others, one [srvTables + 1]string
+	for tb := 1; tb <= srvTables; tb++ {
+		others[tb], one[tb] = s.checksum(tb, "id <> 1"), s.q(fmt.Sprintf("SELECT c FROM sbtest%d WHERE id = 1", tb))
+	}
+	w, rc := s.worker(find(t, "update-one_range=100"), 0, 3)
+	touched := map[string]bool{}
+	for range 20 {
+		o, err := w.Event(ctx)
+		if err != nil || o.Rows != 1 {
+			t.Fatalf("update-one: %d rows, %v", o.Rows, err)
+		}
+		for _, c := range rc.take() {
+			touched[strings.Fields(c.q)[1]] = true
+		}
+	}
+	for tb := 1; tb <= srvTables; tb++ {
+		if s.checksum(tb, "id <> 1") != others[tb] {
+			t.Errorf("update-one changed rows other than id 1 in sbtest%d", tb)
+		}
+		changed := s.q(fmt.Sprintf("SELECT c FROM sbtest%d WHERE id = 1", tb)) != one[tb]
+		if name := "sbtest" + strconv.Itoa(tb); changed != touched[name] {
+			t.Errorf("%s: id 1 changed: %v, updated: %v", name, changed, touched[name])
+		}
+	}
+}
+
+// delete removes rows, insert adds them (on PostgreSQL through the id
+// sequence the load set past the loaded ids).
+func (s *server) testDeleteInsert(t *testing.T) {
+	ctx := context.Background()
+	before := s.count()
+	w, _ := s.worker(find(t, "delete_range=100"), 0, 4)
+	var deleted int64
+	for range 30 {
+		o, err := w.Event(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleted += o.Rows
+	}
+	after := s.count()
+	if after != before-deleted || deleted < 20 {
+		t.Errorf("delete: %d rows then %d, %d reported deleted in 30 events", before, after, deleted)
+	}
+	w, rc := s.worker(find(t, "insert_range=100"), 0, 4)
+	for range 30 {
+		if _, err := w.Event(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.count(); got != after+30 {
+		t.Errorf("insert: %d rows then %d after 30 inserts", after, got)
+	}
+	for _, c := range rc.take() {
+		if c.op != "exec" {
+			t.Errorf("insert ran %s, want a text statement", c.op)
+		}
+	}
+	for tb := 1; tb <= srvTables; tb++ {
+		if n := s.n(fmt.Sprintf("SELECT count(*) FROM sbtest%d WHERE id > %d", tb, srvRows)); n == 0 {
+			t.Errorf("sbtest%d: no inserted row got an id past %d", tb, srvRows)
+		}
+	}
+}
+
+// Postwrite with scale 0 only flushes; with scale 1 it waits until the
+// context ends. Either way the InnoDB variables end as they began.
+func (s *server) testPostwrite(t *testing.T) {
+	vars := "SELECT @@global.innodb_max_dirty_pages_pct, @@global.innodb_max_dirty_pages_pct_lwm"
+	var before []string
+	if !s.pg {
+		before = s.row(vars)
+	}
+	start := time.Now()
+	if err := s.target.Postwrite(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("postwrite, scale 0: %v", time.Since(start).Round(time.Millisecond))
+	if d := s.target.PostwriteWait() - 60002*time.Millisecond; d < -time.Microsecond || d > time.Microsecond {
+		t.Errorf("PostwriteWait for 2×1000 rows = %v, want 60.002s", s.target.PostwriteWait())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	during := make(chan []string, 1)
+	if !s.pg {
+		go func() {
+			time.Sleep(700 * time.Millisecond)
+			_, rows, err := client.Query(context.Background(), s.ep, false, vars)
+			if err != nil || len(rows) != 1 {
+				t.Errorf("%s: %v", vars, err)
+			}
+			during <- rows[0]
+		}()
+	}
+	err := s.target.Postwrite(ctx, 1)
+	if !s.pg {
+		got := <-during
+		t.Logf("during postwrite: %q", got)
+		if got[0] != "1" || got[1] != "1" {
+			t.Errorf("while postwrite waits, InnoDB max dirty pages pct and lwm are %q, want 1 and 1", got)
+		}
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 20*time.Second {
+		t.Errorf("postwrite cancelled after 1 s: %v after %v", err, time.Since(start))
+	}
+	if !s.pg {
+		if after := s.row(vars); strings.Join(after, " ") != strings.Join(before, " ") {
+			t.Errorf("InnoDB variables %v before postwrite, %v after", before, after)
+		}
+	}
+}
+
+func (s *server) testDrop(t *testing.T) {
+	if err := s.target.Drop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for tb := 1; tb <= srvTables; tb++ {
+		if s.exists("sbtest" + strconv.Itoa(tb)) {
+			t.Errorf("sbtest%d still exists", tb)
+		}
+	}
+	if n := s.n("SELECT count(*) FROM qpslab_tables"); n != 0 {
+		t.Errorf("qpslab_tables still records %d tables", n)
+	}
+}
