@@ -81,8 +81,11 @@ service time from the actual send.`,
 			if err != nil {
 				return err
 			}
-			if len(builds) == 0 {
-				return fmt.Errorf("name the build(s) to run with --build (see qpslab builds list)")
+			if len(builds) == 0 && p.Sandbox == "" {
+				return fmt.Errorf("name the build(s) to run with --build (see qpslab builds list), or a running sandbox with --sandbox")
+			}
+			if len(builds) > 0 && p.Sandbox != "" {
+				return fmt.Errorf("--build and --sandbox exclude each other: --sandbox runs on a server already started")
 			}
 			reg := build.Registry{Dir: h.Builds(), Cache: h.Cache}
 			for _, name := range builds {
@@ -92,8 +95,10 @@ service time from the actual send.`,
 				}
 				p.Builds = append(p.Builds, b)
 			}
-			if p.Config, err = (config.Store{Dir: h.Configs()}).Get(cfgName, config.FamilyOf(string(p.Builds[0].Flavor))); err != nil {
-				return err
+			if len(p.Builds) > 0 {
+				if p.Config, err = (config.Store{Dir: h.Configs()}).Get(cfgName, config.FamilyOf(string(p.Builds[0].Flavor))); err != nil {
+					return err
+				}
 			}
 			if p.Threads, err = parseInts(threads); err != nil {
 				return fmt.Errorf("--threads: %w", err)
@@ -148,6 +153,8 @@ service time from the actual send.`,
 	f.StringVar(&transport, "transport", "auto", "client transport: blocking, netpoll, or auto (blocking up to 256 connections)")
 	f.Float64Var(&p.PostwriteScale, "postwrite-scale", 1, "scale the postwrite wait min(1200, 60+rows/1e6) s (0 to skip the wait)")
 	f.IntVar(&p.LoadThreads, "load-threads", 2, "connections loading the tables in parallel")
+	f.StringVar(&p.Sandbox, "sandbox", "", "run on this running sandbox (qpslab server start) instead of starting one per build")
+	f.BoolVar(&p.NoLoad, "no-load", false, "keep the tables an earlier qpslab load left in the sandbox (with --sandbox)")
 	f.StringVar(&out, "out", "", "results file (default <home>/results/sysbench-TIME.json)")
 	return c
 }

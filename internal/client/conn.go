@@ -346,8 +346,12 @@ func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
 
 // ---- errors ---------------------------------------------------------------------
 
-// Retryable reports errors that sysbench retries by default: deadlocks and
-// lock-wait timeouts (MySQL 1213, 1205, 1020; PostgreSQL 40P01, 40001, 55P03).
+// Retryable reports errors that sysbench restarts an event on by default:
+// deadlocks and lock-wait timeouts (MySQL 1213, 1205, 1020, its
+// --mysql-ignore-errors default; PostgreSQL 40P01, 40001, 55P03), and on
+// PostgreSQL a unique violation (23505), which its pgsql driver also retries:
+// write-only and read-write hit it when two clients delete and re-insert the
+// same id.
 func Retryable(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
@@ -355,7 +359,7 @@ func Retryable(err error) bool {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return pe.Code == "40P01" || pe.Code == "40001" || pe.Code == "55P03"
+		return pe.Code == "40P01" || pe.Code == "40001" || pe.Code == "55P03" || pe.Code == "23505"
 	}
 	return false
 }

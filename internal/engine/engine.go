@@ -250,13 +250,23 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 
 // pace sends intended start times at the arrival rate. A full queue means the
 // server (or the worker count) cannot keep up: the run ends, counted and said.
-func (r *runner) pace(ctx context.Context, out chan<- time.Time, end time.Time) {
+func (r *runner) pace(ctx context.Context, out chan time.Time, end time.Time) {
 	p := newPacer(r.o.Arrivals, r.o.Rate, r.o.Seed)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// Closing the queue tells the workers there is nothing more to come, once
+	// they have taken what is queued.
+	defer close(out)
 	for {
 		at := r.t0.Add(p.next())
 		if !end.IsZero() && at.After(end) {
+			// No arrival is due before the end: wait for the end itself, so
+			// the measured window is whole.
+			timer.Reset(time.Until(end))
+			select {
+			case <-ctx.Done():
+			case <-timer.C:
+			}
 			return
 		}
 		if d := time.Until(at); d > 0 {
@@ -305,7 +315,12 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			case <-ctx.Done():
 				r.idle[id].Store(false)
 				return
-			case intended = <-arrivals:
+			case at, ok := <-arrivals:
+				if !ok {
+					r.idle[id].Store(false)
+					return
+				}
+				intended = at
 			}
 			r.idle[id].Store(false)
 			r.backlog.Add(-1)

@@ -201,3 +201,25 @@ func TestPacers(t *testing.T) {
 		}
 	}
 }
+
+// With Poisson arrivals the last arrival falls short of the end: the workers
+// must still stop at the end, not wait for an arrival that never comes.
+func TestOpenLoopPoissonEnds(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1}
+	done := make(chan *result.Run, 1)
+	go func() {
+		res, err := Run(context.Background(), f, Options{Threads: 2, Warmup: -1, Duration: time.Second, Rate: 50, Arrivals: Poisson, Seed: 7})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if res.Totals.Events < 20 || res.Totals.Events > 100 {
+			t.Errorf("%d events for 1 s at 50/s", res.Totals.Events)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("an open-loop run with Poisson arrivals did not end")
+	}
+}

@@ -45,6 +45,11 @@ type Sysbench struct {
 	Client                      client.Options // TCP, NoPrepare, Transport (Auto resolved here)
 	PostwriteScale              float64        // 1 as the reference; smaller for quick runs
 	LoadThreads                 int
+	// Sandbox, if set, runs against that running sandbox instead of starting
+	// one per build (Builds is then ignored); NoLoad keeps the tables a
+	// previous qpslab load left there.
+	Sandbox string
+	NoLoad  bool
 
 	Log      func(line string)               // progress lines
 	LoadBar  func(total int64) func(n int64) // a progress bar for the load: returns its update function
@@ -83,7 +88,7 @@ func (p Sysbench) Run(ctx context.Context, h home.Home) error {
 	if err != nil {
 		return err
 	}
-	if len(p.Builds) == 0 {
+	if p.Sandbox == "" && len(p.Builds) == 0 {
 		return fmt.Errorf("name a build with --build")
 	}
 	for _, b := range p.Builds {
@@ -97,6 +102,23 @@ func (p Sysbench) Run(ctx context.Context, h home.Home) error {
 	if len(p.Threads) == 0 {
 		p.Threads = []int{1}
 	}
+	if p.Sandbox != "" {
+		st, err := sandbox.Get(h, p.Sandbox)
+		if err != nil {
+			return err
+		}
+		if !st.Running() {
+			return fmt.Errorf("sandbox %s is not running: start it with qpslab server start, or leave out --sandbox", p.Sandbox)
+		}
+		b := build.Build{Name: st.Build, Flavor: st.Flavor, Version: st.Version}
+		p.Config = config.Config{Name: st.Config} // name@hash, as the sandbox recorded it
+		for rep := 1; rep <= max(p.Repeat, 1); rep++ {
+			if err := p.runOn(ctx, b, st.Endpoint, steps, rep); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for rep := 1; rep <= max(p.Repeat, 1); rep++ {
 		for _, b := range p.Builds {
 			if err := p.runBuild(ctx, h, b, steps, rep); err != nil {
@@ -107,6 +129,13 @@ func (p Sysbench) Run(ctx context.Context, h home.Home) error {
 	return nil
 }
 
+func (p Sysbench) configID() string {
+	if p.Config.Content == nil {
+		return p.Config.Name
+	}
+	return p.Config.ID()
+}
+
 func (p Sysbench) logf(format string, args ...any) {
 	if p.Log != nil {
 		p.Log(fmt.Sprintf(format, args...))
@@ -114,7 +143,7 @@ func (p Sysbench) logf(format string, args ...any) {
 }
 
 func (p Sysbench) runBuild(ctx context.Context, h home.Home, b build.Build, steps []sysbench.Test, rep int) (err error) {
-	p.logf("== %s %s (%s) with config %s, repeat %d", b.Name, b.Version, b.Flavor, p.Config.ID(), rep)
+	p.logf("== %s %s (%s) with config %s, repeat %d", b.Name, b.Version, b.Flavor, p.configID(), rep)
 	srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: b, Config: p.Config})
 	if err != nil {
 		return err
@@ -124,13 +153,17 @@ func (p Sysbench) runBuild(ctx context.Context, h home.Home, b build.Build, step
 			err = serr
 		}
 	}()
+	return p.runOn(ctx, b, srv.Endpoint(), steps, rep)
+}
+
+// runOn loads the tables (unless NoLoad) and runs the steps on the server at ep.
+func (p Sysbench) runOn(ctx context.Context, b build.Build, ep client.Endpoint, steps []sysbench.Test, rep int) error {
 	maxThreads := p.Tables
 	for _, t := range p.Threads {
 		maxThreads = max(maxThreads, t)
 	}
 	copts := p.Client
 	copts.Transport = copts.Transport.Resolve(max(maxThreads, p.LoadThreads))
-	ep := srv.Endpoint()
 	target := sysbench.Target{
 		Protocol: ep.Protocol, Tables: p.Tables, Rows: p.Rows,
 		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
@@ -138,17 +171,19 @@ func (p Sysbench) runBuild(ctx context.Context, h home.Home, b build.Build, step
 
 	// The load: point-query.warm's setup in the reference (run.sh setup=1).
 	// It is done whatever --tests selects, since every test reads the tables.
-	p.logf("loading %d table(s) × %d rows", p.Tables, p.Rows)
-	lo := sysbench.LoadOptions{Threads: max(p.LoadThreads, 1), Seed: p.Seed}
-	if p.LoadBar != nil {
-		lo.Progress = p.LoadBar(int64(p.Tables) * p.Rows)
+	if !p.NoLoad {
+		p.logf("loading %d table(s) × %d rows", p.Tables, p.Rows)
+		lo := sysbench.LoadOptions{Threads: max(p.LoadThreads, 1), Seed: p.Seed}
+		if p.LoadBar != nil {
+			lo.Progress = p.LoadBar(int64(p.Tables) * p.Rows)
+		}
+		t0 := time.Now()
+		if err := target.Load(ctx, lo); err != nil {
+			return fmt.Errorf("load %s: %w", b.Name, err)
+		}
+		secs := time.Since(t0).Seconds()
+		p.logf("loaded %d rows in %.2f s (%.0f rows/s)", int64(p.Tables)*p.Rows, secs, float64(int64(p.Tables)*p.Rows)/secs)
 	}
-	t0 := time.Now()
-	if err := target.Load(ctx, lo); err != nil {
-		return fmt.Errorf("load %s: %w", b.Name, err)
-	}
-	secs := time.Since(t0).Seconds()
-	p.logf("loaded %d rows in %.1f s (%.0f rows/s)", int64(p.Tables)*p.Rows, secs, float64(int64(p.Tables)*p.Rows)/secs)
 
 	// As run.sh does for each step: run it at every thread count, then flush
 	// and wait if it is a postwrite step (point-query.warm after the load,
@@ -214,7 +249,7 @@ func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Ta
 	}
 	res.QpslabVersion = version.Version
 	res.Suite, res.Test, res.Seed = "sysbench", t.Label(), seed
-	res.Build, res.Flavor, res.Version, res.Config = b.Name, string(b.Flavor), b.Version, p.Config.ID()
+	res.Build, res.Flavor, res.Version, res.Config = b.Name, string(b.Flavor), b.Version, p.configID()
 	res.Params = map[string]string{
 		"name": t.Name, "variant": t.Variant, "range": strconv.Itoa(t.Range),
 		"tables": strconv.Itoa(p.Tables), "rows": strconv.FormatInt(p.Rows, 10),

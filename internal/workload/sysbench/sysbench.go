@@ -96,7 +96,7 @@ type Test struct {
 	Statements int    // statements per event, BEGIN and COMMIT included (sysbench's "queries")
 	Time       Secs   // which duration it runs for
 	Prepared   bool   // server-side prepared statements (all but insert and scan)
-	Retry      bool   // deadlocks and lock-wait timeouts restart the event (the writes)
+	Retry      bool   // deadlocks and lock-wait timeouts restart the event (the writes; client.Retryable)
 	BindTable  bool   // the table is worker id % tables + 1, not random (scan)
 	Krows      bool   // its QPS column is Krows/s of one scan: see KrowsPerSec
 	PerTable   bool   // run with threads = tables (point-query.warm, scan)
