@@ -41,19 +41,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type result struct {
+type outcome struct {
 	stdout, stderr string
 	code           int
 }
 
-func qpslab(t *testing.T, h home.Home, args ...string) result {
+func qpslab(t *testing.T, h home.Home, args ...string) outcome {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = testenv.Env(h)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	r := result{out.String(), errb.String(), 0}
+	r := outcome{out.String(), errb.String(), 0}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		r.code = ee.ExitCode()

@@ -1,0 +1,213 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/testenv"
+	"github.com/qpslab/qpslab/internal/workload/sysbench"
+)
+
+// quick are the flags that make a whole run short: a small table, half a
+// second per test, no warmup, no postwrite wait.
+var quick = []string{"--tables", "1", "--rows", "2000", "--read-secs", "0.5", "--write-secs", "0.5",
+	"--insert-secs", "0.5", "--warmup", "0", "--postwrite-scale", "0", "--seed", "42"}
+
+// All 42 tests of the 2024 list run on MariaDB 10.11, MariaDB 10.2.11 and
+// PostgreSQL 15, each reporting the statement count the reference says.
+func TestRunAll42(t *testing.T) {
+	want := map[string]sysbench.Test{}
+	for _, tt := range sysbench.Report2024() {
+		want[tt.Label()] = tt
+	}
+	if len(want) != 42 {
+		t.Fatalf("the 2024 list has %d tests", len(want))
+	}
+	for _, b := range []string{"mariadb-system", "mariadb-10.2.11", "postgres-system"} {
+		t.Run(b, func(t *testing.T) {
+			h := newHome(t)
+			if !strings.HasSuffix(b, "-system") {
+				testenv.Build(t, h, b)
+			}
+			out := filepath.Join(t.TempDir(), "r.json")
+			r := qpslab(t, h, append([]string{"run", "sysbench", "--build", b, "--threads", "2", "--out", out}, quick...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			f, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, run := range f.Runs {
+				if run.Status != result.OK || run.Totals.Events == 0 {
+					t.Errorf("%s: status %s, %d events, error %q", run.Test, run.Status, run.Totals.Events, run.Error)
+				}
+				if run.Build != b || run.Suite != "sysbench" || run.Seed == 0 || len(run.Samples) == 0 {
+					t.Errorf("%s: build %q suite %q seed %d samples %d", run.Test, run.Build, run.Suite, run.Seed, len(run.Samples))
+				}
+				tt, ok := want[run.Test]
+				if !ok {
+					continue // the point-query.warm step
+				}
+				seen[run.Test] = true
+				// Every event issued the reference's statement count (QPS
+				// counts BEGIN and COMMIT): statements = events × count.
+				if got := run.Totals.Statements; got != run.Totals.Events*int64(tt.Statements) {
+					t.Errorf("%s: %d statements for %d events, want %d per event", run.Test, got, run.Totals.Events, tt.Statements)
+				}
+				if !strings.Contains(r.stdout, run.Test) {
+					t.Errorf("%s is not in the printed table", run.Test)
+				}
+				if tt.Krows {
+					if run.Totals.ReportedUnit != "Krows/s" || run.Totals.Reported <= 0 {
+						t.Errorf("scan reports %v %s", run.Totals.Reported, run.Totals.ReportedUnit)
+					}
+				} else if run.Totals.Reported != run.Totals.QPS {
+					t.Errorf("%s reports %v, QPS is %v", run.Test, run.Totals.Reported, run.Totals.QPS)
+				}
+			}
+			if len(seen) != 42 {
+				t.Errorf("%d of the 42 tests have results", len(seen))
+			}
+		})
+	}
+}
+
+// SIGINT in the middle of a test ends the run with the samples taken so far
+// written, marked aborted, and no process left.
+func TestRunSIGINTKeepsSamples(t *testing.T) {
+	h := newHome(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	args := append([]string{"run", "sysbench", "--build", "mariadb-system", "--tests", "point-query.pre*", "--out", out}, quick...)
+	args = append(args, "--read-secs", "60")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = testenv.Env(h)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "-- point-query.pre") {
+				started <- true
+			}
+		}
+		close(started)
+	}()
+	select {
+	case ok := <-started:
+		if !ok {
+			cmd.Wait()
+			t.Fatal("the run ended before its test started")
+		}
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the test did not start")
+	}
+	time.Sleep(3 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("want exit 130 after SIGINT, got %v", err)
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 1 {
+		t.Fatalf("%d runs saved, want the interrupted one", len(f.Runs))
+	}
+	run := f.Runs[0]
+	if run.Status != result.Aborted || len(run.Samples) < 2 || run.Totals.Events == 0 {
+		t.Errorf("status %s, %d samples, %d events", run.Status, len(run.Samples), run.Totals.Events)
+	}
+	if run.Duration > 30 {
+		t.Errorf("recorded duration %.0f s for a run stopped after ~3 s", run.Duration)
+	}
+}
+
+// Open loop against a real server: a row lock held for about a second stalls
+// update-one. The events queued behind the stall show it in their response
+// time (from the intended start); their service time (from the actual send)
+// does not, and the one event that waited for the lock shows it as service.
+func TestRunOpenLoopShowsStall(t *testing.T) {
+	h := newHome(t)
+	if r := qpslab(t, h, "server", "start", "mariadb-system", "default", "--name", "stall"); r.code != 0 {
+		t.Fatalf("start: %s", r.stderr)
+	}
+	defer qpslab(t, h, "server", "stop", "stall")
+	if r := qpslab(t, h, append([]string{"run", "sysbench", "--sandbox", "stall", "--tests", "update-one*", "--out", filepath.Join(t.TempDir(), "load.json")}, quick...)...); r.code != 0 {
+		t.Fatalf("load: %s", r.stderr)
+	}
+	st, err := sandbox.Get(h, "stall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	locker, err := client.Dial(ctx, st.Endpoint, client.Options{Transport: client.Netpoll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+
+	out := filepath.Join(t.TempDir(), "r.json")
+	args := append([]string{"run", "sysbench", "--sandbox", "stall", "--no-load", "--tests", "update-one_range=100",
+		"--out", out}, quick...)
+	args = append(args, "--write-secs", "5", "--rate", "200", "--arrivals", "uniform", "--threads", "1")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = testenv.Env(h)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // into the measured window
+	if err := locker.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := locker.Query(ctx, "SELECT c FROM sbtest1 WHERE id = 1 FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if err := locker.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("run: %v: %s", err, stderr.String())
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := f.Runs[0].Totals
+	if f.Runs[0].Loop != "open" {
+		t.Fatalf("loop %s", f.Runs[0].Loop)
+	}
+	if tot.Response.P99 < 300_000 {
+		t.Errorf("response p99 %.0f µs does not show the 1 s stall", tot.Response.P99)
+	}
+	if tot.Service.P99 > 100_000 {
+		t.Errorf("service p99 %.0f µs: events queued behind the stall should not carry it in their service time", tot.Service.P99)
+	}
+	if tot.Service.Max < 500_000 {
+		t.Errorf("service max %.0f µs: the event that waited for the lock took about 1 s", tot.Service.Max)
+	}
+	if tot.Late == 0 {
+		t.Error("no event counted late")
+	}
+}
