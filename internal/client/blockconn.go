@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Transport chooses how a connection waits for the network.
@@ -52,18 +54,17 @@ func ParseTransport(s string) (Transport, error) {
 	return "", fmt.Errorf("unknown transport %q: use auto, blocking or netpoll", s)
 }
 
-// blockingConn is a net.Conn over a blocking socket. No library offers this:
-// net.Conn always goes through the netpoller, and os.File over a socket does
-// too once it is set non-blocking. Written by hand for the syscall count above.
+// blockingConn is a net.Conn over a blocking socket, read and written with
+// raw syscalls. No library offers this: net.Conn always goes through the
+// netpoller, and os.File over a socket does too once it is set non-blocking.
+// Written by hand for the syscall count above.
 type blockingConn struct {
-	fd     int
-	local  net.Addr
-	remote net.Addr
-	closed atomic.Bool
-	// Deadlines are kept as socket timeouts (SO_RCVTIMEO/SO_SNDTIMEO); a
-	// deadline in the past (how drivers cancel a query) shuts the socket down,
-	// which wakes a blocked read.
-	hasTimeout atomic.Bool
+	fd              int
+	local           net.Addr
+	remote          net.Addr
+	closed          atomic.Bool
+	readDL, writeDL atomic.Int64 // deadlines, UnixNano; 0 for none
+	unix            bool
 }
 
 var _ net.Conn = (*blockingConn)(nil)
@@ -118,8 +119,46 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	if domain == syscall.AF_INET {
 		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	}
-	c := &blockingConn{fd: fd, remote: remote, local: remote}
+	// Writes wait in the kernel at most rawWait before the connection falls
+	// back to a runtime-visible syscall (see Write); reads wait with poll.
+	setTimeout(fd, syscall.SO_SNDTIMEO, rawWait)
+	reserveP()
+	c := &blockingConn{fd: fd, remote: remote, local: remote, unix: domain == syscall.AF_UNIX}
 	return c, nil
+}
+
+// rawWait bounds how long a read or write stays invisible to the Go runtime.
+// (The kernel rounds the write timeout up to a jiffy, 1–10 ms.)
+const rawWait = time.Millisecond
+
+var blockingConns atomic.Int64
+
+// reserveP keeps GOMAXPROCS above the number of blocking connections. A
+// goroutine in a raw read keeps its P (the runtime does not know it is in the
+// kernel), so with fewer Ps than connections the workers would take turns
+// instead of waiting on the server at once. The Ps are not CPUs: the threads
+// holding them sleep in the kernel.
+func reserveP() {
+	n := int(blockingConns.Add(1)) + 2
+	if runtime.GOMAXPROCS(0) < n {
+		runtime.GOMAXPROCS(n)
+	}
+}
+
+// rawRead and rawWrite (and rawPoll) are read(2) and write(2) without the runtime's
+// entersyscall/exitsyscall: a query's round trip (tens of µs) outlasts
+// sysmon's 20 µs retake tick, so an ordinary syscall.Read hands its P to
+// another thread and takes one back afterwards, about two futex calls and a
+// nanosleep per query. Raw calls keep the thread and its P; the cost is that
+// a garbage collection waits for them, which rawWait bounds.
+func rawRead(fd int, b []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(n), e
+}
+
+func rawWrite(fd int, b []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	return int(n), e
 }
 
 func setTimeout(fd, opt int, d time.Duration) error {
@@ -140,50 +179,116 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	for {
-		n, err := syscall.Read(c.fd, b)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
-		case err != nil:
-			if c.closed.Load() {
-				return 0, net.ErrClosed
+	// On a unix socket, wait with poll(POLLIN), then read. A read blocked in
+	// the kernel on a unix socket is also woken when the server takes our
+	// request off the socket (the write-space wakeup shares the wait queue):
+	// two context switches per query instead of one. poll's wakeups are
+	// filtered by event, so only the answer wakes it. TCP has no such wakeup,
+	// and reads block directly. The poll has no timeout: a timeout arms a
+	// timer per query, which on a VM costs more than the rest of the read.
+	// A slow answer therefore keeps this thread's P (see rawRead); the engine
+	// holds the garbage collector off while it measures, so that nothing
+	// waits for it.
+	if c.unix && rawPoll(c.fd, -1) == 0 {
+		for {
+			if c.expired(&c.readDL) {
+				return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
 			}
-			return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: os.NewSyscallError("read", err)}
-		case n == 0:
-			return 0, io.EOF
+			if slowPoll(c.fd, 100) != 0 {
+				break
+			}
 		}
-		return n, nil
 	}
+	n, e := rawRead(c.fd, b)
+	for e == syscall.EINTR {
+		n, e = rawRead(c.fd, b)
+	}
+	switch {
+	case e == syscall.EAGAIN:
+		return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
+	case e != 0:
+		if c.closed.Load() {
+			return 0, net.ErrClosed
+		}
+		return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: os.NewSyscallError("read", e)}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+const pollIn = 0x1
+
+// rawPoll waits up to ms milliseconds for fd to be readable (or closed, or in
+// error), without telling the runtime; it returns how many fds are ready (0 on
+// timeout, 1 otherwise, counting an interrupted poll as ready so the read
+// decides).
+func rawPoll(fd, ms int) int {
+	p := pollFd{fd: int32(fd), events: pollIn}
+	n, _, e := syscall.RawSyscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
+	if e != 0 {
+		return 1
+	}
+	return int(n)
+}
+
+// slowPoll is rawPoll as an ordinary syscall: the runtime hands this thread's
+// P to others while it waits.
+func slowPoll(fd, ms int) int {
+	p := pollFd{fd: int32(fd), events: pollIn}
+	n, _, e := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
+	if e != 0 {
+		return 1
+	}
+	return int(n)
 }
 
 func (c *blockingConn) Write(b []byte) (int, error) {
 	written := 0
 	for written < len(b) {
-		n, err := syscall.Write(c.fd, b[written:])
-		if err == syscall.EINTR {
-			continue
+		n, e := rawWrite(c.fd, b[written:])
+		if e == syscall.EINTR || e == syscall.EAGAIN {
+			if e == syscall.EAGAIN && c.expired(&c.writeDL) {
+				return written, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
+			}
+			var err error
+			if n, err = syscall.Write(c.fd, b[written:]); err != nil {
+				if err == syscall.EINTR || err == syscall.EAGAIN {
+					continue
+				}
+				e = err.(syscall.Errno)
+			} else {
+				e = 0
+			}
 		}
-		if err == syscall.EAGAIN {
-			return written, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
-		}
-		if err != nil {
+		if e != 0 {
 			if c.closed.Load() {
 				return written, net.ErrClosed
 			}
-			return written, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: os.NewSyscallError("write", err)}
+			return written, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: os.NewSyscallError("write", e)}
 		}
 		written += n
 	}
 	return written, nil
 }
 
+// expired reports whether the deadline in dl (UnixNano, 0 for none) passed.
+func (c *blockingConn) expired(dl *atomic.Int64) bool {
+	d := dl.Load()
+	return d != 0 && time.Now().UnixNano() >= d
+}
+
 func (c *blockingConn) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	blockingConns.Add(-1)
 	syscall.Shutdown(c.fd, syscall.SHUT_RDWR) // wake a read blocked in another goroutine
 	return syscall.Close(c.fd)
 }
@@ -192,27 +297,23 @@ func (c *blockingConn) LocalAddr() net.Addr  { return c.local }
 func (c *blockingConn) RemoteAddr() net.Addr { return c.remote }
 
 func (c *blockingConn) SetDeadline(t time.Time) error {
-	return errors.Join(c.setDeadline(syscall.SO_RCVTIMEO, t), c.setDeadline(syscall.SO_SNDTIMEO, t))
+	return errors.Join(c.SetReadDeadline(t), c.SetWriteDeadline(t))
 }
-func (c *blockingConn) SetReadDeadline(t time.Time) error {
-	return c.setDeadline(syscall.SO_RCVTIMEO, t)
-}
-func (c *blockingConn) SetWriteDeadline(t time.Time) error {
-	return c.setDeadline(syscall.SO_SNDTIMEO, t)
-}
+func (c *blockingConn) SetReadDeadline(t time.Time) error  { return c.setDeadline(&c.readDL, t) }
+func (c *blockingConn) SetWriteDeadline(t time.Time) error { return c.setDeadline(&c.writeDL, t) }
 
-func (c *blockingConn) setDeadline(opt int, t time.Time) error {
+// setDeadline records a deadline, checked each rawWait while a call waits. A
+// deadline already past (how drivers cancel a query) shuts the socket down,
+// which wakes a call blocked in another goroutine at once.
+func (c *blockingConn) setDeadline(dl *atomic.Int64, t time.Time) error {
 	switch {
 	case t.IsZero():
-		if c.hasTimeout.Load() {
-			return setTimeout(c.fd, opt, 0)
-		}
-		return nil
+		dl.Store(0)
 	case !t.After(time.Now()):
-		// A cancelled query: the only way to wake a blocking read.
+		dl.Store(t.UnixNano())
 		return syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 	default:
-		c.hasTimeout.Store(true)
-		return setTimeout(c.fd, opt, time.Until(t))
+		dl.Store(t.UnixNano())
 	}
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -60,54 +59,102 @@ func Dial(ctx context.Context, e Endpoint, o Options) (Conn, error) {
 
 // ---- MySQL: the driver's connection used directly, below database/sql ------
 
-var registerOnce sync.Once
-
-const blockingNetUnix, blockingNetTCP = "qpslab-blocking-unix", "qpslab-blocking-tcp"
-
 func dialMySQL(ctx context.Context, e Endpoint, o Options) (Conn, error) {
-	registerOnce.Do(func() {
-		mysql.RegisterDialContext(blockingNetUnix, func(ctx context.Context, addr string) (net.Conn, error) {
-			return dialBlocking(ctx, "unix", addr)
-		})
-		mysql.RegisterDialContext(blockingNetTCP, func(ctx context.Context, addr string) (net.Conn, error) {
-			return dialBlocking(ctx, "tcp", addr)
-		})
-	})
+	m := &myConn{noPrepare: o.NoPrepare}
 	c := mysql.NewConfig()
 	c.User, c.DBName = e.User, e.Database
 	c.Timeout = 10 * time.Second
 	c.InterpolateParams = o.NoPrepare
+	c.Net, c.Addr = "unix", e.Socket
 	if o.TCP || e.Socket == "" {
 		c.Net, c.Addr = "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
-		if o.Transport == Blocking {
-			c.Net = blockingNetTCP
-		}
-	} else {
-		c.Net, c.Addr = "unix", e.Socket
-		if o.Transport == Blocking {
-			c.Net = blockingNetUnix
-		}
 	}
+	c.DialFunc = m.cancel.dialer(o.Transport)
 	conn, err := mysql.NewConnector(c)
 	if err != nil {
 		return nil, err
 	}
-	dc, err := conn.Connect(ctx)
-	if err != nil {
+	if m.c, err = conn.Connect(ctx); err != nil {
 		return nil, err
 	}
-	return &myConn{c: dc, noPrepare: o.NoPrepare}, nil
+	return m, nil
+}
+
+// canceller ends a connection's statement when the caller's context ends,
+// without the drivers' per-statement machinery: go-sql-driver hands every
+// cancellable context to a watcher goroutine (two goroutine wake-ups per
+// statement, about two futex calls), and pgx registers and unregisters a
+// callback per statement. A worker passes the same context to every event, so
+// one registration per context does: when it ends, the connection is closed,
+// which wakes a blocked read, and the statement fails. Drivers are given a
+// context that is never cancelled.
+type canceller struct {
+	nc   net.Conn
+	ctx  context.Context
+	stop func() bool
+}
+
+// arm watches ctx and returns the context to hand the driver.
+func (c *canceller) arm(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	if ctx != c.ctx {
+		if c.stop != nil {
+			c.stop()
+		}
+		c.ctx = ctx
+		nc := c.nc
+		c.stop = context.AfterFunc(ctx, func() {
+			if nc != nil {
+				nc.Close()
+			}
+		})
+	}
+	return context.Background()
+}
+
+func (c *canceller) release() {
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+}
+
+// dialer dials over the chosen transport and keeps the connection, so that
+// arm can close it.
+func (c *canceller) dialer(t Transport) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var nc net.Conn
+		var err error
+		if t == Blocking {
+			nc, err = dialBlocking(ctx, network, addr)
+		} else {
+			var d net.Dialer
+			nc, err = d.DialContext(ctx, network, addr)
+		}
+		c.nc = nc
+		return nc, err
+	}
 }
 
 type myConn struct {
 	c         driver.Conn
 	noPrepare bool
+	cancel    canceller
+	nv        []driver.NamedValue // argument buffer, reused
+	dest      []driver.Value      // row buffer, reused
 }
 
 // named converts arguments the way database/sql would (int to int64, …),
 // through the driver's own checker.
 func (m *myConn) named(args []any) ([]driver.NamedValue, error) {
-	nv := make([]driver.NamedValue, len(args))
+	// One goroutine uses a connection, and the driver is done with the
+	// arguments when the call returns: reuse one slice.
+	if cap(m.nv) < len(args) {
+		m.nv = make([]driver.NamedValue, len(args))
+	}
+	nv := m.nv[:len(args)]
 	chk, _ := m.c.(driver.NamedValueChecker)
 	for i, a := range args {
 		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
@@ -128,6 +175,7 @@ func (m *myConn) named(args []any) ([]driver.NamedValue, error) {
 }
 
 func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
+	ctx = m.cancel.arm(ctx)
 	if m.noPrepare {
 		return textStmt{m, q}, nil
 	}
@@ -139,6 +187,7 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	ctx = m.cancel.arm(ctx)
 	nv, err := m.named(args)
 	if err != nil {
 		return 0, err
@@ -159,6 +208,7 @@ func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
+	ctx = m.cancel.arm(ctx)
 	nv, err := m.named(args)
 	if err != nil {
 		return 0, err
@@ -175,18 +225,21 @@ func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error
 	if err != nil {
 		return 0, err
 	}
-	return drain(rows)
+	return m.drain(rows)
 }
 
 func (m *myConn) Begin(ctx context.Context) error    { _, err := m.Exec(ctx, "BEGIN"); return err }
 func (m *myConn) Commit(ctx context.Context) error   { _, err := m.Exec(ctx, "COMMIT"); return err }
 func (m *myConn) Rollback(ctx context.Context) error { _, err := m.Exec(ctx, "ROLLBACK"); return err }
-func (m *myConn) Close() error                       { return m.c.Close() }
+func (m *myConn) Close() error                       { m.cancel.release(); return m.c.Close() }
 
 // drain reads and discards every row, as a benchmark client must (the rows
 // cross the wire either way), and counts them.
-func drain(rows driver.Rows) (int64, error) {
-	dest := make([]driver.Value, len(rows.Columns()))
+func (m *myConn) drain(rows driver.Rows) (int64, error) {
+	if n := len(rows.Columns()); cap(m.dest) < n {
+		m.dest = make([]driver.Value, n)
+	}
+	dest := m.dest[:len(rows.Columns())]
 	var n int64
 	for {
 		err := rows.Next(dest)
@@ -199,6 +252,7 @@ func drain(rows driver.Rows) (int64, error) {
 		}
 		n++
 	}
+	clear(dest) // drop references to row data
 	return n, rows.Close()
 }
 
@@ -208,6 +262,7 @@ type myStmt struct {
 }
 
 func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	ctx = s.c.cancel.arm(ctx)
 	nv, err := s.c.named(args)
 	if err != nil {
 		return 0, err
@@ -220,6 +275,7 @@ func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 }
 
 func (s myStmt) Query(ctx context.Context, args ...any) (int64, error) {
+	ctx = s.c.cancel.arm(ctx)
 	nv, err := s.c.named(args)
 	if err != nil {
 		return 0, err
@@ -228,7 +284,7 @@ func (s myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return drain(rows)
+	return s.c.drain(rows)
 }
 
 // textStmt runs its query as text each time (--no-prepare).
@@ -262,25 +318,23 @@ func dialPostgres(ctx context.Context, e Endpoint, o Options) (Conn, error) {
 	// Statements are prepared explicitly (Prepare); anything else is text.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	cfg.StatementCacheCapacity, cfg.DescriptionCacheCapacity = 0, 0
-	if o.Transport == Blocking {
-		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialBlocking(ctx, network, addr)
-		}
-	}
-	c, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
+	p := &pgConn{noPrepare: o.NoPrepare}
+	cfg.DialFunc = p.cancel.dialer(o.Transport)
+	if p.c, err = pgx.ConnectConfig(ctx, cfg); err != nil {
 		return nil, err
 	}
-	return &pgConn{c: c, noPrepare: o.NoPrepare}, nil
+	return p, nil
 }
 
 type pgConn struct {
 	c         *pgx.Conn
 	noPrepare bool
 	n         int
+	cancel    canceller
 }
 
 func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
+	ctx = p.cancel.arm(ctx)
 	if p.noPrepare {
 		return textStmt{p, q}, nil
 	}
@@ -290,16 +344,16 @@ func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgStmt{c: p.c, sd: sd}, nil
+	return &pgStmt{p: p, sd: sd}, nil
 }
 
 func (p *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	tag, err := p.c.Exec(ctx, q, args...)
+	tag, err := p.c.Exec(p.cancel.arm(ctx), q, args...)
 	return tag.RowsAffected(), err
 }
 
 func (p *pgConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	rows, err := p.c.Query(ctx, q, args...)
+	rows, err := p.c.Query(p.cancel.arm(ctx), q, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -315,10 +369,11 @@ func drainPg(rows pgx.Rows) (int64, error) {
 	return n, rows.Err()
 }
 
-func (p *pgConn) Begin(ctx context.Context) error    { _, err := p.c.Exec(ctx, "BEGIN"); return err }
-func (p *pgConn) Commit(ctx context.Context) error   { _, err := p.c.Exec(ctx, "COMMIT"); return err }
-func (p *pgConn) Rollback(ctx context.Context) error { _, err := p.c.Exec(ctx, "ROLLBACK"); return err }
+func (p *pgConn) Begin(ctx context.Context) error    { _, err := p.Exec(ctx, "BEGIN"); return err }
+func (p *pgConn) Commit(ctx context.Context) error   { _, err := p.Exec(ctx, "COMMIT"); return err }
+func (p *pgConn) Rollback(ctx context.Context) error { _, err := p.Exec(ctx, "ROLLBACK"); return err }
 func (p *pgConn) Close() error {
+	p.cancel.release()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return p.c.Close(ctx)
@@ -327,17 +382,17 @@ func (p *pgConn) Close() error {
 // pgStmt runs a prepared statement through the extended protocol, binding
 // arguments in the formats the server described at Prepare.
 type pgStmt struct {
-	c  *pgx.Conn
+	p  *pgConn
 	sd *pgconn.StatementDescription
 }
 
 func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	tag, err := s.c.Exec(ctx, s.sd.Name, args...)
+	tag, err := s.p.c.Exec(s.p.cancel.arm(ctx), s.sd.Name, args...)
 	return tag.RowsAffected(), err
 }
 
 func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	rows, err := s.c.Query(ctx, s.sd.Name, args...)
+	rows, err := s.p.c.Query(s.p.cancel.arm(ctx), s.sd.Name, args...)
 	if err != nil {
 		return 0, err
 	}
