@@ -9,8 +9,8 @@ LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 
 # Debian packages: the system builds (MariaDB 10.11, PostgreSQL 15), the peer
 # tools qpslab is compared with (sysbench), Maven for registry builds, and the
-# client programs the tests and the demo use.
-APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps
+# client programs and tools the tests, the demo and the benchmarks use.
+APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq
 
 .PHONY: setup packages build demo test bench clean
 

@@ -2,7 +2,9 @@
 # The qpslab demo: what works so far, end to end, with the real CLI.
 # Fetches two registry builds (once; cached after), starts four builds side by
 # side (the Debian packages' MariaDB and PostgreSQL, and the fetched MariaDB
-# 10.2.11 and PostgreSQL 12.17), asks each for its version, and stops them.
+# 10.2.11 and PostgreSQL 12.17), asks each for its version, and stops them;
+# then runs a few sysbench tests on MariaDB 10.11 and 10.2.11 with qpslab's
+# own client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Q=./bin/qpslab
@@ -47,3 +49,8 @@ step "stop"
 $Q server stop "${started[@]}"
 started=()
 $Q server status
+
+step "sysbench: MariaDB 10.11 against 10.2.11, a few of the 42 tests, short (qpslab run sysbench --list-tests shows them all)"
+$Q run sysbench --build mariadb-system --build mariadb-10.2.11 --tables 1 --rows 20000 --threads 1,2 \
+  --read-secs 2 --write-secs 2 --insert-secs 2 --warmup 1 --postwrite-scale 0 \
+  --tests 'point-query_range=100,random-points_range=100,read-only_range=10,update-index_range=100,insert_range=100'
