@@ -64,7 +64,6 @@ type blockingConn struct {
 	remote          net.Addr
 	closed          atomic.Bool
 	readDL, writeDL atomic.Int64 // deadlines, UnixNano; 0 for none
-	unix            bool
 }
 
 var _ net.Conn = (*blockingConn)(nil)
@@ -119,17 +118,22 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	if domain == syscall.AF_INET {
 		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
 	}
-	// Writes wait in the kernel at most rawWait before the connection falls
-	// back to a runtime-visible syscall (see Write); reads wait with poll.
-	setTimeout(fd, syscall.SO_SNDTIMEO, rawWait)
+	// Non-blocking from here: every wait is a poll, bounded (see Read).
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, os.NewSyscallError("setnonblock", err)
+	}
 	reserveP()
-	c := &blockingConn{fd: fd, remote: remote, local: remote, unix: domain == syscall.AF_UNIX}
+	c := &blockingConn{fd: fd, remote: remote, local: remote}
 	return c, nil
 }
 
-// rawWait bounds how long a read or write stays invisible to the Go runtime.
-// (The kernel rounds the write timeout up to a jiffy, 1–10 ms.)
-const rawWait = time.Millisecond
+// rawPollMs bounds a read's raw wait. It is long on purpose: a poll timeout
+// arms a timer, and a short one is often the next timer due on its CPU, which
+// on a VM costs a timer reprogramming (an exit to the hypervisor) per query;
+// at 50 ms the timer tick comes first. Measured: 50 ms costs the same CPU per
+// statement as no timeout at all.
+const rawPollMs = 50
 
 var blockingConns atomic.Int64
 
@@ -150,7 +154,7 @@ func reserveP() {
 // sysmon's 20 µs retake tick, so an ordinary syscall.Read hands its P to
 // another thread and takes one back afterwards, about two futex calls and a
 // nanosleep per query. Raw calls keep the thread and its P; the cost is that
-// a garbage collection waits for them, which rawWait bounds.
+// a garbage collection waits for them, which rawPollMs bounds.
 func rawRead(fd int, b []byte) (int, syscall.Errno) {
 	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 	return int(n), e
@@ -179,42 +183,51 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	// On a unix socket, wait with poll(POLLIN), then read. A read blocked in
-	// the kernel on a unix socket is also woken when the server takes our
-	// request off the socket (the write-space wakeup shares the wait queue):
-	// two context switches per query instead of one. poll's wakeups are
-	// filtered by event, so only the answer wakes it. TCP has no such wakeup,
-	// and reads block directly. The poll has no timeout: a timeout arms a
-	// timer per query, which on a VM costs more than the rest of the read.
-	// A slow answer therefore keeps this thread's P (see rawRead); the engine
-	// holds the garbage collector off while it measures, so that nothing
-	// waits for it.
-	if c.unix && rawPoll(c.fd, -1) == 0 {
-		for {
-			if c.expired(&c.readDL) {
-				return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
-			}
-			if slowPoll(c.fd, 100) != 0 {
-				break
-			}
+	for {
+		// Wait with poll(POLLIN), then read: right after a query is sent
+		// there is nothing to read yet. (A read blocked in the kernel on a
+		// unix socket would also be woken when the server takes our request
+		// off the socket, since the write-space wakeup shares the wait
+		// queue: two context switches per query instead of one. poll's
+		// wakeups are filtered by event.)
+		if err := c.wait(pollIn, &c.readDL, "read"); err != nil {
+			return 0, err
 		}
-	}
-	n, e := rawRead(c.fd, b)
-	for e == syscall.EINTR {
-		n, e = rawRead(c.fd, b)
-	}
-	switch {
-	case e == syscall.EAGAIN:
-		return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
-	case e != 0:
-		if c.closed.Load() {
-			return 0, net.ErrClosed
+		n, e := rawRead(c.fd, b)
+		switch {
+		case e == syscall.EAGAIN || e == syscall.EINTR:
+			continue // taken by another reader, or a signal: wait again
+		case e != 0:
+			if c.closed.Load() {
+				return 0, net.ErrClosed
+			}
+			return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: os.NewSyscallError("read", e)}
+		case n == 0:
+			return 0, io.EOF
 		}
-		return 0, &net.OpError{Op: "read", Net: c.remote.Network(), Addr: c.remote, Err: os.NewSyscallError("read", e)}
-	case n == 0:
-		return 0, io.EOF
+		return n, nil
 	}
-	return n, nil
+}
+
+// wait polls fd for events. The raw poll waits at most rawPollMs: a
+// goroutine in a raw call keeps its P, so a garbage collection (which must
+// stop every P) waits for it, and one waiting for data that only comes after
+// the collection (pgx's background reader, an idle connection) would wait
+// forever. A longer wait goes on where the runtime can see it, watching the
+// deadline.
+func (c *blockingConn) wait(events int16, dl *atomic.Int64, op string) error {
+	n := rawPoll(c.fd, events, rawPollMs)
+	for n <= 0 {
+		if c.expired(dl) {
+			return &net.OpError{Op: op, Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
+		}
+		if n < 0 { // interrupted by a signal: raw again
+			n = rawPoll(c.fd, events, rawPollMs)
+			continue
+		}
+		n = slowPoll(c.fd, events, 100)
+	}
+	return nil
 }
 
 type pollFd struct {
@@ -223,28 +236,30 @@ type pollFd struct {
 	revents int16
 }
 
-const pollIn = 0x1
+const (
+	pollIn  = 0x1
+	pollOut = 0x4
+)
 
-// rawPoll waits up to ms milliseconds for fd to be readable (or closed, or in
-// error), without telling the runtime; it returns how many fds are ready (0 on
-// timeout, 1 otherwise, counting an interrupted poll as ready so the read
-// decides).
-func rawPoll(fd, ms int) int {
-	p := pollFd{fd: int32(fd), events: pollIn}
+// rawPoll waits up to ms milliseconds for events on fd (or its closing, or
+// an error), without telling the runtime. It returns 1 when fd is ready, 0
+// on timeout and -1 when interrupted by a signal.
+func rawPoll(fd int, events int16, ms int) int {
+	p := pollFd{fd: int32(fd), events: events}
 	n, _, e := syscall.RawSyscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
 	if e != 0 {
-		return 1
+		return -1
 	}
 	return int(n)
 }
 
 // slowPoll is rawPoll as an ordinary syscall: the runtime hands this thread's
 // P to others while it waits.
-func slowPoll(fd, ms int) int {
-	p := pollFd{fd: int32(fd), events: pollIn}
+func slowPoll(fd int, events int16, ms int) int {
+	p := pollFd{fd: int32(fd), events: events}
 	n, _, e := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&p)), 1, uintptr(ms))
 	if e != 0 {
-		return 1
+		return -1
 	}
 	return int(n)
 }
@@ -253,21 +268,15 @@ func (c *blockingConn) Write(b []byte) (int, error) {
 	written := 0
 	for written < len(b) {
 		n, e := rawWrite(c.fd, b[written:])
-		if e == syscall.EINTR || e == syscall.EAGAIN {
-			if e == syscall.EAGAIN && c.expired(&c.writeDL) {
-				return written, &net.OpError{Op: "write", Net: c.remote.Network(), Addr: c.remote, Err: timeoutError{}}
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN: // the socket buffer is full: wait for room
+			if err := c.wait(pollOut, &c.writeDL, "write"); err != nil {
+				return written, err
 			}
-			var err error
-			if n, err = syscall.Write(c.fd, b[written:]); err != nil {
-				if err == syscall.EINTR || err == syscall.EAGAIN {
-					continue
-				}
-				e = err.(syscall.Errno)
-			} else {
-				e = 0
-			}
-		}
-		if e != 0 {
+			continue
+		case e != 0:
 			if c.closed.Load() {
 				return written, net.ErrClosed
 			}
@@ -302,7 +311,7 @@ func (c *blockingConn) SetDeadline(t time.Time) error {
 func (c *blockingConn) SetReadDeadline(t time.Time) error  { return c.setDeadline(&c.readDL, t) }
 func (c *blockingConn) SetWriteDeadline(t time.Time) error { return c.setDeadline(&c.writeDL, t) }
 
-// setDeadline records a deadline, checked each rawWait while a call waits. A
+// setDeadline records a deadline, checked while a call waits. A
 // deadline already past (how drivers cancel a query) shuts the socket down,
 // which wakes a call blocked in another goroutine at once.
 func (c *blockingConn) setDeadline(dl *atomic.Int64, t time.Time) error {

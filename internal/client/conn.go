@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -92,27 +93,40 @@ type canceller struct {
 	nc   net.Conn
 	ctx  context.Context
 	stop func() bool
+	gen  int64        // numbers the contexts watched, one after another
+	busy atomic.Int64 // gen of the context whose statement is in flight; 0 when idle
 }
 
-// arm watches ctx and returns the context to hand the driver.
-func (c *canceller) arm(ctx context.Context) context.Context {
+// arm watches ctx and returns the context to hand the driver; done must
+// follow when the statement is over. A context that ends while none of its
+// statements is in flight closes nothing (a rollback's short timeout ends
+// that way, just before the next statement starts under another context).
+func (c *canceller) arm(ctx context.Context) (context.Context, error) {
 	if ctx.Done() == nil {
-		return ctx
+		return ctx, nil
 	}
 	if ctx != c.ctx {
 		if c.stop != nil {
 			c.stop()
 		}
+		c.gen++
+		g, nc := c.gen, c.nc
 		c.ctx = ctx
-		nc := c.nc
 		c.stop = context.AfterFunc(ctx, func() {
-			if nc != nil {
+			if nc != nil && c.busy.Load() == g {
 				nc.Close()
 			}
 		})
 	}
-	return context.Background()
+	c.busy.Store(c.gen)
+	if err := ctx.Err(); err != nil {
+		c.busy.Store(0)
+		return nil, err
+	}
+	return context.Background(), nil
 }
+
+func (c *canceller) done() { c.busy.Store(0) }
 
 func (c *canceller) release() {
 	if c.stop != nil {
@@ -175,7 +189,11 @@ func (m *myConn) named(args []any) ([]driver.NamedValue, error) {
 }
 
 func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
-	ctx = m.cancel.arm(ctx)
+	ctx, err := m.cancel.arm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer m.cancel.done()
 	if m.noPrepare {
 		return textStmt{m, q}, nil
 	}
@@ -187,7 +205,11 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	ctx = m.cancel.arm(ctx)
+	ctx, err := m.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer m.cancel.done()
 	nv, err := m.named(args)
 	if err != nil {
 		return 0, err
@@ -208,7 +230,11 @@ func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	ctx = m.cancel.arm(ctx)
+	ctx, err := m.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer m.cancel.done()
 	nv, err := m.named(args)
 	if err != nil {
 		return 0, err
@@ -262,7 +288,11 @@ type myStmt struct {
 }
 
 func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	ctx = s.c.cancel.arm(ctx)
+	ctx, err := s.c.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer s.c.cancel.done()
 	nv, err := s.c.named(args)
 	if err != nil {
 		return 0, err
@@ -275,7 +305,11 @@ func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 }
 
 func (s myStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	ctx = s.c.cancel.arm(ctx)
+	ctx, err := s.c.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer s.c.cancel.done()
 	nv, err := s.c.named(args)
 	if err != nil {
 		return 0, err
@@ -334,7 +368,11 @@ type pgConn struct {
 }
 
 func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
-	ctx = p.cancel.arm(ctx)
+	ctx, err := p.cancel.arm(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer p.cancel.done()
 	if p.noPrepare {
 		return textStmt{p, q}, nil
 	}
@@ -348,12 +386,22 @@ func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (p *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	tag, err := p.c.Exec(p.cancel.arm(ctx), q, args...)
+	ctx, err := p.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer p.cancel.done()
+	tag, err := p.c.Exec(ctx, q, args...)
 	return tag.RowsAffected(), err
 }
 
 func (p *pgConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	rows, err := p.c.Query(p.cancel.arm(ctx), q, args...)
+	ctx, err := p.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer p.cancel.done()
+	rows, err := p.c.Query(ctx, q, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -387,12 +435,22 @@ type pgStmt struct {
 }
 
 func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	tag, err := s.p.c.Exec(s.p.cancel.arm(ctx), s.sd.Name, args...)
+	ctx, err := s.p.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer s.p.cancel.done()
+	tag, err := s.p.c.Exec(ctx, s.sd.Name, args...)
 	return tag.RowsAffected(), err
 }
 
 func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	rows, err := s.p.c.Query(s.p.cancel.arm(ctx), s.sd.Name, args...)
+	ctx, err := s.p.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer s.p.cancel.done()
+	rows, err := s.p.c.Query(ctx, s.sd.Name, args...)
 	if err != nil {
 		return 0, err
 	}

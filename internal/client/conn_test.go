@@ -174,3 +174,48 @@ func TestRetryableAndLost(t *testing.T) {
 		t.Errorf("a killed connection's error %v is not taken as lost", err)
 	}
 }
+
+// A context that ends while no statement is in flight (a rollback's short
+// timeout, say) must leave the connection usable.
+func TestIdleContextEndKeepsConnection(t *testing.T) {
+	for _, build := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(build, func(t *testing.T) {
+			ep := startServer(t, build)
+			for _, tr := range []client.Transport{client.Blocking, client.Netpoll} {
+				c, err := client.Dial(context.Background(), ep, client.Options{Transport: tr})
+				if err != nil {
+					t.Fatal(err)
+				}
+				short, cancel := context.WithTimeout(context.Background(), time.Minute)
+				if _, err := c.Query(short, "SELECT 1"); err != nil {
+					t.Fatal(err)
+				}
+				cancel()
+				time.Sleep(50 * time.Millisecond)
+				run, stop := context.WithCancel(context.Background())
+				if _, err := c.Query(run, "SELECT 1"); err != nil {
+					t.Errorf("%s: after an idle context ended, the connection fails: %v", tr, err)
+				}
+				// The worker's pattern after a failed transaction: a ROLLBACK
+				// under a short context, cancelled as the next event starts
+				// under the run's context. The cancel must not close the
+				// connection under the next statement.
+				for i := 0; i < 300; i++ {
+					rb, rbCancel := context.WithTimeout(context.Background(), 10*time.Second)
+					if _, err := c.Query(rb, "SELECT 1"); err != nil {
+						t.Fatalf("%s: iteration %d: %v", tr, i, err)
+					}
+					rbCancel()
+					if _, err := c.Query(run, "SELECT 1"); err != nil {
+						t.Fatalf("%s: iteration %d: the next statement failed: %v", tr, i, err)
+					}
+				}
+				stop()
+				if _, err := c.Query(run, "SELECT 1"); err == nil {
+					t.Errorf("%s: a statement with an ended context ran", tr)
+				}
+				c.Close()
+			}
+		})
+	}
+}

@@ -121,8 +121,8 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 
 	// No garbage collection while measuring, unless the heap reaches
 	// gcMemoryLimit: a collection stops the world, which would show up as
-	// client latency, and would wait for connections that wait on the server
-	// outside the runtime's view (client.Blocking).
+	// client latency, and waits for connections that wait on the server
+	// outside the runtime's view (client.Blocking, up to 50 ms).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	debug.SetMemoryLimit(gcMemoryLimit)

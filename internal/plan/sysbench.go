@@ -177,6 +177,10 @@ func (p Sysbench) runOn(ctx context.Context, b build.Build, ep client.Endpoint, 
 		if p.LoadBar != nil {
 			lo.Progress = p.LoadBar(int64(p.Tables) * p.Rows)
 		}
+		// Tables of an earlier load are dropped first, outside the timing.
+		if err := target.Drop(ctx); err != nil {
+			return fmt.Errorf("load %s: %w", b.Name, err)
+		}
 		t0 := time.Now()
 		if err := target.Load(ctx, lo); err != nil {
 			return fmt.Errorf("load %s: %w", b.Name, err)
