@@ -150,6 +150,13 @@ func TestBadInput(t *testing.T) {
 		{"server dies during start", []string{"server", "start", "mariadb-system", "bad"}, []string{"exited during start", "no_such_option_qpslab", "server.log"}},
 		{"stop unknown sandbox", []string{"server", "stop", "nosuch"}, []string{"no sandbox named \"nosuch\"", "qpslab server status"}},
 		{"unknown command", []string{"frobnicate"}, []string{"unknown command"}},
+		{"run without a build", []string{"run", "sysbench"}, []string{"--build", "--sandbox"}},
+		{"run with bad threads", []string{"run", "sysbench", "--build", "mariadb-system", "--threads", "1,x"}, []string{"--threads", "1,4,16"}},
+		{"run with no matching test", []string{"run", "sysbench", "--build", "mariadb-system", "--tests", "no-such-test*"}, []string{"no-such-test*"}},
+		{"run with an unknown list", []string{"run", "sysbench", "--build", "mariadb-system", "--list", "1999"}, []string{"unknown test list", "2024"}},
+		{"run with a config of another family", []string{"run", "sysbench", "--build", "postgres-system", "--config", "bad"}, []string{"no postgres config named \"bad\""}},
+		{"run with a bad transport", []string{"run", "sysbench", "--build", "mariadb-system", "--transport", "carrier-pigeon"}, []string{"unknown transport", "blocking"}},
+		{"run on a stopped sandbox", []string{"run", "sysbench", "--sandbox", "nosuch"}, []string{"no sandbox named"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := qpslab(t, h, tc.args...)

@@ -38,6 +38,7 @@ func newRunSysbenchCmd() *cobra.Command {
 		builds                                []string
 		cfgName, threads, out                 string
 		readSecs, writeSecs, insertSecs, warm float64
+		reportSecs                            int
 		seed                                  int64
 		transport, arrivals                   string
 		listTests                             bool
@@ -116,10 +117,14 @@ service time from the actual send.`,
 			}
 			p.Read, p.Write, p.Insert = secs(readSecs), secs(writeSecs), secs(insertSecs)
 			p.Warmup = secs(warm)
+			p.ReportInterval = time.Duration(reportSecs) * time.Second
 			if cmd.Flags().Changed("seed") {
 				p.Seed = uint64(seed)
 			} else {
 				p.Seed = rand.Uint64() >> 1
+			}
+			if _, err := p.Steps(); err != nil {
+				return err
 			}
 			if out == "" {
 				out = filepath.Join(h.Results(), "sysbench-"+time.Now().UTC().Format("20060102-150405")+".json")
@@ -140,6 +145,7 @@ service time from the actual send.`,
 	f.Float64Var(&writeSecs, "write-secs", 900, "seconds per write test (the reference: 900)")
 	f.Float64Var(&insertSecs, "insert-secs", 900, "seconds for the insert test (the reference passes the write time)")
 	f.Float64Var(&warm, "warmup", 5, "unmeasured seconds before each test (sysbench --warmup-time)")
+	f.IntVar(&reportSecs, "report-interval", 10, "seconds between progress lines during a test (sysbench --report-interval)")
 	f.StringVar(&p.List, "list", "2024", "test order: 2024 (the 42 tests) or head (the 2025 order; 32 reported)")
 	f.StringSliceVar(&p.Tests, "tests", nil, "only tests whose label matches these globs (e.g. 'point-query*,read-only_range=10')")
 	f.BoolVar(&listTests, "list-tests", false, "print the tests the run would execute, and exit")

@@ -50,6 +50,9 @@ type Sysbench struct {
 	// previous qpslab load left there.
 	Sandbox string
 	NoLoad  bool
+	// ReportInterval is how often a progress line is printed during a test
+	// (sysbench's --report-interval); default 10 s.
+	ReportInterval time.Duration
 
 	Log      func(line string)               // progress lines
 	LoadBar  func(total int64) func(n int64) // a progress bar for the load: returns its update function
@@ -72,12 +75,19 @@ func (p Sysbench) Steps() ([]sysbench.Test, error) {
 	}
 	sel, err := sysbench.Select(all, p.Tests...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w in the %s list: see qpslab run sysbench --list-tests [--list head]", err, p.listName())
 	}
 	if len(sel) == 0 {
 		return nil, fmt.Errorf("no test matches %q: see qpslab run sysbench --list-tests", p.Tests)
 	}
 	return sel, nil
+}
+
+func (p Sysbench) listName() string {
+	if p.List == "" {
+		return "2024"
+	}
+	return p.List
 }
 
 // Run runs the plan. Results go to OnResult as each test ends; on
@@ -238,7 +248,7 @@ func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Ta
 	o := engine.Options{
 		Threads: threads, Warmup: p.Warmup, Duration: dur,
 		Rate: p.Rate, Arrivals: p.Arrivals, MaxBacklog: p.MaxBacklog,
-		RetryErrors: t.Retry, Seed: seed, Progress: p.Log, ReportInterval: 10 * time.Second,
+		RetryErrors: t.Retry, Seed: seed, Progress: p.Log, ReportInterval: p.ReportInterval,
 	}
 	if p.Warmup == 0 {
 		o.Warmup = -1
