@@ -123,7 +123,7 @@ service time from the actual send.`,
 			} else {
 				p.Seed = rand.Uint64() >> 1
 			}
-			if _, err := p.Steps(); err != nil {
+			if err := p.Check(h); err != nil {
 				return err
 			}
 			if out == "" {

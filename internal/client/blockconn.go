@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -63,7 +64,35 @@ type blockingConn struct {
 	local           net.Addr
 	remote          net.Addr
 	closed          atomic.Bool
+	refs            atomic.Int64 // 1 for the open conn, +1 per call in progress; the fd is closed at 0
 	readDL, writeDL atomic.Int64 // deadlines, UnixNano; 0 for none
+}
+
+// acquire pins the fd for one call; it fails once the conn is closed. Close
+// only shuts the socket down (waking calls in progress); the last call out
+// closes the fd, so that a number the kernel hands out again is never read
+// or written by a call that began on the old one.
+func (c *blockingConn) acquire() bool {
+	for {
+		r := c.refs.Load()
+		if r == 0 || c.closed.Load() {
+			return false
+		}
+		if c.refs.CompareAndSwap(r, r+1) {
+			if c.closed.Load() {
+				c.release()
+				return false
+			}
+			return true
+		}
+	}
+}
+
+func (c *blockingConn) release() {
+	if c.refs.Add(-1) == 0 {
+		syscall.Close(c.fd)
+		blockingConns.Add(-1)
+	}
 }
 
 var _ net.Conn = (*blockingConn)(nil)
@@ -104,10 +133,17 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		setTimeout(fd, syscall.SO_SNDTIMEO, time.Until(dl)) // bounds connect(2) too
 	}
-	for {
-		err = syscall.Connect(fd, sa)
-		if err != syscall.EINTR {
-			break
+	if err = syscall.Connect(fd, sa); err == syscall.EINTR {
+		// The connect goes on in the kernel: wait for it, and read its result.
+		for rawPoll(fd, pollOut, 1000) <= 0 {
+			if ctx.Err() != nil {
+				syscall.Close(fd)
+				return nil, ctx.Err()
+			}
+		}
+		var soErr int
+		if soErr, err = syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_ERROR); err == nil && soErr != 0 {
+			err = syscall.Errno(soErr)
 		}
 	}
 	if err != nil {
@@ -125,6 +161,7 @@ func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
 	}
 	reserveP()
 	c := &blockingConn{fd: fd, remote: remote, local: remote}
+	c.refs.Store(1)
 	return c, nil
 }
 
@@ -143,11 +180,15 @@ var blockingConns atomic.Int64
 // instead of waiting on the server at once. The Ps are not CPUs: the threads
 // holding them sleep in the kernel.
 func reserveP() {
+	pMu.Lock()
+	defer pMu.Unlock()
 	n := int(blockingConns.Add(1)) + 2
 	if runtime.GOMAXPROCS(0) < n {
 		runtime.GOMAXPROCS(n)
 	}
 }
+
+var pMu sync.Mutex
 
 // rawRead and rawWrite (and rawPoll) are read(2) and write(2) without the runtime's
 // entersyscall/exitsyscall: a query's round trip (tens of µs) outlasts
@@ -183,6 +224,10 @@ func (c *blockingConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	if !c.acquire() {
+		return 0, net.ErrClosed
+	}
+	defer c.release()
 	for {
 		// Wait with poll(POLLIN), then read: right after a query is sent
 		// there is nothing to read yet. (A read blocked in the kernel on a
@@ -265,6 +310,10 @@ func slowPoll(fd int, events int16, ms int) int {
 }
 
 func (c *blockingConn) Write(b []byte) (int, error) {
+	if !c.acquire() {
+		return 0, net.ErrClosed
+	}
+	defer c.release()
 	written := 0
 	for written < len(b) {
 		n, e := rawWrite(c.fd, b[written:])
@@ -297,9 +346,9 @@ func (c *blockingConn) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
-	blockingConns.Add(-1)
-	syscall.Shutdown(c.fd, syscall.SHUT_RDWR) // wake a read blocked in another goroutine
-	return syscall.Close(c.fd)
+	syscall.Shutdown(c.fd, syscall.SHUT_RDWR) // wake a call waiting in another goroutine
+	c.release()                               // the open conn's reference
+	return nil
 }
 
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }
@@ -320,6 +369,10 @@ func (c *blockingConn) setDeadline(dl *atomic.Int64, t time.Time) error {
 		dl.Store(0)
 	case !t.After(time.Now()):
 		dl.Store(t.UnixNano())
+		if !c.acquire() {
+			return nil
+		}
+		defer c.release()
 		return syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 	default:
 		dl.Store(t.UnixNano())

@@ -90,11 +90,12 @@ func dialMySQL(ctx context.Context, e Endpoint, o Options) (Conn, error) {
 // which wakes a blocked read, and the statement fails. Drivers are given a
 // context that is never cancelled.
 type canceller struct {
-	nc   net.Conn
-	ctx  context.Context
-	stop func() bool
-	gen  int64        // numbers the contexts watched, one after another
-	busy atomic.Int64 // gen of the context whose statement is in flight; 0 when idle
+	nc     net.Conn
+	ctx    context.Context
+	stop   func() bool
+	gen    int64        // numbers the contexts watched, one after another
+	dialed bool         // nc is set (by the connection's own dial)
+	busy   atomic.Int64 // gen of the context whose statement is in flight; 0 when idle
 }
 
 // arm watches ctx and returns the context to hand the driver; done must
@@ -105,6 +106,9 @@ func (c *canceller) arm(ctx context.Context) (context.Context, error) {
 	if ctx.Done() == nil {
 		return ctx, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if ctx != c.ctx {
 		if c.stop != nil {
 			c.stop()
@@ -113,14 +117,15 @@ func (c *canceller) arm(ctx context.Context) (context.Context, error) {
 		g, nc := c.gen, c.nc
 		c.ctx = ctx
 		c.stop = context.AfterFunc(ctx, func() {
-			if nc != nil && c.busy.Load() == g {
+			// Claim the statement in flight, if it is one of this context's.
+			if nc != nil && c.busy.CompareAndSwap(g, -g) {
 				nc.Close()
 			}
 		})
 	}
 	c.busy.Store(c.gen)
-	if err := ctx.Err(); err != nil {
-		c.busy.Store(0)
+	if err := ctx.Err(); err != nil { // ended between the checks
+		c.busy.CompareAndSwap(c.gen, 0)
 		return nil, err
 	}
 	return context.Background(), nil
@@ -147,7 +152,11 @@ func (c *canceller) dialer(t Transport) func(ctx context.Context, network, addr 
 			var d net.Dialer
 			nc, err = d.DialContext(ctx, network, addr)
 		}
-		c.nc = nc
+		// The first dial is the connection's own; later ones are pgx's
+		// cancel requests, which must not replace it.
+		if err == nil && !c.dialed {
+			c.nc, c.dialed = nc, true
+		}
 		return nc, err
 	}
 }

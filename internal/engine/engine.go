@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -185,8 +186,8 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		end = r.mt0.Add(r.o.Duration)
 	}
 
-	var cpu0 float64
-	cpuTimer := time.AfterFunc(r.o.Warmup, func() { cpu0 = processCPU() })
+	var cpu0 atomic.Uint64 // float64 bits, written by the timer
+	cpuTimer := time.AfterFunc(r.o.Warmup, func() { cpu0.Store(math.Float64bits(processCPU())) })
 	res := &result.Run{
 		SchemaVersion: result.SchemaVersion, Threads: r.n, Loop: "closed",
 		Warmup: r.o.Warmup.Seconds(), Duration: r.o.Duration.Seconds(), Started: r.t0.UTC(),
@@ -241,8 +242,8 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	if r.o.ReportedUnit == "Krows/s" && t.Service.Mean > 0 {
 		t.Reported = r.o.KRowsPerEvent / (t.Service.Mean / 1e6)
 	}
-	if cpu0 > 0 {
-		t.ClientCPUSeconds = cpu1 - cpu0
+	if c0 := math.Float64frombits(cpu0.Load()); c0 > 0 {
+		t.ClientCPUSeconds = cpu1 - c0
 		if t.Statements > 0 {
 			t.ClientCPUPerStmtUs = t.ClientCPUSeconds * 1e6 / float64(t.Statements)
 		}
@@ -358,6 +359,9 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		s := r.sec(stop)
 		if err != nil && ctx.Err() != nil {
 			return // cancelled mid-event: not an event
+		}
+		if !end.IsZero() && !stop.Before(end) {
+			return // ended after the measured window: not counted in it
 		}
 		if s >= 0 && (cur == nil || cur.sec != s) {
 			flush(s - 1)

@@ -90,6 +90,28 @@ func (p Sysbench) listName() string {
 	return p.List
 }
 
+// Check reports what would stop the plan before it starts: an unknown test
+// selection, a missing build, a sandbox that is not there or not running.
+func (p Sysbench) Check(h home.Home) error {
+	if _, err := p.Steps(); err != nil {
+		return err
+	}
+	if p.Sandbox == "" {
+		if len(p.Builds) == 0 {
+			return fmt.Errorf("name a build with --build")
+		}
+		return nil
+	}
+	st, err := sandbox.Get(h, p.Sandbox)
+	if err != nil {
+		return err
+	}
+	if !st.Running() {
+		return fmt.Errorf("sandbox %s is not running: start it with qpslab server start, or leave out --sandbox", p.Sandbox)
+	}
+	return nil
+}
+
 // Run runs the plan. Results go to OnResult as each test ends; on
 // cancellation the test in progress is passed on with status aborted, every
 // sandbox is stopped, and ctx's error is returned.
