@@ -213,8 +213,8 @@ func runSysbench(cmd *cobra.Command, h home.Home, p plan.Sysbench, out string) e
 }
 
 func printHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-34s %4s %12s %10s %11s  %-36s %-36s %6s %9s\n",
-		"TEST", "THR", "QPS", "TPS", "ROWS/S", "RESPONSE ms p50/p95/p99/p99.9/max", "SERVICE ms p50/p95/p99/p99.9/max", "ERRORS", "CPU us/q")
+	fmt.Fprintf(w, "%-18s %-34s %4s %12s %10s %11s  %-36s %-36s %6s %9s\n",
+		"BUILD", "TEST", "THR", "QPS", "TPS", "ROWS/S", "RESPONSE ms p50/p95/p99/p99.9/max", "SERVICE ms p50/p95/p99/p99.9/max", "ERRORS", "CPU us/q")
 }
 
 func ms(l result.Latency) string {
@@ -231,7 +231,7 @@ func printRun(w io.Writer, r result.Run) {
 	if r.Loop == "open" {
 		svc = ms(t.Service)
 	}
-	line := fmt.Sprintf("%-34s %4d %12s %10.1f %11.0f  %-36s %-36s %6d %9.1f", r.Test, r.Threads, qps, t.TPS, t.RowsPerSec, ms(t.Response), svc, t.Errors, t.ClientCPUPerStmtUs)
+	line := fmt.Sprintf("%-18s %-34s %4d %12s %10.1f %11.0f  %-36s %-36s %6d %9.1f", r.Build, r.Test, r.Threads, qps, t.TPS, t.RowsPerSec, ms(t.Response), svc, t.Errors, t.ClientCPUPerStmtUs)
 	if r.Status != result.OK {
 		line += "  " + r.Status + ": " + r.Error
 	}
