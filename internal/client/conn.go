@@ -197,6 +197,21 @@ func (m *myConn) named(args []any) ([]driver.NamedValue, error) {
 	return nv, nil
 }
 
+// begin arms cancellation for one statement and converts its arguments; the
+// caller defers m.cancel.done() when err is nil.
+func (m *myConn) begin(ctx context.Context, args []any) (context.Context, []driver.NamedValue, error) {
+	ctx, err := m.cancel.arm(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	nv, err := m.named(args)
+	if err != nil {
+		m.cancel.done()
+		return nil, nil, err
+	}
+	return ctx, nv, nil
+}
+
 func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 	ctx, err := m.cancel.arm(ctx)
 	if err != nil {
@@ -214,15 +229,11 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	ctx, err := m.cancel.arm(ctx)
+	ctx, nv, err := m.begin(ctx, args)
 	if err != nil {
 		return 0, err
 	}
 	defer m.cancel.done()
-	nv, err := m.named(args)
-	if err != nil {
-		return 0, err
-	}
 	r, err := m.c.(driver.ExecerContext).ExecContext(ctx, q, nv)
 	if err == driver.ErrSkip { // arguments without client-side interpolation
 		s, perr := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
@@ -239,15 +250,11 @@ func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	ctx, err := m.cancel.arm(ctx)
+	ctx, nv, err := m.begin(ctx, args)
 	if err != nil {
 		return 0, err
 	}
 	defer m.cancel.done()
-	nv, err := m.named(args)
-	if err != nil {
-		return 0, err
-	}
 	rows, err := m.c.(driver.QueryerContext).QueryContext(ctx, q, nv)
 	if err == driver.ErrSkip {
 		s, perr := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
@@ -297,15 +304,11 @@ type myStmt struct {
 }
 
 func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	ctx, err := s.c.cancel.arm(ctx)
+	ctx, nv, err := s.c.begin(ctx, args)
 	if err != nil {
 		return 0, err
 	}
 	defer s.c.cancel.done()
-	nv, err := s.c.named(args)
-	if err != nil {
-		return 0, err
-	}
 	r, err := s.s.(driver.StmtExecContext).ExecContext(ctx, nv)
 	if err != nil {
 		return 0, err
@@ -314,15 +317,11 @@ func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 }
 
 func (s myStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	ctx, err := s.c.cancel.arm(ctx)
+	ctx, nv, err := s.c.begin(ctx, args)
 	if err != nil {
 		return 0, err
 	}
 	defer s.c.cancel.done()
-	nv, err := s.c.named(args)
-	if err != nil {
-		return 0, err
-	}
 	rows, err := s.s.(driver.StmtQueryContext).QueryContext(ctx, nv)
 	if err != nil {
 		return 0, err

@@ -6,30 +6,12 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
-	"github.com/qpslab/qpslab/internal/config"
-	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 func startServer(t *testing.T, build string) client.Endpoint {
 	t.Helper()
-	h := testenv.Home(t)
-	t.Setenv("QPSLAB_HOME", h.Root)
-	b := testenv.Build(t, h, build)
-	cfg, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: b, Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		srv.Stop()
-		if left := testenv.Processes(h.Root); len(left) > 0 {
-			t.Errorf("processes left: %q", left)
-		}
-	})
+	srv, _ := testenv.StartServer(t, build)
 	return srv.Endpoint()
 }
 

@@ -11,8 +11,6 @@ import (
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
-	"github.com/qpslab/qpslab/internal/config"
-	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
 
@@ -33,26 +31,9 @@ type server struct {
 // startServer starts a sandbox of the named system build, stopped (and its
 // processes checked for) when the test ends.
 func startServer(t *testing.T, name string) *server {
-	h := testenv.Home(t)
-	t.Setenv("QPSLAB_HOME", h.Root)
-	t.Cleanup(func() {
-		sandbox.StopAll()
-		if left := testenv.Processes(h.Root); len(left) > 0 {
-			t.Errorf("processes left behind: %q", left)
-		}
-	})
-	b := testenv.Build(t, h, name)
-	cfg, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: b, Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
+	srv, _ := testenv.StartServer(t, name)
 	ep := srv.Endpoint()
-	return &server{t: t, ep: ep, pg: b.Flavor == build.Postgres, target: Target{
+	return &server{t: t, ep: ep, pg: srv.Flavor == build.Postgres, target: Target{
 		Protocol: ep.Protocol, Tables: srvTables, Rows: srvRows,
 		Dial: func(ctx context.Context) (client.Conn, error) {
 			return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})

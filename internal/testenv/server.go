@@ -1,0 +1,37 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/sandbox"
+)
+
+// StartServer starts the named build with the shipped default config in a new
+// test home, and at the end of the test stops it and fails the test if any
+// process started under that home is left (QPSLAB_HOME is set for the test, so
+// every server and server child carries the home's path in its environment).
+func StartServer(t *testing.T, build string) (*sandbox.Server, home.Home) {
+	t.Helper()
+	h := Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	t.Cleanup(func() {
+		sandbox.StopAll()
+		if left := Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	b := Build(t, h, build)
+	cfg, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: b, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	return srv, h
+}
