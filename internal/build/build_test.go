@@ -38,23 +38,6 @@ func fakeServer(t *testing.T, base, rel, banner string, code int) string {
 	return writeFile(t, base, rel, script, 0o755)
 }
 
-// wantErr fails unless err is a one-line error containing every substring.
-func wantErr(t *testing.T, err error, subs ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want one mentioning %q", subs)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("error is not one line: %q", msg)
-	}
-	for _, s := range subs {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error %q does not mention %q", msg, s)
-		}
-	}
-}
-
 func TestCompareVersions(t *testing.T) {
 	tests := []struct {
 		name string
@@ -119,7 +102,7 @@ func TestParseFlavor(t *testing.T) {
 	}
 	t.Run("unknown", func(t *testing.T) {
 		_, err := build.ParseFlavor("oracle")
-		wantErr(t, err, `"oracle"`, "mariadb, mysql or postgres")
+		testenv.WantErr(t, err, `"oracle"`, "mariadb, mysql or postgres")
 	})
 }
 
@@ -162,7 +145,7 @@ func TestParseArtifact(t *testing.T) {
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := build.ParseArtifact(tt.spec)
-			wantErr(t, err, tt.subs...)
+			testenv.WantErr(t, err, tt.subs...)
 		})
 	}
 }
@@ -330,7 +313,7 @@ func TestFindLayoutErrors(t *testing.T) {
 			if !tt.noDir {
 				tt.wantSub = append(tt.wantSub, dir)
 			}
-			wantErr(t, err, tt.wantSub...)
+			testenv.WantErr(t, err, tt.wantSub...)
 		})
 	}
 }
@@ -447,7 +430,7 @@ func TestReadVersionErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := tt.server(t, t.TempDir())
 			_, _, _, err := build.ReadVersion(context.Background(), build.MySQL, build.Layout{Server: srv})
-			wantErr(t, err, append(tt.wantSub, srv)...)
+			testenv.WantErr(t, err, append(tt.wantSub, srv)...)
 		})
 	}
 }
@@ -458,7 +441,7 @@ func TestInspectFlavorMismatch(t *testing.T) {
 	base := t.TempDir()
 	fakeServer(t, base, "bin/mysqld", "mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)", 0)
 	_, _, _, _, err := build.Inspect(context.Background(), build.MariaDB, base)
-	wantErr(t, err, "holds mysql 8.0.36, not mariadb", "--flavor mysql")
+	testenv.WantErr(t, err, "holds mysql 8.0.36, not mariadb", "--flavor mysql")
 
 	l, f, ver, _, err := build.Inspect(context.Background(), build.MySQL, base)
 	if err != nil {
@@ -477,7 +460,7 @@ func TestValidName(t *testing.T) {
 	}
 	for _, name := range []string{"", "a b", "-lead", ".hidden", "a/b", "../x", "tab\tname"} {
 		t.Run(name, func(t *testing.T) {
-			wantErr(t, build.ValidName(name), "is not valid", "letters, digits")
+			testenv.WantErr(t, build.ValidName(name), "is not valid", "letters, digits")
 		})
 	}
 }
@@ -580,7 +563,7 @@ func TestRegistryAddReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := r.Add(ctx, "ma", build.MariaDB, other.Basedir, false)
-	wantErr(t, err, `"ma" exists`, "/usr", "--replace")
+	testenv.WantErr(t, err, `"ma" exists`, "/usr", "--replace")
 	if b, err := r.Get(ctx, "ma"); err != nil || b.Basedir != "/usr" {
 		t.Errorf("after a refused add, Get = %+v, %v; want the /usr build kept", b, err)
 	}
@@ -664,7 +647,7 @@ func TestRegistryErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := registry(t)
-			wantErr(t, tt.run(r), tt.wantSub...)
+			testenv.WantErr(t, tt.run(r), tt.wantSub...)
 			if ents, _ := os.ReadDir(r.Dir); len(ents) != 0 {
 				t.Errorf("a failed call left %d files in %s", len(ents), r.Dir)
 			}
@@ -687,9 +670,9 @@ func TestRegistryBadRecords(t *testing.T) {
 			r := registry(t)
 			writeFile(t, r.Dir, "rec.yaml", tt.content, 0o644)
 			_, err := r.Get(ctx, "rec")
-			wantErr(t, err, tt.wantSub...)
+			testenv.WantErr(t, err, tt.wantSub...)
 			_, err = r.List(ctx)
-			wantErr(t, err, tt.wantSub...)
+			testenv.WantErr(t, err, tt.wantSub...)
 		})
 	}
 }

@@ -179,7 +179,7 @@ func TestFetchFromFile(t *testing.T) {
 			dest := filepath.Join(r.Cache, "builds", tt.spec)
 
 			_, err := r.Fetch(ctx, tt.spec, build.FetchOptions{FromFile: jar, SHA256: strings.Repeat("0", 64)})
-			wantErr(t, err, "checksum mismatch", jar, strings.Repeat("0", 64))
+			testenv.WantErr(t, err, "checksum mismatch", jar, strings.Repeat("0", 64))
 			wantNoFile(t, filepath.Join(dest, ".qpslab-complete"))
 			wantNoFile(t, filepath.Join(r.Dir, tt.spec+".yaml"))
 
@@ -260,7 +260,7 @@ func TestFetchChecksMavenSHA1(t *testing.T) {
 				}
 				return
 			}
-			wantErr(t, err, append(tt.wantSub, jar)...)
+			testenv.WantErr(t, err, append(tt.wantSub, jar)...)
 			wantNoFile(t, filepath.Join(r.Cache, "builds", "mariadb-10.2.11"))
 		})
 	}
@@ -284,7 +284,7 @@ func TestFetchErrors(t *testing.T) {
 			noMaven(t)
 			r := freshRegistry(t)
 			_, err := r.Fetch(context.Background(), tt.spec, tt.opts)
-			wantErr(t, err, tt.wantSub...)
+			testenv.WantErr(t, err, tt.wantSub...)
 			wantNoFile(t, filepath.Join(r.Cache, "builds", "mariadb-10.2.11"))
 			if ents, _ := os.ReadDir(r.Dir); len(ents) != 0 {
 				t.Errorf("a failed fetch left %d build records", len(ents))
@@ -377,7 +377,7 @@ func TestFetchFromFileNotAnArchive(t *testing.T) {
 			txt := writeFile(t, t.TempDir(), "notes.txt", tt.content, 0o644)
 			r := freshRegistry(t)
 			_, err := r.Fetch(context.Background(), "mariadb-10.2.11", build.FetchOptions{FromFile: txt})
-			wantErr(t, err, txt)
+			testenv.WantErr(t, err, txt)
 			dest := filepath.Join(r.Cache, "builds", "mariadb-10.2.11")
 			wantNoFile(t, filepath.Join(dest, ".qpslab-complete"))
 			wantNoFile(t, dest+".tmp")
@@ -424,7 +424,7 @@ func TestFetchFromFileMembersStayInside(t *testing.T) {
 			// The unpack folder is root/cache/builds/mariadb-10.2.11.tmp.
 			r := build.Registry{Dir: filepath.Join(root, "records"), Cache: filepath.Join(root, "cache")}
 			_, err := r.Fetch(context.Background(), "mariadb-10.2.11", build.FetchOptions{FromFile: tgz})
-			wantErr(t, err, tt.wantSub...)
+			testenv.WantErr(t, err, tt.wantSub...)
 			for _, p := range []string{
 				filepath.Join(root, "cache", "builds", "evil"),
 				filepath.Join(root, "cache", "evil"),
@@ -473,7 +473,7 @@ func TestFetchFromFileRefusesEscapingMembers(t *testing.T) {
 			// ../../../outside from inside it is root/outside.
 			r := build.Registry{Dir: filepath.Join(root, "records"), Cache: filepath.Join(root, "cache")}
 			_, err := r.Fetch(context.Background(), "mariadb-10.2.11", build.FetchOptions{FromFile: tgz})
-			wantErr(t, err, "escapes")
+			testenv.WantErr(t, err, "escapes")
 			wantNoFile(t, filepath.Join(outside, "evil"))
 			wantNoFile(t, filepath.Join(root, "cache", "builds", "evil"))
 		})

@@ -9,26 +9,10 @@ import (
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 var idRE = regexp.MustCompile(`^default@[0-9a-f]{12}$`)
-
-// wantErr fails unless err is a one-line error containing every substring.
-func wantErr(t *testing.T, err error, subs ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want one mentioning %q", subs)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("error is not one line: %q", msg)
-	}
-	for _, s := range subs {
-		if !strings.Contains(msg, s) {
-			t.Errorf("error %q does not mention %q", msg, s)
-		}
-	}
-}
 
 func writeFile(t *testing.T, dir, name, content string) string {
 	t.Helper()
@@ -151,7 +135,7 @@ func TestGetErrors(t *testing.T) {
 			s := store(t)
 			writeFile(t, s.Dir, "mine.cnf", "[mysqld]\n")
 			_, err := s.Get(tt.cfg, tt.fam)
-			wantErr(t, err, tt.wantSub...)
+			testenv.WantErr(t, err, tt.wantSub...)
 			if got := errors.Is(err, config.ErrNotFound); got != tt.notFound {
 				t.Errorf("errors.Is(err, ErrNotFound) = %v, want %v", got, tt.notFound)
 			}
@@ -210,7 +194,7 @@ func TestAddReplace(t *testing.T) {
 	}
 
 	_, err = s.Add("mine", second, "", false)
-	wantErr(t, err, `"mine"`, "exists", "--replace")
+	testenv.WantErr(t, err, `"mine"`, "exists", "--replace")
 	if got, err := s.Get("mine", config.MySQL); err != nil || got.ID() != c1.ID() {
 		t.Errorf("after a refused add, Get = %s, %v; want %s kept", got.ID(), err, c1.ID())
 	}
@@ -255,7 +239,7 @@ func TestAddErrors(t *testing.T) {
 				writeFile(t, filepath.Dir(src), tt.file, "[mysqld]\n")
 			}
 			_, err := s.Add(tt.cfg, src, "", false)
-			wantErr(t, err, tt.wantSub...)
+			testenv.WantErr(t, err, tt.wantSub...)
 			if ents, _ := os.ReadDir(s.Dir); len(ents) != 0 {
 				t.Errorf("a refused add left %d files in %s", len(ents), s.Dir)
 			}

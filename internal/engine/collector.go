@@ -20,9 +20,8 @@ type collector struct {
 	r       *runner
 	pending map[int]*secData
 	samples []result.Sample
+	tot     *secData // the whole measured window
 	totals  result.Totals
-	resp    *hdrhistogram.Histogram
-	svc     *hdrhistogram.Histogram
 	// progress over the current report interval
 	iv       *secData
 	ivFrom   int
@@ -30,7 +29,7 @@ type collector struct {
 }
 
 func newCollector(r *runner) *collector {
-	return &collector{r: r, pending: map[int]*secData{}, resp: newHist(), svc: newHist(), iv: newSecData(0)}
+	return &collector{r: r, pending: map[int]*secData{}, tot: &secData{resp: newHist(), svc: newHist()}, iv: newSecData(0)}
 }
 
 func (c *collector) loop(ctx context.Context) {
@@ -57,16 +56,21 @@ func (c *collector) add(d *secData) {
 		c.pending[d.sec] = d
 		return
 	}
-	p.events += d.events
-	p.stmts += d.stmts
-	p.rows += d.rows
-	p.errors += d.errors
-	p.retries += d.retries
-	p.late += d.late
-	p.resp.Merge(d.resp)
-	p.svc.Merge(d.svc)
+	p.merge(d)
 	putHist(d.resp)
 	putHist(d.svc)
+}
+
+// merge adds d's counts and histograms to a.
+func (a *secData) merge(d *secData) {
+	a.events += d.events
+	a.stmts += d.stmts
+	a.rows += d.rows
+	a.errors += d.errors
+	a.retries += d.retries
+	a.late += d.late
+	a.resp.Merge(d.resp)
+	a.svc.Merge(d.svc)
 }
 
 // minDone is the last second no worker will send more data for.
@@ -121,15 +125,7 @@ func (c *collector) finalize(upTo int) {
 			smp.Response, smp.ResponseHist = summarize(d.resp), encode(d.resp)
 		}
 		c.samples = append(c.samples, smp)
-		t := &c.totals
-		t.Events += d.events
-		t.Statements += d.stmts
-		t.Rows += d.rows
-		t.Errors += d.errors
-		t.Retries += d.retries
-		t.Late += d.late
-		c.resp.Merge(d.resp)
-		c.svc.Merge(d.svc)
+		c.tot.merge(d)
 		c.progress(d)
 		putHist(d.resp)
 		putHist(d.svc)
@@ -167,13 +163,14 @@ func (c *collector) progress(d *secData) {
 }
 
 func (c *collector) finish() {
-	c.totals.Service = summarize(c.svc)
-	c.totals.ServiceHist = encode(c.svc)
+	d, t := c.tot, &c.totals
+	t.Events, t.Statements, t.Rows = d.events, d.stmts, d.rows
+	t.Errors, t.Retries, t.Late = d.errors, d.retries, d.late
+	t.Service, t.ServiceHist = summarize(d.svc), encode(d.svc)
 	if c.r.o.Rate == 0 {
-		c.totals.Response = c.totals.Service
+		t.Response = t.Service
 	} else {
-		c.totals.Response = summarize(c.resp)
-		c.totals.ResponseHist = encode(c.resp)
+		t.Response, t.ResponseHist = summarize(d.resp), encode(d.resp)
 	}
 }
 

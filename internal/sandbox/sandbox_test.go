@@ -203,21 +203,21 @@ func TestStartErrors(t *testing.T) {
 		defer l.Close()
 		port := l.Addr().(*net.TCPAddr).Port
 		_, err = sandbox.Start(context.Background(), h, sandbox.Spec{Build: maria, Config: mcfg, Port: port})
-		wantErr(t, err, "is in use", "--port")
+		testenv.WantErr(t, err, "is in use", "--port")
 	})
 
 	t.Run("server dies during start", func(t *testing.T) {
 		bad := config.Config{Name: "bad", Family: config.MySQL, Content: []byte("[mysqld]\nno_such_option_qpslab=1\n")}
 		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "dies", Build: maria, Config: bad})
-		wantErr(t, err, "exited during start", "no_such_option_qpslab", "server.log")
+		testenv.WantErr(t, err, "exited during start", "no_such_option_qpslab", "server.log")
 		badpg := config.Config{Name: "bad", Family: config.Postgres, Content: []byte("shared_buffers = 'lots'\n")}
 		_, err = sandbox.Start(context.Background(), h, sandbox.Spec{Name: "dies-pg", Build: pg, Config: badpg})
-		wantErr(t, err, "exited during start", "shared_buffers")
+		testenv.WantErr(t, err, "exited during start", "shared_buffers")
 	})
 
 	t.Run("config of another family", func(t *testing.T) {
 		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: maria, Config: pcfg})
-		wantErr(t, err, "postgres config", "mariadb")
+		testenv.WantErr(t, err, "postgres config", "mariadb")
 	})
 
 	t.Run("unwritable datadir", func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestStartErrors(t *testing.T) {
 			defer exec.Command("chattr", "-i", dir).Run()
 		}
 		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "ro", Build: maria, Config: mcfg, Datadir: filepath.Join(dir, "data")})
-		wantErr(t, err, "not writable", "--datadir")
+		testenv.WantErr(t, err, "not writable", "--datadir")
 	})
 
 	t.Run("datadir not made by qpslab", func(t *testing.T) {
@@ -241,7 +241,7 @@ func TestStartErrors(t *testing.T) {
 		precious := filepath.Join(dir, "precious.txt")
 		os.WriteFile(precious, []byte("keep me"), 0o644)
 		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "foreign", Build: maria, Config: mcfg, Datadir: dir})
-		wantErr(t, err, "not made by qpslab")
+		testenv.WantErr(t, err, "not made by qpslab")
 		if b, err := os.ReadFile(precious); err != nil || string(b) != "keep me" {
 			t.Errorf("a foreign file was touched: %q %v", b, err)
 		}
@@ -252,13 +252,13 @@ func TestStartErrors(t *testing.T) {
 		os.MkdirAll(dir, 0o755)
 		os.WriteFile(filepath.Join(dir, "notes"), []byte("mine"), 0o644)
 		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "squat", Build: maria, Config: mcfg})
-		wantErr(t, err, "not made by qpslab")
+		testenv.WantErr(t, err, "not made by qpslab")
 	})
 
 	t.Run("already running", func(t *testing.T) {
 		start(t, h, sandbox.Spec{Name: "twice", Build: maria, Config: mcfg})
 		_, err := sandbox.Start(context.Background(), h, sandbox.Spec{Name: "twice", Build: maria, Config: mcfg})
-		wantErr(t, err, "already running", "qpslab server stop twice")
+		testenv.WantErr(t, err, "already running", "qpslab server stop twice")
 	})
 }
 
@@ -284,22 +284,6 @@ func TestCancelDuringStart(t *testing.T) {
 					t.Errorf("after a cancelled start: %q", left)
 				}
 			})
-		}
-	}
-}
-
-func wantErr(t *testing.T, err error, parts ...string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("want an error containing %q, got none", parts)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "\n") {
-		t.Errorf("error is not one line: %q", msg)
-	}
-	for _, p := range parts {
-		if !strings.Contains(msg, p) {
-			t.Errorf("error %q does not contain %q", msg, p)
 		}
 	}
 }

@@ -94,3 +94,21 @@ func Processes(marker string) []string {
 	}
 	return out
 }
+
+// WantErr fails unless err is a one-line error containing every substring:
+// what every bad input must get.
+func WantErr(t testing.TB, err error, subs ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one mentioning %q", subs)
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error is not one line: %q", msg)
+	}
+	for _, s := range subs {
+		if !strings.Contains(msg, s) {
+			t.Errorf("error %q does not mention %q", msg, s)
+		}
+	}
+}
