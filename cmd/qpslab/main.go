@@ -69,6 +69,7 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newConfigsCmd(),
 		newServerCmd(),
 		newRunCmd(),
+		newHostCmd(),
 	)
 	return root
 }

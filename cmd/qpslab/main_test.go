@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -279,5 +280,37 @@ func TestSignalsLeaveNoProcess(t *testing.T) {
 				t.Errorf("after %v: processes left: %q", tc.sig, left)
 			}
 		})
+	}
+}
+
+func TestHostCheck(t *testing.T) {
+	h := newHome(t)
+	r := qpslab(t, h, "host", "check", "--json")
+	if r.code != 0 {
+		t.Fatalf("host check --json: %+v", r)
+	}
+	var c struct {
+		CPUs   int    `json:"cpus"`
+		Driver string `json:"cpufreq_driver"`
+		Risks  []struct{ Name, Fix string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatalf("host check --json printed no JSON: %v", err)
+	}
+	if c.CPUs < 1 || c.Driver == "" {
+		t.Errorf("host check: %+v", c)
+	}
+	for _, risk := range c.Risks {
+		if risk.Fix == "" {
+			t.Errorf("risk %s has no fix", risk.Name)
+		}
+	}
+	r = qpslab(t, h, "host", "check")
+	if r.code != 0 || !strings.Contains(r.stdout, "cpufreq driver:") {
+		t.Errorf("host check: %+v", r)
+	}
+	r = qpslab(t, h, "host", "check", "--procfs", "/nonexistent")
+	if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "/nonexistent") {
+		t.Errorf("a bad --procfs: %+v", r)
 	}
 }
