@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,7 @@ import (
 func newHostCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "host",
-		Short: "Check the host for variance sources (cpufreq driver, boost, governor, EPP, SMT, steal)",
+		Short: "Check the host for variance sources (cpufreq, boost, governor, EPP, SMT, steal), tune and reset them",
 	}
 	var asJSON bool
 	var roots host.Roots
@@ -75,10 +76,64 @@ the command that removes it. Nothing is changed.`,
 			return nil
 		},
 	}
-	check.Flags().BoolVar(&asJSON, "json", false, "print JSON (what every run records)")
-	check.Flags().StringVar(&roots.Sys, "sysfs", host.Real.Sys, "sysfs root (for checking a copied tree)")
-	check.Flags().StringVar(&roots.Proc, "procfs", host.Real.Proc, "procfs root")
-	c.AddCommand(check)
+	check.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	rootFlags := func(cmd *cobra.Command) {
+		cmd.Flags().StringVar(&roots.Sys, "sysfs", host.Real.Sys, "sysfs root (for a copied or fixture tree)")
+		cmd.Flags().StringVar(&roots.Proc, "procfs", host.Real.Proc, "procfs root")
+	}
+	rootFlags(check)
+
+	tune := &cobra.Command{
+		Use:   "tune",
+		Short: "Switch boost off and governors (and EPP) to performance, saving the previous state (root)",
+		Long: `Switch boost off (cpufreq/boost, intel_pstate/no_turbo, per-policy boost) and
+every governor and energy-performance preference to performance. The previous
+content of every file changed is saved first (in <home>/host/tune-state.json),
+and qpslab host reset puts it back byte for byte. Where a knob does not exist,
+it says so and what to do instead.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := resolveHome()
+			if err != nil {
+				return err
+			}
+			res, err := host.Tune(roots, filepath.Join(h.Root, "host", "tune-state.json"))
+			w := cmd.OutOrStdout()
+			if res != nil {
+				for _, ch := range res.Changed {
+					fmt.Fprintf(w, "%s: %s -> %s\n", ch.Path, strings.TrimSpace(ch.Old), ch.New)
+				}
+				for _, n := range res.Notes {
+					fmt.Fprintf(w, "note: %s\n", n)
+				}
+				if err == nil && len(res.Changed) == 0 {
+					fmt.Fprintln(w, "nothing to change")
+				}
+			}
+			return err
+		},
+	}
+	rootFlags(tune)
+	reset := &cobra.Command{
+		Use:   "reset",
+		Short: "Put back every file qpslab host tune changed, byte for byte (root)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := resolveHome()
+			if err != nil {
+				return err
+			}
+			done, err := host.Reset(filepath.Join(h.Root, "host", "tune-state.json"))
+			for _, ch := range done {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s -> %s\n", ch.Path, strings.TrimSpace(ch.Old), strings.TrimSpace(ch.New))
+			}
+			if err == nil && len(done) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "nothing to reset: qpslab host tune has not changed this host")
+			}
+			return err
+		},
+	}
+	c.AddCommand(check, tune, reset)
 	return c
 }
 

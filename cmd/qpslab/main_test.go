@@ -314,3 +314,44 @@ func TestHostCheck(t *testing.T) {
 		t.Errorf("a bad --procfs: %+v", r)
 	}
 }
+
+// tune then reset over a writable fixture tree (an acpi-cpufreq machine with
+// boost on and the schedutil governor) puts every byte back.
+func TestHostTuneReset(t *testing.T) {
+	h := newHome(t)
+	root := t.TempDir()
+	files := map[string]string{
+		"sys/devices/system/cpu/online":                                   "0\n",
+		"sys/devices/system/cpu/offline":                                  "\n",
+		"sys/devices/system/cpu/cpufreq/boost":                            "1\n",
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_driver":              "acpi-cpufreq\n",
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor":            "schedutil\n",
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_available_governors": "performance powersave schedutil\n",
+		"sys/devices/system/cpu/cpu0/cpufreq/related_cpus":                "0\n",
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_setspeed":            "<unsupported>\n",
+		"proc/cpuinfo": "processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu\n\n",
+		"proc/meminfo": "MemTotal:       1000 kB\nSwapTotal:      0 kB\n",
+		"proc/stat":    "cpu  1 0 1 1 0 0 0 0 0 0\ncpu0 1 0 1 1 0 0 0 0 0 0\nintr 1\nctxt 1\nbtime 1\nprocesses 1\nprocs_running 1\nprocs_blocked 0\n",
+		"proc/cmdline": "ro\n",
+	}
+	for p, c := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(c), 0o644)
+	}
+	roots := []string{"--sysfs", filepath.Join(root, "sys"), "--procfs", filepath.Join(root, "proc")}
+	r := qpslab(t, h, append([]string{"host", "tune"}, roots...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "scaling_governor: schedutil -> performance") || !strings.Contains(r.stdout, "cpufreq/boost: 1 -> 0") {
+		t.Fatalf("tune: %+v", r)
+	}
+	if r := qpslab(t, h, append([]string{"host", "check"}, roots...)...); strings.Contains(r.stdout, "- boost") || strings.Contains(r.stdout, "- governor") {
+		t.Errorf("risks left after tune:\n%s", r.stdout)
+	}
+	if r := qpslab(t, h, "host", "reset"); r.code != 0 || !strings.Contains(r.stdout, "boost: 0 -> 1") {
+		t.Fatalf("reset: %+v", r)
+	}
+	for p, c := range files {
+		if b, _ := os.ReadFile(filepath.Join(root, p)); string(b) != c {
+			t.Errorf("%s is %q after reset, was %q", p, b, c)
+		}
+	}
+}
