@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,6 +21,7 @@ import (
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
 )
@@ -125,6 +127,16 @@ service time from the actual send.`,
 			}
 			if err := p.Check(h); err != nil {
 				return err
+			}
+			hc, err := host.Inspect(host.Real)
+			if err != nil {
+				return fmt.Errorf("record the host fingerprint: %w", err)
+			}
+			if p.Host, err = json.Marshal(hc); err != nil {
+				return err
+			}
+			for _, r := range hc.Risks {
+				fmt.Fprintf(cmd.ErrOrStderr(), "host variance risk: %s: %s (fix: %s)\n", r.Name, r.Detail, r.Fix)
 			}
 			if out == "" {
 				out = filepath.Join(h.Results(), "sysbench-"+time.Now().UTC().Format("20060102-150405")+".json")

@@ -54,6 +54,9 @@ func TestRunAll42(t *testing.T) {
 				if run.Status != result.OK || run.Totals.Events == 0 {
 					t.Errorf("%s: status %s, %d events, error %q", run.Test, run.Status, run.Totals.Events, run.Error)
 				}
+				if !strings.Contains(string(run.Host), `"cpufreq_driver"`) {
+					t.Errorf("%s: no host fingerprint recorded: %s", run.Test, run.Host)
+				}
 				if run.Build != b || run.Suite != "sysbench" || run.Seed == 0 || len(run.Samples) == 0 {
 					t.Errorf("%s: build %q suite %q seed %d samples %d", run.Test, run.Build, run.Suite, run.Seed, len(run.Samples))
 				}

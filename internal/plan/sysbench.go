@@ -7,6 +7,7 @@ package plan
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -53,6 +54,9 @@ type Sysbench struct {
 	// ReportInterval is how often a progress line is printed during a test
 	// (sysbench's --report-interval); default 10 s.
 	ReportInterval time.Duration
+	// Host is the host fingerprint recorded with every result (qpslab host
+	// check's JSON); the command takes it once before the run.
+	Host json.RawMessage
 
 	Log      func(line string)               // progress lines
 	LoadBar  func(total int64) func(n int64) // a progress bar for the load: returns its update function
@@ -284,6 +288,7 @@ func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Ta
 		return fmt.Errorf("%s: %w", t.Label(), err)
 	}
 	res.QpslabVersion = version.Version
+	res.Host = p.Host
 	res.Suite, res.Test, res.Seed = "sysbench", t.Label(), seed
 	res.Build, res.Flavor, res.Version, res.Config = b.Name, string(b.Flavor), b.Version, p.configID()
 	res.Params = map[string]string{

@@ -91,10 +91,13 @@ type Run struct {
 	Duration      float64           `json:"duration_seconds"`
 	Started       time.Time         `json:"started"`
 	Ended         time.Time         `json:"ended"`
-	Status        string            `json:"status"` // ok, failed, aborted
-	Error         string            `json:"error,omitempty"`
-	Totals        Totals            `json:"totals"`
-	Samples       []Sample          `json:"samples"`
+	// Host is the fingerprint of the machine the run ran on: qpslab host
+	// check's JSON (kernel, CPU model, cores, memory, cpufreq state, risks).
+	Host    json.RawMessage `json:"host,omitempty"`
+	Status  string          `json:"status"` // ok, failed, aborted
+	Error   string          `json:"error,omitempty"`
+	Totals  Totals          `json:"totals"`
+	Samples []Sample        `json:"samples"`
 }
 
 // Statuses of a run.
