@@ -398,14 +398,11 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			cur.late++
 		}
 		if r.o.Events > 0 && r.measured.Add(1) >= r.o.Events {
-			r.cancelQuietly()
+			r.cancel() // the event count is reached: the run ends as planned
 			return
 		}
 	}
 }
-
-// cancelQuietly ends the run because its event count was reached.
-func (r *runner) cancelQuietly() { r.cancel() }
 
 // processCPU is this process's user + system CPU seconds so far.
 func processCPU() float64 {
