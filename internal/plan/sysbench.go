@@ -95,34 +95,14 @@ func (p Sysbench) listName() string {
 }
 
 // Check reports what would stop the plan before it starts: an unknown test
-// selection, a missing build, a sandbox that is not there or not running.
+// selection, bad table sizes, a missing build or a config of the wrong
+// family, a sandbox that is not there or not running.
 func (p Sysbench) Check(h home.Home) error {
 	if _, err := p.Steps(); err != nil {
 		return err
 	}
-	if p.Sandbox == "" {
-		if len(p.Builds) == 0 {
-			return fmt.Errorf("name a build with --build")
-		}
-		return nil
-	}
-	st, err := sandbox.Get(h, p.Sandbox)
-	if err != nil {
-		return err
-	}
-	if !st.Running() {
-		return fmt.Errorf("sandbox %s is not running: start it with qpslab server start, or leave out --sandbox", p.Sandbox)
-	}
-	return nil
-}
-
-// Run runs the plan. Results go to OnResult as each test ends; on
-// cancellation the test in progress is passed on with status aborted, every
-// sandbox is stopped, and ctx's error is returned.
-func (p Sysbench) Run(ctx context.Context, h home.Home) error {
-	steps, err := p.Steps()
-	if err != nil {
-		return err
+	if p.Tables < 1 || p.Rows < 1 {
+		return fmt.Errorf("--tables and --rows must be at least 1")
 	}
 	if p.Sandbox == "" && len(p.Builds) == 0 {
 		return fmt.Errorf("name a build with --build")
@@ -132,12 +112,6 @@ func (p Sysbench) Run(ctx context.Context, h home.Home) error {
 			return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", p.Config.Name, p.Config.Family, b.Name, b.Flavor, config.FamilyOf(string(b.Flavor)))
 		}
 	}
-	if p.Tables < 1 || p.Rows < 1 {
-		return fmt.Errorf("--tables and --rows must be at least 1")
-	}
-	if len(p.Threads) == 0 {
-		p.Threads = []int{1}
-	}
 	if p.Sandbox != "" {
 		st, err := sandbox.Get(h, p.Sandbox)
 		if err != nil {
@@ -145,6 +119,26 @@ func (p Sysbench) Run(ctx context.Context, h home.Home) error {
 		}
 		if !st.Running() {
 			return fmt.Errorf("sandbox %s is not running: start it with qpslab server start, or leave out --sandbox", p.Sandbox)
+		}
+	}
+	return nil
+}
+
+// Run runs the plan, after Check. Results go to OnResult as each test ends;
+// on cancellation the test in progress is passed on with status aborted,
+// every sandbox is stopped, and ctx's error is returned.
+func (p Sysbench) Run(ctx context.Context, h home.Home) error {
+	if err := p.Check(h); err != nil {
+		return err
+	}
+	steps, _ := p.Steps()
+	if len(p.Threads) == 0 {
+		p.Threads = []int{1}
+	}
+	if p.Sandbox != "" {
+		st, err := sandbox.Get(h, p.Sandbox)
+		if err != nil {
+			return err
 		}
 		b := build.Build{Name: st.Build, Flavor: st.Flavor, Version: st.Version}
 		p.Config = config.Config{Name: st.Config} // name@hash, as the sandbox recorded it
