@@ -239,8 +239,8 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	}
 	t.ReportedUnit = r.o.ReportedUnit
 	t.Reported = t.QPS
-	if r.o.ReportedUnit == "Krows/s" && t.Service.Mean > 0 {
-		t.Reported = r.o.KRowsPerEvent / (t.Service.Mean / 1e6)
+	if r.o.ReportedUnit == "Krows/s" {
+		t.Reported = krowsPerSec(r.o.KRowsPerEvent, t.Service.Mean)
 	}
 	if c0 := math.Float64frombits(cpu0.Load()); c0 > 0 {
 		t.ClientCPUSeconds = cpu1 - c0
@@ -402,6 +402,16 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			return
 		}
 	}
+}
+
+// krowsPerSec is the reference's scan figure since mytools 59c1b9cd
+// (2025-04): thousands of rows one event reads, divided by the average event
+// latency in seconds (meanUs is in µs).
+func krowsPerSec(krowsPerEvent, meanUs float64) float64 {
+	if meanUs <= 0 {
+		return 0
+	}
+	return krowsPerEvent / (meanUs / 1e6)
 }
 
 // processCPU is this process's user + system CPU seconds so far.

@@ -223,3 +223,13 @@ func TestOpenLoopPoissonEnds(t *testing.T) {
 		t.Fatal("an open-loop run with Poisson arrivals did not end")
 	}
 }
+
+func TestKrowsPerSec(t *testing.T) {
+	// A 50M-row table scanned in 2 s on average: 25,000 Krows/s.
+	if k := krowsPerSec(50_000, 2e6); k != 25_000 {
+		t.Errorf("krowsPerSec(50,000 Krows, 2 s) = %v, want 25000", k)
+	}
+	if k := krowsPerSec(1, 0); k != 0 {
+		t.Errorf("no events: %v, want 0", k)
+	}
+}

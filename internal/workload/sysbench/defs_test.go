@@ -182,9 +182,6 @@ func TestDefinitions(t *testing.T) {
 	if d := (WarmSecs).Of(1, 2, 3); d != 60*time.Second {
 		t.Errorf("WarmSecs.Of = %v", d)
 	}
-	if k := KrowsPerSec(50_000_000, 2*time.Second); k != 25_000 {
-		t.Errorf("KrowsPerSec(50M rows, 2 s) = %v, want 25000", k)
-	}
 }
 
 func TestSelect(t *testing.T) {

@@ -19,7 +19,6 @@
 //	Report2024, ReportHEAD     the 42 and 32 reported tests
 //	Select(tests, globs...)    path.Match over label, ID or name
 //	Layout5, Layout4           the group names, in report order
-//	KrowsPerSec(rows, avg)     scan's QPS column
 //
 //	Target                     where the tables live: protocol, dial, tables, rows
 //	Target.Load(ctx, opts)     create, load (LoadOptions: threads, seed, progress), index
@@ -98,7 +97,7 @@ type Test struct {
 	Prepared   bool   // server-side prepared statements (all but insert and scan)
 	Retry      bool   // deadlocks and lock-wait timeouts restart the event (the writes; client.Retryable)
 	BindTable  bool   // the table is worker id % tables + 1, not random (scan)
-	Krows      bool   // its QPS column is Krows/s of one scan: see KrowsPerSec
+	Krows      bool   // its QPS column is Krows/s of one scan (engine.Options.KRowsPerEvent)
 	PerTable   bool   // run with threads = tables (point-query.warm, scan)
 	Load       bool   // the tables are loaded before it (point-query.warm)
 	Postwrite  bool   // flush and wait after it (point-query.warm, read-write R=100)
@@ -357,14 +356,4 @@ func Select(tests []Test, patterns ...string) ([]Test, error) {
 		}
 	}
 	return out, nil
-}
-
-// KrowsPerSec is scan's QPS column since mytools 59c1b9cd (2025-04, §1.3):
-// thousands of rows one scan reads per second, (tableRows/1000) divided by
-// the average event latency in seconds.
-func KrowsPerSec(tableRows int64, avgLatency time.Duration) float64 {
-	if avgLatency <= 0 {
-		return 0
-	}
-	return float64(tableRows) / 1000 / avgLatency.Seconds()
 }
