@@ -9,11 +9,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -46,6 +44,17 @@ type Options struct {
 	Progress       func(line string)
 	ReportInterval time.Duration
 	Seed           uint64 // for the arrival process
+	// Window, if set, is opened when the measured window begins (after the
+	// warmup) and closed when it ends: the hardware sampler, which must
+	// see neither the warmup nor what follows the window.
+	Window Window
+}
+
+// Window is told when the measured window opens and closes. Close may come
+// without Open (a run cancelled in its warmup); both are called once.
+type Window interface {
+	Open()
+	Close()
 }
 
 // gcMemoryLimit is the heap size at which the garbage collector runs during a
@@ -186,8 +195,19 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		end = r.mt0.Add(r.o.Duration)
 	}
 
-	var cpu0 atomic.Uint64 // float64 bits, written by the timer
-	cpuTimer := time.AfterFunc(r.o.Warmup, func() { cpu0.Store(math.Float64bits(processCPU())) })
+	win := r.o.Window
+	if win == nil {
+		win = noWindow{}
+	}
+	openTimer := time.AfterFunc(r.o.Warmup, win.Open)
+	var closeOnce sync.Once
+	closeWindow := func() { closeOnce.Do(func() { openTimer.Stop(); win.Close() }) }
+	if !end.IsZero() {
+		// At the end, not when the last worker returns: an event that
+		// ends after the window is not counted, nor is its cost.
+		closeTimer := time.AfterFunc(time.Until(end), closeWindow)
+		defer closeTimer.Stop()
+	}
 	res := &result.Run{
 		SchemaVersion: result.SchemaVersion, Threads: r.n, Loop: "closed",
 		Warmup: r.o.Warmup.Seconds(), Duration: r.o.Duration.Seconds(), Started: r.t0.UTC(),
@@ -213,9 +233,8 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		}()
 	}
 	wg.Wait()
-	cpuTimer.Stop()
 	ended := time.Now()
-	cpu1 := processCPU()
+	closeWindow()
 	close(r.flush)
 	<-colDone
 
@@ -241,12 +260,6 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	t.Reported = t.QPS
 	if r.o.ReportedUnit == "Krows/s" {
 		t.Reported = krowsPerSec(r.o.KRowsPerEvent, t.Service.Mean)
-	}
-	if c0 := math.Float64frombits(cpu0.Load()); c0 > 0 {
-		t.ClientCPUSeconds = cpu1 - c0
-		if t.Statements > 0 {
-			t.ClientCPUPerStmtUs = t.ClientCPUSeconds * 1e6 / float64(t.Statements)
-		}
 	}
 
 	res.Status = result.OK
@@ -414,11 +427,7 @@ func krowsPerSec(krowsPerEvent, meanUs float64) float64 {
 	return krowsPerEvent / (meanUs / 1e6)
 }
 
-// processCPU is this process's user + system CPU seconds so far.
-func processCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
+type noWindow struct{}
+
+func (noWindow) Open()  {}
+func (noWindow) Close() {}

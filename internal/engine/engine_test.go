@@ -48,16 +48,34 @@ func (w fakeWorker) Event(ctx context.Context) (Outcome, error) {
 }
 func (fakeWorker) Close() error { return nil }
 
+type recordWindow struct {
+	mu            sync.Mutex
+	opens, closes int
+	open, close   time.Time
+}
+
+func (w *recordWindow) Open()  { w.mu.Lock(); w.opens++; w.open = time.Now(); w.mu.Unlock() }
+func (w *recordWindow) Close() { w.mu.Lock(); w.closes++; w.close = time.Now(); w.mu.Unlock() }
+
 func TestClosedLoopCountsAndSamples(t *testing.T) {
 	f := &fakeWorkload{service: 2 * time.Millisecond, stmts: 3}
 	var lines []string
 	var mu sync.Mutex
+	win := &recordWindow{}
+	t0 := time.Now()
 	res, err := Run(context.Background(), f, Options{Threads: 2, Warmup: 300 * time.Millisecond, Duration: 3 * time.Second,
-		ReportInterval: time.Second, Progress: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() }})
+		ReportInterval: time.Second, Progress: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() }, Window: win})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tot := res.Totals
+	// The hardware window opens after the warmup and closes at the end of
+	// the measured time, once each.
+	win.mu.Lock()
+	if win.opens != 1 || win.closes != 1 || win.open.Sub(t0) < 300*time.Millisecond || win.close.Sub(win.open) < 3*time.Second-50*time.Millisecond {
+		t.Errorf("window opened %d time(s) %v after the start, closed %d time(s) %v after opening", win.opens, win.open.Sub(t0), win.closes, win.close.Sub(win.open))
+	}
+	win.mu.Unlock()
 	if res.Status != result.OK || res.Loop != "closed" {
 		t.Errorf("status %s loop %s", res.Status, res.Loop)
 	}
@@ -87,7 +105,7 @@ func TestClosedLoopCountsAndSamples(t *testing.T) {
 	if tot.Service.P50 < 2000 || tot.Response != tot.Service {
 		t.Errorf("service %+v response %+v", tot.Service, tot.Response)
 	}
-	if tot.QPS <= 0 || tot.TPS <= 0 || tot.Reported != tot.QPS || tot.ClientCPUSeconds <= 0 {
+	if tot.QPS <= 0 || tot.TPS <= 0 || tot.Reported != tot.QPS {
 		t.Errorf("rates: %+v", tot)
 	}
 	mu.Lock()
@@ -162,6 +180,27 @@ func TestCancelKeepsSamples(t *testing.T) {
 	}
 	if res.Duration > 3 {
 		t.Errorf("duration %.1f s recorded for a run cancelled at 1.5 s", res.Duration)
+	}
+}
+
+// Cancelled in the warmup: the hardware window is closed but never opened.
+// Cancelled in the window: it closes then, not at the planned end.
+func TestCancelClosesTheWindow(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1}
+	for _, c := range []struct {
+		after time.Duration
+		opens int
+	}{{200 * time.Millisecond, 0}, {1500 * time.Millisecond, 1}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(c.after, cancel)
+		win := &recordWindow{}
+		t0 := time.Now()
+		Run(ctx, f, Options{Threads: 2, Warmup: time.Second, Duration: time.Minute, Window: win})
+		win.mu.Lock()
+		if win.opens != c.opens || win.closes != 1 || time.Since(t0) > 5*time.Second {
+			t.Errorf("cancelled after %v: opened %d, closed %d time(s)", c.after, win.opens, win.closes)
+		}
+		win.mu.Unlock()
 	}
 }
 
