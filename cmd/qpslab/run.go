@@ -173,6 +173,7 @@ service time from the actual send.`,
 	f.IntVar(&p.LoadThreads, "load-threads", 2, "connections loading the tables in parallel")
 	f.StringVar(&p.Sandbox, "sandbox", "", "run on this running sandbox (qpslab server start) instead of starting one per build")
 	f.BoolVar(&p.NoLoad, "no-load", false, "keep the tables an earlier qpslab load left in the sandbox (with --sandbox)")
+	f.StringVar(&p.Device, "device", "", "block device whose I/O is measured (default: the disk that holds the datadir)")
 	f.StringVar(&out, "out", "", "results file (default <home>/results/sysbench-TIME.json)")
 	return c
 }
@@ -225,11 +226,15 @@ func runSysbench(cmd *cobra.Command, h home.Home, p plan.Sysbench, out string) e
 }
 
 func printHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-18s %-34s %4s %12s %10s %11s  %-36s %-36s %6s %9s\n",
-		"BUILD", "TEST", "THR", "QPS", "TPS", "ROWS/S", "RESPONSE ms p50/p95/p99/p99.9/max", "SERVICE ms p50/p95/p99/p99.9/max", "ERRORS", "CPU us/q")
+	fmt.Fprintf(w, "%-18s %-34s %4s %12s %10s %11s  %-36s %-36s %6s\n",
+		"BUILD", "TEST", "THR", "QPS", "TPS", "ROWS/S", "RESPONSE ms p50/p95/p99/p99.9/max", "SERVICE ms p50/p95/p99/p99.9/max", "ERRORS")
+	fmt.Fprintf(w, "  (each test's second line: hardware cost per op of the measured window; CPU µs/op host-wide, server process tree, client)\n")
 }
 
 func ms(l result.Latency) string {
+	if l.Count == 0 {
+		return "-"
+	}
 	return fmt.Sprintf("%.3g/%.3g/%.3g/%.3g/%.3g", l.P50/1000, l.P95/1000, l.P99/1000, l.P999/1000, l.Max/1000)
 }
 
@@ -243,11 +248,35 @@ func printRun(w io.Writer, r result.Run) {
 	if r.Loop == "open" {
 		svc = ms(t.Service)
 	}
-	line := fmt.Sprintf("%-18s %-34s %4d %12s %10.1f %11.0f  %-36s %-36s %6d %9.1f", r.Build, r.Test, r.Threads, qps, t.TPS, t.RowsPerSec, ms(t.Response), svc, t.Errors, t.ClientCPUPerStmtUs)
+	if r.Test == "load" {
+		svc = ""
+	}
+	line := fmt.Sprintf("%-18s %-34s %4d %12s %10.1f %11.0f  %-36s %-36s %6d", r.Build, r.Test, r.Threads, qps, t.TPS, t.RowsPerSec, ms(t.Response), svc, t.Errors)
 	if r.Status != result.OK {
 		line += "  " + r.Status + ": " + r.Error
 	}
 	fmt.Fprintln(w, line)
+	if r.HW != nil {
+		fmt.Fprintln(w, hwLine(r.HW))
+		for _, f := range r.HW.Flags {
+			fmt.Fprintf(w, "    FLAG %s: %s\n", f.Name, f.Detail)
+		}
+	}
+}
+
+// hwLine is a result's hardware cost in the reference's metric names.
+func hwLine(hw *result.HW) string {
+	if hw.Samples < 2 {
+		return "    hw: " + strings.Join(hw.Notes, "; ")
+	}
+	a := hw.Avg
+	s := fmt.Sprintf("    hw: cpu/o %.6f cs/o %.3f r/o %.4f rKB/o %.3f wKB/o %.3f o/s %.0f | CPU µs/%s host %.1f server %.1f client %.1f | us %.0f sy %.0f wa %.0f st %.1f | rareq-sz %.1f %%util %.0f | rss %.0f MB",
+		hw.CPUPerOp, hw.CSPerOp, hw.ReadsPerOp, hw.ReadKBPerOp, hw.WriteKBPerOp, hw.OpsPerSec, hw.Op,
+		hw.HostCPUUsOp, hw.ServerCPUUsOp, hw.ClientCPUUsOp, a.User, a.System, a.IOWait, a.Steal, a.RareqSz, a.Util, float64(a.ServerRSS)/1024)
+	if a.FreqMHz > 0 {
+		s += fmt.Sprintf(" | %.2f GHz (%.2f–%.2f)", a.FreqMHz/1000, hw.FreqMinMHz/1000, hw.FreqMaxMHz/1000)
+	}
+	return s
 }
 
 // loadBar draws a progress bar on a terminal, and a line every 10 % elsewhere.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,16 @@ func TestRunAll42(t *testing.T) {
 			}
 			seen := map[string]bool{}
 			for _, run := range f.Runs {
+				// Every result has its hardware cost per op.
+				if run.HW == nil || run.HW.Samples < 2 || run.HW.OpsPerSec <= 0 || run.HW.CPUs == 0 {
+					t.Errorf("%s: no hardware metrics: %+v", run.Test, run.HW)
+				}
+				if run.Test == "load" {
+					if run.Status != result.OK || run.Totals.Rows != 2000 || run.Totals.ReportedUnit != "rows/s" || run.HW.Op != "row" {
+						t.Errorf("load: status %s rows %d unit %s op %s", run.Status, run.Totals.Rows, run.Totals.ReportedUnit, run.HW.Op)
+					}
+					continue
+				}
 				if run.Status != result.OK || run.Totals.Events == 0 {
 					t.Errorf("%s: status %s, %d events, error %q", run.Test, run.Status, run.Totals.Events, run.Error)
 				}
@@ -86,6 +97,56 @@ func TestRunAll42(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A write test against a real sandbox: the hardware sampler sees the disk
+// written, the server's CPU and the client's, kept apart (each is part of
+// the host's and they do not overlap), on MariaDB's one process and on
+// PostgreSQL's tree of backends.
+func TestRunHardwareCost(t *testing.T) {
+	for _, b := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(b, func(t *testing.T) {
+			h := newHome(t)
+			out := filepath.Join(t.TempDir(), "r.json")
+			args := append([]string{"run", "sysbench", "--build", b, "--threads", "2", "--tests", "update-index_range=100", "--out", out}, quick...)
+			r := qpslab(t, h, append(args, "--write-secs", "3")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			f, err := result.Read(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := f.Runs[len(f.Runs)-1]
+			hw := run.HW
+			if run.Test != "update-index_range=100" || hw == nil {
+				t.Fatalf("%s: %+v", run.Test, hw)
+			}
+			t.Logf("%s", hwSummary(hw))
+			if hw.WriteKBPerOp <= 0 || hw.ServerCPUUsOp <= 0 || hw.ClientCPUUsOp <= 0 || len(hw.Device) == 0 {
+				t.Errorf("want wKB/o, server and client CPU µs/op > 0 on a disk: %s", hwSummary(hw))
+			}
+			if hw.ServerCPUUsOp+hw.ClientCPUUsOp > hw.HostCPUUsOp*1.1 {
+				t.Errorf("server + client CPU exceed the host's: one counts the other: %s", hwSummary(hw))
+			}
+			if !near(hw.OpsPerSec, run.Totals.QPS) || hw.Samples < 3 || hw.Seconds < 2.5 || hw.Seconds > 3.5 {
+				t.Errorf("o/s %v (QPS %v), %d samples over %.2f s", hw.OpsPerSec, run.Totals.QPS, hw.Samples, hw.Seconds)
+			}
+			if b == "postgres-system" && hw.Avg.ServerProc < 3 {
+				t.Errorf("PostgreSQL's tree has %d process(es): the backends are missed", hw.Avg.ServerProc)
+			}
+			if !strings.Contains(r.stdout, "hw: cpu/o ") {
+				t.Errorf("no metric line printed:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-6*b && b-a < 1e-6*b }
+
+func hwSummary(hw *result.HW) string {
+	return fmt.Sprintf("device %v wKB/o %.3f cpu/o %.5f CPU µs/op host %.1f server %.1f client %.1f, %d samples",
+		hw.Device, hw.WriteKBPerOp, hw.CPUPerOp, hw.HostCPUUsOp, hw.ServerCPUUsOp, hw.ClientCPUUsOp, hw.Samples)
 }
 
 // SIGINT in the middle of a test ends the run with the samples taken so far
@@ -132,10 +193,10 @@ func TestRunSIGINTKeepsSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Runs) != 1 {
-		t.Fatalf("%d runs saved, want the interrupted one", len(f.Runs))
+	if len(f.Runs) != 2 || f.Runs[0].Test != "load" {
+		t.Fatalf("%d runs saved, want the load and the interrupted test", len(f.Runs))
 	}
-	run := f.Runs[0]
+	run := f.Runs[1]
 	if run.Status != result.Aborted || len(run.Samples) < 2 || run.Totals.Events == 0 {
 		t.Errorf("status %s, %d samples, %d events", run.Status, len(run.Samples), run.Totals.Events)
 	}

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
@@ -20,6 +22,8 @@ import (
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/metrics"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
@@ -51,6 +55,9 @@ type Sysbench struct {
 	// previous qpslab load left there.
 	Sandbox string
 	NoLoad  bool
+	// Device is the block device whose I/O is measured; "" finds the disk
+	// that holds the sandbox's datadir.
+	Device string
 	// ReportInterval is how often a progress line is printed during a test
 	// (sysbench's --report-interval); default 10 s.
 	ReportInterval time.Duration
@@ -112,6 +119,11 @@ func (p Sysbench) Check(h home.Home) error {
 			return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", p.Config.Name, p.Config.Family, b.Name, b.Flavor, config.FamilyOf(string(b.Flavor)))
 		}
 	}
+	if p.Device != "" {
+		if err := metrics.CheckDevice(host.Real, p.Device); err != nil {
+			return err
+		}
+	}
 	if p.Sandbox != "" {
 		st, err := sandbox.Get(h, p.Sandbox)
 		if err != nil {
@@ -143,7 +155,7 @@ func (p Sysbench) Run(ctx context.Context, h home.Home) error {
 		b := build.Build{Name: st.Build, Flavor: st.Flavor, Version: st.Version}
 		p.Config = config.Config{Name: st.Config} // name@hash, as the sandbox recorded it
 		for rep := 1; rep <= max(p.Repeat, 1); rep++ {
-			if err := p.runOn(ctx, b, st.Endpoint, steps, rep); err != nil {
+			if err := p.runOn(ctx, b, st, steps, rep); err != nil {
 				return err
 			}
 		}
@@ -183,11 +195,47 @@ func (p Sysbench) runBuild(ctx context.Context, h home.Home, b build.Build, step
 			err = serr
 		}
 	}()
-	return p.runOn(ctx, b, srv.Endpoint(), steps, rep)
+	return p.runOn(ctx, b, srv.State, steps, rep)
 }
 
-// runOn loads the tables (unless NoLoad) and runs the steps on the server at ep.
-func (p Sysbench) runOn(ctx context.Context, b build.Build, ep client.Endpoint, steps []sysbench.Test, rep int) error {
+// measure is what the hardware sampler of each test needs: the server's
+// process and the datadir's disk.
+type measure struct {
+	serverPID int
+	disks     []string
+	notes     []string
+}
+
+func (p Sysbench) measureOf(st sandbox.State) measure {
+	m := measure{serverPID: st.PID}
+	if p.Device != "" {
+		m.disks = []string{p.Device}
+	} else if d, err := metrics.DisksOf(host.Real, st.Datadir); err == nil {
+		m.disks = d
+	} else {
+		m.notes = append(m.notes, "no disk metrics: "+err.Error())
+		p.logf("no disk metrics: %v", err)
+	}
+	if len(m.disks) > 0 {
+		p.logf("disk metrics from %s (the datadir's disk%s)", strings.Join(m.disks, "+"), map[bool]string{true: ", as --device says", false: ""}[p.Device != ""])
+	}
+	return m
+}
+
+// sampler makes the hardware sampler of one test. On error it is nil (a nil
+// Sampler does nothing) and the notes say why.
+func (m measure) sampler() (*metrics.Sampler, []string) {
+	s, err := metrics.NewSampler(metrics.Spec{Roots: host.Real, ServerPID: m.serverPID, ClientPID: os.Getpid(), Disks: m.disks})
+	if err != nil {
+		return nil, []string{"no hardware metrics: " + err.Error()}
+	}
+	return s, m.notes
+}
+
+// runOn loads the tables (unless NoLoad) and runs the steps on the server st.
+func (p Sysbench) runOn(ctx context.Context, b build.Build, st sandbox.State, steps []sysbench.Test, rep int) error {
+	ep := st.Endpoint
+	hw := p.measureOf(st)
 	maxThreads := p.Tables
 	for _, t := range p.Threads {
 		maxThreads = max(maxThreads, t)
@@ -211,12 +259,9 @@ func (p Sysbench) runOn(ctx context.Context, b build.Build, ep client.Endpoint, 
 		if err := target.Drop(ctx); err != nil {
 			return fmt.Errorf("load %s: %w", b.Name, err)
 		}
-		t0 := time.Now()
-		if err := target.Load(ctx, lo); err != nil {
-			return fmt.Errorf("load %s: %w", b.Name, err)
+		if err := p.load(ctx, b, target, lo, hw, rep, copts); err != nil {
+			return err
 		}
-		secs := time.Since(t0).Seconds()
-		p.logf("loaded %d rows in %.2f s (%.0f rows/s)", int64(p.Tables)*p.Rows, secs, float64(int64(p.Tables)*p.Rows)/secs)
 	}
 
 	// As run.sh does for each step: run it at every thread count, then flush
@@ -228,7 +273,7 @@ func (p Sysbench) runOn(ctx context.Context, b build.Build, ep client.Endpoint, 
 			threads = []int{p.Tables}
 		}
 		for _, nt := range threads {
-			if err := p.runTest(ctx, b, target, t, i, nt, rep, copts); err != nil {
+			if err := p.runTest(ctx, b, target, t, i, nt, rep, copts, hw); err != nil {
 				return err
 			}
 		}
@@ -258,7 +303,79 @@ func seedFor(seed uint64, label string, threads int) uint64 {
 	return seed ^ h.Sum64()
 }
 
-func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Target, t sysbench.Test, step, threads, rep int, copts client.Options) error {
+// load loads the tables, measured as the reference measures its prepare
+// step: rows/s, and the hardware cost per row. It is a result of its own.
+func (p Sysbench) load(ctx context.Context, b build.Build, target sysbench.Target, lo sysbench.LoadOptions, m measure, rep int, copts client.Options) error {
+	smp, notes := m.sampler()
+	rows := int64(p.Tables) * p.Rows
+	t0 := time.Now()
+	smp.Open()
+	err := target.Load(ctx, lo)
+	smp.Close()
+	t1 := time.Now()
+	secs := t1.Sub(t0).Seconds()
+	res := result.Run{
+		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version, Suite: "sysbench", Test: "load",
+		Seed: p.Seed, Threads: lo.Threads, Loop: "closed", Duration: secs, Started: t0.UTC(), Ended: t1.UTC(), Host: p.Host,
+		Totals: result.Totals{Seconds: secs, Rows: rows, RowsPerSec: float64(rows) / secs, Reported: float64(rows) / secs, ReportedUnit: "rows/s"},
+	}
+	p.describe(&res, b, copts, rep)
+	res.Params["step"] = "load"
+	res.Status = result.OK
+	if err != nil {
+		res.Status, res.Error = result.Failed, err.Error()
+		if ctx.Err() != nil {
+			res.Status, res.Error = result.Aborted, "interrupted"
+		}
+		res.Totals = result.Totals{Seconds: secs}
+	} else {
+		p.logf("loaded %d rows in %.2f s (%.0f rows/s)", rows, secs, float64(rows)/secs)
+	}
+	res.HW = smp.Result(res.Totals.Reported, "row", nil, notes)
+	if p.OnResult != nil {
+		if oerr := p.OnResult(res); oerr != nil {
+			return oerr
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("load %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// describe fills what every result of this plan says about itself.
+func (p Sysbench) describe(res *result.Run, b build.Build, copts client.Options, rep int) {
+	res.QpslabVersion = version.Version
+	res.Host = p.Host
+	res.Suite = "sysbench"
+	res.Build, res.Flavor, res.Version, res.Config = b.Name, string(b.Flavor), b.Version, p.configID()
+	res.Params = map[string]string{
+		"tables": strconv.Itoa(p.Tables), "rows": strconv.FormatInt(p.Rows, 10), "list": p.List,
+		"repeat": strconv.Itoa(rep), "tcp": strconv.FormatBool(copts.TCP), "transport": string(copts.Transport),
+	}
+}
+
+// perSecond is the measured ops of each second, in the reported unit where
+// a second has its own (statements for QPS; events for scan's Krows/s).
+func perSecond(res *result.Run) []float64 {
+	out := make([]float64, 0, len(res.Samples))
+	for _, s := range res.Samples {
+		for len(out) < s.Second {
+			out = append(out, 0) // a second with no events
+		}
+		if res.Totals.ReportedUnit == "qps" {
+			out = append(out, float64(s.Statements))
+		} else {
+			out = append(out, float64(s.Events))
+		}
+	}
+	return out
+}
+
+func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Target, t sysbench.Test, step, threads, rep int, copts client.Options, m measure) error {
 	dur := t.Time.Of(p.Read, p.Write, p.Insert)
 	if t.Time == sysbench.WarmSecs && p.Read < dur {
 		dur = p.Read // the reference's 60 s warm runs, shortened with the reads
@@ -276,23 +393,28 @@ func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Ta
 	if t.Krows {
 		o.ReportedUnit, o.KRowsPerEvent = "Krows/s", float64(p.Rows)/1000
 	}
+	smp, notes := m.sampler()
+	o.Window = smp
 	p.logf("-- %s, %d thread(s), %s", t.Label(), threads, dur)
 	res, err := engine.Run(ctx, wl, o)
 	if res == nil {
 		return fmt.Errorf("%s: %w", t.Label(), err)
 	}
-	res.QpslabVersion = version.Version
-	res.Host = p.Host
-	res.Suite, res.Test, res.Seed = "sysbench", t.Label(), seed
-	res.Build, res.Flavor, res.Version, res.Config = b.Name, string(b.Flavor), b.Version, p.configID()
-	res.Params = map[string]string{
+	p.describe(res, b, copts, rep)
+	res.Test, res.Seed = t.Label(), seed
+	for k, v := range map[string]string{
 		"name": t.Name, "variant": t.Variant, "range": strconv.Itoa(t.Range),
-		"tables": strconv.Itoa(p.Tables), "rows": strconv.FormatInt(p.Rows, 10),
-		"group5": t.Group5, "group4": t.Group4, "list": p.List, "step": strconv.Itoa(step),
-		"repeat": strconv.Itoa(rep), "tcp": strconv.FormatBool(copts.TCP),
-		"prepared": strconv.FormatBool(t.Prepared && !copts.NoPrepare), "transport": string(copts.Transport),
+		"group5": t.Group5, "group4": t.Group4, "step": strconv.Itoa(step),
+		"prepared":             strconv.FormatBool(t.Prepared && !copts.NoPrepare),
 		"statements_per_event": strconv.Itoa(t.Statements), "warm": strconv.FormatBool(t.Warm()),
+	} {
+		res.Params[k] = v
 	}
+	op := "statement"
+	if t.Krows {
+		op = "Krow"
+	}
+	res.HW = smp.Result(res.Totals.Reported, op, perSecond(res), notes)
 	if p.OnResult != nil {
 		if oerr := p.OnResult(*res); oerr != nil {
 			return oerr

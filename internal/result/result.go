@@ -12,7 +12,9 @@ import (
 )
 
 // SchemaVersion is bumped whenever a field changes meaning.
-const SchemaVersion = 1
+// Version 2: hardware cost per operation (HW) replaced Totals' client CPU
+// fields, and the load is a run of its own (test "load", rows/s).
+const SchemaVersion = 2
 
 // Latency summarises a latency distribution, in microseconds.
 type Latency struct {
@@ -63,12 +65,82 @@ type Totals struct {
 	ReportedUnit string  `json:"reported_unit"`
 	Response     Latency `json:"response"`
 	Service      Latency `json:"service"`
-	// The benchmark client's own CPU (this process: user + system) over the
-	// measured window, kept apart from the server's.
-	ClientCPUSeconds   float64 `json:"client_cpu_seconds"`
-	ClientCPUPerStmtUs float64 `json:"client_cpu_per_stmt_us"`
-	ResponseHist       []byte  `json:"response_hist,omitempty"`
-	ServiceHist        []byte  `json:"service_hist,omitempty"`
+	ResponseHist []byte  `json:"response_hist,omitempty"`
+	ServiceHist  []byte  `json:"service_hist,omitempty"`
+}
+
+// HW is the hardware cost of the measured window: host, disk, server and
+// client counters read once a second (internal/metrics), averaged over the
+// window and normalised per operation. The "op" is the unit of the reported
+// figure: a statement (QPS), a row (the load's rows/s) or a Krow (scan's
+// Krows/s), as the reference harness normalises.
+type HW struct {
+	Op      string  `json:"op"`      // statement, row or Krow
+	Seconds float64 `json:"seconds"` // covered by the samples (first to last)
+	Samples int     `json:"samples"` // snapshots taken in the window
+	Skipped int     `json:"skipped"` // snapshots that could not be read (not counted as zeros)
+
+	// Per operation. CPUPerOp is the reference's cpu/o: avg(us+sy) / (o/s),
+	// with us and sy in vmstat's % of the whole host; the µs figures are CPU
+	// time per op, host-wide and for the server's process tree and the
+	// client process apart.
+	CPUPerOp      float64 `json:"cpu/o"`
+	CSPerOp       float64 `json:"cs/o"`
+	ReadsPerOp    float64 `json:"r/o"`
+	ReadKBPerOp   float64 `json:"rKB/o"`
+	WriteKBPerOp  float64 `json:"wKB/o"`
+	OpsPerSec     float64 `json:"o/s"`
+	HostCPUUsOp   float64 `json:"host_cpu_us/o"`
+	ServerCPUUsOp float64 `json:"server_cpu_us/o"`
+	ClientCPUUsOp float64 `json:"client_cpu_us/o"`
+
+	// Raw averages over the window: vmstat's us, sy, wa, st, id (% of all
+	// CPUs), cs and in per second; iostat's r/s, rkB/s, w/s, wkB/s,
+	// rareq-sz, wareq-sz (KB) and %util for Devices; the server's process
+	// tree and the client's CPU (% of one CPU) and the tree's largest RSS.
+	Avg    HWSecond `json:"avg"`
+	CPUs   int      `json:"cpus"`
+	Device []string `json:"device,omitempty"` // the datadir's disk(s), or the one named with --device
+	// Frequency of each CPU (MHz, mean over the window) where cpufreq
+	// exposes it, and the lowest and highest per-second mean over CPUs.
+	FreqMHz    []float64 `json:"freq_mhz,omitempty"`
+	FreqMinMHz float64   `json:"freq_min_mhz,omitempty"`
+	FreqMaxMHz float64   `json:"freq_max_mhz,omitempty"`
+
+	Flags  []Flag     `json:"flags,omitempty"`
+	Notes  []string   `json:"notes,omitempty"` // what could not be measured, and why
+	Series []HWSecond `json:"series,omitempty"`
+}
+
+// HWSecond is one sampling interval (about a second), or the window's average.
+type HWSecond struct {
+	T          float64 `json:"t"`   // start, seconds after the window opened
+	Dur        float64 `json:"dur"` // length in seconds
+	User       float64 `json:"us"`
+	System     float64 `json:"sy"`
+	IOWait     float64 `json:"wa"`
+	Steal      float64 `json:"st"`
+	Idle       float64 `json:"id"`
+	CS         float64 `json:"cs"`
+	Intr       float64 `json:"in"`
+	Reads      float64 `json:"r/s"`
+	ReadKB     float64 `json:"rkB/s"`
+	Writes     float64 `json:"w/s"`
+	WriteKB    float64 `json:"wkB/s"`
+	RareqSz    float64 `json:"rareq-sz"`
+	WareqSz    float64 `json:"wareq-sz"`
+	Util       float64 `json:"%util"`
+	ServerCPU  float64 `json:"server_cpu_pct"`
+	ClientCPU  float64 `json:"client_cpu_pct"`
+	ServerRSS  uint64  `json:"server_rss_kb"`
+	FreqMHz    float64 `json:"freq_mhz,omitempty"`
+	ServerProc int     `json:"server_procs"`
+}
+
+// Flag is a condition of the run that puts its numbers at risk.
+type Flag struct {
+	Name   string `json:"name"` // frequency-drift, steal
+	Detail string `json:"detail"`
 }
 
 // Run is one test at one thread count against one build × config.
@@ -97,6 +169,7 @@ type Run struct {
 	Status  string          `json:"status"` // ok, failed, aborted
 	Error   string          `json:"error,omitempty"`
 	Totals  Totals          `json:"totals"`
+	HW      *HW             `json:"hw,omitempty"`
 	Samples []Sample        `json:"samples"`
 }
 
