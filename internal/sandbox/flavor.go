@@ -66,8 +66,17 @@ func (mysqlFamily) initialized(datadir string) bool {
 
 func (mysqlFamily) socket(s *setup) string { return filepath.Join(s.runDir, "mysqld.sock") }
 
+// tmpdir is the sandbox's own temporary folder. Two bootstraps sharing /tmp
+// can collide on their temporary tables' names (seen with two
+// mariadb-install-db at once: "Unknown table 'mysql.tmp_user_sys'").
+func (mysqlFamily) tmpdir(s *setup) string {
+	d := filepath.Join(s.dir, "tmp")
+	os.MkdirAll(d, 0o700)
+	return d
+}
+
 func (f mysqlFamily) initCommand(s *setup) (string, []string) {
-	common := []string{"--basedir=" + s.b.Basedir, "--datadir=" + s.datadir}
+	common := []string{"--basedir=" + s.b.Basedir, "--datadir=" + s.datadir, "--tmpdir=" + f.tmpdir(s)}
 	if s.layout.Share != "" {
 		common = append(common, "--lc-messages-dir="+s.layout.Share)
 	}
@@ -113,6 +122,7 @@ func (f mysqlFamily) serverCommand(s *setup) (string, []string) {
 		"--defaults-file=" + filepath.Join(s.dir, "my.cnf"), // must come first
 		"--basedir=" + s.b.Basedir,
 		"--datadir=" + s.datadir,
+		"--tmpdir=" + f.tmpdir(s),
 		"--socket=" + f.socket(s),
 		"--port=" + strconv.Itoa(s.port),
 		"--bind-address=127.0.0.1",
