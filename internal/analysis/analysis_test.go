@@ -1,0 +1,167 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+func run(test string, threads int, qps float64) result.Run {
+	return result.Run{Test: test, Threads: threads, Status: result.OK, Totals: result.Totals{Reported: qps, ReportedUnit: "qps"}}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestParseLabel(t *testing.T) {
+	for in, want := range map[string]Label{
+		"ma100244_rel.cz11a_bee":  {"ma100244_rel", "cz11a_bee"},
+		"mariadb-10.2.11.default": {"mariadb-10.2.11", "default"},
+	} {
+		if got, err := ParseLabel(in); err != nil || got != want {
+			t.Errorf("%s: %+v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"nodot", ".x", "x.", ""} {
+		if _, err := ParseLabel(bad); err == nil || !strings.Contains(err.Error(), "build.config") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// Known numbers: four tests in three groups of the 5-group layout, one
+// test missing on the other side, a warm step and a failed run ignored.
+func TestCompareKnownNumbers(t *testing.T) {
+	base := Set{Label: "a.c", Runs: []result.Run{
+		run("point-query.pre_range=100", 1, 1000), run("point-query_range=100", 1, 2000),
+		run("scan_range=100", 1, 500), run("update-index_range=100", 1, 400), run("insert_range=100", 1, 100),
+		run("point-query.warm_range=100", 1, 9), {Test: "hot-points_range=100", Threads: 1, Status: result.Failed, Totals: result.Totals{Reported: 5}},
+	}}
+	other := Set{Label: "b.c", Runs: []result.Run{
+		run("point-query.pre_range=100", 1, 900), run("point-query_range=100", 1, 2200),
+		run("scan_range=100", 1, 500), run("update-index_range=100", 1, 600),
+	}}
+	c, err := Compare(base, []Set{other}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range c.Rows {
+		got = append(got, r.Test+"/"+r.Group)
+	}
+	// Group order point-1, range-1, writes, point-2, range-2; the run order within.
+	want := "point-query.pre_range=100/point-1 update-index_range=100/writes insert_range=100/writes point-query_range=100/point-2 scan_range=100/range-2"
+	if strings.Join(got, " ") != want {
+		t.Errorf("rows:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	rel := map[string]float64{}
+	for _, r := range c.Rows {
+		rel[r.Test] = r.Others[0].Rel
+	}
+	if !near(rel["point-query.pre_range=100"], 0.9) || !near(rel["update-index_range=100"], 1.5) || !math.IsNaN(rel["insert_range=100"]) {
+		t.Errorf("relative: %v", rel)
+	}
+	// All four relative values: 0.9, 1.5, 1.1, 1.0.
+	a := c.All[0]
+	if a.N != 4 || !near(a.Avg, 1.125) || !near(a.Median, 1.05) || !near(a.Min, 0.9) || !near(a.Max, 1.5) ||
+		!near(a.Stddev, math.Sqrt((0.225*0.225+0.375*0.375+0.025*0.025+0.125*0.125)/3)) {
+		t.Errorf("all: %+v", a)
+	}
+	if !near(c.Geomean[0], math.Pow(0.9*1.5*1.1*1.0, 0.25)) {
+		t.Errorf("geomean %v", c.Geomean[0])
+	}
+	for _, g := range c.Groups {
+		if g.Name == "writes" && (g.Stats[0].N != 1 || !near(g.Stats[0].Avg, 1.5)) {
+			t.Errorf("writes: %+v", g.Stats[0])
+		}
+	}
+	if Colour(0.9) != "red" || Colour(0.954) != "red" || Colour(0.956) != "" || Colour(1.05) != "green" || Colour(1.0) != "" {
+		t.Error("colour thresholds")
+	}
+	// The 4-group layout puts scan with the range queries without aggregation.
+	c4, _ := Compare(base, []Set{other}, Options{Layout: "4"})
+	if c4.Rows[0].Group != "point" {
+		t.Errorf("4-group first row: %+v", c4.Rows[0])
+	}
+	if _, err := Compare(base, []Set{other}, Options{Layout: "3"}); err == nil {
+		t.Error("--groups 3 accepted")
+	}
+	if _, err := Compare(Set{Label: "x.y"}, []Set{other}, Options{}); err == nil || !strings.Contains(err.Error(), "no results for x.y") {
+		t.Errorf("empty base: %v", err)
+	}
+}
+
+// With repeats, a clear change is significant and noise is not ("~").
+func TestCompareSignificance(t *testing.T) {
+	var a, b []result.Run
+	for _, v := range []float64{1000, 1010, 990, 1005, 995, 1002} {
+		a = append(a, run("point-query_range=100", 1, v), run("scan_range=100", 1, v))
+	}
+	for _, v := range []float64{1200, 1190, 1210, 1205, 1195, 1201} {
+		b = append(b, run("point-query_range=100", 1, v))
+	}
+	for _, v := range []float64{1001, 1011, 989, 1004, 996, 1003} {
+		b = append(b, run("scan_range=100", 1, v))
+	}
+	c, err := Compare(Set{"a.c", a}, []Set{{"b.c", b}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Repeats || len(c.Rows) != 2 {
+		t.Fatalf("%+v", c)
+	}
+	pq, scan := c.Rows[0].Others[0], c.Rows[1].Others[0]
+	if !pq.Tested || !pq.Significant || pq.P >= 0.05 || pq.N != 6 || pq.Lo > pq.Center || pq.Hi < pq.Center {
+		t.Errorf("a 20%% change: %+v", pq)
+	}
+	if !scan.Tested || scan.Significant {
+		t.Errorf("noise called significant: %+v", scan)
+	}
+}
+
+// Seed 000's worked example (update-inlist.range100.pk1.dop1, MariaDB LTS
+// builds): the absolute rows, and "relative to first result" as the seed
+// printed it.
+func TestMetricsSeedExample(t *testing.T) {
+	abs := []struct {
+		label string
+		v     [6]float64
+	}{
+		{"ma100244", [6]float64{0.006937, 36.076, 0, 0, 90.665, 3966}},
+		{"ma100339", [6]float64{0.007467, 35.345, 0, 0, 89.534, 3845}},
+		{"ma100433", [6]float64{0.007336, 35.395, 0, 0, 91.588, 3722}},
+		{"ma100524", [6]float64{0.005755, 37.579, 0, 0, 7.408, 4126}},
+		{"ma100617", [6]float64{0.004227, 8.442, 0, 0, 33.077, 3890}},
+		{"ma101107", [6]float64{0.004253, 8.595, 0.077, 0.306, 33.099, 3856}},
+		{"ma110401", [6]float64{0.004430, 8.462, 0.034, 0.136, 32.22, 3650}},
+	}
+	var sets []Set
+	for _, a := range abs {
+		hw := &result.HW{Op: "statement", CPUPerOp: a.v[0], CSPerOp: a.v[1], ReadsPerOp: a.v[2], ReadKBPerOp: a.v[3], WriteKBPerOp: a.v[4], OpsPerSec: a.v[5]}
+		sets = append(sets, Set{Label: a.label + ".c", Runs: []result.Run{{Test: "update-inlist_range=100", Threads: 1, Status: result.OK, HW: hw}}})
+	}
+	tables, err := Metrics(sets, "update-inlist*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 1 || len(tables[0].Rows) != 7 {
+		t.Fatalf("%+v", tables)
+	}
+	rows := tables[0].Rows
+	rel := func(i int) string {
+		var s []string
+		for j := range MetricNames {
+			s = append(s, RelString(rows[0].Abs[j], rows[i].Abs[j]))
+		}
+		return strings.Join(s, " ")
+	}
+	for i, want := range map[int]string{1: "1.08 0.98 1 1 0.99 0.97", 3: "0.83 1.04 1 1 0.08 1.04", 5: "0.61 0.24 inf inf 0.37 0.97"} {
+		if got := rel(i); got != want {
+			t.Errorf("%s relative to the first: %s, the seed printed %s", rows[i].Label, got, want)
+		}
+	}
+	if _, err := Metrics(sets, "nosuch*"); err == nil {
+		t.Error("no error for a test with no results")
+	}
+}

@@ -1,0 +1,221 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
+// Filter selects runs: a label (build and config name), narrowed by thread
+// count and host (a hostname or a host id prefix), and by status.
+type Filter struct {
+	Build, Config string
+	Threads       int      // 0: any
+	Host          string   // "": any
+	Status        []string // default: ok
+	Samples       bool     // load the per-second samples too
+	Test          string   // "": any
+}
+
+// Runs reads the runs f selects, oldest first.
+func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
+	where := []string{"r.build = ?", "r.config_name = ?"}
+	args := []any{f.Build, f.Config}
+	if f.Threads > 0 {
+		where = append(where, "r.threads = ?")
+		args = append(args, f.Threads)
+	}
+	if f.Host != "" {
+		where = append(where, "(r.hostname = ? OR r.host_id LIKE ?)")
+		args = append(args, f.Host, f.Host+"%")
+	}
+	if f.Test != "" {
+		where = append(where, "r.test = ?")
+		args = append(args, f.Test)
+	}
+	st := f.Status
+	if len(st) == 0 {
+		st = []string{result.OK}
+	}
+	where = append(where, "r.status IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(st)), ", ")+")")
+	for _, x := range st {
+		args = append(args, x)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT r.id, r.suite, r.test, r.build, b.flavor, b.version, r.config, r.threads, r.loop_mode, r.rate, r.arrivals,
+		r.params, r.seed, r.status, r.error, r.started, r.ended, r.warmup, r.duration, r.qpslab_version, r.totals, r.response_hist, r.service_hist,
+		h.fingerprint, m.hw
+		FROM runs r JOIN builds b ON b.name = r.build LEFT JOIN hosts h ON h.id = r.host_id LEFT JOIN metrics m ON m.run_id = r.id
+		WHERE `+strings.Join(where, " AND ")+` ORDER BY r.started, r.id`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("read store %s: %w", s.where, err)
+	}
+	defer rows.Close()
+	var out []result.Run
+	var ids []string
+	for rows.Next() {
+		var r result.Run
+		var id, params, seed, started, ended, totals string
+		var rh, sh []byte
+		var fp, hw sql.NullString
+		if err := rows.Scan(&id, &r.Suite, &r.Test, &r.Build, &r.Flavor, &r.Version, &r.Config, &r.Threads, &r.Loop, &r.Rate, &r.Arrivals,
+			&params, &seed, &r.Status, &r.Error, &started, &ended, &r.Warmup, &r.Duration, &r.QpslabVersion, &totals, &rh, &sh, &fp, &hw); err != nil {
+			return nil, fmt.Errorf("read store %s: %w", s.where, err)
+		}
+		r.SchemaVersion = result.SchemaVersion
+		json.Unmarshal([]byte(params), &r.Params)
+		r.Seed, _ = strconv.ParseUint(seed, 10, 64)
+		r.Started, _ = time.Parse(time.RFC3339Nano, started)
+		r.Ended, _ = time.Parse(time.RFC3339Nano, ended)
+		json.Unmarshal([]byte(totals), &r.Totals)
+		r.Totals.ResponseHist, r.Totals.ServiceHist = rh, sh
+		if fp.Valid {
+			r.Host = json.RawMessage(fp.String)
+		}
+		if hw.Valid {
+			r.HW = &result.HW{}
+			json.Unmarshal([]byte(hw.String), r.HW)
+		}
+		out = append(out, r)
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read store %s: %w", s.where, err)
+	}
+	if f.Samples {
+		for i, id := range ids {
+			smp, err := s.samples(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			out[i].Samples = smp
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist
+		FROM samples WHERE run_id = ? ORDER BY second`), id)
+	if err != nil {
+		return nil, fmt.Errorf("read samples: %w", err)
+	}
+	defer rows.Close()
+	var out []result.Sample
+	for rows.Next() {
+		var smp result.Sample
+		var lat string
+		if err := rows.Scan(&smp.Second, &smp.Events, &smp.Statements, &smp.Rows, &smp.Errors, &smp.Retries, &smp.Late, &lat, &smp.ResponseHist, &smp.ServiceHist); err != nil {
+			return nil, fmt.Errorf("read samples: %w", err)
+		}
+		var l map[string]result.Latency
+		json.Unmarshal([]byte(lat), &l)
+		smp.Response, smp.Service = l["response"], l["service"]
+		out = append(out, smp)
+	}
+	return out, rows.Err()
+}
+
+// LabelInfo describes one label's stored results.
+type LabelInfo struct {
+	Label   string   `json:"label"`
+	Runs    int      `json:"runs"`
+	Tests   int      `json:"tests"`
+	Threads []int    `json:"threads"`
+	Hosts   []string `json:"hosts"`
+	Sources []string `json:"sources"`
+	Status  string   `json:"status"` // counts by status: "40 ok, 1 aborted"
+	First   string   `json:"first"`
+	Last    string   `json:"last"`
+}
+
+// Labels lists every build.config in the store.
+func (s *Store) Labels(ctx context.Context) ([]LabelInfo, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT build, config_name, test, threads, hostname, COALESCE(host_id, ''), source, status, started FROM runs ORDER BY build, config_name, started`)
+	if err != nil {
+		return nil, fmt.Errorf("read store %s: %w", s.where, err)
+	}
+	defer rows.Close()
+	var out []LabelInfo
+	idx := map[string]int{}
+	type sets struct{ tests, threads, hosts, sources map[string]bool }
+	var aux []sets
+	statuses := []map[string]int{}
+	for rows.Next() {
+		var b, c, test, hostname, hostID, source, status, started string
+		var threads int
+		if err := rows.Scan(&b, &c, &test, &threads, &hostname, &hostID, &source, &status, &started); err != nil {
+			return nil, fmt.Errorf("read store %s: %w", s.where, err)
+		}
+		l := b + "." + c
+		i, ok := idx[l]
+		if !ok {
+			i = len(out)
+			idx[l] = i
+			out = append(out, LabelInfo{Label: l, First: started})
+			aux = append(aux, sets{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}})
+			statuses = append(statuses, map[string]int{})
+		}
+		li := &out[i]
+		li.Runs++
+		if started > li.Last {
+			li.Last = started
+		}
+		if started != "" && (li.First == "" || started < li.First) {
+			li.First = started
+		}
+		aux[i].tests[test] = true
+		if !aux[i].threads[strconv.Itoa(threads)] {
+			aux[i].threads[strconv.Itoa(threads)] = true
+			li.Threads = append(li.Threads, threads)
+		}
+		h := hostname
+		if hostID != "" {
+			h += "/" + hostID
+		}
+		if h != "" && !aux[i].hosts[h] {
+			aux[i].hosts[h] = true
+			li.Hosts = append(li.Hosts, h)
+		}
+		if !aux[i].sources[source] {
+			aux[i].sources[source] = true
+			li.Sources = append(li.Sources, source)
+		}
+		statuses[i][status]++
+	}
+	for i := range out {
+		out[i].Tests = len(aux[i].tests)
+		var parts []string
+		for _, st := range []string{"ok", "failed", "aborted", "running"} {
+			if n := statuses[i][st]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, st))
+			}
+		}
+		out[i].Status = strings.Join(parts, ", ")
+	}
+	return out, rows.Err()
+}
+
+// Config is a stored config's name and content ("" when unknown).
+func (s *Store) Config(ctx context.Context, id string) (name, content string, err error) {
+	var c sql.NullString
+	err = s.db.QueryRowContext(ctx, s.q(`SELECT name, content FROM configs WHERE id = ?`), id).Scan(&name, &c)
+	if err != nil {
+		return "", "", fmt.Errorf("read config %s: %w", id, err)
+	}
+	return name, c.String, nil
+}

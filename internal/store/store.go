@@ -1,0 +1,437 @@
+// Package store owns where results live: SQLite in the qpslab home by
+// default (WAL, so readers never wait and two writers take turns), or a
+// shared PostgreSQL. One schema and one set of migrations (goose) serve
+// both. It keeps hosts (fingerprints), builds, configs (name and content),
+// runs (written as they go: a run is inserted when it starts, its samples
+// each second, its totals and per-op metrics when it ends), and reads them
+// back as result.Run values by label. It never stores a password: the
+// connection string is used, not kept.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"golang.org/x/sys/unix"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is an open results database.
+type Store struct {
+	db       *sql.DB
+	postgres bool
+	where    string // for messages: the file, or postgres (never the password)
+	hostname string
+}
+
+// Open opens (creating and migrating as needed) the store named by dsn:
+// "" or a file path for SQLite (def is the default file), postgres://… or
+// postgresql://… for PostgreSQL.
+func Open(ctx context.Context, dsn, def string) (*Store, error) {
+	s := &Store{}
+	s.hostname, _ = os.Hostname()
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		s.db, s.postgres, s.where = db, true, redact(dsn)
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open store %s: %w", s.where, err)
+		}
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		if err := s.migrate(ctx, goose.DialectPostgres, goose.WithSessionLocker(locker)); err != nil {
+			db.Close()
+			return nil, err
+		}
+	} else {
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" {
+			path = def
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		// WAL: readers do not block the writer; busy_timeout: a second
+		// writer waits its turn; BEGIN IMMEDIATE: a transaction takes the
+		// write lock at its start, so it never fails halfway on a busy
+		// database.
+		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(60000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", path, err)
+		}
+		s.db, s.where = db, path
+		if err := s.migrateLocked(ctx, path); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	s.reapStale(ctx)
+	return s, nil
+}
+
+// migrateLocked migrates a SQLite store under a file lock, so that two
+// processes opening a new store at once do not both create its tables.
+func (s *Store) migrateLocked(ctx context.Context, path string) error {
+	f, err := os.OpenFile(path+".migrate-lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("lock store %s: %w", path, err)
+	}
+	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return s.migrate(ctx, goose.DialectSQLite3)
+}
+
+func (s *Store) migrate(ctx context.Context, d goose.Dialect, opts ...goose.ProviderOption) error {
+	p, err := goose.NewProvider(d, s.db, mustSub(migrations, "migrations"), opts...)
+	if err != nil {
+		return fmt.Errorf("store %s: migrations: %w", s.where, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store %s: migrate: %w", s.where, err)
+	}
+	return nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Where names the store for messages (a file, or a PostgreSQL URL without
+// its password).
+func (s *Store) Where() string { return s.where }
+
+// redact drops the password from a PostgreSQL URL.
+func redact(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	scheme := strings.Index(dsn, "://")
+	if at < 0 || scheme < 0 {
+		return dsn
+	}
+	userinfo := dsn[scheme+3 : at]
+	if i := strings.Index(userinfo, ":"); i >= 0 {
+		userinfo = userinfo[:i]
+	}
+	return dsn[:scheme+3] + userinfo + dsn[at:]
+}
+
+// q turns ? placeholders into PostgreSQL's $n. (No library is needed for
+// this; the statements here hold no literal question marks.)
+func (s *Store) q(query string) string {
+	if !s.postgres {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func newID() string {
+	b := make([]byte, 10)
+	rand.Read(b)
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
+}
+
+// HostID is a fingerprint's identity: a hash of its fields without the
+// ones that change from run to run (steal since boot, current frequencies,
+// files that could not be read).
+func HostID(fp json.RawMessage) (string, error) {
+	var m map[string]any
+	if err := json.Unmarshal(fp, &m); err != nil {
+		return "", fmt.Errorf("host fingerprint: %w", err)
+	}
+	delete(m, "steal_pct_since_boot")
+	delete(m, "unreadable")
+	if ps, ok := m["policies"].([]any); ok {
+		for _, p := range ps {
+			if pm, ok := p.(map[string]any); ok {
+				delete(pm, "cur_khz")
+			}
+		}
+	}
+	b, _ := json.Marshal(m) // map keys marshal sorted
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:6]), nil
+}
+
+// Meta is what a run's row needs beyond the result: the config's content
+// (nil when unknown, as for imports) and where the run came from.
+type Meta struct {
+	ConfigContent []byte
+	Source        string // "run", or the importer: "sysbench-1.0", "mytools", …
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// begin inserts the run's row (status running unless r says otherwise)
+// and what it refers to.
+func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run, m Meta) error {
+	var hostID any
+	if len(r.Host) > 0 {
+		h, err := HostID(r.Host)
+		if err != nil {
+			return err
+		}
+		if _, err := x.ExecContext(ctx, s.q(`INSERT INTO hosts (id, fingerprint, first_seen) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`), h, string(r.Host), now()); err != nil {
+			return fmt.Errorf("store host: %w", err)
+		}
+		hostID = h
+	}
+	if _, err := x.ExecContext(ctx, s.q(`INSERT INTO builds (name, flavor, version) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`), r.Build, r.Flavor, r.Version); err != nil {
+		return fmt.Errorf("store build: %w", err)
+	}
+	cfgName := r.Config
+	if i := strings.Index(cfgName, "@"); i >= 0 {
+		cfgName = cfgName[:i]
+	}
+	var content any
+	if m.ConfigContent != nil {
+		content = string(m.ConfigContent)
+	}
+	if _, err := x.ExecContext(ctx, s.q(`INSERT INTO configs (id, name, content) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`), r.Config, cfgName, content); err != nil {
+		return fmt.Errorf("store config: %w", err)
+	}
+	params, _ := json.Marshal(r.Params)
+	status := r.Status
+	if status == "" {
+		status = "running"
+	}
+	hostname := s.hostname
+	if m.Source != "run" {
+		hostname = "" // an import says nothing of where it ran
+	}
+	_, err := x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
+		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		id, r.Suite, r.Test, r.Build, r.Config, cfgName, hostID, hostname, r.Threads, r.Loop, r.Rate, r.Arrivals,
+		string(params), strconv.FormatUint(r.Seed, 10), status, r.Error, ts(r.Started), ts(r.Ended), r.Warmup, r.Duration,
+		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}")
+	if err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) insertSample(ctx context.Context, x execer, id string, smp result.Sample) error {
+	lat, _ := json.Marshal(map[string]result.Latency{"response": smp.Response, "service": smp.Service})
+	_, err := x.ExecContext(ctx, s.q(`INSERT INTO samples (run_id, second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, second) DO NOTHING`),
+		id, smp.Second, smp.Events, smp.Statements, smp.Rows, smp.Errors, smp.Retries, smp.Late, string(lat), nullBytes(smp.ResponseHist), nullBytes(smp.ServiceHist))
+	if err != nil {
+		return fmt.Errorf("store sample: %w", err)
+	}
+	return nil
+}
+
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// finishRun writes the run's end: status, totals, per-op metrics, and any
+// sample not written yet.
+func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run) error {
+	t := r.Totals
+	rh, sh := t.ResponseHist, t.ServiceHist
+	t.ResponseHist, t.ServiceHist = nil, nil
+	tot, _ := json.Marshal(t)
+	params, _ := json.Marshal(r.Params)
+	_, err := x.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, error = ?, started = ?, ended = ?, duration = ?, params = ?, reported = ?, reported_unit = ?,
+		totals = ?, response_hist = ?, service_hist = ? WHERE id = ?`),
+		r.Status, r.Error, ts(r.Started), ts(r.Ended), r.Duration, string(params), t.Reported, t.ReportedUnit, string(tot), nullBytes(rh), nullBytes(sh), id)
+	if err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	for _, smp := range r.Samples {
+		if err := s.insertSample(ctx, x, id, smp); err != nil {
+			return err
+		}
+	}
+	if hw := r.HW; hw != nil {
+		b, _ := json.Marshal(hw)
+		_, err := x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, cpu_o, cs_o, r_o, rkb_o, wkb_o, o_s, host_cpu_us_o, server_cpu_us_o, client_cpu_us_o, hw)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`),
+			id, hw.Op, hw.CPUPerOp, hw.CSPerOp, hw.ReadsPerOp, hw.ReadKBPerOp, hw.WriteKBPerOp, hw.OpsPerSec, hw.HostCPUUsOp, hw.ServerCPUUsOp, hw.ClientCPUUsOp, string(b))
+		if err != nil {
+			return fmt.Errorf("store metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// Writer keeps one run as it goes. Sample never blocks the caller (the
+// engine's collector): samples queue and a goroutine writes them, each in
+// its own short transaction. Done writes the end and waits for the queue.
+type Writer struct {
+	s    *Store
+	id   string
+	mu   sync.Mutex
+	q    []result.Sample
+	wake chan struct{}
+	done chan struct{}
+	err  error
+}
+
+// Begin inserts a run that is starting (r holds what is known before it
+// runs: suite, test, build, config, threads, params, host).
+func (s *Store) Begin(ctx context.Context, r result.Run, m Meta) (*Writer, error) {
+	if m.Source == "" {
+		m.Source = "run"
+	}
+	id := newID()
+	r.Status = ""
+	if err := s.insertRun(ctx, s.db, id, r, m); err != nil {
+		return nil, err
+	}
+	w := &Writer{s: s, id: id, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+// ID is the run's key in the store.
+func (w *Writer) ID() string { return w.id }
+
+// Sample queues one second's sample.
+func (w *Writer) Sample(smp result.Sample) {
+	w.mu.Lock()
+	w.q = append(w.q, smp)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	for range w.wake {
+		w.mu.Lock()
+		q := w.q
+		w.q = nil
+		w.mu.Unlock()
+		for _, smp := range q {
+			if err := w.s.insertSample(context.Background(), w.s.db, w.id, smp); err != nil && w.err == nil {
+				w.err = err
+			}
+		}
+	}
+}
+
+// Done writes the run's end in one transaction, after the queued samples.
+func (w *Writer) Done(ctx context.Context, r result.Run) error {
+	close(w.wake)
+	<-w.done
+	tx, err := w.s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	defer tx.Rollback()
+	if err := w.s.finishRun(ctx, tx, w.id, r); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	return w.err
+}
+
+// Import stores finished runs in one transaction: all or none.
+func (s *Store) Import(ctx context.Context, runs []result.Run, m Meta) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store import: %w", err)
+	}
+	defer tx.Rollback()
+	for _, r := range runs {
+		id := newID()
+		if err := s.insertRun(ctx, tx, id, r, m); err != nil {
+			return err
+		}
+		if err := s.finishRun(ctx, tx, id, r); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store import: %w", err)
+	}
+	return nil
+}
+
+// reapStale marks runs of this host still "running" whose process is gone
+// (killed without a chance to say so) as aborted; their samples stay.
+func (s *Store) reapStale(ctx context.Context) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?`), s.hostname)
+	if err != nil {
+		return
+	}
+	var stale []string
+	for rows.Next() {
+		var id string
+		var pid int
+		if rows.Scan(&id, &pid) == nil && !alive(pid) {
+			stale = append(stale, id)
+		}
+	}
+	rows.Close()
+	for _, id := range stale {
+		s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = 'aborted', error = ? WHERE id = ? AND status = 'running'`), "the qpslab process that ran it ended without finishing it", id)
+	}
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

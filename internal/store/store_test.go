@@ -1,0 +1,248 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+var ctx = context.Background()
+
+func open(t *testing.T, dsn string) *Store {
+	t.Helper()
+	s, err := Open(ctx, dsn, filepath.Join(t.TempDir(), "qpslab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func meta(test string, threads int) result.Run {
+	return result.Run{SchemaVersion: result.SchemaVersion, Suite: "sysbench", Test: test, Build: "mariadb-10.2.11", Flavor: "mariadb", Version: "10.2.11",
+		Config: "default@0123456789ab", Threads: threads, Loop: "closed", Seed: 1<<63 + 5, Started: time.Now().UTC(),
+		Params: map[string]string{"range": "100"}, Host: []byte(`{"kernel":"6.1","cpus":2,"steal_pct_since_boot":0.5}`)}
+}
+
+func finished(r result.Run, status string, qps float64, samples int) result.Run {
+	r.Status, r.Ended = status, time.Now().UTC()
+	r.Totals = result.Totals{Seconds: float64(samples), Events: int64(qps) * int64(samples), Reported: qps, ReportedUnit: "qps", QPS: qps, ServiceHist: []byte{7, 8, 9}}
+	for i := 0; i < samples; i++ {
+		r.Samples = append(r.Samples, result.Sample{Second: i, Events: int64(qps), Statements: int64(qps), Service: result.Latency{P99: float64(100 + i)}, ServiceHist: []byte{byte(i)}})
+	}
+	r.HW = &result.HW{Op: "statement", CPUPerOp: 0.0042, OpsPerSec: qps, Samples: samples + 1, Flags: []result.Flag{{Name: "steal", Detail: "x"}}}
+	return r
+}
+
+// A run written as it goes reads back whole: samples, totals, histograms,
+// per-op metrics, host fingerprint, the seed's 64 bits.
+func roundTrip(t *testing.T, s *Store) {
+	m := meta("point-query_range=100", 2)
+	w, err := s.Begin(ctx, m, Meta{ConfigContent: []byte("[mysqld]\ninnodb_buffer_pool_size=1G\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// While it runs, it is there as running, with the samples so far.
+	done := finished(m, result.OK, 1000, 3)
+	for _, smp := range done.Samples[:2] {
+		w.Sample(smp)
+	}
+	time.Sleep(200 * time.Millisecond)
+	running, err := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{"running"}, Samples: true})
+	if err != nil || len(running) != 1 || len(running[0].Samples) != 2 {
+		t.Fatalf("a running run: %d runs, %v", len(running), err)
+	}
+	if err := w.Done(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Samples: true})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	r := runs[0]
+	if r.Test != m.Test || r.Threads != 2 || r.Seed != m.Seed || r.Status != result.OK || r.Totals.Reported != 1000 ||
+		string(r.Totals.ServiceHist) != "\x07\x08\x09" || len(r.Samples) != 3 || r.Samples[2].Service.P99 != 102 ||
+		string(r.Samples[1].ServiceHist) != "\x01" || r.HW == nil || r.HW.CPUPerOp != 0.0042 || len(r.HW.Flags) != 1 ||
+		!strings.Contains(string(r.Host), `"kernel"`) || r.Params["range"] != "100" || r.Version != "10.2.11" {
+		t.Errorf("read back: %+v", r)
+	}
+	name, content, err := s.Config(ctx, m.Config)
+	if err != nil || name != "default" || !strings.Contains(content, "buffer_pool") {
+		t.Errorf("config: %q %q %v", name, content, err)
+	}
+	labels, err := s.Labels(ctx)
+	if err != nil || len(labels) != 1 || labels[0].Label != "mariadb-10.2.11.default" || labels[0].Runs != 1 {
+		t.Errorf("labels: %+v %v", labels, err)
+	}
+	// Narrowed by thread count and host.
+	if rs, _ := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Threads: 4}); len(rs) != 0 {
+		t.Errorf("--threads 4 found %d runs", len(rs))
+	}
+	if rs, _ := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Host: s.hostname}); len(rs) != 1 {
+		t.Errorf("--host %s found %d runs", s.hostname, len(rs))
+	}
+}
+
+func TestSQLiteRoundTrip(t *testing.T) { roundTrip(t, open(t, "")) }
+
+// An interrupted run is stored as aborted with its samples; a run whose
+// process was killed is marked aborted when the store is next opened.
+func TestAbortedRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q.db")
+	s := open(t, path)
+	m := meta("update-index_range=100", 1)
+	w, _ := s.Begin(ctx, m, Meta{})
+	w.Sample(result.Sample{Second: 0, Events: 5})
+	if err := w.Done(ctx, finished(m, result.Aborted, 10, 2)); err != nil {
+		t.Fatal(err)
+	}
+	w2, _ := s.Begin(ctx, meta("insert_range=100", 1), Meta{})
+	w2.Sample(result.Sample{Second: 0, Events: 5})
+	w2.Sample(result.Sample{Second: 1, Events: 6})
+	time.Sleep(200 * time.Millisecond)
+	dead := exec.Command("true")
+	dead.Run()
+	s.db.Exec(`UPDATE runs SET pid = ? WHERE id = ?`, dead.Process.Pid, w2.ID()) // as if a killed process had written it
+	s2 := open(t, path)
+	runs, err := s2.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{result.Aborted}, Samples: true})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d aborted runs, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		if len(r.Samples) != 2 {
+			t.Errorf("%s: %d samples kept", r.Test, len(r.Samples))
+		}
+	}
+	if rs, _ := s2.Runs(ctx, Filter{Build: m.Build, Config: "default"}); len(rs) != 0 {
+		t.Errorf("aborted runs are compared: %d", len(rs))
+	}
+}
+
+// Import is all or nothing.
+func TestImportAllOrNothing(t *testing.T) {
+	s := open(t, "")
+	good := finished(meta("point-query_range=100", 1), result.OK, 100, 0)
+	bad := good
+	bad.Host = []byte(`not json`)
+	if err := s.Import(ctx, []result.Run{good, good, bad}, Meta{Source: "sysbench-1.0"}); err == nil {
+		t.Fatal("a bad run imported")
+	}
+	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 0 {
+		t.Errorf("half an import stored: %d runs", len(rs))
+	}
+	if err := s.Import(ctx, []result.Run{good, good}, Meta{Source: "sysbench-1.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 2 {
+		t.Errorf("%d runs imported", len(rs))
+	}
+}
+
+// Two qpslab processes writing one new store at once both succeed.
+func TestConcurrentWriters(t *testing.T) {
+	if os.Getenv("QPSLAB_STORE_WRITER") != "" {
+		return // the helper process below
+	}
+	path := filepath.Join(t.TempDir(), "q.db")
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for i := 0; i < 2; i++ {
+		c := exec.Command(os.Args[0], "-test.run=^TestWriterProcess$", "-test.count=1")
+		c.Env = append(os.Environ(), "QPSLAB_STORE_WRITER="+path, "QPSLAB_STORE_WRITER_ID="+strconv.Itoa(i))
+		out := &strings.Builder{}
+		c.Stdout, c.Stderr = out, out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, c), append(outs, out)
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("writer %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	s := open(t, path)
+	for i := 0; i < 2; i++ {
+		rs, err := s.Runs(ctx, Filter{Build: fmt.Sprintf("writer-%d", i), Config: "default", Samples: true})
+		if err != nil || len(rs) != 20 {
+			t.Errorf("writer %d stored %d of 20 runs: %v", i, len(rs), err)
+		}
+		for _, r := range rs {
+			if len(r.Samples) != 5 {
+				t.Errorf("writer %d: a run with %d samples", i, len(r.Samples))
+			}
+		}
+	}
+}
+
+func TestWriterProcess(t *testing.T) {
+	path := os.Getenv("QPSLAB_STORE_WRITER")
+	if path == "" {
+		t.Skip("run by TestConcurrentWriters")
+	}
+	s, err := Open(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for n := 0; n < 20; n++ {
+		m := meta("point-query_range=100", 1)
+		m.Build = "writer-" + os.Getenv("QPSLAB_STORE_WRITER_ID")
+		w, err := s.Begin(ctx, m, Meta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := finished(m, result.OK, 100, 5)
+		for _, smp := range r.Samples {
+			w.Sample(smp)
+		}
+		if err := w.Done(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The same schema and code on PostgreSQL (a sandbox of the Debian build);
+// the connection's password is used, never stored.
+func TestPostgresStore(t *testing.T) {
+	srv, _ := testenv.StartServer(t, "postgres-system")
+	ep := srv.Endpoint()
+	db, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE ROLE lab LOGIN PASSWORD 'sekrit-pw'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE DATABASE results OWNER lab`); err != nil {
+		t.Fatal(err)
+	}
+	dsn := fmt.Sprintf("postgres://lab:sekrit-pw@127.0.0.1:%d/results?sslmode=disable", ep.Port)
+	s := open(t, dsn)
+	if strings.Contains(s.Where(), "sekrit") {
+		t.Errorf("the password shows in %s", s.Where())
+	}
+	roundTrip(t, s)
+	var n int
+	s.db.QueryRow(`SELECT count(*) FROM runs r JOIN configs c ON c.id = r.config JOIN hosts h ON h.id = r.host_id
+		WHERE r.params LIKE '%sekrit%' OR c.content LIKE '%sekrit%' OR h.fingerprint LIKE '%sekrit%' OR r.error LIKE '%sekrit%'`).Scan(&n)
+	if n != 0 {
+		t.Errorf("the password is stored")
+	}
+	// A second open of a migrated store migrates nothing and works.
+	roundTripAgain := open(t, dsn)
+	if rs, err := roundTripAgain.Runs(ctx, Filter{Build: "mariadb-10.2.11", Config: "default"}); err != nil || len(rs) != 1 {
+		t.Errorf("reopened: %d runs, %v", len(rs), err)
+	}
+}
