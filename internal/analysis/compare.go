@@ -110,7 +110,7 @@ type Comparison struct {
 	Layout  string    `json:"layout"` // "5" or "4"
 	Rows    []Row     `json:"rows"`
 	Groups  []Group   `json:"groups"`
-	All     []Stats   `json:"all"`     // over every test, per other label
+	All     []Stats   `json:"all"`     // over every test (not the load), per other label
 	Geomean []float64 `json:"geomean"` // of the relative values, per other label
 	Repeats bool      `json:"repeats"` // some test has more than one result per label
 	Alpha   float64   `json:"alpha"`
@@ -165,6 +165,9 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	}
 	cat := catalog()
 	group := func(test string) string {
+		if test == "load" {
+			return "load"
+		}
 		if t, ok := cat[test]; ok {
 			if o.Layout == "4" {
 				return t.Group4
@@ -182,6 +185,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		gi[g] = i
 	}
 	gi["other"] = len(layout)
+	gi["load"] = len(layout) + 1
 	pos := func(test string) int {
 		if t, ok := cat[test]; ok {
 			return t.pos
@@ -229,14 +233,16 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			if !math.IsNaN(cell.Rel) && !math.IsInf(cell.Rel, 0) {
 				rels[i][row.Group] = append(rels[i][row.Group], cell.Rel)
-				all[i] = append(all[i], cell.Rel)
+				if row.Group != "load" { // the load is no test: not in "all" nor the geomean
+					all[i] = append(all[i], cell.Rel)
+				}
 			}
 			row.Others = append(row.Others, cell)
 		}
 		c.Rows = append(c.Rows, row)
 	}
 	names := append([]string{}, layout...)
-	names = append(names, "other")
+	names = append(names, "other", "load")
 	for _, g := range names {
 		grp := Group{Name: g}
 		any := false

@@ -125,6 +125,9 @@ func (c *collector) finalize(upTo int) {
 			smp.Response, smp.ResponseHist = summarize(d.resp), encode(d.resp)
 		}
 		c.samples = append(c.samples, smp)
+		if c.r.o.OnSample != nil {
+			c.r.o.OnSample(smp)
+		}
 		c.tot.merge(d)
 		c.progress(d)
 		putHist(d.resp)

@@ -44,6 +44,10 @@ type Options struct {
 	Progress       func(line string)
 	ReportInterval time.Duration
 	Seed           uint64 // for the arrival process
+	// OnSample, if set, gets each second's sample as soon as it is whole
+	// (to store a run as it goes). It is called from the collector and must
+	// not block.
+	OnSample func(result.Sample)
 	// Window, if set, is opened when the measured window begins (after the
 	// warmup) and closed when it ends: the hardware sampler, which must
 	// see neither the warmup nor what follows the window.

@@ -63,8 +63,10 @@ func TestClosedLoopCountsAndSamples(t *testing.T) {
 	var mu sync.Mutex
 	win := &recordWindow{}
 	t0 := time.Now()
+	var streamed []result.Sample // OnSample runs on the collector, before Run returns
 	res, err := Run(context.Background(), f, Options{Threads: 2, Warmup: 300 * time.Millisecond, Duration: 3 * time.Second,
-		ReportInterval: time.Second, Progress: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() }, Window: win})
+		ReportInterval: time.Second, Progress: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() }, Window: win,
+		OnSample: func(s result.Sample) { streamed = append(streamed, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +103,9 @@ func TestClosedLoopCountsAndSamples(t *testing.T) {
 	}
 	if len(res.Samples) < 3 {
 		t.Errorf("%d samples for a 3 s run", len(res.Samples))
+	}
+	if len(streamed) != len(res.Samples) || streamed[0].Events != res.Samples[0].Events {
+		t.Errorf("OnSample saw %d samples, the result has %d", len(streamed), len(res.Samples))
 	}
 	if tot.Service.P50 < 2000 || tot.Response != tot.Service {
 		t.Errorf("service %+v response %+v", tot.Service, tot.Response)

@@ -67,8 +67,30 @@ type Sysbench struct {
 
 	Log      func(line string)               // progress lines
 	LoadBar  func(total int64) func(n int64) // a progress bar for the load: returns its update function
-	OnResult func(result.Run) error          // each result as it arrives (print, save)
+	// Record, if set, is called as each run starts, with what is known of
+	// it; the Recorder it returns gets the run's samples as they are
+	// measured and the whole result at its end (store, print).
+	Record func(start result.Run) (Recorder, error)
 }
+
+// Recorder keeps one run as it goes. Sample must not block.
+type Recorder interface {
+	Sample(result.Sample)
+	Done(result.Run) error
+}
+
+// record starts a run's recorder; without Record it records nothing.
+func (p Sysbench) record(start result.Run) (Recorder, error) {
+	if p.Record == nil {
+		return nopRecorder{}, nil
+	}
+	return p.Record(start)
+}
+
+type nopRecorder struct{}
+
+func (nopRecorder) Sample(result.Sample)  {}
+func (nopRecorder) Done(result.Run) error { return nil }
 
 // Steps returns the tests the run will execute, in order.
 func (p Sysbench) Steps() ([]sysbench.Test, error) {
@@ -136,7 +158,8 @@ func (p Sysbench) Check(h home.Home) error {
 	return nil
 }
 
-// Run runs the plan, after Check. Results go to OnResult as each test ends;
+// Run runs the plan, after Check. Each run goes to Record as it starts,
+// its samples as they come, and its result when it ends;
 // on cancellation the test in progress is passed on with status aborted,
 // every sandbox is stopped, and ctx's error is returned.
 func (p Sysbench) Run(ctx context.Context, h home.Home) error {
@@ -309,8 +332,15 @@ func (p Sysbench) load(ctx context.Context, b build.Build, target sysbench.Targe
 	smp, notes := m.sampler()
 	rows := int64(p.Tables) * p.Rows
 	t0 := time.Now()
+	start := result.Run{SchemaVersion: result.SchemaVersion, Test: "load", Seed: p.Seed, Threads: lo.Threads, Loop: "closed", Started: t0.UTC()}
+	p.describe(&start, b, copts, rep)
+	start.Params["step"] = "load"
+	rec, err := p.record(start)
+	if err != nil {
+		return err
+	}
 	smp.Open()
-	err := target.Load(ctx, lo)
+	err = target.Load(ctx, lo)
 	smp.Close()
 	t1 := time.Now()
 	secs := t1.Sub(t0).Seconds()
@@ -332,10 +362,8 @@ func (p Sysbench) load(ctx context.Context, b build.Build, target sysbench.Targe
 		p.logf("loaded %d rows in %.2f s (%.0f rows/s)", rows, secs, float64(rows)/secs)
 	}
 	res.HW = smp.Result(res.Totals.Reported, "row", nil, notes)
-	if p.OnResult != nil {
-		if oerr := p.OnResult(res); oerr != nil {
-			return oerr
-		}
+	if rerr := rec.Done(res); rerr != nil {
+		return rerr
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -393,32 +421,44 @@ func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Ta
 	if t.Krows {
 		o.ReportedUnit, o.KRowsPerEvent = "Krows/s", float64(p.Rows)/1000
 	}
-	smp, notes := m.sampler()
-	o.Window = smp
-	p.logf("-- %s, %d thread(s), %s", t.Label(), threads, dur)
-	res, err := engine.Run(ctx, wl, o)
-	if res == nil {
-		return fmt.Errorf("%s: %w", t.Label(), err)
+	start := result.Run{SchemaVersion: result.SchemaVersion, Test: t.Label(), Seed: seed, Threads: threads, Loop: "closed",
+		Warmup: max(o.Warmup, 0).Seconds(), Duration: dur.Seconds(), Started: time.Now().UTC()}
+	if p.Rate > 0 {
+		start.Loop, start.Rate, start.Arrivals = "open", p.Rate, string(p.Arrivals)
 	}
-	p.describe(res, b, copts, rep)
-	res.Test, res.Seed = t.Label(), seed
+	p.describe(&start, b, copts, rep)
 	for k, v := range map[string]string{
 		"name": t.Name, "variant": t.Variant, "range": strconv.Itoa(t.Range),
 		"group5": t.Group5, "group4": t.Group4, "step": strconv.Itoa(step),
 		"prepared":             strconv.FormatBool(t.Prepared && !copts.NoPrepare),
 		"statements_per_event": strconv.Itoa(t.Statements), "warm": strconv.FormatBool(t.Warm()),
 	} {
-		res.Params[k] = v
+		start.Params[k] = v
 	}
+	rec, err := p.record(start)
+	if err != nil {
+		return err
+	}
+	smp, notes := m.sampler()
+	o.Window, o.OnSample = smp, rec.Sample
+	p.logf("-- %s, %d thread(s), %s", t.Label(), threads, dur)
+	res, err := engine.Run(ctx, wl, o)
+	if res == nil {
+		fail := start
+		fail.Status, fail.Error, fail.Ended = result.Failed, err.Error(), time.Now().UTC()
+		rec.Done(fail)
+		return fmt.Errorf("%s: %w", t.Label(), err)
+	}
+	res.QpslabVersion, res.Host, res.Suite = start.QpslabVersion, start.Host, start.Suite
+	res.Build, res.Flavor, res.Version, res.Config = start.Build, start.Flavor, start.Version, start.Config
+	res.Test, res.Seed, res.Params = start.Test, seed, start.Params
 	op := "statement"
 	if t.Krows {
 		op = "Krow"
 	}
 	res.HW = smp.Result(res.Totals.Reported, op, perSecond(res), notes)
-	if p.OnResult != nil {
-		if oerr := p.OnResult(*res); oerr != nil {
-			return oerr
-		}
+	if rerr := rec.Done(*res); rerr != nil {
+		return rerr
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
