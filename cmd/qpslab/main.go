@@ -70,7 +70,14 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newServerCmd(),
 		newRunCmd(),
 		newHostCmd(),
+		newLabelsCmd(),
+		newCompareCmd(),
+		newMetricsCmd(),
+		newReportCmd(),
+		newImportCmd(),
+		newDemoCmd(),
 	)
+	addStoreFlag(root)
 	return root
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
 )
 
 func newRunCmd() *cobra.Command {
@@ -58,9 +60,10 @@ SQL and their quirks.
 
 Per test it prints QPS (statements/s, BEGIN and COMMIT included, as sysbench
 counts; Krows/s for scan), TPS (events/s), rows/s, response and service time
-percentiles, errors, and the client's own CPU per statement. Results are
-written as JSON (--out) after every test, so an interrupted run keeps what
-was measured.
+percentiles, errors, and under each test its hardware cost per operation
+(docs/metrics.md). Every run goes to the store as it runs (--store; label
+build.config, for qpslab compare), and to a JSON file (--out) after every
+test, so an interrupted run keeps what was measured.
 
 Closed loop by default (--threads workers, each issuing its next event when
 the last returns). With --rate, open loop: events arrive at that rate whatever
@@ -201,28 +204,69 @@ func parseInts(s string) ([]int, error) {
 
 func runSysbench(cmd *cobra.Command, h home.Home, p plan.Sysbench, out string) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	st, err := openStore(cmd, h)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	var mu sync.Mutex
 	var runs []result.Run
-	fmt.Fprintf(stderr, "seed %d; results go to %s\n", p.Seed, out)
+	fmt.Fprintf(stderr, "seed %d; results go to %s and %s\n", p.Seed, st.Where(), out)
 	p.Log = func(line string) { fmt.Fprintln(stderr, line) }
 	p.LoadBar = func(total int64) func(int64) { return loadBar(stderr, total) }
 	header := false
-	p.OnResult = func(r result.Run) error {
-		mu.Lock()
-		defer mu.Unlock()
-		runs = append(runs, r)
-		if !header {
-			printHeader(stdout)
-			header = true
+	p.Record = func(start result.Run) (plan.Recorder, error) {
+		w, err := st.Begin(cmd.Context(), start, store.Meta{ConfigContent: p.Config.Content})
+		if err != nil {
+			return nil, err
 		}
-		printRun(stdout, r)
-		return result.Write(out, runs)
+		return recorder{w: w, done: func(r result.Run) error {
+			// Stored even when the run was interrupted: a fresh context.
+			if err := w.Done(context.WithoutCancel(cmd.Context()), r); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			runs = append(runs, r)
+			if !header {
+				printHeader(stdout)
+				header = true
+			}
+			printRun(stdout, r)
+			return result.Write(out, runs)
+		}}, nil
 	}
-	err := p.Run(cmd.Context(), h)
+	err = p.Run(cmd.Context(), h)
 	if len(runs) > 0 {
-		fmt.Fprintf(stderr, "%d result(s) in %s\n", len(runs), out)
+		fmt.Fprintf(stderr, "%d result(s) stored in %s (label %s) and written to %s\n", len(runs), st.Where(), labelsOf(runs), out)
 	}
 	return err
+}
+
+type recorder struct {
+	w    *store.Writer
+	done func(result.Run) error
+}
+
+func (r recorder) Sample(s result.Sample)  { r.w.Sample(s) }
+func (r recorder) Done(x result.Run) error { return r.done(x) }
+
+// labelsOf lists the build.config labels of runs, in order of appearance.
+func labelsOf(runs []result.Run) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		name := r.Config
+		if i := strings.Index(name, "@"); i >= 0 {
+			name = name[:i]
+		}
+		l := r.Build + "." + name
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func printHeader(w io.Writer) {

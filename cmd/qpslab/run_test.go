@@ -16,6 +16,7 @@ import (
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
@@ -150,7 +151,8 @@ func hwSummary(hw *result.HW) string {
 }
 
 // SIGINT in the middle of a test ends the run with the samples taken so far
-// written, marked aborted, and no process left.
+// written (to the results file and the store), marked aborted, and no
+// process left.
 func TestRunSIGINTKeepsSamples(t *testing.T) {
 	h := newHome(t)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -202,6 +204,15 @@ func TestRunSIGINTKeepsSamples(t *testing.T) {
 	}
 	if run.Duration > 30 {
 		t.Errorf("recorded duration %.0f s for a run stopped after ~3 s", run.Duration)
+	}
+	st, err := store.Open(context.Background(), "", filepath.Join(h.Root, "qpslab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	stored, err := st.Runs(context.Background(), store.Filter{Build: "mariadb-system", Config: "default", Status: []string{result.Aborted}, Samples: true})
+	if err != nil || len(stored) != 1 || len(stored[0].Samples) < 2 || stored[0].Totals.Events == 0 || stored[0].HW == nil {
+		t.Errorf("the store holds %d aborted runs (%v)", len(stored), err)
 	}
 }
 

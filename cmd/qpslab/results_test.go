@@ -1,0 +1,80 @@
+package main_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// Two builds run interleaved with repeats; compare, metrics, labels and the
+// HTML report read them back from the store.
+func TestCompareMetricsReport(t *testing.T) {
+	h := newHome(t)
+	testenv.Build(t, h, "mariadb-10.2.11")
+	args := append([]string{"run", "sysbench", "--build", "mariadb-10.2.11", "--build", "mariadb-system", "--repeat", "2",
+		"--tests", "point-query_range=100,update-index_range=100,scan_range=100", "--out", filepath.Join(t.TempDir(), "r.json")}, quick...)
+	if r := qpslab(t, h, args...); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	// The builds ran A B A B.
+	st, err := store.Open(context.Background(), "", filepath.Join(h.Root, "qpslab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, _ := st.Runs(context.Background(), store.Filter{Build: "mariadb-10.2.11", Config: "default", Test: "update-index_range=100", Samples: true})
+	b, _ := st.Runs(context.Background(), store.Filter{Build: "mariadb-system", Config: "default", Test: "update-index_range=100"})
+	if len(a) != 2 || len(b) != 2 || !(a[0].Started.Before(b[0].Started) && b[0].Started.Before(a[1].Started) && a[1].Started.Before(b[1].Started)) {
+		t.Errorf("not interleaved A B A B: %d and %d runs", len(a), len(b))
+	}
+	if len(a) > 0 && (len(a[0].Samples) == 0 || a[0].HW == nil || a[0].Params["repeat"] != "1") {
+		t.Errorf("stored run lacks samples, metrics or params: %+v", a[0])
+	}
+
+	r := qpslab(t, h, "compare", "mariadb-10.2.11.default", "mariadb-system.default")
+	if r.code != 0 {
+		t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"point-query_range=100", "update-index_range=100", "scan_range=100", "[writes]", "GROUP", "MEDIAN", "STDDEV", "geomean", "±"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("compare lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = qpslab(t, h, "compare", "mariadb-10.2.11.default", "mariadb-system.default", "--format", "qps.abs", "--groups", "4")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "col-1 : mariadb-10.2.11.default\ncol-2 : mariadb-system.default\n\ncol-1\tcol-2\n") {
+		t.Errorf("qps.abs: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = qpslab(t, h, "metrics", "mariadb-10.2.11.default", "mariadb-system.default", "--test", "update-index*")
+	if r.code != 0 || !strings.Contains(r.stdout, "cpu/o") || !strings.Contains(r.stdout, "relative to first result") || !strings.Contains(r.stdout, "server µs/o") {
+		t.Errorf("metrics: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = qpslab(t, h, "labels")
+	if r.code != 0 || !strings.Contains(r.stdout, "mariadb-10.2.11.default") || !strings.Contains(r.stdout, "mariadb-system.default") {
+		t.Errorf("labels: exit %d\n%s", r.code, r.stdout)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	r = qpslab(t, h, "report", "mariadb-10.2.11.default", "mariadb-system.default", "--html", html)
+	b2, err := os.ReadFile(html)
+	if r.code != 0 || err != nil || !strings.Contains(string(b2), "update-index_range=100") || strings.Count(string(b2), "<svg") < 4 {
+		t.Errorf("report: exit %d %v %s", r.code, err, r.stderr)
+	}
+	for _, bad := range [][]string{
+		{"compare", "nodot", "mariadb-system.default"},
+		{"compare", "mariadb-10.2.11.default", "nosuch.default"},
+		{"compare", "mariadb-10.2.11.default", "mariadb-system.default", "--groups", "3"},
+		{"compare", "mariadb-10.2.11.default", "mariadb-system.default", "--format", "xml"},
+		{"compare", "mariadb-10.2.11.default", "mariadb-system.default", "--threads", "64"},
+		{"report", "mariadb-10.2.11.default", "mariadb-system.default"},
+	} {
+		r := qpslab(t, h, bad...)
+		if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.HasPrefix(r.stderr, "qpslab: ") {
+			t.Errorf("%v: exit %d, want one error line: %q", bad, r.code, r.stderr)
+		}
+	}
+}
+

@@ -1,0 +1,436 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+)
+
+// Formats of the text reports.
+var Formats = []string{"text", "md", "csv", "tsv", "json", "qps.abs", "qps.rel"}
+
+// CheckFormat refuses a format this package does not write.
+func CheckFormat(f string) error {
+	for _, x := range Formats {
+		if f == x {
+			return nil
+		}
+	}
+	return fmt.Errorf("--format %s: use one of %s", f, strings.Join(Formats, ", "))
+}
+
+const (
+	ansiRed   = "\x1b[41;97m"
+	ansiGreen = "\x1b[42;30m"
+	ansiReset = "\x1b[0m"
+)
+
+func textNum(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case math.Abs(v) >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) >= 1:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// relCell is a relative value as printed: two decimals, "~" when repeats
+// showed no significant difference, coloured on a terminal.
+func relCell(c analysis.Cell, colour bool) string {
+	if c.Missing || math.IsNaN(c.Rel) {
+		return "-"
+	}
+	s := fmt.Sprintf("%.2f", c.Rel)
+	if c.Tested && !c.Significant {
+		s += " ~"
+	}
+	if colour {
+		switch analysis.Colour(c.Rel) {
+		case "red":
+			s = ansiRed + s + ansiReset
+		case "green":
+			s = ansiGreen + s + ansiReset
+		}
+	}
+	return s
+}
+
+func absCell(s analysis.Summary) string {
+	if s.N == 0 {
+		return "-"
+	}
+	v := textNum(s.Center)
+	if s.N > 1 && s.Center != 0 {
+		if pct := 100 * math.Max(s.Hi-s.Center, s.Center-s.Lo) / s.Center; math.IsInf(pct, 0) || math.IsNaN(pct) {
+			v += " ±∞" // too few repeats for an interval, as benchstat says
+		} else {
+			v += fmt.Sprintf(" ±%.0f%%", pct)
+		}
+	}
+	return v
+}
+
+// Compare writes a comparison in format f ("text" colours when colour is
+// set).
+func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
+	switch f {
+	case "json":
+		e := json.NewEncoder(w)
+		e.SetIndent("", " ")
+		return e.Encode(jsonSafe(c))
+	case "csv", "tsv":
+		cw := csv.NewWriter(w)
+		if f == "tsv" {
+			cw.Comma = '\t'
+		}
+		cw.Write([]string{"test", "threads", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant"})
+		for _, r := range c.Rows {
+			for i, o := range r.Others {
+				p, sig := "", ""
+				if o.Tested {
+					p, sig = strconv.FormatFloat(o.P, 'f', 4, 64), strconv.FormatBool(o.Significant)
+				}
+				val, rel := "", ""
+				if !o.Missing {
+					val, rel = strconv.FormatFloat(o.Center, 'f', 2, 64), strconv.FormatFloat(o.Rel, 'f', 4, 64)
+				}
+				cw.Write([]string{r.Test, strconv.Itoa(r.Threads), r.Group, r.Unit, c.Base, strconv.FormatFloat(r.Base.Center, 'f', 2, 64),
+					strconv.Itoa(r.Base.N), c.Others[i], val, strconv.Itoa(o.N), rel, p, sig})
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case "qps.abs", "qps.rel":
+		return qpsTSV(w, c, f == "qps.rel")
+	case "md":
+		return compareMD(w, c)
+	}
+	return compareText(w, c, colour)
+}
+
+func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
+	fmt.Fprintf(w, "base: %s\n", c.Base)
+	for i, o := range c.Others {
+		fmt.Fprintf(w, "col-%d: %s\n", i+1, o)
+	}
+	if c.Repeats {
+		fmt.Fprintf(w, "with repeats: the median ± its 95%% interval; \"~\" marks a change that is not significant (Mann-Whitney U, p ≥ %.2f)\n", c.Alpha)
+	}
+	fmt.Fprintf(w, "relative = col / base; ≤ %.2f is worse, ≥ %.2f better\n\n", analysis.Worse, analysis.Better)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"TEST", "THR", "BASE"}
+	for i := range c.Others {
+		head = append(head, fmt.Sprintf("col-%d", i+1), fmt.Sprintf("rel-%d", i+1))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	group := ""
+	for _, r := range c.Rows {
+		if r.Group != group {
+			group = r.Group
+			fmt.Fprintf(tw, "[%s]\n", group)
+		}
+		cells := []string{r.Test, strconv.Itoa(r.Threads), absCell(r.Base) + unitSuffix(r.Unit)}
+		for _, o := range r.Others {
+			cells = append(cells, absCell(o.Summary), relCell(o, colour))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	return groupText(w, c, colour)
+}
+
+func unitSuffix(u string) string {
+	if u == "" || u == "qps" {
+		return ""
+	}
+	return " " + u
+}
+
+// groupText is the group statistics of the relative values.
+func groupText(w io.Writer, c *analysis.Comparison, colour bool) error {
+	fmt.Fprintf(w, "Relative QPS by group (%s-group layout)\n", c.Layout)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GROUP\tLABEL\tN\tAVG\tMEDIAN\tMIN\tMAX\tSTDDEV")
+	st := func(v float64) string {
+		s := fmt.Sprintf("%.2f", v)
+		if colour {
+			switch analysis.Colour(v) {
+			case "red":
+				return ansiRed + s + ansiReset
+			case "green":
+				return ansiGreen + s + ansiReset
+			}
+		}
+		return s
+	}
+	row := func(name string, i int, s analysis.Stats) {
+		if s.N == 0 {
+			return
+		}
+		fmt.Fprintf(tw, "%s\tcol-%d\t%d\t%s\t%s\t%s\t%s\t%.3f\n", name, i+1, s.N, st(s.Avg), st(s.Median), st(s.Min), st(s.Max), s.Stddev)
+	}
+	for _, g := range c.Groups {
+		for i, s := range g.Stats {
+			row(g.Name, i, s)
+		}
+	}
+	for i, s := range c.All {
+		row("all", i, s)
+	}
+	tw.Flush()
+	for i, g := range c.Geomean {
+		fmt.Fprintf(w, "geomean col-%d (%s): %s\n", i+1, c.Others[i], st(g))
+	}
+	return nil
+}
+
+func compareMD(w io.Writer, c *analysis.Comparison) error {
+	fmt.Fprintf(w, "Base: `%s`. Relative = other / base (≤ %.2f worse, ≥ %.2f better).\n\n", c.Base, analysis.Worse, analysis.Better)
+	head := "| test | threads | " + c.Base + " |"
+	sep := "|---|---:|---:|"
+	for _, o := range c.Others {
+		head += " " + o + " | rel |"
+		sep += "---:|---:|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, sep)
+	for _, r := range c.Rows {
+		line := fmt.Sprintf("| %s | %d | %s |", r.Test, r.Threads, absCell(r.Base)+unitSuffix(r.Unit))
+		for _, o := range r.Others {
+			rel := relCell(o, false)
+			if col := analysis.Colour(o.Rel); col == "red" || col == "green" {
+				rel = "**" + rel + "**"
+			}
+			line += fmt.Sprintf(" %s | %s |", absCell(o.Summary), rel)
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "\n| group | label | n | avg | median | min | max | stddev |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, g := range append(c.Groups, analysis.Group{Name: "all", Stats: c.All}) {
+		for i, s := range g.Stats {
+			if s.N > 0 {
+				fmt.Fprintf(w, "| %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.3f |\n", g.Name, c.Others[i], s.N, s.Avg, s.Median, s.Min, s.Max, s.Stddev)
+			}
+		}
+	}
+	fmt.Fprintln(w)
+	for i, g := range c.Geomean {
+		fmt.Fprintf(w, "Geomean of the relative values, %s: %.2f\n", c.Others[i], g)
+	}
+	return nil
+}
+
+var writeTest = regexp.MustCompile(`delete|insert|update|write`)
+
+// qpsTSV writes the reference's sum_qps_csv.sh layout: the inputs as
+// "col-N : label", a blank line, a "col-1<TAB>col-2…" header, then one line
+// per test with a value per column and the test name, in three groups (point:
+// names with "point"; write: delete, insert, update, write; range: the rest),
+// sorted by the reference's file name (sb.r.qps.<test>.range<R>) within each.
+// The relative file has a column per other label: its QPS / the base's,
+// printed %.2f.
+func qpsTSV(w io.Writer, c *analysis.Comparison, rel bool) error {
+	labels := append([]string{c.Base}, c.Others...)
+	for i, l := range labels {
+		fmt.Fprintf(w, "col-%d : %s\n", i+1, l)
+	}
+	fmt.Fprintln(w)
+	var head []string
+	for i := range labels {
+		if rel && i == 0 {
+			continue
+		}
+		head = append(head, fmt.Sprintf("col-%d", i+1))
+	}
+	fmt.Fprintln(w, strings.Join(head, "\t"))
+	group := func(test string) int {
+		switch {
+		case strings.Contains(test, "point"):
+			return 0
+		case writeTest.MatchString(test):
+			return 2
+		}
+		return 1
+	}
+	fileName := func(test string) string { // point-query.pre_range=100 → point-query.pre.range100
+		return strings.Replace(test, "_range=", ".range", 1)
+	}
+	rows := append([]analysis.Row{}, c.Rows...)
+	sort.SliceStable(rows, func(i, j int) bool {
+		gi, gj := group(rows[i].Test), group(rows[j].Test)
+		if gi != gj {
+			return gi < gj
+		}
+		if fi, fj := fileName(rows[i].Test), fileName(rows[j].Test); fi != fj {
+			return fi < fj
+		}
+		return rows[i].Threads < rows[j].Threads
+	})
+	for _, r := range rows {
+		var cells []string
+		if !rel {
+			cells = append(cells, fmt.Sprintf("%.0f", r.Base.Center))
+		}
+		for _, o := range r.Others {
+			switch {
+			case o.Missing:
+				cells = append(cells, "")
+			case rel:
+				cells = append(cells, fmt.Sprintf("%.2f", o.Rel))
+			default:
+				cells = append(cells, fmt.Sprintf("%.0f", o.Center))
+			}
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t")+"\t"+r.Test)
+	}
+	return nil
+}
+
+// jsonSafe is c without the NaNs JSON cannot hold: a missing cell's
+// relative value is null (its "missing" says why), as is an empty geomean.
+func jsonSafe(c *analysis.Comparison) any {
+	type row struct {
+		analysis.Row
+		Others []map[string]any `json:"others"`
+	}
+	out := struct {
+		*analysis.Comparison
+		Rows    []row      `json:"rows"`
+		Geomean []*float64 `json:"geomean"`
+	}{Comparison: c}
+	for _, r := range c.Rows {
+		x := row{Row: r}
+		for _, o := range r.Others {
+			m := map[string]any{"missing": o.Missing, "n": o.N, "center": o.Center, "lo": o.Lo, "hi": o.Hi, "values": o.Values,
+				"tested": o.Tested, "significant": o.Significant, "p": o.P, "rel": nil}
+			if !math.IsNaN(o.Rel) && !math.IsInf(o.Rel, 0) {
+				m["rel"] = o.Rel
+			}
+			x.Others = append(x.Others, m)
+		}
+		out.Rows = append(out.Rows, x)
+	}
+	for _, g := range c.Geomean {
+		if math.IsNaN(g) {
+			out.Geomean = append(out.Geomean, nil)
+		} else {
+			g := g
+			out.Geomean = append(out.Geomean, &g)
+		}
+	}
+	return out
+}
+
+// absMetric prints a per-op figure as sum_met.sh does: cpu/o with six
+// decimals, o/s whole, the rest with three; 0 as "0".
+func absMetric(i int, v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v == 0:
+		return "0"
+	case i == 0:
+		return fmt.Sprintf("%.6f", v)
+	case i == 5:
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// Metrics writes the seed's per-op table for each test: absolute
+// `cpu/o cs/o r/o rKB/o wKB/o o/s dbms`, then relative to the first
+// result, then the CPU µs per op in honest units.
+func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
+	switch f {
+	case "json":
+		e := json.NewEncoder(w)
+		e.SetIndent("", " ")
+		return e.Encode(tables)
+	case "csv", "tsv":
+		cw := csv.NewWriter(w)
+		if f == "tsv" {
+			cw.Comma = '\t'
+		}
+		head := []string{"test", "threads", "dbms", "n", "op"}
+		head = append(append(head, analysis.MetricNames...), analysis.HonestNames...)
+		cw.Write(head)
+		for _, t := range tables {
+			for _, r := range t.Rows {
+				rec := []string{t.Test, strconv.Itoa(t.Threads), r.Label, strconv.Itoa(r.N), r.Op}
+				for _, v := range append(append([]float64{}, r.Abs...), r.Honest...) {
+					rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
+				}
+				cw.Write(rec)
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case "text", "md":
+	default:
+		return fmt.Errorf("--format %s: qpslab metrics writes text, md, csv, tsv or json", f)
+	}
+	md := f == "md"
+	table := func(head []string, rows [][]string) {
+		if md {
+			fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+			fmt.Fprintln(w, "|"+strings.Repeat("---:|", len(head)-1)+"---|")
+			for _, r := range rows {
+				fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+			}
+			fmt.Fprintln(w)
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	for _, t := range tables {
+		fmt.Fprintf(w, "%s, %d thread(s)\n\n", t.Test, t.Threads)
+		head := append(append([]string{}, analysis.MetricNames...), "dbms")
+		var abs, rel, honest [][]string
+		base := t.Rows[0]
+		for _, r := range t.Rows {
+			var a, re, h []string
+			for i, v := range r.Abs {
+				a = append(a, absMetric(i, v))
+				re = append(re, analysis.RelString(base.Abs[i], v))
+			}
+			for _, v := range r.Honest {
+				h = append(h, textNum(v))
+			}
+			abs = append(abs, append(a, r.Label))
+			if r.Label != base.Label {
+				rel = append(rel, append(re, r.Label))
+			}
+			honest = append(honest, append(h, r.Label))
+		}
+		table(head, abs)
+		fmt.Fprintln(w, "relative to first result ("+base.Label+")")
+		fmt.Fprintln(w)
+		table(head, rel)
+		op := base.Op
+		if op == "" {
+			op = "op"
+		}
+		fmt.Fprintf(w, "CPU µs per %s: the whole host, the server's processes, the client\n\n", op)
+		table(append(append([]string{}, analysis.HonestNames...), "dbms"), honest)
+	}
+	return nil
+}

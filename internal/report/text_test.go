@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+func textRun(test string, qps float64) result.Run {
+	return result.Run{Test: test, Threads: 1, Status: result.OK, Totals: result.Totals{Reported: qps, ReportedUnit: "qps"}}
+}
+
+func textComparison(t *testing.T) *analysis.Comparison {
+	t.Helper()
+	base := analysis.Set{Label: "x.my8032_rel_o2nofp.z11a_c8r32", Runs: []result.Run{
+		textRun("point-query_range=100", 1000), textRun("random-points_range=1000", 300), textRun("point-query.pre_range=100", 990),
+		textRun("scan_range=100", 50), textRun("read-only_range=10", 800), textRun("update-index_range=100", 400), textRun("insert_range=100", 500),
+	}}
+	other := analysis.Set{Label: "x.my8403_rel_o2nofp.z11a_c8r32", Runs: []result.Run{
+		textRun("point-query_range=100", 900), textRun("random-points_range=1000", 330), textRun("point-query.pre_range=100", 1000),
+		textRun("scan_range=100", 50), textRun("read-only_range=10", 760), textRun("update-index_range=100", 500),
+	}}
+	c, err := analysis.Compare(base, []analysis.Set{other}, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The reference's sum_qps_csv.sh layout: inputs, blank line, header, then
+// point tests, range tests, writes, each sorted by sb.r.qps file name.
+func TestQPSTSVLayout(t *testing.T) {
+	c := textComparison(t)
+	var abs, rel bytes.Buffer
+	Compare(&abs, c, "qps.abs", false)
+	Compare(&rel, c, "qps.rel", false)
+	wantAbs := "col-1 : x.my8032_rel_o2nofp.z11a_c8r32\ncol-2 : x.my8403_rel_o2nofp.z11a_c8r32\n\ncol-1\tcol-2\n" +
+		"990\t1000\tpoint-query.pre_range=100\n" +
+		"1000\t900\tpoint-query_range=100\n" +
+		"300\t330\trandom-points_range=1000\n" +
+		"800\t760\tread-only_range=10\n" +
+		"50\t50\tscan_range=100\n" +
+		"500\t\tinsert_range=100\n" +
+		"400\t500\tupdate-index_range=100\n"
+	if abs.String() != wantAbs {
+		t.Errorf("qps.abs:\n%s\nwant:\n%s", abs.String(), wantAbs)
+	}
+	wantRel := "col-1 : x.my8032_rel_o2nofp.z11a_c8r32\ncol-2 : x.my8403_rel_o2nofp.z11a_c8r32\n\ncol-2\n" +
+		"1.01\tpoint-query.pre_range=100\n0.90\tpoint-query_range=100\n1.10\trandom-points_range=1000\n" +
+		"0.95\tread-only_range=10\n1.00\tscan_range=100\n\tinsert_range=100\n1.25\tupdate-index_range=100\n"
+	if rel.String() != wantRel {
+		t.Errorf("qps.rel:\n%s\nwant:\n%s", rel.String(), wantRel)
+	}
+}
+
+func TestCompareFormats(t *testing.T) {
+	c := textComparison(t)
+	var text, col, md, js, csv bytes.Buffer
+	Compare(&text, c, "text", false)
+	Compare(&col, c, "text", true)
+	Compare(&md, c, "md", false)
+	Compare(&csv, c, "csv", false)
+	if err := Compare(&js, c, "json", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"point-query_range=100", "0.90", "[writes]", "geomean", "MEDIAN", "STDDEV"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if strings.Contains(text.String(), "\x1b[") || !strings.Contains(col.String(), "\x1b[41;97m0.90") || !strings.Contains(col.String(), "\x1b[42;30m1.25") {
+		t.Errorf("colours: plain has escapes, or the terminal lacks red 0.90 / green 1.25:\n%q", col.String())
+	}
+	if !strings.Contains(md.String(), "| point-query_range=100 | 1 |") || !strings.Contains(md.String(), "**0.90**") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	var v map[string]any
+	if err := json.Unmarshal(js.Bytes(), &v); err != nil || v["base"] != c.Base {
+		t.Errorf("json: %v %v", err, v["base"])
+	}
+	if lines := strings.Count(csv.String(), "\n"); lines != 1+len(c.Rows) {
+		t.Errorf("csv has %d lines for %d rows", lines, len(c.Rows))
+	}
+	if CheckFormat("xml") == nil {
+		t.Error("--format xml accepted")
+	}
+}
