@@ -78,3 +78,41 @@ func TestCompareMetricsReport(t *testing.T) {
 	}
 }
 
+
+// Imports land under their label and compare like runs; a bad file is one
+// error line naming the file and line, and nothing of the batch is stored.
+func TestImport(t *testing.T) {
+	h := newHome(t)
+	td := "../../internal/importer/testdata"
+	r := qpslab(t, h, "import", "mytools", filepath.Join(td, "mytools/x.my8043_rel_o2nofp.z12a_c8r32.pk1"), "--label", "my8043_rel_o2nofp.z12a_c8r32")
+	if r.code != 0 || !strings.Contains(r.stdout, "imported") {
+		t.Fatalf("import mytools: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	r = qpslab(t, h, "import", "sysbench", filepath.Join(td, "sysbench-1.0.20-point-select.txt"), "--label", "ma101107.cz11a", "--test", "point-query_range=100")
+	if r.code != 0 {
+		t.Fatalf("import sysbench: exit %d %s", r.code, r.stderr)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.txt")
+	os.WriteFile(bad, []byte("sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\nnot a report\n"), 0o644)
+	r = qpslab(t, h, "import", "sysbench", filepath.Join(td, "sysbench-1.0.20-point-select.txt"), bad, "--label", "ma110401.cz11a", "--test", "point-query_range=100")
+	if r.code == 0 || !strings.Contains(r.stderr, "bad.txt:") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("a bad file: exit %d %q", r.code, r.stderr)
+	}
+	r = qpslab(t, h, "labels")
+	if !strings.Contains(r.stdout, "my8043_rel_o2nofp.z12a_c8r32") || !strings.Contains(r.stdout, "ma101107.cz11a") || strings.Contains(r.stdout, "ma110401") {
+		t.Errorf("labels after the imports (ma110401 must not be there):\n%s", r.stdout)
+	}
+	r = qpslab(t, h, "metrics", "my8043_rel_o2nofp.z12a_c8r32", "--test", "point-query.pre*")
+	if r.code != 0 || !strings.Contains(r.stdout, "0.000597") {
+		t.Errorf("metrics of an import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, bad := range [][]string{
+		{"import", "sysbench", bad, "--test", "point-query_range=100"},
+		{"import", "sysbench", bad, "--label", "x.y"},
+		{"import", "mytools", t.TempDir(), "--label", "x.y"},
+	} {
+		if r := qpslab(t, h, bad...); r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d %q", bad, r.code, r.stderr)
+		}
+	}
+}
