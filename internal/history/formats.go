@@ -1,0 +1,398 @@
+package history
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Otava's CSV layout (apache/otava docs/CSV.md): a time column, attribute
+// columns (commit, …) and one column per metric; Otava orders rows by time.
+// Nyrkiö's upload shape (nyrkio backend/api/model.py): an array of
+// {timestamp, metrics: [{name, unit, value, direction}], attributes:
+// {git_repo, branch, git_commit}, extra_info}. Both are small enough that
+// encoding/csv and encoding/json are the whole of the work.
+
+// timeLayouts are the time formats read from Otava CSV files.
+var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05", "2006.01.02 15:04:05 -0700",
+	"2006.01.02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"}
+
+func parseTime(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseFloat(s, 64); err == nil { // unix seconds
+		sec := int64(n)
+		return time.Unix(sec, int64((n-float64(sec))*1e9)).UTC(), nil
+	}
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("time %q is not RFC 3339, \"2006-01-02 15:04:05 -0700\" or unix seconds", s)
+}
+
+var lowerIsBetter = regexp.MustCompile(`(?i)(latency|p\d+|time|_ms$|_us$|/o$|cpu|duration|max)`)
+
+// guessHigherIsBetter says a metric's direction from its name when no one
+// said: latencies, times and per-op costs are lower-is-better.
+func guessHigherIsBetter(name string) bool { return !lowerIsBetter.MatchString(name) }
+
+// ReadOtavaCSV reads one Otava CSV test: the time column, attribute columns
+// (any column with a value that is not a number; "commit"/"git_commit" is
+// the commit), and metric columns (numbers). Rows are ordered by time.
+// lower names the metrics that are lower-is-better; nil guesses from names.
+func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("read %s: no rows under the header", path)
+	}
+	head := recs[0]
+	if timeColumn == "" {
+		timeColumn = "time"
+	}
+	tc := -1
+	for i, h := range head {
+		if strings.TrimSpace(h) == timeColumn {
+			tc = i
+		}
+	}
+	if tc < 0 {
+		return nil, fmt.Errorf("%s:1: no %q column: name the time column with --time-column", path, timeColumn)
+	}
+	numeric := make([]bool, len(head))
+	for i := range head {
+		numeric[i] = i != tc && strings.TrimSpace(head[i]) != "index"
+	}
+	for ln, rec := range recs[1:] {
+		if len(rec) != len(head) {
+			return nil, fmt.Errorf("%s:%d: %d fields, the header has %d", path, ln+2, len(rec), len(head))
+		}
+		for i, v := range rec {
+			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil && strings.TrimSpace(v) != "" {
+				numeric[i] = false
+			}
+		}
+	}
+	type row struct {
+		t     time.Time
+		attrs map[string]string
+		rec   []string
+	}
+	rows := make([]row, 0, len(recs)-1)
+	for ln, rec := range recs[1:] {
+		t, err := parseTime(rec[tc])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, ln+2, err)
+		}
+		attrs := map[string]string{}
+		for i, v := range rec {
+			if i != tc && !numeric[i] {
+				attrs[strings.TrimSpace(head[i])] = strings.TrimSpace(v)
+			}
+		}
+		rows = append(rows, row{t, attrs, rec})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].t.Before(rows[j].t) })
+	isLower := map[string]bool{}
+	for _, m := range lower {
+		isLower[m] = true
+	}
+	test := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	var out []Series
+	for i, h := range head {
+		if !numeric[i] {
+			continue
+		}
+		name := strings.TrimSpace(h)
+		s := Series{Test: test, Metric: name, Order: "time", HigherIsBetter: guessHigherIsBetter(name)}
+		if lower != nil {
+			s.HigherIsBetter = !isLower[name]
+		}
+		for _, rw := range rows {
+			v := strings.TrimSpace(rw.rec[i])
+			if v == "" {
+				continue // Otava skips empty cells too
+			}
+			x, _ := strconv.ParseFloat(v, 64)
+			p := Point{Time: rw.t, Value: x, N: 1, Commit: firstOf(rw.attrs, "commit", "git_commit"), Build: firstOf(rw.attrs, "build"), Version: firstOf(rw.attrs, "version")}
+			s.Points = append(s.Points, p)
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no metric column (a column of numbers besides %q)", path, timeColumn)
+	}
+	return out, nil
+}
+
+func firstOf(m map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v := m[k]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// fileName makes a series group's name safe as a file name.
+func fileName(s Series) string {
+	n := s.Test
+	if s.Threads > 0 {
+		n += fmt.Sprintf(".thr%d", s.Threads)
+	}
+	if s.Config != "" {
+		n += "." + s.Config
+	}
+	if s.Host != "" {
+		n += "." + s.Host
+	}
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune("/\\: ", r) {
+			return '_'
+		}
+		return r
+	}, n)
+}
+
+// groupKey is a series without its metric: the rows of one Otava test.
+func groupKey(s Series) string { return fileName(s) }
+
+// exportTimes gives each point of a version-ordered series a time that
+// keeps its order for tools that order by time: its own when the times
+// already rise, else one hour apart from the first.
+func exportTimes(pts []Point) []time.Time {
+	out := make([]time.Time, len(pts))
+	rising := true
+	for i, p := range pts {
+		out[i] = p.Time
+		if i > 0 && !p.Time.After(pts[i-1].Time) {
+			rising = false
+		}
+	}
+	if !rising {
+		base := pts[0].Time
+		if base.IsZero() {
+			base = time.Unix(0, 0).UTC()
+		}
+		for i := range out {
+			out[i] = base.Add(time.Duration(i) * time.Hour)
+		}
+	}
+	return out
+}
+
+// WriteOtavaCSV writes each group of series (same test, threads, config,
+// host) as DIR/NAME.csv with columns time, build, version, commit and one per
+// metric, and DIR/otava.yaml declaring them as Otava tests with each
+// metric's direction. All series of a group must have the same points (as
+// FromRuns makes them for one set of runs). It returns the files written.
+func WriteOtavaCSV(dir string, series []Series) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	groups, order := group(series)
+	var files []string
+	var yaml strings.Builder
+	yaml.WriteString("# Written by qpslab export otava-csv: run `otava analyze <test>` in this folder.\ntests:\n")
+	for _, k := range order {
+		g := groups[k]
+		path := filepath.Join(dir, k+".csv")
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		w := csv.NewWriter(f)
+		head := []string{"time", "build", "version", "commit"}
+		for _, s := range g {
+			head = append(head, s.Metric)
+		}
+		w.Write(head)
+		times := exportTimes(g[0].Points)
+		for i, p := range g[0].Points {
+			rec := []string{times[i].Format("2006-01-02 15:04:05 -0700"), p.Build, p.Version, p.Commit}
+			for _, s := range g {
+				if i < len(s.Points) {
+					rec = append(rec, strconv.FormatFloat(s.Points[i].Value, 'g', -1, 64))
+				} else {
+					rec = append(rec, "")
+				}
+			}
+			w.Write(rec)
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+		files = append(files, path)
+		fmt.Fprintf(&yaml, "  %q:\n    type: csv\n    file: %q\n    time_column: time\n    attributes: [build, version, commit]\n    metrics:\n", k, k+".csv")
+		for _, s := range g {
+			dir := 1
+			if !s.HigherIsBetter {
+				dir = -1
+			}
+			fmt.Fprintf(&yaml, "      %q:\n        column: %q\n        direction: %d\n", s.Metric, s.Metric, dir)
+		}
+	}
+	y := filepath.Join(dir, "otava.yaml")
+	if err := os.WriteFile(y, []byte(yaml.String()), 0o644); err != nil {
+		return nil, err
+	}
+	return append(files, y), nil
+}
+
+func group(series []Series) (map[string][]Series, []string) {
+	groups := map[string][]Series{}
+	var order []string
+	for _, s := range series {
+		k := groupKey(s)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+	return groups, order
+}
+
+// NyrkioResult is one element of Nyrkiö's upload array.
+type NyrkioResult struct {
+	Timestamp  int64             `json:"timestamp"`
+	Metrics    []NyrkioMetric    `json:"metrics"`
+	Attributes map[string]string `json:"attributes"`
+	ExtraInfo  map[string]any    `json:"extra_info,omitempty"`
+}
+
+// NyrkioMetric is one metric of a Nyrkiö result.
+type NyrkioMetric struct {
+	Name      string  `json:"name"`
+	Unit      string  `json:"unit"`
+	Value     float64 `json:"value"`
+	Direction string  `json:"direction,omitempty"` // higher_is_better or lower_is_better
+}
+
+// WriteNyrkioJSON writes each group of series as DIR/NAME.json, an array
+// to POST to Nyrkiö's /api/v0/result/NAME. It returns the files written.
+func WriteNyrkioJSON(dir string, series []Series) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	groups, order := group(series)
+	var files []string
+	for _, k := range order {
+		g := groups[k]
+		times := exportTimes(g[0].Points)
+		var out []NyrkioResult
+		for i, p := range g[0].Points {
+			commit := p.Commit
+			if commit == "" {
+				commit = p.Build
+			}
+			res := NyrkioResult{Timestamp: times[i].Unix(), Attributes: map[string]string{"git_repo": "qpslab", "branch": g[0].Config, "git_commit": commit},
+				ExtraInfo: map[string]any{"build": p.Build, "version": p.Version, "threads": g[0].Threads, "host": g[0].Host, "runs": p.N}}
+			for _, s := range g {
+				if i >= len(s.Points) {
+					continue
+				}
+				d := "higher_is_better"
+				if !s.HigherIsBetter {
+					d = "lower_is_better"
+				}
+				res.Metrics = append(res.Metrics, NyrkioMetric{Name: s.Metric, Unit: s.Unit, Value: s.Points[i].Value, Direction: d})
+			}
+			out = append(out, res)
+		}
+		b, err := json.MarshalIndent(out, "", " ")
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(dir, k+".json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return nil, err
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+// ReadNyrkioJSON reads a Nyrkiö upload array: a series per metric, ordered
+// by timestamp, the commit from attributes.git_commit.
+func ReadNyrkioJSON(path string) ([]Series, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var in []NyrkioResult
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("read %s: not a Nyrkiö result array: %w", path, err)
+	}
+	sort.SliceStable(in, func(i, j int) bool { return in[i].Timestamp < in[j].Timestamp })
+	test := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	idx := map[string]int{}
+	var out []Series
+	for i, r := range in {
+		if r.Timestamp == 0 || len(r.Metrics) == 0 {
+			return nil, fmt.Errorf("read %s: result %d has no timestamp or no metrics", path, i)
+		}
+		for _, m := range r.Metrics {
+			j, ok := idx[m.Name]
+			if !ok {
+				j = len(out)
+				idx[m.Name] = j
+				hib := guessHigherIsBetter(m.Name)
+				switch m.Direction {
+				case "higher_is_better":
+					hib = true
+				case "lower_is_better":
+					hib = false
+				}
+				out = append(out, Series{Test: test, Metric: m.Name, Unit: m.Unit, HigherIsBetter: hib, Order: "time"})
+			}
+			p := Point{Time: time.Unix(r.Timestamp, 0).UTC(), Value: m.Value, N: 1, Commit: r.Attributes["git_commit"]}
+			if r.ExtraInfo != nil {
+				if b, ok := r.ExtraInfo["build"].(string); ok {
+					p.Build = b
+				}
+				if v, ok := r.ExtraInfo["version"].(string); ok {
+					p.Version = v
+				}
+			}
+			out[j].Points = append(out[j].Points, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("read %s: no results", path)
+	}
+	return out, nil
+}
+
+// Read reads a history file by its extension: .csv (Otava) or .json
+// (Nyrkiö).
+func Read(path, timeColumn string, lower []string) ([]Series, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return ReadOtavaCSV(path, timeColumn, lower)
+	case ".json":
+		return ReadNyrkioJSON(path)
+	}
+	return nil, fmt.Errorf("%s: read .csv (Otava's layout) or .json (Nyrkiö's upload shape)", path)
+}

@@ -1,0 +1,280 @@
+// Package history owns benchmark history as series: one per test, metric,
+// host, config and thread count, its points ordered by build version in
+// natural order (10.2.44 < 10.11.7 < 11.4.1), or by time when the builds
+// carry no version (a nightly build, commits). It makes series from stored
+// runs, and reads and writes them in Apache Otava's CSV layout and Nyrkiö's
+// JSON upload shape. It holds data only; detection is analysis's.
+package history
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// Point is one build's value (the median of its runs), or one run's.
+type Point struct {
+	Time    time.Time `json:"time"`
+	Build   string    `json:"build,omitempty"`
+	Version string    `json:"version,omitempty"`
+	Commit  string    `json:"commit,omitempty"`
+	Value   float64   `json:"value"`
+	N       int       `json:"n"` // runs behind the value
+}
+
+// Series is one metric of one test over builds or time.
+type Series struct {
+	Test           string  `json:"test"`
+	Metric         string  `json:"metric"`
+	Unit           string  `json:"unit,omitempty"`
+	HigherIsBetter bool    `json:"higher_is_better"`
+	Host           string  `json:"host,omitempty"`
+	Config         string  `json:"config,omitempty"`
+	Threads        int     `json:"threads,omitempty"`
+	Order          string  `json:"order"` // version or time
+	Points         []Point `json:"points"`
+}
+
+// Name is how reports name the series.
+func (s Series) Name() string {
+	n := s.Test
+	if s.Threads > 0 {
+		n += fmt.Sprintf(" thr=%d", s.Threads)
+	}
+	if s.Config != "" {
+		n += " config=" + s.Config
+	}
+	if s.Host != "" {
+		n += " host=" + s.Host
+	}
+	return n + " " + s.Metric
+}
+
+// Metric is a figure of a run that a series can follow.
+type Metric struct {
+	Name           string
+	Unit           string
+	HigherIsBetter bool
+	Of             func(result.Run) (float64, bool)
+}
+
+func hw(f func(*result.HW) float64) func(result.Run) (float64, bool) {
+	return func(r result.Run) (float64, bool) {
+		if r.HW == nil || r.HW.OpsPerSec == 0 {
+			return 0, false
+		}
+		return f(r.HW), true
+	}
+}
+
+func lat(f func(result.Latency) float64) func(result.Run) (float64, bool) {
+	return func(r result.Run) (float64, bool) {
+		if r.Totals.Response.Count == 0 {
+			return 0, false
+		}
+		return f(r.Totals.Response) / 1000, true
+	}
+}
+
+// Metrics are the figures detect can follow: QPS (the reported figure)
+// higher is better; latency and per-op costs lower is better.
+var Metrics = []Metric{
+	{"qps", "", true, func(r result.Run) (float64, bool) { return r.Totals.Reported, r.Totals.Reported > 0 }},
+	{"p50", "ms", false, lat(func(l result.Latency) float64 { return l.P50 })},
+	{"p95", "ms", false, lat(func(l result.Latency) float64 { return l.P95 })},
+	{"p99", "ms", false, lat(func(l result.Latency) float64 { return l.P99 })},
+	{"max", "ms", false, lat(func(l result.Latency) float64 { return l.Max })},
+	{"cpu/o", "", false, hw(func(h *result.HW) float64 { return h.CPUPerOp })},
+	{"cs/o", "", false, hw(func(h *result.HW) float64 { return h.CSPerOp })},
+	{"r/o", "", false, hw(func(h *result.HW) float64 { return h.ReadsPerOp })},
+	{"rKB/o", "KB", false, hw(func(h *result.HW) float64 { return h.ReadKBPerOp })},
+	{"wKB/o", "KB", false, hw(func(h *result.HW) float64 { return h.WriteKBPerOp })},
+	{"host_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.HostCPUUsOp })},
+	{"server_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.ServerCPUUsOp })},
+	{"client_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.ClientCPUUsOp })},
+}
+
+// MetricNamed finds a metric by name.
+func MetricNamed(name string) (Metric, error) {
+	var names []string
+	for _, m := range Metrics {
+		if m.Name == name {
+			return m, nil
+		}
+		names = append(names, m.Name)
+	}
+	return Metric{}, fmt.Errorf("--metric %s: use one of %s", name, strings.Join(names, ", "))
+}
+
+type seriesKey struct {
+	test, host, config string
+	threads            int
+}
+
+// FromRuns makes a series of metric m for every test, host, config and
+// thread count in runs (ok runs only). Points are ordered by version when
+// every run names one and there are two builds or more, one point per build
+// (the median of its runs); otherwise one point per run, by time.
+func FromRuns(runs []result.Run, m Metric, hostOf func(result.Run) string) []Series {
+	groups := map[seriesKey][]result.Run{}
+	var keys []seriesKey
+	for _, r := range runs {
+		if r.Status != result.OK || r.Test == "" {
+			continue
+		}
+		if _, ok := m.Of(r); !ok {
+			continue
+		}
+		cfg := r.Config
+		if i := strings.Index(cfg, "@"); i >= 0 {
+			cfg = cfg[:i]
+		}
+		k := seriesKey{r.Test, hostOf(r), cfg, r.Threads}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.test != b.test {
+			return a.test < b.test
+		}
+		if a.threads != b.threads {
+			return a.threads < b.threads
+		}
+		if a.config != b.config {
+			return a.config < b.config
+		}
+		return a.host < b.host
+	})
+	var out []Series
+	for _, k := range keys {
+		s := Series{Test: k.test, Metric: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config, Threads: k.threads}
+		s.Points, s.Order = points(groups[k], m)
+		out = append(out, s)
+	}
+	return out
+}
+
+func points(runs []result.Run, m Metric) ([]Point, string) {
+	builds := map[string][]result.Run{}
+	versioned := true
+	for _, r := range runs {
+		builds[r.Build] = append(builds[r.Build], r)
+		if r.Version == "" {
+			versioned = false
+		}
+	}
+	if versioned && len(builds) >= 2 {
+		var pts []Point
+		for b, rs := range builds {
+			vals := make([]float64, 0, len(rs))
+			p := Point{Build: b, Version: rs[0].Version, N: len(rs)}
+			for _, r := range rs {
+				v, _ := m.Of(r)
+				vals = append(vals, v)
+				if r.Started.After(p.Time) {
+					p.Time = r.Started
+				}
+				if c := r.Params["commit"]; c != "" {
+					p.Commit = c
+				}
+			}
+			sort.Float64s(vals)
+			p.Value = median(vals)
+			pts = append(pts, p)
+		}
+		sort.Slice(pts, func(i, j int) bool {
+			if c := CompareVersions(pts[i].Version, pts[j].Version); c != 0 {
+				return c < 0
+			}
+			return pts[i].Build < pts[j].Build
+		})
+		return pts, "version"
+	}
+	sorted := append([]result.Run{}, runs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Started.Before(sorted[j].Started) })
+	pts := make([]Point, 0, len(sorted))
+	for _, r := range sorted {
+		v, _ := m.Of(r)
+		pts = append(pts, Point{Time: r.Started, Build: r.Build, Version: r.Version, Commit: r.Params["commit"], Value: v, N: 1})
+	}
+	return pts, "time"
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// CompareVersions orders versions naturally: runs of digits compare as
+// numbers, the rest as text (10.2.44 < 10.11.7 < 11.4.1; 8.0.30 < 8.0.100).
+// A shorter version that is a prefix of a longer comes first (8.0 < 8.0.1).
+func CompareVersions(a, b string) int {
+	ca, cb := chunks(a), chunks(b)
+	for i := 0; i < len(ca) && i < len(cb); i++ {
+		x, y := ca[i], cb[i]
+		xn, xerr := strconv.ParseUint(x, 10, 64)
+		yn, yerr := strconv.ParseUint(y, 10, 64)
+		switch {
+		case xerr == nil && yerr == nil:
+			if xn != yn {
+				if xn < yn {
+					return -1
+				}
+				return 1
+			}
+		case x != y:
+			return strings.Compare(x, y)
+		}
+	}
+	return len(ca) - len(cb)
+}
+
+// chunks splits a version into runs of digits and runs of other letters,
+// dropping separators: "10.11.7-rc1" → 10 11 7 rc 1.
+func chunks(v string) []string {
+	var out []string
+	cur := ""
+	digit := false
+	flush := func() {
+		if cur != "" {
+			out = append(out, cur)
+		}
+		cur = ""
+	}
+	for _, r := range v {
+		switch {
+		case unicode.IsDigit(r):
+			if !digit {
+				flush()
+			}
+			digit = true
+			cur += string(r)
+		case unicode.IsLetter(r):
+			if digit {
+				flush()
+			}
+			digit = false
+			cur += string(r)
+		default:
+			flush()
+			digit = false
+		}
+	}
+	flush()
+	return out
+}

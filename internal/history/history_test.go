@@ -1,0 +1,121 @@
+package history
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+func TestCompareVersions(t *testing.T) {
+	ordered := []string{"5.6.51", "8.0", "8.0.1", "8.0.30", "8.0.100", "10.2.11", "10.2.44", "10.11.7", "10.11.14", "11.4.1", "11.4.1-rc2"}
+	for i := range ordered {
+		for j := range ordered {
+			got := CompareVersions(ordered[i], ordered[j])
+			if (i < j && got >= 0) || (i > j && got <= 0) || (i == j && got != 0) {
+				t.Errorf("CompareVersions(%s, %s) = %d", ordered[i], ordered[j], got)
+			}
+		}
+	}
+}
+
+func run(build, version, test string, threads int, qps float64, at time.Time) result.Run {
+	return result.Run{Build: build, Version: version, Config: "default@abc", Test: test, Threads: threads, Status: result.OK, Started: at,
+		Totals: result.Totals{Reported: qps, ReportedUnit: "qps", Response: result.Latency{Count: 1, P99: qps * 10}}}
+}
+
+// Builds in version order, one point per build (the median of its
+// repeats); a single build's runs by time.
+func TestFromRuns(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	runs := []result.Run{
+		run("ma1011", "10.11.7", "point-query_range=100", 1, 90, t0),
+		run("ma1002", "10.2.44", "point-query_range=100", 1, 100, t0.Add(time.Hour)),
+		run("ma1104", "11.4.1", "point-query_range=100", 1, 80, t0.Add(2*time.Hour)),
+		run("ma1011", "10.11.7", "point-query_range=100", 1, 94, t0.Add(3*time.Hour)),
+		run("ma1011", "10.11.7", "point-query_range=100", 1, 70, t0.Add(4*time.Hour)),
+		run("ma1104", "11.4.1", "point-query_range=100", 4, 300, t0),
+		run("ma1104", "11.4.1", "point-query_range=100", 4, 310, t0.Add(time.Hour)),
+		{Build: "x", Test: "point-query_range=100", Threads: 1, Status: result.Failed, Totals: result.Totals{Reported: 1}},
+	}
+	qps, _ := MetricNamed("qps")
+	s := FromRuns(runs, qps, func(result.Run) string { return "" })
+	if len(s) != 2 {
+		t.Fatalf("%d series", len(s))
+	}
+	a := s[0]
+	if a.Threads != 1 || a.Order != "version" || len(a.Points) != 3 || a.Points[0].Version != "10.2.44" || a.Points[1].Value != 90 || a.Points[1].N != 3 || a.Points[2].Version != "11.4.1" || !a.HigherIsBetter {
+		t.Errorf("by version: %+v", a)
+	}
+	if b := s[1]; b.Order != "time" || len(b.Points) != 2 || b.Points[1].Value != 310 {
+		t.Errorf("by time: %+v", b)
+	}
+	p99, _ := MetricNamed("p99")
+	if s := FromRuns(runs, p99, func(result.Run) string { return "" }); s[0].HigherIsBetter || s[0].Points[0].Value != 1 {
+		t.Errorf("p99: %+v", s[0])
+	}
+	if _, err := MetricNamed("qpsx"); err == nil || !strings.Contains(err.Error(), "cpu/o") {
+		t.Errorf("unknown metric: %v", err)
+	}
+}
+
+// Export and read back: Otava CSV and Nyrkiö JSON keep the values, order,
+// commits and directions.
+func TestFormatsRoundTrip(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var runs []result.Run
+	for i, v := range []string{"10.2.44", "10.11.7", "11.4.1", "11.8.2"} {
+		r := run("ma"+v, v, "update-index_range=100", 1, float64(100+i), t0.Add(time.Duration(3-i)*time.Hour)) // times fall as versions rise
+		r.Params = map[string]string{"commit": "c" + v}
+		runs = append(runs, r)
+	}
+	qps, _ := MetricNamed("qps")
+	p99, _ := MetricNamed("p99")
+	series := append(FromRuns(runs, qps, func(result.Run) string { return "h1" }), FromRuns(runs, p99, func(result.Run) string { return "h1" })...)
+	dir := t.TempDir()
+	files, err := WriteOtavaCSV(dir, series)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("%v %v", files, err)
+	}
+	back, err := Read(files[0], "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, back []Series) {
+		t.Helper()
+		if len(back) != 2 || back[0].Metric != "qps" || !back[0].HigherIsBetter || back[1].HigherIsBetter || len(back[0].Points) != 4 {
+			t.Fatalf("%s: %+v", what, back)
+		}
+		for i, p := range back[0].Points {
+			if p.Value != float64(100+i) || p.Commit != series[0].Points[i].Commit {
+				t.Errorf("%s: point %d is %+v", what, i, p)
+			}
+		}
+	}
+	check("otava csv", back)
+	jf, err := WriteNyrkioJSON(dir, series)
+	if err != nil || len(jf) != 1 {
+		t.Fatalf("%v %v", jf, err)
+	}
+	back, err = Read(jf[0], "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("nyrkio json", back)
+}
+
+// Otava's and Nyrkiö's public TigerBeetle series reads as one metric.
+func TestReadTigerBeetle(t *testing.T) {
+	s, err := Read(filepath.Join("/work/shared/validation/changepoint", "tigerbeetle_load_accepted.csv"), "time", nil)
+	if err != nil {
+		t.Skipf("validation data not here: %v", err)
+	}
+	if len(s) != 1 || s[0].Metric != "value" || len(s[0].Points) != 365 || s[0].Points[0].Value != 26705 || s[0].Points[0].Commit == "" {
+		t.Errorf("%d series: %+v", len(s), s[0].Points[:1])
+	}
+	if _, err := Read("x.txt", "", nil); err == nil {
+		t.Error("a .txt read")
+	}
+}
