@@ -1,0 +1,867 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+)
+
+// HTML writes m as one self-contained HTML file (no external CSS, JS, fonts or images; viewable offline).
+func HTML(w io.Writer, m Model) error {
+	var b bytes.Buffer
+	if err := htmlTemplate.Execute(&b, htmlBuildPage(m)); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// htmlPage is what the template shows; htmlBuildPage formats everything.
+type htmlPage struct {
+	Title     string
+	Generated string
+	Cmp       *htmlCmp
+	RelCharts []template.HTML
+	Timelines []htmlTimeline
+	Metrics   []htmlMetric
+	Hosts     *htmlHosts
+	Configs   *htmlConfigs
+}
+
+type htmlCmp struct {
+	Base          string
+	Others        []string
+	Layout        string
+	Alpha         string
+	Repeats       bool
+	Worse, Better string
+	Cols          int // of the table
+	Rows          []htmlCmpRow
+	Stats         []htmlStatsRow
+}
+
+// htmlCmpRow is a group header (Group set) or a test's row.
+type htmlCmpRow struct {
+	Group     string
+	Test      string
+	Threads   int
+	Base      string
+	BaseTitle string
+	Unit      string
+	Cells     []htmlCmpCell
+}
+
+type htmlCmpCell struct {
+	Abs, AbsTitle     string
+	Rel, Class, Title string
+	Mark              string // "~": tested over repeats, no significant difference
+}
+
+type htmlStatsRow struct {
+	Group, Label                    string
+	Span                            int // rows the group cell spans; 0 below the first
+	N                               int
+	Avg, Median, Min, Max, Stddev   string
+	AvgClass, MedianClass, GeoClass string
+	Geomean                         string
+}
+
+type htmlTimeline struct {
+	Title     string
+	Rate, P99 template.HTML
+}
+
+type htmlMetric struct {
+	Title       string
+	Cols        int
+	Names       []string
+	Abs         []htmlMetricLine
+	Rel         []htmlMetricLine
+	HonestNames []string
+	Honest      []htmlMetricLine
+	Chart       template.HTML
+}
+
+type htmlMetricLine struct {
+	Cells []string
+	Label string
+	N     int
+	Op    string
+}
+
+type htmlHosts struct {
+	Heads []string
+	Rows  []htmlHostRow
+	Full  []htmlHostFull
+}
+
+type htmlHostRow struct {
+	Key    string
+	Cells  [][]string
+	Differ bool
+}
+
+type htmlHostFull struct {
+	Head, JSON, Note string
+}
+
+type htmlConfigs struct {
+	Base   Config
+	Others []htmlConfigDiff
+}
+
+type htmlConfigDiff struct {
+	Config
+	Same  bool
+	Lines []htmlDiffLine
+}
+
+type htmlDiffLine struct{ Class, Text string }
+
+func htmlBuildPage(m Model) htmlPage {
+	p := htmlPage{Title: m.Title}
+	if p.Title == "" {
+		p.Title = "qpslab report"
+	}
+	if !m.Generated.IsZero() {
+		p.Generated = m.Generated.Format("2006-01-02 15:04:05 MST")
+	}
+	colour := htmlLabelColours(m)
+	if c := m.Comparison; c != nil {
+		p.Cmp = htmlComparison(c)
+		p.RelCharts = htmlRelCharts(c, colour)
+	}
+	for _, t := range m.Timelines {
+		p.Timelines = append(p.Timelines, htmlTimelineCharts(t, colour))
+	}
+	for _, t := range m.Metrics {
+		p.Metrics = append(p.Metrics, htmlMetrics(t))
+	}
+	if len(m.Hosts) > 0 {
+		p.Hosts = htmlHostsView(m.Hosts)
+	}
+	if len(m.Configs) > 0 {
+		p.Configs = htmlConfigsView(m.Configs)
+	}
+	return p
+}
+
+// htmlLabelColours gives every label of the page its colour: the base first,
+// then the others, then labels that only timelines or metrics name.
+func htmlLabelColours(m Model) map[string]string {
+	out := map[string]string{}
+	add := func(l string) {
+		if _, ok := out[l]; !ok {
+			out[l] = svgColour(len(out))
+		}
+	}
+	if c := m.Comparison; c != nil {
+		add(c.Base)
+		for _, o := range c.Others {
+			add(o)
+		}
+	}
+	for _, t := range m.Timelines {
+		for _, s := range t.Series {
+			add(s.Label)
+		}
+	}
+	for _, t := range m.Metrics {
+		for _, r := range t.Rows {
+			add(r.Label)
+		}
+	}
+	return out
+}
+
+// htmlNum formats an absolute value without exponent: whole from 100 on
+// (12345, 990), else to four significant digits without trailing zeros
+// (3.5, 0.01, 0.002346).
+func htmlNum(v float64) string {
+	if !htmlFinite(v) {
+		return "-"
+	}
+	if math.Abs(v) >= 100 || v == 0 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	d := min(3-int(math.Floor(math.Log10(math.Abs(v)))), 9)
+	s := strconv.FormatFloat(v, 'f', d, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func htmlFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func htmlDec(v float64, d int) string {
+	if !htmlFinite(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// htmlSummaryTitle explains a centre computed over repeats.
+func htmlSummaryTitle(s analysis.Summary) string {
+	if s.N <= 1 {
+		return ""
+	}
+	vs := make([]string, len(s.Values))
+	for i, v := range s.Values {
+		vs[i] = htmlNum(v)
+	}
+	t := fmt.Sprintf("median of %d: %s", s.N, strings.Join(vs, ", "))
+	if htmlFinite(s.Lo) && htmlFinite(s.Hi) {
+		t += fmt.Sprintf("; interval %s to %s", htmlNum(s.Lo), htmlNum(s.Hi))
+	} else {
+		t += "; too few values for an interval"
+	}
+	return t
+}
+
+func htmlComparison(c *analysis.Comparison) *htmlCmp {
+	v := &htmlCmp{
+		Base: c.Base, Others: c.Others, Repeats: c.Repeats,
+		Layout: c.Layout + " groups", Alpha: strconv.FormatFloat(c.Alpha, 'g', -1, 64),
+		Worse: htmlDec(analysis.Worse, 2), Better: htmlDec(analysis.Better, 2),
+		Cols: 3 + 2*len(c.Others),
+	}
+	group := "\x00"
+	for _, r := range c.Rows {
+		if r.Group != group {
+			group = r.Group
+			v.Rows = append(v.Rows, htmlCmpRow{Group: group})
+		}
+		row := htmlCmpRow{Test: r.Test, Threads: r.Threads, Base: htmlNum(r.Base.Center), BaseTitle: htmlSummaryTitle(r.Base), Unit: r.Unit}
+		for _, o := range r.Others {
+			if o.Missing {
+				row.Cells = append(row.Cells, htmlCmpCell{Abs: "-", Rel: "-", Title: "no result"})
+				continue
+			}
+			cell := htmlCmpCell{Abs: htmlNum(o.Center), AbsTitle: htmlSummaryTitle(o.Summary), Rel: htmlDec(o.Rel, 2), Class: analysis.Colour(o.Rel)}
+			if o.Tested {
+				p := strconv.FormatFloat(o.P, 'f', 3, 64)
+				if o.Significant {
+					cell.Title = fmt.Sprintf("p=%s < alpha %g: a significant difference (n=%d vs %d)", p, c.Alpha, r.Base.N, o.N)
+				} else {
+					cell.Mark = "~"
+					cell.Title = fmt.Sprintf("p=%s >= alpha %g: no significant difference (n=%d vs %d)", p, c.Alpha, r.Base.N, o.N)
+				}
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	stats := func(group string, per []analysis.Stats, geo []float64) {
+		for i, label := range c.Others {
+			if i >= len(per) {
+				break
+			}
+			s := per[i]
+			r := htmlStatsRow{Group: group, Label: label, N: s.N, Avg: "-", Median: "-", Min: "-", Max: "-", Stddev: "-"}
+			if i == 0 {
+				r.Span = len(c.Others)
+			}
+			if s.N > 0 {
+				r.Avg, r.Median, r.Min, r.Max, r.Stddev = htmlDec(s.Avg, 2), htmlDec(s.Median, 2), htmlDec(s.Min, 2), htmlDec(s.Max, 2), htmlDec(s.Stddev, 3)
+				r.AvgClass, r.MedianClass = analysis.Colour(s.Avg), analysis.Colour(s.Median)
+			}
+			if geo != nil && i < len(geo) {
+				r.Geomean, r.GeoClass = htmlDec(geo[i], 2), analysis.Colour(geo[i])
+			}
+			v.Stats = append(v.Stats, r)
+		}
+	}
+	for _, g := range c.Groups {
+		stats(g.Name, g.Stats, nil)
+	}
+	stats("all", c.All, c.Geomean)
+	return v
+}
+
+// htmlRelCharts draws a relative-QPS bar chart per group that has a value.
+func htmlRelCharts(c *analysis.Comparison, colour map[string]string) []template.HTML {
+	threads := map[int]bool{}
+	for _, r := range c.Rows {
+		threads[r.Threads] = true
+	}
+	var out []template.HTML
+	for _, grp := range c.Groups { // the groups with a value, in layout order
+		g := grp.Name
+		var cats []string
+		series := make([]svgBars, len(c.Others))
+		for i, o := range c.Others {
+			series[i] = svgBars{Name: o, Colour: colour[o]}
+		}
+		for _, r := range c.Rows {
+			if r.Group != g {
+				continue
+			}
+			cat := r.Test
+			if len(threads) > 1 {
+				cat += fmt.Sprintf(" %dt", r.Threads)
+			}
+			cats = append(cats, cat)
+			for i := range series {
+				v, tip := math.NaN(), cat+" "+c.Others[i]+": no result"
+				if i < len(r.Others) && !r.Others[i].Missing {
+					v = r.Others[i].Rel
+					tip = fmt.Sprintf("%s %s: %s", cat, c.Others[i], htmlDec(v, 2))
+				}
+				series[i].Values = append(series[i].Values, v)
+				series[i].Tips = append(series[i].Tips, tip)
+			}
+		}
+		title := fmt.Sprintf("%s: QPS relative to %s", g, c.Base)
+		if ch := svgBarChart("rel:"+g, title, "relative QPS", cats, series, true); ch != "" {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+func htmlTimelineCharts(t Timeline, colour map[string]string) htmlTimeline {
+	name := fmt.Sprintf("%s:%d", t.Test, t.Threads)
+	v := htmlTimeline{Title: fmt.Sprintf("%s, %d thread(s)", t.Test, t.Threads)}
+	var rate, p99 []svgLine
+	unit := ""
+	for _, s := range t.Series {
+		rate = append(rate, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.Rate})
+		p99 = append(p99, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.P99Ms})
+		if unit == "" {
+			unit = s.Unit
+		}
+	}
+	if unit == "" {
+		unit = "per second"
+	}
+	v.Rate = svgLineChart("rate:"+name, v.Title+": throughput per second", unit, rate)
+	v.P99 = svgLineChart("p99:"+name, v.Title+": p99 response time per second", "p99 ms", p99)
+	return v
+}
+
+func htmlMetrics(t analysis.MetricTable) htmlMetric {
+	v := htmlMetric{
+		Title: fmt.Sprintf("%s, %d thread(s)", t.Test, t.Threads),
+		Names: analysis.MetricNames, HonestNames: analysis.HonestNames,
+		Cols: len(analysis.MetricNames) + 1,
+	}
+	cats := make([]string, len(t.Rows))
+	series := make([]svgBars, len(analysis.HonestNames))
+	for i, n := range analysis.HonestNames {
+		series[i] = svgBars{Name: strings.TrimSuffix(n, " µs/o"), Colour: svgColour(i)}
+	}
+	for ri, r := range t.Rows {
+		line := func(vals []float64, n int, f func(int, float64) string) htmlMetricLine {
+			l := htmlMetricLine{Label: r.Label, N: r.N, Op: r.Op}
+			for j := 0; j < n; j++ {
+				x := math.NaN()
+				if j < len(vals) {
+					x = vals[j]
+				}
+				l.Cells = append(l.Cells, f(j, x))
+			}
+			return l
+		}
+		v.Abs = append(v.Abs, line(r.Abs, len(analysis.MetricNames), func(_ int, x float64) string { return htmlNum(x) }))
+		if ri > 0 {
+			base := t.Rows[0].Abs
+			v.Rel = append(v.Rel, line(r.Abs, len(analysis.MetricNames), func(j int, x float64) string {
+				b := math.NaN()
+				if j < len(base) {
+					b = base[j]
+				}
+				return analysis.RelString(b, x)
+			}))
+		}
+		v.Honest = append(v.Honest, line(r.Honest, len(analysis.HonestNames), func(_ int, x float64) string { return htmlNum(x) }))
+		cats[ri] = r.Label
+		for i := range series {
+			x := math.NaN()
+			if i < len(r.Honest) {
+				x = r.Honest[i]
+			}
+			series[i].Values = append(series[i].Values, x)
+			series[i].Tips = append(series[i].Tips, fmt.Sprintf("%s %s: %s", r.Label, analysis.HonestNames[i], htmlNum(x)))
+		}
+	}
+	v.Chart = svgBarChart(fmt.Sprintf("cpu-us-op:%s:%d", t.Test, t.Threads), v.Title+": CPU µs per op", "CPU µs/op", cats, series, false)
+	return v
+}
+
+// htmlHostKeys are the fingerprint fields shown side by side: required ones
+// always, the others where some host has them.
+var htmlHostKeys = []struct {
+	key      string
+	required bool
+}{
+	{"kernel", true}, {"cpu_model", true}, {"cpus", true}, {"mem_kb", true}, {"swap_kb", false},
+	{"cpufreq_driver", true}, {"amd_pstate", false}, {"governor", false}, {"boost", false},
+	{"intel_no_turbo", false}, {"smt_active", false}, {"transparent_hugepage", false},
+	{"vm", true}, {"hypervisor", false}, {"steal_pct_since_boot", false}, {"risks", true},
+}
+
+func htmlHostsView(hs []Host) *htmlHosts {
+	v := &htmlHosts{}
+	objs := make([]map[string]any, len(hs))
+	for i, h := range hs {
+		head := fmt.Sprintf("host %d: %s", i+1, strings.Join(h.Labels, ", "))
+		v.Heads = append(v.Heads, head)
+		full := htmlHostFull{Head: head}
+		if len(bytes.TrimSpace(h.Fingerprint)) == 0 {
+			full.Note = "no fingerprint recorded"
+		} else {
+			d := json.NewDecoder(bytes.NewReader(h.Fingerprint))
+			d.UseNumber()
+			var obj map[string]any
+			if err := d.Decode(&obj); err != nil {
+				full.Note = "the fingerprint is not a JSON object: " + err.Error()
+				full.JSON = string(h.Fingerprint)
+			} else {
+				objs[i] = obj
+				var ind bytes.Buffer
+				_ = json.Indent(&ind, h.Fingerprint, "", "  ") // it decoded, so it indents
+				full.JSON = ind.String()
+			}
+		}
+		v.Full = append(v.Full, full)
+	}
+	for _, k := range htmlHostKeys {
+		row := htmlHostRow{Key: k.key}
+		present := false
+		for _, obj := range objs {
+			cell, ok := htmlHostValue(obj, k.key)
+			present = present || ok
+			row.Cells = append(row.Cells, cell)
+		}
+		if !present && !k.required {
+			continue
+		}
+		for _, c := range row.Cells[1:] {
+			row.Differ = row.Differ || strings.Join(c, "\n") != strings.Join(row.Cells[0], "\n")
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// htmlHostValue is a fingerprint field as lines of text, and whether it is there.
+func htmlHostValue(obj map[string]any, key string) ([]string, bool) {
+	if obj == nil {
+		return []string{"-"}, false
+	}
+	if key == "governor" { // per cpufreq policy
+		ps, ok := obj["policies"].([]any)
+		if !ok {
+			return []string{"-"}, false
+		}
+		var gs []string
+		for _, p := range ps {
+			if m, ok := p.(map[string]any); ok {
+				if g, ok := m["governor"].(string); ok && !slices.Contains(gs, g) {
+					gs = append(gs, g)
+				}
+			}
+		}
+		if len(gs) == 0 {
+			return []string{"-"}, false
+		}
+		return []string{strings.Join(gs, ", ")}, true
+	}
+	x, ok := obj[key]
+	if !ok {
+		return []string{"-"}, false
+	}
+	switch key {
+	case "mem_kb", "swap_kb":
+		if n, ok := x.(json.Number); ok {
+			if kb, err := n.Float64(); err == nil {
+				return []string{fmt.Sprintf("%s kB (%.1f GiB)", n, kb/(1<<20))}, true
+			}
+		}
+	case "risks":
+		rs, _ := x.([]any)
+		if len(rs) == 0 {
+			return []string{"none"}, true
+		}
+		var lines []string
+		for _, r := range rs {
+			if m, ok := r.(map[string]any); ok && m["name"] != nil {
+				l := htmlJSONText(m["name"])
+				if d := htmlJSONText(m["detail"]); d != "" && d != "-" {
+					l += ": " + d
+				}
+				lines = append(lines, l)
+				continue
+			}
+			lines = append(lines, htmlJSONText(r))
+		}
+		return lines, true
+	}
+	return []string{htmlJSONText(x)}, true
+}
+
+// htmlJSONText is a decoded JSON value as one line.
+func htmlJSONText(x any) string {
+	switch x := x.(type) {
+	case nil:
+		return "-"
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case []any:
+		ss := make([]string, len(x))
+		for i, e := range x {
+			ss[i] = htmlJSONText(e)
+		}
+		return strings.Join(ss, ", ")
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Sprint(x)
+	}
+	return string(b)
+}
+
+func htmlConfigsView(cs []Config) *htmlConfigs {
+	v := &htmlConfigs{Base: cs[0]}
+	for _, c := range cs[1:] {
+		d := htmlConfigDiff{Config: c, Same: c.Content == cs[0].Content}
+		if !d.Same {
+			for _, l := range diffUnified(cs[0].Label+" "+cs[0].Name, c.Label+" "+c.Name, cs[0].Content, c.Content, 3) {
+				cls := ""
+				switch {
+				case strings.HasPrefix(l, "---"), strings.HasPrefix(l, "+++"):
+					cls = "hdr"
+				case strings.HasPrefix(l, "@@"):
+					cls = "hunk"
+				case strings.HasPrefix(l, "-"):
+					cls = "del"
+				case strings.HasPrefix(l, "+"):
+					cls = "add"
+				}
+				d.Lines = append(d.Lines, htmlDiffLine{Class: cls, Text: l})
+			}
+		}
+		v.Others = append(v.Others, d)
+	}
+	return v
+}
+
+// The config diff is a small Myers diff (An O(ND) Difference Algorithm,
+// 1986) of lines rather than a dependency: configs are short, and it keeps
+// go.mod as it is.
+
+type diffKind byte
+
+const (
+	diffEq diffKind = iota
+	diffDel
+	diffIns
+)
+
+type diffEdit struct {
+	kind diffKind
+	a, b int // line indexes in a and b (the one that applies)
+}
+
+// diffLines is a shortest edit script turning a into b.
+func diffLines(a, b []string) []diffEdit {
+	n, m := len(a), len(b)
+	mx := n + m
+	v := make([]int, 2*mx+3)
+	at := func(k int) int { return k + mx + 1 }
+	// trace[d] holds v[-d-1 .. d+1] as it was before step d.
+	var trace [][]int
+	var d int
+search:
+	for d = 0; d <= mx; d++ {
+		trace = append(trace, append([]int(nil), v[at(-d-1):at(d+1)+1]...))
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[at(k-1)] < v[at(k+1)]) {
+				x = v[at(k+1)]
+			} else {
+				x = v[at(k-1)] + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x, y = x+1, y+1
+			}
+			v[at(k)] = x
+			if x >= n && y >= m {
+				break search
+			}
+		}
+	}
+	var out []diffEdit
+	x, y := n, m
+	for ; d >= 0; d-- {
+		tv := trace[d]
+		get := func(k int) int { return tv[k+d+1] }
+		k := x - y
+		var pk int
+		if k == -d || (k != d && get(k-1) < get(k+1)) {
+			pk = k + 1
+		} else {
+			pk = k - 1
+		}
+		px := 0
+		if d > 0 {
+			px = get(pk)
+		}
+		py := px - pk
+		if d == 0 {
+			px, py = 0, 0
+		}
+		for x > px && y > py {
+			x, y = x-1, y-1
+			out = append(out, diffEdit{diffEq, x, y})
+		}
+		if d > 0 {
+			if x == px {
+				y--
+				out = append(out, diffEdit{diffIns, x, y})
+			} else {
+				x--
+				out = append(out, diffEdit{diffDel, x, y})
+			}
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+func diffSplit(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// diffUnified is `diff -u` of two texts with ctx lines of context, nil when
+// they are equal.
+func diffUnified(nameA, nameB, textA, textB string, ctx int) []string {
+	a, b := diffSplit(textA), diffSplit(textB)
+	es := diffLines(a, b)
+	var changes []int
+	for i, e := range es {
+		if e.kind != diffEq {
+			changes = append(changes, i)
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	out := []string{"--- " + nameA, "+++ " + nameB}
+	for i := 0; i < len(changes); {
+		lo := max(changes[i]-ctx, 0)
+		j := i
+		for j+1 < len(changes) && changes[j+1]-changes[j]-1 <= 2*ctx { // merge hunks whose context would touch
+			j++
+		}
+		hi := min(changes[j]+ctx, len(es)-1)
+		var body []string
+		na, nb := 0, 0
+		for _, e := range es[lo : hi+1] {
+			switch e.kind {
+			case diffEq:
+				body = append(body, " "+a[e.a])
+				na, nb = na+1, nb+1
+			case diffDel:
+				body = append(body, "-"+a[e.a])
+				na++
+			case diffIns:
+				body = append(body, "+"+b[e.b])
+				nb++
+			}
+		}
+		out = append(out, fmt.Sprintf("@@ -%s +%s @@", diffHunkRange(es[lo].a, na), diffHunkRange(es[lo].b, nb)))
+		out = append(out, body...)
+		i = j + 1
+	}
+	return out
+}
+
+// diffHunkRange is GNU diff's "start,count" (1-based; "start" alone for one
+// line; the line before for none).
+func diffHunkRange(start, count int) string {
+	switch count {
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	case 1:
+		return strconv.Itoa(start + 1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, count)
+}
+
+var htmlTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font: 14px/1.45 system-ui, sans-serif; color: #222; max-width: 1200px; margin: 0 auto; padding: 0 16px 48px; }
+h1 { margin-bottom: 4px; }
+h2 { border-bottom: 1px solid #ccc; margin-top: 36px; }
+nav a { margin-right: 12px; }
+table { border-collapse: collapse; margin: 8px 0 20px; }
+th, td { border: 1px solid #ccc; padding: 2px 8px; vertical-align: top; }
+th { background: #f3f3f3; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.red { background: #f6c1c1; }
+.green { background: #c4eac4; }
+tr.group th { background: #dfe6f1; }
+tr.differ td { background: #fff4c2; }
+.unit, .note { color: #666; }
+.mark { color: #666; margin-left: 2px; }
+.chart { display: block; max-width: 100%; height: auto; margin: 8px 0 24px; }
+.chart .ctitle { font-size: 14px; font-weight: 600; }
+.chart text { font-size: 11px; fill: #333; }
+.chart .grid { stroke: #e5e5e5; }
+.chart .axis { stroke: #555; }
+.chart .ref { stroke: #000; stroke-dasharray: 5 3; }
+pre { background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }
+pre .del { background: #fbdada; }
+pre .add { background: #d8f3d8; }
+pre .hunk { color: #0550ae; }
+pre .hdr { font-weight: 600; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{.Base}}</b>; others {{range $i, $o := .Others}}{{if $i}}, {{end}}<b>{{$o}}</b>{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
+<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
+{{with .Cmp}}
+<h2 id="comparison">Comparison</h2>
+<p class="note">Relative values are other / base: red at or below {{.Worse}}, green at or above {{.Better}}.{{if .Repeats}} With repeats on both sides a Mann-Whitney U test compares them; <b>~</b> marks a difference that is not significant at alpha {{.Alpha}} (hover for the p-value).{{end}}</p>
+<table class="cmp">
+<thead>
+<tr><th rowspan="2">test</th><th rowspan="2">threads</th><th rowspan="2">{{.Base}}</th>{{range .Others}}<th colspan="2">{{.}}</th>{{end}}</tr>
+<tr>{{range .Others}}<th>abs</th><th>rel</th>{{end}}</tr>
+</thead>
+<tbody>
+{{- range .Rows}}
+{{- if .Group}}
+<tr class="group"><th colspan="{{$.Cmp.Cols}}">{{.Group}}</th></tr>
+{{- else}}
+<tr><td>{{.Test}}</td><td class="num">{{.Threads}}</td><td class="num"{{with .BaseTitle}} title="{{.}}"{{end}}>{{.Base}} <span class="unit">{{.Unit}}</span></td>
+{{- range .Cells}}<td class="num"{{with .AbsTitle}} title="{{.}}"{{end}}>{{.Abs}}</td><td class="num rel{{with .Class}} {{.}}{{end}}"{{with .Title}} title="{{.}}"{{end}}>{{.Rel}}{{with .Mark}}<span class="mark">{{.}}</span>{{end}}</td>{{end}}</tr>
+{{- end}}
+{{- end}}
+</tbody>
+</table>
+<h2 id="groups">Group statistics of the relative values</h2>
+<table class="stats">
+<thead><tr><th>group</th><th>label</th><th>n</th><th>avg</th><th>median</th><th>min</th><th>max</th><th>stddev</th><th>geomean</th></tr></thead>
+<tbody>
+{{- range .Stats}}
+<tr>{{if .Span}}<th rowspan="{{.Span}}">{{.Group}}</th>{{end}}<td>{{.Label}}</td><td class="num">{{.N}}</td><td class="num {{.AvgClass}}">{{.Avg}}</td><td class="num {{.MedianClass}}">{{.Median}}</td><td class="num">{{.Min}}</td><td class="num">{{.Max}}</td><td class="num">{{.Stddev}}</td><td class="num {{.GeoClass}}">{{.Geomean}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}
+{{if .Cmp}}
+<h2 id="charts">Relative QPS by group</h2>
+{{range .RelCharts}}{{.}}
+{{else}}<p class="note">No relative values to draw.</p>
+{{end}}
+{{- end}}
+{{with .Timelines}}
+<h2 id="timelines">Timelines</h2>
+{{range .}}<h3>{{.Title}}</h3>
+{{if .Rate}}{{.Rate}}{{else}}<p class="note">No throughput samples.</p>{{end}}
+{{if .P99}}{{.P99}}{{else}}<p class="note">No p99 samples.</p>{{end}}
+{{end}}
+{{- end}}
+{{with .Metrics}}
+<h2 id="hw">Hardware cost per operation</h2>
+{{range .}}<h3>{{.Title}}</h3>
+<table class="hw">
+<thead><tr>{{range .Names}}<th>{{.}}</th>{{end}}<th>label</th></tr></thead>
+<tbody>
+{{- range .Abs}}
+<tr>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td>{{.Label}}</td></tr>
+{{- end}}
+{{- if .Rel}}
+<tr class="group"><th colspan="{{.Cols}}">relative to first result</th></tr>
+{{- range .Rel}}
+<tr>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td>{{.Label}}</td></tr>
+{{- end}}
+{{- end}}
+</tbody>
+</table>
+<table class="honest">
+<thead><tr><th>label</th><th>n</th><th>op</th>{{range .HonestNames}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Honest}}
+<tr><td>{{.Label}}</td><td class="num">{{.N}}</td><td>{{.Op}}</td>{{range .Cells}}<td class="num">{{.}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{if .Chart}}{{.Chart}}{{else}}<p class="note">No CPU per op to draw.</p>{{end}}
+{{end}}
+{{- end}}
+{{with .Hosts}}
+<h2 id="hosts">Hosts</h2>
+<table class="hosts">
+<thead><tr><th></th>{{range .Heads}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr{{if .Differ}} class="differ"{{end}}><th>{{.Key}}</th>{{range .Cells}}<td>{{range $i, $l := .}}{{if $i}}<br>{{end}}{{$l}}{{end}}</td>{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{range .Full}}<details><summary>{{.Head}}: full fingerprint</summary>{{with .Note}}<p class="note">{{.}}</p>{{end}}{{with .JSON}}<pre>{{.}}</pre>{{end}}</details>
+{{end}}
+{{- end}}
+{{with .Configs}}
+<h2 id="configs">Configs</h2>
+<details><summary>base: {{.Base.Label}} {{.Base.Name}}</summary><pre>{{.Base.Content}}</pre></details>
+{{range .Others}}<h3>{{.Label}} {{.Name}}</h3>
+{{if .Same}}<p>same config as base</p>{{else}}<pre class="diff">{{range .Lines}}<span class="{{.Class}}">{{.Text}}</span>
+{{end}}</pre>{{end}}
+{{end}}
+{{- end}}
+<script>
+(function () {
+  // Count the charts the browser really drew: laid out with a size, and
+  // holding at least one data mark with a size.
+  function count() {
+    var charts = document.querySelectorAll("svg.chart"), n = 0;
+    for (var i = 0; i < charts.length; i++) {
+      var svg = charts[i], b = svg.getBBox(), r = svg.getBoundingClientRect();
+      if (!(b.width > 0 && b.height > 0 && r.width > 0 && r.height > 0)) continue;
+      var marks = svg.querySelectorAll("rect.mark, path.mark, polyline.mark, circle.mark");
+      for (var j = 0; j < marks.length; j++) {
+        var m = marks[j].getBBox(), line = marks[j].tagName === "path" || marks[j].tagName === "polyline";
+        if (line ? (m.width > 0 || m.height > 0) : (m.width > 0 && m.height > 0)) { n++; break; }
+      }
+    }
+    document.body.dataset.rendered = n;
+    document.body.dataset.charts = charts.length;
+  }
+  count();
+  window.addEventListener("load", count);
+})();
+</script>
+</body>
+</html>
+`))

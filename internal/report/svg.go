@@ -1,0 +1,319 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The charts are drawn here as SVG text. Every string that comes from the
+// model goes through svgEsc; numbers are formatted by svgF. Data marks (bars,
+// lines, isolated points) carry class "mark", which the page's script
+// counts.
+
+// svgPalette is the colour of the i-th label on every chart of a page
+// (Tableau 10).
+var svgPalette = []string{
+	"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+	"#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+}
+
+func svgColour(i int) string { return svgPalette[i%len(svgPalette)] }
+
+// svgEsc escapes s for SVG text and attribute values (valid XML as well as HTML).
+func svgEsc(s string) string { return html.EscapeString(s) }
+
+// svgF formats a coordinate.
+func svgF(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// svgDoc builds one chart.
+type svgDoc struct {
+	b    strings.Builder
+	w, h float64
+}
+
+func svgNew(name, title string, w, h float64) *svgDoc {
+	s := &svgDoc{w: w, h: h}
+	fmt.Fprintf(&s.b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="%s" viewBox="0 0 %s %s" width="%s" height="%s" role="img">`,
+		svgEsc(name), svgF(w), svgF(h), svgF(w), svgF(h))
+	fmt.Fprintf(&s.b, `<title>%s</title>`, svgEsc(title))
+	fmt.Fprintf(&s.b, `<text class="ctitle" x="%s" y="16" text-anchor="middle">%s</text>`, svgF(w/2), svgEsc(title))
+	return s
+}
+
+func (s *svgDoc) raw(format string, a ...any) { fmt.Fprintf(&s.b, format, a...) }
+
+func (s *svgDoc) done() template.HTML {
+	s.b.WriteString(`</svg>`)
+	return template.HTML(s.b.String()) // every model string in it went through svgEsc
+}
+
+// legend draws coloured swatches with names from (x, y), wrapping at the
+// chart's width; it returns the y below it.
+func (s *svgDoc) legend(x, y float64, names, colours []string) float64 {
+	cx := x
+	for i, n := range names {
+		wd := 18 + 6.5*float64(utf8.RuneCountInString(n)) + 14
+		if cx > x && cx+wd > s.w-10 {
+			cx, y = x, y+16
+		}
+		s.raw(`<rect x="%s" y="%s" width="10" height="10" fill="%s"/>`, svgF(cx), svgF(y-9), svgEsc(colours[i]))
+		s.raw(`<text class="legend" x="%s" y="%s">%s</text>`, svgF(cx+14), svgF(y), svgEsc(n))
+		cx += wd
+	}
+	return y + 8
+}
+
+// yAxis draws a grid line and label (decimals for step) at each of ts, the
+// axes of the plot [top, bottom] × [x0, x0+pw], and the axis label.
+func (s *svgDoc) yAxis(ts []float64, step float64, y func(float64) float64, x0, pw float64, label string, top, bottom float64) {
+	for _, t := range ts {
+		yy := y(t)
+		s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x0), svgF(yy), svgF(x0+pw), svgF(yy))
+		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(x0-4), svgF(yy+4), svgEsc(svgTickLabel(t, step)))
+	}
+	s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x0), svgF(top), svgF(x0), svgF(bottom))
+	s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x0), svgF(bottom), svgF(x0+pw), svgF(bottom))
+	if label != "" {
+		lx, ly := math.Max(12, x0-50), (top+bottom)/2
+		s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
+	}
+}
+
+// svgNiceStep is 1, 2 or 5 times a power of ten, about span/n.
+func svgNiceStep(span float64, n int) float64 {
+	if !(span > 0) || math.IsInf(span, 0) {
+		return 1
+	}
+	raw := span / float64(n)
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// svgTicks are the multiples of step from lo to hi.
+func svgTicks(lo, hi, step float64) []float64 {
+	var out []float64
+	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
+		out = append(out, i*step)
+	}
+	return out
+}
+
+func svgTickLabel(v, step float64) string {
+	d := 0
+	for d < 6 && math.Abs(step*math.Pow(10, float64(d))-math.Round(step*math.Pow(10, float64(d)))) > 1e-6 {
+		d++
+	}
+	if math.Abs(v) < step*1e-9 {
+		v = 0
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// svgRelAxis is the y range of a relative-QPS chart as the seeds draw it:
+// not from 0, but from a bit below min(lo, 1) (on a grid of step/5, never
+// below 0) to a bit above max(hi, 1) (on a multiple of step).
+func svgRelAxis(lo, hi float64) (from, to, step float64) {
+	lo, hi = math.Min(lo, 1), math.Max(hi, 1)
+	pad := math.Max((hi-lo)*0.08, 0.02)
+	step = svgNiceStep(hi-lo+2*pad, 6)
+	from = math.Floor((lo-pad)/(step/5)) * (step / 5)
+	to = math.Ceil((hi+pad)/step) * step
+	if from < 0 {
+		from = 0
+	}
+	return from, to, step
+}
+
+// svgRelTicks are from and the multiples of step above it, but those less
+// than gap above it.
+func svgRelTicks(from, to, step, gap float64) []float64 {
+	out := []float64{from}
+	for _, t := range svgTicks(from, to, step) {
+		if t >= from+gap {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// svgZeroAxis is a y range from 0 to a bit above hi.
+func svgZeroAxis(hi float64) (to, step float64) {
+	if !(hi > 0) {
+		hi = 1
+	}
+	step = svgNiceStep(hi*1.05, 5)
+	to = math.Ceil(hi*1.05/step) * step
+	return to, step
+}
+
+// svgBars is one coloured set of bars, a value per category (NaN: none).
+type svgBars struct {
+	Name   string
+	Colour string
+	Values []float64
+	Tips   []string // per category, the bar's tooltip
+}
+
+// svgBarChart draws grouped vertical bars, a slot per category holding one bar
+// per series, with rotated category labels. With rel the y axis spans
+// svgRelAxis and a reference line is drawn at 1.0; otherwise it starts at 0.
+func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, rel bool) template.HTML {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for _, v := range s.Values {
+			if htmlFinite(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return ""
+	}
+	var from, to, step float64
+	if rel {
+		from, to, step = svgRelAxis(lo, hi)
+	} else {
+		to, step = svgZeroAxis(hi)
+	}
+
+	maxLabel := 0
+	for _, c := range cats {
+		maxLabel = max(maxLabel, utf8.RuneCountInString(c))
+	}
+	const charW, plotH = 6.2, 220.0
+	ns, nc := float64(len(series)), float64(max(len(cats), 1))
+	slot := math.Max(ns*14+12, 26)             // the narrowest: 14 px a bar
+	extent := float64(maxLabel) * charW * 0.72 // of a label rotated by 45°
+	ml := math.Max(64, extent-slot/2+12)
+	// As wide as the bars need, the title (bold 14 px) and 360 px; then the
+	// slots share the plot, with bars up to 40 px.
+	w := math.Max(math.Max(ml+slot*nc+20, 7.8*float64(utf8.RuneCountInString(title))+24), 360)
+	pw := w - ml - 20
+	slot = pw / nc
+	barW := math.Min((slot-12)/ns, 40)
+
+	names := make([]string, len(series))
+	colours := make([]string, len(series))
+	for i, s := range series {
+		names[i], colours[i] = s.Name, s.Colour
+	}
+	// The legend's height depends on wrapping: draw it into a scratch doc first.
+	scratch := &svgDoc{w: w}
+	top := scratch.legend(ml, 38, names, colours) + 8
+	h := top + plotH + extent + 24
+
+	s := svgNew(name, title, w, h)
+	s.legend(ml, 38, names, colours)
+	bottom := top + plotH
+	y := func(v float64) float64 { return bottom - (v-from)/(to-from)*plotH }
+	if rel {
+		s.yAxis(svgRelTicks(from, to, step, 14*(to-from)/plotH), step/5, y, ml, pw, yLabel, top, bottom)
+	} else {
+		s.yAxis(svgTicks(from, to, step), step, y, ml, pw, yLabel, top, bottom)
+	}
+	for ci, c := range cats {
+		x0 := ml + float64(ci)*slot + (slot-ns*barW)/2
+		for si, sr := range series {
+			if ci >= len(sr.Values) || !htmlFinite(sr.Values[ci]) {
+				continue
+			}
+			v := sr.Values[ci]
+			yv := y(math.Max(v, from))
+			tip := ""
+			if ci < len(sr.Tips) {
+				tip = sr.Tips[ci]
+			}
+			s.raw(`<rect class="mark" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
+				svgF(x0+float64(si)*barW), svgF(yv), svgF(barW-2), svgF(bottom-yv), svgEsc(sr.Colour), svgEsc(tip))
+		}
+		lx, ly := ml+(float64(ci)+0.5)*slot, bottom+12
+		s.raw(`<text class="xlabel" x="%s" y="%s" text-anchor="end" transform="rotate(-45 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly), svgEsc(c))
+	}
+	if rel {
+		s.raw(`<line class="ref" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(ml), svgF(y(1)), svgF(ml+pw), svgF(y(1)))
+	}
+	return s.done()
+}
+
+// svgLine is one line of a line chart: a value per second, NaN where
+// there is none (the line breaks there).
+type svgLine struct {
+	Name   string
+	Colour string
+	Values []float64
+}
+
+// svgLineChart draws values per second, the y axis from 0.
+func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
+	n, hi, has := 0, 0.0, false
+	for _, s := range series {
+		n = max(n, len(s.Values))
+		for _, v := range s.Values {
+			if htmlFinite(v) {
+				hi, has = math.Max(hi, v), true
+			}
+		}
+	}
+	if !has {
+		return ""
+	}
+	const w, plotH, ml, mr = 900.0, 240.0, 72.0, 20.0
+	pw := w - ml - mr
+	names := make([]string, len(series))
+	colours := make([]string, len(series))
+	for i, s := range series {
+		names[i], colours[i] = s.Name, s.Colour
+	}
+	scratch := &svgDoc{w: w}
+	top := scratch.legend(ml, 38, names, colours) + 8
+	bottom := top + plotH
+	h := bottom + 44
+
+	s := svgNew(name, title, w, h)
+	s.legend(ml, 38, names, colours)
+	to, step := svgZeroAxis(hi)
+	xmax := math.Max(float64(n-1), 1)
+	x := func(i float64) float64 { return ml + i/xmax*pw }
+	y := func(v float64) float64 { return bottom - v/to*plotH }
+	s.yAxis(svgTicks(0, to, step), step, y, ml, pw, yLabel, top, bottom)
+	xstep := math.Max(svgNiceStep(xmax, 10), 1)
+	for _, t := range svgTicks(0, xmax, xstep) {
+		s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x(t)), svgF(bottom), svgF(x(t)), svgF(bottom+4))
+		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(x(t)), svgF(bottom+16), svgEsc(svgTickLabel(t, xstep)))
+	}
+	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle">second of the measured window</text>`, svgF(ml+pw/2), svgF(bottom+36))
+	for _, sr := range series {
+		var d strings.Builder
+		ok := func(i int) bool {
+			return i >= 0 && i < len(sr.Values) && htmlFinite(sr.Values[i])
+		}
+		for i, v := range sr.Values {
+			if !ok(i) {
+				continue
+			}
+			switch {
+			case ok(i - 1):
+				fmt.Fprintf(&d, " L%s %s", svgF(x(float64(i))), svgF(y(v)))
+			case ok(i + 1):
+				fmt.Fprintf(&d, " M%s %s", svgF(x(float64(i))), svgF(y(v)))
+			default: // an isolated second: a dot, as a line needs two points
+				s.raw(`<circle class="mark" cx="%s" cy="%s" r="2" fill="%s"/>`, svgF(x(float64(i))), svgF(y(v)), svgEsc(sr.Colour))
+			}
+		}
+		if d.Len() > 0 {
+			s.raw(`<path class="mark" d="%s" fill="none" stroke="%s" stroke-width="1.5"><title>%s</title></path>`,
+				strings.TrimSpace(d.String()), svgEsc(sr.Colour), svgEsc(sr.Name))
+		}
+	}
+	return s.done()
+}
