@@ -9,8 +9,10 @@ LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 
 # Debian packages: the system builds (MariaDB 10.11, PostgreSQL 15), the peer
 # tools qpslab is compared with (sysbench), Maven for registry builds, and the
-# client programs and tools the tests, the demo and the benchmarks use.
-APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq
+# client programs and tools the tests, the demo and the benchmarks use
+# (chromium renders the HTML report in its test; python3-venv holds Apache
+# Otava for the changepoint benchmark).
+APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq chromium python3-venv
 
 .PHONY: setup packages build demo test bench clean
 
@@ -31,11 +33,11 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/qpslab ./cmd/qpslab
 
 demo: setup
-	./scripts/demo.sh
+	./bin/qpslab demo
 
 test: setup
 	$(GO) vet ./...
-	QPSLAB_BIN=$(CURDIR)/bin/qpslab $(GO) test -count=1 -timeout 25m ./...
+	QPSLAB_BIN=$(CURDIR)/bin/qpslab QPSLAB_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -timeout 25m ./...
 
 bench: setup
 	@for s in bench/*.sh; do echo "== $$s"; ./$$s || exit 1; done

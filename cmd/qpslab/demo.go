@@ -49,7 +49,10 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			}
 			vm := "bare metal"
 			if hc.VM {
-				vm = "a VM (" + hc.Hypervisor + ")"
+				vm = "a VM"
+				if hc.Hypervisor != "" {
+					vm += " (" + hc.Hypervisor + ")"
+				}
 			}
 			fmt.Fprintf(out, "%s, %d CPUs, %.1f GB, kernel %s, %s, cpufreq driver %s, steal %.1f%% since boot\n",
 				hc.CPUModel, hc.CPUs, float64(hc.MemKB)/1e6, hc.Kernel, vm, hc.Driver, hc.StealPct)

@@ -21,8 +21,9 @@ func mustSub(f fs.FS, dir string) fs.FS {
 	return sub
 }
 
-// Filter selects runs: a label (build and config name), narrowed by thread
-// count and host (a hostname or a host id prefix), and by status.
+// Filter selects runs: a label (build and config name; either empty for
+// any), narrowed by thread count and host (a hostname or a host id prefix),
+// and by status.
 type Filter struct {
 	Build, Config string
 	Threads       int      // 0: any
@@ -34,8 +35,16 @@ type Filter struct {
 
 // Runs reads the runs f selects, oldest first.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
-	where := []string{"r.build = ?", "r.config_name = ?"}
-	args := []any{f.Build, f.Config}
+	where := []string{"1 = 1"}
+	var args []any
+	if f.Build != "" {
+		where = append(where, "r.build = ?")
+		args = append(args, f.Build)
+	}
+	if f.Config != "" {
+		where = append(where, "r.config_name = ?")
+		args = append(args, f.Config)
+	}
 	if f.Threads > 0 {
 		where = append(where, "r.threads = ?")
 		args = append(args, f.Threads)
