@@ -1,0 +1,123 @@
+// Command changepoint runs qpslab's change point detector
+// (internal/changepoint) on series read from a JSON file and prints the
+// change points and the time the detection took, for bench/changepoint.sh
+// and bench/changepoint-calibrate.sh, which run Apache Otava on the same
+// file (bench/changepoint_otava.py) and compare.
+//
+//	changepoint [flags] FILE
+//
+// FILE holds {"series": [[v, …], …]}; null values are missing. The output
+// is one JSON object: {"mode", "change_points": [[i, …], …], "seconds":
+// [per series], "total_seconds"}. Times cover the detection only (parsing
+// and process start are not included). -mode append times
+// Analysis.Append of each series' last point after Extend of the others.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/changepoint"
+)
+
+type input struct {
+	Series [][]*float64 `json:"series"`
+}
+
+type output struct {
+	Mode         string    `json:"mode"`
+	ChangePoints [][]int   `json:"change_points"`
+	Seconds      []float64 `json:"seconds"`
+	TotalSeconds float64   `json:"total_seconds"`
+}
+
+func main() {
+	var o changepoint.Options
+	flag.IntVar(&o.Window, "window", 0, "window (0: default 50)")
+	flag.Float64Var(&o.PValue, "pvalue", 0, "p-value (0: default 0.001)")
+	flag.Float64Var(&o.MinMagnitude, "min-magnitude", 0, "minimum relative magnitude")
+	flag.IntVar(&o.MinSegment, "min-segment", 0, "minimum segment (0: default 3)")
+	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules) or append (time Append of the last point)")
+	lower := flag.Bool("lower-is-better", false, "the metric is lower-is-better")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: changepoint [flags] FILE")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := run(flag.Arg(0), o, *mode, *lower); err != nil {
+		fmt.Fprintln(os.Stderr, "changepoint:", err)
+		os.Exit(1)
+	}
+}
+
+func run(path string, o changepoint.Options, mode string, lower bool) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var in input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	dir := changepoint.HigherIsBetter
+	if lower {
+		dir = changepoint.LowerIsBetter
+	}
+	out := output{Mode: mode, ChangePoints: [][]int{}, Seconds: []float64{}}
+	for _, s := range in.Series {
+		v := make([]float64, len(s))
+		for i, x := range s {
+			if x == nil {
+				v[i] = math.NaN()
+			} else {
+				v[i] = *x
+			}
+		}
+		var cps []changepoint.ChangePoint
+		var d time.Duration
+		switch mode {
+		case "detect":
+			t0 := time.Now()
+			cps, err = changepoint.Detect(v, o, dir)
+			d = time.Since(t0)
+		case "otava":
+			t0 := time.Now()
+			cps, err = changepoint.DetectOtava(v, o, dir)
+			d = time.Since(t0)
+		case "append":
+			if len(v) == 0 {
+				return fmt.Errorf("append: empty series")
+			}
+			var a *changepoint.Analysis
+			if a, err = changepoint.NewAnalysis(o, dir); err == nil {
+				if _, err = a.Extend(v[:len(v)-1]...); err == nil {
+					t0 := time.Now()
+					cps, err = a.Append(v[len(v)-1])
+					d = time.Since(t0)
+				}
+			}
+		default:
+			return fmt.Errorf("mode %q is not detect, otava or append", mode)
+		}
+		if err != nil {
+			return err
+		}
+		idx := []int{}
+		for _, c := range cps {
+			idx = append(idx, c.Index)
+		}
+		out.ChangePoints = append(out.ChangePoints, idx)
+		out.Seconds = append(out.Seconds, d.Seconds())
+		out.TotalSeconds += d.Seconds()
+	}
+	enc := json.NewEncoder(os.Stdout)
+	return enc.Encode(out)
+}
