@@ -75,6 +75,8 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newMetricsCmd(),
 		newReportCmd(),
 		newImportCmd(),
+		newDetectCmd(),
+		newExportCmd(),
 		newDemoCmd(),
 	)
 	addStoreFlag(root)

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/changepoint"
+	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// historyFlags select series from the store.
+type historyFlags struct {
+	sel     selection
+	test    string
+	metrics []string
+	config  string
+}
+
+func (f *historyFlags) add(c *cobra.Command) {
+	f.sel.flags(c)
+	c.Flags().StringVar(&f.test, "test", "", "only tests whose label matches this glob (e.g. 'update-*')")
+	c.Flags().StringSliceVar(&f.metrics, "metric", []string{"qps"}, "metric(s): qps, p50, p95, p99, max, cpu/o, cs/o, r/o, rKB/o, wKB/o, host_cpu_us/o, server_cpu_us/o, client_cpu_us/o")
+	c.Flags().StringVar(&f.config, "config", "", "only results of this config name")
+}
+
+// series reads the store's ok runs and makes the series they hold.
+func (f historyFlags) series(cmd *cobra.Command, st *store.Store) ([]history.Series, error) {
+	if f.test != "" {
+		if _, err := path.Match(f.test, ""); err != nil {
+			return nil, fmt.Errorf("--test %q is not a valid glob: %v", f.test, err)
+		}
+	}
+	var ms []history.Metric
+	for _, name := range f.metrics {
+		m, err := history.MetricNamed(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	runs, err := st.Runs(cmd.Context(), store.Filter{Config: f.config, Threads: f.sel.threads, Host: f.sel.host})
+	if err != nil {
+		return nil, err
+	}
+	kept := runs[:0]
+	for _, r := range runs {
+		if ok, _ := path.Match(f.test, r.Test); f.test == "" || ok {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("no results in %s match: see qpslab labels", st.Where())
+	}
+	hostOf := func(r result.Run) string {
+		if len(r.Host) == 0 {
+			return ""
+		}
+		id, _ := store.HostID(r.Host)
+		return id
+	}
+	var out []history.Series
+	for _, m := range ms {
+		out = append(out, history.FromRuns(kept, m, hostOf)...)
+	}
+	return out, nil
+}
+
+func newDetectCmd() *cobra.Command {
+	var hf historyFlags
+	var o changepoint.Options
+	var settingsFile, format, input, timeColumn string
+	var lower []string
+	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment}
+	c := &cobra.Command{
+		Use:   "detect",
+		Short: "Find change points over the stored history: where each regression or improvement arrived",
+		Long: `Detect change points in benchmark history, per test, metric, host, config and
+thread count. Points are builds in natural version order (10.2.44 < 10.11.7 <
+11.4.1), each the median of its runs; a series of one build's runs (or of
+builds without a version) is ordered by time. Each change point is a
+regression or an improvement given the metric's direction (QPS: higher is
+better; latency and per-op costs: lower), with its magnitude, the means
+before and after, its p-value and the build where it arrived.
+
+The detector is E-divisive means with a Student t-test, as Apache Otava 0.8
+does it, plus a minimum segment length so one spike is never a change point
+(docs/changepoint.md). Settings come from the built-in defaults, then the
+top level of the settings file (--settings, default <home>/detect.yaml),
+then the flags; the file's per-test entries win for the tests they match:
+
+  pvalue: 0.001
+  tests:
+    - match: "scan*"
+      min_magnitude: 0.10
+
+--input reads a history file instead of the store: Otava's CSV layout or
+Nyrkiö's JSON upload shape (see qpslab export).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := resolveHome()
+			if err != nil {
+				return err
+			}
+			if settingsFile == "" {
+				settingsFile = filepath.Join(h.Root, "detect.yaml")
+			}
+			settings, err := analysis.LoadDetectSettings(settingsFile, cmd.Flags().Changed("settings"))
+			if err != nil {
+				return err
+			}
+			base := settings.Defaults(def)
+			fl := cmd.Flags()
+			if fl.Changed("pvalue") {
+				base.PValue = o.PValue
+			}
+			if fl.Changed("window") {
+				base.Window = o.Window
+			}
+			if fl.Changed("min-magnitude") {
+				base.MinMagnitude = o.MinMagnitude
+			}
+			if fl.Changed("min-segment") {
+				base.MinSegment = o.MinSegment
+			}
+			// The detector checks its options; try them once on a tiny
+			// series so a bad value is one error before any work.
+			if _, err := changepoint.Detect([]float64{1, 1, 1}, base, changepoint.HigherIsBetter); err != nil {
+				return fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude or --min-segment (or %s)", err, settingsFile)
+			}
+			var series []history.Series
+			if input != "" {
+				var lo []string
+				if fl.Changed("lower-is-better") {
+					lo = lower
+				}
+				if series, err = history.Read(input, timeColumn, lo); err != nil {
+					return err
+				}
+				if fl.Changed("metric") {
+					keep := series[:0]
+					for _, s := range series {
+						for _, m := range hf.metrics {
+							if s.Metric == m {
+								keep = append(keep, s)
+							}
+						}
+					}
+					series = keep
+				}
+			} else {
+				st, err := openStore(cmd, h)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				if series, err = hf.series(cmd, st); err != nil {
+					return err
+				}
+			}
+			changes, err := analysis.Detect(series, settings, base)
+			if err != nil {
+				return err
+			}
+			return report.Changes(cmd.OutOrStdout(), changes, len(series), format, isTTY(cmd.OutOrStdout()))
+		},
+	}
+	hf.add(c)
+	c.Flags().Float64Var(&o.PValue, "pvalue", def.PValue, "significance of a change point (Student t-test)")
+	c.Flags().IntVar(&o.Window, "window", def.Window, "points per sliding window")
+	c.Flags().Float64Var(&o.MinMagnitude, "min-magnitude", def.MinMagnitude, "smallest relative change reported (0.05 = 5 %)")
+	c.Flags().IntVar(&o.MinSegment, "min-segment", def.MinSegment, "fewest points on each side of a change point (a spike is shorter)")
+	c.Flags().StringVar(&settingsFile, "settings", "", "settings file with per-test overrides (default <home>/detect.yaml, if present)")
+	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv or json")
+	c.Flags().StringVar(&input, "input", "", "read this history file instead of the store: .csv (Otava) or .json (Nyrkiö)")
+	c.Flags().StringVar(&timeColumn, "time-column", "time", "with --input .csv: the time column")
+	c.Flags().StringSliceVar(&lower, "lower-is-better", nil, "with --input: the metrics where lower is better (default: guessed from names such as latency, p99, cpu)")
+	return c
+}
+
+func newExportCmd() *cobra.Command {
+	var hf historyFlags
+	c := &cobra.Command{
+		Use:   "export otava-csv|nyrkio-json DIR",
+		Short: "Export the stored history as Otava CSV files (with otava.yaml) or Nyrkiö JSON uploads",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, dir := args[0], args[1]
+			if format != "otava-csv" && format != "nyrkio-json" {
+				return fmt.Errorf("export %s: use otava-csv or nyrkio-json", format)
+			}
+			h, err := resolveHome()
+			if err != nil {
+				return err
+			}
+			st, err := openStore(cmd, h)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			series, err := hf.series(cmd, st)
+			if err != nil {
+				return err
+			}
+			var files []string
+			if format == "otava-csv" {
+				files, err = history.WriteOtavaCSV(dir, series)
+			} else {
+				files, err = history.WriteNyrkioJSON(dir, series)
+			}
+			if err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d series in %d file(s) under %s\n", len(series), len(files), dir)
+			fmt.Fprintln(cmd.OutOrStdout(), strings.Join(files, "\n"))
+			return nil
+		},
+	}
+	hf.add(c)
+	return c
+}

@@ -1,0 +1,92 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// Twelve builds of one test in a store, out of version order by time; QPS
+// drops 20 % from 10.2.7 on, and p99 rises with it. detect names the build
+// where the regression arrived; export and --input give the same answer.
+func TestDetectAndExport(t *testing.T) {
+	h := newHome(t)
+	st, err := store.Open(context.Background(), "", filepath.Join(h.Root, "qpslab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := []float64{3, -2, 1, -4, 2, 0, -1, 4, -3, 1, 2, -2}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var runs []result.Run
+	for i := 0; i < 12; i++ {
+		v := fmt.Sprintf("10.2.%d", i+1)
+		q := 1000 + noise[i]
+		if i >= 6 {
+			q = 800 + noise[i]
+		}
+		runs = append(runs, result.Run{SchemaVersion: result.SchemaVersion, Suite: "sysbench", Test: "update-index_range=100", Build: "ma" + v, Flavor: "mariadb",
+			Version: v, Config: "default@0123456789ab", Threads: 1, Loop: "closed", Status: result.OK, Started: t0.Add(time.Duration(12-i) * time.Hour),
+			Totals: result.Totals{Reported: q, ReportedUnit: "qps", QPS: q, Response: result.Latency{Count: 100, P99: 1e6 / q}}})
+	}
+	if err := st.Import(context.Background(), runs, store.Meta{Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	r := qpslab(t, h, "detect", "--metric", "qps,p99")
+	if r.code != 0 {
+		t.Fatalf("detect: exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "update-index_range=100 thr=1 config=default qps: regression -20.") ||
+		!strings.Contains(r.stdout, "arrived in ma10.2.7 10.2.7, after ma10.2.6 10.2.6") ||
+		!strings.Contains(r.stdout, "p99: regression +2") || !strings.Contains(r.stdout, "2 change point(s) in 2 series") {
+		t.Errorf("detect:\n%s", r.stdout)
+	}
+	if r := qpslab(t, h, "detect", "--test", "point-*"); r.code == 0 {
+		t.Errorf("no series, yet exit 0: %s", r.stdout)
+	}
+	r = qpslab(t, h, "detect", "--format", "json", "--min-magnitude", "0.3")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("a 20 %% change passed --min-magnitude 0.3: %s %s", r.stdout, r.stderr)
+	}
+	// Per-test settings override the flags for the tests they match.
+	os.WriteFile(filepath.Join(h.Root, "detect.yaml"), []byte("tests:\n  - match: \"update-*\"\n    min_magnitude: 0.5\n"), 0o644)
+	if r := qpslab(t, h, "detect"); r.code != 0 || !strings.Contains(r.stdout, "no change points in 1 series") {
+		t.Errorf("detect.yaml override: %s %s", r.stdout, r.stderr)
+	}
+	os.Remove(filepath.Join(h.Root, "detect.yaml"))
+
+	dir := t.TempDir()
+	r = qpslab(t, h, "export", "otava-csv", dir, "--metric", "qps,p99")
+	if r.code != 0 {
+		t.Fatalf("export: %s", r.stderr)
+	}
+	csvs, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	if len(csvs) != 1 {
+		t.Fatalf("exported %v", csvs)
+	}
+	r = qpslab(t, h, "detect", "--input", csvs[0], "--metric", "qps")
+	if r.code != 0 || !strings.Contains(r.stdout, "qps: regression -20.") || !strings.Contains(r.stdout, "arrived in ma10.2.7") {
+		t.Errorf("detect --input the Otava CSV:\n%s%s", r.stdout, r.stderr)
+	}
+	r = qpslab(t, h, "export", "nyrkio-json", dir)
+	jsons, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if r.code != 0 || len(jsons) != 1 {
+		t.Fatalf("export nyrkio-json: %v %s", jsons, r.stderr)
+	}
+	if r := qpslab(t, h, "detect", "--input", jsons[0]); r.code != 0 || !strings.Contains(r.stdout, "regression -20.") {
+		t.Errorf("detect --input the Nyrkiö JSON:\n%s%s", r.stdout, r.stderr)
+	}
+	for _, bad := range [][]string{{"detect", "--pvalue", "2"}, {"detect", "--metric", "qpz"}, {"export", "xml", dir}, {"detect", "--input", "nosuch.csv"}} {
+		if r := qpslab(t, h, bad...); r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d %q", bad, r.code, r.stderr)
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package analysis
+
+import (
+	"fmt"
+	"os"
+	"path"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/qpslab/qpslab/internal/changepoint"
+	"github.com/qpslab/qpslab/internal/history"
+)
+
+// DetectSettings are the detector's parameters: the defaults (built in,
+// then the file's top level, then the command line), and per-test
+// overrides from the file, which win for the tests they match.
+type DetectSettings struct {
+	PValue       *float64   `yaml:"pvalue"`
+	Window       *int       `yaml:"window"`
+	MinMagnitude *float64   `yaml:"min_magnitude"`
+	MinSegment   *int       `yaml:"min_segment"`
+	Tests        []Override `yaml:"tests"`
+}
+
+// Override is the settings for the tests (and metrics) its globs match.
+type Override struct {
+	Match        string   `yaml:"match"`  // glob over test labels
+	Metric       string   `yaml:"metric"` // glob over metric names; "" for all
+	PValue       *float64 `yaml:"pvalue"`
+	Window       *int     `yaml:"window"`
+	MinMagnitude *float64 `yaml:"min_magnitude"`
+	MinSegment   *int     `yaml:"min_segment"`
+}
+
+// LoadDetectSettings reads a settings file; a missing file is no settings.
+func LoadDetectSettings(file string, mustExist bool) (DetectSettings, error) {
+	var s DetectSettings
+	b, err := os.ReadFile(file)
+	if os.IsNotExist(err) && !mustExist {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("detect settings: %w", err)
+	}
+	if err := yaml.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("detect settings %s: %w", file, err)
+	}
+	for i, o := range s.Tests {
+		if o.Match == "" {
+			return s, fmt.Errorf("detect settings %s: tests[%d] has no match: give a glob over test labels, e.g. \"scan*\"", file, i)
+		}
+		if _, err := path.Match(o.Match, ""); err != nil {
+			return s, fmt.Errorf("detect settings %s: tests[%d] match %q: %v", file, i, o.Match, err)
+		}
+	}
+	return s, nil
+}
+
+func apply(o *changepoint.Options, p *float64, w *int, m *float64, seg *int) {
+	if p != nil {
+		o.PValue = *p
+	}
+	if w != nil {
+		o.Window = *w
+	}
+	if m != nil {
+		o.MinMagnitude = *m
+	}
+	if seg != nil {
+		o.MinSegment = *seg
+	}
+}
+
+// Options returns the options for one series: base (the built-in defaults
+// with the command line applied by the caller over the file's top level),
+// then the last override that matches.
+func (s DetectSettings) Options(base changepoint.Options, test, metric string) changepoint.Options {
+	o := base
+	for _, ov := range s.Tests {
+		if ok, _ := path.Match(ov.Match, test); !ok {
+			continue
+		}
+		if ov.Metric != "" {
+			if ok, _ := path.Match(ov.Metric, metric); !ok {
+				continue
+			}
+		}
+		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment)
+	}
+	return o
+}
+
+// Defaults applies the file's top level to o.
+func (s DetectSettings) Defaults(o changepoint.Options) changepoint.Options {
+	apply(&o, s.PValue, s.Window, s.MinMagnitude, s.MinSegment)
+	return o
+}
+
+// Change is one change point of one series, and where it arrived.
+type Change struct {
+	Series     string              `json:"series"`
+	Test       string              `json:"test"`
+	Metric     string              `json:"metric"`
+	Threads    int                 `json:"threads,omitempty"`
+	Config     string              `json:"config,omitempty"`
+	Host       string              `json:"host,omitempty"`
+	Kind       string              `json:"kind"` // regression or improvement
+	Magnitude  float64             `json:"magnitude"`
+	MeanBefore float64             `json:"mean_before"`
+	MeanAfter  float64             `json:"mean_after"`
+	PValue     float64             `json:"pvalue"`
+	Index      int                 `json:"index"`
+	Points     int                 `json:"points"`
+	Order      string              `json:"order"`
+	Arrived    history.Point       `json:"arrived"` // the first point after the change
+	Before     history.Point       `json:"before"`  // the last point before it
+	Options    changepoint.Options `json:"options"`
+}
+
+// Detect finds the change points of every series.
+func Detect(series []history.Series, settings DetectSettings, base changepoint.Options) ([]Change, error) {
+	var out []Change
+	for _, s := range series {
+		o := settings.Options(base, s.Test, s.Metric)
+		vals := make([]float64, len(s.Points))
+		for i, p := range s.Points {
+			vals[i] = p.Value
+		}
+		dir := changepoint.HigherIsBetter
+		if !s.HigherIsBetter {
+			dir = changepoint.LowerIsBetter
+		}
+		cps, err := changepoint.Detect(vals, o, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		for _, cp := range cps {
+			c := Change{Series: s.Name(), Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
+				Kind: "improvement", Magnitude: cp.Magnitude, MeanBefore: cp.MeanBefore, MeanAfter: cp.MeanAfter, PValue: cp.PValue,
+				Index: cp.Index, Points: len(vals), Order: s.Order, Arrived: s.Points[cp.Index], Options: o}
+			if cp.Index > 0 {
+				c.Before = s.Points[cp.Index-1]
+			}
+			if cp.Regression {
+				c.Kind = "regression"
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
