@@ -384,7 +384,26 @@ func newImportCmd() *cobra.Command {
 		},
 	}
 	my.Flags().StringVar(&mlabel, "label", "", "the label to file the results under: build.config")
-	c.AddCommand(sb, my)
+	js := &cobra.Command{
+		Use:   "results FILE...",
+		Short: "Import qpslab results files (the JSON that qpslab run writes with --out)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var runs []result.Run
+			for _, f := range args {
+				rf, err := result.Read(f)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, rf.Runs...)
+			}
+			if len(runs) == 0 {
+				return fmt.Errorf("%s hold no runs", strings.Join(args, ", "))
+			}
+			return storeImport(cmd, runs)
+		},
+	}
+	c.AddCommand(sb, my, js)
 	return c
 }
 
@@ -410,7 +429,7 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 		return err
 	}
 	defer st.Close()
-	src := "import"
+	src := "import:results" // qpslab's own results files
 	if len(runs) > 0 && runs[0].Params["source"] != "" {
 		src = runs[0].Params["source"]
 	}

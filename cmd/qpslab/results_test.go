@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
@@ -78,7 +79,6 @@ func TestCompareMetricsReport(t *testing.T) {
 	}
 }
 
-
 // Imports land under their label and compare like runs; a bad file is one
 // error line naming the file and line, and nothing of the batch is stored.
 func TestImport(t *testing.T) {
@@ -106,7 +106,15 @@ func TestImport(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "0.000597") {
 		t.Errorf("metrics of an import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A results file of qpslab run imports whole.
+	rf := filepath.Join(t.TempDir(), "r.json")
+	result.Write(rf, []result.Run{{SchemaVersion: result.SchemaVersion, Suite: "sysbench", Test: "point-query_range=100", Build: "mariadb-system",
+		Version: "10.11.14", Config: "default@0123456789ab", Threads: 1, Status: result.OK, Totals: result.Totals{Reported: 1000, ReportedUnit: "qps"}}})
+	if r := qpslab(t, h, "import", "results", rf); r.code != 0 || !strings.Contains(r.stdout, "mariadb-system.default") {
+		t.Errorf("import results: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
 	for _, bad := range [][]string{
+		{"import", "results", bad},
 		{"import", "sysbench", bad, "--test", "point-query_range=100"},
 		{"import", "sysbench", bad, "--label", "x.y"},
 		{"import", "mytools", t.TempDir(), "--label", "x.y"},

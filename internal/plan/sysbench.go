@@ -65,8 +65,8 @@ type Sysbench struct {
 	// check's JSON); the command takes it once before the run.
 	Host json.RawMessage
 
-	Log      func(line string)               // progress lines
-	LoadBar  func(total int64) func(n int64) // a progress bar for the load: returns its update function
+	Log     func(line string)               // progress lines
+	LoadBar func(total int64) func(n int64) // a progress bar for the load: returns its update function
 	// Record, if set, is called as each run starts, with what is known of
 	// it; the Recorder it returns gets the run's samples as they are
 	// measured and the whole result at its end (store, print).
