@@ -196,11 +196,7 @@ func newExportCmd() *cobra.Command {
 			if format != "otava-csv" && format != "nyrkio-json" {
 				return fmt.Errorf("export %s: use otava-csv or nyrkio-json", format)
 			}
-			h, err := resolveHome()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd, h)
+			st, err := homeStore(cmd)
 			if err != nil {
 				return err
 			}

@@ -33,6 +33,15 @@ func openStore(cmd *cobra.Command, h home.Home) (*store.Store, error) {
 	return store.Open(cmd.Context(), storeDSN, filepath.Join(h.Root, "qpslab.db"))
 }
 
+// homeStore opens the store of the qpslab home (or --store).
+func homeStore(cmd *cobra.Command) (*store.Store, error) {
+	h, err := resolveHome()
+	if err != nil {
+		return nil, err
+	}
+	return openStore(cmd, h)
+}
+
 func isTTY(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -80,11 +89,7 @@ func newLabelsCmd() *cobra.Command {
 		Short: "List the stored result sets (build.config labels)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			h, err := resolveHome()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd, h)
+			st, err := homeStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -144,11 +149,7 @@ significant (p ≥ 0.05), as benchstat does.
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			h, err := resolveHome()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd, h)
+			st, err := homeStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -185,11 +186,7 @@ func newMetricsCmd() *cobra.Command {
 		Short: "Hardware cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s, relative to the first label, and CPU µs/op",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := resolveHome()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd, h)
+			st, err := homeStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -222,11 +219,7 @@ func newReportCmd() *cobra.Command {
 			if html == "" {
 				return fmt.Errorf("name the report file with --html FILE")
 			}
-			h, err := resolveHome()
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd, h)
+			st, err := homeStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -420,11 +413,7 @@ func importSource(label string) (importer.Source, error) {
 
 // storeImport stores every run of an import in one transaction.
 func storeImport(cmd *cobra.Command, runs []result.Run) error {
-	h, err := resolveHome()
-	if err != nil {
-		return err
-	}
-	st, err := openStore(cmd, h)
+	st, err := homeStore(cmd)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
@@ -297,25 +298,12 @@ func Describe(v []float64) Stats {
 	sorted := append([]float64{}, v...)
 	sort.Float64s(sorted)
 	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
-	s.Median = Median(sorted)
+	s.Median = history.Median(sorted)
 	s.Avg = stat.Mean(v, nil)
 	if len(v) > 1 {
 		s.Stddev = stat.StdDev(v, nil)
 	}
 	return s
-}
-
-// Median of sorted values: the middle one, or the mean of the two middle
-// ones (gonum's quantiles pick one of them).
-func Median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func geomean(v []float64) float64 {

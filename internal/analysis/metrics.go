@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 
+	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -111,7 +112,7 @@ func medianOf(hws []result.HW, f func(result.HW) float64) float64 {
 		v[i] = f(h)
 	}
 	sort.Float64s(v)
-	return Median(v)
+	return history.Median(v)
 }
 
 // RelString is a value relative to the first result as sum_met.sh prints

@@ -188,7 +188,7 @@ func points(runs []result.Run, m Metric) ([]Point, string) {
 				}
 			}
 			sort.Float64s(vals)
-			p.Value = median(vals)
+			p.Value = Median(vals)
 			pts = append(pts, p)
 		}
 		sort.Slice(pts, func(i, j int) bool {
@@ -209,7 +209,9 @@ func points(runs []result.Run, m Metric) ([]Point, string) {
 	return pts, "time"
 }
 
-func median(sorted []float64) float64 {
+// Median of sorted values: the middle one, or the mean of the two middle
+// ones (gonum's quantiles pick one of them).
+func Median(sorted []float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return math.NaN()
