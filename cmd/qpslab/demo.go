@@ -35,10 +35,16 @@ Results go to the store like any run's, under the labels
 mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rows < 1 || secs <= 0 || repeat < 1 {
+				return fmt.Errorf("qpslab demo needs --rows ≥ 1, --secs > 0 and --repeat ≥ 1")
+			}
 			h, err := resolveHome()
 			if err != nil {
 				return err
 			}
+			// Each sub-command's root resets the --store flag's variable:
+			// keep this command's value.
+			dsn := storeDSN
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			step := func(s string) { fmt.Fprintf(errw, "\n== %s\n", s) }
 
@@ -93,7 +99,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			} {
 				step("qpslab " + fmt.Sprint(args))
 				sub := newRoot()
-				sub.SetArgs(append(args, "--store", storeDSN))
+				sub.SetArgs(append(args, "--store", dsn))
 				sub.SetOut(out)
 				sub.SetErr(errw)
 				if err := sub.ExecuteContext(cmd.Context()); err != nil {

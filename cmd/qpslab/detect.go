@@ -135,8 +135,16 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 			if _, err := changepoint.Detect([]float64{1, 1, 1}, base, changepoint.HigherIsBetter); err != nil {
 				return fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude or --min-segment (or %s)", err, settingsFile)
 			}
+			if err := settings.Check(base); err != nil {
+				return fmt.Errorf("%v: fix it in %s", err, settingsFile)
+			}
 			var series []history.Series
 			if input != "" {
+				for _, name := range []string{"test", "threads", "host", "config"} {
+					if fl.Changed(name) {
+						return fmt.Errorf("--%s selects results in the store; with --input it would do nothing: leave it out", name)
+					}
+				}
 				var lo []string
 				if fl.Changed("lower-is-better") {
 					lo = lower
@@ -145,17 +153,30 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 					return err
 				}
 				if fl.Changed("metric") {
-					keep := series[:0]
+					var keep []history.Series
+					var have []string
 					for _, s := range series {
+						have = append(have, s.Metric)
 						for _, m := range hf.metrics {
 							if s.Metric == m {
 								keep = append(keep, s)
 							}
 						}
 					}
+					if len(keep) == 0 {
+						return fmt.Errorf("--metric %s: %s has %s", strings.Join(hf.metrics, ","), input, strings.Join(have, ", "))
+					}
 					series = keep
 				}
 			} else {
+				for _, name := range []string{"time-column", "lower-is-better"} {
+					if fl.Changed(name) {
+						return fmt.Errorf("--%s is for --input files; the store knows its metrics", name)
+					}
+				}
+				if err := hf.sel.check(); err != nil {
+					return err
+				}
 				st, err := openStore(cmd, h)
 				if err != nil {
 					return err

@@ -35,7 +35,7 @@ func TestDetectAndExport(t *testing.T) {
 			Version: v, Config: "default@0123456789ab", Threads: 1, Loop: "closed", Status: result.OK, Started: t0.Add(time.Duration(12-i) * time.Hour),
 			Totals: result.Totals{Reported: q, ReportedUnit: "qps", QPS: q, Response: result.Latency{Count: 100, P99: 1e6 / q}}})
 	}
-	if err := st.Import(context.Background(), runs, store.Meta{Source: "test"}); err != nil {
+	if _, err := st.Import(context.Background(), runs, store.Meta{Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -88,5 +88,33 @@ func TestDetectAndExport(t *testing.T) {
 		if r := qpslab(t, h, bad...); r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d %q", bad, r.code, r.stderr)
 		}
+	}
+}
+
+// --input refuses the flags that select from the store, and a --metric the
+// file does not have names the ones it has.
+func TestDetectInputErrors(t *testing.T) {
+	h := newHome(t)
+	f := filepath.Join(t.TempDir(), "h.csv")
+	os.WriteFile(f, []byte("time,commit,tput\n1,a,10\n2,b,11\n3,c,10\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"detect", "--input", f, "--test", "x*"}, "--test selects results in the store"},
+		{[]string{"detect", "--input", f, "--metric", "p99"}, "has tput"},
+		{[]string{"detect", "--time-column", "t"}, "--time-column is for --input"},
+		{[]string{"detect", "--threads", "-1"}, "--threads -1"},
+		{[]string{"compare", "a.b", "c.d", "--threads", "-2"}, "--threads -2"},
+		{[]string{"demo", "--secs", "0"}, "--secs > 0"},
+	} {
+		r := qpslab(t, h, c.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d %q, want %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+	os.WriteFile(filepath.Join(h.Root, "detect.yaml"), []byte("tests:\n  - match: \"x*\"\n    pvalue: 2\n"), 0o644)
+	if r := qpslab(t, h, "detect", "--input", f); r.code == 0 || !strings.Contains(r.stderr, "detect.yaml") {
+		t.Errorf("a bad per-test pvalue: exit %d %q", r.code, r.stderr)
 	}
 }

@@ -53,6 +53,14 @@ type selection struct {
 	host    string
 }
 
+// check refuses a --threads below 0 (0 means any).
+func (s selection) check() error {
+	if s.threads < 0 {
+		return fmt.Errorf("--threads %d: give a thread count of 1 or more, or leave it out for all", s.threads)
+	}
+	return nil
+}
+
 func (s *selection) flags(c *cobra.Command) {
 	c.Flags().IntVar(&s.threads, "threads", 0, "only results at this thread count")
 	c.Flags().StringVar(&s.host, "host", "", "only results from this host (a hostname, or a host id prefix from qpslab labels)")
@@ -60,6 +68,9 @@ func (s *selection) flags(c *cobra.Command) {
 
 // load reads the results of each label.
 func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, samples bool) ([]analysis.Set, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
 	var sets []analysis.Set
 	for _, l := range labels {
 		lb, err := analysis.ParseLabel(l)
@@ -182,7 +193,7 @@ func newMetricsCmd() *cobra.Command {
 	var sel selection
 	var test, format string
 	c := &cobra.Command{
-		Use:   "metrics BASE OTHER...",
+		Use:   "metrics LABEL...",
 		Short: "Hardware cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s, relative to the first label, and CPU µs/op",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -307,7 +318,7 @@ func writeHTML(cmd *cobra.Command, st *store.Store, sets []analysis.Set, cmp *an
 func series(label string, r result.Run) report.Series {
 	s := report.Series{Label: label, Unit: "statements/s"}
 	if r.Totals.ReportedUnit != "qps" {
-		s.Unit = "events/s"
+		s.Unit = "events/s" // see result.Sample.Ops
 	}
 	n := r.Samples[len(r.Samples)-1].Second + 1
 	s.Rate, s.P99Ms = make([]float64, n), make([]float64, n)
@@ -318,11 +329,7 @@ func series(label string, r result.Run) report.Series {
 		if smp.Second < 0 || smp.Second >= n {
 			continue
 		}
-		if s.Unit == "statements/s" {
-			s.Rate[smp.Second] = float64(smp.Statements)
-		} else {
-			s.Rate[smp.Second] = float64(smp.Events)
-		}
+		s.Rate[smp.Second] = smp.Ops(r.Totals.ReportedUnit)
 		s.P99Ms[smp.Second] = smp.Response.P99 / 1000
 	}
 	return s
@@ -422,9 +429,13 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 	if len(runs) > 0 && runs[0].Params["source"] != "" {
 		src = runs[0].Params["source"]
 	}
-	if err := st.Import(cmd.Context(), runs, store.Meta{Source: src}); err != nil {
+	skipped, err := st.Import(cmd.Context(), runs, store.Meta{Source: src})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "imported %d result(s) into %s as %s\n", len(runs), st.Where(), labelsOf(runs))
+	fmt.Fprintf(cmd.OutOrStdout(), "imported %d result(s) into %s as %s\n", len(runs)-skipped, st.Where(), labelsOf(runs))
+	if skipped > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "%d result(s) were already stored and were skipped\n", skipped)
+	}
 	return nil
 }

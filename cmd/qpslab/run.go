@@ -221,19 +221,20 @@ func runSysbench(cmd *cobra.Command, h home.Home, p plan.Sysbench, out string) e
 			return nil, err
 		}
 		return recorder{w: w, done: func(r result.Run) error {
-			// Stored even when the run was interrupted: a fresh context.
-			if err := w.Done(context.WithoutCancel(cmd.Context()), r); err != nil {
-				return err
-			}
 			mu.Lock()
-			defer mu.Unlock()
 			runs = append(runs, r)
 			if !header {
 				printHeader(stdout)
 				header = true
 			}
 			printRun(stdout, r)
-			return result.Write(out, runs)
+			ferr := result.Write(out, runs) // the file first: it is the copy if the store fails
+			mu.Unlock()
+			// Stored even when the run was interrupted: a fresh context.
+			if err := w.Done(context.WithoutCancel(cmd.Context()), r); err != nil {
+				return fmt.Errorf("%w (the result is in %s)", err, out)
+			}
+			return ferr
 		}}, nil
 	}
 	err = p.Run(cmd.Context(), h)
@@ -256,11 +257,7 @@ func labelsOf(runs []result.Run) string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range runs {
-		name := r.Config
-		if i := strings.Index(name, "@"); i >= 0 {
-			name = name[:i]
-		}
-		l := r.Build + "." + name
+		l := r.Build + "." + result.ConfigName(r.Config)
 		if !seen[l] {
 			seen[l] = true
 			out = append(out, l)

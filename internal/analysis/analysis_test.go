@@ -138,7 +138,7 @@ func TestMetricsSeedExample(t *testing.T) {
 	}
 	var sets []Set
 	for _, a := range abs {
-		hw := &result.HW{Op: "statement", CPUPerOp: a.v[0], CSPerOp: a.v[1], ReadsPerOp: a.v[2], ReadKBPerOp: a.v[3], WriteKBPerOp: a.v[4], OpsPerSec: a.v[5]}
+		hw := &result.HW{Op: "statement", Samples: 60, CPUPerOp: a.v[0], CSPerOp: a.v[1], ReadsPerOp: a.v[2], ReadKBPerOp: a.v[3], WriteKBPerOp: a.v[4], OpsPerSec: a.v[5]}
 		sets = append(sets, Set{Label: a.label + ".c", Runs: []result.Run{{Test: "update-inlist_range=100", Threads: 1, Status: result.OK, HW: hw}}})
 	}
 	tables, err := Metrics(sets, "update-inlist*")

@@ -229,7 +229,9 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			cell.Rel = cell.Center / row.Base.Center
 			if row.Base.N > 1 && cell.N > 1 {
-				cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(bv[k], &thr), benchmath.NewSample(v, &thr))
+				// NewSample sorts its values in place: give it copies, so
+				// Values keep the run order (A B A B).
+				cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64{}, bv[k]...), &thr), benchmath.NewSample(append([]float64{}, v...), &thr))
 				cell.P, cell.Tested, cell.Significant = cmp.P, true, cmp.P < cmp.Alpha
 			}
 			if !math.IsNaN(cell.Rel) && !math.IsInf(cell.Rel, 0) {
@@ -267,7 +269,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 func values(runs []result.Run) (map[key][]float64, map[key]string) {
 	v, u := map[key][]float64{}, map[key]string{}
 	for _, r := range runs {
-		if r.Status != result.OK || r.Params["warm"] == "true" || strings.Contains(r.Test, ".warm") {
+		if !r.Comparable() {
 			continue
 		}
 		k := key{r.Test, r.Threads}
@@ -284,7 +286,7 @@ func summarize(v []float64, confidence float64) Summary {
 		return s
 	}
 	thr := benchmath.DefaultThresholds
-	bs := benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &thr), confidence)
+	bs := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, v...), &thr), confidence)
 	s.Center, s.Lo, s.Hi = bs.Center, bs.Lo, bs.Hi
 	return s
 }

@@ -90,6 +90,19 @@ func (s DetectSettings) Options(base changepoint.Options, test, metric string) c
 	return o
 }
 
+// Check tries the options of every per-test entry over base, so that a bad
+// value is found before any series is analysed.
+func (s DetectSettings) Check(base changepoint.Options) error {
+	for i, ov := range s.Tests {
+		o := base
+		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment)
+		if _, err := changepoint.Detect([]float64{1, 1, 1}, o, changepoint.HigherIsBetter); err != nil {
+			return fmt.Errorf("tests[%d] (%s): %v", i, ov.Match, err)
+		}
+	}
+	return nil
+}
+
 // Defaults applies the file's top level to o.
 func (s DetectSettings) Defaults(o changepoint.Options) changepoint.Options {
 	apply(&o, s.PValue, s.Window, s.MinMagnitude, s.MinSegment)

@@ -50,7 +50,7 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 	for i, s := range sets {
 		per[i] = map[key][]result.HW{}
 		for _, r := range s.Runs {
-			if r.Status != result.OK || r.HW == nil || r.HW.OpsPerSec == 0 {
+			if !r.Comparable() || !r.HW.Measured() {
 				continue
 			}
 			if ok, _ := path.Match(testPattern, r.Test); testPattern != "" && !ok {
@@ -85,8 +85,8 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			}
 			for _, f := range []func(result.HW) float64{
 				func(h result.HW) float64 { return h.CPUPerOp }, func(h result.HW) float64 { return h.CSPerOp },
-				func(h result.HW) float64 { return h.ReadsPerOp }, func(h result.HW) float64 { return h.ReadKBPerOp },
-				func(h result.HW) float64 { return h.WriteKBPerOp }, func(h result.HW) float64 { return h.OpsPerSec },
+				disk(func(h result.HW) float64 { return h.ReadsPerOp }), disk(func(h result.HW) float64 { return h.ReadKBPerOp }),
+				disk(func(h result.HW) float64 { return h.WriteKBPerOp }), func(h result.HW) float64 { return h.OpsPerSec },
 			} {
 				row.Abs = append(row.Abs, medianOf(hws, f))
 			}
@@ -103,13 +103,26 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 	return out, nil
 }
 
-func medianOf(hws []result.HW, f func(result.HW) float64) float64 {
-	if len(hws) == 0 {
-		return math.NaN()
+// disk is a disk figure: unknown (NaN) where the disk was not measured.
+func disk(f func(result.HW) float64) func(result.HW) float64 {
+	return func(h result.HW) float64 {
+		if h.NoDisk {
+			return math.NaN()
+		}
+		return f(h)
 	}
-	v := make([]float64, len(hws))
-	for i, h := range hws {
-		v[i] = f(h)
+}
+
+// medianOf is the median of f over the results that have it (not NaN).
+func medianOf(hws []result.HW, f func(result.HW) float64) float64 {
+	v := make([]float64, 0, len(hws))
+	for _, h := range hws {
+		if x := f(h); !math.IsNaN(x) {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return math.NaN()
 	}
 	sort.Float64s(v)
 	return history.Median(v)

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,16 +77,24 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 	if tc < 0 {
 		return nil, fmt.Errorf("%s:1: no %q column: name the time column with --time-column", path, timeColumn)
 	}
+	// Columns that are attributes whatever they hold: a version such as
+	// 11.4 or an all-digit commit is no metric.
+	attribute := map[string]bool{"index": true, "build": true, "version": true, "commit": true, "git_commit": true, "branch": true}
 	numeric := make([]bool, len(head))
+	filled := make([]bool, len(head))
 	for i := range head {
-		numeric[i] = i != tc && strings.TrimSpace(head[i]) != "index"
+		numeric[i] = i != tc && !attribute[strings.TrimSpace(head[i])]
 	}
 	for ln, rec := range recs[1:] {
 		if len(rec) != len(head) {
 			return nil, fmt.Errorf("%s:%d: %d fields, the header has %d", path, ln+2, len(rec), len(head))
 		}
 		for i, v := range rec {
-			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil && strings.TrimSpace(v) != "" {
+			v = strings.TrimSpace(v)
+			if v != "" {
+				filled[i] = true
+			}
+			if _, err := strconv.ParseFloat(v, 64); err != nil && v != "" {
 				numeric[i] = false
 			}
 		}
@@ -117,7 +126,7 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 	test := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var out []Series
 	for i, h := range head {
-		if !numeric[i] {
+		if !numeric[i] || !filled[i] {
 			continue
 		}
 		name := strings.TrimSpace(h)
@@ -198,11 +207,67 @@ func exportTimes(pts []Point) []time.Time {
 	return out
 }
 
+// table joins a group's series into rows: one per build when the series
+// are in version order, else one per point time and build. A metric that a
+// row lacks (a run without hardware figures) is NaN there.
+func table(g []Series) ([]Point, [][]float64) {
+	key := func(s Series, p Point) string {
+		if s.Order == "version" {
+			return p.Build
+		}
+		return p.Time.UTC().Format(time.RFC3339Nano) + "|" + p.Build
+	}
+	idx := map[string]int{}
+	var rows []Point
+	for _, s := range g {
+		for _, p := range s.Points {
+			if _, ok := idx[key(s, p)]; !ok {
+				idx[key(s, p)] = len(rows)
+				rows = append(rows, p)
+			}
+		}
+	}
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	byVersion := g[0].Order == "version"
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := rows[order[a]], rows[order[b]]
+		if byVersion {
+			if c := CompareVersions(x.Version, y.Version); c != 0 {
+				return c < 0
+			}
+			return x.Build < y.Build
+		}
+		return x.Time.Before(y.Time)
+	})
+	pos := make([]int, len(rows)) // old row index → sorted position
+	sorted := make([]Point, len(rows))
+	for newPos, old := range order {
+		pos[old] = newPos
+		sorted[newPos] = rows[old]
+	}
+	vals := make([][]float64, len(rows))
+	for i := range vals {
+		vals[i] = make([]float64, len(g))
+		for j := range vals[i] {
+			vals[i][j] = math.NaN()
+		}
+	}
+	for j, s := range g {
+		for _, p := range s.Points {
+			vals[pos[idx[key(s, p)]]][j] = p.Value
+		}
+	}
+	return sorted, vals
+}
+
 // WriteOtavaCSV writes each group of series (same test, threads, config,
 // host) as DIR/NAME.csv with columns time, build, version, commit and one per
 // metric, and DIR/otava.yaml declaring them as Otava tests with each
-// metric's direction. All series of a group must have the same points (as
-// FromRuns makes them for one set of runs). It returns the files written.
+// metric's direction. Rows join the group's series by build (or time); a
+// metric a row lacks is left empty. It returns the files written.
 func WriteOtavaCSV(dir string, series []Series) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -224,14 +289,15 @@ func WriteOtavaCSV(dir string, series []Series) ([]string, error) {
 			head = append(head, s.Metric)
 		}
 		w.Write(head)
-		times := exportTimes(g[0].Points)
-		for i, p := range g[0].Points {
+		rows, vals := table(g)
+		times := exportTimes(rows)
+		for i, p := range rows {
 			rec := []string{times[i].Format("2006-01-02 15:04:05 -0700"), p.Build, p.Version, p.Commit}
-			for _, s := range g {
-				if i < len(s.Points) {
-					rec = append(rec, strconv.FormatFloat(s.Points[i].Value, 'g', -1, 64))
+			for j := range g {
+				if math.IsNaN(vals[i][j]) {
+					rec = append(rec, "") // Otava skips empty cells
 				} else {
-					rec = append(rec, "")
+					rec = append(rec, strconv.FormatFloat(vals[i][j], 'g', -1, 64))
 				}
 			}
 			w.Write(rec)
@@ -300,24 +366,25 @@ func WriteNyrkioJSON(dir string, series []Series) ([]string, error) {
 	var files []string
 	for _, k := range order {
 		g := groups[k]
-		times := exportTimes(g[0].Points)
+		rows, vals := table(g)
+		times := exportTimes(rows)
 		var out []NyrkioResult
-		for i, p := range g[0].Points {
+		for i, p := range rows {
 			commit := p.Commit
 			if commit == "" {
 				commit = p.Build
 			}
 			res := NyrkioResult{Timestamp: times[i].Unix(), Attributes: map[string]string{"git_repo": "qpslab", "branch": g[0].Config, "git_commit": commit},
 				ExtraInfo: map[string]any{"build": p.Build, "version": p.Version, "threads": g[0].Threads, "host": g[0].Host, "runs": p.N}}
-			for _, s := range g {
-				if i >= len(s.Points) {
+			for j, s := range g {
+				if math.IsNaN(vals[i][j]) {
 					continue
 				}
 				d := "higher_is_better"
 				if !s.HigherIsBetter {
 					d = "lower_is_better"
 				}
-				res.Metrics = append(res.Metrics, NyrkioMetric{Name: s.Metric, Unit: s.Unit, Value: s.Points[i].Value, Direction: d})
+				res.Metrics = append(res.Metrics, NyrkioMetric{Name: s.Metric, Unit: s.Unit, Value: vals[i][j], Direction: d})
 			}
 			out = append(out, res)
 		}
@@ -335,8 +402,9 @@ func WriteNyrkioJSON(dir string, series []Series) ([]string, error) {
 }
 
 // ReadNyrkioJSON reads a Nyrkiö upload array: a series per metric, ordered
-// by timestamp, the commit from attributes.git_commit.
-func ReadNyrkioJSON(path string) ([]Series, error) {
+// by timestamp, the commit from attributes.git_commit. lower, when not nil,
+// names the lower-is-better metrics over the file's directions.
+func ReadNyrkioJSON(path string, lower []string) ([]Series, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
@@ -382,6 +450,15 @@ func ReadNyrkioJSON(path string) ([]Series, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("read %s: no results", path)
 	}
+	if lower != nil {
+		isLower := map[string]bool{}
+		for _, m := range lower {
+			isLower[m] = true
+		}
+		for i := range out {
+			out[i].HigherIsBetter = !isLower[out[i].Metric]
+		}
+	}
 	return out, nil
 }
 
@@ -392,7 +469,7 @@ func Read(path, timeColumn string, lower []string) ([]Series, error) {
 	case ".csv":
 		return ReadOtavaCSV(path, timeColumn, lower)
 	case ".json":
-		return ReadNyrkioJSON(path)
+		return ReadNyrkioJSON(path, lower)
 	}
 	return nil, fmt.Errorf("%s: read .csv (Otava's layout) or .json (Nyrkiö's upload shape)", path)
 }

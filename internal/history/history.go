@@ -66,11 +66,21 @@ type Metric struct {
 
 func hw(f func(*result.HW) float64) func(result.Run) (float64, bool) {
 	return func(r result.Run) (float64, bool) {
-		if r.HW == nil || r.HW.OpsPerSec == 0 {
+		if !r.HW.Measured() {
 			return 0, false
 		}
 		return f(r.HW), true
 	}
+}
+
+// disk is a disk figure, which a run without a measured disk lacks.
+func disk(f func(*result.HW) float64) func(result.Run) (float64, bool) {
+	return hw(func(h *result.HW) float64 {
+		if h.NoDisk {
+			return math.NaN()
+		}
+		return f(h)
+	})
 }
 
 func lat(f func(result.Latency) float64) func(result.Run) (float64, bool) {
@@ -92,9 +102,9 @@ var Metrics = []Metric{
 	{"max", "ms", false, lat(func(l result.Latency) float64 { return l.Max })},
 	{"cpu/o", "", false, hw(func(h *result.HW) float64 { return h.CPUPerOp })},
 	{"cs/o", "", false, hw(func(h *result.HW) float64 { return h.CSPerOp })},
-	{"r/o", "", false, hw(func(h *result.HW) float64 { return h.ReadsPerOp })},
-	{"rKB/o", "KB", false, hw(func(h *result.HW) float64 { return h.ReadKBPerOp })},
-	{"wKB/o", "KB", false, hw(func(h *result.HW) float64 { return h.WriteKBPerOp })},
+	{"r/o", "", false, disk(func(h *result.HW) float64 { return h.ReadsPerOp })},
+	{"rKB/o", "KB", false, disk(func(h *result.HW) float64 { return h.ReadKBPerOp })},
+	{"wKB/o", "KB", false, disk(func(h *result.HW) float64 { return h.WriteKBPerOp })},
 	{"host_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.HostCPUUsOp })},
 	{"server_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.ServerCPUUsOp })},
 	{"client_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.ClientCPUUsOp })},
@@ -125,16 +135,13 @@ func FromRuns(runs []result.Run, m Metric, hostOf func(result.Run) string) []Ser
 	groups := map[seriesKey][]result.Run{}
 	var keys []seriesKey
 	for _, r := range runs {
-		if r.Status != result.OK || r.Test == "" {
+		if !r.Comparable() || r.Test == "" {
 			continue
 		}
-		if _, ok := m.Of(r); !ok {
+		if v, ok := m.Of(r); !ok || math.IsNaN(v) {
 			continue
 		}
-		cfg := r.Config
-		if i := strings.Index(cfg, "@"); i >= 0 {
-			cfg = cfg[:i]
-		}
+		cfg := result.ConfigName(r.Config)
 		k := seriesKey{r.Test, hostOf(r), cfg, r.Threads}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,5 +118,35 @@ func TestReadTigerBeetle(t *testing.T) {
 	}
 	if _, err := Read("x.txt", "", nil); err == nil {
 		t.Error("a .txt read")
+	}
+}
+
+// Metrics with different points (a run without hardware figures) export
+// into the right builds' rows; attribute columns never read back as metrics.
+func TestExportJoinsByBuild(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var runs []result.Run
+	for i, v := range []string{"1.1", "1.2", "1.3", "1.4"} {
+		r := run("b"+v, v, "insert_range=100", 1, float64(100+i), t0.Add(time.Duration(i)*time.Hour))
+		if v != "1.2" {
+			r.HW = &result.HW{Samples: 3, OpsPerSec: 100, CPUPerOp: float64(i)}
+		}
+		runs = append(runs, r)
+	}
+	qps, _ := MetricNamed("qps")
+	cpu, _ := MetricNamed("cpu/o")
+	series := append(FromRuns(runs, qps, func(result.Run) string { return "" }), FromRuns(runs, cpu, func(result.Run) string { return "" })...)
+	files, err := WriteOtavaCSV(t.TempDir(), series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(files[0])
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 5 || !strings.HasSuffix(lines[2], ",b1.2,1.2,,101,") || !strings.HasSuffix(lines[3], ",b1.3,1.3,,102,2") {
+		t.Errorf("rows:\n%s", b)
+	}
+	back, err := Read(files[0], "", nil)
+	if err != nil || len(back) != 2 || back[1].Metric != "cpu/o" || len(back[1].Points) != 3 || back[1].Points[1].Value != 2 {
+		t.Errorf("read back: %+v %v", back, err)
 	}
 }

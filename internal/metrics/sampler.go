@@ -112,7 +112,7 @@ func (s *Sampler) Result(opsPerSec float64, op string, perSecond []float64, note
 		if len(notes) == 0 {
 			return nil
 		}
-		return &result.HW{Op: op, OpsPerSec: opsPerSec, Notes: notes}
+		return &result.HW{Op: op, OpsPerSec: opsPerSec, NoDisk: true, Notes: notes}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -41,7 +41,7 @@ type Window struct {
 // low (mytools-sysbench.md §6, about 4.6 %). The per-second series keeps
 // each interval with its own length.
 func Summarize(snaps []Snapshot, w Window) *result.HW {
-	hw := &result.HW{Op: w.Op, OpsPerSec: w.OpsPerSec, Device: w.Disks, Skipped: w.Skipped, Notes: w.Notes}
+	hw := &result.HW{Op: w.Op, OpsPerSec: w.OpsPerSec, Device: w.Disks, NoDisk: len(w.Disks) == 0, Skipped: w.Skipped, Notes: w.Notes}
 	var in []Snapshot
 	for _, s := range snaps {
 		if !s.At.Before(w.From) && !s.At.After(w.To) {
@@ -186,14 +186,26 @@ func Flag(hw *result.HW, perSecond []float64) {
 }
 
 func flagDrift(hw *result.HW, perSecond []float64) *result.Flag {
+	// Each interval's QPS is the mean of the engine's seconds it covers
+	// (an interval after a skipped snapshot is two seconds or more).
 	var f, q []float64
-	for i, s := range hw.Series {
-		if s.FreqMHz > 0 {
-			f = append(f, s.FreqMHz)
-			if i < len(perSecond) {
-				q = append(q, perSecond[i])
-			}
+	qAligned := true
+	for _, s := range hw.Series {
+		if s.FreqMHz <= 0 {
+			continue
 		}
+		f = append(f, s.FreqMHz)
+		from, to := int(math.Floor(s.T)), int(math.Floor(s.T+s.Dur))
+		to = max(to, from+1)
+		if from < 0 || to > len(perSecond) {
+			qAligned = false
+			continue
+		}
+		var sum float64
+		for _, x := range perSecond[from:to] {
+			sum += x
+		}
+		q = append(q, sum/float64(to-from))
 	}
 	if len(f) < 2 {
 		return nil
@@ -206,7 +218,7 @@ func flagDrift(hw *result.HW, perSecond []float64) *result.Flag {
 		return nil
 	}
 	d := fmt.Sprintf("mean CPU frequency moved between %.2f and %.2f GHz (%.0f%%) during the window", lo/1000, hi/1000, 100*(hi-lo)/hi)
-	if len(q) == len(f) && len(q) >= 3 {
+	if qAligned && len(q) == len(f) && len(q) >= 3 {
 		r := stat.Correlation(f, q, nil)
 		switch {
 		case math.IsNaN(r):

@@ -331,15 +331,17 @@ func seedFor(seed uint64, label string, threads int) uint64 {
 func (p Sysbench) load(ctx context.Context, b build.Build, target sysbench.Target, lo sysbench.LoadOptions, m measure, rep int, copts client.Options) error {
 	smp, notes := m.sampler()
 	rows := int64(p.Tables) * p.Rows
-	t0 := time.Now()
-	start := result.Run{SchemaVersion: result.SchemaVersion, Test: "load", Seed: p.Seed, Threads: lo.Threads, Loop: "closed", Started: t0.UTC()}
+	start := result.Run{SchemaVersion: result.SchemaVersion, Test: "load", Seed: p.Seed, Threads: lo.Threads, Loop: "closed", Started: time.Now().UTC()}
 	p.describe(&start, b, copts, rep)
 	start.Params["step"] = "load"
 	rec, err := p.record(start)
 	if err != nil {
 		return err
 	}
+	// Timed and sampled over the same span: CREATE TABLE, the inserts and
+	// the secondary index.
 	smp.Open()
+	t0 := time.Now()
 	err = target.Load(ctx, lo)
 	smp.Close()
 	t1 := time.Now()
@@ -394,11 +396,7 @@ func perSecond(res *result.Run) []float64 {
 		for len(out) < s.Second {
 			out = append(out, 0) // a second with no events
 		}
-		if res.Totals.ReportedUnit == "qps" {
-			out = append(out, float64(s.Statements))
-		} else {
-			out = append(out, float64(s.Events))
-		}
+		out = append(out, s.Ops(res.Totals.ReportedUnit))
 	}
 	return out
 }
@@ -446,7 +444,15 @@ func (p Sysbench) runTest(ctx context.Context, b build.Build, target sysbench.Ta
 	if res == nil {
 		fail := start
 		fail.Status, fail.Error, fail.Ended = result.Failed, err.Error(), time.Now().UTC()
-		rec.Done(fail)
+		if ctx.Err() != nil {
+			fail.Status, fail.Error = result.Aborted, "interrupted"
+		}
+		if rerr := rec.Done(fail); rerr != nil {
+			return rerr
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("%s: %w", t.Label(), err)
 	}
 	res.QpslabVersion, res.Host, res.Suite = start.QpslabVersion, start.Host, start.Suite

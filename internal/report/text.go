@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -88,9 +89,7 @@ func absCell(s analysis.Summary) string {
 func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 	switch f {
 	case "json":
-		e := json.NewEncoder(w)
-		e.SetIndent("", " ")
-		return e.Encode(jsonSafe(c))
+		return writeJSON(w, c)
 	case "csv", "tsv":
 		cw := csv.NewWriter(w)
 		if f == "tsv" {
@@ -269,7 +268,12 @@ func qpsTSV(w io.Writer, c *analysis.Comparison, rel bool) error {
 	fileName := func(test string) string { // point-query.pre_range=100 → point-query.pre.range100
 		return strings.Replace(test, "_range=", ".range", 1)
 	}
-	rows := append([]analysis.Row{}, c.Rows...)
+	var rows []analysis.Row
+	for _, r := range c.Rows {
+		if r.Test != "load" { // the reference's layout has the tests only
+			rows = append(rows, r)
+		}
+	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		gi, gj := group(rows[i].Test), group(rows[j].Test)
 		if gi != gj {
@@ -300,39 +304,105 @@ func qpsTSV(w io.Writer, c *analysis.Comparison, rel bool) error {
 	return nil
 }
 
-// jsonSafe is c without the NaNs JSON cannot hold: a missing cell's
-// relative value is null (its "missing" says why), as is an empty geomean.
-func jsonSafe(c *analysis.Comparison) any {
-	type row struct {
-		analysis.Row
-		Others []map[string]any `json:"others"`
+// writeJSON writes v as indented JSON with NaN and ±Inf as null (a missing
+// value, an interval too wide to state), which encoding/json refuses.
+func writeJSON(w io.Writer, v any) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", " ")
+	return e.Encode(finite(reflect.ValueOf(v)))
+}
+
+// finite turns v into maps, slices and values encoding/json writes as it
+// would write v (field names from json tags, omitempty, embedded structs
+// flattened, marshalers kept), with NaN and ±Inf as nil. No library does
+// this: encoding/json has no option for non-finite floats.
+func finite(v reflect.Value) any {
+	if !v.IsValid() {
+		return nil
 	}
-	out := struct {
-		*analysis.Comparison
-		Rows    []row      `json:"rows"`
-		Geomean []*float64 `json:"geomean"`
-	}{Comparison: c}
-	for _, r := range c.Rows {
-		x := row{Row: r}
-		for _, o := range r.Others {
-			m := map[string]any{"missing": o.Missing, "n": o.N, "center": o.Center, "lo": o.Lo, "hi": o.Hi, "values": o.Values,
-				"tested": o.Tested, "significant": o.Significant, "p": o.P, "rel": nil}
-			if !math.IsNaN(o.Rel) && !math.IsInf(o.Rel, 0) {
-				m["rel"] = o.Rel
+	if v.Type().Implements(reflect.TypeFor[json.Marshaler]()) && v.Kind() != reflect.Pointer {
+		return v.Interface()
+	}
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil
+		}
+		return f
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return finite(v.Elem())
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.IsNil() {
+			return nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return v.Interface()
+		}
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = finite(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return nil
+		}
+		out := map[string]any{}
+		for _, k := range v.MapKeys() {
+			out[fmt.Sprint(k.Interface())] = finite(v.MapIndex(k))
+		}
+		return out
+	case reflect.Struct:
+		out := map[string]any{}
+		structFields(v, out)
+		return out
+	}
+	return v.Interface()
+}
+
+func structFields(v reflect.Value, out map[string]any) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		fv := v.Field(i)
+		if f.Anonymous && name == "" {
+			if fv.Kind() == reflect.Pointer {
+				if fv.IsNil() {
+					continue
+				}
+				fv = fv.Elem()
 			}
-			x.Others = append(x.Others, m)
+			if fv.Kind() == reflect.Struct {
+				inner := map[string]any{}
+				structFields(fv, inner)
+				for k, x := range inner {
+					if _, ok := out[k]; !ok { // the outer struct's fields win
+						out[k] = x
+					}
+				}
+				continue
+			}
 		}
-		out.Rows = append(out.Rows, x)
-	}
-	for _, g := range c.Geomean {
-		if math.IsNaN(g) {
-			out.Geomean = append(out.Geomean, nil)
-		} else {
-			g := g
-			out.Geomean = append(out.Geomean, &g)
+		if name == "" {
+			name = f.Name
 		}
+		if strings.Contains(opts, "omitempty") && fv.IsZero() {
+			continue
+		}
+		out[name] = finite(fv)
 	}
-	return out
 }
 
 // absMetric prints a per-op figure as sum_met.sh does: cpu/o with six
@@ -357,9 +427,7 @@ func absMetric(i int, v float64) string {
 func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 	switch f {
 	case "json":
-		e := json.NewEncoder(w)
-		e.SetIndent("", " ")
-		return e.Encode(tables)
+		return writeJSON(w, tables)
 	case "csv", "tsv":
 		cw := csv.NewWriter(w)
 		if f == "tsv" {
@@ -466,12 +534,10 @@ func arrived(c analysis.Change) string {
 func Changes(w io.Writer, changes []analysis.Change, series int, f string, colour bool) error {
 	switch f {
 	case "json":
-		e := json.NewEncoder(w)
-		e.SetIndent("", " ")
 		if changes == nil {
 			changes = []analysis.Change{}
 		}
-		return e.Encode(changes)
+		return writeJSON(w, changes)
 	case "csv", "tsv":
 		cw := csv.NewWriter(w)
 		if f == "tsv" {

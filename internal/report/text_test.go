@@ -89,3 +89,43 @@ func TestCompareFormats(t *testing.T) {
 		t.Error("--format xml accepted")
 	}
 }
+
+// Two repeats give an infinite interval, a missing test a NaN: JSON holds
+// them as null instead of failing.
+func TestJSONWithNonFiniteValues(t *testing.T) {
+	a := analysis.Set{Label: "a.c", Runs: []result.Run{textRun("point-query_range=100", 100), textRun("point-query_range=100", 110), textRun("scan_range=100", 5)}}
+	b := analysis.Set{Label: "b.c", Runs: []result.Run{textRun("point-query_range=100", 90), textRun("point-query_range=100", 95)}}
+	c, err := analysis.Compare(a, []analysis.Set{b}, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Compare(&buf, c, "json", false); err != nil {
+		t.Fatalf("compare json: %v", err)
+	}
+	var v struct {
+		Rows []struct {
+			Test   string
+			Base   map[string]any
+			Others []map[string]any `json:"others"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &v); err != nil || len(v.Rows) != 2 {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	if v.Rows[0].Base["hi"] != nil || v.Rows[0].Others[0]["rel"] == nil || v.Rows[1].Others[0]["rel"] != nil || v.Rows[1].Others[0]["missing"] != true {
+		t.Errorf("rows: %+v", v.Rows)
+	}
+	hw := &result.HW{Samples: 3, OpsPerSec: 10, CPUPerOp: 0.1}
+	tables, err := analysis.Metrics([]analysis.Set{
+		{Label: "a.c", Runs: []result.Run{{Test: "scan_range=100", Threads: 1, Status: result.OK, HW: hw}, {Test: "insert_range=100", Threads: 1, Status: result.OK, HW: hw}}},
+		{Label: "b.c", Runs: []result.Run{{Test: "scan_range=100", Threads: 1, Status: result.OK, HW: hw}}},
+	}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if err := Metrics(&buf, tables, "json"); err != nil || !strings.Contains(buf.String(), "null") {
+		t.Errorf("metrics json: %v\n%s", err, buf.String())
+	}
+}

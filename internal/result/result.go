@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -107,6 +108,9 @@ type HW struct {
 	FreqMinMHz float64   `json:"freq_min_mhz,omitempty"`
 	FreqMaxMHz float64   `json:"freq_max_mhz,omitempty"`
 
+	// NoDisk: the disk was not measured (no block device found for the
+	// datadir); r/o, rKB/o and wKB/o are then unknown, not zero.
+	NoDisk bool       `json:"no_disk,omitempty"`
 	Flags  []Flag     `json:"flags,omitempty"`
 	Notes  []string   `json:"notes,omitempty"` // what could not be measured, and why
 	Series []HWSecond `json:"series,omitempty"`
@@ -213,4 +217,32 @@ func Read(path string) (File, error) {
 		return File{}, fmt.Errorf("results %s have schema version %d, this qpslab reads %d: use a matching qpslab", path, f.SchemaVersion, SchemaVersion)
 	}
 	return f, nil
+}
+
+// Measured says whether the hardware figures were measured: two snapshots
+// at least and an operation rate. An unmeasured window is no zero cost.
+func (h *HW) Measured() bool { return h != nil && h.Samples >= 2 && h.OpsPerSec > 0 }
+
+// Comparable says whether a run counts in comparisons and histories: it
+// ended ok and is not one of the reference's unreported warm-up steps.
+func (r Run) Comparable() bool {
+	return r.Status == OK && r.Params["warm"] != "true" && !strings.Contains(r.Test, ".warm")
+}
+
+// ConfigName is a config id's name: "default@0123456789ab" → "default".
+func ConfigName(id string) string {
+	if i := strings.Index(id, "@"); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// Ops is a second's operations in the unit of a run's reported figure:
+// statements for QPS, events otherwise (a scan, whose Krows/s is derived
+// from latency, or a load).
+func (s Sample) Ops(unit string) float64 {
+	if unit == "qps" {
+		return float64(s.Statements)
+	}
+	return float64(s.Events)
 }

@@ -16,14 +16,12 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -130,8 +128,18 @@ func (s *Store) Close() error { return s.db.Close() }
 // its password).
 func (s *Store) Where() string { return s.where }
 
-// redact drops the password from a PostgreSQL URL.
+// redact drops the password from a PostgreSQL URL, in its user part or as
+// a password= parameter.
 func redact(dsn string) string {
+	if q := strings.Index(dsn, "?"); q >= 0 {
+		params := strings.Split(dsn[q+1:], "&")
+		for i, p := range params {
+			if strings.HasPrefix(strings.ToLower(p), "password=") {
+				params[i] = "password=…"
+			}
+		}
+		dsn = dsn[:q+1] + strings.Join(params, "&")
+	}
 	at := strings.LastIndex(dsn, "@")
 	scheme := strings.Index(dsn, "://")
 	if at < 0 || scheme < 0 {
@@ -163,13 +171,18 @@ func (s *Store) q(query string) string {
 	return b.String()
 }
 
-func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+// timeLayout is RFC 3339 with a fixed nine-digit fraction, so that stored
+// times sort as text (RFC3339Nano trims zeros: "…00Z" would sort after
+// "…00.1Z").
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func now() string { return time.Now().UTC().Format(timeLayout) }
 
 func ts(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(timeLayout)
 }
 
 func newID() string {
@@ -228,10 +241,7 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	if _, err := x.ExecContext(ctx, s.q(`INSERT INTO builds (name, flavor, version) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`), r.Build, r.Flavor, r.Version); err != nil {
 		return fmt.Errorf("store build: %w", err)
 	}
-	cfgName := r.Config
-	if i := strings.Index(cfgName, "@"); i >= 0 {
-		cfgName = cfgName[:i]
-	}
+	cfgName := result.ConfigName(r.Config)
 	var content any
 	if m.ConfigContent != nil {
 		content = string(m.ConfigContent)
@@ -249,11 +259,11 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 		hostname = "" // an import says nothing of where it ran
 	}
 	_, err := x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
-		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals, runner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		id, r.Suite, r.Test, r.Build, r.Config, cfgName, hostID, hostname, r.Threads, r.Loop, r.Rate, r.Arrivals,
 		string(params), strconv.FormatUint(r.Seed, 10), status, r.Error, ts(r.Started), ts(r.Ended), r.Warmup, r.Duration,
-		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}")
+		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}", runnerOf(os.Getpid()))
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
@@ -379,46 +389,86 @@ func (w *Writer) Done(ctx context.Context, r result.Run) error {
 	if err := w.s.finishRun(ctx, tx, w.id, r); err != nil {
 		return err
 	}
+	// A sample whose streamed write failed was written again in this
+	// transaction (finishRun writes every sample): the run is whole.
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store run: %w", err)
-	}
-	return w.err
-}
-
-// Import stores finished runs in one transaction: all or none.
-func (s *Store) Import(ctx context.Context, runs []result.Run, m Meta) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store import: %w", err)
-	}
-	defer tx.Rollback()
-	for _, r := range runs {
-		id := newID()
-		if err := s.insertRun(ctx, tx, id, r, m); err != nil {
-			return err
-		}
-		if err := s.finishRun(ctx, tx, id, r); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store import: %w", err)
 	}
 	return nil
 }
 
-// reapStale marks runs of this host still "running" whose process is gone
-// (killed without a chance to say so) as aborted; their samples stay.
+// Import stores finished runs in one transaction: all or none. A run that
+// is already stored (the same build, config, test, threads, seed, start and
+// figure: an import repeated, or a results file of runs qpslab stored as
+// they ran) is skipped, so that no value counts twice; skipped says how many.
+func (s *Store) Import(ctx context.Context, runs []result.Run, m Meta) (skipped int, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("store import: %w", err)
+	}
+	defer tx.Rollback()
+	for _, r := range runs {
+		var n int
+		err := tx.QueryRowContext(ctx, s.q(`SELECT count(*) FROM runs WHERE build = ? AND config_name = ? AND test = ? AND threads = ? AND seed = ? AND started = ? AND reported = ?`),
+			r.Build, result.ConfigName(r.Config), r.Test, r.Threads, strconv.FormatUint(r.Seed, 10), ts(r.Started), r.Totals.Reported).Scan(&n)
+		if err != nil {
+			return 0, fmt.Errorf("store import: %w", err)
+		}
+		if n > 0 {
+			skipped++
+			continue
+		}
+		id := newID()
+		if err := s.insertRun(ctx, tx, id, r, m); err != nil {
+			return 0, err
+		}
+		if err := s.finishRun(ctx, tx, id, r); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("store import: %w", err)
+	}
+	return skipped, nil
+}
+
+// runnerOf names a process for ever: this boot of this machine, its pid
+// and its start time ("" where /proc cannot say).
+func runnerOf(pid int) string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// Field 22, starttime, counted after the ")" that ends the command name.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + "/" + strconv.Itoa(pid) + "/" + f[19]
+}
+
+// reapStale marks runs still "running" whose writer is gone (killed without
+// a chance to say so) as aborted; their samples stay. Only runs written in
+// this boot of this machine are judged.
 func (s *Store) reapStale(ctx context.Context) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, pid FROM runs WHERE status = 'running' AND hostname = ?`), s.hostname)
+	me := runnerOf(os.Getpid())
+	boot, _, _ := strings.Cut(me, "/")
+	if boot == "" {
+		return
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, pid, runner FROM runs WHERE status = 'running' AND runner LIKE ?`), boot+"/%")
 	if err != nil {
 		return
 	}
 	var stale []string
 	for rows.Next() {
-		var id string
+		var id, runner string
 		var pid int
-		if rows.Scan(&id, &pid) == nil && !alive(pid) {
+		if rows.Scan(&id, &pid, &runner) == nil && runnerOf(pid) != runner {
 			stale = append(stale, id)
 		}
 	}
@@ -426,12 +476,4 @@ func (s *Store) reapStale(ctx context.Context) {
 	for _, id := range stale {
 		s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = 'aborted', error = ? WHERE id = ? AND status = 'running'`), "the qpslab process that ran it ended without finishing it", id)
 	}
-}
-
-func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

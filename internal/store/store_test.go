@@ -112,7 +112,10 @@ func TestAbortedRuns(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	dead := exec.Command("true")
 	dead.Run()
-	s.db.Exec(`UPDATE runs SET pid = ? WHERE id = ?`, dead.Process.Pid, w2.ID()) // as if a killed process had written it
+	s.db.Exec(`UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, strings.Replace(runnerOf(os.Getpid()), fmt.Sprintf("/%d/", os.Getpid()), fmt.Sprintf("/%d/", dead.Process.Pid), 1), w2.ID()) // as if a killed process had written it
+	// A run written in another boot (or on another machine) is not judged.
+	w3, _ := s.Begin(ctx, meta("delete_range=100", 1), Meta{})
+	s.db.Exec(`UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, "another-boot/1/1", w3.ID())
 	s2 := open(t, path)
 	runs, err := s2.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{result.Aborted}, Samples: true})
 	if err != nil || len(runs) != 2 {
@@ -122,6 +125,9 @@ func TestAbortedRuns(t *testing.T) {
 		if len(r.Samples) != 2 {
 			t.Errorf("%s: %d samples kept", r.Test, len(r.Samples))
 		}
+	}
+	if rs, _ := s2.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{"running"}}); len(rs) != 1 || rs[0].Test != "delete_range=100" {
+		t.Errorf("the other boot's run was judged: %d running", len(rs))
 	}
 	if rs, _ := s2.Runs(ctx, Filter{Build: m.Build, Config: "default"}); len(rs) != 0 {
 		t.Errorf("aborted runs are compared: %d", len(rs))
@@ -134,17 +140,27 @@ func TestImportAllOrNothing(t *testing.T) {
 	good := finished(meta("point-query_range=100", 1), result.OK, 100, 0)
 	bad := good
 	bad.Host = []byte(`not json`)
-	if err := s.Import(ctx, []result.Run{good, good, bad}, Meta{Source: "sysbench-1.0"}); err == nil {
+	bad.Totals.Reported = 99
+	if _, err := s.Import(ctx, []result.Run{good, bad}, Meta{Source: "sysbench-1.0"}); err == nil {
 		t.Fatal("a bad run imported")
 	}
 	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 0 {
 		t.Errorf("half an import stored: %d runs", len(rs))
 	}
-	if err := s.Import(ctx, []result.Run{good, good}, Meta{Source: "sysbench-1.0"}); err != nil {
-		t.Fatal(err)
+	other := good
+	other.Totals.Reported = 101
+	if skipped, err := s.Import(ctx, []result.Run{good, other}, Meta{Source: "sysbench-1.0"}); err != nil || skipped != 0 {
+		t.Fatal(skipped, err)
 	}
 	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 2 {
 		t.Errorf("%d runs imported", len(rs))
+	}
+	// The same import again stores nothing: no value counts twice.
+	if skipped, err := s.Import(ctx, []result.Run{good, other}, Meta{Source: "sysbench-1.0"}); err != nil || skipped != 2 {
+		t.Errorf("a repeated import: %d skipped, %v", skipped, err)
+	}
+	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 2 {
+		t.Errorf("%d runs after importing twice", len(rs))
 	}
 }
 
