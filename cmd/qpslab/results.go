@@ -338,7 +338,7 @@ func series(label string, r result.Run) report.Series {
 func newImportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import",
-		Short: "Import existing results: sysbench output, or the reference harness's result folders",
+		Short: "Import existing results: sysbench output, the reference harness's result folders, qpslab results files",
 	}
 	var label, test string
 	sb := &cobra.Command{
