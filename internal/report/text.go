@@ -36,6 +36,15 @@ const (
 	ansiReset = "\x1b[0m"
 )
 
+// newCSV writes comma- or tab-separated values (f is "csv" or "tsv").
+func newCSV(w io.Writer, f string) *csv.Writer {
+	cw := csv.NewWriter(w)
+	if f == "tsv" {
+		cw.Comma = '\t'
+	}
+	return cw
+}
+
 func textNum(v float64) string {
 	switch {
 	case math.IsNaN(v):
@@ -91,10 +100,7 @@ func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 	case "json":
 		return writeJSON(w, c)
 	case "csv", "tsv":
-		cw := csv.NewWriter(w)
-		if f == "tsv" {
-			cw.Comma = '\t'
-		}
+		cw := newCSV(w, f)
 		cw.Write([]string{"test", "threads", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant"})
 		for _, r := range c.Rows {
 			for i, o := range r.Others {
@@ -429,10 +435,7 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 	case "json":
 		return writeJSON(w, tables)
 	case "csv", "tsv":
-		cw := csv.NewWriter(w)
-		if f == "tsv" {
-			cw.Comma = '\t'
-		}
+		cw := newCSV(w, f)
 		head := []string{"test", "threads", "dbms", "n", "op"}
 		head = append(append(head, analysis.MetricNames...), analysis.HonestNames...)
 		cw.Write(head)
@@ -539,10 +542,7 @@ func Changes(w io.Writer, changes []analysis.Change, series int, f string, colou
 		}
 		return writeJSON(w, changes)
 	case "csv", "tsv":
-		cw := csv.NewWriter(w)
-		if f == "tsv" {
-			cw.Comma = '\t'
-		}
+		cw := newCSV(w, f)
 		cw.Write([]string{"test", "threads", "config", "host", "metric", "kind", "magnitude", "mean_before", "mean_after", "pvalue", "index", "points", "arrived_build", "arrived_version", "arrived_commit", "arrived_time", "before_build", "before_version"})
 		for _, c := range changes {
 			cw.Write([]string{c.Test, strconv.Itoa(c.Threads), c.Config, c.Host, c.Metric, c.Kind, strconv.FormatFloat(c.Magnitude, 'f', 4, 64),
