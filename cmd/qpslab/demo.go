@@ -2,34 +2,41 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
 )
 
 func newDemoCmd() *cobra.Command {
-	var rows int
+	var rows, repeat int
 	var secs float64
-	var repeat int
-	var html string
+	var html, tests string
+	var verbose bool
 	c := &cobra.Command{
 		Use:   "demo",
 		Short: "The seeds' experiment in miniature: MariaDB 10.2.11 against 10.11, all 42 sysbench tests, compared",
-		Long: `Runs, with qpslab's own commands:
+		Long: `Runs, on a machine where qpslab never ran as well as on one where it did:
 
   1. a summary of qpslab host check;
-  2. qpslab builds fetch mariadb-10.2.11 (once; cached after);
-  3. qpslab run sysbench with both builds and the same config ("demo", the
-     shipped default), 1 table of --rows rows, all 42 tests with short
-     windows, the builds interleaved (A B A B, --repeat);
-  4. qpslab compare mariadb-10.2.11.demo mariadb-system.demo, with the group
-     statistics, and the HTML report.
+  2. the registry build mariadb-10.2.11, fetched once (cached after);
+  3. the sysbench suite on mariadb-10.2.11 and mariadb-system with the same
+     config ("demo", the shipped default under its own name), 1 table of
+     --rows rows, all 42 tests with short windows, the builds interleaved
+     (A B A B, --repeat), as qpslab run sysbench would;
+  4. the comparison of mariadb-system.demo against mariadb-10.2.11.demo with
+     the group statistics, and the HTML report.
 
 Results go to the store like any run's, under the labels
 mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
@@ -42,10 +49,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			if err != nil {
 				return err
 			}
-			// Each sub-command's root resets the --store flag's variable:
-			// keep this command's value.
-			dsn := storeDSN
-			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			ctx, out, errw := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 			step := func(s string) { fmt.Fprintf(errw, "\n== %s\n", s) }
 
 			step("host check (qpslab host check shows it all)")
@@ -53,58 +57,80 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			if err != nil {
 				return err
 			}
-			vm := "bare metal"
-			if hc.VM {
-				vm = "a VM"
-				if hc.Hypervisor != "" {
-					vm += " (" + hc.Hypervisor + ")"
-				}
-			}
-			fmt.Fprintf(out, "%s, %d CPUs, %.1f GB, kernel %s, %s, cpufreq driver %s, steal %.1f%% since boot\n",
-				hc.CPUModel, hc.CPUs, float64(hc.MemKB)/1e6, hc.Kernel, vm, hc.Driver, hc.StealPct)
-			for _, r := range hc.Risks {
-				fmt.Fprintf(out, "  risk: %s: %s (fix: %s)\n", r.Name, r.Detail, r.Fix)
-			}
+			report.HostSummary(out, hc)
 
-			// The demo's config is the shipped default under its own name, so
-			// its labels never mix with other runs of the default config.
+			step("the builds: mariadb-10.2.11 from the registry (once), mariadb-system from Debian's packages")
+			reg := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+			if _, err := reg.Fetch(ctx, "mariadb-10.2.11", build.FetchOptions{Log: errw}); err != nil {
+				return err
+			}
+			// The demo's config is the shipped default under its own name,
+			// so its labels never mix with other runs of the default config.
 			cs := config.Store{Dir: h.Configs()}
 			def, err := cs.Get("default", config.MySQL)
 			if err != nil {
 				return err
 			}
-			tmp := filepath.Join(h.Root, "demo.cnf.tmp")
-			if err := os.WriteFile(tmp, def.Content, 0o644); err != nil {
-				return err
-			}
-			_, err = cs.Add("demo", tmp, config.MySQL, true)
-			os.Remove(tmp)
-			if err != nil {
+			if _, err := cs.AddContent("demo", def.Content, config.MySQL, true); err != nil {
 				return err
 			}
 
+			step("qpslab run sysbench --build mariadb-10.2.11,mariadb-system --config demo (builds interleaved)")
+			s, err := suite.Get("sysbench")
+			if err != nil {
+				return err
+			}
+			sec := strconv.FormatFloat(secs, 'f', -1, 64)
+			v := suite.Defaults(plan.Common, s.Params())
+			for _, kv := range [][2]string{
+				{"build", "mariadb-10.2.11,mariadb-system"}, {"config", "demo"}, {"tables", "1"}, {"rows", strconv.Itoa(rows)},
+				{"threads", "1"}, {"repeat", strconv.Itoa(repeat)}, {"read-secs", sec}, {"write-secs", sec}, {"insert-secs", sec},
+				{"warmup", "0.5"}, {"postwrite-scale", "0"}, {"report-interval", "60"}, {"tests", tests},
+			} {
+				v = v.With(kv[0], kv[1])
+			}
+			p, err := plan.New(ctx, h, s, v)
+			if err != nil {
+				return err
+			}
+			outFile := filepath.Join(h.Results(), "demo-"+time.Now().UTC().Format("20060102-150405")+".json")
+			if err := home.Ensure(h.Results()); err != nil {
+				return err
+			}
+			if err := runPlan(cmd, h, p, outFile, verbose); err != nil {
+				return err
+			}
+
+			step("qpslab compare mariadb-10.2.11.demo mariadb-system.demo")
+			st, err := openStore(cmd, h)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			var sets []analysis.Set
+			for _, l := range []string{"mariadb-10.2.11.demo", "mariadb-system.demo"} {
+				lb, _ := analysis.ParseLabel(l)
+				runs, err := st.Runs(ctx, store.Filter{Suite: s.Name(), Build: lb.Build, Config: lb.Config, Samples: true})
+				if err != nil {
+					return err
+				}
+				sets = append(sets, analysis.Set{Label: l, Runs: runs})
+			}
+			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+			if err != nil {
+				return err
+			}
+			if err := report.Compare(out, cmp, "text", report.IsTTY(out)); err != nil {
+				return err
+			}
 			if html == "" {
 				html = filepath.Join(h.Root, "reports", "demo-"+time.Now().UTC().Format("20060102-150405")+".html")
 			}
-			if err := os.MkdirAll(filepath.Dir(html), 0o755); err != nil {
+			if err := home.Ensure(filepath.Dir(html)); err != nil {
 				return err
 			}
-			s := strconv.FormatFloat(secs, 'f', -1, 64)
-			for _, args := range [][]string{
-				{"builds", "fetch", "mariadb-10.2.11"},
-				{"run", "sysbench", "--build", "mariadb-10.2.11", "--build", "mariadb-system", "--config", "demo",
-					"--tables", "1", "--rows", strconv.Itoa(rows), "--threads", "1", "--repeat", strconv.Itoa(repeat),
-					"--read-secs", s, "--write-secs", s, "--insert-secs", s, "--warmup", "0.5", "--postwrite-scale", "0", "--report-interval", "60"},
-				{"compare", "mariadb-10.2.11.demo", "mariadb-system.demo", "--html", html},
-			} {
-				step("qpslab " + fmt.Sprint(args))
-				sub := newRoot()
-				sub.SetArgs(append(args, "--store", dsn))
-				sub.SetOut(out)
-				sub.SetErr(errw)
-				if err := sub.ExecuteContext(cmd.Context()); err != nil {
-					return err
-				}
+			if err := writeHTML(cmd, st, sets, cmp, html); err != nil {
+				return err
 			}
 			fmt.Fprintf(out, "\nThe HTML report: %s\n", html)
 			return nil
@@ -114,5 +140,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 	c.Flags().Float64Var(&secs, "secs", 1, "seconds per test")
 	c.Flags().IntVar(&repeat, "repeat", 2, "times the builds run, interleaved")
 	c.Flags().StringVar(&html, "html", "", "the report file (default <home>/reports/demo-TIME.html)")
+	c.Flags().StringVar(&tests, "tests", "", "only these tests (globs, as qpslab run sysbench --tests); default all 42")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")
 	return c
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -27,50 +26,26 @@ type historyFlags struct {
 func (f *historyFlags) add(c *cobra.Command) {
 	f.sel.flags(c)
 	c.Flags().StringVar(&f.test, "test", "", "only tests whose label matches this glob (e.g. 'update-*')")
-	c.Flags().StringSliceVar(&f.metrics, "metric", []string{"qps"}, "metric(s): qps, p50, p95, p99, max, cpu/o, cs/o, r/o, rKB/o, wKB/o, host_cpu_us/o, server_cpu_us/o, client_cpu_us/o")
+	c.Flags().StringSliceVar(&f.metrics, "metric", []string{"qps"}, "metric(s): "+result.MetricNames()+" (KIND is an operation kind, e.g. insert/s)")
 	c.Flags().StringVar(&f.config, "config", "", "only results of this config name")
 }
 
 // series reads the store's ok runs and makes the series they hold.
 func (f historyFlags) series(cmd *cobra.Command, st *store.Store) ([]history.Series, error) {
-	if f.test != "" {
-		if _, err := path.Match(f.test, ""); err != nil {
-			return nil, fmt.Errorf("--test %q is not a valid glob: %v", f.test, err)
-		}
+	if err := f.sel.check(); err != nil {
+		return nil, err
 	}
-	var ms []history.Metric
-	for _, name := range f.metrics {
-		m, err := history.MetricNamed(name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	runs, err := st.Runs(cmd.Context(), store.Filter{Config: f.config, Threads: f.sel.threads, Host: f.sel.host})
+	runs, err := st.Runs(cmd.Context(), store.Filter{Suite: f.sel.suite, Config: f.config, Threads: f.sel.threads, Host: f.sel.host})
 	if err != nil {
 		return nil, err
 	}
-	kept := runs[:0]
-	for _, r := range runs {
-		if ok, _ := path.Match(f.test, r.Test); f.test == "" || ok {
-			kept = append(kept, r)
-		}
-	}
-	if len(kept) == 0 {
+	if len(runs) == 0 {
 		return nil, fmt.Errorf("no results in %s match: see qpslab labels", st.Where())
 	}
-	hostOf := func(r result.Run) string {
-		if len(r.Host) == 0 {
-			return ""
-		}
+	return analysis.Series(runs, f.test, f.metrics, func(r result.Run) string {
 		id, _ := store.HostID(r.Host)
 		return id
-	}
-	var out []history.Series
-	for _, m := range ms {
-		out = append(out, history.FromRuns(kept, m, hostOf)...)
-	}
-	return out, nil
+	})
 }
 
 func newDetectCmd() *cobra.Command {
@@ -116,31 +91,27 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 			if err != nil {
 				return err
 			}
-			base := settings.Defaults(def)
 			fl := cmd.Flags()
+			var given analysis.Given
 			if fl.Changed("pvalue") {
-				base.PValue = o.PValue
+				given.PValue = &o.PValue
 			}
 			if fl.Changed("window") {
-				base.Window = o.Window
+				given.Window = &o.Window
 			}
 			if fl.Changed("min-magnitude") {
-				base.MinMagnitude = o.MinMagnitude
+				given.MinMagnitude = &o.MinMagnitude
 			}
 			if fl.Changed("min-segment") {
-				base.MinSegment = o.MinSegment
+				given.MinSegment = &o.MinSegment
 			}
-			// The detector checks its options; try them once on a tiny
-			// series so a bad value is one error before any work.
-			if _, err := changepoint.Detect([]float64{1, 1, 1}, base, changepoint.HigherIsBetter); err != nil {
-				return fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude or --min-segment (or %s)", err, settingsFile)
-			}
-			if err := settings.Check(base); err != nil {
-				return fmt.Errorf("%v: fix it in %s", err, settingsFile)
+			base, err := settings.Resolve(given, settingsFile)
+			if err != nil {
+				return err
 			}
 			var series []history.Series
 			if input != "" {
-				for _, name := range []string{"test", "threads", "host", "config"} {
+				for _, name := range []string{"test", "threads", "host", "config", "suite"} {
 					if fl.Changed(name) {
 						return fmt.Errorf("--%s selects results in the store; with --input it would do nothing: leave it out", name)
 					}
@@ -190,7 +161,7 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 			if err != nil {
 				return err
 			}
-			return report.Changes(cmd.OutOrStdout(), changes, len(series), format, isTTY(cmd.OutOrStdout()))
+			return report.Changes(cmd.OutOrStdout(), changes, len(series), format, report.IsTTY(cmd.OutOrStdout()))
 		},
 	}
 	hf.add(c)

@@ -17,6 +17,7 @@ import (
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
+	_ "github.com/qpslab/qpslab/internal/workload" // registers every suite
 )
 
 func main() {
@@ -68,6 +69,7 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newBuildsCmd(),
 		newConfigsCmd(),
 		newServerCmd(),
+		newSuitesCmd(),
 		newRunCmd(),
 		newHostCmd(),
 		newLabelsCmd(),

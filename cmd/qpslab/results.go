@@ -3,19 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/importer"
+	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
@@ -42,13 +40,9 @@ func homeStore(cmd *cobra.Command) (*store.Store, error) {
 	return openStore(cmd, h)
 }
 
-func isTTY(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// selection is how labels are narrowed: --threads and --host.
+// selection is how labels are narrowed: --suite, --threads and --host.
 type selection struct {
+	suite   string
 	threads int
 	host    string
 }
@@ -64,6 +58,7 @@ func (s selection) check() error {
 func (s *selection) flags(c *cobra.Command) {
 	c.Flags().IntVar(&s.threads, "threads", 0, "only results at this thread count")
 	c.Flags().StringVar(&s.host, "host", "", "only results from this host (a hostname, or a host id prefix from qpslab labels)")
+	c.Flags().StringVar(&s.suite, "suite", "", "only results of this suite (needed when the labels hold runs of several; qpslab suites lists them)")
 }
 
 // load reads the results of each label.
@@ -77,14 +72,14 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 		if err != nil {
 			return nil, err
 		}
-		runs, err := st.Runs(cmd.Context(), store.Filter{Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: s.host, Samples: samples})
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: s.host, Samples: samples})
 		if err != nil {
 			return nil, err
 		}
 		if len(runs) == 0 {
 			narrowed := ""
-			if s.threads > 0 || s.host != "" {
-				narrowed = " with these --threads/--host"
+			if s.threads > 0 || s.host != "" || s.suite != "" {
+				narrowed = " with these --suite/--threads/--host"
 			}
 			return nil, fmt.Errorf("no results for %s%s in %s: see qpslab labels", l, narrowed, st.Where())
 		}
@@ -118,20 +113,7 @@ func newLabelsCmd() *cobra.Command {
 			if format != "text" {
 				return fmt.Errorf("--format %s: use text or json", format)
 			}
-			if len(ls) == 0 {
-				fmt.Fprintf(w, "no results in %s yet: run qpslab run sysbench, or qpslab import\n", st.Where())
-				return nil
-			}
-			fmt.Fprintf(w, "%-40s %5s %5s %-12s %-24s %-20s %s\n", "LABEL", "RUNS", "TESTS", "THREADS", "STATUS", "LAST", "HOSTS / SOURCES")
-			for _, l := range ls {
-				thr := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(l.Threads)), ","), "[]")
-				last := l.Last
-				if len(last) > 19 {
-					last = last[:19]
-				}
-				fmt.Fprintf(w, "%-40s %5d %5d %-12s %-24s %-20s %s / %s\n", l.Label, l.Runs, l.Tests, thr, l.Status, last, strings.Join(l.Hosts, " "), strings.Join(l.Sources, " "))
-			}
-			return nil
+			return report.Labels(w, ls, st.Where())
 		},
 	}
 	c.Flags().StringVar(&format, "format", "text", "text or json")
@@ -173,7 +155,7 @@ significant (p ≥ 0.05), as benchstat does.
 			if err != nil {
 				return err
 			}
-			if err := report.Compare(cmd.OutOrStdout(), cmp, format, isTTY(cmd.OutOrStdout())); err != nil {
+			if err := report.Compare(cmd.OutOrStdout(), cmp, format, report.IsTTY(cmd.OutOrStdout())); err != nil {
 				return err
 			}
 			if html != "" {
@@ -183,7 +165,7 @@ significant (p ≥ 0.05), as benchstat does.
 		},
 	}
 	sel.flags(c)
-	c.Flags().StringVar(&groups, "groups", "5", "group layout: 5 (2023-2024) or 4 (2025)")
+	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
 	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv, json, qps.abs or qps.rel")
 	c.Flags().StringVar(&html, "html", "", "also write the HTML report to this file")
 	return c
@@ -247,92 +229,24 @@ func newReportCmd() *cobra.Command {
 		},
 	}
 	sel.flags(c)
-	c.Flags().StringVar(&groups, "groups", "5", "group layout: 5 (2023-2024) or 4 (2025)")
+	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
 	c.Flags().StringVar(&html, "html", "", "the report file to write")
 	return c
 }
 
-// writeHTML gathers the report's model from the sets (loaded with samples)
-// and the store, and writes it.
+// writeHTML writes the report of sets (loaded with samples) and their
+// comparison.
 func writeHTML(cmd *cobra.Command, st *store.Store, sets []analysis.Set, cmp *analysis.Comparison, path string) error {
-	m := report.Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: time.Now().UTC(), Comparison: cmp}
-	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
-	latest := make([]map[string]result.Run, len(sets))
-	hosts := map[string]*report.Host{}
-	var hostOrder []string
-	for i, s := range sets {
-		latest[i] = map[string]result.Run{}
-		for _, r := range s.Runs {
-			latest[i][fmt.Sprintf("%s/%d", r.Test, r.Threads)] = r // runs come oldest first
-			if len(r.Host) == 0 {
-				continue
-			}
-			id, err := store.HostID(r.Host)
-			if err != nil {
-				continue
-			}
-			if _, ok := hosts[id]; !ok {
-				hosts[id] = &report.Host{Fingerprint: r.Host}
-				hostOrder = append(hostOrder, id)
-			}
-			if hs := hosts[id]; len(hs.Labels) == 0 || hs.Labels[len(hs.Labels)-1] != s.Label {
-				hs.Labels = append(hs.Labels, s.Label)
-			}
-		}
-		last := s.Runs[len(s.Runs)-1]
-		_, content, _ := st.Config(cmd.Context(), last.Config) // imports may have no content
-		m.Configs = append(m.Configs, report.Config{Label: s.Label, Name: last.Config, Content: content})
+	content := func(id string) string {
+		_, c, _ := st.Config(cmd.Context(), id) // imports may have no content
+		return c
 	}
-	for _, id := range hostOrder {
-		m.Hosts = append(m.Hosts, *hosts[id])
-	}
-	for _, row := range cmp.Rows {
-		tl := report.Timeline{Test: row.Test, Threads: row.Threads}
-		for i, s := range sets {
-			r, ok := latest[i][fmt.Sprintf("%s/%d", row.Test, row.Threads)]
-			if !ok || len(r.Samples) == 0 {
-				continue
-			}
-			tl.Series = append(tl.Series, series(s.Label, r))
-		}
-		if len(tl.Series) > 0 {
-			m.Timelines = append(m.Timelines, tl)
-		}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("write the report: %w", err)
-	}
-	if err := report.HTML(f, m); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	m := report.NewModel(sets, cmp, store.HostID, content, time.Now().UTC())
+	if err := report.WriteHTML(path, m); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "report: %s\n", path)
 	return nil
-}
-
-// series is a run's per-second throughput and p99 response time.
-func series(label string, r result.Run) report.Series {
-	s := report.Series{Label: label, Unit: "statements/s"}
-	if r.Totals.ReportedUnit != "qps" {
-		s.Unit = "events/s" // see result.Sample.Ops
-	}
-	n := r.Samples[len(r.Samples)-1].Second + 1
-	s.Rate, s.P99Ms = make([]float64, n), make([]float64, n)
-	for i := range s.Rate {
-		s.Rate[i], s.P99Ms[i] = math.NaN(), math.NaN()
-	}
-	for _, smp := range r.Samples {
-		if smp.Second < 0 || smp.Second >= n {
-			continue
-		}
-		s.Rate[smp.Second] = smp.Ops(r.Totals.ReportedUnit)
-		s.P99Ms[smp.Second] = smp.Response.P99 / 1000
-	}
-	return s
 }
 
 func newImportCmd() *cobra.Command {
@@ -433,7 +347,7 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "imported %d result(s) into %s as %s\n", len(runs)-skipped, st.Where(), labelsOf(runs))
+	fmt.Fprintf(cmd.OutOrStdout(), "imported %d result(s) into %s as %s\n", len(runs)-skipped, st.Where(), recorder.Labels(runs))
 	if skipped > 0 {
 		fmt.Fprintf(cmd.OutOrStdout(), "%d result(s) were already stored and were skipped\n", skipped)
 	}

@@ -2,14 +2,43 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/result"
 )
 
+// placements are where a suite (sysbench, here written out) puts the
+// tests these cases use: analysis knows no suite, only what runs carry.
+var placements = map[string]struct {
+	step   int
+	role   string
+	g5, g4 string
+}{
+	"point-query.warm_range=100": {1, result.RoleWarm, "", ""},
+	"point-query.pre_range=100":  {2, "", "point-1", "point"},
+	"update-index_range=100":     {20, "", "writes", "writes"},
+	"point-query_range=100":      {30, "", "point-2", "point"},
+	"scan_range=100":             {40, "", "range-2", "range-noagg"},
+	"hot-points_range=100":       {35, "", "point-2", "point"},
+	"insert_range=100":           {42, "", "writes", "writes"},
+}
+
+var (
+	layout5 = []string{"point-1", "range-1", "writes", "point-2", "range-2"}
+	layout4 = []string{"point", "range-noagg", "range-agg", "writes"}
+)
+
 func run(test string, threads int, qps float64) result.Run {
-	return result.Run{Test: test, Threads: threads, Status: result.OK, Totals: result.Totals{Reported: qps, ReportedUnit: "qps"}}
+	r := result.Run{Suite: "sysbench", Test: test, Threads: threads, Status: result.OK, Totals: result.Totals{Reported: qps, ReportedUnit: "qps"}}
+	if p, ok := placements[test]; ok {
+		r.Step, r.Role = p.step, p.role
+		if p.g5 != "" {
+			r.Groups = []result.Placement{{Layout: "5", Group: p.g5, Pos: slices.Index(layout5, p.g5)}, {Layout: "4", Group: p.g4, Pos: slices.Index(layout4, p.g4)}}
+		}
+	}
+	return r
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -36,7 +65,7 @@ func TestCompareKnownNumbers(t *testing.T) {
 	base := Set{Label: "a.c", Runs: []result.Run{
 		run("point-query.pre_range=100", 1, 1000), run("point-query_range=100", 1, 2000),
 		run("scan_range=100", 1, 500), run("update-index_range=100", 1, 400), run("insert_range=100", 1, 100),
-		run("point-query.warm_range=100", 1, 9), {Test: "hot-points_range=100", Threads: 1, Status: result.Failed, Totals: result.Totals{Reported: 5}},
+		run("point-query.warm_range=100", 1, 9), failed(run("hot-points_range=100", 1, 5)),
 	}}
 	other := Set{Label: "b.c", Runs: []result.Run{
 		run("point-query.pre_range=100", 1, 900), run("point-query_range=100", 1, 2200),
@@ -87,8 +116,56 @@ func TestCompareKnownNumbers(t *testing.T) {
 	if _, err := Compare(base, []Set{other}, Options{Layout: "3"}); err == nil {
 		t.Error("--groups 3 accepted")
 	}
-	if _, err := Compare(Set{Label: "x.y"}, []Set{other}, Options{}); err == nil || !strings.Contains(err.Error(), "no results for x.y") {
+	if _, err := Compare(Set{Label: "x.y"}, []Set{other}, Options{}); err == nil || !strings.Contains(err.Error(), "no comparable results for x.y") {
 		t.Errorf("empty base: %v", err)
+	}
+}
+
+func failed(r result.Run) result.Run { r.Status = result.Failed; return r }
+
+// The load is compared in a group of its own, after the tests, and never
+// counts in "all" nor the geomean; a test without a group goes to "other".
+func TestCompareLoadAndOther(t *testing.T) {
+	load := func(v float64) result.Run {
+		return result.Run{Suite: "sysbench", Test: "load", Threads: 2, Status: result.OK, Role: result.RoleLoad, Totals: result.Totals{Reported: v, ReportedUnit: "rows/s"}}
+	}
+	base := Set{Label: "a.c", Runs: []result.Run{load(100), run("point-query_range=100", 1, 1000), run("mystery", 1, 10)}}
+	other := Set{Label: "b.c", Runs: []result.Run{load(200), run("point-query_range=100", 1, 1100), run("mystery", 1, 20)}}
+	c, err := Compare(base, []Set{other}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range c.Rows {
+		got = append(got, r.Test+"/"+r.Group+"/"+r.Unit)
+	}
+	if want := "point-query_range=100/point-2/qps mystery/other/qps load/load/rows/s"; strings.Join(got, " ") != want {
+		t.Errorf("rows %s, want %s", strings.Join(got, " "), want)
+	}
+	if a := c.All[0]; a.N != 2 || !near(c.Geomean[0], math.Sqrt(1.1*2)) {
+		t.Errorf("all %+v geomean %v: the load must stay out", a, c.Geomean[0])
+	}
+	if c.Layout != "5" {
+		t.Errorf("default layout %q, want the runs' first (5)", c.Layout)
+	}
+}
+
+// Labels that share no test say why; runs of two suites are not mixed.
+func TestCompareRefusals(t *testing.T) {
+	a := Set{Label: "a.c", Runs: []result.Run{run("point-query_range=100", 1, 1000)}}
+	b := Set{Label: "b.c", Runs: []result.Run{run("point-query_range=100", 4, 1000)}}
+	_, err := Compare(a, []Set{b}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "other thread counts (1 against 4)") {
+		t.Errorf("thread counts apart: %v", err)
+	}
+	other := run("point-query_range=100", 1, 1000)
+	other.Suite = "insert-benchmark"
+	_, err = Compare(a, []Set{{Label: "b.c", Runs: []result.Run{other}}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "--suite") {
+		t.Errorf("two suites: %v", err)
+	}
+	if n := IntervalN(0.95); n < 3 || n > 10 {
+		t.Errorf("IntervalN(0.95) = %d", n)
 	}
 }
 

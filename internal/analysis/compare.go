@@ -17,7 +17,6 @@ import (
 
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
-	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
 
 // Label addresses a result set as the seeds do: build.config, split at the
@@ -106,15 +105,21 @@ type Group struct {
 
 // Comparison is BASE against OTHERS, test by test.
 type Comparison struct {
-	Base    string    `json:"base"`
-	Others  []string  `json:"others"`
-	Layout  string    `json:"layout"` // "5" or "4"
-	Rows    []Row     `json:"rows"`
-	Groups  []Group   `json:"groups"`
-	All     []Stats   `json:"all"`     // over every test (not the load), per other label
-	Geomean []float64 `json:"geomean"` // of the relative values, per other label
-	Repeats bool      `json:"repeats"` // some test has more than one result per label
-	Alpha   float64   `json:"alpha"`
+	Suite  string   `json:"suite"`
+	Base   string   `json:"base"`
+	Others []string `json:"others"`
+	// Versions are the builds' versions, the base's first ("" unknown).
+	Versions []string  `json:"versions"`
+	Layout   string    `json:"layout"` // the runs' layout: sysbench's "5" or "4"
+	Rows     []Row     `json:"rows"`
+	Groups   []Group   `json:"groups"`
+	All      []Stats   `json:"all"`     // over every test (not the load), per other label
+	Geomean  []float64 `json:"geomean"` // of the relative values, per other label
+	Repeats  bool      `json:"repeats"` // some test has more than one result per label
+	Alpha    float64   `json:"alpha"`
+	// IntervalN is the fewest repeats per label a confidence interval of
+	// the median needs (benchmath, assuming no distribution).
+	IntervalN int `json:"interval_n"`
 }
 
 // Set is the results of one label.
@@ -123,9 +128,19 @@ type Set struct {
 	Runs  []result.Run
 }
 
+// Version is the build version of the set's runs ("" when they name none).
+func (s Set) Version() string {
+	for _, r := range s.Runs {
+		if r.Version != "" {
+			return r.Version
+		}
+	}
+	return ""
+}
+
 // Options of a comparison.
 type Options struct {
-	Layout     string  // "5" (default) or "4"
+	Layout     string  // a layout the runs carry; "" for their suite's default (the first)
 	Confidence float64 // of the intervals; default 0.95
 }
 
@@ -135,71 +150,67 @@ type key struct {
 }
 
 // Compare compares each of others with base, test by test, over the runs
-// that ended ok and are not warm-up steps.
+// that ended ok and are not warm-up steps. Runs are ordered and grouped as
+// they say (result.Run's Step, Role and Groups): the load in a group of its
+// own after the layout's groups, never in "all" nor the geomean.
 func Compare(base Set, others []Set, o Options) (*Comparison, error) {
-	if o.Layout == "" {
-		o.Layout = "5"
-	}
-	if o.Layout != "5" && o.Layout != "4" {
-		return nil, fmt.Errorf("--groups %s: use 5 (the 2023-2024 layout) or 4 (the 2025 layout)", o.Layout)
-	}
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
 	}
 	thr := benchmath.DefaultThresholds
-	c := &Comparison{Base: base.Label, Layout: o.Layout, Alpha: thr.CompareAlpha}
-	bv, units := values(base.Runs)
+	c := &Comparison{Base: base.Label, Alpha: thr.CompareAlpha, IntervalN: IntervalN(o.Confidence)}
+	all := append([]Set{base}, others...)
+	suites := map[string]bool{}
+	for _, s := range all {
+		for _, r := range s.Runs {
+			suites[r.Suite] = true
+			c.Suite = r.Suite
+		}
+	}
+	if len(suites) > 1 {
+		return nil, fmt.Errorf("the labels hold runs of several suites (%s): compare one suite at a time with --suite", strings.Join(sortedKeys(suites), ", "))
+	}
+	for _, s := range all {
+		c.Versions = append(c.Versions, s.Version())
+	}
+	layout, err := chooseLayout(all, o.Layout)
+	if err != nil {
+		return nil, err
+	}
+	c.Layout = layout.name
+	bv, units, info := values(base.Runs, layout.name)
 	if len(bv) == 0 {
-		return nil, fmt.Errorf("no results for %s: see qpslab labels", base.Label)
+		return nil, fmt.Errorf("no comparable results for %s (every run failed, or is a warm-up): see qpslab labels", base.Label)
 	}
 	ov := make([]map[key][]float64, len(others))
 	for i, s := range others {
 		c.Others = append(c.Others, s.Label)
-		ov[i], _ = values(s.Runs)
+		var oinfo map[key]placed
+		ov[i], _, oinfo = values(s.Runs, layout.name)
 		if len(ov[i]) == 0 {
-			return nil, fmt.Errorf("no results for %s: see qpslab labels", s.Label)
+			return nil, fmt.Errorf("no comparable results for %s (every run failed, or is a warm-up): see qpslab labels", s.Label)
+		}
+		for k, p := range oinfo {
+			if _, ok := info[k]; !ok {
+				info[k] = p
+			}
+		}
+		if common(bv, ov[i]) == 0 {
+			return nil, fmt.Errorf("%s and %s have no test in common at the same thread count: %s", base.Label, s.Label, noCommonWhy(bv, ov[i]))
 		}
 	}
 	keys := make([]key, 0, len(bv))
 	for k := range bv {
 		keys = append(keys, k)
 	}
-	cat := catalog()
-	group := func(test string) string {
-		if test == "load" {
-			return "load"
-		}
-		if t, ok := cat[test]; ok {
-			if o.Layout == "4" {
-				return t.Group4
-			}
-			return t.Group5
-		}
-		return "other"
-	}
-	layout := sysbench.Layout5
-	if o.Layout == "4" {
-		layout = sysbench.Layout4
-	}
-	gi := map[string]int{}
-	for i, g := range layout {
-		gi[g] = i
-	}
-	gi["other"] = len(layout)
-	gi["load"] = len(layout) + 1
-	pos := func(test string) int {
-		if t, ok := cat[test]; ok {
-			return t.pos
-		}
-		return 1 << 20
-	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
-		if ga, gb := gi[group(a.test)], gi[group(b.test)]; ga != gb {
-			return ga < gb
+		pa, pb := info[a], info[b]
+		if pa.pos != pb.pos {
+			return pa.pos < pb.pos
 		}
-		if pa, pb := pos(a.test), pos(b.test); pa != pb {
-			return pa < pb
+		if pa.step != pb.step {
+			return pa.step < pb.step
 		}
 		if a.test != b.test {
 			return a.test < b.test
@@ -208,12 +219,13 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	})
 
 	rels := make([]map[string][]float64, len(others)) // per other: group → relative values
-	all := make([][]float64, len(others))
+	allRel := make([][]float64, len(others))
 	for i := range rels {
 		rels[i] = map[string][]float64{}
 	}
 	for _, k := range keys {
-		row := Row{Test: k.test, Threads: k.threads, Group: group(k.test), Unit: units[k], Base: summarize(bv[k], o.Confidence)}
+		pl := info[k]
+		row := Row{Test: k.test, Threads: k.threads, Group: pl.group, Unit: units[k], Base: summarize(bv[k], o.Confidence)}
 		if row.Base.N > 1 {
 			c.Repeats = true
 		}
@@ -236,17 +248,15 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			if !math.IsNaN(cell.Rel) && !math.IsInf(cell.Rel, 0) {
 				rels[i][row.Group] = append(rels[i][row.Group], cell.Rel)
-				if row.Group != "load" { // the load is no test: not in "all" nor the geomean
-					all[i] = append(all[i], cell.Rel)
+				if !pl.aside { // the load is no test: not in "all" nor the geomean
+					allRel[i] = append(allRel[i], cell.Rel)
 				}
 			}
 			row.Others = append(row.Others, cell)
 		}
 		c.Rows = append(c.Rows, row)
 	}
-	names := append([]string{}, layout...)
-	names = append(names, "other", "load")
-	for _, g := range names {
+	for _, g := range layout.groups(info) {
 		grp := Group{Name: g}
 		any := false
 		for i := range others {
@@ -258,16 +268,158 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		}
 	}
 	for i := range others {
-		c.All = append(c.All, Describe(all[i]))
-		c.Geomean = append(c.Geomean, geomean(all[i]))
+		c.All = append(c.All, Describe(allRel[i]))
+		c.Geomean = append(c.Geomean, geomean(allRel[i]))
 	}
 	return c, nil
 }
 
-// values collects the reported figure of each ok, non-warm run by test and
-// thread count.
-func values(runs []result.Run) (map[key][]float64, map[key]string) {
-	v, u := map[key][]float64{}, map[key]string{}
+// placed is where a test's row goes: its group in the layout, the group's
+// position, the test's position in its suite's run order, and whether it
+// stands aside from "all" (the load).
+type placed struct {
+	group string
+	pos   int
+	step  int
+	aside bool
+}
+
+// Positions of the groups that are not the layout's.
+const (
+	otherPos = 1 << 20 // a test without a group in the layout
+	loadPos  = 1 << 21 // the load, after every test
+)
+
+func placeOf(r result.Run, layout string) placed {
+	if r.Role == result.RoleLoad {
+		return placed{group: "load", pos: loadPos, step: r.Step, aside: true}
+	}
+	if p, ok := r.Placement(layout); ok && (layout == "" || p.Layout == layout) {
+		return placed{group: p.Group, pos: p.Pos, step: r.Step}
+	}
+	return placed{group: "other", pos: otherPos, step: r.Step}
+}
+
+type layoutChoice struct{ name string }
+
+// groups lists the groups the rows fall in, in layout order, "other" and
+// "load" last.
+func (l layoutChoice) groups(info map[key]placed) []string {
+	byPos := map[int]string{}
+	var pos []int
+	for _, p := range info {
+		if _, ok := byPos[p.pos]; !ok {
+			byPos[p.pos] = p.group
+			pos = append(pos, p.pos)
+		}
+	}
+	sort.Ints(pos)
+	out := make([]string, len(pos))
+	for i, p := range pos {
+		out[i] = byPos[p]
+	}
+	return out
+}
+
+// chooseLayout is the layout asked for, which the runs must carry, or the
+// runs' default: the first layout the first placed run names.
+func chooseLayout(sets []Set, want string) (layoutChoice, error) {
+	have := map[string]bool{}
+	def := ""
+	for _, s := range sets {
+		for _, r := range s.Runs {
+			for i, p := range r.Groups {
+				have[p.Layout] = true
+				if def == "" && i == 0 {
+					def = p.Layout
+				}
+			}
+		}
+	}
+	switch {
+	case want == "":
+		return layoutChoice{def}, nil
+	case have[want]:
+		return layoutChoice{want}, nil
+	case len(have) == 0:
+		return layoutChoice{}, fmt.Errorf("--groups %s: these runs carry no group layout: leave --groups out", want)
+	}
+	return layoutChoice{}, fmt.Errorf("--groups %s: these runs carry the layout(s) %s", want, strings.Join(sortedKeys(have), ", "))
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func common(a, b map[key][]float64) int {
+	n := 0
+	for k := range a {
+		if _, ok := b[k]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// noCommonWhy explains two labels without a common test: other thread
+// counts, or other tests.
+func noCommonWhy(a, b map[key][]float64) string {
+	tests := func(m map[key][]float64) (map[string]bool, map[int]bool) {
+		t, th := map[string]bool{}, map[int]bool{}
+		for k := range m {
+			t[k.test], th[k.threads] = true, true
+		}
+		return t, th
+	}
+	ta, tha := tests(a)
+	tb, thb := tests(b)
+	shared := 0
+	for t := range ta {
+		if tb[t] {
+			shared++
+		}
+	}
+	if shared > 0 {
+		return fmt.Sprintf("they share %d test(s) but ran them at other thread counts (%s against %s): pick one with --threads", shared, intKeys(tha), intKeys(thb))
+	}
+	return "they ran different tests"
+}
+
+func intKeys(m map[int]bool) string {
+	var v []int
+	for k := range m {
+		v = append(v, k)
+	}
+	sort.Ints(v)
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ","), "[]")
+}
+
+// IntervalN is the fewest values benchmath needs for a finite confidence
+// interval of the median at this confidence, assuming no distribution.
+func IntervalN(confidence float64) int {
+	thr := benchmath.DefaultThresholds
+	for n := 2; n <= 64; n++ {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(i + 1)
+		}
+		s := benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &thr), confidence)
+		if !math.IsInf(s.Lo, 0) && !math.IsInf(s.Hi, 0) {
+			return n
+		}
+	}
+	return 0
+}
+
+// values collects the reported figure of each comparable run by test and
+// thread count, with each one's unit and place in the layout.
+func values(runs []result.Run, layout string) (map[key][]float64, map[key]string, map[key]placed) {
+	v, u, p := map[key][]float64{}, map[key]string{}, map[key]placed{}
 	for _, r := range runs {
 		if !r.Comparable() {
 			continue
@@ -275,8 +427,9 @@ func values(runs []result.Run) (map[key][]float64, map[key]string) {
 		k := key{r.Test, r.Threads}
 		v[k] = append(v[k], r.Totals.Reported)
 		u[k] = r.Totals.ReportedUnit
+		p[k] = placeOf(r, layout)
 	}
-	return v, u
+	return v, u, p
 }
 
 func summarize(v []float64, confidence float64) Summary {
@@ -320,21 +473,4 @@ func geomean(v []float64) float64 {
 		s += math.Log(x)
 	}
 	return math.Exp(s / float64(len(v)))
-}
-
-type catTest struct {
-	sysbench.Test
-	pos int
-}
-
-// catalog is every known test by label, with its position in the 2024 run
-// order (the 2025 list's tests that are not in it follow).
-func catalog() map[string]catTest {
-	m := map[string]catTest{}
-	for i, t := range append(sysbench.Order2024(), sysbench.OrderHEAD()...) {
-		if _, ok := m[t.Label()]; !ok {
-			m[t.Label()] = catTest{t, i}
-		}
-	}
-	return m
 }

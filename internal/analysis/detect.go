@@ -9,6 +9,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/changepoint"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // DetectSettings are the detector's parameters: the defaults (built in,
@@ -109,9 +110,35 @@ func (s DetectSettings) Defaults(o changepoint.Options) changepoint.Options {
 	return o
 }
 
+// Given are the detector options given on the command line: each field is
+// nil unless its flag was set.
+type Given struct {
+	PValue       *float64
+	Window       *int
+	MinMagnitude *float64
+	MinSegment   *int
+}
+
+// Resolve is the options every series starts from: the built-in defaults,
+// then the settings file's top level, then the command line; it checks
+// them and every per-test entry, so that a bad value is one error before
+// any series is analysed. where names the settings file for the error.
+func (s DetectSettings) Resolve(given Given, where string) (changepoint.Options, error) {
+	o := s.Defaults(changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment})
+	apply(&o, given.PValue, given.Window, given.MinMagnitude, given.MinSegment)
+	if _, err := changepoint.Detect([]float64{1, 1, 1}, o, changepoint.HigherIsBetter); err != nil {
+		return o, fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude or --min-segment (or %s)", err, where)
+	}
+	if err := s.Check(o); err != nil {
+		return o, fmt.Errorf("%v: fix it in %s", err, where)
+	}
+	return o, nil
+}
+
 // Change is one change point of one series, and where it arrived.
 type Change struct {
 	Series     string              `json:"series"`
+	Suite      string              `json:"suite,omitempty"`
 	Test       string              `json:"test"`
 	Metric     string              `json:"metric"`
 	Threads    int                 `json:"threads,omitempty"`
@@ -148,7 +175,7 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 			return nil, fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		for _, cp := range cps {
-			c := Change{Series: s.Name(), Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
+			c := Change{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
 				Kind: "improvement", Magnitude: cp.Magnitude, MeanBefore: cp.MeanBefore, MeanAfter: cp.MeanAfter, PValue: cp.PValue,
 				Index: cp.Index, Points: len(vals), Order: s.Order, Arrived: s.Points[cp.Index], Options: o}
 			if cp.Index > 0 {
@@ -159,6 +186,39 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 			}
 			out = append(out, c)
 		}
+	}
+	return out, nil
+}
+
+// Series makes the history series of runs for each named metric: per
+// suite, test (those matching the glob testPattern; "" for all), host,
+// config and thread count.
+func Series(runs []result.Run, testPattern string, metrics []string, hostOf func(result.Run) string) ([]history.Series, error) {
+	if testPattern != "" {
+		if _, err := path.Match(testPattern, ""); err != nil {
+			return nil, fmt.Errorf("--test %q is not a valid glob: %v", testPattern, err)
+		}
+	}
+	var ms []result.Metric
+	for _, name := range metrics {
+		m, err := result.MetricNamed(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	var kept []result.Run
+	for _, r := range runs {
+		if ok, _ := path.Match(testPattern, r.Test); testPattern == "" || ok {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("no results match --test %s", testPattern)
+	}
+	var out []history.Series
+	for _, m := range ms {
+		out = append(out, history.FromRuns(kept, m, hostOf)...)
 	}
 	return out, nil
 }

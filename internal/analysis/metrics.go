@@ -10,11 +10,23 @@ import (
 	"github.com/qpslab/qpslab/internal/result"
 )
 
-// MetricNames are the seeds' per-op columns, in their order (sum_met.sh).
-var MetricNames = []string{"cpu/o", "cs/o", "r/o", "rKB/o", "wKB/o", "o/s"}
+// MetricNames are the seeds' per-op columns, in their order (sum_met.sh),
+// and HonestNames the CPU columns in honest units: the metric catalogue's
+// hardware and CPU classes.
+var (
+	MetricNames  = names(result.MetricsOf(result.ClassHW))
+	HonestNames  = names(result.MetricsOf(result.ClassCPU))
+	hwMetrics    = result.MetricsOf(result.ClassHW)
+	honestMetric = result.MetricsOf(result.ClassCPU)
+)
 
-// HonestNames are the CPU columns in honest units.
-var HonestNames = []string{"host µs/o", "server µs/o", "client µs/o"}
+func names(ms []result.Metric) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Label()
+	}
+	return out
+}
 
 // MetricRow is one label's hardware cost for one test at one thread count:
 // the median over its repeats of each figure.
@@ -45,10 +57,11 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			return nil, fmt.Errorf("--test %q is not a valid pattern: %v", testPattern, err)
 		}
 	}
-	per := make([]map[key][]result.HW, len(sets))
+	per := make([]map[key][]result.Run, len(sets))
 	var keys []key
+	step := map[key]int{}
 	for i, s := range sets {
-		per[i] = map[key][]result.HW{}
+		per[i] = map[key][]result.Run{}
 		for _, r := range s.Runs {
 			if !r.Comparable() || !r.HW.Measured() {
 				continue
@@ -59,18 +72,17 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			k := key{r.Test, r.Threads}
 			if i == 0 && len(per[0][k]) == 0 {
 				keys = append(keys, k)
+				step[k] = r.Step
 			}
-			per[i][k] = append(per[i][k], *r.HW)
+			per[i][k] = append(per[i][k], r)
 		}
 	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("%s has no results with hardware metrics%s", sets[0].Label, map[bool]string{true: " for --test " + testPattern, false: ""}[testPattern != ""])
 	}
-	cat := catalog()
 	sort.SliceStable(keys, func(i, j int) bool {
-		pi, pj := cat[keys[i].test].pos, cat[keys[j].test].pos
-		if pi != pj {
-			return pi < pj
+		if si, sj := step[keys[i]], step[keys[j]]; si != sj {
+			return si < sj
 		}
 		return keys[i].threads < keys[j].threads
 	})
@@ -78,23 +90,16 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 	for _, k := range keys {
 		t := MetricTable{Test: k.test, Threads: k.threads}
 		for i, s := range sets {
-			hws := per[i][k]
-			row := MetricRow{Label: s.Label, N: len(hws)}
-			if len(hws) > 0 {
-				row.Op = hws[0].Op
+			runs := per[i][k]
+			row := MetricRow{Label: s.Label, N: len(runs)}
+			if len(runs) > 0 {
+				row.Op = runs[0].HW.Op
 			}
-			for _, f := range []func(result.HW) float64{
-				func(h result.HW) float64 { return h.CPUPerOp }, func(h result.HW) float64 { return h.CSPerOp },
-				disk(func(h result.HW) float64 { return h.ReadsPerOp }), disk(func(h result.HW) float64 { return h.ReadKBPerOp }),
-				disk(func(h result.HW) float64 { return h.WriteKBPerOp }), func(h result.HW) float64 { return h.OpsPerSec },
-			} {
-				row.Abs = append(row.Abs, medianOf(hws, f))
+			for _, m := range hwMetrics {
+				row.Abs = append(row.Abs, medianOf(runs, m))
 			}
-			for _, f := range []func(result.HW) float64{
-				func(h result.HW) float64 { return h.HostCPUUsOp }, func(h result.HW) float64 { return h.ServerCPUUsOp },
-				func(h result.HW) float64 { return h.ClientCPUUsOp },
-			} {
-				row.Honest = append(row.Honest, medianOf(hws, f))
+			for _, m := range honestMetric {
+				row.Honest = append(row.Honest, medianOf(runs, m))
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -103,21 +108,12 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 	return out, nil
 }
 
-// disk is a disk figure: unknown (NaN) where the disk was not measured.
-func disk(f func(result.HW) float64) func(result.HW) float64 {
-	return func(h result.HW) float64 {
-		if h.NoDisk {
-			return math.NaN()
-		}
-		return f(h)
-	}
-}
-
-// medianOf is the median of f over the results that have it (not NaN).
-func medianOf(hws []result.HW, f func(result.HW) float64) float64 {
-	v := make([]float64, 0, len(hws))
-	for _, h := range hws {
-		if x := f(h); !math.IsNaN(x) {
+// medianOf is the median of m over the runs that have it; NaN (printed
+// "-") when none does: not measured is not zero.
+func medianOf(runs []result.Run, m result.Metric) float64 {
+	v := make([]float64, 0, len(runs))
+	for _, r := range runs {
+		if x, ok := m.Of(r); ok && !math.IsNaN(x) {
 			v = append(v, x)
 		}
 	}

@@ -54,7 +54,7 @@ type Options struct {
 	// Window is the number of points in each sliding window (default 50,
 	// Otava's). The window advances by Window/2 points or to the last change
 	// point it found, whichever is further.
-	Window int
+	Window int `json:"window"`
 	// PValue is the significance level of the final change points (default
 	// 0.001, Otava's). The weak first pass uses 10 × PValue (2 × PValue for
 	// PValue ≥ 0.05, PValue itself for PValue ≥ 0.5), as Otava does.
@@ -62,7 +62,7 @@ type Options struct {
 	// MinMagnitude is the minimum relative change of the segment means,
 	// max(|after/before − 1|, |before/after − 1|), for a change point to be
 	// kept (default 0: any change; 0.05 is Nyrkiö's default).
-	MinMagnitude float64
+	MinMagnitude float64 `json:"min_magnitude"`
 	// MinSegment is the minimum number of points between two change points
 	// and between a change point and either end of the series (default 3).
 	// Shorter segments are merged into the neighbouring segment whose mean
@@ -70,7 +70,7 @@ type Options struct {
 	// change point and a step at the newest points is reported once
 	// MinSegment points follow it. 1 switches the rule off (Otava's
 	// behaviour).
-	MinSegment int
+	MinSegment int `json:"min_segment"`
 }
 
 // Default values of Options.

@@ -173,3 +173,25 @@ func parseFile(file string) (Family, string, bool) {
 	}
 	return "", "", false
 }
+
+// AddContent stores content as the user's config name of family fam, as
+// Add does for a file.
+func (s Store) AddContent(name string, content []byte, fam Family, replace bool) (Config, error) {
+	if !nameRE.MatchString(name) {
+		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return Config{}, fmt.Errorf("create %s: %w", s.Dir, err)
+	}
+	dst := filepath.Join(s.Dir, name+fam.Ext())
+	if _, err := os.Stat(dst); err == nil && !replace {
+		return Config{}, fmt.Errorf("config %q (%s) exists at %s: pass --replace to overwrite it", name, fam, dst)
+	}
+	if err := os.WriteFile(dst+".tmp", content, 0o644); err != nil {
+		return Config{}, fmt.Errorf("write %s: %w", dst, err)
+	}
+	if err := os.Rename(dst+".tmp", dst); err != nil {
+		return Config{}, fmt.Errorf("write %s: %w", dst, err)
+	}
+	return Config{Name: name, Family: fam, Content: content, Source: dst}, nil
+}

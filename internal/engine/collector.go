@@ -57,8 +57,7 @@ func (c *collector) add(d *secData) {
 		return
 	}
 	p.merge(d)
-	putHist(d.resp)
-	putHist(d.svc)
+	d.release()
 }
 
 // merge adds d's counts and histograms to a.
@@ -71,6 +70,23 @@ func (a *secData) merge(d *secData) {
 	a.late += d.late
 	a.resp.Merge(d.resp)
 	a.svc.Merge(d.svc)
+	for k, o := range d.ops {
+		ao := a.op(k)
+		ao.count += o.count
+		ao.errors += o.errors
+		ao.resp.Merge(o.resp)
+		ao.svc.Merge(o.svc)
+	}
+}
+
+// kinds are d's event kinds, sorted.
+func (d *secData) kinds() []string {
+	ks := make([]string, 0, len(d.ops))
+	for k := range d.ops {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 // minDone is the last second no worker will send more data for.
@@ -124,14 +140,23 @@ func (c *collector) finalize(upTo int) {
 		} else {
 			smp.Response, smp.ResponseHist = summarize(d.resp), encode(d.resp)
 		}
+		for _, k := range d.kinds() {
+			o := d.ops[k]
+			os := result.OpSample{Kind: k, Count: o.count, Errors: o.errors, Service: summarize(o.svc), ServiceHist: encode(o.svc)}
+			if closed {
+				os.Response = os.Service
+			} else {
+				os.Response, os.ResponseHist = summarize(o.resp), encode(o.resp)
+			}
+			smp.Ops = append(smp.Ops, os)
+		}
 		c.samples = append(c.samples, smp)
 		if c.r.o.OnSample != nil {
 			c.r.o.OnSample(smp)
 		}
 		c.tot.merge(d)
 		c.progress(d)
-		putHist(d.resp)
-		putHist(d.svc)
+		d.release()
 	}
 }
 
@@ -174,6 +199,16 @@ func (c *collector) finish() {
 		t.Response = t.Service
 	} else {
 		t.Response, t.ResponseHist = summarize(d.resp), encode(d.resp)
+	}
+	for _, k := range d.kinds() {
+		o := d.ops[k]
+		ot := result.OpTotals{Kind: k, Count: o.count, Errors: o.errors, Service: summarize(o.svc), ServiceHist: encode(o.svc)}
+		if c.r.o.Rate == 0 {
+			ot.Response = ot.Service
+		} else {
+			ot.Response, ot.ResponseHist = summarize(o.resp), encode(o.resp)
+		}
+		t.Ops = append(t.Ops, ot)
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -33,13 +32,10 @@ type Options struct {
 	// MaxBacklog caps the events waiting for a free worker in open loop;
 	// reaching it ends the run with a clear error and the partial result.
 	MaxBacklog int
-	// RetryErrors retries events that fail with a deadlock or a lock-wait
-	// timeout (counted as errors and retries), as sysbench does by default.
+	// RetryErrors retries events whose error the workload classifies as
+	// Retryable (a deadlock, a lock-wait timeout), counted as errors and
+	// retries, as sysbench does by default.
 	RetryErrors bool
-	// Unit of the reported figure: "qps", or "Krows/s" with KRowsPerEvent
-	// (sysbench's scan: thousands of rows per event / average event latency).
-	ReportedUnit  string
-	KRowsPerEvent float64
 	// Progress, if set, gets a line every ReportInterval (default 10 s).
 	Progress       func(line string)
 	ReportInterval time.Duration
@@ -86,9 +82,39 @@ type secData struct {
 	sec                                        int
 	events, stmts, rows, errors, retries, late int64
 	resp, svc                                  *hdrhistogram.Histogram
+	ops                                        map[string]*opData // per event kind; nil when events have none
+}
+
+// opData is one event kind's part of a secData.
+type opData struct {
+	count, errors int64
+	resp, svc     *hdrhistogram.Histogram
 }
 
 func newSecData(sec int) *secData { return &secData{sec: sec, resp: getHist(), svc: getHist()} }
+
+// op returns kind's data, made on first use.
+func (d *secData) op(kind string) *opData {
+	if d.ops == nil {
+		d.ops = map[string]*opData{}
+	}
+	o := d.ops[kind]
+	if o == nil {
+		o = &opData{resp: getHist(), svc: getHist()}
+		d.ops[kind] = o
+	}
+	return o
+}
+
+// release gives d's histograms back to the pool.
+func (d *secData) release() {
+	putHist(d.resp)
+	putHist(d.svc)
+	for _, o := range d.ops {
+		putHist(o.resp)
+		putHist(o.svc)
+	}
+}
 
 // Run runs w under o and returns what was measured. The error is non-nil when
 // the run did not end as planned (cancelled, a lost connection, a failing
@@ -111,9 +137,6 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 	}
 	if o.Rate > 0 && o.MaxBacklog <= 0 {
 		o.MaxBacklog = max(1000, int(o.Rate*10))
-	}
-	if o.ReportedUnit == "" {
-		o.ReportedUnit = "qps"
 	}
 	if o.Arrivals == "" {
 		o.Arrivals = Poisson
@@ -142,6 +165,11 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 	debug.SetMemoryLimit(gcMemoryLimit)
 
 	r := &runner{o: o, n: len(workers)}
+	if c, ok := w.(Classifier); ok {
+		r.classify = c.Classify
+	} else {
+		r.classify = func(error) ErrorClass { return Fatal }
+	}
 	return r.run(ctx, workers)
 }
 
@@ -160,9 +188,10 @@ type runner struct {
 	backlog  atomic.Int64
 	maxBack  atomic.Int64
 
-	failMu  sync.Mutex
-	failErr error
-	cancel  context.CancelFunc
+	failMu   sync.Mutex
+	failErr  error
+	cancel   context.CancelFunc
+	classify func(error) ErrorClass
 }
 
 func (r *runner) fail(err error) {
@@ -260,10 +289,10 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		t.QPS = float64(t.Statements) / t.Seconds
 		t.RowsPerSec = float64(t.Rows) / t.Seconds
 	}
-	t.ReportedUnit = r.o.ReportedUnit
-	t.Reported = t.QPS
-	if r.o.ReportedUnit == "Krows/s" {
-		t.Reported = krowsPerSec(r.o.KRowsPerEvent, t.Service.Mean)
+	for i := range t.Ops {
+		if t.Seconds > 0 {
+			t.Ops[i].Rate = float64(t.Ops[i].Count) / t.Seconds
+		}
 	}
 
 	res.Status = result.OK
@@ -385,16 +414,20 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			cur = newSecData(s)
 		}
 		if err != nil {
+			class := r.classify(err)
 			if cur != nil {
 				cur.errors++
+				if out.Kind != "" {
+					cur.op(out.Kind).errors++
+				}
 			}
-			if r.o.RetryErrors && client.Retryable(err) {
+			if r.o.RetryErrors && class == Retryable {
 				if cur != nil {
 					cur.retries++
 				}
 				continue
 			}
-			if client.ConnectionLost(err) {
+			if class == ConnectionLost {
 				r.fail(fmt.Errorf("worker %d lost its connection: %w", id, err))
 			} else {
 				r.fail(fmt.Errorf("worker %d: %w", id, err))
@@ -407,10 +440,16 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		cur.events++
 		cur.stmts += int64(out.Statements)
 		cur.rows += out.Rows
-		svc := stop.Sub(start).Microseconds()
-		resp := stop.Sub(intended).Microseconds()
-		cur.svc.RecordValue(max(svc, 1))
-		cur.resp.RecordValue(max(resp, 1))
+		svc := max(stop.Sub(start).Microseconds(), 1)
+		resp := max(stop.Sub(intended).Microseconds(), 1)
+		cur.svc.RecordValue(svc)
+		cur.resp.RecordValue(resp)
+		if out.Kind != "" {
+			op := cur.op(out.Kind)
+			op.count++
+			op.svc.RecordValue(svc)
+			op.resp.RecordValue(resp)
+		}
 		if start.Sub(intended) > lateThreshold {
 			cur.late++
 		}
@@ -419,16 +458,6 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			return
 		}
 	}
-}
-
-// krowsPerSec is the reference's scan figure since mytools 59c1b9cd
-// (2025-04): thousands of rows one event reads, divided by the average event
-// latency in seconds (meanUs is in µs).
-func krowsPerSec(krowsPerEvent, meanUs float64) float64 {
-	if meanUs <= 0 {
-		return 0
-	}
-	return krowsPerEvent / (meanUs / 1e6)
 }
 
 type noWindow struct{}

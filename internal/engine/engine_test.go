@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,20 @@ type fakeWorkload struct {
 }
 
 func (f *fakeWorkload) NewWorker(context.Context, int) (Worker, error) { return fakeWorker{f}, nil }
+
+// Classify: the fake's io.ErrUnexpectedEOF is a lost connection, as a
+// driver's would be; errRetry is retryable.
+func (f *fakeWorkload) Classify(err error) ErrorClass {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return ConnectionLost
+	case errors.Is(err, errRetry):
+		return Retryable
+	}
+	return Fatal
+}
+
+var errRetry = errors.New("deadlock")
 
 type fakeWorker struct{ f *fakeWorkload }
 
@@ -110,8 +125,8 @@ func TestClosedLoopCountsAndSamples(t *testing.T) {
 	if tot.Service.P50 < 2000 || tot.Response != tot.Service {
 		t.Errorf("service %+v response %+v", tot.Service, tot.Response)
 	}
-	if tot.QPS <= 0 || tot.TPS <= 0 || tot.Reported != tot.QPS {
-		t.Errorf("rates: %+v", tot)
+	if tot.QPS <= 0 || tot.TPS <= 0 || tot.QPS != 3*tot.TPS || tot.Reported != 0 {
+		t.Errorf("rates: qps %.1f tps %.1f reported %.1f (the headline is the caller's)", tot.QPS, tot.TPS, tot.Reported)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -268,12 +283,77 @@ func TestOpenLoopPoissonEnds(t *testing.T) {
 	}
 }
 
-func TestKrowsPerSec(t *testing.T) {
-	// A 50M-row table scanned in 2 s on average: 25,000 Krows/s.
-	if k := krowsPerSec(50_000, 2e6); k != 25_000 {
-		t.Errorf("krowsPerSec(50,000 Krows, 2 s) = %v, want 25000", k)
+// kindWorkload's events alternate between inserts (1 ms) and queries
+// (3 ms); every fifth query fails once with a retryable error.
+type kindWorkload struct{ n atomic.Int64 }
+
+func (k *kindWorkload) NewWorker(context.Context, int) (Worker, error) { return kindWorker{k}, nil }
+func (k *kindWorkload) Classify(err error) ErrorClass {
+	if errors.Is(err, errRetry) {
+		return Retryable
 	}
-	if k := krowsPerSec(1, 0); k != 0 {
-		t.Errorf("no events: %v, want 0", k)
+	return Fatal
+}
+
+type kindWorker struct{ k *kindWorkload }
+
+func (w kindWorker) Event(ctx context.Context) (Outcome, error) {
+	n := w.k.n.Add(1)
+	if n%2 == 0 {
+		time.Sleep(time.Millisecond)
+		return Outcome{Statements: 1, Rows: 1, Kind: "insert"}, nil
+	}
+	if n%10 == 1 {
+		return Outcome{Kind: "query"}, errRetry
+	}
+	time.Sleep(3 * time.Millisecond)
+	return Outcome{Statements: 1, Rows: 10, Kind: "query"}, nil
+}
+func (kindWorker) Close() error { return nil }
+
+func TestKindsKeptApart(t *testing.T) {
+	res, err := Run(context.Background(), &kindWorkload{}, Options{Threads: 2, Warmup: -1, Duration: 2 * time.Second, RetryErrors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Totals
+	ins, ok1 := tot.Op("insert")
+	qry, ok2 := tot.Op("query")
+	if !ok1 || !ok2 || len(tot.Ops) != 2 {
+		t.Fatalf("ops %+v, want insert and query", tot.Kinds())
+	}
+	if ins.Count+qry.Count != tot.Events {
+		t.Errorf("insert %d + query %d != %d events", ins.Count, qry.Count, tot.Events)
+	}
+	if qry.Errors == 0 || qry.Errors != tot.Errors || ins.Errors != 0 {
+		t.Errorf("errors: query %d insert %d total %d; want all on query", qry.Errors, ins.Errors, tot.Errors)
+	}
+	// Each kind has its own distribution: inserts take 1 ms, queries 3.
+	if !(ins.Service.P50 < qry.Service.P50) || qry.Service.P50 < 3000 {
+		t.Errorf("p50 insert %.0f µs, query %.0f µs", ins.Service.P50, qry.Service.P50)
+	}
+	if len(ins.ServiceHist) == 0 || ins.Rate <= 0 || math.Abs(ins.Rate-float64(ins.Count)/tot.Seconds) > 1e-9 {
+		t.Errorf("insert rate %.1f over %.2f s for %d, histogram %d bytes", ins.Rate, tot.Seconds, ins.Count, len(ins.ServiceHist))
+	}
+	var perSec int64
+	for _, s := range res.Samples {
+		for _, o := range s.Ops {
+			if o.Kind == "insert" {
+				perSec += o.Count
+			}
+		}
+	}
+	if perSec != ins.Count {
+		t.Errorf("per-second inserts add up to %d, totals %d", perSec, ins.Count)
+	}
+}
+
+func TestNoKindsNoOps(t *testing.T) {
+	res, err := Run(context.Background(), &fakeWorkload{service: time.Millisecond, stmts: 1}, Options{Threads: 1, Warmup: -1, Duration: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Totals.Ops) != 0 || len(res.Samples) == 0 || len(res.Samples[0].Ops) != 0 {
+		t.Errorf("a workload without kinds got per-kind figures: %+v", res.Totals.Ops)
 	}
 }

@@ -3,11 +3,14 @@ package engine
 import "context"
 
 // Outcome is what one event did: the statements it issued (sysbench's
-// "queries": reads, writes and other, BEGIN and COMMIT included) and the rows
-// it read or changed.
+// "queries": reads, writes and other, BEGIN and COMMIT included), the rows
+// it read or changed, and, for a workload whose events are of several kinds
+// (inserts beside queries), its kind: the engine then keeps each kind's
+// count, rate and latency apart (result.OpTotals). "" is no kind.
 type Outcome struct {
 	Statements int
 	Rows       int64
+	Kind       string
 }
 
 // Worker runs events on its own dedicated connection. One goroutine owns a
@@ -15,7 +18,8 @@ type Outcome struct {
 type Worker interface {
 	// Event runs one event (a statement, or a transaction of several). On an
 	// error inside a transaction the worker rolls back before returning, so
-	// the connection is ready for the next event.
+	// the connection is ready for the next event. On an error the Outcome's
+	// Kind still says which kind of event failed.
 	Event(ctx context.Context) (Outcome, error)
 	Close() error
 }
@@ -24,4 +28,24 @@ type Worker interface {
 // work to a thread (sysbench's scan reads table id%tables+1) uses it.
 type Workload interface {
 	NewWorker(ctx context.Context, id int) (Worker, error)
+}
+
+// ErrorClass is what an event's error means for the run.
+type ErrorClass int
+
+const (
+	// Fatal errors end the run.
+	Fatal ErrorClass = iota
+	// Retryable errors (a deadlock, a lock-wait timeout) restart the event
+	// when Options.RetryErrors is set; they are counted as errors and
+	// retries.
+	Retryable
+	// ConnectionLost errors end the run: the connection cannot be used.
+	ConnectionLost
+)
+
+// Classifier is implemented by a workload that knows its errors: the engine
+// knows nothing of SQL, so without one every error is Fatal.
+type Classifier interface {
+	Classify(err error) ErrorClass
 }

@@ -163,6 +163,9 @@ func firstOf(m map[string]string, keys ...string) string {
 // fileName makes a series group's name safe as a file name.
 func fileName(s Series) string {
 	n := s.Test
+	if s.Suite != "" {
+		n = s.Suite + "." + n
+	}
 	if s.Threads > 0 {
 		n += fmt.Sprintf(".thr%d", s.Threads)
 	}

@@ -30,6 +30,7 @@ type Point struct {
 
 // Series is one metric of one test over builds or time.
 type Series struct {
+	Suite          string  `json:"suite,omitempty"`
 	Test           string  `json:"test"`
 	Metric         string  `json:"metric"`
 	Unit           string  `json:"unit,omitempty"`
@@ -44,6 +45,9 @@ type Series struct {
 // Name is how reports name the series.
 func (s Series) Name() string {
 	n := s.Test
+	if s.Suite != "" {
+		n = s.Suite + " " + n
+	}
 	if s.Threads > 0 {
 		n += fmt.Sprintf(" thr=%d", s.Threads)
 	}
@@ -56,82 +60,16 @@ func (s Series) Name() string {
 	return n + " " + s.Metric
 }
 
-// Metric is a figure of a run that a series can follow.
-type Metric struct {
-	Name           string
-	Unit           string
-	HigherIsBetter bool
-	Of             func(result.Run) (float64, bool)
-}
-
-func hw(f func(*result.HW) float64) func(result.Run) (float64, bool) {
-	return func(r result.Run) (float64, bool) {
-		if !r.HW.Measured() {
-			return 0, false
-		}
-		return f(r.HW), true
-	}
-}
-
-// disk is a disk figure, which a run without a measured disk lacks.
-func disk(f func(*result.HW) float64) func(result.Run) (float64, bool) {
-	return hw(func(h *result.HW) float64 {
-		if h.NoDisk {
-			return math.NaN()
-		}
-		return f(h)
-	})
-}
-
-func lat(f func(result.Latency) float64) func(result.Run) (float64, bool) {
-	return func(r result.Run) (float64, bool) {
-		if r.Totals.Response.Count == 0 {
-			return 0, false
-		}
-		return f(r.Totals.Response) / 1000, true
-	}
-}
-
-// Metrics are the figures detect can follow: QPS (the reported figure)
-// higher is better; latency and per-op costs lower is better.
-var Metrics = []Metric{
-	{"qps", "", true, func(r result.Run) (float64, bool) { return r.Totals.Reported, r.Totals.Reported > 0 }},
-	{"p50", "ms", false, lat(func(l result.Latency) float64 { return l.P50 })},
-	{"p95", "ms", false, lat(func(l result.Latency) float64 { return l.P95 })},
-	{"p99", "ms", false, lat(func(l result.Latency) float64 { return l.P99 })},
-	{"max", "ms", false, lat(func(l result.Latency) float64 { return l.Max })},
-	{"cpu/o", "", false, hw(func(h *result.HW) float64 { return h.CPUPerOp })},
-	{"cs/o", "", false, hw(func(h *result.HW) float64 { return h.CSPerOp })},
-	{"r/o", "", false, disk(func(h *result.HW) float64 { return h.ReadsPerOp })},
-	{"rKB/o", "KB", false, disk(func(h *result.HW) float64 { return h.ReadKBPerOp })},
-	{"wKB/o", "KB", false, disk(func(h *result.HW) float64 { return h.WriteKBPerOp })},
-	{"host_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.HostCPUUsOp })},
-	{"server_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.ServerCPUUsOp })},
-	{"client_cpu_us/o", "µs", false, hw(func(h *result.HW) float64 { return h.ClientCPUUsOp })},
-}
-
-// MetricNamed finds a metric by name.
-func MetricNamed(name string) (Metric, error) {
-	var names []string
-	for _, m := range Metrics {
-		if m.Name == name {
-			return m, nil
-		}
-		names = append(names, m.Name)
-	}
-	return Metric{}, fmt.Errorf("--metric %s: use one of %s", name, strings.Join(names, ", "))
-}
-
 type seriesKey struct {
-	test, host, config string
-	threads            int
+	suite, test, host, config string
+	threads                   int
 }
 
-// FromRuns makes a series of metric m for every test, host, config and
-// thread count in runs (ok runs only). Points are ordered by version when
-// every run names one and there are two builds or more, one point per build
-// (the median of its runs); otherwise one point per run, by time.
-func FromRuns(runs []result.Run, m Metric, hostOf func(result.Run) string) []Series {
+// FromRuns makes a series of metric m for every suite, test, host, config
+// and thread count in runs (ok runs only). Points are ordered by version
+// when every run names one and there are two builds or more, one point per
+// build (the median of its runs); otherwise one point per run, by time.
+func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string) []Series {
 	groups := map[seriesKey][]result.Run{}
 	var keys []seriesKey
 	for _, r := range runs {
@@ -142,7 +80,7 @@ func FromRuns(runs []result.Run, m Metric, hostOf func(result.Run) string) []Ser
 			continue
 		}
 		cfg := result.ConfigName(r.Config)
-		k := seriesKey{r.Test, hostOf(r), cfg, r.Threads}
+		k := seriesKey{r.Suite, r.Test, hostOf(r), cfg, r.Threads}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -150,6 +88,9 @@ func FromRuns(runs []result.Run, m Metric, hostOf func(result.Run) string) []Ser
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
+		if a.suite != b.suite {
+			return a.suite < b.suite
+		}
 		if a.test != b.test {
 			return a.test < b.test
 		}
@@ -163,14 +104,14 @@ func FromRuns(runs []result.Run, m Metric, hostOf func(result.Run) string) []Ser
 	})
 	var out []Series
 	for _, k := range keys {
-		s := Series{Test: k.test, Metric: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config, Threads: k.threads}
+		s := Series{Suite: k.suite, Test: k.test, Metric: m.Name, Unit: m.UnitOf(groups[k][0]), HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config, Threads: k.threads}
 		s.Points, s.Order = points(groups[k], m)
 		out = append(out, s)
 	}
 	return out
 }
 
-func points(runs []result.Run, m Metric) ([]Point, string) {
+func points(runs []result.Run, m result.Metric) ([]Point, string) {
 	builds := map[string][]result.Run{}
 	versioned := true
 	for _, r := range runs {

@@ -41,7 +41,7 @@ func TestFromRuns(t *testing.T) {
 		run("ma1104", "11.4.1", "point-query_range=100", 4, 310, t0.Add(time.Hour)),
 		{Build: "x", Test: "point-query_range=100", Threads: 1, Status: result.Failed, Totals: result.Totals{Reported: 1}},
 	}
-	qps, _ := MetricNamed("qps")
+	qps, _ := result.MetricNamed("qps")
 	s := FromRuns(runs, qps, func(result.Run) string { return "" })
 	if len(s) != 2 {
 		t.Fatalf("%d series", len(s))
@@ -53,11 +53,11 @@ func TestFromRuns(t *testing.T) {
 	if b := s[1]; b.Order != "time" || len(b.Points) != 2 || b.Points[1].Value != 310 {
 		t.Errorf("by time: %+v", b)
 	}
-	p99, _ := MetricNamed("p99")
+	p99, _ := result.MetricNamed("p99")
 	if s := FromRuns(runs, p99, func(result.Run) string { return "" }); s[0].HigherIsBetter || s[0].Points[0].Value != 1 {
 		t.Errorf("p99: %+v", s[0])
 	}
-	if _, err := MetricNamed("qpsx"); err == nil || !strings.Contains(err.Error(), "cpu/o") {
+	if _, err := result.MetricNamed("qpsx"); err == nil || !strings.Contains(err.Error(), "cpu/o") {
 		t.Errorf("unknown metric: %v", err)
 	}
 }
@@ -72,8 +72,8 @@ func TestFormatsRoundTrip(t *testing.T) {
 		r.Params = map[string]string{"commit": "c" + v}
 		runs = append(runs, r)
 	}
-	qps, _ := MetricNamed("qps")
-	p99, _ := MetricNamed("p99")
+	qps, _ := result.MetricNamed("qps")
+	p99, _ := result.MetricNamed("p99")
 	series := append(FromRuns(runs, qps, func(result.Run) string { return "h1" }), FromRuns(runs, p99, func(result.Run) string { return "h1" })...)
 	dir := t.TempDir()
 	files, err := WriteOtavaCSV(dir, series)
@@ -109,9 +109,11 @@ func TestFormatsRoundTrip(t *testing.T) {
 
 // Otava's and Nyrkiö's public TigerBeetle series reads as one metric.
 func TestReadTigerBeetle(t *testing.T) {
-	s, err := Read(filepath.Join("/work/shared/validation/changepoint", "tigerbeetle_load_accepted.csv"), "time", nil)
+	// The public series is committed once, with the detector's other
+	// validation data (its README says where it comes from).
+	s, err := Read(filepath.Join("..", "changepoint", "testdata", "validation", "tigerbeetle_load_accepted.csv"), "time", nil)
 	if err != nil {
-		t.Skipf("validation data not here: %v", err)
+		t.Fatal(err)
 	}
 	if len(s) != 1 || s[0].Metric != "value" || len(s[0].Points) != 365 || s[0].Points[0].Value != 26705 || s[0].Points[0].Commit == "" {
 		t.Errorf("%d series: %+v", len(s), s[0].Points[:1])
@@ -133,8 +135,8 @@ func TestExportJoinsByBuild(t *testing.T) {
 		}
 		runs = append(runs, r)
 	}
-	qps, _ := MetricNamed("qps")
-	cpu, _ := MetricNamed("cpu/o")
+	qps, _ := result.MetricNamed("qps")
+	cpu, _ := result.MetricNamed("cpu/o")
 	series := append(FromRuns(runs, qps, func(result.Run) string { return "" }), FromRuns(runs, cpu, func(result.Run) string { return "" })...)
 	files, err := WriteOtavaCSV(t.TempDir(), series)
 	if err != nil {

@@ -2,8 +2,7 @@
 // into result.Run values, so they can be stored and compared with qpslab's
 // own: the text a sysbench 1.0.x or 1.1.x `run` prints (Sysbench), and the
 // result folders of the reference harness, mdcallag/mytools
-// bench/sysbench.lua (Mytools; see /work/shared/reference/mytools-sysbench.md
-// §1.2, §3.1, §5.1).
+// bench/sysbench.lua (Mytools; docs/reference.md describes their files).
 //
 // It reads files only: it stores nothing and runs nothing. Every importer
 // returns either all of its runs or one error that names the file, the line
@@ -20,9 +19,7 @@ package importer
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/version"
@@ -54,61 +51,34 @@ func errorf(kind, file string, line int, format string, args ...any) error {
 	return &fileError{kind: kind, file: file, line: line, msg: fmt.Sprintf(format, args...)}
 }
 
-// lookup finds the qpslab test a label names, among both run orders.
-func lookup(label string) (sysbench.Test, error) {
-	var ranges []string
-	id, _, _ := strings.Cut(label, "_range=")
-	for _, order := range [][]sysbench.Test{sysbench.OrderHEAD(), sysbench.Order2024()} {
-		for _, t := range order {
-			if t.Label() == label {
-				return t, nil
-			}
-			if t.ID() == id && !contains(ranges, strconv.Itoa(t.Range)) {
-				ranges = append(ranges, strconv.Itoa(t.Range))
-			}
-		}
-	}
-	const form = "want a qpslab label <testType>[.<variant>]_range=<R>"
-	if len(ranges) > 0 {
-		sort.Strings(ranges)
-		return sysbench.Test{}, fmt.Errorf("unknown test %q: %s, and qpslab runs %s with range %s", label, form, id, strings.Join(ranges, ", "))
-	}
-	return sysbench.Test{}, fmt.Errorf("unknown test %q: %s "+
-		"(point-query_range=100, random-points.pre_range=1000, scan_range=100, …; see sysbench.Order2024 and OrderHEAD)", label, form)
-}
+// lookup finds the qpslab test a label names.
+func lookup(label string) (sysbench.Test, error) { return sysbench.Lookup(label) }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// newRun fills what every imported run shares.
+// newRun fills what every imported run shares: what the suite says of
+// the test (its groups, role and place in the order, sysbench.Stamp) and
+// where the numbers came from.
 func newRun(t sysbench.Test, src Source, source, file string) result.Run {
-	return result.Run{
+	r := result.Run{
 		SchemaVersion: result.SchemaVersion,
 		QpslabVersion: version.Version, // the importing qpslab; Params["source"] says where the numbers came from
-		Suite:         "sysbench",
 		Test:          t.Label(),
 		Build:         src.Build,
 		Config:        src.Config,
 		Loop:          "closed",
 		Status:        result.OK,
-		Params: map[string]string{
-			"source":               source,
-			"file":                 file,
-			"name":                 t.Name,
-			"variant":              t.Variant,
-			"range":                strconv.Itoa(t.Range),
-			"group5":               t.Group5,
-			"group4":               t.Group4,
-			"statements_per_event": strconv.Itoa(t.Statements),
-			"warm":                 strconv.FormatBool(t.Warm()),
-		},
+		Params:        map[string]string{"source": source, "file": file},
 		// Started and Ended stay zero: sysbench prints no wall-clock times.
+	}
+	sysbench.Stamp(&r) // t came from Lookup: it is the suite's
+	return r
+}
+
+// setSeries says which sample counter follows a run's headline figure:
+// statements for QPS, events for scan's Krows/s (one scan is one event).
+func setSeries(t *result.Totals) {
+	t.Series = result.SeriesStatements
+	if t.ReportedUnit != "qps" {
+		t.Series = result.SeriesEvents
 	}
 }
 
@@ -121,13 +91,11 @@ func reportedUnit(t sysbench.Test) (unit, op string) {
 }
 
 // krowsPerSec is scan's reported figure as the reference computes it since
-// run.sh commit 59c1b9cd (and qpslab's engine too): thousands of rows of one
-// table per second of one scan, from sysbench's average event latency.
+// run.sh commit 59c1b9cd (and the sysbench suite too): thousands of rows of
+// one table per second of one scan, from sysbench's average event latency
+// in ms.
 func krowsPerSec(tableSize int64, avgMs float64) float64 {
-	if avgMs <= 0 {
-		return 0
-	}
-	return float64(tableSize) / 1000 / (avgMs / 1000)
+	return sysbench.KrowsPerSec(float64(tableSize)/1000, avgMs*1000)
 }
 
 // msToUs converts sysbench's milliseconds (two decimals) to microseconds,

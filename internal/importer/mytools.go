@@ -284,6 +284,7 @@ func (t *mtTest) run(test sysbench.Test, src Source, dop, i int, rv map[string]r
 		tot.Reported = v
 	}
 
+	setSeries(tot)
 	if f := t.met[dop]; f != "" {
 		m, err := readMet(t.path(f))
 		if err != nil {

@@ -41,6 +41,7 @@ func Sysbench(path string, src Source, test string) (result.Run, error) {
 		}
 		run.Totals.Reported, run.Totals.ReportedUnit = krowsPerSec(rows, o.avg), "Krows/s"
 	}
+	setSeries(&run.Totals)
 	return run, nil
 }
 

@@ -7,12 +7,29 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 )
+
+// WriteHTML writes the report to the file path.
+func WriteHTML(path string, m Model) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	if err := HTML(f, m); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write the report %s: %w", path, err)
+	}
+	return nil
+}
 
 // HTML writes m as one self-contained HTML file (no external CSS, JS, fonts or images; viewable offline).
 func HTML(w io.Writer, m Model) error {

@@ -7,9 +7,13 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // Model is everything one report shows.
@@ -51,4 +55,79 @@ type Host struct {
 // Config is one label's config: its name@hash and content.
 type Config struct {
 	Label, Name, Content string
+}
+
+// NewModel gathers what a report shows of sets (loaded with their
+// samples) and their comparison: the per-op tables, each test's latest
+// timeline per label, the hosts the runs ran on (hostID names a
+// fingerprint) and each label's config (content looks a config id up; ""
+// when unknown, as for imports).
+func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.RawMessage) (string, error), content func(configID string) string, now time.Time) Model {
+	m := Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: now, Comparison: cmp}
+	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
+	latest := make([]map[string]result.Run, len(sets))
+	hosts := map[string]*Host{}
+	var hostOrder []string
+	for i, s := range sets {
+		latest[i] = map[string]result.Run{}
+		for _, r := range s.Runs {
+			latest[i][fmt.Sprintf("%s/%d", r.Test, r.Threads)] = r // runs come oldest first
+			if len(r.Host) == 0 {
+				continue
+			}
+			id, err := hostID(r.Host)
+			if err != nil {
+				continue
+			}
+			if _, ok := hosts[id]; !ok {
+				hosts[id] = &Host{Fingerprint: r.Host}
+				hostOrder = append(hostOrder, id)
+			}
+			if hs := hosts[id]; len(hs.Labels) == 0 || hs.Labels[len(hs.Labels)-1] != s.Label {
+				hs.Labels = append(hs.Labels, s.Label)
+			}
+		}
+		if len(s.Runs) > 0 {
+			last := s.Runs[len(s.Runs)-1]
+			m.Configs = append(m.Configs, Config{Label: s.Label, Name: last.Config, Content: content(last.Config)})
+		}
+	}
+	for _, id := range hostOrder {
+		m.Hosts = append(m.Hosts, *hosts[id])
+	}
+	for _, row := range cmp.Rows {
+		tl := Timeline{Test: row.Test, Threads: row.Threads}
+		for i, s := range sets {
+			r, ok := latest[i][fmt.Sprintf("%s/%d", row.Test, row.Threads)]
+			if !ok || len(r.Samples) == 0 {
+				continue
+			}
+			tl.Series = append(tl.Series, seriesOf(s.Label, r))
+		}
+		if len(tl.Series) > 0 {
+			m.Timelines = append(m.Timelines, tl)
+		}
+	}
+	return m
+}
+
+// seriesOf is a run's per-second headline rate and p99 response time.
+func seriesOf(label string, r result.Run) Series {
+	s := Series{Label: label, Unit: r.Totals.Series + "/s"}
+	if r.Totals.Series == "" {
+		s.Unit = result.SeriesStatements + "/s"
+	}
+	n := r.Samples[len(r.Samples)-1].Second + 1
+	s.Rate, s.P99Ms = make([]float64, n), make([]float64, n)
+	for i := range s.Rate {
+		s.Rate[i], s.P99Ms[i] = math.NaN(), math.NaN()
+	}
+	for _, smp := range r.Samples {
+		if smp.Second < 0 || smp.Second >= n {
+			continue
+		}
+		s.Rate[smp.Second] = smp.Count(r.Totals.Series)
+		s.P99Ms[smp.Second] = smp.Response.P99 / 1000
+	}
+	return s
 }

@@ -84,13 +84,29 @@ func absCell(s analysis.Summary) string {
 	}
 	v := textNum(s.Center)
 	if s.N > 1 && s.Center != 0 {
-		if pct := 100 * math.Max(s.Hi-s.Center, s.Center-s.Lo) / s.Center; math.IsInf(pct, 0) || math.IsNaN(pct) {
-			v += " ±∞" // too few repeats for an interval, as benchstat says
-		} else {
+		// Only where an interval exists: too few repeats give none, and
+		// the header says how many it takes.
+		if pct := 100 * math.Max(s.Hi-s.Center, s.Center-s.Lo) / s.Center; !math.IsInf(pct, 0) && !math.IsNaN(pct) {
 			v += fmt.Sprintf(" ±%.0f%%", pct)
 		}
 	}
 	return v
+}
+
+// versionOf is " (version)" of label i (0 the base), or "" when unknown or
+// the label says it already.
+func versionOf(c *analysis.Comparison, i int) string {
+	if i >= len(c.Versions) || c.Versions[i] == "" {
+		return ""
+	}
+	label := c.Base
+	if i > 0 {
+		label = c.Others[i-1]
+	}
+	if strings.Contains(label, c.Versions[i]) {
+		return ""
+	}
+	return " (" + c.Versions[i] + ")"
 }
 
 // Compare writes a comparison in format f ("text" colours when colour is
@@ -127,12 +143,12 @@ func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 }
 
 func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
-	fmt.Fprintf(w, "base: %s\n", c.Base)
+	fmt.Fprintf(w, "base: %s%s\n", c.Base, versionOf(c, 0))
 	for i, o := range c.Others {
-		fmt.Fprintf(w, "col-%d: %s\n", i+1, o)
+		fmt.Fprintf(w, "col-%d: %s%s\n", i+1, o, versionOf(c, i+1))
 	}
 	if c.Repeats {
-		fmt.Fprintf(w, "with repeats: the median ± its 95%% interval; \"~\" marks a change that is not significant (Mann-Whitney U, p ≥ %.2f)\n", c.Alpha)
+		fmt.Fprintf(w, "with repeats: the median, ± its 95%% interval where %d or more repeats give one; \"~\" marks a change that is not significant (Mann-Whitney U, p ≥ %.2f)\n", c.IntervalN, c.Alpha)
 	}
 	fmt.Fprintf(w, "relative = col / base; ≤ %.2f is worse, ≥ %.2f better\n\n", analysis.Worse, analysis.Better)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

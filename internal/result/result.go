@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -15,7 +16,11 @@ import (
 // SchemaVersion is bumped whenever a field changes meaning.
 // Version 2: hardware cost per operation (HW) replaced Totals' client CPU
 // fields, and the load is a run of its own (test "load", rows/s).
-const SchemaVersion = 2
+// Version 3: a run carries its place in its suite (Step, Role, Groups),
+// figures per operation kind (Totals.Ops, Sample.Ops), verdicts, and the
+// sample counter its headline figure follows (Totals.Series). Version 2
+// files are read and upgraded (Upgrade).
+const SchemaVersion = 3
 
 // Latency summarises a latency distribution, in microseconds.
 type Latency struct {
@@ -45,7 +50,52 @@ type Sample struct {
 	// response times.
 	ServiceHist  []byte `json:"service_hist,omitempty"`
 	ResponseHist []byte `json:"response_hist,omitempty"`
+	// Ops is this second per operation kind, for a workload whose events
+	// are of several kinds (inserts beside queries); empty otherwise.
+	Ops []OpSample `json:"ops,omitempty"`
 }
+
+// OpSample is one operation kind's part of one second.
+type OpSample struct {
+	Kind         string  `json:"kind"` // insert, delete, query, …
+	Count        int64   `json:"count"`
+	Errors       int64   `json:"errors,omitempty"`
+	Response     Latency `json:"response"`
+	Service      Latency `json:"service"`
+	ServiceHist  []byte  `json:"service_hist,omitempty"`
+	ResponseHist []byte  `json:"response_hist,omitempty"`
+}
+
+// OpTotals is one operation kind over the measured window: its count, its
+// rate and its own latency distributions.
+type OpTotals struct {
+	Kind         string  `json:"kind"`
+	Count        int64   `json:"count"`
+	Errors       int64   `json:"errors,omitempty"`
+	Rate         float64 `json:"rate"` // per second of the measured window
+	Response     Latency `json:"response"`
+	Service      Latency `json:"service"`
+	ServiceHist  []byte  `json:"service_hist,omitempty"`
+	ResponseHist []byte  `json:"response_hist,omitempty"`
+}
+
+// Count is a second's count of what a run's headline figure counts (Totals.Series).
+func (s Sample) Count(series string) float64 {
+	switch series {
+	case SeriesEvents:
+		return float64(s.Events)
+	case SeriesRows:
+		return float64(s.Rows)
+	}
+	return float64(s.Statements)
+}
+
+// What a headline figure's per-second series counts (Totals.Series).
+const (
+	SeriesStatements = "statements"
+	SeriesEvents     = "events"
+	SeriesRows       = "rows"
+)
 
 // Totals are the merged numbers of the measured window.
 type Totals struct {
@@ -60,14 +110,30 @@ type Totals struct {
 	TPS        float64 `json:"tps"`         // events/s
 	QPS        float64 `json:"qps"`         // statements/s
 	RowsPerSec float64 `json:"rows_per_sec"`
-	// Reported is the number the reference harness reports for this test:
-	// QPS, or Krows/s for scan (see docs/tests.md).
+	// Reported is the step's headline figure, as its suite defines it
+	// (sysbench: QPS, or Krows/s for scan; a load: rows/s), in
+	// ReportedUnit. Series names the sample counter whose per-second rate
+	// follows it (statements, events or rows), for timelines and drift.
 	Reported     float64 `json:"reported"`
 	ReportedUnit string  `json:"reported_unit"`
+	Series       string  `json:"series,omitempty"`
 	Response     Latency `json:"response"`
 	Service      Latency `json:"service"`
 	ResponseHist []byte  `json:"response_hist,omitempty"`
 	ServiceHist  []byte  `json:"service_hist,omitempty"`
+	// Ops are the figures per operation kind, when the step's events are
+	// of several kinds; empty otherwise.
+	Ops []OpTotals `json:"ops,omitempty"`
+}
+
+// Op returns the totals of operation kind k.
+func (t Totals) Op(k string) (OpTotals, bool) {
+	for _, o := range t.Ops {
+		if o.Kind == k {
+			return o, true
+		}
+	}
+	return OpTotals{}, false
 }
 
 // HW is the hardware cost of the measured window: host, disk, server and
@@ -147,34 +213,64 @@ type Flag struct {
 	Detail string `json:"detail"`
 }
 
+// Placement is where a step sits in one of its suite's report layouts.
+type Placement struct {
+	Layout string `json:"layout"` // the layout's name: sysbench's "5" or "4"
+	Group  string `json:"group"`  // point-1, range-2, writes, …
+	Pos    int    `json:"pos"`    // the group's position in the layout's report order
+}
+
+// Verdict is a step's pass or fail against a stated goal (an SLA, a
+// sustained rate).
+type Verdict struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Roles of a step (Run.Role).
+const (
+	RoleTest = ""     // a reported test
+	RoleLoad = "load" // a setup step that is measured (the load): compared in a group of its own, never in "all"
+	RoleWarm = "warm" // run but not reported (a warm-up)
+)
+
 // Run is one test at one thread count against one build × config.
 type Run struct {
-	SchemaVersion int               `json:"schema_version"`
-	QpslabVersion string            `json:"qpslab_version"`
-	Suite         string            `json:"suite"` // sysbench
-	Test          string            `json:"test"`  // label as result tables print it: point-query_range=100
-	Params        map[string]string `json:"params"`
-	Seed          uint64            `json:"seed"`
-	Build         string            `json:"build"`
-	Flavor        string            `json:"flavor"`
-	Version       string            `json:"version"`
-	Config        string            `json:"config"` // name@hash
-	Threads       int               `json:"threads"`
-	Loop          string            `json:"loop"` // closed or open
-	Rate          float64           `json:"rate,omitempty"`
-	Arrivals      string            `json:"arrivals,omitempty"`
-	Warmup        float64           `json:"warmup_seconds"`
-	Duration      float64           `json:"duration_seconds"`
-	Started       time.Time         `json:"started"`
-	Ended         time.Time         `json:"ended"`
+	SchemaVersion int    `json:"schema_version"`
+	QpslabVersion string `json:"qpslab_version"`
+	Suite         string `json:"suite"` // sysbench
+	Test          string `json:"test"`  // label as result tables print it: point-query_range=100
+	// Step is the test's position in its suite's run order, Role whether it
+	// is reported, and Groups where it sits in each of the suite's report
+	// layouts (the first is the suite's default layout). Analysis orders
+	// and groups by these, never by knowing the suite.
+	Step     int               `json:"step"`
+	Role     string            `json:"role,omitempty"`
+	Groups   []Placement       `json:"groups,omitempty"`
+	Params   map[string]string `json:"params"`
+	Seed     uint64            `json:"seed"`
+	Build    string            `json:"build"`
+	Flavor   string            `json:"flavor"`
+	Version  string            `json:"version"`
+	Config   string            `json:"config"` // name@hash
+	Threads  int               `json:"threads"`
+	Loop     string            `json:"loop"` // closed or open
+	Rate     float64           `json:"rate,omitempty"`
+	Arrivals string            `json:"arrivals,omitempty"`
+	Warmup   float64           `json:"warmup_seconds"`
+	Duration float64           `json:"duration_seconds"`
+	Started  time.Time         `json:"started"`
+	Ended    time.Time         `json:"ended"`
 	// Host is the fingerprint of the machine the run ran on: qpslab host
 	// check's JSON (kernel, CPU model, cores, memory, cpufreq state, risks).
-	Host    json.RawMessage `json:"host,omitempty"`
-	Status  string          `json:"status"` // ok, failed, aborted
-	Error   string          `json:"error,omitempty"`
-	Totals  Totals          `json:"totals"`
-	HW      *HW             `json:"hw,omitempty"`
-	Samples []Sample        `json:"samples"`
+	Host     json.RawMessage `json:"host,omitempty"`
+	Status   string          `json:"status"` // ok, failed, aborted
+	Error    string          `json:"error,omitempty"`
+	Totals   Totals          `json:"totals"`
+	Verdicts []Verdict       `json:"verdicts,omitempty"`
+	HW       *HW             `json:"hw,omitempty"`
+	Samples  []Sample        `json:"samples"`
 }
 
 // Statuses of a run.
@@ -203,7 +299,8 @@ func Write(path string, runs []Run) error {
 	return os.Rename(tmp, path)
 }
 
-// Read reads a result file, refusing versions it does not know.
+// Read reads a result file, refusing versions it does not know; a version 2
+// file is upgraded.
 func Read(path string) (File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -213,10 +310,71 @@ func Read(path string) (File, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return File{}, fmt.Errorf("read results %s: %w", path, err)
 	}
-	if f.SchemaVersion != SchemaVersion {
-		return File{}, fmt.Errorf("results %s have schema version %d, this qpslab reads %d: use a matching qpslab", path, f.SchemaVersion, SchemaVersion)
+	if f.SchemaVersion != SchemaVersion && f.SchemaVersion != 2 {
+		return File{}, fmt.Errorf("results %s have schema version %d, this qpslab reads 2 and %d: use a matching qpslab", path, f.SchemaVersion, SchemaVersion)
 	}
+	for i := range f.Runs {
+		Upgrade(&f.Runs[i])
+	}
+	f.SchemaVersion = SchemaVersion
 	return f, nil
+}
+
+// Upgrade fills what a run written before schema 3 lacks, from what it had:
+// every such run is sysbench's; its params held the groups ("group5",
+// "group4"), the position ("step") and whether it was a warm-up; its load
+// was the test "load". It changes nothing in a run that has them.
+func Upgrade(r *Run) {
+	if r.SchemaVersion >= 3 && r.Suite != "" {
+		return
+	}
+	if r.Suite == "" {
+		r.Suite = "sysbench"
+	}
+	p := r.Params
+	switch {
+	case r.Test == "load" || p["step"] == "load":
+		r.Role = RoleLoad
+	case p["warm"] == "true" || strings.Contains(r.Test, ".warm"):
+		r.Role = RoleWarm
+	}
+	if n, err := strconv.Atoi(p["step"]); err == nil {
+		r.Step = n + 1 // schema 2 counted from point-query.warm; the suite's catalogue counts the load first
+	}
+	if len(r.Groups) == 0 {
+		for _, l := range legacyLayouts {
+			if g := p[l.param]; g != "" {
+				r.Groups = append(r.Groups, Placement{Layout: l.name, Group: g, Pos: indexOf(l.groups, g)})
+			}
+		}
+	}
+	if r.Totals.Series == "" {
+		r.Totals.Series = SeriesEvents // scan's Krows/s and the load's rows/s followed events
+		if r.Totals.ReportedUnit == "qps" {
+			r.Totals.Series = SeriesStatements
+		}
+	}
+	r.SchemaVersion = SchemaVersion
+}
+
+// legacyLayouts are sysbench's two layouts as schema 2 recorded them (a
+// param per layout). Only Upgrade needs them: newer runs carry their
+// placements.
+var legacyLayouts = []struct {
+	name, param string
+	groups      []string
+}{
+	{"5", "group5", []string{"point-1", "range-1", "writes", "point-2", "range-2"}},
+	{"4", "group4", []string{"point", "range-noagg", "range-agg", "writes"}},
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return len(list)
 }
 
 // Measured says whether the hardware figures were measured: two snapshots
@@ -224,9 +382,18 @@ func Read(path string) (File, error) {
 func (h *HW) Measured() bool { return h != nil && h.Samples >= 2 && h.OpsPerSec > 0 }
 
 // Comparable says whether a run counts in comparisons and histories: it
-// ended ok and is not one of the reference's unreported warm-up steps.
-func (r Run) Comparable() bool {
-	return r.Status == OK && r.Params["warm"] != "true" && !strings.Contains(r.Test, ".warm")
+// ended ok and is not an unreported warm-up step.
+func (r Run) Comparable() bool { return r.Status == OK && r.Role != RoleWarm }
+
+// Placement returns the run's group in layout ("" for its suite's
+// default layout, the first).
+func (r Run) Placement(layout string) (Placement, bool) {
+	for _, p := range r.Groups {
+		if layout == "" || p.Layout == layout {
+			return p, true
+		}
+	}
+	return Placement{}, false
 }
 
 // ConfigName is a config id's name: "default@0123456789ab" → "default".
@@ -235,14 +402,4 @@ func ConfigName(id string) string {
 		return id[:i]
 	}
 	return id
-}
-
-// Ops is a second's operations in the unit of a run's reported figure:
-// statements for QPS, events otherwise (a scan, whose Krows/s is derived
-// from latency, or a load).
-func (s Sample) Ops(unit string) float64 {
-	if unit == "qps" {
-		return float64(s.Statements)
-	}
-	return float64(s.Events)
 }

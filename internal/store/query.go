@@ -25,6 +25,7 @@ func mustSub(f fs.FS, dir string) fs.FS {
 // any), narrowed by thread count and host (a hostname or a host id prefix),
 // and by status.
 type Filter struct {
+	Suite         string // "": any
 	Build, Config string
 	Threads       int      // 0: any
 	Host          string   // "": any
@@ -37,6 +38,10 @@ type Filter struct {
 func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 	where := []string{"1 = 1"}
 	var args []any
+	if f.Suite != "" {
+		where = append(where, "r.suite = ?")
+		args = append(args, f.Suite)
+	}
 	if f.Build != "" {
 		where = append(where, "r.build = ?")
 		args = append(args, f.Build)
@@ -67,7 +72,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT r.id, r.suite, r.test, r.build, b.flavor, b.version, r.config, r.threads, r.loop_mode, r.rate, r.arrivals,
 		r.params, r.seed, r.status, r.error, r.started, r.ended, r.warmup, r.duration, r.qpslab_version, r.totals, r.response_hist, r.service_hist,
-		h.fingerprint, m.hw
+		h.fingerprint, m.hw, r.step, r.role, r.groups, r.verdicts
 		FROM runs r JOIN builds b ON b.name = r.build LEFT JOIN hosts h ON h.id = r.host_id LEFT JOIN metrics m ON m.run_id = r.id
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY r.started, r.id`), args...)
 	if err != nil {
@@ -81,23 +86,40 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		var id, params, seed, started, ended, totals string
 		var rh, sh []byte
 		var fp, hw sql.NullString
+		var groups, verdicts string
 		if err := rows.Scan(&id, &r.Suite, &r.Test, &r.Build, &r.Flavor, &r.Version, &r.Config, &r.Threads, &r.Loop, &r.Rate, &r.Arrivals,
-			&params, &seed, &r.Status, &r.Error, &started, &ended, &r.Warmup, &r.Duration, &r.QpslabVersion, &totals, &rh, &sh, &fp, &hw); err != nil {
+			&params, &seed, &r.Status, &r.Error, &started, &ended, &r.Warmup, &r.Duration, &r.QpslabVersion, &totals, &rh, &sh, &fp, &hw,
+			&r.Step, &r.Role, &groups, &verdicts); err != nil {
 			return nil, fmt.Errorf("read store %s: %w", s.where, err)
 		}
 		r.SchemaVersion = result.SchemaVersion
-		json.Unmarshal([]byte(params), &r.Params)
+		bad := func(what string, err error) error {
+			return fmt.Errorf("read store %s: run %s: %s: %w", s.where, id, what, err)
+		}
+		if err := json.Unmarshal([]byte(params), &r.Params); err != nil {
+			return nil, bad("params", err)
+		}
+		if err := json.Unmarshal([]byte(groups), &r.Groups); err != nil {
+			return nil, bad("groups", err)
+		}
+		if err := json.Unmarshal([]byte(verdicts), &r.Verdicts); err != nil {
+			return nil, bad("verdicts", err)
+		}
 		r.Seed, _ = strconv.ParseUint(seed, 10, 64)
 		r.Started, _ = time.Parse(time.RFC3339Nano, started)
 		r.Ended, _ = time.Parse(time.RFC3339Nano, ended)
-		json.Unmarshal([]byte(totals), &r.Totals)
+		if err := json.Unmarshal([]byte(totals), &r.Totals); err != nil {
+			return nil, bad("totals", err)
+		}
 		r.Totals.ResponseHist, r.Totals.ServiceHist = rh, sh
 		if fp.Valid {
 			r.Host = json.RawMessage(fp.String)
 		}
 		if hw.Valid {
 			r.HW = &result.HW{}
-			json.Unmarshal([]byte(hw.String), r.HW)
+			if err := json.Unmarshal([]byte(hw.String), r.HW); err != nil {
+				return nil, bad("hardware metrics", err)
+			}
 		}
 		out = append(out, r)
 		ids = append(ids, id)
@@ -118,7 +140,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 }
 
 func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops
 		FROM samples WHERE run_id = ? ORDER BY second`), id)
 	if err != nil {
 		return nil, fmt.Errorf("read samples: %w", err)
@@ -128,12 +150,20 @@ func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error)
 	for rows.Next() {
 		var smp result.Sample
 		var lat string
-		if err := rows.Scan(&smp.Second, &smp.Events, &smp.Statements, &smp.Rows, &smp.Errors, &smp.Retries, &smp.Late, &lat, &smp.ResponseHist, &smp.ServiceHist); err != nil {
+		var ops sql.NullString
+		if err := rows.Scan(&smp.Second, &smp.Events, &smp.Statements, &smp.Rows, &smp.Errors, &smp.Retries, &smp.Late, &lat, &smp.ResponseHist, &smp.ServiceHist, &ops); err != nil {
 			return nil, fmt.Errorf("read samples: %w", err)
 		}
 		var l map[string]result.Latency
-		json.Unmarshal([]byte(lat), &l)
+		if err := json.Unmarshal([]byte(lat), &l); err != nil {
+			return nil, fmt.Errorf("read samples of run %s, second %d: %w", id, smp.Second, err)
+		}
 		smp.Response, smp.Service = l["response"], l["service"]
+		if ops.Valid {
+			if err := json.Unmarshal([]byte(ops.String), &smp.Ops); err != nil {
+				return nil, fmt.Errorf("read samples of run %s, second %d: %w", id, smp.Second, err)
+			}
+		}
 		out = append(out, smp)
 	}
 	return out, rows.Err()
@@ -142,6 +172,8 @@ func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error)
 // LabelInfo describes one label's stored results.
 type LabelInfo struct {
 	Label   string   `json:"label"`
+	Suite   string   `json:"suite"`
+	Version string   `json:"version"` // the build's
 	Runs    int      `json:"runs"`
 	Tests   int      `json:"tests"`
 	Threads []int    `json:"threads"`
@@ -152,9 +184,11 @@ type LabelInfo struct {
 	Last    string   `json:"last"`
 }
 
-// Labels lists every build.config in the store.
+// Labels lists every build.config in the store, once per suite it has
+// runs of.
 func (s *Store) Labels(ctx context.Context) ([]LabelInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT build, config_name, test, threads, hostname, COALESCE(host_id, ''), source, status, started FROM runs ORDER BY build, config_name, started`)
+	rows, err := s.db.QueryContext(ctx, `SELECT r.build, r.config_name, r.suite, b.version, r.test, r.threads, r.hostname, COALESCE(r.host_id, ''), r.source, r.status, r.started
+		FROM runs r JOIN builds b ON b.name = r.build ORDER BY r.build, r.config_name, r.suite, r.started`)
 	if err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
 	}
@@ -165,17 +199,17 @@ func (s *Store) Labels(ctx context.Context) ([]LabelInfo, error) {
 	var aux []sets
 	statuses := []map[string]int{}
 	for rows.Next() {
-		var b, c, test, hostname, hostID, source, status, started string
+		var b, c, suite, version, test, hostname, hostID, source, status, started string
 		var threads int
-		if err := rows.Scan(&b, &c, &test, &threads, &hostname, &hostID, &source, &status, &started); err != nil {
+		if err := rows.Scan(&b, &c, &suite, &version, &test, &threads, &hostname, &hostID, &source, &status, &started); err != nil {
 			return nil, fmt.Errorf("read store %s: %w", s.where, err)
 		}
 		l := b + "." + c
-		i, ok := idx[l]
+		i, ok := idx[l+"\x00"+suite]
 		if !ok {
 			i = len(out)
-			idx[l] = i
-			out = append(out, LabelInfo{Label: l, First: started})
+			idx[l+"\x00"+suite] = i
+			out = append(out, LabelInfo{Label: l, Suite: suite, Version: version, First: started})
 			aux = append(aux, sets{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}})
 			statuses = append(statuses, map[string]int{})
 		}

@@ -16,6 +16,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,8 +92,75 @@ func Open(ctx context.Context, dsn, def string) (*Store, error) {
 			return nil, err
 		}
 	}
+	if err := s.upgradeRuns(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	s.reapStale(ctx)
 	return s, nil
+}
+
+// upgradeRuns fills the suite columns of runs stored before schema 3 from
+// their params (result.Upgrade), once: an upgraded run has schema_version 3.
+func (s *Store) upgradeRuns(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, test, params, reported_unit, totals FROM runs WHERE schema_version < 3`)
+	if err != nil {
+		return fmt.Errorf("store %s: upgrade runs: %w", s.where, err)
+	}
+	type up struct {
+		id, groups, totals string
+		step               int
+		role               string
+	}
+	var ups []up
+	for rows.Next() {
+		var id, params, totals string
+		r := result.Run{SchemaVersion: 2, Suite: "sysbench"}
+		if err := rows.Scan(&id, &r.Test, &params, &r.Totals.ReportedUnit, &totals); err != nil {
+			rows.Close()
+			return fmt.Errorf("store %s: upgrade runs: %w", s.where, err)
+		}
+		if err := json.Unmarshal([]byte(params), &r.Params); err != nil {
+			rows.Close()
+			return fmt.Errorf("store %s: upgrade run %s: params: %w", s.where, id, err)
+		}
+		var tot map[string]any
+		if err := json.Unmarshal([]byte(totals), &tot); err != nil {
+			rows.Close()
+			return fmt.Errorf("store %s: upgrade run %s: totals: %w", s.where, id, err)
+		}
+		result.Upgrade(&r)
+		tot["series"] = r.Totals.Series
+		g, err1 := json.Marshal(r.Groups)
+		t, err2 := json.Marshal(tot)
+		if err := errors.Join(err1, err2); err != nil {
+			rows.Close()
+			return fmt.Errorf("store %s: upgrade run %s: %w", s.where, id, err)
+		}
+		ups = append(ups, up{id: id, groups: string(g), totals: string(t), step: r.Step, role: r.Role})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store %s: upgrade runs: %w", s.where, err)
+	}
+	if len(ups) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store %s: upgrade runs: %w", s.where, err)
+	}
+	defer tx.Rollback()
+	for _, u := range ups {
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE runs SET step = ?, role = ?, groups = ?, totals = ?, schema_version = 3 WHERE id = ? AND schema_version < 3`),
+			u.step, u.role, u.groups, u.totals, u.id); err != nil {
+			return fmt.Errorf("store %s: upgrade run %s: %w", s.where, u.id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store %s: upgrade runs: %w", s.where, err)
+	}
+	return nil
 }
 
 // migrateLocked migrates a SQLite store under a file lock, so that two
@@ -258,12 +326,21 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	if m.Source != "run" {
 		hostname = "" // an import says nothing of where it ran
 	}
-	_, err := x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
-		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals, runner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	groups, err := json.Marshal(r.Groups)
+	if err != nil {
+		return fmt.Errorf("store run: groups: %w", err)
+	}
+	if r.Suite == "" {
+		return fmt.Errorf("store run %s: it names no suite", r.Test)
+	}
+	_, err = x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
+		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals, runner,
+		step, role, groups)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		id, r.Suite, r.Test, r.Build, r.Config, cfgName, hostID, hostname, r.Threads, r.Loop, r.Rate, r.Arrivals,
 		string(params), strconv.FormatUint(r.Seed, 10), status, r.Error, ts(r.Started), ts(r.Ended), r.Warmup, r.Duration,
-		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}", runnerOf(os.Getpid()))
+		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}", runnerOf(os.Getpid()),
+		r.Step, r.Role, string(groups))
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
@@ -271,10 +348,21 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 }
 
 func (s *Store) insertSample(ctx context.Context, x execer, id string, smp result.Sample) error {
-	lat, _ := json.Marshal(map[string]result.Latency{"response": smp.Response, "service": smp.Service})
-	_, err := x.ExecContext(ctx, s.q(`INSERT INTO samples (run_id, second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, second) DO NOTHING`),
-		id, smp.Second, smp.Events, smp.Statements, smp.Rows, smp.Errors, smp.Retries, smp.Late, string(lat), nullBytes(smp.ResponseHist), nullBytes(smp.ServiceHist))
+	lat, err := json.Marshal(map[string]result.Latency{"response": smp.Response, "service": smp.Service})
+	if err != nil {
+		return fmt.Errorf("store sample %d: %w", smp.Second, err)
+	}
+	var ops any
+	if len(smp.Ops) > 0 {
+		b, err := json.Marshal(smp.Ops)
+		if err != nil {
+			return fmt.Errorf("store sample %d: %w", smp.Second, err)
+		}
+		ops = string(b)
+	}
+	_, err = x.ExecContext(ctx, s.q(`INSERT INTO samples (run_id, second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, second) DO NOTHING`),
+		id, smp.Second, smp.Events, smp.Statements, smp.Rows, smp.Errors, smp.Retries, smp.Late, string(lat), nullBytes(smp.ResponseHist), nullBytes(smp.ServiceHist), ops)
 	if err != nil {
 		return fmt.Errorf("store sample: %w", err)
 	}
@@ -294,11 +382,21 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 	t := r.Totals
 	rh, sh := t.ResponseHist, t.ServiceHist
 	t.ResponseHist, t.ServiceHist = nil, nil
-	tot, _ := json.Marshal(t)
-	params, _ := json.Marshal(r.Params)
-	_, err := x.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, error = ?, started = ?, ended = ?, duration = ?, params = ?, reported = ?, reported_unit = ?,
-		totals = ?, response_hist = ?, service_hist = ? WHERE id = ?`),
-		r.Status, r.Error, ts(r.Started), ts(r.Ended), r.Duration, string(params), t.Reported, t.ReportedUnit, string(tot), nullBytes(rh), nullBytes(sh), id)
+	tot, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("store run %s: totals: %w", r.Test, err)
+	}
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return fmt.Errorf("store run %s: params: %w", r.Test, err)
+	}
+	verdicts, err := json.Marshal(r.Verdicts)
+	if err != nil {
+		return fmt.Errorf("store run %s: verdicts: %w", r.Test, err)
+	}
+	_, err = x.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, error = ?, started = ?, ended = ?, duration = ?, params = ?, reported = ?, reported_unit = ?,
+		totals = ?, response_hist = ?, service_hist = ?, verdicts = ? WHERE id = ?`),
+		r.Status, r.Error, ts(r.Started), ts(r.Ended), r.Duration, string(params), t.Reported, t.ReportedUnit, string(tot), nullBytes(rh), nullBytes(sh), string(verdicts), id)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
@@ -308,8 +406,11 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 		}
 	}
 	if hw := r.HW; hw != nil {
-		b, _ := json.Marshal(hw)
-		_, err := x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, cpu_o, cs_o, r_o, rkb_o, wkb_o, o_s, host_cpu_us_o, server_cpu_us_o, client_cpu_us_o, hw)
+		b, err := json.Marshal(hw)
+		if err != nil {
+			return fmt.Errorf("store run %s: hardware metrics: %w", r.Test, err)
+		}
+		_, err = x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, cpu_o, cs_o, r_o, rkb_o, wkb_o, o_s, host_cpu_us_o, server_cpu_us_o, client_cpu_us_o, hw)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`),
 			id, hw.Op, hw.CPUPerOp, hw.CSPerOp, hw.ReadsPerOp, hw.ReadKBPerOp, hw.WriteKBPerOp, hw.OpsPerSec, hw.HostCPUUsOp, hw.ServerCPUUsOp, hw.ClientCPUUsOp, string(b))
 		if err != nil {

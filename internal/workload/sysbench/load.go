@@ -66,8 +66,8 @@ type LoadOptions struct {
 // indexes are built after the load; on PostgreSQL the id sequence is then set
 // past Rows so that the insert test's SERIAL ids do not collide.
 //
-// A sbtestN that qpslab recorded is dropped first; one that exists but is not
-// recorded stops the load before anything is dropped.
+// The tables must not exist: Drop them first (a table that exists makes the
+// load fail before it writes a row, so nothing of anyone's is touched).
 func (t Target) Load(ctx context.Context, o LoadOptions) error {
 	if err := t.check(); err != nil {
 		return err
@@ -78,8 +78,15 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 		return fmt.Errorf("load sbtest tables: connect: %w", err)
 	}
 	defer conn.Close()
-	if err := t.dropRecorded(ctx, conn); err != nil {
-		return fmt.Errorf("load sbtest tables: %w", err)
+	if _, err := conn.Exec(ctx, createRegistry); err != nil {
+		return fmt.Errorf("load sbtest tables: create %s: %w", registry, err)
+	}
+	for tb := 1; tb <= t.Tables; tb++ {
+		if ok, err := t.exists(ctx, conn, "sbtest"+strconv.Itoa(tb)); err != nil {
+			return fmt.Errorf("load sbtest tables: %w", err)
+		} else if ok {
+			return fmt.Errorf("load sbtest tables: sbtest%d exists: drop the tables first (Target.Drop)", tb)
+		}
 	}
 	for tb := 1; tb <= t.Tables; tb++ {
 		// Record first: a table qpslab made must never look like someone else's.

@@ -1,0 +1,194 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// Suites describes the registered suites: each with its parameters, its
+// report layouts, the figures it reports and its tests.
+func Suites(w io.Writer, suites []suite.Suite, format string) error {
+	type js struct {
+		Name    string         `json:"name"`
+		Summary string         `json:"summary"`
+		Params  []suite.Param  `json:"params"`
+		Layouts []suite.Layout `json:"layouts"`
+		Figures []suite.Figure `json:"figures"`
+		Tests   []suite.Test   `json:"tests"`
+	}
+	switch format {
+	case "json":
+		var out []js
+		for _, s := range suites {
+			out = append(out, js{s.Name(), s.Summary(), s.Params(), s.Layouts(), s.Figures(), s.Tests()})
+		}
+		return writeJSON(w, out)
+	case "text":
+	default:
+		return fmt.Errorf("--format %s: use text or json", format)
+	}
+	for _, s := range suites {
+		fmt.Fprintf(w, "%s: %s\n\n", s.Name(), s.Summary())
+		fmt.Fprintf(w, "  run it: qpslab run %s --build B [--config C] (its own flags: ", s.Name())
+		var names []string
+		for _, p := range s.Params() {
+			names = append(names, "--"+p.Name)
+		}
+		fmt.Fprintf(w, "%s)\n\n", strings.Join(names, " "))
+		for _, l := range s.Layouts() {
+			fmt.Fprintf(w, "  layout %s (%s): %s\n", l.Name, l.Title, strings.Join(l.Groups, ", "))
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  FIGURE\tUNIT\tBETTER\tPER\tTESTS")
+		for _, f := range s.Figures() {
+			better := "lower"
+			if f.HigherIsBetter {
+				better = "higher"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", f.Name, dash(f.Unit), better, dash(f.Per), dash(f.Tests))
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		head := "  TEST\tROLE"
+		for _, l := range s.Layouts() {
+			head += "\tGROUP (" + l.Name + ")"
+		}
+		fmt.Fprintln(tw, head+"\tWHAT")
+		for _, t := range s.Tests() {
+			fmt.Fprintf(tw, "  %s\t%s%s\t%s\n", t.Name, roleName(t.Role), groupCells(s.Layouts(), t.Groups), t.Note)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func roleName(r string) string {
+	if r == result.RoleTest {
+		return "test"
+	}
+	return r
+}
+
+func groupCells(layouts []suite.Layout, groups []result.Placement) string {
+	var b strings.Builder
+	for _, l := range layouts {
+		g := "-"
+		for _, p := range groups {
+			if p.Layout == l.Name {
+				g = p.Group
+			}
+		}
+		b.WriteString("\t" + g)
+	}
+	return b.String()
+}
+
+// PlanTests lists what a plan would run (--list-tests): each step with its
+// thread counts, seconds and groups, then the plan's total time.
+func PlanTests(w io.Writer, p *plan.Plan) error {
+	layouts := p.Suite.Layouts()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "TEST\tROLE\tTHREADS\tSECS"
+	for _, l := range layouts {
+		head += "\tGROUP (" + l.Name + ")"
+	}
+	fmt.Fprintln(tw, head)
+	for _, st := range p.Steps.Steps {
+		threads := st.Threads
+		if len(threads) == 0 {
+			threads = p.Threads
+		}
+		secs := "to its end"
+		if st.Drive != nil {
+			secs = strconv.FormatFloat(st.Seconds.Seconds(), 'f', -1, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\n", st.Test, roleName(st.Role), ints(threads), secs, groupCells(layouts, st.Groups))
+	}
+	tw.Flush()
+	var total time.Duration
+	tasks := 0
+	if len(p.Builds) == 0 { // no --build given: count one
+		q := *p
+		q.Builds = make([]build.Build, 1)
+		p = &q
+	}
+	items := p.Items()
+	for _, it := range items {
+		total += it.Seconds
+		if it.Seconds == 0 {
+			tasks++
+		}
+	}
+	fmt.Fprintf(w, "\n%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s) × %d repeat(s)): %s of warmups and measured time",
+		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), max(p.Repeat, 1), total.Round(time.Second))
+	if tasks > 0 {
+		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads)", tasks)
+	}
+	fmt.Fprintln(w, ", server starts and postwrite waits")
+	return nil
+}
+
+func ints(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// Labels lists the store's labels: one line per label and suite, with the
+// build's version.
+func Labels(w io.Writer, ls []store.LabelInfo, where string) error {
+	if len(ls) == 0 {
+		fmt.Fprintf(w, "no results in %s yet: run qpslab run SUITE (qpslab suites lists them), or qpslab import\n", where)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "LABEL\tVERSION\tSUITE\tRUNS\tTESTS\tTHREADS\tSTATUS\tLAST\tHOSTS / SOURCES")
+	for _, l := range ls {
+		last := l.Last
+		if len(last) > 19 {
+			last = last[:19]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s / %s\n", l.Label, dash(l.Version), l.Suite, l.Runs, l.Tests, ints(l.Threads), l.Status, last,
+			strings.Join(l.Hosts, " "), strings.Join(l.Sources, " "))
+	}
+	return tw.Flush()
+}
+
+// HostSummary is one line about the host and a line per variance risk.
+func HostSummary(w io.Writer, hc *host.Check) {
+	vm := "bare metal"
+	if hc.VM {
+		vm = "a VM"
+		if hc.Hypervisor != "" {
+			vm += " (" + hc.Hypervisor + ")"
+		}
+	}
+	fmt.Fprintf(w, "%s, %d CPUs, %.1f GB, kernel %s, %s, cpufreq driver %s, steal %.1f%% since boot\n",
+		hc.CPUModel, hc.CPUs, float64(hc.MemKB)/1e6, hc.Kernel, vm, hc.Driver, hc.StealPct)
+	for _, r := range hc.Risks {
+		fmt.Fprintf(w, "  risk: %s: %s (fix: %s)\n", r.Name, r.Detail, r.Fix)
+	}
+}

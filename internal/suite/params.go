@@ -1,0 +1,229 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is a parameter's type, which decides the flag the command makes.
+type Kind int
+
+const (
+	String  Kind = iota
+	Int          // a whole number
+	Float        // a finite number
+	Seconds      // a finite, positive number of seconds (fractions allowed)
+	Bool         // a switch
+	List         // comma-separated or repeated values
+)
+
+// Param is one parameter of a suite or of the plan.
+type Param struct {
+	Name    string
+	Kind    Kind
+	Default string // as it would be typed; "" for none
+	Usage   string
+}
+
+// Values are the parameters as given: every flag of the command, by name
+// (a suite reads its own and may look at the plan's), and which were set.
+type Values struct {
+	m   map[string]string
+	set map[string]bool
+}
+
+// NewValues returns values from the given map; set names those the user
+// gave (the rest are defaults).
+func NewValues(m map[string]string, set map[string]bool) Values {
+	if m == nil {
+		m = map[string]string{}
+	}
+	if set == nil {
+		set = map[string]bool{}
+	}
+	return Values{m: m, set: set}
+}
+
+// Defaults returns the values of params at their defaults.
+func Defaults(params ...[]Param) Values {
+	v := NewValues(nil, nil)
+	for _, ps := range params {
+		for _, p := range ps {
+			v.m[p.Name] = p.Default
+		}
+	}
+	return v
+}
+
+// With returns a copy of v with name set to value, as if the user gave it.
+func (v Values) With(name, value string) Values {
+	m := make(map[string]string, len(v.m)+1)
+	set := make(map[string]bool, len(v.set)+1)
+	for k, x := range v.m {
+		m[k] = x
+	}
+	for k, x := range v.set {
+		set[k] = x
+	}
+	m[name], set[name] = value, true
+	return Values{m: m, set: set}
+}
+
+// Changed says whether the user gave name.
+func (v Values) Changed(name string) bool { return v.set[name] }
+
+// Raw is the value of name as given.
+func (v Values) Raw(name string) string { return v.m[name] }
+
+// Checker reads values and collects every problem, so that a bad run is
+// one error before anything starts.
+type Checker struct {
+	v    Values
+	errs []error
+}
+
+// Check starts reading v.
+func (v Values) Check() *Checker { return &Checker{v: v} }
+
+func (c *Checker) fail(name, val, want string) {
+	c.errs = append(c.errs, fmt.Errorf("--%s %s: %s", name, val, want))
+}
+
+// Err is every problem found, on one line; nil when there was none.
+func (c *Checker) Err() error {
+	if len(c.errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(c.errs))
+	for i, e := range c.errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// Problem adds a problem found by the caller.
+func (c *Checker) Problem(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+// String is the value of name.
+func (c *Checker) String(name string) string { return strings.TrimSpace(c.v.m[name]) }
+
+// Bool is the value of a switch.
+func (c *Checker) Bool(name string) bool {
+	s := c.String(name)
+	if s == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		c.fail(name, s, "give true or false")
+	}
+	return b
+}
+
+// Int is a whole number in [lo, hi].
+func (c *Checker) Int(name string, lo, hi int64) int64 {
+	s := c.String(name)
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < lo || n > hi {
+		c.fail(name, quote(s), "give a whole number "+rangeText(float64(lo), float64(hi), true))
+		return lo
+	}
+	return n
+}
+
+// Float is a finite number in [lo, hi].
+func (c *Checker) Float(name string, lo, hi float64) float64 {
+	s := c.String(name)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < lo || f > hi {
+		c.fail(name, quote(s), "give a finite number "+rangeText(lo, hi, false))
+		return lo
+	}
+	return f
+}
+
+// maxSeconds bounds any duration: a week is longer than any benchmark step
+// and far from time.Duration's overflow.
+const maxSeconds = 7 * 24 * 3600
+
+// Seconds is a duration in seconds: finite, above zero (or zero when
+// zeroOK), at most a week.
+func (c *Checker) Seconds(name string, zeroOK bool) time.Duration {
+	s := c.String(name)
+	f, err := strconv.ParseFloat(s, 64)
+	bad := err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > maxSeconds || (f == 0 && !zeroOK)
+	if bad {
+		want := "give a number of seconds above 0 and at most a week (604800)"
+		if zeroOK {
+			want = "give a number of seconds from 0 to a week (604800)"
+		}
+		c.fail(name, quote(s), want)
+		return 0
+	}
+	return time.Duration(f * float64(time.Second))
+}
+
+// List is a comma-separated list (empty items dropped).
+func (c *Checker) List(name string) []string {
+	var out []string
+	for _, f := range strings.Split(c.v.m[name], ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Ints is a comma-separated list of whole numbers in [lo, hi].
+func (c *Checker) Ints(name string, lo, hi int64) []int {
+	var out []int
+	for _, f := range c.List(name) {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n < lo || n > hi {
+			c.fail(name, quote(c.v.m[name]), "give whole numbers "+rangeText(float64(lo), float64(hi), true)+", comma-separated (e.g. 1,4,16)")
+			return nil
+		}
+		out = append(out, int(n))
+	}
+	return out
+}
+
+// OneOf is a value among choices.
+func (c *Checker) OneOf(name string, choices ...string) string {
+	s := c.String(name)
+	for _, x := range choices {
+		if s == x {
+			return s
+		}
+	}
+	c.fail(name, quote(s), "use "+strings.Join(choices, ", "))
+	return choices[0]
+}
+
+func quote(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+func rangeText(lo, hi float64, whole bool) string {
+	f := func(x float64) string {
+		if whole {
+			return strconv.FormatFloat(x, 'f', 0, 64)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	switch {
+	case hi >= math.MaxInt64 || math.IsInf(hi, 1) || hi >= math.MaxFloat64:
+		return "of at least " + f(lo)
+	default:
+		return "from " + f(lo) + " to " + f(hi)
+	}
+}

@@ -1,0 +1,225 @@
+// Package suite owns what a benchmark suite is to the rest of qpslab, and
+// the registry of suites. A suite is one package under internal/workload
+// that registers itself in init: its name, its parameters (which the
+// command offers as flags), its tests, its report layouts, the figures it
+// reports, and, configured with parameter values, its steps in run order:
+// workloads the engine drives over SQL connections, or tasks the suite runs
+// itself (a bulk load, an external program whose output it parses), with
+// what runs before and after each.
+//
+// It runs nothing: the plan starts servers, hands each step to the engine
+// or runs its task, and records the results. A suite must not start
+// servers, time, or store anything.
+package suite
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// Suite is a registered benchmark suite.
+type Suite interface {
+	Name() string
+	// Summary is one line for `qpslab suites` and the command's help.
+	Summary() string
+	// Params are the suite's own parameters; the command offers each as a
+	// flag of `qpslab run NAME`, beside the plan's (Common).
+	Params() []Param
+	// Tests are every test the suite knows, in its reference order.
+	Tests() []Test
+	// Layouts are its report layouts, the default first.
+	Layouts() []Layout
+	// Figures are what it reports for its steps.
+	Figures() []Figure
+	// Configure checks the values (every problem at once, before anything
+	// starts) and returns the plan's steps.
+	Configure(v Values) (*Plan, error)
+}
+
+// Helper is implemented by a suite with more to say in `qpslab run NAME
+// --help` than its summary.
+type Helper interface {
+	Help() string
+}
+
+// Test is one test a suite knows, as `qpslab suites` lists it.
+type Test struct {
+	Name   string // the label its results carry: point-query.pre_range=100
+	Role   string // result.RoleTest, RoleLoad or RoleWarm
+	Groups []result.Placement
+	Note   string // one line: what it runs, for how long
+}
+
+// Layout is one way a suite groups its tests in reports.
+type Layout struct {
+	Name   string   // as --groups names it: "5"
+	Title  string   // "the 2023-2024 five-group layout"
+	Groups []string // in report order
+}
+
+// Figure is one figure a suite reports: its name in the metric catalogue
+// (result.Catalog, or a per-kind KIND/s), its unit, whether higher is
+// better, what it is counted per, and which of the suite's tests report
+// it ("" for all).
+type Figure struct {
+	Name           string
+	Unit           string
+	HigherIsBetter bool
+	Per            string
+	Tests          string
+}
+
+// Plan is a configured suite: its steps in run order, and what every run
+// of it records.
+type Plan struct {
+	Steps []Step
+	// Params are recorded with every run (the table size, the test list).
+	Params map[string]string
+	// Protocols are the servers the suite runs on (nil: any).
+	Protocols []client.Protocol
+}
+
+// Step is one step of a plan: exactly one of Drive and Task is set.
+type Step struct {
+	Test string // the label results carry
+	// Order is the step's position in the suite's whole run order (not
+	// only the selected steps'), so reports order runs of different
+	// selections alike.
+	Order  int
+	Role   string // result.RoleTest, RoleLoad or RoleWarm
+	Groups []result.Placement
+	Params map[string]string // recorded with the step's runs
+	// Threads, if set, replaces the plan's thread counts for this step
+	// (sysbench runs scan with one thread per table; the load with its
+	// own connection count).
+	Threads []int
+	// Seconds is the measured time of a driven step; for a task, nothing
+	// (it runs to its end).
+	Seconds time.Duration
+	// Before runs before the step's first thread count, After after its
+	// last, both unmeasured (drop old tables; flush and wait).
+	Before, After func(ctx context.Context, s *Server) error
+	// Headline says how the step's reported figure is computed.
+	Headline Headline
+	Drive    *Drive
+	Task     *Task
+}
+
+// Headline is how a step's reported figure comes from its totals: its
+// unit, the operation the hardware cost is counted per, the sample counter
+// whose per-second rate follows it, and the value (nil: statements/s).
+type Headline struct {
+	Unit   string // "qps" when empty
+	Op     string // "statement" when empty
+	Series string // result.SeriesStatements when empty
+	Value  func(result.Totals) float64
+}
+
+// Of fills t's headline, with the defaults filled in.
+func (h Headline) Of(t *result.Totals) (op string) {
+	t.ReportedUnit, t.Series, op = h.Unit, h.Series, h.Op
+	if t.ReportedUnit == "" {
+		t.ReportedUnit = "qps"
+	}
+	if t.Series == "" {
+		t.Series = result.SeriesStatements
+	}
+	if op == "" {
+		op = "statement"
+	}
+	t.Reported = t.QPS
+	if h.Value != nil {
+		t.Reported = h.Value(*t)
+	}
+	return op
+}
+
+// Drive is a workload the engine runs over SQL connections.
+type Drive struct {
+	// Workload makes the engine's workload for one run of the step.
+	Workload func(s *Server, seed uint64) engine.Workload
+	// Retry restarts events whose error the workload classifies as
+	// retryable (deadlocks, lock-wait timeouts).
+	Retry bool
+}
+
+// Task is something the suite runs itself and measures as a whole: a bulk
+// load, an external program. It returns the totals of what it did (rows,
+// events; the plan sets Seconds and the rates from its timing unless the
+// task sets Seconds), and may report progress and per-second samples.
+type Task struct {
+	Run func(ctx context.Context, s *Server, threads int, seed uint64, t TaskIO) (result.Totals, error)
+}
+
+// TaskIO is what a task may tell the plan as it runs.
+type TaskIO struct {
+	Progress func(done, total int64) // never nil
+	Sample   func(result.Sample)     // never nil
+}
+
+// Server is the server under test, as a step sees it.
+type Server struct {
+	Protocol client.Protocol
+	Flavor   string
+	Version  string
+	Datadir  string
+	// Dial opens one dedicated connection to qpslab's database on it, with
+	// the run's client options.
+	Dial   func(ctx context.Context) (client.Conn, error)
+	Client client.Options
+	Log    func(line string) // never nil
+}
+
+var registry = struct {
+	sync.Mutex
+	m map[string]Suite
+}{m: map[string]Suite{}}
+
+// Register adds s to the registry; suites call it from init. A second
+// suite of the same name is a programming error.
+func Register(s Suite) {
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.m[s.Name()]; dup {
+		panic("suite: " + s.Name() + " registered twice")
+	}
+	registry.m[s.Name()] = s
+}
+
+// Get returns the suite called name.
+func Get(name string) (Suite, error) {
+	registry.Lock()
+	defer registry.Unlock()
+	if s, ok := registry.m[name]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("unknown suite %q: use one of %s (qpslab suites lists them)", name, strings.Join(namesLocked(), ", "))
+}
+
+// All returns every registered suite, by name.
+func All() []Suite {
+	registry.Lock()
+	defer registry.Unlock()
+	var out []Suite
+	for _, n := range namesLocked() {
+		out = append(out, registry.m[n])
+	}
+	return out
+}
+
+func namesLocked() []string {
+	var names []string
+	for n := range registry.m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
