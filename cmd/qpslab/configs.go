@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 )
 
@@ -18,10 +17,22 @@ func configStore() (config.Store, error) {
 	return config.Store{Dir: h.Configs()}, nil
 }
 
+const familyFlagHelp = "the config family: mysql (MariaDB and MySQL) or postgres"
+
 func newConfigsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "configs",
 		Short: "List, show and add config variants (my.cnf or postgresql.conf fragments)",
+		Long: `A config is a my.cnf fragment (.cnf, MariaDB and MySQL) or a postgresql.conf
+fragment (.conf). A config may be based on another: a line
+
+    # qpslab: base=default
+
+(a comment to the servers) makes its effective settings the base's with the
+config's own laid over them, option by option and [section] by [section];
+bases chain. The effective settings are what a sandbox applies and what the
+config's ID (name@hash) hashes, so editing a base changes the ID of every
+config on it. A config without a base line is applied as it is.`,
 	}
 	c.AddCommand(&cobra.Command{
 		Use:   "list",
@@ -37,67 +48,116 @@ func newConfigsCmd() *cobra.Command {
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tFAMILY\tHASH\tSOURCE")
+			fmt.Fprintln(w, "NAME\tFAMILY\tBASE\tHASH\tSOURCE")
 			for _, c := range cs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", c.Name, c.Family, c.Hash()[:12], c.Source)
+				base, hash := c.Base, "broken"
+				if base == "" {
+					base = "-"
+				}
+				if c.Err == nil {
+					hash = c.Hash()[:12]
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Name, c.Family, base, hash, c.Source)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			for _, c := range cs {
+				if c.Err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "qpslab: %v\n", c.Err)
+				}
+			}
+			return nil
 		},
 	})
-	var famFlag string
+
+	var showFam string
+	var own bool
 	show := &cobra.Command{
 		Use:   "show NAME",
-		Short: "Print a config's content",
-		Args:  cobra.ExactArgs(1),
+		Short: "Print a config's effective settings (--own: its file as it is)",
+		Long: `Print a config's effective settings: for a config with a base, the base
+chain's settings with each config's own laid over them, each line that does not
+come from the deepest base marked "# from NAME"; for one without, its file.
+This is what a sandbox applies. --own prints the config's file as it is.
+
+The config is looked up in both families; a name both have (default) needs
+--family.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := configStore()
 			if err != nil {
 				return err
 			}
-			f, err := build.ParseFlavor(famFlag)
+			var cfg config.Config
+			if showFam == "" {
+				cfg, err = s.Find(args[0])
+			} else {
+				var fam config.Family
+				if fam, err = config.ParseFamily(showFam); err != nil {
+					return err
+				}
+				cfg, err = s.Get(args[0], fam)
+			}
 			if err != nil {
 				return err
 			}
-			cfg, err := s.Get(args[0], config.FamilyOf(string(f)))
-			if err != nil {
-				return err
+			out := cfg.Content
+			if own {
+				out = cfg.Own
 			}
-			_, err = cmd.OutOrStdout().Write(cfg.Content)
+			_, err = cmd.OutOrStdout().Write(out)
 			return err
 		},
 	}
-	show.Flags().StringVar(&famFlag, "flavor", "mariadb", "the flavor the config is for (mariadb, mysql, postgres)")
+	show.Flags().StringVar(&showFam, "family", "", familyFlagHelp+"; needed only when both have the name")
+	show.Flags().StringVar(&showFam, "flavor", "", "the flavor the config is for")
+	show.Flags().MarkDeprecated("flavor", "use --family")
+	show.Flags().BoolVar(&own, "own", false, "print only the config's own file, not the settings it inherits")
 	c.AddCommand(show)
 
 	var replace bool
-	var addFam string
+	var addFam, base string
 	add := &cobra.Command{
 		Use:   "add NAME FILE",
-		Short: "Add FILE as config NAME (.cnf: MySQL family, .conf: PostgreSQL)",
-		Args:  cobra.ExactArgs(2),
+		Short: "Add FILE as config NAME, based on default unless --base says otherwise",
+		Long: `Add FILE as config NAME (.cnf: MySQL family, .conf: PostgreSQL; --family
+for another extension).
+
+BY DEFAULT THE NEW CONFIG IS BASED ON default: its effective settings are
+qpslab's default config with FILE's settings laid over it, so a file that sets
+two options changes two options. The base is recorded in the stored file as its
+first line, "# qpslab: base=default". Pass --base NAME for another base, or
+--base none for a config that is applied as it is (the server's own defaults
+for everything FILE does not set). A base line already in FILE counts; --base
+must then agree with it.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := configStore()
 			if err != nil {
 				return err
 			}
-			var fam config.Family
+			o := config.AddOptions{Base: base, BaseIsDefault: !cmd.Flags().Changed("base"), Replace: replace}
 			if addFam != "" {
-				f, err := build.ParseFlavor(addFam)
-				if err != nil {
+				if o.Family, err = config.ParseFamily(addFam); err != nil {
 					return err
 				}
-				fam = config.FamilyOf(string(f))
 			}
-			cfg, err := s.Add(args[0], args[1], fam, replace)
+			cfg, err := s.AddWith(args[0], args[1], o)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added config %s (%s) as %s\n", cfg.ID(), cfg.Family, cfg.Source)
+			on := "no base"
+			if cfg.Base != "" {
+				on = "based on " + cfg.Base
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added config %s (%s, %s) as %s\n", cfg.ID(), cfg.Family, on, cfg.Source)
 			return nil
 		},
 	}
 	add.Flags().BoolVar(&replace, "replace", false, "overwrite your existing config of that name")
-	add.Flags().StringVar(&addFam, "family", "", "mariadb, mysql or postgres, when the file's extension does not tell")
+	add.Flags().StringVar(&addFam, "family", "", familyFlagHelp+", when the file's extension does not tell")
+	add.Flags().StringVar(&base, "base", config.DefaultBase, "the config this one is laid over, or none")
 	c.AddCommand(add)
 	return c
 }

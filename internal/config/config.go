@@ -1,9 +1,12 @@
 // Package config owns named config variants: a my.cnf fragment for the MySQL
 // family or a postgresql.conf fragment for PostgreSQL. qpslab ships defaults
 // (embedded in the binary); users add their own by file, under their own names,
-// into the home's configs folder. A config is identified by its name plus a hash
-// of its content, so an edited file is a different config. This package only
-// reads and writes fragments; applying them to a server is the sandbox's job.
+// into the home's configs folder. A config may name a base ("# qpslab:
+// base=default"): its effective settings are then the base's with its own laid
+// over them, by section and option. A config is identified by its name plus a
+// hash of its effective content, so an edited file, or an edited base, is a
+// different config. This package only reads, layers and writes fragments;
+// applying them to a server is the sandbox's job.
 package config
 
 import (
@@ -16,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -44,15 +48,37 @@ func FamilyOf(flavor string) Family {
 	return MySQL
 }
 
-// Config is one named config variant.
-type Config struct {
-	Name    string
-	Family  Family
-	Content []byte
-	Source  string // "shipped" or the file it was read from
+// ParseFamily reads a family as the command line gives it: mysql (also
+// mariadb) or postgres.
+func ParseFamily(s string) (Family, error) {
+	switch strings.ToLower(s) {
+	case "mysql", "mariadb", "maria":
+		return MySQL, nil
+	case "postgres", "postgresql", "pg":
+		return Postgres, nil
+	}
+	return "", fmt.Errorf("unknown config family %q: use mysql (MariaDB and MySQL) or postgres", s)
 }
 
-// Hash is the SHA-256 of the content, hex.
+// Config is one named config variant.
+type Config struct {
+	Name   string
+	Family Family
+	// Content is the effective fragment: what the sandbox applies, what ID and
+	// Hash identify and what a stored run records. For a config with a base
+	// it is the base chain's settings with this config's laid over them; for
+	// one without, the file as it is.
+	Content []byte
+	Own     []byte   // the file as it is, base line included
+	Base    string   // the config this one is laid over, "" for none
+	Chain   []string // this config, then its bases in order (cz11a_bee, default)
+	Source  string   // "shipped" or the file it was read from
+	// Err is set by List only, for a config that cannot be resolved (a
+	// missing base, a cycle, a line that does not parse); Content is nil then.
+	Err error
+}
+
+// Hash is the SHA-256 of the effective content, hex.
 func (c Config) Hash() string {
 	s := sha256.Sum256(c.Content)
 	return hex.EncodeToString(s[:])
@@ -72,26 +98,115 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 // ErrNotFound is returned by Get for an unknown config.
 var ErrNotFound = errors.New("config not found")
 
-// Get returns the config called name for family. A user's file shadows a
-// shipped config of the same name.
+// Get returns the config called name for family, resolved over its bases. A
+// user's file shadows a shipped config of the same name.
 func (s Store) Get(name string, fam Family) (Config, error) {
+	c, err := s.load(name, fam)
+	if err != nil {
+		return Config{}, err
+	}
+	c, _, err = s.resolve(c, nil)
+	return c, err
+}
+
+// Find returns the config called name in whichever family has one; a name
+// both families have needs the family (Get).
+func (s Store) Find(name string) (Config, error) {
+	var found []Config
+	for _, fam := range []Family{MySQL, Postgres} {
+		c, err := s.load(name, fam)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Config{}, err
+		}
+		found = append(found, c)
+	}
+	switch len(found) {
+	case 0:
+		return Config{}, fmt.Errorf("%w: no config named %q: see qpslab configs list, or add one with qpslab configs add %s FILE", ErrNotFound, name, name)
+	case 2:
+		return Config{}, fmt.Errorf("there is a mysql and a postgres config named %q: pass --family mysql or --family postgres", name)
+	}
+	c, _, err := s.resolve(found[0], nil)
+	return c, err
+}
+
+// load reads the config called name for family, unresolved: Own, Base and
+// Source set, Content not.
+func (s Store) load(name string, fam Family) (Config, error) {
 	if !nameRE.MatchString(name) {
 		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
 	}
 	file := name + fam.Ext()
 	path := filepath.Join(s.Dir, file)
+	c := Config{Name: name, Family: fam}
 	if b, err := os.ReadFile(path); err == nil {
-		return Config{Name: name, Family: fam, Content: b, Source: path}, nil
+		c.Own, c.Source = b, path
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Config{}, fmt.Errorf("read config %s: %w", path, err)
+	} else if b, err := shipped.ReadFile("shipped/" + file); err == nil {
+		c.Own, c.Source = b, "shipped"
+	} else {
+		return Config{}, fmt.Errorf("%w: no %s config named %q: see qpslab configs list, or add one with qpslab configs add %s FILE", ErrNotFound, fam, name, name)
 	}
-	if b, err := shipped.ReadFile("shipped/" + file); err == nil {
-		return Config{Name: name, Family: fam, Content: b, Source: "shipped"}, nil
+	base, err := baseOf(c.Own)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s (%s): %w", name, c.Source, err)
 	}
-	return Config{}, fmt.Errorf("%w: no %s config named %q: see qpslab configs list, or add one with qpslab configs add %s FILE", ErrNotFound, fam, name, name)
+	if base != NoBase {
+		c.Base = base
+	}
+	return c, nil
 }
 
-// List returns every config, shipped and the user's, sorted by family and name.
+// resolve fills in c's effective content over its base chain; seen holds the
+// configs that are on their way down to c, to find a cycle. For a config with
+// a base it also returns the layered fragment, for configs based on it.
+func (s Store) resolve(c Config, seen []string) (Config, *fragment, error) {
+	seen = append(seen, c.Name)
+	if c.Base == "" {
+		c.Content, c.Chain = c.Own, []string{c.Name}
+		return c, nil, nil
+	}
+	if slices.Contains(seen, c.Base) {
+		return Config{}, nil, fmt.Errorf("config %s: its bases make a cycle (%s → %s): remove the base line of one of them", seen[0], strings.Join(seen, " → "), c.Base)
+	}
+	b, err := s.load(c.Base, c.Family)
+	if errors.Is(err, ErrNotFound) {
+		return Config{}, nil, fmt.Errorf("config %s is based on %s, but there is no %s config named %q: see qpslab configs list, or add it with qpslab configs add %s FILE", c.Name, c.Base, c.Family, c.Base, c.Base)
+	}
+	if err != nil {
+		return Config{}, nil, err
+	}
+	b, baseFrag, err := s.resolve(b, seen)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	if baseFrag == nil {
+		f, err := parse(b.Family, b.Own, b.Name)
+		if err != nil {
+			return Config{}, nil, fmt.Errorf("config %s (%s), the base of %s: %w", b.Name, b.Source, c.Name, err)
+		}
+		baseFrag = &f
+	}
+	own, err := parse(c.Family, c.Own, c.Name)
+	if err != nil {
+		return Config{}, nil, fmt.Errorf("config %s (%s): %w", c.Name, c.Source, err)
+	}
+	merged := overlay(*baseFrag, own)
+	c.Chain = append([]string{c.Name}, b.Chain...)
+	root := c.Chain[len(c.Chain)-1]
+	order := slices.Clone(c.Chain)
+	slices.Reverse(order)
+	header := fmt.Sprintf("# Effective settings of config %s: %s, later wins.\n# Lines marked \"# from NAME\" come from NAME, the others from %s.\n", c.Name, strings.Join(order, ", then "), root)
+	c.Content = merged.render(header, root)
+	return c, &merged, nil
+}
+
+// List returns every config, shipped and the user's, sorted by family and
+// name, each resolved over its bases; one that cannot be has Err set.
 func (s Store) List() ([]Config, error) {
 	seen := map[string]bool{}
 	var out []Config
@@ -101,7 +216,21 @@ func (s Store) List() ([]Config, error) {
 			return
 		}
 		seen[file] = true
-		out = append(out, Config{Name: name, Family: fam, Content: b, Source: source})
+		c := Config{Name: name, Family: fam, Own: b, Source: source}
+		base, err := baseOf(b)
+		if err == nil {
+			if base != NoBase {
+				c.Base = base
+			}
+			var r Config
+			if r, _, err = s.resolve(c, nil); err == nil {
+				c = r
+			}
+		} else {
+			err = fmt.Errorf("config %s (%s): %w", name, source, err)
+		}
+		c.Err = err
+		out = append(out, c)
 	}
 	if ents, err := os.ReadDir(s.Dir); err == nil {
 		for _, e := range ents {
@@ -127,13 +256,39 @@ func (s Store) List() ([]Config, error) {
 	return out, nil
 }
 
-// Add copies file into the configs folder under name. The family comes from
-// the file's extension (.cnf or .conf) unless fam is set. It refuses to
-// overwrite an existing user config unless replace is set.
+// DefaultBase is the base qpslab configs add gives a file that names none.
+const DefaultBase = "default"
+
+// AddOptions says how Add stores a file.
+type AddOptions struct {
+	Family Family // "": from the file's extension (.cnf or .conf)
+	// Base is the config to lay the new one over: a name, NoBase ("none")
+	// for none, or "" for what the file's own base line says (none without
+	// one). A base given here that the file's base line contradicts is an
+	// error; one the file lacks is written into it as its first line.
+	Base string
+	// BaseIsDefault makes Base a default only: the file's own base line, if
+	// any, wins over it.
+	BaseIsDefault bool
+	Replace       bool // overwrite the user's config of that name
+}
+
+// Add copies file into the configs folder under name, as it is (a base line
+// in it counts). The family comes from the file's extension (.cnf or .conf)
+// unless fam is set. It refuses to overwrite an existing user config unless
+// replace is set.
 func (s Store) Add(name, file string, fam Family, replace bool) (Config, error) {
+	return s.AddWith(name, file, AddOptions{Family: fam, Replace: replace})
+}
+
+// AddWith copies file into the configs folder under name, with the base o
+// says. The config must resolve (its base exists, no cycle, every line in the
+// chain parses) before anything is written.
+func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 	if !nameRE.MatchString(name) {
 		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
 	}
+	fam := o.Family
 	if fam == "" {
 		switch filepath.Ext(file) {
 		case ".cnf":
@@ -144,16 +299,44 @@ func (s Store) Add(name, file string, fam Family, replace bool) (Config, error) 
 			return Config{}, fmt.Errorf("cannot tell the family of %s: name it .cnf (MySQL family) or .conf (PostgreSQL), or pass --family", file)
 		}
 	}
+	if o.Base != "" && o.Base != NoBase && !nameRE.MatchString(o.Base) {
+		return Config{}, fmt.Errorf("base %q is not a config name: use letters, digits, _ and -, or none", o.Base)
+	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return Config{}, fmt.Errorf("read config file: %w", err)
 	}
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return Config{}, fmt.Errorf("create %s: %w", s.Dir, err)
+	fileBase, err := baseOf(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("config file %s: %w", file, err)
+	}
+	base := fileBase
+	switch {
+	case o.Base == "" || o.BaseIsDefault && fileBase != "":
+	case fileBase != "" && fileBase != o.Base:
+		return Config{}, fmt.Errorf("%s names base %s and --base says %s: drop one, or edit its base line", file, fileBase, o.Base)
+	default:
+		base = o.Base
+	}
+	if base == NoBase {
+		base = ""
+	}
+	if base == name {
+		return Config{}, fmt.Errorf("config %s cannot be based on itself: pass --base none (a %s of yours replaces the shipped one), or another base", name, name)
+	}
+	if base != "" && fileBase == "" {
+		b = append([]byte("# qpslab: base="+base+"\n"), b...)
 	}
 	dst := filepath.Join(s.Dir, name+fam.Ext())
-	if _, err := os.Stat(dst); err == nil && !replace {
+	if _, err := os.Stat(dst); err == nil && !o.Replace {
 		return Config{}, fmt.Errorf("config %q (%s) exists at %s: pass --replace to overwrite it", name, fam, dst)
+	}
+	c, _, err := s.resolve(Config{Name: name, Family: fam, Own: b, Base: base, Source: dst}, nil)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return Config{}, fmt.Errorf("create %s: %w", s.Dir, err)
 	}
 	tmp := dst + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
@@ -162,7 +345,7 @@ func (s Store) Add(name, file string, fam Family, replace bool) (Config, error) 
 	if err := os.Rename(tmp, dst); err != nil {
 		return Config{}, fmt.Errorf("write %s: %w", dst, err)
 	}
-	return Config{Name: name, Family: fam, Content: b, Source: dst}, nil
+	return c, nil
 }
 
 func parseFile(file string) (Family, string, bool) {

@@ -102,7 +102,7 @@ func (mysqlFamily) writeConfig(s *setup) error {
 	if !startsWithSection(frag) {
 		frag = "[mysqld]\n" + frag
 	}
-	head := "# Written by qpslab for this sandbox: the config fragment as given.\n# Paths, port and socket are set on the command line and win over this file.\n"
+	head := "# Written by qpslab for this sandbox: the config's effective settings.\n# Paths, port and socket are set on the command line and win over this file.\n"
 	return os.WriteFile(filepath.Join(s.dir, "my.cnf"), []byte(head+frag), 0o644)
 }
 
@@ -177,7 +177,7 @@ func (postgres) initCommand(s *setup) (string, []string) {
 const pgInclude = "include_if_exists = 'qpslab.conf'"
 
 func (postgres) writeConfig(s *setup) error {
-	head := "# Written by qpslab for this sandbox: the config fragment as given.\n# Port, listen address and socket folder are set on the command line and win over this file.\n"
+	head := "# Written by qpslab for this sandbox: the config's effective settings.\n# Port, listen address and socket folder are set on the command line and win over this file.\n"
 	if err := os.WriteFile(filepath.Join(s.datadir, "qpslab.conf"), []byte(head+string(s.cfg)), 0o600); err != nil {
 		return err
 	}
