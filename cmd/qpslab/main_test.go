@@ -154,10 +154,10 @@ func TestBadInput(t *testing.T) {
 		{"run without a build", []string{"run", "sysbench"}, []string{"--build", "--sandbox"}},
 		{"run with bad threads", []string{"run", "sysbench", "--build", "mariadb-system", "--threads", "1,x"}, []string{"--threads", "1,4,16"}},
 		{"run with no matching test", []string{"run", "sysbench", "--build", "mariadb-system", "--tests", "no-such-test*"}, []string{"no-such-test*"}},
-		{"run with an unknown list", []string{"run", "sysbench", "--build", "mariadb-system", "--list", "1999"}, []string{"unknown test list", "2024"}},
+		{"run with an unknown list", []string{"run", "sysbench", "--build", "mariadb-system", "--list", "1999"}, []string{"--list 1999", "use 2024"}},
 		{"run with a config of another family", []string{"run", "sysbench", "--build", "postgres-system", "--config", "bad"}, []string{"no postgres config named \"bad\""}},
 		{"run with a bad transport", []string{"run", "sysbench", "--build", "mariadb-system", "--transport", "carrier-pigeon"}, []string{"unknown transport", "blocking"}},
-		{"run with no rows", []string{"run", "sysbench", "--build", "mariadb-system", "--rows", "0"}, []string{"--rows must be at least 1"}},
+		{"run with no rows", []string{"run", "sysbench", "--build", "mariadb-system", "--rows", "0"}, []string{"--rows 0", "give a whole number from 1"}},
 		{"run on a stopped sandbox", []string{"run", "sysbench", "--sandbox", "nosuch"}, []string{"no sandbox named"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

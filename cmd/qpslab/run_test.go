@@ -110,7 +110,7 @@ func TestRunHardwareCost(t *testing.T) {
 			h := newHome(t)
 			out := filepath.Join(t.TempDir(), "r.json")
 			args := append([]string{"run", "sysbench", "--build", b, "--threads", "2", "--tests", "update-index_range=100", "--out", out}, quick...)
-			r := qpslab(t, h, append(args, "--write-secs", "3")...)
+			r := qpslab(t, h, append(args, "--write-secs", "3", "-v")...) // -v: every run's metric line
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -157,7 +157,7 @@ func TestRunSIGINTKeepsSamples(t *testing.T) {
 	h := newHome(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	args := append([]string{"run", "sysbench", "--build", "mariadb-system", "--tests", "point-query.pre*", "--out", out}, quick...)
-	args = append(args, "--read-secs", "60")
+	args = append(args, "--read-secs", "60", "-v") // -v: "-- TEST" as each test starts
 	cmd := exec.Command(bin, args...)
 	cmd.Env = testenv.Env(h)
 	stderr, _ := cmd.StderrPipe()

@@ -28,9 +28,11 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
+	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -220,23 +222,12 @@ func redact(dsn string) string {
 	return dsn[:scheme+3] + userinfo + dsn[at:]
 }
 
-// q turns ? placeholders into PostgreSQL's $n. (No library is needed for
-// this; the statements here hold no literal question marks.)
+// q turns ? placeholders into PostgreSQL's $n.
 func (s *Store) q(query string) string {
 	if !s.postgres {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return client.Rebind(client.Postgres, query)
 }
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction, so that stored
@@ -540,16 +531,15 @@ func runnerOf(pid int) string {
 	if err != nil {
 		return ""
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return ""
 	}
-	// Field 22, starttime, counted after the ")" that ends the command name.
-	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	if len(f) < 20 {
+	st, err := p.Stat()
+	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(boot)) + "/" + strconv.Itoa(pid) + "/" + f[19]
+	return strings.TrimSpace(string(boot)) + "/" + strconv.Itoa(pid) + "/" + strconv.FormatUint(st.Starttime, 10)
 }
 
 // reapStale marks runs still "running" whose writer is gone (killed without

@@ -168,7 +168,7 @@ func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb in
 			}
 			b.WriteString("(?, ?, ?, ?)")
 		}
-		return placeholders(t.Protocol, b.String())
+		return client.Rebind(t.Protocol, b.String())
 	}
 	var full client.Stmt
 	if hi-lo+1 >= loadRowsPerInsert {

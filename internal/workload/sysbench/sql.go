@@ -2,7 +2,6 @@ package sysbench
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/client"
@@ -90,25 +89,6 @@ func templates(name string, r int) []string {
 // inlistUpdateIDs is how many ids update-inlist updates per event.
 const inlistUpdateIDs = 10
 
-// placeholders rewrites ? into the protocol's own placeholders.
-func placeholders(p client.Protocol, q string) string {
-	if p != client.Postgres {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, c := range q {
-		if c == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 // Queries returns the statements a worker of t prepares for table (1-based),
 // in the protocol's placeholder style, in the order an event uses them.
 // BEGIN and COMMIT are not listed. Scan's statement runs as text, not
@@ -117,7 +97,7 @@ func (t Test) Queries(p client.Protocol, table int) []string {
 	ts := templates(t.Name, t.Range)
 	out := make([]string, len(ts))
 	for i, q := range ts {
-		out[i] = placeholders(p, fmt.Sprintf(q, table))
+		out[i] = client.Rebind(p, fmt.Sprintf(q, table))
 	}
 	return out
 }

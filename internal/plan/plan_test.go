@@ -1,0 +1,259 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// testSuite is a suite made for these tests: its steps are real work on
+// the real server the plan starts (SELECT 1, a table it creates), and it
+// fails, or blocks for a cancel, where a test asks it to.
+type testSuite struct{ steps []suite.Step }
+
+func (s testSuite) Name() string          { return "plan-test" }
+func (testSuite) Summary() string         { return "the plan's own test suite" }
+func (testSuite) Params() []suite.Param   { return nil }
+func (testSuite) Tests() []suite.Test     { return nil }
+func (testSuite) Layouts() []suite.Layout { return nil }
+func (testSuite) Figures() []suite.Figure { return nil }
+func (s testSuite) Configure(suite.Values) (*suite.Plan, error) {
+	return &suite.Plan{Steps: s.steps, Params: map[string]string{"suite_param": "x"}}, nil
+}
+
+// selectOne is a workload of SELECT 1 on the server.
+type selectOne struct{ s *suite.Server }
+
+func (w selectOne) NewWorker(ctx context.Context, _ int) (engine.Worker, error) {
+	c, err := w.s.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return selectWorker{c}, nil
+}
+
+type selectWorker struct{ c client.Conn }
+
+func (w selectWorker) Event(ctx context.Context) (engine.Outcome, error) {
+	n, err := w.c.Query(ctx, "SELECT 1")
+	return engine.Outcome{Statements: 1, Rows: n}, err
+}
+func (w selectWorker) Close() error { return w.c.Close() }
+
+func driven(test string, threads ...int) suite.Step {
+	return suite.Step{Test: test, Order: len(test), Threads: threads, Seconds: 300 * time.Millisecond,
+		Groups: []result.Placement{{Layout: "l", Group: "g", Pos: 0}},
+		Drive:  &suite.Drive{Workload: func(s *suite.Server, _ uint64) engine.Workload { return selectOne{s} }}}
+}
+
+func task(test string, run func(ctx context.Context, s *suite.Server) (result.Totals, error)) suite.Step {
+	return suite.Step{Test: test, Role: result.RoleLoad, Threads: []int{1},
+		Headline: suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }},
+		Task: &suite.Task{Run: func(ctx context.Context, s *suite.Server, _ int, _ uint64, _ suite.TaskIO) (result.Totals, error) {
+			return run(ctx, s)
+		}}}
+}
+
+// log records what the plan tells its recorder and watcher.
+type log struct {
+	mu     sync.Mutex
+	events []string
+	done   []result.Run
+}
+
+func (l *log) add(s string) { l.mu.Lock(); l.events = append(l.events, s); l.mu.Unlock() }
+
+type rec struct {
+	l *log
+	r result.Run
+}
+
+func (r rec) Sample(result.Sample) {}
+func (r rec) Done(x result.Run) error {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	r.l.done = append(r.l.done, x)
+	r.l.events = append(r.l.events, fmt.Sprintf("done %s %d %s", x.Test, x.Threads, x.Status))
+	return nil
+}
+
+func newPlan(t *testing.T, h home.Home, s testSuite, l *log, builds ...build.Build) *Plan {
+	t.Helper()
+	sp, err := s.Configure(suite.Values{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Store{Dir: h.Configs()}.Get("default", config.MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{Suite: s, Steps: sp, Builds: builds, Configs: []config.Config{cfg}, Threads: []int{1}, Repeat: 1, Warmup: 0}
+	p.Record = func(start result.Run) (Recorder, error) {
+		l.add(fmt.Sprintf("start %s %d on %s", start.Test, start.Threads, start.Build))
+		return rec{l: l, r: start}, nil
+	}
+	return p
+}
+
+// Builds and configs interleave within each repeat (A B A B), every step
+// runs at each of its thread counts, and a step's own thread counts win.
+func TestItemsInterleave(t *testing.T) {
+	p := &Plan{
+		Suite:   testSuite{},
+		Steps:   &suite.Plan{Steps: []suite.Step{task("load", nil), driven("q"), driven("scan", 8)}},
+		Builds:  []build.Build{{Name: "A"}, {Name: "B"}},
+		Configs: []config.Config{{Name: "x"}, {Name: "y"}},
+		Threads: []int{1, 4}, Repeat: 2, Warmup: time.Second,
+	}
+	var got []string
+	for _, it := range p.Items() {
+		got = append(got, fmt.Sprintf("%d%s%s:%s/%d", it.Repeat, it.Build.Name, it.Config.Name, it.Test, it.Threads))
+	}
+	var want []string
+	for _, rep := range []string{"1", "2"} {
+		for _, bc := range []string{"Ax", "Ay", "Bx", "By"} {
+			want = append(want, rep+bc+":load/1", rep+bc+":q/1", rep+bc+":q/4", rep+bc+":scan/8")
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("order:\n got %v\nwant %v", got, want)
+	}
+	if it := p.Items()[1]; it.Seconds != 1300*time.Millisecond {
+		t.Errorf("a driven run is planned for %s, want its warmup and measured time", it.Seconds)
+	}
+	if it := p.Items()[0]; it.Seconds != 0 {
+		t.Errorf("a task is planned for %s, want 0 (it runs to its end)", it.Seconds)
+	}
+}
+
+// On a real server: each run is recorded as it starts and when it ends,
+// with its place in the suite and the plan's and step's params; Before
+// runs once before a step's first thread count and After once after its
+// last; a failing task is recorded as failed with why, ends the plan, and
+// the server is stopped.
+func TestRunRecordsAndFailure(t *testing.T) {
+	h := testenv.Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	t.Cleanup(func() {
+		sandbox.StopAll()
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	b := testenv.Build(t, h, "mariadb-system")
+	l := &log{}
+	q := driven("q", 1, 2)
+	q.Before = func(ctx context.Context, s *suite.Server) error { l.add("before q"); return nil }
+	q.After = func(ctx context.Context, s *suite.Server) error { l.add("after q"); return nil }
+	s := testSuite{steps: []suite.Step{
+		task("load", func(ctx context.Context, s *suite.Server) (result.Totals, error) {
+			c, err := s.Dial(ctx)
+			if err != nil {
+				return result.Totals{}, err
+			}
+			defer c.Close()
+			_, err = c.Query(ctx, "SELECT 1")
+			return result.Totals{Rows: 100}, err
+		}),
+		q,
+		task("boom", func(context.Context, *suite.Server) (result.Totals, error) {
+			return result.Totals{}, errors.New("the disk is on fire")
+		}),
+		driven("never"),
+	}}
+	p := newPlan(t, h, s, l, b)
+	err := p.Run(context.Background(), h)
+	if err == nil || !strings.Contains(err.Error(), "boom on mariadb-system: the disk is on fire") {
+		t.Fatalf("error %v", err)
+	}
+	want := "start load 1 on mariadb-system|done load 1 ok|before q|start q 1 on mariadb-system|done q 1 ok|start q 2 on mariadb-system|done q 2 ok|after q|start boom 1 on mariadb-system|done boom 1 failed"
+	if got := strings.Join(l.events, "|"); got != want {
+		t.Errorf("events:\n got %s\nwant %s", got, want)
+	}
+	if len(l.done) != 4 {
+		t.Fatalf("%d runs done", len(l.done))
+	}
+	load, q1, boom := l.done[0], l.done[1], l.done[3]
+	if load.Role != result.RoleLoad || load.Totals.Rows != 100 || load.Totals.Reported <= 0 || load.Totals.ReportedUnit != "rows/s" || load.Suite != "plan-test" {
+		t.Errorf("load: %+v", load.Totals)
+	}
+	if q1.Totals.Events == 0 || q1.Totals.Reported != q1.Totals.QPS || q1.Totals.ReportedUnit != "qps" || q1.Params["suite_param"] != "x" ||
+		q1.Params["transport"] == "" || len(q1.Groups) != 1 || q1.Version != b.Version || q1.HW == nil {
+		t.Errorf("q: %+v params %v groups %v", q1.Totals, q1.Params, q1.Groups)
+	}
+	if boom.Status != result.Failed || boom.Error != "the disk is on fire" {
+		t.Errorf("boom: %s %q", boom.Status, boom.Error)
+	}
+	if sts, _ := sandbox.List(h); len(sts) != 1 || sts[0].Running() {
+		t.Errorf("sandboxes after the failure: %+v", sts)
+	}
+}
+
+// SIGINT (a cancelled context) in the middle of a driven run: the run is
+// recorded as aborted with what it measured, Run returns the context's
+// error, and no server is left.
+func TestRunInterrupted(t *testing.T) {
+	h := testenv.Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	t.Cleanup(func() {
+		sandbox.StopAll()
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	b := testenv.Build(t, h, "mariadb-system")
+	l := &log{}
+	long := driven("long", 1)
+	long.Seconds = time.Minute
+	s := testSuite{steps: []suite.Step{long, driven("never")}}
+	p := newPlan(t, h, s, l, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	p.Watch.Start = func(int, int, Item) { time.AfterFunc(1500*time.Millisecond, cancel) }
+	err := p.Run(ctx, h)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want the cancel", err)
+	}
+	if len(l.done) != 1 {
+		t.Fatalf("%d runs done: %v", len(l.done), l.events)
+	}
+	r := l.done[0]
+	if r.Status != result.Aborted || r.Error != "interrupted" || r.Totals.Events == 0 || len(r.Samples) == 0 {
+		t.Errorf("interrupted run: status %s %q, %d events, %d samples", r.Status, r.Error, r.Totals.Events, len(r.Samples))
+	}
+}
+
+// A plan names what stops it before anything starts.
+func TestCheck(t *testing.T) {
+	h := testenv.Home(t)
+	pg := build.Build{Name: "pg", Flavor: build.Postgres}
+	my := build.Build{Name: "my", Flavor: build.MariaDB}
+	cfg := config.Config{Name: "default", Family: config.MySQL, Content: []byte("[mysqld]\n")}
+	steps := &suite.Plan{Steps: []suite.Step{driven("q")}, Protocols: []client.Protocol{client.MySQL}}
+	for _, c := range []struct {
+		p    Plan
+		want string
+	}{
+		{Plan{Suite: testSuite{}, Steps: steps, Configs: []config.Config{cfg}}, "name a build"},
+		{Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}}, "name a config"},
+		{Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{pg}, Configs: []config.Config{cfg}}, "config default is a mysql config and build pg is postgres"},
+		{Plan{Suite: testSuite{}, Steps: &suite.Plan{Steps: steps.Steps, Protocols: []client.Protocol{client.Postgres}}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "does not run on mariadb"},
+		{Plan{Suite: testSuite{}, Steps: &suite.Plan{}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "has no steps"},
+		{Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}, Configs: []config.Config{cfg}, Sandbox: "nope"}, "no sandbox named"},
+	} {
+		testenv.WantErr(t, c.p.Check(h), c.want)
+	}
+}
