@@ -242,3 +242,28 @@ func TestMetricsSeedExample(t *testing.T) {
 		t.Error("no error for a test with no results")
 	}
 }
+
+// Figures a result lacks are unknown (NaN, printed "-"), never zero: an
+// import's CPU time per op, a disk that was not measured.
+func TestMetricsUnmeasuredIsNotZero(t *testing.T) {
+	imported := &result.HW{Op: "statement", Samples: 10, OpsPerSec: 1000, CPUPerOp: 0.01, CSPerOp: 2, NoCPUTime: true}
+	noDisk := &result.HW{Op: "statement", Samples: 10, OpsPerSec: 1000, CPUPerOp: 0.01, HostCPUUsOp: 50, ServerCPUUsOp: 30, ClientCPUUsOp: 10, NoDisk: true}
+	mk := func(label string, hw *result.HW) Set {
+		r := run("point-query_range=100", 1, 1000)
+		r.HW = hw
+		return Set{Label: label, Runs: []result.Run{r}}
+	}
+	tables, err := Metrics([]Set{mk("imp.c", imported), mk("run.c", noDisk)}, "")
+	if err != nil || len(tables) != 1 {
+		t.Fatalf("%v %v", tables, err)
+	}
+	imp, own := tables[0].Rows[0], tables[0].Rows[1]
+	for i, v := range imp.Honest {
+		if !math.IsNaN(v) {
+			t.Errorf("imported %s = %v, want unknown", HonestNames[i], v)
+		}
+	}
+	if imp.Abs[0] != 0.01 || !math.IsNaN(own.Abs[2]) || !math.IsNaN(own.Abs[4]) || own.Honest[1] != 30 {
+		t.Errorf("imported %v, run without a disk %v %v", imp.Abs, own.Abs, own.Honest)
+	}
+}

@@ -459,7 +459,8 @@ func (m met) hw(op string) *result.HW {
 			WriteKB: m.io["wMB/s"] * 1024,
 			CS:      m.vm["cs/s"],
 		},
-		Notes: []string{"imported from mytools sb.met: vmstat/iostat averages as an.sh computed them"},
+		NoCPUTime: true, // an.sh computes cpu/o, not CPU time per op
+		Notes:     []string{"imported from mytools sb.met: vmstat/iostat averages as an.sh computed them"},
 	}
 }
 

@@ -92,6 +92,17 @@ func diskOf(f func(*HW) float64) func(Run) (float64, bool) {
 	}
 }
 
+// cpuOf is a CPU time per op, which an import of the reference's figures
+// lacks.
+func cpuOf(f func(*HW) float64) func(Run) (float64, bool) {
+	return func(r Run) (float64, bool) {
+		if !r.HW.Measured() || r.HW.NoCPUTime {
+			return 0, false
+		}
+		return f(r.HW), true
+	}
+}
+
 // Catalog is every metric a run can have, in the order tables list them.
 // Per-operation-kind metrics (KIND/s, KIND.p99, …) come from OpMetric.
 var Catalog = []Metric{
@@ -112,9 +123,9 @@ var Catalog = []Metric{
 	{Name: "rKB/o", Unit: "KB", Per: "op", Class: ClassHW, Verb: "%.3f", Of: diskOf(func(h *HW) float64 { return h.ReadKBPerOp }), Help: "KB read from disk per op"},
 	{Name: "wKB/o", Unit: "KB", Per: "op", Class: ClassHW, Verb: "%.3f", Of: diskOf(func(h *HW) float64 { return h.WriteKBPerOp }), Help: "KB written to disk per op"},
 	{Name: "o/s", HigherIsBetter: true, Per: "s", Class: ClassHW, Verb: "%.0f", Of: hwOf(func(h *HW) float64 { return h.OpsPerSec }), Help: "ops per second the per-op figures divide by"},
-	{Name: "host_cpu_us/o", Header: "host µs/o", Unit: "µs", Per: "op", Class: ClassCPU, Verb: "%.1f", Of: hwOf(func(h *HW) float64 { return h.HostCPUUsOp }), Help: "CPU time per op, whole host"},
-	{Name: "server_cpu_us/o", Header: "server µs/o", Unit: "µs", Per: "op", Class: ClassCPU, Verb: "%.1f", Of: hwOf(func(h *HW) float64 { return h.ServerCPUUsOp }), Help: "CPU time per op of the server's process tree"},
-	{Name: "client_cpu_us/o", Header: "client µs/o", Unit: "µs", Per: "op", Class: ClassCPU, Verb: "%.1f", Of: hwOf(func(h *HW) float64 { return h.ClientCPUUsOp }), Help: "CPU time per op of qpslab's client"},
+	{Name: "host_cpu_us/o", Header: "host µs/o", Unit: "µs", Per: "op", Class: ClassCPU, Verb: "%.1f", Of: cpuOf(func(h *HW) float64 { return h.HostCPUUsOp }), Help: "CPU time per op, whole host"},
+	{Name: "server_cpu_us/o", Header: "server µs/o", Unit: "µs", Per: "op", Class: ClassCPU, Verb: "%.1f", Of: cpuOf(func(h *HW) float64 { return h.ServerCPUUsOp }), Help: "CPU time per op of the server's process tree"},
+	{Name: "client_cpu_us/o", Header: "client µs/o", Unit: "µs", Per: "op", Class: ClassCPU, Verb: "%.1f", Of: cpuOf(func(h *HW) float64 { return h.ClientCPUUsOp }), Help: "CPU time per op of qpslab's client"},
 }
 
 // OpMetrics are the per-operation-kind metric forms: KIND/s and the

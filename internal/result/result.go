@@ -176,10 +176,13 @@ type HW struct {
 
 	// NoDisk: the disk was not measured (no block device found for the
 	// datadir); r/o, rKB/o and wKB/o are then unknown, not zero.
-	NoDisk bool       `json:"no_disk,omitempty"`
-	Flags  []Flag     `json:"flags,omitempty"`
-	Notes  []string   `json:"notes,omitempty"` // what could not be measured, and why
-	Series []HWSecond `json:"series,omitempty"`
+	NoDisk bool `json:"no_disk,omitempty"`
+	// NoCPUTime: CPU time per op (host, server, client) was not measured
+	// (an import of the reference's figures): unknown, not zero.
+	NoCPUTime bool       `json:"no_cpu_time,omitempty"`
+	Flags     []Flag     `json:"flags,omitempty"`
+	Notes     []string   `json:"notes,omitempty"` // what could not be measured, and why
+	Series    []HWSecond `json:"series,omitempty"`
 }
 
 // HWSecond is one sampling interval (about a second), or the window's average.

@@ -1,0 +1,54 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// The first command a new user runs: the demo, in miniature (few rows, a
+// handful of tests, sub-second windows), from a fresh process, against a
+// home that does not exist yet, as `make demo` does on a new machine.
+// Only the registry's artifact cache is shared, so the build is not
+// downloaded once per test run.
+func TestDemoOnAFreshMachine(t *testing.T) {
+	base := testenv.Home(t) // its cache; the home itself is not used
+	root := filepath.Join(base.Root, "never", "made")
+	cmd := exec.Command(bin, "demo", "--rows", "500", "--secs", "0.3", "--repeat", "2", "--tests", "point-query.pre*,update-index*,scan")
+	cmd.Env = append(os.Environ(), "QPSLAB_HOME="+root, "QPSLAB_CACHE="+base.Cache)
+	t.Cleanup(func() {
+		if left := testenv.Processes(root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("qpslab demo on a fresh home: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{
+		"== host check", "mariadb-10.2.11.demo", "mariadb-system.demo", "Relative QPS by group", "geomean col-1",
+		"update-index_range=100", "scan_range=100", "load", "The HTML report: ",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, s)
+		}
+	}
+	// Two repeats give no confidence interval: none is printed, and the
+	// header says how many repeats one needs.
+	if strings.Contains(s, "±∞") || !regexp.MustCompile(`where \d+ or more repeats give one`).MatchString(s) {
+		t.Errorf("intervals:\n%s", s)
+	}
+	html := regexp.MustCompile(`The HTML report: (\S+)`).FindStringSubmatch(s)
+	if html == nil {
+		t.Fatal("no report path")
+	}
+	if b, err := os.ReadFile(html[1]); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("the report %s: %v", html[1], err)
+	}
+}
