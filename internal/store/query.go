@@ -86,18 +86,24 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 			return nil, fmt.Errorf("read store %s: %w", s.where, err)
 		}
 		r.SchemaVersion = result.SchemaVersion
-		json.Unmarshal([]byte(params), &r.Params)
+		if err := json.Unmarshal([]byte(params), &r.Params); err != nil {
+			return nil, fmt.Errorf("read store %s: run %s: params: %w", s.where, id, err)
+		}
 		r.Seed, _ = strconv.ParseUint(seed, 10, 64)
 		r.Started, _ = time.Parse(time.RFC3339Nano, started)
 		r.Ended, _ = time.Parse(time.RFC3339Nano, ended)
-		json.Unmarshal([]byte(totals), &r.Totals)
+		if err := json.Unmarshal([]byte(totals), &r.Totals); err != nil {
+			return nil, fmt.Errorf("read store %s: run %s: totals: %w", s.where, id, err)
+		}
 		r.Totals.ResponseHist, r.Totals.ServiceHist = rh, sh
 		if fp.Valid {
 			r.Host = json.RawMessage(fp.String)
 		}
 		if hw.Valid {
 			r.HW = &result.HW{}
-			json.Unmarshal([]byte(hw.String), r.HW)
+			if err := json.Unmarshal([]byte(hw.String), r.HW); err != nil {
+				return nil, fmt.Errorf("read store %s: run %s: hardware figures: %w", s.where, id, err)
+			}
 		}
 		out = append(out, r)
 		ids = append(ids, id)
@@ -132,7 +138,9 @@ func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error)
 			return nil, fmt.Errorf("read samples: %w", err)
 		}
 		var l map[string]result.Latency
-		json.Unmarshal([]byte(lat), &l)
+		if err := json.Unmarshal([]byte(lat), &l); err != nil {
+			return nil, fmt.Errorf("read samples of run %s: second %d: latency: %w", id, smp.Second, err)
+		}
 		smp.Response, smp.Service = l["response"], l["service"]
 		out = append(out, smp)
 	}

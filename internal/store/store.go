@@ -11,7 +11,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
 	"embed"
 	"encoding/hex"
@@ -30,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
+	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -111,6 +111,7 @@ func (s *Store) migrateLocked(ctx context.Context, path string) error {
 }
 
 func (s *Store) migrate(ctx context.Context, d goose.Dialect, opts ...goose.ProviderOption) error {
+	opts = append(opts, goose.WithGoMigrations(goose.NewGoMigration(4, &goose.GoFunc{RunTx: s.migrate4}, nil)))
 	p, err := goose.NewProvider(d, s.db, mustSub(migrations, "migrations"), opts...)
 	if err != nil {
 		return fmt.Errorf("store %s: migrations: %w", s.where, err)
@@ -191,27 +192,10 @@ func newID() string {
 	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
 }
 
-// HostID is a fingerprint's identity: a hash of its fields without the
-// ones that change from run to run (steal since boot, current frequencies,
-// files that could not be read).
-func HostID(fp json.RawMessage) (string, error) {
-	var m map[string]any
-	if err := json.Unmarshal(fp, &m); err != nil {
-		return "", fmt.Errorf("host fingerprint: %w", err)
-	}
-	delete(m, "steal_pct_since_boot")
-	delete(m, "unreadable")
-	if ps, ok := m["policies"].([]any); ok {
-		for _, p := range ps {
-			if pm, ok := p.(map[string]any); ok {
-				delete(pm, "cur_khz")
-			}
-		}
-	}
-	b, _ := json.Marshal(m) // map keys marshal sorted
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:6]), nil
-}
+// HostID is a fingerprint's identity: host.ID, a hash of its stable facts
+// only (machine, kernel, CPU speed state; never steal, free memory, current
+// frequencies or the risks' text).
+func HostID(fp json.RawMessage) (string, error) { return host.ID(fp) }
 
 // Meta is what a run's row needs beyond the result: the config's content
 // (nil when unknown, as for imports) and where the run came from.
@@ -249,7 +233,10 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	if _, err := x.ExecContext(ctx, s.q(`INSERT INTO configs (id, name, content) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`), r.Config, cfgName, content); err != nil {
 		return fmt.Errorf("store config: %w", err)
 	}
-	params, _ := json.Marshal(r.Params)
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return fmt.Errorf("store run %s: params: %w", r.Test, err)
+	}
 	status := r.Status
 	if status == "" {
 		status = "running"
@@ -258,7 +245,7 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	if m.Source != "run" {
 		hostname = "" // an import says nothing of where it ran
 	}
-	_, err := x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
+	_, err = x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
 		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals, runner)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		id, r.Suite, r.Test, r.Build, r.Config, cfgName, hostID, hostname, r.Threads, r.Loop, r.Rate, r.Arrivals,
@@ -271,8 +258,11 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 }
 
 func (s *Store) insertSample(ctx context.Context, x execer, id string, smp result.Sample) error {
-	lat, _ := json.Marshal(map[string]result.Latency{"response": smp.Response, "service": smp.Service})
-	_, err := x.ExecContext(ctx, s.q(`INSERT INTO samples (run_id, second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist)
+	lat, err := json.Marshal(map[string]result.Latency{"response": smp.Response, "service": smp.Service})
+	if err != nil {
+		return fmt.Errorf("store sample %d: latency: %w", smp.Second, err)
+	}
+	_, err = x.ExecContext(ctx, s.q(`INSERT INTO samples (run_id, second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, second) DO NOTHING`),
 		id, smp.Second, smp.Events, smp.Statements, smp.Rows, smp.Errors, smp.Retries, smp.Late, string(lat), nullBytes(smp.ResponseHist), nullBytes(smp.ServiceHist))
 	if err != nil {
@@ -294,9 +284,15 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 	t := r.Totals
 	rh, sh := t.ResponseHist, t.ServiceHist
 	t.ResponseHist, t.ServiceHist = nil, nil
-	tot, _ := json.Marshal(t)
-	params, _ := json.Marshal(r.Params)
-	_, err := x.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, error = ?, started = ?, ended = ?, duration = ?, params = ?, reported = ?, reported_unit = ?,
+	tot, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("store run %s: totals: %w", r.Test, err)
+	}
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return fmt.Errorf("store run %s: params: %w", r.Test, err)
+	}
+	_, err = x.ExecContext(ctx, s.q(`UPDATE runs SET status = ?, error = ?, started = ?, ended = ?, duration = ?, params = ?, reported = ?, reported_unit = ?,
 		totals = ?, response_hist = ?, service_hist = ? WHERE id = ?`),
 		r.Status, r.Error, ts(r.Started), ts(r.Ended), r.Duration, string(params), t.Reported, t.ReportedUnit, string(tot), nullBytes(rh), nullBytes(sh), id)
 	if err != nil {
@@ -308,8 +304,11 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 		}
 	}
 	if hw := r.HW; hw != nil {
-		b, _ := json.Marshal(hw)
-		_, err := x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, cpu_o, cs_o, r_o, rkb_o, wkb_o, o_s, host_cpu_us_o, server_cpu_us_o, client_cpu_us_o, hw)
+		b, err := json.Marshal(hw)
+		if err != nil {
+			return fmt.Errorf("store run %s: hardware figures: %w", r.Test, err)
+		}
+		_, err = x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, cpu_o, cs_o, r_o, rkb_o, wkb_o, o_s, host_cpu_us_o, server_cpu_us_o, client_cpu_us_o, hw)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`),
 			id, hw.Op, hw.CPUPerOp, hw.CSPerOp, hw.ReadsPerOp, hw.ReadKBPerOp, hw.WriteKBPerOp, hw.OpsPerSec, hw.HostCPUUsOp, hw.ServerCPUUsOp, hw.ClientCPUUsOp, string(b))
 		if err != nil {
