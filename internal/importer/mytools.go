@@ -312,7 +312,8 @@ func (t *mtTest) scanFigure(v float64, have bool, o *output, dop int) (float64, 
 		return 0, "", "", errorf("mytools", t.path(t.o[dop]), 0, "scan reports Krows/s of one scan (table size / mean latency), "+
 			"and there is no sb.r.qps.%s and no --table-size= on the command line at the top of this file", t.sfx)
 	case !have:
-		return krowsPerSec(size, o.avg), "Krows/s", "Krow", nil
+		krows, err := o.krows(size)
+		return krows, "Krows/s", "Krow", err
 	case !sized:
 		return v, "Krows/s", "Krow", nil // what run.sh has written since 2025
 	}
@@ -326,7 +327,7 @@ func (t *mtTest) scanFigure(v float64, have bool, o *output, dop int) (float64, 
 	}
 	var mrows float64
 	if o.seconds > 0 {
-		mrows = float64(size*tables) / 1e6 / o.seconds
+		mrows = float64(size) * float64(tables) / 1e6 / o.seconds
 	}
 	if math.Abs(v-mrows) <= math.Max(0.0006, mrows*0.001) {
 		return v, "Mrows/s", "row", nil
@@ -365,7 +366,7 @@ func readR(path, testType string, rng int) (rLine, error) {
 	for _, p := range parts[:len(parts)-1] {
 		v, err := number(strings.TrimSpace(p))
 		if err != nil {
-			return rLine{}, errorf("mytools", path, 1, "value %d: %v", len(l.values)+1, err)
+			return rLine{}, errorf("mytools", path, 1, "figure %d: %v", len(l.values)+1, err)
 		}
 		l.values = append(l.values, v)
 	}
