@@ -3,6 +3,7 @@ package importer
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -349,6 +350,11 @@ func readR(path, testType string, rng int) (rLine, error) {
 	if err != nil {
 		return rLine{}, fmt.Errorf("import mytools: %w", err)
 	}
+	return parseR(path, b, testType, rng)
+}
+
+// parseR is readR over the file's content b.
+func parseR(path string, b []byte, testType string, rng int) (rLine, error) {
 	want := fmt.Sprintf(`want "<value>\t…\t<engine> %s range=%d"`, testType, rng)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if strings.TrimSpace(lines[0]) == "" {
@@ -394,11 +400,16 @@ func readMet(path string) (met, error) {
 		return met{}, fmt.Errorf("import mytools: %w", err)
 	}
 	defer f.Close()
+	return parseMet(path, f)
+}
+
+// parseMet is readMet over the file's content in r.
+func parseMet(path string, r io.Reader) (met, error) {
 	m := met{}
 	var want []string // the header just read, whose values come next
 	var dst *map[string]float64
 	n := 0
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		n++
 		fields := strings.Fields(sc.Text())

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
 
 // Sysbench parses one sysbench 1.0.x or 1.1.x `run` output (text) for test
@@ -27,7 +28,17 @@ func Sysbench(path string, src Source, test string) (result.Run, error) {
 	if err != nil {
 		return result.Run{}, fmt.Errorf("import sysbench %s: %w", path, err)
 	}
-	o, err := readOutput("sysbench", path)
+	f, err := os.Open(path)
+	if err != nil {
+		return result.Run{}, fmt.Errorf("import sysbench: %w", err)
+	}
+	defer f.Close()
+	return sysbenchRun(path, f, src, t)
+}
+
+// sysbenchRun is Sysbench over the output in r, which path names.
+func sysbenchRun(path string, r io.Reader, src Source, t sysbench.Test) (result.Run, error) {
+	o, err := parseOutput("sysbench", path, r)
 	if err != nil {
 		return result.Run{}, err
 	}
