@@ -145,7 +145,10 @@ func TestExportJoinsByBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(files[0])
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) != 5 || !strings.HasSuffix(lines[2], ",b1.2,1.2,,101,") || !strings.HasSuffix(lines[3], ",b1.3,1.3,,102,2") {
 		t.Errorf("rows:\n%s", b)

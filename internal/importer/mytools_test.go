@@ -155,7 +155,10 @@ func TestMytoolsFolder(t *testing.T) {
 // The archives in mytools bench/arc keep sb.o and sb.met but no sb.r files.
 func TestMytoolsWithoutSbR(t *testing.T) {
 	dir := copyMytools(t)
-	entries, _ := os.ReadDir(dir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), "sb.r.") {
 			remove(t, dir, e.Name())

@@ -90,6 +90,9 @@ func TestSysbench10ReadOnlyCountsBeginCommit(t *testing.T) {
 	check(t, "reported", tot.Reported, 30316.47)
 	check(t, "mean µs", tot.Response.Mean, 1050)
 	check(t, "p95 µs", tot.Response.P95, 1550)
+	if len(r.Samples) == 0 {
+		t.Fatal("no samples, want the intermediate reports'")
+	}
 	if s := r.Samples[0]; s.Events != 2093 || s.Statements != 33520 {
 		t.Errorf("first sample %+v", s)
 	}

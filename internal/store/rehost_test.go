@@ -51,8 +51,8 @@ func splitHostsMerge(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	for i := 1; i < len(splitIDs); i++ {
-		if id, _ := host.ID(fingerprint(t, i)); id != merged {
-			t.Fatalf("fingerprint %d has id %s, fingerprint 1 %s: the fixture is not one host", i+1, id, merged)
+		if id, err := host.ID(fingerprint(t, i)); err != nil || id != merged {
+			t.Fatalf("fingerprint %d has id %s (%v), fingerprint 1 %s: the fixture is not one host", i+1, id, err, merged)
 		}
 	}
 	// As the old ids stored them: a host row each, oldest first.
