@@ -14,7 +14,7 @@ LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 # Otava for the changepoint benchmark).
 APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq chromium python3-venv
 
-.PHONY: setup packages build demo test bench clean
+.PHONY: setup packages build demo test fuzz bench clean
 
 setup: packages build
 
@@ -35,9 +35,18 @@ build:
 demo: setup
 	./bin/qpslab demo
 
+# `go test` runs each fuzz target over its seed corpus (testdata/fuzz/FuzzXxx);
+# `make test` then fuzzes each for FUZZTIME_TEST, `make fuzz` for FUZZTIME.
 test: setup
 	$(GO) vet ./...
 	QPSLAB_BIN=$(CURDIR)/bin/qpslab QPSLAB_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -timeout 25m ./...
+	FUZZTIME=$(FUZZTIME_TEST) GO=$(GO) scripts/fuzz.sh
+
+# Every fuzz target (scripts/fuzz.sh finds them), one after the other.
+FUZZTIME      ?= 60s
+FUZZTIME_TEST ?= 2s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 bench: setup
 	@for s in bench/*.sh; do echo "== $$s"; ./$$s || exit 1; done

@@ -485,6 +485,9 @@ func readValidation(t *testing.T, name string) (values []float64, commits []stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rows) < 2 {
+		t.Fatalf("%s: %d rows, want a header and values", name, len(rows))
+	}
 	col := map[string]int{}
 	for i, h := range rows[0] {
 		col[h] = i

@@ -1,9 +1,12 @@
 package history
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,9 +28,16 @@ import (
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05", "2006.01.02 15:04:05 -0700",
 	"2006.01.02 15:04:05", "2006-01-02T15:04:05", "2006-01-02"}
 
+// Unix seconds outside years 1 to 9999 are no time (and a NaN or an
+// infinity would convert to any int64).
+const minUnix, maxUnix = -62135596800, 253402300799
+
 func parseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.ParseFloat(s, 64); err == nil { // unix seconds
+		if !(n >= minUnix && n <= maxUnix) {
+			return time.Time{}, fmt.Errorf("time %q is out of range (unix seconds of years 1 to 9999)", s)
+		}
 		sec := int64(n)
 		return time.Unix(sec, int64((n-float64(sec))*1e9)).UTC(), nil
 	}
@@ -57,9 +67,20 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 	defer f.Close()
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = -1
-	recs, err := r.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+	// Records one by one, for the line each starts on (a quoted field may
+	// hold a newline, so record i is not line i+1).
+	var recs [][]string
+	var lines []int
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		line, _ := r.FieldPos(0)
+		recs, lines = append(recs, rec), append(lines, line)
 	}
 	if len(recs) < 2 {
 		return nil, fmt.Errorf("read %s: no rows under the header", path)
@@ -87,15 +108,28 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 	}
 	for ln, rec := range recs[1:] {
 		if len(rec) != len(head) {
-			return nil, fmt.Errorf("%s:%d: %d fields, the header has %d", path, ln+2, len(rec), len(head))
+			return nil, fmt.Errorf("%s:%d: %d fields, the header has %d", path, lines[ln+1], len(rec), len(head))
 		}
 		for i, v := range rec {
 			v = strings.TrimSpace(v)
 			if v != "" {
 				filled[i] = true
 			}
-			if _, err := strconv.ParseFloat(v, 64); err != nil && v != "" {
+			// 1e400 is a number too big, not a word: it fails below.
+			if _, err := strconv.ParseFloat(v, 64); err != nil && !errors.Is(err, strconv.ErrRange) && v != "" {
 				numeric[i] = false
+			}
+		}
+	}
+	// Every metric value is finite: nan and inf parse as numbers, and no
+	// change point can be found across them.
+	for ln, rec := range recs[1:] {
+		for i, v := range rec {
+			if v = strings.TrimSpace(v); !numeric[i] || v == "" {
+				continue
+			}
+			if x, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("%s:%d: column %q: value %q is not finite: fix or remove the row", path, lines[ln+1], strings.TrimSpace(head[i]), v)
 			}
 		}
 	}
@@ -108,7 +142,7 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 	for ln, rec := range recs[1:] {
 		t, err := parseTime(rec[tc])
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, ln+2, err)
+			return nil, fmt.Errorf("%s:%d: %v", path, lines[ln+1], err)
 		}
 		attrs := map[string]string{}
 		for i, v := range rec {
@@ -406,25 +440,78 @@ func WriteNyrkioJSON(dir string, series []Series) ([]string, error) {
 
 // ReadNyrkioJSON reads a Nyrkiö upload array: a series per metric, ordered
 // by timestamp, the commit from attributes.git_commit. lower, when not nil,
-// names the lower-is-better metrics over the file's directions.
+// names the lower-is-better metrics over the file's directions. Errors name
+// the line the bad result starts on; a value JSON cannot hold as a finite
+// float64 (1e400) is refused, not rounded to infinity.
 func ReadNyrkioJSON(path string, lower []string) ([]Series, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	var in []NyrkioResult
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("read %s: not a Nyrkiö result array: %w", path, err)
+	// Values as json.Number, so that one too big for a float64 gets this
+	// reader's error rather than encoding/json's.
+	type metric struct {
+		Name      string      `json:"name"`
+		Unit      string      `json:"unit"`
+		Value     json.Number `json:"value"`
+		Direction string      `json:"direction"`
+	}
+	type resultIn struct {
+		Timestamp  int64             `json:"timestamp"`
+		Metrics    []metric          `json:"metrics"`
+		Attributes map[string]string `json:"attributes"`
+		ExtraInfo  map[string]any    `json:"extra_info"`
+	}
+	type located struct {
+		resultIn
+		line int
+	}
+	notArray := func(off int64, err error) error {
+		return fmt.Errorf("%s:%d: not a Nyrkiö result array: %v", path, lineAt(b, off), err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		if err == nil {
+			err = fmt.Errorf("want [ … ], got %v", tok)
+		}
+		return nil, notArray(dec.InputOffset(), err)
+	}
+	var in []located
+	for dec.More() {
+		start := valueStart(b, dec.InputOffset())
+		var r resultIn
+		if err := dec.Decode(&r); err != nil {
+			off := start // a value of the wrong type: the line its result starts on
+			if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+				off = se.Offset // the stream's offset of the bad byte
+			}
+			return nil, notArray(off, err)
+		}
+		in = append(in, located{r, lineAt(b, start)})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, notArray(dec.InputOffset(), err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, notArray(dec.InputOffset(), fmt.Errorf("more after the array"))
 	}
 	sort.SliceStable(in, func(i, j int) bool { return in[i].Timestamp < in[j].Timestamp })
 	test := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	idx := map[string]int{}
 	var out []Series
-	for i, r := range in {
+	for _, r := range in {
 		if r.Timestamp == 0 || len(r.Metrics) == 0 {
-			return nil, fmt.Errorf("read %s: result %d has no timestamp or no metrics", path, i)
+			return nil, fmt.Errorf("%s:%d: a result with no timestamp or no metrics", path, r.line)
+		}
+		if r.Timestamp < minUnix || r.Timestamp > maxUnix {
+			return nil, fmt.Errorf("%s:%d: timestamp %d is out of range (unix seconds of years 1 to 9999)", path, r.line, r.Timestamp)
 		}
 		for _, m := range r.Metrics {
+			v, err := strconv.ParseFloat(string(m.Value), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%s:%d: metric %q: value %q is not finite: fix or remove the result", path, r.line, m.Name, string(m.Value))
+			}
 			j, ok := idx[m.Name]
 			if !ok {
 				j = len(out)
@@ -438,7 +525,7 @@ func ReadNyrkioJSON(path string, lower []string) ([]Series, error) {
 				}
 				out = append(out, Series{Test: test, Metric: m.Name, Unit: m.Unit, HigherIsBetter: hib, Order: "time"})
 			}
-			p := Point{Time: time.Unix(r.Timestamp, 0).UTC(), Value: m.Value, N: 1, Commit: r.Attributes["git_commit"]}
+			p := Point{Time: time.Unix(r.Timestamp, 0).UTC(), Value: v, N: 1, Commit: r.Attributes["git_commit"]}
 			if r.ExtraInfo != nil {
 				if b, ok := r.ExtraInfo["build"].(string); ok {
 					p.Build = b
@@ -463,6 +550,21 @@ func ReadNyrkioJSON(path string, lower []string) ([]Series, error) {
 		}
 	}
 	return out, nil
+}
+
+// valueStart is where the next JSON value starts at or after off: past
+// white space and the comma between array elements.
+func valueStart(b []byte, off int64) int64 {
+	for off < int64(len(b)) && strings.IndexByte(" \t\r\n,", b[off]) >= 0 {
+		off++
+	}
+	return off
+}
+
+// lineAt is the 1-based line of byte offset off in b.
+func lineAt(b []byte, off int64) int {
+	off = min(max(off, 0), int64(len(b)))
+	return 1 + bytes.Count(b[:off], []byte("\n"))
 }
 
 // Read reads a history file by its extension: .csv (Otava) or .json

@@ -54,7 +54,9 @@ func TestFromRuns(t *testing.T) {
 		t.Errorf("by time: %+v", b)
 	}
 	p99, _ := result.MetricNamed("p99")
-	if s := FromRuns(runs, p99, func(result.Run) string { return "" }); s[0].HigherIsBetter || s[0].Points[0].Value != 1 {
+	if s := FromRuns(runs, p99, func(result.Run) string { return "" }); len(s) == 0 || len(s[0].Points) == 0 {
+		t.Errorf("p99: %d series, want the runs' p99", len(s))
+	} else if s[0].HigherIsBetter || s[0].Points[0].Value != 1 {
 		t.Errorf("p99: %+v", s[0])
 	}
 	if _, err := result.MetricNamed("qpsx"); err == nil || !strings.Contains(err.Error(), "cpu/o") {
@@ -115,8 +117,11 @@ func TestReadTigerBeetle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s) != 1 || s[0].Metric != "value" || len(s[0].Points) != 365 || s[0].Points[0].Value != 26705 || s[0].Points[0].Commit == "" {
-		t.Errorf("%d series: %+v", len(s), s[0].Points[:1])
+	if len(s) != 1 || len(s[0].Points) == 0 {
+		t.Fatalf("%d series, want one of 365 points: %+v", len(s), s)
+	}
+	if s[0].Metric != "value" || len(s[0].Points) != 365 || s[0].Points[0].Value != 26705 || s[0].Points[0].Commit == "" {
+		t.Errorf("%s: %d points, the first %+v", s[0].Metric, len(s[0].Points), s[0].Points[0])
 	}
 	if _, err := Read("x.txt", "", nil); err == nil {
 		t.Error("a .txt read")
@@ -142,7 +147,10 @@ func TestExportJoinsByBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(files[0])
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) != 5 || !strings.HasSuffix(lines[2], ",b1.2,1.2,,101,") || !strings.HasSuffix(lines[3], ",b1.3,1.3,,102,2") {
 		t.Errorf("rows:\n%s", b)
@@ -150,5 +158,32 @@ func TestExportJoinsByBuild(t *testing.T) {
 	back, err := Read(files[0], "", nil)
 	if err != nil || len(back) != 2 || back[1].Metric != "cpu/o" || len(back[1].Points) != 3 || back[1].Points[1].Value != 2 {
 		t.Errorf("read back: %+v %v", back, err)
+	}
+}
+
+// A value that is not finite is refused with the file and the line; so is
+// a time that is no time.
+func TestReadRefusesNonFinite(t *testing.T) {
+	for _, c := range []struct{ name, content, want string }{
+		{"nan.csv", "time,qps\n1700000000,1\n1700000100,nan\n", `:3: column "qps": value "nan" is not finite: fix or remove the row`},
+		{"inf.csv", "time,note,qps\n1700000000,\"two\nlines\",1\n1700000100,x,-Inf\n", `:4: column "qps": value "-Inf" is not finite: fix or remove the row`},
+		{"huge.csv", "time,qps\n1700000000,1e400\n1700000100,2\n", `:2: column "qps": value "1e400" is not finite: fix or remove the row`},
+		{"time.csv", "time,qps\n1700000000,1\nnan,2\n", `:3: time "nan" is out of range (unix seconds of years 1 to 9999)`},
+		{"huge.json", "[\n {\"timestamp\": 1700000000, \"metrics\": [{\"name\": \"qps\", \"value\": 1}]},\n {\"timestamp\": 1700000100,\n  \"metrics\": [{\"name\": \"qps\", \"value\": 1e400}]}\n]\n",
+			`:3: metric "qps": value "1e400" is not finite: fix or remove the result`},
+		{"type.json", "[\n {\"timestamp\": 1700000000, \"metrics\": [{\"name\": \"qps\", \"value\": 1}]},\n\n {\"timestamp\": \"soon\",\n  \"metrics\": []}]", `:4: not a Nyrkiö result array: json: cannot unmarshal string`},
+		{"syntax.json", "[{\"timestamp\": 1700000000,\n \"metrics\": [{\"name\": \"qps\", \"value\": NaN}]}]", `:2: not a Nyrkiö result array: invalid character 'N'`},
+		{"when.json", "[{\"timestamp\": 9223372036854775807, \"metrics\": [{\"name\": \"qps\", \"value\": 1}]}]", `:1: timestamp 9223372036854775807 is out of range`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), c.name)
+			if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Read(p, "", nil)
+			if err == nil || !strings.HasPrefix(err.Error(), p+c.want) {
+				t.Errorf("want an error starting %q, got %v (%d series)", p+c.want, err, len(s))
+			}
+		})
 	}
 }

@@ -189,6 +189,9 @@ func TestInspectDetails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(c.Policies) == 0 {
+		t.Fatal("no cpufreq policies read from the acpi-cpufreq fixture")
+	}
 	p := c.Policies[0]
 	if fmt.Sprint(p.AvailableKHz) != "[3800000 2200000 1600000]" || p.CurKHz != 2200000 || p.HWMaxKHz != 3800000 {
 		t.Errorf("policy %+v", p)

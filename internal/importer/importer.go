@@ -6,7 +6,8 @@
 //
 // It reads files only: it stores nothing and runs nothing. Every importer
 // returns either all of its runs or one error that names the file, the line
-// and what was wrong with it; nothing is half-imported.
+// and what was wrong with it; nothing is half-imported. A figure that is not
+// finite, is negative or is out of range (see maxFigure) is such an error.
 //
 // No library parses these formats, so the parsing here is hand-written,
 // following what sysbench's report code and run.sh/an.sh print.
@@ -17,9 +18,11 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/version"
@@ -102,20 +105,64 @@ func krowsPerSec(tableSize int64, avgMs float64) float64 {
 // rounded to a nanosecond so 0.07 ms reads 70 µs, not 70.00000000000001.
 func msToUs(ms float64) float64 { return math.Round(ms*1e6) / 1e3 }
 
-// number parses a finite decimal; sysbench and awk print nan and inf when
-// they divide by zero, which JSON cannot hold.
+// maxFigure bounds every figure an import reads (a rate, a latency in ms, a
+// time in seconds, an sb.met average): 10⁹ queries/s, or 11.6 days of
+// latency, is beyond any sysbench run, and the bound keeps every figure
+// derived from them finite and exact (latencies in µs, a sample's events as
+// its rate × its interval, at most 10¹⁸, within int64).
+const maxFigure = 1e9
+
+// figureError is the one line an import says about a figure it refuses.
+func figureError(s, why string) error {
+	return fmt.Errorf("value %q %s: fix or remove the file", s, why)
+}
+
+// number parses a figure: a finite decimal from 0 to maxFigure. sysbench
+// and awk print nan and inf when they divide by zero, which JSON cannot
+// hold; a negative rate or latency is no measurement.
 func number(s string) (float64, error) {
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a number", s)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, figureError(s, "is out of range")
+	case err != nil:
+		return 0, figureError(s, "is not a number")
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, figureError(s, "is not finite")
+	case v < 0:
+		return 0, figureError(s, "is negative")
+	case v > maxFigure:
+		return 0, figureError(s, "is out of range (above 1e9)")
 	}
 	return v, nil
 }
 
+// count parses a count (events, queries, errors, a queue's length): a whole
+// number from 0 to what int64 holds.
 func count(s string) (int64, error) {
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a count", s)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		if strings.HasPrefix(s, "-") {
+			return 0, figureError(s, "is negative")
+		}
+		return 0, figureError(s, "is out of range (above 2^63-1)")
+	case err != nil:
+		return 0, figureError(s, "is not a count")
+	case v < 0:
+		return 0, figureError(s, "is negative")
 	}
 	return v, nil
+}
+
+// positive parses a thread or CPU count: a whole number from 1 to 10⁶.
+func positive(s string) (int, error) {
+	v, err := count(s)
+	if err != nil {
+		return 0, err
+	}
+	if v < 1 || v > 1e6 {
+		return 0, figureError(s, "is out of range (1 to 1000000)")
+	}
+	return int(v), nil
 }

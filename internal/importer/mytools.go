@@ -3,6 +3,7 @@ package importer
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -313,7 +314,8 @@ func (t *mtTest) scanFigure(v float64, have bool, o *output, dop int) (float64, 
 		return 0, "", "", errorf("mytools", t.path(t.o[dop]), 0, "scan reports Krows/s of one scan (table size / mean latency), "+
 			"and there is no sb.r.qps.%s and no --table-size= on the command line at the top of this file", t.sfx)
 	case !have:
-		return krowsPerSec(size, o.avg), "Krows/s", "Krow", nil
+		krows, err := o.krows(size)
+		return krows, "Krows/s", "Krow", err
 	case !sized:
 		return v, "Krows/s", "Krow", nil // what run.sh has written since 2025
 	}
@@ -327,7 +329,7 @@ func (t *mtTest) scanFigure(v float64, have bool, o *output, dop int) (float64, 
 	}
 	var mrows float64
 	if o.seconds > 0 {
-		mrows = float64(size*tables) / 1e6 / o.seconds
+		mrows = float64(size) * float64(tables) / 1e6 / o.seconds
 	}
 	if math.Abs(v-mrows) <= math.Max(0.0006, mrows*0.001) {
 		return v, "Mrows/s", "row", nil
@@ -349,6 +351,11 @@ func readR(path, testType string, rng int) (rLine, error) {
 	if err != nil {
 		return rLine{}, fmt.Errorf("import mytools: %w", err)
 	}
+	return parseR(path, b, testType, rng)
+}
+
+// parseR is readR over the file's content b.
+func parseR(path string, b []byte, testType string, rng int) (rLine, error) {
 	want := fmt.Sprintf(`want "<value>\t…\t<engine> %s range=%d"`, testType, rng)
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if strings.TrimSpace(lines[0]) == "" {
@@ -366,7 +373,7 @@ func readR(path, testType string, rng int) (rLine, error) {
 	for _, p := range parts[:len(parts)-1] {
 		v, err := number(strings.TrimSpace(p))
 		if err != nil {
-			return rLine{}, errorf("mytools", path, 1, "value %d: %v", len(l.values)+1, err)
+			return rLine{}, errorf("mytools", path, 1, "figure %d: %v", len(l.values)+1, err)
 		}
 		l.values = append(l.values, v)
 	}
@@ -394,11 +401,16 @@ func readMet(path string) (met, error) {
 		return met{}, fmt.Errorf("import mytools: %w", err)
 	}
 	defer f.Close()
+	return parseMet(path, f)
+}
+
+// parseMet is readMet over the file's content in r.
+func parseMet(path string, r io.Reader) (met, error) {
 	m := met{}
 	var want []string // the header just read, whose values come next
 	var dst *map[string]float64
 	n := 0
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		n++
 		fields := strings.Fields(sc.Text())

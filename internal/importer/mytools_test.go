@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -156,7 +157,10 @@ func TestMytoolsFolder(t *testing.T) {
 // The archives in mytools bench/arc keep sb.o and sb.met but no sb.r files.
 func TestMytoolsWithoutSbR(t *testing.T) {
 	dir := copyMytools(t)
-	entries, _ := os.ReadDir(dir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), "sb.r.") {
 			remove(t, dir, e.Name())
@@ -255,7 +259,13 @@ func TestMytoolsBadInput(t *testing.T) {
 		}, pqQPS, `1: ends "innodb point-query range=100"`},
 		{"not a number", func(t *testing.T, dir string) {
 			write(t, dir, pqQPS, "24515\tfast\tinnodb point-query.pre range=100\n")
-		}, pqQPS, `1: value 2: "fast" is not a number`},
+		}, pqQPS, `1: figure 2: value "fast" is not a number: fix or remove the file`},
+		{"sb.r value overflows", func(t *testing.T, dir string) {
+			write(t, dir, pqQPS, "24515\t1e305\tinnodb point-query.pre range=100\n")
+		}, pqQPS, `1: figure 2: value "1e305" is out of range (above 1e9): fix or remove the file`},
+		{"negative sb.r value", func(t *testing.T, dir string) {
+			write(t, dir, pqQPS, "-24515\t81235\tinnodb point-query.pre range=100\n")
+		}, pqQPS, `1: figure 1: value "-24515" is negative: fix or remove the file`},
 		{"empty sb.r", func(t *testing.T, dir string) { write(t, dir, pqQPS, "") }, pqQPS, "1: empty"},
 		{"rt95 disagrees", func(t *testing.T, dir string) {
 			write(t, dir, "sb.r.rt95.point-query.pre.range100.pk1", "0.04\t0.09\tinnodb point-query.pre range=100\n")
@@ -263,7 +273,15 @@ func TestMytoolsBadInput(t *testing.T) {
 		{"bad sb.met value", func(t *testing.T, dir string) {
 			write(t, dir, pqMet, "iostat, vmstat normalized by operation rate\nsamp\tr/s\trMB/s\tw/s\twMB/s\tr/o\trKB/o\twKB/o\to/s\n"+
 				"604\t3120.5\t48.8\t95.2\t2.1\t0.038\t0.615\t0.026\t81234.56\n\nsamp\tcs/s\tcpu/s\tcs/o\tcpu/o\n633\t325000\t48.5\t4.001\tinf\n")
-		}, pqMet, `6: cpu/o: "inf" is not a number`},
+		}, pqMet, `6: cpu/o: value "inf" is not finite: fix or remove the file`},
+		{"negative sb.met value", func(t *testing.T, dir string) {
+			write(t, dir, pqMet, "iostat, vmstat normalized by operation rate\nsamp\tr/s\trMB/s\tw/s\twMB/s\tr/o\trKB/o\twKB/o\to/s\n"+
+				"604\t3120.5\t48.8\t-95.2\t2.1\t0.038\t0.615\t0.026\t81234.56\n\nsamp\tcs/s\tcpu/s\tcs/o\tcpu/o\n633\t325000\t48.5\t4.001\t0.6\n")
+		}, pqMet, `3: w/s: value "-95.2" is negative: fix or remove the file`},
+		{"sb.o count overflows", func(t *testing.T, dir string) {
+			b, _ := os.ReadFile(filepath.Join(dir, pqO4))
+			write(t, dir, pqO4, regexp.MustCompile(`transactions: +\d+`).ReplaceAllString(string(b), "transactions: 99999999999999999999"))
+		}, pqO4, `40: cannot read "transactions:" line: value "99999999999999999999" is out of range (above 2^63-1): fix or remove the file`},
 		{"sb.met without vmstat", func(t *testing.T, dir string) {
 			write(t, dir, pqMet, "iostat, vmstat normalized by operation rate\nsamp\tr/s\trMB/s\tw/s\twMB/s\tr/o\trKB/o\twKB/o\to/s\n"+
 				"604\t3120.5\t48.8\t95.2\t2.1\t0.038\t0.615\t0.026\t81234.56\n")
@@ -300,6 +318,8 @@ func TestMytoolsBadInput(t *testing.T) {
 			want := "import mytools " + filepath.Join(dir, c.file) + ":" + c.want
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("want an error starting\n\t%s\ngot\n\t%v", want, err)
+			} else if strings.HasSuffix(want, "fix or remove the file") && err.Error() != want {
+				t.Errorf("want the error\n\t%s\ngot\n\t%v", want, err)
 			}
 			if runs != nil {
 				t.Errorf("an error must come with no runs, got %d", len(runs))

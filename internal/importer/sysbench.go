@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
 
 // Sysbench parses one sysbench 1.0.x or 1.1.x `run` output (text) for test
@@ -27,7 +28,17 @@ func Sysbench(path string, src Source, test string) (result.Run, error) {
 	if err != nil {
 		return result.Run{}, fmt.Errorf("import sysbench %s: %w", path, err)
 	}
-	o, err := readOutput("sysbench", path)
+	f, err := os.Open(path)
+	if err != nil {
+		return result.Run{}, fmt.Errorf("import sysbench: %w", err)
+	}
+	defer f.Close()
+	return sysbenchRun(path, f, src, t)
+}
+
+// sysbenchRun is Sysbench over the output in r, which path names.
+func sysbenchRun(path string, r io.Reader, src Source, t sysbench.Test) (result.Run, error) {
+	o, err := parseOutput("sysbench", path, r)
 	if err != nil {
 		return result.Run{}, err
 	}
@@ -39,7 +50,11 @@ func Sysbench(path string, src Source, test string) (result.Run, error) {
 			return result.Run{}, errorf("sysbench", path, 0, "scan reports Krows/s of one scan (table size / mean latency), "+
 				"and this output does not start with a sysbench command line that has --table-size=")
 		}
-		run.Totals.Reported, run.Totals.ReportedUnit = krowsPerSec(rows, o.avg), "Krows/s"
+		krows, err := o.krows(rows)
+		if err != nil {
+			return result.Run{}, err
+		}
+		run.Totals.Reported, run.Totals.ReportedUnit = krows, "Krows/s"
 	}
 	setSeries(&run.Totals)
 	return run, nil
@@ -74,6 +89,7 @@ type output struct {
 
 // interval is one --report-interval line.
 type interval struct {
+	line                 int     // in the file
 	t                    float64 // seconds since the start, at the interval's end
 	tps, qps             float64
 	reads, writes, other float64
@@ -146,7 +162,10 @@ func parseOutput(kind, file string, r io.Reader) (*output, error) {
 		if o.version == "" {
 			// Before the version line, run.sh writes the command line and "N CPUs".
 			if m := cpusRe.FindStringSubmatch(s); m != nil {
-				o.cpus, _ = strconv.Atoi(m[1])
+				var err error
+				if o.cpus, err = positive(m[1]); err != nil {
+					return nil, bad("CPU count: %v", err)
+				}
 			} else if strings.Contains(s, " --") {
 				for _, f := range strings.Fields(s) {
 					if k, v, ok := strings.Cut(strings.TrimPrefix(f, "--"), "="); ok && strings.HasPrefix(f, "--") {
@@ -157,26 +176,34 @@ func parseOutput(kind, file string, r io.Reader) (*output, error) {
 			continue
 		}
 		if m := stampRe.FindStringSubmatch(s); m != nil {
-			if err := o.stamp(m[1], m[2]); err != nil {
+			if err := o.stamp(m[1], m[2], n); err != nil {
 				return nil, bad("%v", err)
 			}
 			continue
 		}
 		if m := threadsRe.FindStringSubmatch(s); m != nil {
-			o.threads, _ = strconv.Atoi(m[1])
+			var err error
+			if o.threads, err = positive(m[1]); err != nil {
+				return nil, bad("thread count: %v", err)
+			}
 			o.seen["threads"] = n
 			continue
 		}
-		if m := everyRe.FindStringSubmatch(s); m != nil {
-			o.interval, _ = strconv.ParseFloat(m[1], 64)
-			continue
+		var dst *float64
+		var m []string
+		if m = everyRe.FindStringSubmatch(s); m != nil {
+			dst = &o.interval
+		} else if m = rateRe.FindStringSubmatch(s); m != nil {
+			dst = &o.rate
+		} else if m = warmupRe.FindStringSubmatch(s); m != nil {
+			dst = &o.warmup
 		}
-		if m := rateRe.FindStringSubmatch(s); m != nil {
-			o.rate, _ = strconv.ParseFloat(m[1], 64)
-			continue
-		}
-		if m := warmupRe.FindStringSubmatch(s); m != nil {
-			o.warmup, _ = strconv.ParseFloat(m[1], 64)
+		if dst != nil {
+			v, err := number(m[1])
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			*dst = v
 			continue
 		}
 		switch s {
@@ -226,21 +253,27 @@ func parseOutput(kind, file string, r io.Reader) (*output, error) {
 
 // stamp reads a line that starts "[ 10s ]": an intermediate report or, with
 // --rate, the event queue's length.
-func (o *output) stamp(at, rest string) error {
-	t, _ := strconv.ParseFloat(at, 64)
+func (o *output) stamp(at, rest string, line int) error {
 	if m := queueRe.FindStringSubmatch(rest); m != nil {
-		q, _ := strconv.ParseInt(m[1], 10, 64)
+		q, err := count(m[1])
+		if err != nil {
+			return fmt.Errorf("queue length: %v", err)
+		}
 		o.maxQueue = max(o.maxQueue, q)
 		return nil
 	}
 	if !strings.HasPrefix(rest, "thds:") {
 		return nil // something a Lua script printed with a timestamp
 	}
+	t, err := number(at)
+	if err != nil {
+		return fmt.Errorf("the intermediate report's time: %v", err)
+	}
 	m := intervalRe.FindStringSubmatch(rest)
 	if m == nil {
 		return fmt.Errorf("cannot read the intermediate report: want `thds: N tps: X qps: X (r/w/o: X/X/X) lat (ms,95%%): X err/s: X reconn/s: X`")
 	}
-	iv := interval{t: t}
+	iv := interval{t: t, line: line}
 	iv.pct, _ = strconv.Atoi(m[7])
 	for i, p := range []*float64{&iv.tps, &iv.qps, &iv.reads, &iv.writes, &iv.other, nil /* the percentile */, &iv.lat, &iv.errs, &iv.reconn} {
 		if p == nil {
@@ -266,7 +299,10 @@ func (o *output) sqlLine(key, val string, n int) error {
 		if m == nil {
 			return fmt.Errorf("want `N (X per sec.)`, got %q", val)
 		}
-		c, _ := count(m[1])
+		c, err := count(m[1])
+		if err != nil {
+			return err
+		}
 		rate, err := number(m[2])
 		if err != nil {
 			return err
@@ -350,7 +386,32 @@ func (o *output) complete() error {
 			return missing(k.what)
 		}
 	}
+	every := o.every()
+	for _, iv := range o.samples {
+		if math.Round(iv.t-every) < 0 {
+			return errorf(o.kind, o.file, iv.line, "the intermediate report at %gs ends before its first interval of %gs: fix or remove the file", iv.t, every)
+		}
+	}
 	return nil
+}
+
+// every is the intermediate reports' interval in seconds: --report-interval,
+// else the first report's time.
+func (o *output) every() float64 {
+	if o.interval == 0 && len(o.samples) > 0 {
+		return o.samples[0].t
+	}
+	return o.interval
+}
+
+// krows is scan's Krows/s of one scan: the table size over the mean latency.
+func (o *output) krows(tableSize int64) (float64, error) {
+	v := krowsPerSec(tableSize, o.avg)
+	if math.IsInf(v, 0) || v > maxFigure {
+		return 0, errorf(o.kind, o.file, o.seen["latency avg"], "--table-size=%d over a mean latency of %g ms is %g Krows/s, out of range (above 1e9): fix or remove the file",
+			tableSize, o.avg, v)
+	}
+	return v, nil
 }
 
 // tableSize is --table-size from the command line before the output.
@@ -400,10 +461,7 @@ func (o *output) fill(run *result.Run) {
 		tot.Service = tot.Response // closed loop: the same, as qpslab's engine records it
 	}
 
-	every := o.interval
-	if every == 0 && len(o.samples) > 0 {
-		every = o.samples[0].t
-	}
+	every := o.every()
 	for _, iv := range o.samples {
 		s := result.Sample{
 			Second:     int(math.Round(iv.t - every)),

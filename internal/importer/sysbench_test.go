@@ -102,6 +102,9 @@ func TestSysbench10ReadOnlyCountsBeginCommit(t *testing.T) {
 	check(t, "reported", tot.Reported, 30316.47)
 	check(t, "mean µs", tot.Response.Mean, 1050)
 	check(t, "p95 µs", tot.Response.P95, 1550)
+	if len(r.Samples) == 0 {
+		t.Fatal("no samples, want the intermediate reports'")
+	}
 	if s := r.Samples[0]; s.Events != 2093 || s.Statements != 33520 {
 		t.Errorf("first sample %+v", s)
 	}
@@ -204,7 +207,29 @@ func TestSysbenchBadInput(t *testing.T) {
 		{"cut in the header", 5, nil, `5: no "transactions:" line: is this sysbench run output?`},
 		{"not sysbench", 0, map[int]string{1: "hello"}, `43: no "sysbench 1.x" version line: is this sysbench run output?`},
 		{"bad rate", 0, map[int]string{24: "    queries:                             316868 (fast per sec.)"},
-			`24: cannot read "queries:" line: "fast" is not a number`},
+			`24: cannot read "queries:" line: value "fast" is not a number: fix or remove the file`},
+		{"latency overflows", 0, map[int]string{34: "         avg:                                    1e305"},
+			`34: cannot read "avg:" line: value "1e305" is out of range (above 1e9): fix or remove the file`},
+		{"latency beyond float64", 0, map[int]string{35: "         max:                                    1e400"},
+			`35: cannot read "max:" line: value "1e400" is out of range: fix or remove the file`},
+		{"count overflows", 0, map[int]string{23: "    transactions:                        99999999999999999999 (62984.69 per sec.)"},
+			`23: cannot read "transactions:" line: value "99999999999999999999" is out of range (above 2^63-1): fix or remove the file`},
+		{"total count overflows", 0, map[int]string{30: "    total number of events:              99999999999999999999"},
+			`30: cannot read "total number of events:" line: value "99999999999999999999" is out of range (above 2^63-1): fix or remove the file`},
+		{"negative rate", 0, map[int]string{24: "    queries:                             316868 (-62984.69 per sec.)"},
+			`24: cannot read "queries:" line: value "-62984.69" is negative: fix or remove the file`},
+		{"negative interval latency", 0, map[int]string{14: "[ 2s ] thds: 4 tps: 65124.64 qps: 65124.64 (r/w/o: 65124.64/0.00/0.00) lat (ms,95%): -0.12 err/s: 0.00 reconn/s: 0.00"},
+			`14: cannot read the intermediate report: value "-0.12" is negative: fix or remove the file`},
+		{"interval rate overflows", 0, map[int]string{15: "[ 3s ] thds: 4 tps: 6e200 qps: 65488.01 (r/w/o: 65488.01/0.00/0.00) lat (ms,95%): 0.10 err/s: 0.00 reconn/s: 0.00"},
+			`15: cannot read the intermediate report: value "6e200" is out of range (above 1e9): fix or remove the file`},
+		{"threads overflow", 0, map[int]string{4: "Number of threads: 99999999999999999999"},
+			`4: thread count: value "99999999999999999999" is out of range (above 2^63-1): fix or remove the file`},
+		{"no threads", 0, map[int]string{4: "Number of threads: 0"},
+			`4: thread count: value "0" is out of range (1 to 1000000): fix or remove the file`},
+		{"report interval overflows", 0, map[int]string{5: "Report intermediate results every 99999999999 second(s)"},
+			`5: value "99999999999" is out of range (above 1e9): fix or remove the file`},
+		{"report before its interval", 0, map[int]string{13: "[ 0s ] thds: 4 tps: 75219.38 qps: 75219.38 (r/w/o: 75219.38/0.00/0.00) lat (ms,95%): 0.09 err/s: 0.00 reconn/s: 0.00"},
+			`13: the intermediate report at 0s ends before its first interval of 1s: fix or remove the file`},
 		{"bad count", 0, map[int]string{24: "    queries:                             many (62984.69 per sec.)"},
 			`24: cannot read "queries:" line: want`},
 		{"bad interval", 0, map[int]string{14: "[ 2s ] thds: 4 tps: 65124.64 qps: lots"}, `14: cannot read the intermediate report`},
@@ -219,6 +244,8 @@ func TestSysbenchBadInput(t *testing.T) {
 			want := fmt.Sprintf("import sysbench %s:%s", p, c.want)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("want an error starting %q, got %v", want, err)
+			} else if strings.HasSuffix(want, "fix or remove the file") && err.Error() != want {
+				t.Errorf("want the error %q, got %q", want, err)
 			}
 			if r.Test != "" || r.Params != nil {
 				t.Errorf("an error must come with no run, got %+v", r)

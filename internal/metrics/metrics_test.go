@@ -51,6 +51,9 @@ func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1
 func checkKnown(t *testing.T, hw *result.HW) {
 	t.Helper()
 	pageKB := uint64(os.Getpagesize() / 1024)
+	if len(hw.FreqMHz) != 2 {
+		t.Fatalf("frequencies of %d CPUs, want the fixture's 2: %v", len(hw.FreqMHz), hw.FreqMHz)
+	}
 	a := hw.Avg
 	for _, c := range []struct {
 		name      string

@@ -118,7 +118,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		if hw.Valid {
 			r.HW = &result.HW{}
 			if err := json.Unmarshal([]byte(hw.String), r.HW); err != nil {
-				return nil, bad("hardware metrics", err)
+				return nil, bad("hardware figures", err)
 			}
 		}
 		out = append(out, r)

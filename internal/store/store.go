@@ -11,7 +11,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"database/sql"
 	"embed"
 	"encoding/hex"
@@ -33,6 +32,7 @@ import (
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -181,6 +181,7 @@ func (s *Store) migrateLocked(ctx context.Context, path string) error {
 }
 
 func (s *Store) migrate(ctx context.Context, d goose.Dialect, opts ...goose.ProviderOption) error {
+	opts = append(opts, goose.WithGoMigrations(goose.NewGoMigration(4, &goose.GoFunc{RunTx: s.migrate4}, nil)))
 	p, err := goose.NewProvider(d, s.db, mustSub(migrations, "migrations"), opts...)
 	if err != nil {
 		return fmt.Errorf("store %s: migrations: %w", s.where, err)
@@ -250,27 +251,10 @@ func newID() string {
 	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
 }
 
-// HostID is a fingerprint's identity: a hash of its fields without the
-// ones that change from run to run (steal since boot, current frequencies,
-// files that could not be read).
-func HostID(fp json.RawMessage) (string, error) {
-	var m map[string]any
-	if err := json.Unmarshal(fp, &m); err != nil {
-		return "", fmt.Errorf("host fingerprint: %w", err)
-	}
-	delete(m, "steal_pct_since_boot")
-	delete(m, "unreadable")
-	if ps, ok := m["policies"].([]any); ok {
-		for _, p := range ps {
-			if pm, ok := p.(map[string]any); ok {
-				delete(pm, "cur_khz")
-			}
-		}
-	}
-	b, _ := json.Marshal(m) // map keys marshal sorted
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:6]), nil
-}
+// HostID is a fingerprint's identity: host.ID, a hash of its stable facts
+// only (machine, kernel, CPU speed state; never steal, free memory, current
+// frequencies or the risks' text).
+func HostID(fp json.RawMessage) (string, error) { return host.ID(fp) }
 
 // Meta is what a run's row needs beyond the result: the config's content
 // (nil when unknown, as for imports) and where the run came from.
@@ -308,7 +292,10 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	if _, err := x.ExecContext(ctx, s.q(`INSERT INTO configs (id, name, content) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`), r.Config, cfgName, content); err != nil {
 		return fmt.Errorf("store config: %w", err)
 	}
-	params, _ := json.Marshal(r.Params)
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return fmt.Errorf("store run %s: params: %w", r.Test, err)
+	}
 	status := r.Status
 	if status == "" {
 		status = "running"
@@ -341,13 +328,13 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 func (s *Store) insertSample(ctx context.Context, x execer, id string, smp result.Sample) error {
 	lat, err := json.Marshal(map[string]result.Latency{"response": smp.Response, "service": smp.Service})
 	if err != nil {
-		return fmt.Errorf("store sample %d: %w", smp.Second, err)
+		return fmt.Errorf("store sample %d: latency: %w", smp.Second, err)
 	}
 	var ops any
 	if len(smp.Ops) > 0 {
 		b, err := json.Marshal(smp.Ops)
 		if err != nil {
-			return fmt.Errorf("store sample %d: %w", smp.Second, err)
+			return fmt.Errorf("store sample %d: per-kind figures: %w", smp.Second, err)
 		}
 		ops = string(b)
 	}
@@ -399,7 +386,7 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 	if hw := r.HW; hw != nil {
 		b, err := json.Marshal(hw)
 		if err != nil {
-			return fmt.Errorf("store run %s: hardware metrics: %w", r.Test, err)
+			return fmt.Errorf("store run %s: hardware figures: %w", r.Test, err)
 		}
 		_, err = x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, cpu_o, cs_o, r_o, rkb_o, wkb_o, o_s, host_cpu_us_o, server_cpu_us_o, client_cpu_us_o, hw)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`),

@@ -85,15 +85,43 @@ func roundTrip(t *testing.T, s *Store) {
 		t.Errorf("labels: %+v %v", labels, err)
 	}
 	// Narrowed by thread count and host.
-	if rs, _ := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Threads: 4}); len(rs) != 0 {
+	if rs := runsOf(t, s, Filter{Build: m.Build, Config: "default", Threads: 4}); len(rs) != 0 {
 		t.Errorf("--threads 4 found %d runs", len(rs))
 	}
-	if rs, _ := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Host: s.hostname}); len(rs) != 1 {
+	if rs := runsOf(t, s, Filter{Build: m.Build, Config: "default", Host: s.hostname}); len(rs) != 1 {
 		t.Errorf("--host %s found %d runs", s.hostname, len(rs))
 	}
 }
 
 func TestSQLiteRoundTrip(t *testing.T) { roundTrip(t, open(t, "")) }
+
+// runsOf is s.Runs(f), failing the test on an error.
+func runsOf(t *testing.T, s *Store, f Filter) []result.Run {
+	t.Helper()
+	rs, err := s.Runs(ctx, f)
+	if err != nil {
+		t.Fatalf("runs %+v: %v", f, err)
+	}
+	return rs
+}
+
+// begin is s.Begin, failing the test on an error.
+func begin(t *testing.T, s *Store, r result.Run) *Writer {
+	t.Helper()
+	w, err := s.Begin(ctx, r, Meta{})
+	if err != nil {
+		t.Fatalf("begin %s: %v", r.Test, err)
+	}
+	return w
+}
+
+// mustExec runs a statement on the store's database, failing the test on an error.
+func mustExec(t *testing.T, s *Store, query string, args ...any) {
+	t.Helper()
+	if _, err := s.db.Exec(s.q(query), args...); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+}
 
 // An interrupted run is stored as aborted with its samples; a run whose
 // process was killed is marked aborted when the store is next opened.
@@ -101,21 +129,27 @@ func TestAbortedRuns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.db")
 	s := open(t, path)
 	m := meta("update-index_range=100", 1)
-	w, _ := s.Begin(ctx, m, Meta{})
+	w := begin(t, s, m)
 	w.Sample(result.Sample{Second: 0, Events: 5})
 	if err := w.Done(ctx, finished(m, result.Aborted, 10, 2)); err != nil {
 		t.Fatal(err)
 	}
-	w2, _ := s.Begin(ctx, meta("insert_range=100", 1), Meta{})
+	w2 := begin(t, s, meta("insert_range=100", 1))
 	w2.Sample(result.Sample{Second: 0, Events: 5})
 	w2.Sample(result.Sample{Second: 1, Events: 6})
 	time.Sleep(200 * time.Millisecond)
 	dead := exec.Command("true")
-	dead.Run()
-	s.db.Exec(`UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, strings.Replace(runnerOf(os.Getpid()), fmt.Sprintf("/%d/", os.Getpid()), fmt.Sprintf("/%d/", dead.Process.Pid), 1), w2.ID()) // as if a killed process had written it
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	me := runnerOf(os.Getpid())
+	if me == "" {
+		t.Fatal("this process has no runner id: /proc cannot say its boot and start time")
+	}
+	mustExec(t, s, `UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, strings.Replace(me, fmt.Sprintf("/%d/", os.Getpid()), fmt.Sprintf("/%d/", dead.Process.Pid), 1), w2.ID()) // as if a killed process had written it
 	// A run written in another boot (or on another machine) is not judged.
-	w3, _ := s.Begin(ctx, meta("delete_range=100", 1), Meta{})
-	s.db.Exec(`UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, "another-boot/1/1", w3.ID())
+	w3 := begin(t, s, meta("delete_range=100", 1))
+	mustExec(t, s, `UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, "another-boot/1/1", w3.ID())
 	s2 := open(t, path)
 	runs, err := s2.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{result.Aborted}, Samples: true})
 	if err != nil || len(runs) != 2 {
@@ -126,10 +160,10 @@ func TestAbortedRuns(t *testing.T) {
 			t.Errorf("%s: %d samples kept", r.Test, len(r.Samples))
 		}
 	}
-	if rs, _ := s2.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{"running"}}); len(rs) != 1 || rs[0].Test != "delete_range=100" {
+	if rs := runsOf(t, s2, Filter{Build: m.Build, Config: "default", Status: []string{"running"}}); len(rs) != 1 || rs[0].Test != "delete_range=100" {
 		t.Errorf("the other boot's run was judged: %d running", len(rs))
 	}
-	if rs, _ := s2.Runs(ctx, Filter{Build: m.Build, Config: "default"}); len(rs) != 0 {
+	if rs := runsOf(t, s2, Filter{Build: m.Build, Config: "default"}); len(rs) != 0 {
 		t.Errorf("aborted runs are compared: %d", len(rs))
 	}
 }
@@ -144,7 +178,7 @@ func TestImportAllOrNothing(t *testing.T) {
 	if _, err := s.Import(ctx, []result.Run{good, bad}, Meta{Source: "sysbench-1.0"}); err == nil {
 		t.Fatal("a bad run imported")
 	}
-	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 0 {
+	if rs := runsOf(t, s, Filter{Build: good.Build, Config: "default"}); len(rs) != 0 {
 		t.Errorf("half an import stored: %d runs", len(rs))
 	}
 	other := good
@@ -152,14 +186,14 @@ func TestImportAllOrNothing(t *testing.T) {
 	if skipped, err := s.Import(ctx, []result.Run{good, other}, Meta{Source: "sysbench-1.0"}); err != nil || skipped != 0 {
 		t.Fatal(skipped, err)
 	}
-	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 2 {
+	if rs := runsOf(t, s, Filter{Build: good.Build, Config: "default"}); len(rs) != 2 {
 		t.Errorf("%d runs imported", len(rs))
 	}
 	// The same import again stores nothing: no value counts twice.
 	if skipped, err := s.Import(ctx, []result.Run{good, other}, Meta{Source: "sysbench-1.0"}); err != nil || skipped != 2 {
 		t.Errorf("a repeated import: %d skipped, %v", skipped, err)
 	}
-	if rs, _ := s.Runs(ctx, Filter{Build: good.Build, Config: "default"}); len(rs) != 2 {
+	if rs := runsOf(t, s, Filter{Build: good.Build, Config: "default"}); len(rs) != 2 {
 		t.Errorf("%d runs after importing twice", len(rs))
 	}
 }
@@ -241,8 +275,10 @@ func TestPostgresStore(t *testing.T) {
 	if _, err := db.Exec(`CREATE ROLE lab LOGIN PASSWORD 'sekrit-pw'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`CREATE DATABASE results OWNER lab`); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"results", "split"} {
+		if _, err := db.Exec(`CREATE DATABASE ` + name + ` OWNER lab`); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dsn := fmt.Sprintf("postgres://lab:sekrit-pw@127.0.0.1:%d/results?sslmode=disable", ep.Port)
 	s := open(t, dsn)
@@ -250,15 +286,22 @@ func TestPostgresStore(t *testing.T) {
 		t.Errorf("the password shows in %s", s.Where())
 	}
 	roundTrip(t, s)
-	var n int
-	s.db.QueryRow(`SELECT count(*) FROM runs r JOIN configs c ON c.id = r.config JOIN hosts h ON h.id = r.host_id
-		WHERE r.params LIKE '%sekrit%' OR c.content LIKE '%sekrit%' OR h.fingerprint LIKE '%sekrit%' OR r.error LIKE '%sekrit%'`).Scan(&n)
+	var n, all int
+	if err := s.db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE r.params LIKE '%sekrit%' OR c.content LIKE '%sekrit%' OR h.fingerprint LIKE '%sekrit%' OR r.error LIKE '%sekrit%')
+		FROM runs r JOIN configs c ON c.id = r.config JOIN hosts h ON h.id = r.host_id`).Scan(&all, &n); err != nil {
+		t.Fatalf("look for the password in the store: %v", err)
+	}
+	if all == 0 {
+		t.Fatal("no run with its config and host to look for the password in")
+	}
 	if n != 0 {
-		t.Errorf("the password is stored")
+		t.Errorf("the password is stored in %d of %d runs", n, all)
 	}
 	// A second open of a migrated store migrates nothing and works.
 	roundTripAgain := open(t, dsn)
 	if rs, err := roundTripAgain.Runs(ctx, Filter{Build: "mariadb-10.2.11", Config: "default"}); err != nil || len(rs) != 1 {
 		t.Errorf("reopened: %d runs, %v", len(rs), err)
 	}
+	// Migration 4 merges split hosts on PostgreSQL too.
+	splitHostsMerge(t, strings.Replace(dsn, "/results?", "/split?", 1))
 }

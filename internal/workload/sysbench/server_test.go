@@ -318,10 +318,16 @@ func wantRows(test Test, calls []call, rows int64) string {
 			return fmt.Sprintf("%d rows for %d ids (%d distinct)", rows, len(v), distinct(v))
 		}
 	case "hot-points":
+		if len(v) != 100 {
+			return fmt.Sprintf("%d ids, want 100", len(v))
+		}
 		if rows != 100 || v[0] != srvRows/2+1 || v[99] != srvRows/2+100 {
 			return fmt.Sprintf("%d rows for ids %d..%d, want 100 rows for 501..600", rows, v[0], v[len(v)-1])
 		}
 	case "range-covered-pk", "range-notcovered-pk":
+		if len(v) != 2 {
+			return fmt.Sprintf("BETWEEN %v: want two ids", v)
+		}
 		if want := min(v[0]+100, srvRows) - v[0] + 1; rows != want {
 			return fmt.Sprintf("%d rows for BETWEEN %d AND %d, want %d", rows, v[0], v[1], want)
 		}
@@ -446,7 +452,9 @@ func (s *server) testPostwrite(t *testing.T) {
 			time.Sleep(700 * time.Millisecond)
 			_, rows, err := client.Query(context.Background(), s.ep, false, vars)
 			if err != nil || len(rows) != 1 {
-				t.Errorf("%s: %v", vars, err)
+				t.Errorf("%s: %v %q", vars, err, rows)
+				during <- nil
+				return
 			}
 			during <- rows[0]
 		}()
@@ -455,7 +463,7 @@ func (s *server) testPostwrite(t *testing.T) {
 	if !s.pg {
 		got := <-during
 		t.Logf("during postwrite: %q", got)
-		if got[0] != "1" || got[1] != "1" {
+		if len(got) != 2 || got[0] != "1" || got[1] != "1" {
 			t.Errorf("while postwrite waits, InnoDB max dirty pages pct and lwm are %q, want 1 and 1", got)
 		}
 	}

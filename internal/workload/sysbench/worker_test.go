@@ -81,7 +81,11 @@ func TestFakeEventArgs(t *testing.T) {
 		if _, err := w.Event(ctx); err != nil {
 			t.Fatal(err)
 		}
-		return c.take()
+		cs := c.take()
+		if len(cs) == 0 {
+			t.Fatalf("%s: an event sent no statement", label)
+		}
+		return cs
 	}
 	runs := func(label string, id int, f func([]call) string) {
 		t.Helper()
@@ -91,7 +95,11 @@ func TestFakeEventArgs(t *testing.T) {
 			if _, err := w.Event(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if msg := f(c.take()); msg != "" {
+			cs := c.take()
+			if len(cs) == 0 {
+				t.Fatalf("%s: an event sent no statement", label)
+			}
+			if msg := f(cs); msg != "" {
 				t.Errorf("%s: %s", label, msg)
 				return
 			}
@@ -130,24 +138,24 @@ func TestFakeEventArgs(t *testing.T) {
 		return ""
 	})
 	runs("range-covered-pk_range=100", 0, func(cs []call) string {
-		if v := ints(cs[0]); v[1] != v[0]+100 {
-			return fmt.Sprintf("BETWEEN %d AND %d, want 101 ids", v[0], v[1])
+		if v := ints(cs[0]); len(v) != 2 || v[1] != v[0]+100 {
+			return fmt.Sprintf("BETWEEN %v, want 101 ids", v)
 		}
 		return ""
 	})
 	runs("read-only-count_range=1000", 0, func(cs []call) string {
-		if v := ints(cs[0]); v[1] != v[0]+999 {
-			return fmt.Sprintf("BETWEEN %d AND %d, want 1000 ids", v[0], v[1])
+		if v := ints(cs[0]); len(v) != 2 || v[1] != v[0]+999 {
+			return fmt.Sprintf("BETWEEN %v, want 1000 ids", v)
 		}
 		return ""
 	})
 	runs("read-only_range=10000", 0, func(cs []call) string {
-		if cs[0].op != "begin" || cs[len(cs)-1].op != "commit" {
-			return "not BEGIN … COMMIT"
+		if len(cs) < 15 || cs[0].op != "begin" || cs[len(cs)-1].op != "commit" {
+			return fmt.Sprintf("%d statements, not BEGIN … COMMIT around 14 reads", len(cs))
 		}
 		for _, c := range cs[11:15] {
-			if v := ints(c); v[1] != v[0]+9999 {
-				return fmt.Sprintf("%s BETWEEN %d AND %d, want start+R-1", c.q, v[0], v[1])
+			if v := ints(c); len(v) != 2 || v[1] != v[0]+9999 {
+				return fmt.Sprintf("%s BETWEEN %v, want start+R-1", c.q, v)
 			}
 		}
 		for _, c := range cs[1:11] {
@@ -158,6 +166,9 @@ func TestFakeEventArgs(t *testing.T) {
 		return ""
 	})
 	runs("write-only_range=10000", 0, func(cs []call) string {
+		if len(cs) < 5 || len(cs[3].args) == 0 || len(cs[4].args) < 2 {
+			return fmt.Sprintf("%d statements %v: want a DELETE and an INSERT fourth and fifth", len(cs), cs)
+		}
 		del, ins := cs[3], cs[4]
 		if !strings.HasPrefix(del.q, "DELETE") || !strings.HasPrefix(ins.q, "INSERT") || del.args[0] != ins.args[0] ||
 			strings.TrimPrefix(del.q, "DELETE FROM ")[:7] != strings.TrimPrefix(ins.q, "INSERT INTO ")[:7] {
@@ -184,8 +195,14 @@ func TestFakeZipfIDs(t *testing.T) {
 	c.take()
 	count := map[int64]int{}
 	for range 5000 {
-		w.Event(context.Background())
-		count[ints(c.take()[0])[0]]++
+		if _, err := w.Event(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		cs := c.take()
+		if len(cs) == 0 || len(ints(cs[0])) == 0 {
+			t.Fatalf("an update-zipf event sent %v: want an UPDATE by id", cs)
+		}
+		count[ints(cs[0])[0]]++
 	}
 	for id, n := range count {
 		if n > count[1] {
