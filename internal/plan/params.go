@@ -70,7 +70,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	if seed := c.String("seed"); seed != "" {
 		n, err := strconv.ParseUint(seed, 10, 63)
 		if err != nil {
-			c.Problem("--seed %s: give a whole number from 0 to %d", seed, uint64(math.MaxInt64))
+			c.Problem("--seed %s: give a whole number from 0 to %d", suite.Quote(seed), uint64(math.MaxInt64))
 		}
 		p.Seed = n
 	} else {

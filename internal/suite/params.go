@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Kind is a parameter's type, which decides the flag the command makes.
@@ -121,7 +122,7 @@ func (c *Checker) Bool(name string) bool {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		c.fail(name, s, "give true or false")
+		c.fail(name, Quote(s), "give true or false")
 	}
 	return b
 }
@@ -131,7 +132,7 @@ func (c *Checker) Int(name string, lo, hi int64) int64 {
 	s := c.String(name)
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < lo || n > hi {
-		c.fail(name, quote(s), "give a whole number "+rangeText(float64(lo), float64(hi), true))
+		c.fail(name, Quote(s), "give a whole number "+rangeText(float64(lo), float64(hi), true))
 		return lo
 	}
 	return n
@@ -142,7 +143,7 @@ func (c *Checker) Float(name string, lo, hi float64) float64 {
 	s := c.String(name)
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < lo || f > hi {
-		c.fail(name, quote(s), "give a finite number "+rangeText(lo, hi, false))
+		c.fail(name, Quote(s), "give a finite number "+rangeText(lo, hi, false))
 		return lo
 	}
 	return f
@@ -163,7 +164,7 @@ func (c *Checker) Seconds(name string, zeroOK bool) time.Duration {
 		if zeroOK {
 			want = "give a number of seconds from 0 to a week (604800)"
 		}
-		c.fail(name, quote(s), want)
+		c.fail(name, Quote(s), want)
 		return 0
 	}
 	return time.Duration(f * float64(time.Second))
@@ -186,7 +187,7 @@ func (c *Checker) Ints(name string, lo, hi int64) []int {
 	for _, f := range c.List(name) {
 		n, err := strconv.ParseInt(f, 10, 64)
 		if err != nil || n < lo || n > hi {
-			c.fail(name, quote(c.v.m[name]), "give whole numbers "+rangeText(float64(lo), float64(hi), true)+", comma-separated (e.g. 1,4,16)")
+			c.fail(name, Quote(c.v.m[name]), "give whole numbers "+rangeText(float64(lo), float64(hi), true)+", comma-separated (e.g. 1,4,16)")
 			return nil
 		}
 		out = append(out, int(n))
@@ -202,13 +203,15 @@ func (c *Checker) OneOf(name string, choices ...string) string {
 			return s
 		}
 	}
-	c.fail(name, quote(s), "use "+strings.Join(choices, ", "))
+	c.fail(name, Quote(s), "use "+strings.Join(choices, ", "))
 	return choices[0]
 }
 
-func quote(s string) string {
-	if s == "" {
-		return `""`
+// Quote is a value as an error line shows it: as typed, or quoted when it
+// is empty or holds spaces or control characters (an error stays one line).
+func Quote(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) {
+		return strconv.Quote(s)
 	}
 	return s
 }
