@@ -52,3 +52,49 @@ func TestDemoOnAFreshMachine(t *testing.T) {
 		t.Errorf("the report %s: %v", html[1], err)
 	}
 }
+
+// On a home that does not exist, every command works or says what to do
+// in one line, and the commands that only read create nothing; a --store
+// that is neither a file nor PostgreSQL is refused, not made a file.
+func TestFreshHomeReadOnly(t *testing.T) {
+	base := testenv.Home(t)
+	root := filepath.Join(base.Root, "never", "made")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"labels"}, 0, "no results yet"},
+		{[]string{"builds", "list"}, 0, "mariadb-system"},
+		{[]string{"configs", "list"}, 0, "default"},
+		{[]string{"server", "status"}, 0, "NAME"},
+		{[]string{"suites"}, 0, "sysbench"},
+		{[]string{"run", "sysbench", "--list-tests"}, 0, "point-query.pre_range=100"},
+		{[]string{"compare", "a.b", "c.d"}, 1, "does not exist yet"},
+		{[]string{"metrics", "a.b"}, 1, "does not exist yet"},
+		{[]string{"detect"}, 1, "does not exist yet"},
+		{[]string{"export", "otava-csv", filepath.Join(base.Root, "x")}, 1, "does not exist yet"},
+		{[]string{"labels", "--store", "mysql://x@y/z"}, 1, "not in mysql"},
+	} {
+		cmd := exec.Command(bin, c.args...)
+		cmd.Env = append(os.Environ(), "QPSLAB_HOME="+root, "QPSLAB_CACHE="+base.Cache)
+		cmd.Dir = base.Root
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != c.code || !strings.Contains(string(out), c.want) {
+			t.Errorf("qpslab %s: exit %d, want %d with %q:\n%s", strings.Join(c.args, " "), code, c.code, c.want, out)
+		}
+		if c.code != 0 && strings.Count(strings.TrimSpace(string(out)), "\n") > 0 {
+			t.Errorf("qpslab %s: not one line:\n%s", strings.Join(c.args, " "), out)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(root)); !os.IsNotExist(err) {
+		t.Errorf("read-only commands created %s (%v)", filepath.Dir(root), err)
+	}
+	if ents, _ := os.ReadDir(base.Root); len(ents) > 0 {
+		t.Errorf("something was created beside the home: %v", ents)
+	}
+}

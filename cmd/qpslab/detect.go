@@ -148,7 +148,7 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 				if err := hf.sel.check(); err != nil {
 					return err
 				}
-				st, err := openStore(cmd, h)
+				st, err := readStore(cmd)
 				if err != nil {
 					return err
 				}
@@ -188,7 +188,7 @@ func newExportCmd() *cobra.Command {
 			if format != "otava-csv" && format != "nyrkio-json" {
 				return fmt.Errorf("export %s: use otava-csv or nyrkio-json", format)
 			}
-			st, err := homeStore(cmd)
+			st, err := readStore(cmd)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,17 @@ func openStore(cmd *cobra.Command, h home.Home) (*store.Store, error) {
 	return store.Open(cmd.Context(), storeDSN, filepath.Join(h.Root, "qpslab.db"))
 }
 
-// homeStore opens the store of the qpslab home (or --store).
+// readStore opens the store of the qpslab home (or --store) for a command
+// that only reads: it creates nothing (store.ErrNoStore when there is none).
+func readStore(cmd *cobra.Command) (*store.Store, error) {
+	h, err := resolveHome()
+	if err != nil {
+		return nil, err
+	}
+	return store.OpenRead(cmd.Context(), storeDSN, filepath.Join(h.Root, "qpslab.db"))
+}
+
+// homeStore opens the store of the qpslab home (or --store), creating it.
 func homeStore(cmd *cobra.Command) (*store.Store, error) {
 	h, err := resolveHome()
 	if err != nil {
@@ -95,7 +106,11 @@ func newLabelsCmd() *cobra.Command {
 		Short: "List the stored result sets (build.config labels)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := homeStore(cmd)
+			st, err := readStore(cmd)
+			if errors.Is(err, store.ErrNoStore) {
+				fmt.Fprintf(cmd.OutOrStdout(), "no results yet (%v)\n", err)
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -142,7 +157,7 @@ significant (p ≥ 0.05), as benchstat does.
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			st, err := homeStore(cmd)
+			st, err := readStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -179,7 +194,7 @@ func newMetricsCmd() *cobra.Command {
 		Short: "Hardware cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s, relative to the first label, and CPU µs/op",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := homeStore(cmd)
+			st, err := readStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -212,7 +227,7 @@ func newReportCmd() *cobra.Command {
 			if html == "" {
 				return fmt.Errorf("name the report file with --html FILE")
 			}
-			st, err := homeStore(cmd)
+			st, err := readStore(cmd)
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,6 +52,33 @@ type Store struct {
 // "" or a file path for SQLite (def is the default file), postgres://… or
 // postgresql://… for PostgreSQL.
 func Open(ctx context.Context, dsn, def string) (*Store, error) {
+	return open(ctx, dsn, def, true)
+}
+
+// ErrNoStore is OpenRead's error for a SQLite store that does not exist.
+var ErrNoStore = errors.New("no store")
+
+// OpenRead opens an existing store for commands that only read: a SQLite
+// file that is not there is ErrNoStore (wrapped, naming the file), and
+// nothing is created.
+func OpenRead(ctx context.Context, dsn, def string) (*Store, error) {
+	return open(ctx, dsn, def, false)
+}
+
+// checkDSN refuses a store that is neither a file path nor PostgreSQL: a
+// URL of another scheme would otherwise become a file of that name.
+func checkDSN(dsn string) error {
+	scheme, _, ok := strings.Cut(dsn, "://")
+	if !ok || scheme == "postgres" || scheme == "postgresql" {
+		return nil
+	}
+	return fmt.Errorf("--store %s: qpslab stores results in a SQLite file (give its path) or in PostgreSQL (postgres://user@host/db), not in %s", redact(dsn), scheme)
+}
+
+func open(ctx context.Context, dsn, def string, create bool) (*Store, error) {
+	if err := checkDSN(dsn); err != nil {
+		return nil, err
+	}
 	s := &Store{}
 	s.hostname, _ = os.Hostname()
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
@@ -76,6 +104,11 @@ func Open(ctx context.Context, dsn, def string) (*Store, error) {
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if path == "" {
 			path = def
+		}
+		if !create {
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%w: %s does not exist yet: run qpslab run SUITE (qpslab suites lists them), or qpslab import", ErrNoStore, path)
+			}
 		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
