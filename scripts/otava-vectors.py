@@ -3,6 +3,8 @@ series and writes the inputs with Otava's answers as JSON.
 
 Run it through scripts/otava-vectors.sh (which supplies a Python with Otava).
 Usage: otava-vectors.py OUTDIR [VALIDATION_DIR] [--fuzz N] [--seed S] [--fuzz-only]
+VALIDATION_DIR defaults to internal/changepoint/testdata/validation of the
+repository this script is in.
 
 Each output file is {"otava_version", "generator", "cases": [case...]} with
 case = {name, note, values (null = missing) or values_from (the name of an
@@ -30,6 +32,8 @@ import numpy as np
 from otava.analysis import compute_change_points, fill_missing, merge, split
 
 OTAVA_VERSION = importlib.metadata.version("apache-otava")
+DEFAULT_VALIDATION_DIR = os.path.normpath(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "internal", "changepoint", "testdata", "validation"))
 
 
 def first_pass_pvalue(p):
@@ -277,7 +281,7 @@ def main():
     outdir = args[0]
     os.makedirs(outdir, exist_ok=True)
     if not fuzz_only:
-        vdir = args[1] if len(args) > 1 else "/work/shared/validation/changepoint"
+        vdir = args[1] if len(args) > 1 and args[1] else DEFAULT_VALIDATION_DIR
         write(outdir, "validation.json", validation_cases(vdir))
         write(outdir, "synthetic.json", synthetic_cases())
     write(outdir, f"fuzz{'' if seed == 1 else '_' + str(seed)}.json", fuzz_cases(fuzz, seed))

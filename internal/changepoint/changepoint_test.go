@@ -522,8 +522,9 @@ func TestValidationSeries(t *testing.T) {
 	if !slices.Equal(got, []string{"e88458cb", "7a724369"}) {
 		t.Errorf("tigerbeetle, Nyrkiö defaults: commits %v", got)
 	}
-	// Otava's defaults ([15 61 71 95 117 131 192 212] measured with Otava
-	// 0.8; the anchors' §10): Detect agrees.
+	// Otava's defaults ([15 61 71 95 117 131 192 212], what Apache Otava
+	// 0.8.0, github.com/apache/otava, finds: case tigerbeetle_defaults of
+	// testdata/otava/validation.json, see docs/changepoint.md): Detect agrees.
 	if cps := mustDetect(t, tb, Options{}, HigherIsBetter); !slices.Equal(indexes(cps), []int{15, 61, 71, 95, 117, 131, 192, 212}) {
 		t.Errorf("tigerbeetle, defaults: %v", indexes(cps))
 	}

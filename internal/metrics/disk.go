@@ -21,8 +21,9 @@ import (
 // (tmpfs).
 //
 // No library maps a path to its disk: procfs reads the counters but not
-// sysfs's device links, and sysstat matches names by substring, which the
-// reference harness inherits (mytools-sysbench.md §6).
+// sysfs's device links, and the reference harness picks its disk out of
+// iostat's output by substring, which also matches partitions
+// (docs/reference.md §6).
 func DisksOf(roots host.Roots, path string) ([]string, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {

@@ -38,7 +38,7 @@ type Window struct {
 // Averages come from the first and the last snapshot's counters, so a missed
 // or unreadable second changes nothing: vmstat-style tooling averages
 // per-interval lines, and a missing or header line counted as zero biases it
-// low (mytools-sysbench.md §6, about 4.6 %). The per-second series keeps
+// low (docs/reference.md §6, about 4.6 %). The per-second series keeps
 // each interval with its own length.
 func Summarize(snaps []Snapshot, w Window) *result.HW {
 	hw := &result.HW{Op: w.Op, OpsPerSec: w.OpsPerSec, Device: w.Disks, NoDisk: len(w.Disks) == 0, Skipped: w.Skipped, Notes: w.Notes}

@@ -1,8 +1,9 @@
 // Package sysbench owns the sysbench microbenchmarks of Mark Callaghan's
-// harness (mdcallag/mytools bench/sysbench.lua, see
-// /work/shared/reference/mytools-sysbench.md §1–2): the tests as data, the SQL
+// harness (mdcallag/mytools bench/sysbench.lua): the tests as data, the SQL
 // each one runs on MySQL and PostgreSQL, the workers that run one event at a
 // time, and the sbtestN tables (schema, parallel load, drop, postwrite flush).
+// docs/reference.md summarises the harness with its public sources; every
+// § number in this package's comments points into that page.
 //
 // It must not time, count or report anything: the engine runs the workers
 // and the result packages turn outcomes into QPS. It touches only the tables
