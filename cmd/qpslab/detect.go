@@ -188,6 +188,9 @@ func newExportCmd() *cobra.Command {
 			if format != "otava-csv" && format != "nyrkio-json" {
 				return fmt.Errorf("export %s: use otava-csv or nyrkio-json", format)
 			}
+			if err := hf.sel.check(); err != nil {
+				return err
+			}
 			st, err := readStore(cmd)
 			if err != nil {
 				return err

@@ -157,6 +157,9 @@ significant (p ≥ 0.05), as benchstat does.
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
+			if err := sel.check(); err != nil {
+				return err
+			}
 			st, err := readStore(cmd)
 			if err != nil {
 				return err
@@ -194,6 +197,9 @@ func newMetricsCmd() *cobra.Command {
 		Short: "Hardware cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s, relative to the first label, and CPU µs/op",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sel.check(); err != nil {
+				return err
+			}
 			st, err := readStore(cmd)
 			if err != nil {
 				return err
@@ -226,6 +232,9 @@ func newReportCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if html == "" {
 				return fmt.Errorf("name the report file with --html FILE")
+			}
+			if err := sel.check(); err != nil {
+				return err
 			}
 			st, err := readStore(cmd)
 			if err != nil {

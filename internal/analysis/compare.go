@@ -81,10 +81,13 @@ type Cell struct {
 type Row struct {
 	Test    string `json:"test"`
 	Threads int    `json:"threads"`
-	Group   string `json:"group"`
-	Unit    string `json:"unit"` // qps, Krows/s, rows/s
-	Base    Summary
-	Others  []Cell `json:"others"`
+	// Conditions are the runs' (result.Run.Conditions); Comparison.Conditions
+	// says whether they differ between rows.
+	Conditions string `json:"conditions"`
+	Group      string `json:"group"`
+	Unit       string `json:"unit"` // qps, Krows/s, rows/s
+	Base       Summary
+	Others     []Cell `json:"others"`
 }
 
 // Stats are a group's statistics of relative values, for one other label.
@@ -120,6 +123,10 @@ type Comparison struct {
 	// IntervalN is the fewest repeats per label a confidence interval of
 	// the median needs (benchmath, assuming no distribution).
 	IntervalN int `json:"interval_n"`
+	// MixedConditions: some test was run under more than one set of
+	// conditions (open and closed loop, two table sizes) and has a row for
+	// each; reports then show each row's conditions.
+	MixedConditions bool `json:"mixed_conditions"`
 }
 
 // Set is the results of one label.
@@ -144,9 +151,13 @@ type Options struct {
 	Confidence float64 // of the intervals; default 0.95
 }
 
+// key is what makes results repeats of each other: the test, the thread
+// count, and the conditions that change what a figure means
+// (result.Run.Conditions).
 type key struct {
 	test    string
 	threads int
+	cond    string
 }
 
 // Compare compares each of others with base, test by test, over the runs
@@ -215,8 +226,15 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		if a.test != b.test {
 			return a.test < b.test
 		}
-		return a.threads < b.threads
+		if a.threads != b.threads {
+			return a.threads < b.threads
+		}
+		return a.cond < b.cond
 	})
+	for i := 1; i < len(keys); i++ {
+		a, b := keys[i-1], keys[i] // sorted: a test's rows are neighbours
+		c.MixedConditions = c.MixedConditions || (a.test == b.test && a.threads == b.threads)
+	}
 
 	rels := make([]map[string][]float64, len(others)) // per other: group → relative values
 	allRel := make([][]float64, len(others))
@@ -225,7 +243,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	}
 	for _, k := range keys {
 		pl := info[k]
-		row := Row{Test: k.test, Threads: k.threads, Group: pl.group, Unit: units[k], Base: summarize(bv[k], o.Confidence)}
+		row := Row{Test: k.test, Threads: k.threads, Conditions: k.cond, Group: pl.group, Unit: units[k], Base: summarize(bv[k], o.Confidence)}
 		if row.Base.N > 1 {
 			c.Repeats = true
 		}
@@ -376,6 +394,14 @@ func noCommonWhy(a, b map[key][]float64) string {
 		}
 		return t, th
 	}
+	// The same tests at the same thread counts: only their conditions differ.
+	for ka := range a {
+		for kb := range b {
+			if ka.test == kb.test && ka.threads == kb.threads {
+				return fmt.Sprintf("their runs differ in what the figures mean (%s): compare runs made alike", result.ConditionsDiff(ka.cond, kb.cond))
+			}
+		}
+	}
 	ta, tha := tests(a)
 	tb, thb := tests(b)
 	shared := 0
@@ -424,7 +450,7 @@ func values(runs []result.Run, layout string) (map[key][]float64, map[key]string
 		if !r.Comparable() {
 			continue
 		}
-		k := key{r.Test, r.Threads}
+		k := key{r.Test, r.Threads, r.Conditions()}
 		v[k] = append(v[k], r.Totals.Reported)
 		u[k] = r.Totals.ReportedUnit
 		p[k] = placeOf(r, layout)

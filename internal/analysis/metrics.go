@@ -69,7 +69,7 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			if ok, _ := path.Match(testPattern, r.Test); testPattern != "" && !ok {
 				continue
 			}
-			k := key{r.Test, r.Threads}
+			k := key{r.Test, r.Threads, r.Conditions()}
 			if i == 0 && len(per[0][k]) == 0 {
 				keys = append(keys, k)
 				step[k] = r.Step

@@ -209,8 +209,11 @@ func fileName(s Series) string {
 	if s.Host != "" {
 		n += "." + s.Host
 	}
+	if s.Mixed {
+		n += "." + s.Conditions
+	}
 	return strings.Map(func(r rune) rune {
-		if strings.ContainsRune("/\\: ", r) {
+		if strings.ContainsRune("/\\: ,", r) {
 			return '_'
 		}
 		return r

@@ -30,16 +30,20 @@ type Point struct {
 
 // Series is one metric of one test over builds or time.
 type Series struct {
-	Suite          string  `json:"suite,omitempty"`
-	Test           string  `json:"test"`
-	Metric         string  `json:"metric"`
-	Unit           string  `json:"unit,omitempty"`
-	HigherIsBetter bool    `json:"higher_is_better"`
-	Host           string  `json:"host,omitempty"`
-	Config         string  `json:"config,omitempty"`
-	Threads        int     `json:"threads,omitempty"`
-	Order          string  `json:"order"` // version or time
-	Points         []Point `json:"points"`
+	Suite          string `json:"suite,omitempty"`
+	Test           string `json:"test"`
+	Metric         string `json:"metric"`
+	Unit           string `json:"unit,omitempty"`
+	HigherIsBetter bool   `json:"higher_is_better"`
+	Host           string `json:"host,omitempty"`
+	Config         string `json:"config,omitempty"`
+	Threads        int    `json:"threads,omitempty"`
+	// Conditions are the runs' (result.Run.Conditions); Mixed says the
+	// test has series under other conditions too, so names show them.
+	Conditions string  `json:"conditions,omitempty"`
+	Mixed      bool    `json:"-"`
+	Order      string  `json:"order"` // version or time
+	Points     []Point `json:"points"`
 }
 
 // Name is how reports name the series.
@@ -57,12 +61,16 @@ func (s Series) Name() string {
 	if s.Host != "" {
 		n += " host=" + s.Host
 	}
+	if s.Mixed {
+		n += " [" + s.Conditions + "]"
+	}
 	return n + " " + s.Metric
 }
 
 type seriesKey struct {
 	suite, test, host, config string
 	threads                   int
+	cond                      string // result.Run.Conditions: runs made otherwise are another series
 }
 
 // FromRuns makes a series of metric m for every suite, test, host, config
@@ -80,7 +88,7 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 			continue
 		}
 		cfg := result.ConfigName(r.Config)
-		k := seriesKey{r.Suite, r.Test, hostOf(r), cfg, r.Threads}
+		k := seriesKey{r.Suite, r.Test, hostOf(r), cfg, r.Threads, r.Conditions()}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -100,11 +108,26 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 		if a.config != b.config {
 			return a.config < b.config
 		}
-		return a.host < b.host
+		if a.host != b.host {
+			return a.host < b.host
+		}
+		return a.cond < b.cond
 	})
+	// A test with series under several conditions names them.
+	mixed := map[seriesKey]bool{}
+	for i := 1; i < len(keys); i++ {
+		a, b := keys[i-1], keys[i]
+		a.cond, b.cond = "", ""
+		if a == b {
+			mixed[a] = true
+		}
+	}
 	var out []Series
 	for _, k := range keys {
-		s := Series{Suite: k.suite, Test: k.test, Metric: m.Name, Unit: m.UnitOf(groups[k][0]), HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config, Threads: k.threads}
+		s := Series{Suite: k.suite, Test: k.test, Metric: m.Name, Unit: m.UnitOf(groups[k][0]), HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config, Threads: k.threads, Conditions: k.cond}
+		plain := k
+		plain.cond = ""
+		s.Mixed = mixed[plain]
 		s.Points, s.Order = points(groups[k], m)
 		out = append(out, s)
 	}

@@ -117,7 +117,7 @@ func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 		return writeJSON(w, c)
 	case "csv", "tsv":
 		cw := newCSV(w, f)
-		cw.Write([]string{"test", "threads", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant"})
+		cw.Write([]string{"test", "threads", "conditions", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant"})
 		for _, r := range c.Rows {
 			for i, o := range r.Others {
 				p, sig := "", ""
@@ -128,7 +128,7 @@ func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 				if !o.Missing {
 					val, rel = strconv.FormatFloat(o.Center, 'f', 2, 64), strconv.FormatFloat(o.Rel, 'f', 4, 64)
 				}
-				cw.Write([]string{r.Test, strconv.Itoa(r.Threads), r.Group, r.Unit, c.Base, strconv.FormatFloat(r.Base.Center, 'f', 2, 64),
+				cw.Write([]string{r.Test, strconv.Itoa(r.Threads), r.Conditions, r.Group, r.Unit, c.Base, strconv.FormatFloat(r.Base.Center, 'f', 2, 64),
 					strconv.Itoa(r.Base.N), c.Others[i], val, strconv.Itoa(o.N), rel, p, sig})
 			}
 		}
@@ -163,7 +163,7 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 			group = r.Group
 			fmt.Fprintf(tw, "[%s]%s\n", group, strings.Repeat("\t", len(head)-1)) // tabs keep one alignment for all groups
 		}
-		cells := []string{r.Test, strconv.Itoa(r.Threads), absCell(r.Base) + unitSuffix(r.Unit)}
+		cells := []string{rowName(c, r), strconv.Itoa(r.Threads), absCell(r.Base) + unitSuffix(r.Unit)}
 		for _, o := range r.Others {
 			cells = append(cells, absCell(o.Summary), relCell(o, colour))
 		}
@@ -172,6 +172,15 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 	tw.Flush()
 	fmt.Fprintln(w)
 	return groupText(w, c, colour)
+}
+
+// rowName is a row's test, with its conditions when the comparison's rows
+// differ in them (open and closed loop side by side).
+func rowName(c *analysis.Comparison, r analysis.Row) string {
+	if !c.MixedConditions {
+		return r.Test
+	}
+	return r.Test + " [" + r.Conditions + "]"
 }
 
 func unitSuffix(u string) string {
@@ -230,7 +239,7 @@ func compareMD(w io.Writer, c *analysis.Comparison) error {
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, sep)
 	for _, r := range c.Rows {
-		line := fmt.Sprintf("| %s | %d | %s |", r.Test, r.Threads, absCell(r.Base)+unitSuffix(r.Unit))
+		line := fmt.Sprintf("| %s | %d | %s |", rowName(c, r), r.Threads, absCell(r.Base)+unitSuffix(r.Unit))
 		for _, o := range r.Others {
 			rel := relCell(o, false)
 			if col := analysis.Colour(o.Rel); col == "red" || col == "green" {

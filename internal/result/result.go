@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -405,4 +406,76 @@ func ConfigName(id string) string {
 		return id[:i]
 	}
 	return id
+}
+
+// conditionParams are the params that change what a run's figures mean,
+// beside its suite and its loop: runs that differ in one are never repeats
+// of each other, nor points of one series.
+var conditionParams = []string{"rows", "tables", "prepared", "tcp", "transport"}
+
+// Conditions is what must be equal for two runs of a test at a thread
+// count to be repeats of each other: the loop (closed, or open with its
+// target rate and arrivals), the table size, prepared statements or not,
+// the transport and the client ("transport=sysbench" for imports of its
+// output). As "k=v,k=v", sorted; a param the run does not record is left
+// out.
+func (r Run) Conditions() string {
+	loop := r.Loop
+	if loop == "" {
+		loop = "closed"
+	}
+	kv := []string{"loop=" + loop}
+	if loop == "open" {
+		kv = append(kv, "rate="+strconv.FormatFloat(r.Rate, 'g', -1, 64), "arrivals="+r.Arrivals)
+	}
+	for _, k := range conditionParams {
+		if v, ok := r.Params[k]; ok && v != "" {
+			kv = append(kv, k+"="+v)
+		}
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+// ConditionsDiff says how two Conditions differ: "loop=closed against
+// loop=open, rate=30000 against -", "" when they do not.
+func ConditionsDiff(a, b string) string {
+	split := func(s string) map[string]string {
+		m := map[string]string{}
+		for _, kv := range strings.Split(s, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	ma, mb := split(a), split(b)
+	keys := map[string]bool{}
+	for k := range ma {
+		keys[k] = true
+	}
+	for k := range mb {
+		keys[k] = true
+	}
+	var names []string
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, k := range names {
+		va, oka := ma[k]
+		vb, okb := mb[k]
+		if va == vb && oka == okb {
+			continue
+		}
+		if !oka {
+			va = "-"
+		}
+		if !okb {
+			vb = "-"
+		}
+		out = append(out, fmt.Sprintf("%s=%s against %s=%s", k, va, k, vb))
+	}
+	return strings.Join(out, ", ")
 }

@@ -52,7 +52,7 @@ type Store struct {
 // "" or a file path for SQLite (def is the default file), postgres://… or
 // postgresql://… for PostgreSQL.
 func Open(ctx context.Context, dsn, def string) (*Store, error) {
-	return open(ctx, dsn, def, true)
+	return openDSN(ctx, dsn, def, true)
 }
 
 // ErrNoStore is OpenRead's error for a SQLite store that does not exist.
@@ -62,7 +62,7 @@ var ErrNoStore = errors.New("no store")
 // file that is not there is ErrNoStore (wrapped, naming the file), and
 // nothing is created.
 func OpenRead(ctx context.Context, dsn, def string) (*Store, error) {
-	return open(ctx, dsn, def, false)
+	return openDSN(ctx, dsn, def, false)
 }
 
 // checkDSN refuses a store that is neither a file path nor PostgreSQL: a
@@ -75,7 +75,7 @@ func checkDSN(dsn string) error {
 	return fmt.Errorf("--store %s: qpslab stores results in a SQLite file (give its path) or in PostgreSQL (postgres://user@host/db), not in %s", redact(dsn), scheme)
 }
 
-func open(ctx context.Context, dsn, def string, create bool) (*Store, error) {
+func openDSN(ctx context.Context, dsn, def string, create bool) (*Store, error) {
 	if err := checkDSN(dsn); err != nil {
 		return nil, err
 	}
