@@ -135,6 +135,9 @@ func (c *collector) finalize(upTo int) {
 			Errors: d.errors, Retries: d.retries, Late: d.late,
 			Service: summarize(d.svc), ServiceHist: encode(d.svc),
 		}
+		if !closed {
+			smp.Backlog = c.r.backlog.Load()
+		}
 		if closed {
 			smp.Response = smp.Service
 		} else {
@@ -178,11 +181,18 @@ func (c *collector) progress(d *secData) {
 	}
 	secs := float64(d.sec + 1 - c.ivFrom)
 	var b strings.Builder
-	fmt.Fprintf(&b, "[ %ds ] thds: %d tps: %.2f qps: %.2f lat (ms,95%%): %.2f p99: %.2f err/s: %.2f",
-		d.sec+1, c.r.n, float64(c.iv.events)/secs, float64(c.iv.stmts)/secs,
+	// Which latency: in closed loop response and service time are one; in
+	// open loop the line shows the response time, from each event's
+	// intended start, which includes the wait in the backlog.
+	which := "latency"
+	if c.r.o.Rate > 0 {
+		which = "response (from intended start)"
+	}
+	fmt.Fprintf(&b, "[ %ds ] thds: %d tps: %.2f qps: %.2f %s ms p95: %.2f p99: %.2f err/s: %.2f",
+		d.sec+1, c.r.n, float64(c.iv.events)/secs, float64(c.iv.stmts)/secs, which,
 		float64(c.iv.resp.ValueAtQuantile(95))/1000, float64(c.iv.resp.ValueAtQuantile(99))/1000, float64(c.iv.errors)/secs)
 	if c.r.o.Rate > 0 {
-		fmt.Fprintf(&b, " backlog: %d", c.r.backlog.Load())
+		fmt.Fprintf(&b, " target: %.0f/s backlog: %d", c.r.o.Rate, c.r.backlog.Load())
 	}
 	c.r.o.Progress(b.String())
 	c.ivFrom = d.sec + 1

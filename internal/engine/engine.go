@@ -296,6 +296,13 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	}
 
 	res.Status = result.OK
+	if r.o.Rate > 0 {
+		v := sustained(r.o.Rate, t, res.Samples)
+		res.Verdicts = append(res.Verdicts, v)
+		if !v.OK {
+			res.Status = result.Saturated
+		}
+	}
 	r.failMu.Lock()
 	err := r.failErr
 	r.failMu.Unlock()
@@ -307,6 +314,33 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		res.Status, res.Error = result.Aborted, "interrupted"
 	}
 	return res, err
+}
+
+// growingFor is how many closing seconds of growing backlog say that an
+// open-loop run was falling behind when it ended.
+const growingFor = 3
+
+// sustained judges an open-loop run: it sustained its target rate if it
+// achieved at least result.SustainedShare of it and its backlog was not
+// still growing over its last growingFor seconds.
+func sustained(rate float64, t *result.Totals, samples []result.Sample) result.Verdict {
+	v := result.Verdict{Name: "sustained rate", OK: true}
+	achieved := t.TPS
+	v.Detail = fmt.Sprintf("target %.0f/s, achieved %.0f/s (%.1f%%), %d late, backlog up to %d", rate, achieved, 100*achieved/rate, t.Late, t.MaxBacklog)
+	if achieved < result.SustainedShare*rate {
+		v.OK = false
+	}
+	if n := len(samples); n > growingFor {
+		growing := true
+		for i := n - growingFor; i < n; i++ {
+			growing = growing && samples[i].Backlog > samples[i-1].Backlog
+		}
+		if growing && samples[n-1].Backlog > max(10, int64(rate/100)) {
+			v.OK = false
+			v.Detail += fmt.Sprintf(", still growing at the end (%d queued)", samples[n-1].Backlog)
+		}
+	}
+	return v
 }
 
 // pace sends intended start times at the arrival rate. A full queue means the

@@ -214,6 +214,7 @@ func (t *mtTest) run(test sysbench.Test, src Source, dop, i int, rv map[string]r
 	run := newRun(test, src, "mytools", file)
 	run.Threads = dop
 	run.Params["pk"] = t.pk
+	run.Params["transport"] = "sysbench" // the reference's client (result.Run.Conditions)
 	if l, ok := rv["qps"]; ok {
 		run.Params["engine"] = l.engine
 		run.Params["qps_file"] = t.r["qps"]

@@ -433,6 +433,16 @@ func (o *output) fill(run *result.Run) {
 			run.Params[strings.ReplaceAll(k, "-", "_")] = v
 		}
 	}
+	// The conditions it ran under, as qpslab's runs record them
+	// (result.Run.Conditions): the client was sysbench's own, and the
+	// table size is known when the output starts with its command line.
+	run.Params["transport"] = "sysbench"
+	if v, ok := o.args["table-size"]; ok {
+		run.Params["rows"] = v
+	}
+	if v, ok := o.args["tables"]; ok {
+		run.Params["tables"] = v
+	}
 	if p, ok := o.firstPct(); ok {
 		run.Params["percentile"] = strconv.Itoa(p)
 	}

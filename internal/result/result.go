@@ -44,8 +44,9 @@ type Sample struct {
 	Errors     int64   `json:"errors"`
 	Retries    int64   `json:"retries"`
 	Late       int64   `json:"late,omitempty"`
-	Response   Latency `json:"response"` // from the intended start (open loop); the same as Service in closed loop
-	Service    Latency `json:"service"`  // from the actual send
+	Backlog    int64   `json:"backlog,omitempty"` // open loop: events queued, not yet started, as the second was closed
+	Response   Latency `json:"response"`          // from the intended start (open loop); the same as Service in closed loop
+	Service    Latency `json:"service"`           // from the actual send
 	// HDR histograms (HdrHistogram V2 compressed encoding, 1 µs to 1 h, 3
 	// significant digits) of this second's service times and, in open loop,
 	// response times.
@@ -282,7 +283,17 @@ const (
 	OK      = "ok"
 	Failed  = "failed"
 	Aborted = "aborted"
+	// Saturated: an open-loop run that did not sustain its target rate
+	// (below SustainedShare of it, or its backlog still growing at the
+	// end). Its figures measure what the server managed, not the target;
+	// comparisons leave it out, and its verdict says by how much it fell
+	// short.
+	Saturated = "saturated"
 )
+
+// SustainedShare is the part of its target rate an open-loop run must
+// achieve to count as sustained.
+const SustainedShare = 0.95
 
 // File is what `qpslab run` writes: every run of one invocation.
 type File struct {

@@ -140,7 +140,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 }
 
 func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops, backlog
 		FROM samples WHERE run_id = ? ORDER BY second`), id)
 	if err != nil {
 		return nil, fmt.Errorf("read samples: %w", err)
@@ -151,7 +151,7 @@ func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error)
 		var smp result.Sample
 		var lat string
 		var ops sql.NullString
-		if err := rows.Scan(&smp.Second, &smp.Events, &smp.Statements, &smp.Rows, &smp.Errors, &smp.Retries, &smp.Late, &lat, &smp.ResponseHist, &smp.ServiceHist, &ops); err != nil {
+		if err := rows.Scan(&smp.Second, &smp.Events, &smp.Statements, &smp.Rows, &smp.Errors, &smp.Retries, &smp.Late, &lat, &smp.ResponseHist, &smp.ServiceHist, &ops, &smp.Backlog); err != nil {
 			return nil, fmt.Errorf("read samples: %w", err)
 		}
 		var l map[string]result.Latency
