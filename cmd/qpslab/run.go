@@ -87,6 +87,7 @@ service time from the actual send.`,
 			if err != nil {
 				return err
 			}
+			cleanAfterCrash(cmd, h)
 			if len(builds) == 0 && p.Sandbox == "" {
 				return fmt.Errorf("name the build(s) to run with --build (see qpslab builds list), or a running sandbox with --sandbox")
 			}
