@@ -42,8 +42,12 @@ func Recover(h home.Home) ([]Cleaned, error) {
 			continue
 		}
 		dir := filepath.Join(h.Sandboxes(), e.Name())
-		if _, err := readState(dir); err != nil {
-			continue // not qpslab's, or unreadable: not ours to judge
+		st, err := readState(dir)
+		if err != nil || !stale(st) {
+			// Not qpslab's, unreadable, or in order. The lock is taken only
+			// for what looks stale, so that another qpslab starting a
+			// sandbox never finds it held by this look.
+			continue
 		}
 		what, err := recoverOne(dir)
 		if err != nil {
@@ -54,6 +58,20 @@ func Recover(h home.Home) ([]Cleaned, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// stale reports whether st looks like what a dead qpslab left: a start that
+// never finished, a recorded server that is gone, or a run's server whose
+// qpslab is gone.
+func stale(st *State) bool {
+	_, gone := ownerGone(st.Owner)
+	switch {
+	case st.PID == 0:
+		return st.Started.IsZero() && st.Stopped.IsZero() && st.Failed == "" && st.Owner != "" && gone
+	case !st.Running():
+		return true
+	}
+	return !st.Detached && st.Owner != "" && gone
 }
 
 func recoverOne(dir string) (string, error) {
@@ -181,6 +199,9 @@ func pruneOne(h home.Home, dir string, o PruneOptions, stamp string) (Pruned, st
 	name := filepath.Base(dir)
 	if _, err := os.Stat(filepath.Join(dir, stateFile)); err != nil {
 		return Pruned{}, "not made by qpslab (no " + stateFile + ")", nil
+	}
+	if st, err := readState(dir); err == nil && st.Running() { // no lock needed to leave it
+		return Pruned{}, fmt.Sprintf("running (pid %d)", st.PID), nil
 	}
 	unlock, err := lock(dir)
 	if err != nil {
