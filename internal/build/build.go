@@ -194,7 +194,33 @@ func Inspect(ctx context.Context, f Flavor, basedir string) (Layout, Flavor, str
 	if got != f {
 		return Layout{}, "", "", "", fmt.Errorf("basedir %s holds %s %s, not %s: use --flavor %s", basedir, got, ver, f, got)
 	}
+	if err := checkStartable(got, ver, basedir, l); err != nil {
+		return Layout{}, "", "", "", err
+	}
 	return l, got, ver, banner, nil
+}
+
+// installScripts are where FindLayout looks for the MySQL family's script
+// that makes a datadir.
+const installScripts = "scripts/mariadb-install-db, bin/mariadb-install-db, scripts/mysql_install_db or bin/mysql_install_db"
+
+// checkStartable checks that a basedir holds what qpslab needs to make a
+// datadir and start a server of its flavor: MariaDB always initialises with
+// its install script, MySQL before 5.7 too (5.7 brought mysqld
+// --initialize); PostgreSQL needs initdb beside postgres (FindLayout checks
+// that).
+func checkStartable(f Flavor, ver, basedir string, l Layout) error {
+	if l.InstallDB != "" {
+		return nil
+	}
+	rel, _ := filepath.Rel(basedir, l.Server)
+	switch {
+	case f == MariaDB:
+		return fmt.Errorf("basedir %s has %s but no install script to make a datadir with (looked for %s): point --basedir at the whole install prefix, which holds the script too", basedir, rel, installScripts)
+	case f == MySQL && CompareVersions(ver, "5.7") < 0:
+		return fmt.Errorf("basedir %s has MySQL %s, which makes a datadir with mysql_install_db (mysqld --initialize came in 5.7), and no such script (looked for %s): point --basedir at the whole install prefix", basedir, ver, installScripts)
+	}
+	return nil
 }
 
 // Layout finds this build's programs.

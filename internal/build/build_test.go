@@ -693,3 +693,31 @@ func TestRegistryListIgnoresOtherFiles(t *testing.T) {
 		}
 	}
 }
+
+// A basedir must be able to make a datadir for the flavor it names: MariaDB
+// with its install script, MySQL before 5.7 with mysql_install_db.
+func TestInspectNeedsAnInstallScript(t *testing.T) {
+	ctx := context.Background()
+	maria := "mysqld  Ver 10.6.16-MariaDB for Linux on x86_64 (MariaDB Server)"
+
+	base := t.TempDir()
+	fakeServer(t, base, "sbin/mariadbd", maria, 0)
+	_, _, _, _, err := build.Inspect(ctx, build.MariaDB, base)
+	testenv.WantErr(t, err, base, "has sbin/mariadbd but no install script", "scripts/mariadb-install-db", "mysql_install_db")
+	_, err = registry(t).Add(ctx, "mine", build.MariaDB, base, false)
+	testenv.WantErr(t, err, "no install script")
+
+	writeFile(t, base, "bin/mariadb-install-db", "#!/bin/sh\n", 0o755)
+	if _, _, _, _, err := build.Inspect(ctx, build.MariaDB, base); err != nil {
+		t.Errorf("with bin/mariadb-install-db: %v", err)
+	}
+
+	old := t.TempDir()
+	fakeServer(t, old, "bin/mysqld", "mysqld  Ver 5.6.51 for linux-glibc2.12 on x86_64 (MySQL Community Server (GPL))", 0)
+	_, _, _, _, err = build.Inspect(ctx, build.MySQL, old)
+	testenv.WantErr(t, err, "MySQL 5.6.51", "mysql_install_db", "--initialize came in 5.7")
+	writeFile(t, old, "scripts/mysql_install_db", "#!/bin/sh\n", 0o755)
+	if _, _, _, _, err := build.Inspect(ctx, build.MySQL, old); err != nil {
+		t.Errorf("MySQL 5.6 with scripts/mysql_install_db: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -198,6 +200,11 @@ func (r Registry) mavenGet(ctx context.Context, a Artifact, logf func(string, ..
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
+			if strings.Contains(string(out), "Could not find artifact") {
+				if have, verr := registryVersions(ctx, mvn, repo, a); verr == nil && len(have) > 0 && !slices.Contains(have, a.Version) {
+					return "", notInRegistry(a, have)
+				}
+			}
 			return "", fmt.Errorf("mvn dependency:get %s failed (%v): %s", a.Coords(), err, lastErrorLine(out))
 		}
 	}
@@ -213,6 +220,86 @@ func (r Registry) mavenGet(ctx context.Context, a Artifact, logf func(string, ..
 		return "", fmt.Errorf("checksum mismatch for %s: SHA-1 is %s, Maven Central publishes %s: delete %s and fetch again", jar, got, strings.TrimSpace(string(want)), filepath.Dir(jar))
 	}
 	return jar, nil
+}
+
+// registryVersions lists the versions the registry has of a's artifact, from
+// its maven-metadata.xml. It asks the Maven client for the artifact's RELEASE
+// pom, which makes Maven fetch the metadata (and one small pom, not a jar) into
+// the local repository, and reads the versions list from there.
+func registryVersions(ctx context.Context, mvn, repo string, a Artifact) ([]string, error) {
+	cmd := exec.CommandContext(ctx, mvn, "-B", "-q", "-Dmaven.repo.local="+repo,
+		"dependency:get", "-Dtransitive=false", "-Dartifact="+a.Group+":"+a.ID+":RELEASE:pom")
+	cmd.Env = append(os.Environ(), "MAVEN_OPTS=-Xmx512m")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("list the versions of %s:%s (%v): %s", a.Group, a.ID, err, lastErrorLine(out))
+	}
+	dir := filepath.Join(repo, filepath.FromSlash(strings.ReplaceAll(a.Group, ".", "/")), a.ID)
+	files, _ := filepath.Glob(filepath.Join(dir, "maven-metadata*.xml"))
+	var have []string
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		vs, err := parseMavenVersions(raw)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		for _, v := range vs {
+			if !slices.Contains(have, v) {
+				have = append(have, v)
+			}
+		}
+	}
+	if len(have) == 0 {
+		return nil, fmt.Errorf("no maven-metadata.xml for %s:%s in %s", a.Group, a.ID, dir)
+	}
+	return have, nil
+}
+
+// parseMavenVersions reads the <versioning><versions> of a maven-metadata.xml.
+func parseMavenVersions(raw []byte) ([]string, error) {
+	var m struct {
+		Versions []string `xml:"versioning>versions>version"`
+	}
+	if err := xml.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m.Versions, nil
+}
+
+// notInRegistry is the error for a version the registry does not have: it
+// names the nearest versions it has and one to fetch.
+func notInRegistry(a Artifact, have []string) error {
+	near := NearestVersions(have, a.Version, 3)
+	best := near[0]
+	for _, v := range near { // the newest at or below the one asked for, in its release series if any
+		if CompareVersions(v, a.Version) <= 0 && (CompareVersions(v, best) > 0 || CompareVersions(best, a.Version) > 0) {
+			best = v
+		}
+	}
+	return fmt.Errorf("%s %s is not in the registry (%s:%s has %d versions); the nearest it has: %s: fetch one of them, e.g. qpslab builds fetch %s-%s",
+		a.Flavor, a.Version, a.Group, a.ID, len(have), strings.Join(near, ", "), a.Flavor, best)
+}
+
+// NearestVersions returns up to n versions of have just below want and up to
+// n just above it, in version order.
+func NearestVersions(have []string, want string, n int) []string {
+	vs := slices.Clone(have)
+	slices.SortFunc(vs, CompareVersions)
+	vs = slices.Compact(vs)
+	i, _ := slices.BinarySearchFunc(vs, want, CompareVersions)
+	lo, hi := max(i-n, 0), min(i+n, len(vs))
+	if hi < len(vs) && CompareVersions(vs[i], want) == 0 { // want itself is not "near"
+		hi = min(hi+1, len(vs))
+	}
+	var out []string
+	for _, v := range vs[lo:hi] {
+		if CompareVersions(v, want) != 0 {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func lastErrorLine(out []byte) string {

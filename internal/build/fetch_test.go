@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -347,6 +348,7 @@ func TestFetchFromTarball(t *testing.T) {
 		{name: "mariadb-10.2.11-linux-x86_64/bin/mysqld", typ: tar.TypeReg, body: "#!/bin/sh\necho 'bin/mysqld  Ver 10.2.11-MariaDB for Linux on x86_64 (MariaDB Server)'\n", mode: 0o755},
 		{name: "mariadb-10.2.11-linux-x86_64/bin/mariadbd", typ: tar.TypeSymlink, linkname: "mysqld"},
 		{name: "mariadb-10.2.11-linux-x86_64/share/english/errmsg.sys", typ: tar.TypeReg, body: "x"},
+		{name: "mariadb-10.2.11-linux-x86_64/scripts/mysql_install_db", typ: tar.TypeReg, body: "#!/bin/sh\n", mode: 0o755},
 	})
 	r := freshRegistry(t)
 	b, err := r.Fetch(context.Background(), "mariadb-10.2.11", build.FetchOptions{FromFile: tgz})
@@ -490,6 +492,7 @@ func TestFetchFromFileWithSpaceInPath(t *testing.T) {
 	}
 	writeTarGz(t, tgz, []tarEntry{
 		{name: "bin/mysqld", typ: tar.TypeReg, body: "#!/bin/sh\necho 'bin/mysqld  Ver 10.2.11-MariaDB for Linux on x86_64 (MariaDB Server)'\n", mode: 0o755},
+		{name: "scripts/mysql_install_db", typ: tar.TypeReg, body: "#!/bin/sh\n", mode: 0o755},
 	})
 	r := freshRegistry(t)
 	first, err := r.Fetch(context.Background(), "mariadb-10.2.11", build.FetchOptions{FromFile: tgz})
@@ -512,6 +515,7 @@ func TestFetchFromTarballHardLinkIntoNewFolder(t *testing.T) {
 	writeTarGz(t, tgz, []tarEntry{
 		{name: "bin/mysqld", typ: tar.TypeReg, body: "#!/bin/sh\necho 'bin/mysqld  Ver 10.2.11-MariaDB for Linux on x86_64 (MariaDB Server)'\n", mode: 0o755},
 		{name: "sbin/mariadbd", typ: tar.TypeLink, linkname: "bin/mysqld"},
+		{name: "scripts/mysql_install_db", typ: tar.TypeReg, body: "#!/bin/sh\n", mode: 0o755},
 	})
 	r := freshRegistry(t)
 	b, err := r.Fetch(context.Background(), "mariadb-10.2.11", build.FetchOptions{FromFile: tgz})
@@ -520,5 +524,38 @@ func TestFetchFromTarballHardLinkIntoNewFolder(t *testing.T) {
 	}
 	if l, err := b.Layout(); err != nil || l.Server != filepath.Join(b.Basedir, "sbin/mariadbd") {
 		t.Errorf("Layout = %+v, %v; want the hard-linked sbin/mariadbd", l, err)
+	}
+}
+
+func TestNearestVersions(t *testing.T) {
+	have := []string{"10.1.8", "10.1.13", "10.1.23", "10.2.11", "10.11.5", "11.4.5"}
+	for _, tc := range []struct {
+		want string
+		n    int
+		got  string
+	}{
+		{"10.2.99", 2, "10.1.23 10.2.11 10.11.5 11.4.5"},
+		{"10.2.11", 1, "10.1.23 10.11.5"}, // the version itself is not "near"
+		{"9.0", 2, "10.1.8 10.1.13"},
+		{"12.0", 2, "10.11.5 11.4.5"},
+	} {
+		if got := strings.Join(build.NearestVersions(have, tc.want, tc.n), " "); got != tc.got {
+			t.Errorf("NearestVersions(%s, %d) = %q, want %q", tc.want, tc.n, got, tc.got)
+		}
+	}
+}
+
+// A version the registry does not have is named as such, with the nearest
+// versions it has (read from its maven-metadata.xml with the real Maven
+// client) and one to fetch.
+func TestFetchVersionNotInRegistry(t *testing.T) {
+	if _, err := exec.LookPath("mvn"); err != nil {
+		t.Skip("no mvn (make setup installs maven)")
+	}
+	r := freshRegistry(t)
+	_, err := r.Fetch(context.Background(), "mariadb-10.2.99", build.FetchOptions{})
+	testenv.WantErr(t, err, "mariadb 10.2.99 is not in the registry", "10.2.11", "qpslab builds fetch mariadb-10.2.11")
+	if ents, _ := os.ReadDir(filepath.Join(r.Cache, "builds")); len(ents) > 1 { // the lock file only
+		t.Errorf("a failed fetch left %d entries in the cache's builds", len(ents))
 	}
 }

@@ -58,6 +58,10 @@ func (h Home) Configs() string { return filepath.Join(h.Root, "configs") }
 // Sandboxes holds one directory per sandbox.
 func (h Home) Sandboxes() string { return filepath.Join(h.Root, "sandboxes") }
 
+// Logs is where qpslab server prune --keep-logs keeps the logs of the
+// sandboxes it removes.
+func (h Home) Logs() string { return filepath.Join(h.Root, "logs") }
+
 // Results is where results are stored.
 func (h Home) Results() string { return filepath.Join(h.Root, "results") }
 

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // runAs is the OS account a server runs as when it is not qpslab's own.
@@ -92,6 +93,56 @@ func canReach(as *runAs, dir string) string {
 	}
 }
 
+// reachable checks that user as can reach path, and otherwise says which
+// folder stops it and the two ways out: let the user through that folder, or
+// move what lives there with knob (QPSLAB_HOME, --datadir, QPSLAB_CACHE …) to
+// a folder like example.
+func reachable(as *runAs, path, knob, example string) error {
+	bad := canReach(as, path)
+	if bad == "" {
+		return nil
+	}
+	owner := "?"
+	var mode os.FileMode
+	if st, err := os.Stat(bad); err == nil {
+		mode = st.Mode().Perm()
+		uid := st.Sys().(*syscall.Stat_t).Uid
+		owner = strconv.FormatUint(uint64(uid), 10)
+		if u, err := user.LookupId(owner); err == nil {
+			owner = u.Username
+		}
+	}
+	return fmt.Errorf("PostgreSQL refuses to run as root, so qpslab runs it as user %s, which cannot enter %s (mode %04o, owner %s): let it through with chmod o+x %s, or set %s to a folder it can reach (e.g. %s)",
+		as.Name, bad, mode, owner, bad, knob, example)
+}
+
+// ownerToken names this process for ever: boot id/pid/start time.
+func ownerToken() string { return processToken(os.Getpid()) }
+
+func processToken(pid int) string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	st := startTime(pid)
+	if err != nil || st == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s/%d/%d", strings.TrimSpace(string(boot)), pid, st)
+}
+
+// ownerGone reports whether the process named by token has ended, and its
+// pid. An empty or unreadable token is never judged gone.
+func ownerGone(token string) (int, bool) {
+	f := strings.Split(token, "/")
+	if len(f) != 3 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return 0, false
+	}
+	now := processToken(pid)
+	return pid, now != token
+}
+
 // chownTree gives dir and everything under it to as.
 func chownTree(as *runAs, dir string) error {
 	if as == nil {
@@ -112,18 +163,33 @@ func alive(pid int, marker string) bool {
 	if pid <= 0 {
 		return false
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return false
 	}
-	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+	st, err := p.Stat()
+	if err != nil || st.State == "Z" || st.State == "X" {
 		return false
 	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if marker == "" {
+		return true
+	}
+	args, err := p.CmdLine()
+	return err == nil && strings.Contains(strings.Join(args, " "), marker)
+}
+
+// startTime is pid's start time in clock ticks after boot (0 if it is gone):
+// with the pid and the boot, it names a process for ever.
+func startTime(pid int) uint64 {
+	p, err := procfs.NewProc(pid)
 	if err != nil {
-		return false
+		return 0
 	}
-	return marker == "" || bytes.Contains(cmdline, []byte(marker))
+	st, err := p.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.Starttime
 }
 
 // killGroup sends sig to the process group pgid, ignoring "no such group".
@@ -161,26 +227,72 @@ func killGroupWait(pgid int, timeout time.Duration) {
 // groupHasLive reports whether any non-zombie process is in group pgid
 // (zombies still count for kill(2) until their parent reaps them).
 func groupHasLive(pgid int) bool {
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		// Fields after the command: state ppid pgrp ...
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return false
+	}
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err == nil && st.PGRP == pgid && st.State != "Z" && st.State != "X" {
 			return true
 		}
 	}
 	return false
+}
+
+// strays returns the live processes that run program (a path) with their
+// working directory in dir: the children of a PostgreSQL server, which each
+// leave the postmaster's process group, found after the postmaster is gone.
+// Both must match, so a shell that sits in the datadir is never one.
+func strays(program, dir string) []int {
+	if program == "" || dir == "" {
+		return nil
+	}
+	program = resolved(program)
+	dir = resolved(dir)
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, p := range procs {
+		exe, err := p.Executable()
+		if err != nil || exe != program {
+			continue
+		}
+		cwd, err := p.Cwd()
+		if err != nil || (cwd != dir && !strings.HasPrefix(cwd, dir+"/")) {
+			continue
+		}
+		if st, err := p.Stat(); err == nil && st.State != "Z" && st.State != "X" {
+			out = append(out, p.PID)
+		}
+	}
+	return out
+}
+
+// killStrays SIGKILLs the strays of program in dir, and waits (a little)
+// until they are gone.
+func killStrays(program, dir string) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := strays(program, dir)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// resolved is path with its symlinks resolved, or path itself.
+func resolved(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
 }
 
 // waitGone polls until pid is no longer alive or the timeout passes.

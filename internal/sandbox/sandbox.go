@@ -4,8 +4,12 @@
 // port, waits until it answers, creates qpslab's benchmark database, and stops
 // it (gracefully, then by force). Every other part of qpslab gets servers from
 // here. It never touches a folder it did not create, and it leaves no process
-// behind: a cancelled context during start kills what was started, and
-// StopAll stops whatever is still running.
+// behind: a cancelled context during start kills what was started, StopAll
+// stops whatever is still running, and a server started for a run dies with
+// the process that started it even when that process is killed outright (see
+// guard.go); Recover cleans what such a death left in the home. A server that
+// dies on its own is told as it is: Exited and Exit give the exit status or
+// signal and the log lines that explain it.
 package sandbox
 
 import (
@@ -23,9 +27,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
 	"github.com/qpslab/qpslab/internal/build"
@@ -72,10 +78,28 @@ type State struct {
 	Stopped    time.Time       `yaml:"stopped,omitempty"`
 	Detached   bool            `yaml:"detached"`
 	OwnRunDir  bool            `yaml:"own_run_dir,omitempty"` // RunDir is a short /tmp folder qpslab made
+	Program    string          `yaml:"program,omitempty"`     // the server binary
+	Owner      string          `yaml:"owner,omitempty"`       // the qpslab process that started it: boot id/pid/start time
+	Failed     string          `yaml:"failed,omitempty"`      // why the last start failed
+	Died       string          `yaml:"died,omitempty"`        // how the server last ended when qpslab had not stopped it
 }
 
 // Running reports whether the recorded server process is alive.
 func (s State) Running() bool { return alive(s.PID, s.Datadir) }
+
+// Status is running, stopped, failed (the last start failed) or died (the
+// server ended without being stopped).
+func (s State) Status() string {
+	switch {
+	case s.Running():
+		return "running"
+	case s.Failed != "":
+		return "failed"
+	case s.Died != "":
+		return "died"
+	}
+	return "stopped"
+}
 
 const stateFile = "sandbox.yaml"
 
@@ -88,6 +112,9 @@ type Server struct {
 	cmd      *exec.Cmd
 	exited   chan struct{}
 	waitErr  error
+	exit     Exit // set before exited is closed
+	logStart int64
+	stopping atomic.Bool // qpslab is stopping it: its end is no death
 	stopOnce sync.Once
 	stopErr  error
 	timeout  time.Duration
@@ -95,6 +122,48 @@ type Server struct {
 
 // Endpoint is where clients reach the server, in qpslab's database.
 func (s *Server) Endpoint() client.Endpoint { return s.State.Endpoint }
+
+// Exit is how a server process ended.
+type Exit struct {
+	Status  string // "killed by signal 9 (SIGKILL)", "exited with status 1"
+	Cause   string // the server-log lines that explain it, " | " joined; "" when none does
+	Log     string // the server log
+	Stopped bool   // qpslab stopped it (Stop, StopAll, a failed or cancelled start)
+}
+
+// String is the exit as one line: "killed by signal 9 (SIGKILL); log: …
+// (full log: …/server.log)".
+func (e Exit) String() string {
+	if e.Status == "" {
+		return ""
+	}
+	s := e.Status
+	if e.Cause != "" {
+		s += "; log: " + e.Cause
+	}
+	if e.Log != "" {
+		s += " (full log: " + e.Log + ")"
+	}
+	return s
+}
+
+// Exited is closed when the server process has ended, for whatever reason;
+// Exit then says how.
+func (s *Server) Exited() <-chan struct{} { return s.exited }
+
+// Exit says how the server process ended; the zero Exit while it runs.
+func (s *Server) Exit() Exit {
+	select {
+	case <-s.exited:
+		return s.exit
+	default:
+		return Exit{}
+	}
+}
+
+// ExitCause is Exit as one line ("" while the server runs), for a message
+// such as "server died: killed by signal 9 (SIGKILL); log: … (full log: …)".
+func (s *Server) ExitCause() string { return s.Exit().String() }
 
 // live holds the servers this process started and has not stopped yet.
 var live = struct {
@@ -176,6 +245,19 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 			return nil, fmt.Errorf("sandbox %s is already running (pid %d, port %d): stop it with qpslab server stop %s, or pass --name for another sandbox", spec.Name, prev.PID, prev.Endpoint.Port, spec.Name)
 		}
 	}
+	// From here a failure is this sandbox's: sandbox.yaml says so, for
+	// qpslab server status and prune.
+	defer func() {
+		if err != nil {
+			if st, rerr := readState(dir); rerr == nil {
+				st.PID, st.Failed = 0, oneLine(err.Error())
+				writeState(dir, *st)
+			}
+		}
+	}()
+	if err := startReaper(); err != nil {
+		return nil, err
+	}
 	fl := flavorOf(spec.Build)
 	as, err := serverUser(spec.Build.Flavor == build.Postgres)
 	if err != nil {
@@ -187,9 +269,17 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	}
 	// The sandbox folder and the datadir are given to the server's account
 	// below; the folders above them and the binaries must be reachable.
-	for _, p := range []string{filepath.Dir(dir), filepath.Dir(s.datadir), layout.Server} {
-		if bad := canReach(as, p); bad != "" {
-			return nil, fmt.Errorf("%s refuses to run as root, so it runs as user %s, which cannot enter %s: set QPSLAB_HOME (and QPSLAB_CACHE, --datadir) to folders it can reach, such as %s", spec.Build.Flavor, as.Name, bad, home.RootDefault)
+	binKnob, binExample := "QPSLAB_CACHE", filepath.Join(home.RootDefault, "cache")
+	if src := spec.Build.Source; src != "maven" && src != "file" {
+		binKnob, binExample = "the basedir of build "+spec.Build.Name+" (qpslab builds add "+spec.Build.Name+" --replace --basedir DIR)", "/opt/"+spec.Build.Name
+	}
+	for _, p := range []struct{ path, knob, example string }{
+		{filepath.Dir(dir), "QPSLAB_HOME", home.RootDefault},
+		{filepath.Dir(s.datadir), "--datadir", filepath.Join(home.RootDefault, "data")},
+		{layout.Server, binKnob, binExample},
+	} {
+		if err := reachable(as, p.path, p.knob, p.example); err != nil {
+			return nil, err
 		}
 	}
 	ownRun := false
@@ -200,7 +290,7 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 		Name: spec.Name, Build: spec.Build.Name, Flavor: spec.Build.Flavor, Version: spec.Build.Version,
 		Basedir: spec.Build.Basedir, Config: spec.Config.ID(), ConfigHash: spec.Config.Hash(),
 		Dir: dir, Datadir: s.datadir, RunDir: s.runDir, OwnRunDir: ownRun,
-		Log: filepath.Join(dir, "server.log"), Detached: spec.Detach,
+		Log: filepath.Join(dir, "server.log"), Detached: spec.Detach, Owner: ownerToken(),
 	}
 	if as != nil {
 		st.User = as.Name
@@ -314,6 +404,8 @@ func prepareDatadir(spec Spec, prev *State, dir string, fl flavor) (string, erro
 	return datadir, nil
 }
 
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 func unwrap(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
@@ -363,7 +455,7 @@ func choosePort(want int) (int, error) {
 
 // initDatadir runs the flavor's init program (mariadb-install-db,
 // mysql_install_db, mysqld --initialize-insecure or initdb), logging to
-// init.log in the sandbox.
+// init.log in the sandbox. It dies with this process (guard.go).
 func initDatadir(ctx context.Context, s *setup, fl flavor) error {
 	path, args := fl.initCommand(s)
 	logPath := filepath.Join(s.dir, "init.log")
@@ -377,29 +469,36 @@ func initDatadir(ctx context.Context, s *setup, fl flavor) error {
 	cmd.Env = append(s.layout.Env(os.Environ()), "LC_ALL=C")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr(s.as)
-	if err := cmd.Start(); err != nil {
+	if err := startTied(cmd); err != nil {
 		return fmt.Errorf("run %s: %w", filepath.Base(path), err)
 	}
+	pgid := cmd.Process.Pid
+	guardGroup(pgid, "", "", "")
+	defer releaseGroup(pgid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	hook("init", pgid)
 	select {
 	case err = <-done:
 	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
 		// The install scripts start a bootstrap server of their own: kill the
 		// whole session, not just the script.
-		killGroupWait(cmd.Process.Pid, 5*time.Second)
+		killGroupWait(pgid, 5*time.Second)
 		<-done
-		killGroupWait(cmd.Process.Pid, 5*time.Second)
+		killGroupWait(pgid, 5*time.Second)
 		return ctx.Err()
 	}
-	killGroupWait(cmd.Process.Pid, 5*time.Second) // stragglers, if any
+	killGroupWait(pgid, 5*time.Second) // stragglers, if any
 	if err != nil {
 		return fmt.Errorf("%s failed (%v): %s (full log: %s)", filepath.Base(path), err, logTail(logPath, 3), logPath)
 	}
 	return nil
 }
 
-// launch starts the server process and waits until it answers.
+// launch starts the server process and waits until it answers. A server of a
+// run dies with this process; a detached one is guarded only until it answers.
 func launch(ctx context.Context, s *setup, fl flavor, st State, spec Spec) (*Server, error) {
 	logPath := filepath.Join(s.dir, "server.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -418,28 +517,82 @@ func launch(ctx context.Context, s *setup, fl flavor, st State, spec Spec) (*Ser
 	cmd.Env = append(s.layout.Env(os.Environ()), "LC_ALL=C")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr(s.as)
-	if err := cmd.Start(); err != nil {
+	start := startTied
+	if spec.Detach {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(cmd); err != nil {
 		return nil, fmt.Errorf("run %s: %w", filepath.Base(path), err)
 	}
-	srv := &Server{fl: fl, cmd: cmd, exited: make(chan struct{}), timeout: spec.StopTimeout}
-	go func() { srv.waitErr = cmd.Wait(); close(srv.exited) }()
+	guardGroup(cmd.Process.Pid, logPath, path, s.datadir)
+	srv := &Server{fl: fl, cmd: cmd, exited: make(chan struct{}), timeout: spec.StopTimeout, logStart: logStart}
 	st.PID = cmd.Process.Pid
+	st.Program = path
 	st.Started = time.Now().UTC()
 	st.Stopped = time.Time{}
+	st.Failed, st.Died = "", ""
 	st.Endpoint = client.Endpoint{Protocol: fl.protocol(), Socket: fl.socket(s), Host: "127.0.0.1", Port: s.port, User: fl.adminUser(), Database: Database}
 	srv.State = st
 	live.Lock()
 	live.m[srv] = struct{}{}
 	live.Unlock()
-	if err := writeState(s.dir, st); err != nil {
+	werr := writeState(s.dir, st)
+	go srv.wait() // after the state is written: a death rewrites it
+	if werr != nil {
 		srv.kill()
-		return nil, err
+		return nil, werr
 	}
+	hook("launch", st.PID)
 	if err := srv.waitReady(ctx, spec.StartTimeout, logPath, logStart); err != nil {
 		srv.kill()
 		return nil, err
 	}
+	if spec.Detach {
+		releaseGroup(st.PID)
+	}
 	return srv, nil
+}
+
+// wait reaps the server process and records how it ended. An end qpslab did
+// not ask for is a death: sandbox.yaml says so and the process group is
+// cleared.
+func (srv *Server) wait() {
+	srv.waitErr = srv.cmd.Wait()
+	srv.exit = Exit{
+		Status:  exitStatus(srv.cmd.ProcessState),
+		Cause:   explain(readLog(srv.Log, srv.logStart), 3, false),
+		Log:     srv.Log,
+		Stopped: srv.stopping.Load(),
+	}
+	close(srv.exited)
+	srv.stopOnce.Do(func() {
+		died := ""
+		if !srv.stopping.Load() {
+			died = srv.exit.String()
+		}
+		srv.finish(died)
+	})
+}
+
+// exitStatus says how a process ended: "exited with status 1", "killed by
+// signal 9 (SIGKILL)".
+func exitStatus(ps *os.ProcessState) string {
+	if ps == nil {
+		return "ended (status unknown)"
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	switch {
+	case !ok:
+		return ps.String()
+	case ws.Signaled():
+		s := fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), unix.SignalName(ws.Signal()))
+		if ws.CoreDump() {
+			s += ", core dumped"
+		}
+		return s
+	default:
+		return fmt.Sprintf("exited with status %d", ws.ExitStatus())
+	}
 }
 
 // waitReady polls the server over its socket until it answers, then creates
@@ -452,19 +605,22 @@ func (srv *Server) waitReady(ctx context.Context, timeout time.Duration, logPath
 	}
 	var lastErr error
 	for {
+		if err := ctx.Err(); err != nil { // a cancel always wins, even over an exit
+			return err
+		}
 		select {
 		case <-srv.exited:
-			tail := logTail(logPath, 3)
+			tail := explain(readLog(logPath, logStart), 3, true)
 			if srv.addrInUse(logPath, logStart) {
 				return fmt.Errorf("%w: %s", errAddrInUse, tail)
 			}
-			return fmt.Errorf("the server exited during start (%v): %s (full log: %s)", srv.waitErr, tail, logPath)
+			return fmt.Errorf("the server exited during start (%s): %s (full log: %s)", srv.exit.Status, tail, logPath)
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the server did not answer within %s (last error: %v): %s (full log: %s)", timeout, lastErr, logTail(logPath, 3), logPath)
+			return fmt.Errorf("the server did not answer within %s (last error: %v): %s (full log: %s)", timeout, lastErr, explain(readLog(logPath, logStart), 3, true), logPath)
 		}
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		lastErr = client.Ping(pctx, admin, false)
@@ -485,17 +641,16 @@ func (srv *Server) waitReady(ctx context.Context, timeout time.Duration, logPath
 	}
 	defer db.Close()
 	if err := srv.fl.createDatabase(ctx, db, Database); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("create database %s: %w", Database, err)
 	}
 	return nil
 }
 
 func (srv *Server) addrInUse(logPath string, from int64) bool {
-	b, err := os.ReadFile(logPath)
-	if err != nil || int64(len(b)) < from {
-		return false
-	}
-	for _, l := range strings.Split(string(b[from:]), "\n") {
+	for _, l := range readLog(logPath, from) {
 		if srv.fl.addrInUse(l) {
 			return true
 		}
@@ -505,28 +660,36 @@ func (srv *Server) addrInUse(logPath string, from int64) bool {
 
 // kill ends the server at once (used when a start fails or is cancelled).
 func (srv *Server) kill() {
+	srv.stopping.Store(true)
 	killGroup(srv.PID, syscall.SIGKILL)
 	<-srv.exited
-	srv.stopOnce.Do(func() { srv.finish() })
+	srv.stopOnce.Do(func() { srv.finish("") })
 }
 
 // Stop shuts the server down gracefully, and kills it if it has not exited
-// within the stop timeout. It is safe to call more than once.
+// within the stop timeout. It is safe to call more than once, and after the
+// server died (Exit says how).
 func (srv *Server) Stop() error {
+	srv.stopping.Store(true)
 	srv.stopOnce.Do(func() {
 		srv.stopErr = stopPID(srv.PID, srv.Datadir, srv.fl.stopSignal(), srv.timeout, srv.exited)
-		srv.finish()
+		srv.finish("")
 	})
 	return srv.stopErr
 }
 
-// finish records that the server stopped and cleans up after it.
-func (srv *Server) finish() {
+// finish records that the server stopped (or died: how) and cleans up after
+// it.
+func (srv *Server) finish(died string) {
 	killGroupWait(srv.PID, 5*time.Second) // any child left in its session
+	killStrays(srv.Program, srv.Datadir)  // PostgreSQL's children, after a postmaster death
+	releaseGroup(srv.PID)
 	live.Lock()
 	delete(live.m, srv)
 	live.Unlock()
-	markStopped(srv.State)
+	st := srv.State
+	st.Died = died
+	markStopped(st)
 }
 
 func markStopped(st State) {
@@ -606,31 +769,41 @@ func StopByName(h home.Home, name string, timeout time.Duration) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if timeout == 0 {
-		timeout = 2 * time.Minute
-	}
 	unlock, err := lock(st.Dir)
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
+	if cur, err := readState(st.Dir); err == nil { // re-read under the lock
+		st = *cur
+	}
 	if !st.Running() {
 		if st.PID != 0 {
 			markStopped(st)
 		}
 		return false, nil
 	}
+	if err := stopState(st, timeout); err != nil {
+		return true, fmt.Errorf("stop %s: %w", name, err)
+	}
+	return true, nil
+}
+
+// stopState stops the running server st records (the caller holds the
+// sandbox's lock) and records that it stopped.
+func stopState(st State, timeout time.Duration) error {
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
 	sig := syscall.SIGTERM
 	if st.Flavor == build.Postgres {
 		sig = syscall.SIGINT
 	}
-	err = stopPID(st.PID, st.Datadir, sig, timeout, nil)
+	err := stopPID(st.PID, st.Datadir, sig, timeout, nil)
 	killGroupWait(st.PID, 5*time.Second)
+	killStrays(st.Program, st.Datadir)
 	markStopped(st)
-	if err != nil {
-		return true, fmt.Errorf("stop %s: %w", name, err)
-	}
-	return true, nil
+	return err
 }
 
 func readState(dir string) (*State, error) {

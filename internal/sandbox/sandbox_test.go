@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -262,28 +263,124 @@ func TestStartErrors(t *testing.T) {
 	})
 }
 
-// Cancelling the context at any point of a start (init, launch, wait) leaves
-// no process behind.
+// Cancelling the context while the init program's bootstrap server runs, or
+// once the server is launched and not yet answering, fails the start with the
+// context's error and leaves no process behind. The cancel comes from a hook
+// at that very point, so the test always exercises the cancel path.
 func TestCancelDuringStart(t *testing.T) {
 	for _, name := range []string{"mariadb-10.2.11", "postgres-system"} {
-		for _, after := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 800 * time.Millisecond} {
-			t.Run(name+"/"+after.String(), func(t *testing.T) {
+		for _, phase := range []string{"init", "launch"} {
+			t.Run(name+"/"+phase, func(t *testing.T) {
 				h := newHome(t)
 				b := testenv.Build(t, h, name)
-				ctx, cancel := context.WithTimeout(context.Background(), after)
+				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
+				reached := false
+				defer sandbox.SetHook(func(p string, pid int) {
+					if p != phase {
+						return
+					}
+					reached = true
+					if phase == "init" {
+						// Wait for the bootstrap server (mysqld --bootstrap,
+						// postgres --boot or --single) the init program forks.
+						deadline := time.Now().Add(time.Minute)
+						for !hasBootstrap(h.Root) {
+							if time.Now().After(deadline) {
+								t.Error("no bootstrap server seen during init")
+								break
+							}
+							time.Sleep(5 * time.Millisecond)
+						}
+					}
+					cancel()
+				})()
 				srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: b, Config: defaultConfig(t, b)})
-				if err == nil {
-					srv.Stop() // it was quicker than the cancel; nothing to check
-					return
+				if !reached {
+					t.Fatalf("the start never reached %s (err %v)", phase, err)
 				}
-				if !errors.Is(err, context.DeadlineExceeded) {
+				if err == nil {
+					srv.Stop()
+					t.Fatalf("the start succeeded although it was cancelled during %s", phase)
+				}
+				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("want a cancelled start, got %v", err)
 				}
 				if left := testenv.Processes(h.Root); len(left) > 0 {
 					t.Errorf("after a cancelled start: %q", left)
 				}
+				st, err := sandbox.Get(h, sandbox.DefaultName(b, defaultConfig(t, b)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Status() != "failed" || !strings.Contains(st.Failed, "context canceled") {
+					t.Errorf("after a cancelled start the sandbox is %s (failed %q), want failed", st.Status(), st.Failed)
+				}
 			})
 		}
+	}
+}
+
+func hasBootstrap(marker string) bool {
+	for _, p := range testenv.Processes(marker) {
+		if strings.Contains(p, " --boot") || strings.Contains(p, " --single") {
+			return true
+		}
+	}
+	return false
+}
+
+// A server that dies during a run is told as it is: Exited fires, and the exit
+// names the signal; sandbox.yaml says it died. A server qpslab stopped is no
+// death.
+func TestServerDeath(t *testing.T) {
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(name, func(t *testing.T) {
+			h := newHome(t)
+			b := testenv.Build(t, h, name)
+			srv := start(t, h, sandbox.Spec{Build: b, Config: defaultConfig(t, b)})
+			if srv.ExitCause() != "" {
+				t.Errorf("a running server has an exit cause: %q", srv.ExitCause())
+			}
+			if err := syscall.Kill(srv.PID, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-srv.Exited():
+			case <-time.After(30 * time.Second):
+				t.Fatal("Exited did not fire within 30 s of a SIGKILL")
+			}
+			e := srv.Exit()
+			if e.Status != "killed by signal 9 (SIGKILL)" || e.Stopped || e.Log != srv.Log {
+				t.Errorf("Exit = %+v, want killed by signal 9 (SIGKILL), not stopped, log %s", e, srv.Log)
+			}
+			if c := srv.ExitCause(); !strings.HasPrefix(c, "killed by signal 9 (SIGKILL)") || !strings.Contains(c, srv.Log) {
+				t.Errorf("ExitCause = %q", c)
+			}
+			if err := srv.Stop(); err != nil { // waits for the cleanup after the death
+				t.Errorf("Stop after a death: %v", err)
+			}
+			st, err := sandbox.Get(h, srv.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Status() != "died" || !strings.Contains(st.Died, "SIGKILL") || st.PID != 0 {
+				t.Errorf("after the death the sandbox is %s, pid %d, died %q", st.Status(), st.PID, st.Died)
+			}
+			if left := testenv.Processes(h.Root); len(left) > 0 {
+				t.Errorf("after the death: %q", left)
+			}
+
+			srv = start(t, h, sandbox.Spec{Build: b, Config: defaultConfig(t, b)})
+			if err := srv.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if e := srv.Exit(); !e.Stopped || e.Status != "exited with status 0" {
+				t.Errorf("after Stop, Exit = %+v, want stopped, exited with status 0", e)
+			}
+			if st, _ := sandbox.Get(h, srv.Name); st.Status() != "stopped" || st.Died != "" {
+				t.Errorf("after Stop the sandbox is %s (died %q)", st.Status(), st.Died)
+			}
+		})
 	}
 }
