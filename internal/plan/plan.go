@@ -14,6 +14,7 @@ package plan
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -209,6 +210,7 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 	first := items[from]
 	b, cfg := first.Build, first.Config
 	var st sandbox.State
+	died := func() error { return nil }
 	if p.Sandbox != "" {
 		if st, err = sandbox.Get(h, p.Sandbox); err != nil {
 			return err
@@ -225,6 +227,31 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 			}
 		}()
 		st = srv.State
+		// Watch the server: if it dies, what runs on it ends at once, and
+		// the run says the server died and why (its exit and its log).
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		go func() {
+			select {
+			case <-srv.Exited():
+				if !srv.Exit().Stopped {
+					cancel(&ServerDied{Build: b.Name, Cause: srv.ExitCause()})
+				}
+			case <-ctx.Done():
+			}
+		}()
+		died = func() error {
+			select {
+			case <-srv.Exited():
+			case <-time.After(serverDeathGrace):
+				return nil
+			}
+			if srv.Exit().Stopped {
+				return nil
+			}
+			return &ServerDied{Build: b.Name, Cause: srv.ExitCause()}
+		}
 	}
 	m := p.measureOf(st)
 	maxConns := 1
@@ -249,7 +276,7 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 			}
 		}
 		prevStep = it.Step
-		if err := p.runItem(ctx, srv, m, items, k); err != nil {
+		if err := p.runItem(ctx, srv, m, items, k, died); err != nil {
 			return err
 		}
 		lastOfStep := k+1 == to || items[k+1].Step != it.Step
@@ -354,8 +381,22 @@ type nopRecorder struct{}
 func (nopRecorder) Sample(result.Sample)  {}
 func (nopRecorder) Done(result.Run) error { return nil }
 
-// runItem runs items[k] and records it.
-func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items []Item, k int) error {
+// ServerDied is the error of a run whose server died under it.
+type ServerDied struct {
+	Build string
+	Cause string // how it ended and the log lines that explain it
+}
+
+func (e *ServerDied) Error() string { return "the server " + e.Build + " died: " + e.Cause }
+
+// serverDeathGrace is how long a failed run waits for its server's exit to
+// be seen: a lost connection comes a moment before the process is reaped.
+const serverDeathGrace = 2 * time.Second
+
+// runItem runs items[k] and records it. died says whether the server died
+// (waiting a moment for its exit to be seen): a run that fails is then
+// recorded as failed because the server died, with why.
+func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items []Item, k int, died func() error) error {
 	it := items[k]
 	step := p.Steps.Steps[it.Step]
 	seed := seedFor(p.Seed, step.Test, it.Threads)
@@ -392,8 +433,19 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 		}
 		res.HW = smp.Result(res.Totals.Reported, op, perSec, notes)
 	}
-	if err != nil && ctx.Err() != nil {
+	var dead *ServerDied
+	switch {
+	case err == nil:
+	case errors.As(context.Cause(ctx), &dead):
+		err = dead
+		res.Status, res.Error = result.Failed, dead.Error()
+	case ctx.Err() != nil:
 		res.Status, res.Error = result.Aborted, "interrupted"
+	default:
+		if derr := died(); derr != nil {
+			err = fmt.Errorf("%w (the run saw: %v)", derr, err)
+			res.Status, res.Error = result.Failed, err.Error()
+		}
 	}
 	if p.Watch.Done != nil {
 		p.Watch.Done(k, len(items), *res)
@@ -404,6 +456,8 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &dead):
+		return fmt.Errorf("%s on %s: %w", step.Test, it.Build.Name, err)
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}

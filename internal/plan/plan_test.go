@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -255,5 +256,45 @@ func TestCheck(t *testing.T) {
 		{Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}, Configs: []config.Config{cfg}, Sandbox: "nope"}, "no sandbox named"},
 	} {
 		testenv.WantErr(t, c.p.Check(h), c.want)
+	}
+}
+
+// The server killed in the middle of a run: the run is recorded as failed
+// because the server died, with how it ended, and the plan stops there.
+func TestServerDiesMidRun(t *testing.T) {
+	h := testenv.Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	t.Cleanup(func() {
+		sandbox.StopAll()
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	b := testenv.Build(t, h, "mariadb-system")
+	l := &log{}
+	long := driven("long", 2)
+	long.Seconds = time.Minute
+	p := newPlan(t, h, testSuite{steps: []suite.Step{long, driven("never")}}, l, b)
+	p.Watch.Start = func(int, int, Item) {
+		time.AfterFunc(time.Second, func() {
+			sts, err := sandbox.List(h)
+			if err != nil || len(sts) != 1 || sts[0].PID == 0 {
+				t.Errorf("no server to kill: %v %+v", err, sts)
+				return
+			}
+			syscall.Kill(sts[0].PID, syscall.SIGKILL)
+		})
+	}
+	t0 := time.Now()
+	err := p.Run(context.Background(), h)
+	var dead *ServerDied
+	if !errors.As(err, &dead) || !strings.Contains(err.Error(), "killed by signal 9") {
+		t.Fatalf("error %v, want the server's death", err)
+	}
+	if time.Since(t0) > 30*time.Second {
+		t.Errorf("the run went on for %s after its server died", time.Since(t0))
+	}
+	if len(l.done) != 1 || l.done[0].Status != result.Failed || !strings.Contains(l.done[0].Error, "died: killed by signal 9") {
+		t.Fatalf("recorded: %v", l.events)
 	}
 }

@@ -490,9 +490,21 @@ func (w *Writer) loop() {
 }
 
 // Done writes the run's end in one transaction, after the queued samples.
+// When the end cannot be written (a full disk), it still tries to mark the
+// run failed with why, so that the store does not later call it aborted
+// for another reason; the error is the first failure.
 func (w *Writer) Done(ctx context.Context, r result.Run) error {
 	close(w.wake)
 	<-w.done
+	err := w.finish(ctx, r)
+	if err != nil {
+		w.s.db.ExecContext(ctx, w.s.q(`UPDATE runs SET status = 'failed', error = ? WHERE id = ? AND status = 'running'`),
+			"its result could not be stored: "+err.Error(), w.id)
+	}
+	return err
+}
+
+func (w *Writer) finish(ctx context.Context, r result.Run) error {
 	tx, err := w.s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
