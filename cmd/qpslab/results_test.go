@@ -41,7 +41,7 @@ func TestCompareMetricsReport(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("compare: exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"point-query_range=100", "update-index_range=100", "scan_range=100", "[writes]", "GROUP", "MEDIAN", "STDDEV", "geomean", "±"} {
+	for _, want := range []string{"point-query_range=100", "update-index_range=100", "scan_range=100", "[writes]", "GROUP", "MEDIAN", "STDDEV", "geomean", "or more repeats give one"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("compare lacks %q:\n%s", want, r.stdout)
 		}
@@ -122,5 +122,92 @@ func TestImport(t *testing.T) {
 		if r := qpslab(t, h, bad...); r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d %q", bad, r.code, r.stderr)
 		}
+	}
+}
+
+// Seed 000's hardware table, reproduced from the reference harness's
+// folders of seven builds (testdata/seed000/README.md): imported, then
+// `qpslab metrics` prints the seed's relative rows.
+func TestImportSeedTable(t *testing.T) {
+	h := newHome(t)
+	builds := []string{"ma100244", "ma100339", "ma100433", "ma100524", "ma100617", "ma101107", "ma110401"}
+	var labels []string
+	for _, b := range builds {
+		label := b + "_rel.cz11a"
+		r := qpslab(t, h, "import", "mytools", filepath.Join("testdata", "seed000", label+".pk1"), "--label", label)
+		if r.code != 0 {
+			t.Fatalf("import %s: exit %d %s", b, r.code, r.stderr)
+		}
+		labels = append(labels, label)
+	}
+	r := qpslab(t, h, append([]string{"metrics", "--test", "update-inlist*"}, labels...)...)
+	if r.code != 0 {
+		t.Fatalf("metrics: exit %d %s", r.code, r.stderr)
+	}
+	out := strings.Join(strings.Fields(r.stdout), " ")
+	for _, want := range []string{
+		"0.006937 36.076 0 0 90.665 3966 ma100244_rel.cz11a",
+		"1.08 0.98 1 1 0.99 0.97 ma100339_rel.cz11a",
+		"0.83 1.04 1 1 0.08 1.04 ma100524_rel.cz11a",
+		"0.61 0.24 inf inf 0.37 0.97 ma101107_rel.cz11a",
+		// an.sh computes no CPU time per op: unknown, not zero.
+		"- - - ma110401_rel.cz11a",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// A PostgreSQL build pair and a config pair each compare in one
+// interleaved command: the runs alternate (A B A B), and compare reads them.
+func TestPostgresPairsInterleaved(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "small.conf")
+	if err := os.WriteFile(cfg, []byte("shared_buffers = 64MB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []string{"--tests", "point-query_range=100,update-index_range=100", "--repeat", "2"}
+	for _, c := range []struct {
+		name       string
+		args       []string
+		base, next string
+		filterA    store.Filter
+		filterB    store.Filter
+	}{
+		{"builds", []string{"--build", "postgres-12.17.0,postgres-system", "--config", "default"}, "postgres-12.17.0.default", "postgres-system.default",
+			store.Filter{Build: "postgres-12.17.0", Config: "default"}, store.Filter{Build: "postgres-system", Config: "default"}},
+		{"configs", []string{"--build", "postgres-system", "--config", "default,small"}, "postgres-system.default", "postgres-system.small",
+			store.Filter{Build: "postgres-system", Config: "default"}, store.Filter{Build: "postgres-system", Config: "small"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHome(t)
+			testenv.Build(t, h, "postgres-12.17.0")
+			if r := qpslab(t, h, "configs", "add", "small", cfg); r.code != 0 {
+				t.Fatalf("configs add: exit %d %s", r.code, r.stderr)
+			}
+			args := append(append(append([]string{"run", "sysbench"}, c.args...), tests...), quick...)
+			if r := qpslab(t, h, append(args, "--out", filepath.Join(t.TempDir(), "r.json"))...); r.code != 0 {
+				t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+			}
+			st, err := store.Open(context.Background(), "", filepath.Join(h.Root, "qpslab.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			fa, fb := c.filterA, c.filterB
+			fa.Test, fb.Test = "update-index_range=100", "update-index_range=100"
+			a, err1 := st.Runs(context.Background(), fa)
+			b, err2 := st.Runs(context.Background(), fb)
+			if err1 != nil || err2 != nil || len(a) != 2 || len(b) != 2 {
+				t.Fatalf("%d and %d runs (%v %v)", len(a), len(b), err1, err2)
+			}
+			if !(a[0].Started.Before(b[0].Started) && b[0].Started.Before(a[1].Started) && a[1].Started.Before(b[1].Started)) {
+				t.Errorf("not interleaved A B A B")
+			}
+			r := qpslab(t, h, "compare", c.base, c.next)
+			if r.code != 0 || !strings.Contains(r.stdout, "update-index_range=100") || !strings.Contains(r.stdout, "geomean col-1 ("+c.next+")") {
+				t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+		})
 	}
 }
