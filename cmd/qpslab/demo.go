@@ -42,8 +42,8 @@ Results go to the store like any run's, under the labels
 mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if rows < 1 || secs <= 0 || repeat < 1 {
-				return fmt.Errorf("qpslab demo needs --rows ≥ 1, --secs > 0 and --repeat ≥ 1")
+			if rows < 1 || !(secs > 0 && secs <= 3600) || repeat < 1 { // !(>): NaN too
+				return fmt.Errorf("qpslab demo needs --rows ≥ 1, --secs > 0 (at most 3600) and --repeat ≥ 1")
 			}
 			h, err := resolveHome()
 			if err != nil {

@@ -161,6 +161,10 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 			if err != nil {
 				return err
 			}
+			if n, need := analysis.TooShort(series, settings, base); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d series have fewer than the %d points a change point needs (--min-segment %d on each side): run more builds, or lower --min-segment\n",
+					n, len(series), need, need/2)
+			}
 			return report.Changes(cmd.OutOrStdout(), changes, len(series), format, report.IsTTY(cmd.OutOrStdout()))
 		},
 	}

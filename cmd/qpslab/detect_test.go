@@ -107,11 +107,19 @@ func TestDetectInputErrors(t *testing.T) {
 		{[]string{"detect", "--threads", "-1"}, "--threads -1"},
 		{[]string{"compare", "a.b", "c.d", "--threads", "-2"}, "--threads -2"},
 		{[]string{"demo", "--secs", "0"}, "--secs > 0"},
+		{[]string{"demo", "--secs", "nan"}, "--secs > 0"},
+		{[]string{"demo", "--rows", "-5"}, "--rows"},
+		{[]string{"detect", "--window", "0"}, "--window 0"},
+		{[]string{"server", "start", "mariadb-system", "default", "--port", "99999"}, "--port 99999"},
 	} {
 		r := qpslab(t, h, c.args...)
 		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d %q, want %q", c.args, r.code, r.stderr, c.want)
 		}
+	}
+	// Three points are too few for any change point: it says how many it needs.
+	if r := qpslab(t, h, "detect", "--input", f); r.code != 0 || !strings.Contains(r.stderr, "fewer than the 6 points a change point needs") {
+		t.Errorf("a short series: exit %d %q", r.code, r.stderr)
 	}
 	os.WriteFile(filepath.Join(h.Root, "detect.yaml"), []byte("tests:\n  - match: \"x*\"\n    pvalue: 2\n"), 0o644)
 	if r := qpslab(t, h, "detect", "--input", f); r.code == 0 || !strings.Contains(r.stderr, "detect.yaml") {

@@ -125,6 +125,14 @@ type Given struct {
 // any series is analysed. where names the settings file for the error.
 func (s DetectSettings) Resolve(given Given, where string) (changepoint.Options, error) {
 	o := s.Defaults(changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment})
+	// The detector reads 0 as "its default": given on the command line, 0
+	// is a value to refuse, never to replace silently.
+	if given.Window != nil && *given.Window < 2 {
+		return o, fmt.Errorf("--window %d: give 2 points or more", *given.Window)
+	}
+	if given.MinSegment != nil && *given.MinSegment < 1 {
+		return o, fmt.Errorf("--min-segment %d: give 1 point or more", *given.MinSegment)
+	}
 	apply(&o, given.PValue, given.Window, given.MinMagnitude, given.MinSegment)
 	if _, err := changepoint.Detect([]float64{1, 1, 1}, o, changepoint.HigherIsBetter); err != nil {
 		return o, fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude or --min-segment (or %s)", err, where)
@@ -221,4 +229,19 @@ func Series(runs []result.Run, testPattern string, metrics []string, hostOf func
 		out = append(out, history.FromRuns(kept, m, hostOf)...)
 	}
 	return out, nil
+}
+
+// TooShort counts the series too short for any change point under their
+// options: a change needs MinSegment points on each side (at least 2 in
+// all, whatever MinSegment is). need is the most points any of them needs.
+func TooShort(series []history.Series, settings DetectSettings, base changepoint.Options) (n, need int) {
+	for _, s := range series {
+		o := settings.Options(base, s.Test, s.Metric)
+		want := 2 * max(o.MinSegment, 1)
+		if len(s.Points) < want {
+			n++
+			need = max(need, want)
+		}
+	}
+	return n, need
 }

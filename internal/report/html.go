@@ -56,6 +56,7 @@ type htmlPage struct {
 type htmlCmp struct {
 	Base          string
 	Others        []string
+	Shown         []string // the labels with their builds' versions, base first
 	Layout        string
 	Alpha         string
 	Repeats       bool
@@ -250,6 +251,9 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 		Layout: c.Layout + " groups", Alpha: strconv.FormatFloat(c.Alpha, 'g', -1, 64),
 		Worse: htmlDec(analysis.Worse, 2), Better: htmlDec(analysis.Better, 2),
 		Cols: 3 + 2*len(c.Others),
+	}
+	for i, l := range append([]string{c.Base}, c.Others...) {
+		v.Shown = append(v.Shown, l+versionOf(c, i))
 	}
 	group := "\x00"
 	for _, r := range c.Rows {
@@ -764,14 +768,14 @@ pre .hdr { font-weight: 600; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{.Base}}</b>; others {{range $i, $o := .Others}}{{if $i}}, {{end}}<b>{{$o}}</b>{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
+<p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{index .Shown 0}}</b>; others {{range $i, $o := .Shown}}{{if gt $i 1}}, {{end}}{{if $i}}<b>{{$o}}</b>{{end}}{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
 <nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
 {{with .Cmp}}
 <h2 id="comparison">Comparison</h2>
 <p class="note">Relative values are other / base: red at or below {{.Worse}}, green at or above {{.Better}}.{{if .Repeats}} With repeats on both sides a Mann-Whitney U test compares them; <b>~</b> marks a difference that is not significant at alpha {{.Alpha}} (hover for the p-value).{{end}}</p>
 <table class="cmp">
 <thead>
-<tr><th rowspan="2">test</th><th rowspan="2">threads</th><th rowspan="2">{{.Base}}</th>{{range .Others}}<th colspan="2">{{.}}</th>{{end}}</tr>
+<tr><th rowspan="2">test</th><th rowspan="2">threads</th><th rowspan="2">{{index .Shown 0}}</th>{{range $i, $l := .Shown}}{{if $i}}<th colspan="2">{{$l}}</th>{{end}}{{end}}</tr>
 <tr>{{range .Others}}<th>abs</th><th>rel</th>{{end}}</tr>
 </thead>
 <tbody>

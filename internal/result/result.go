@@ -7,6 +7,7 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -330,6 +331,9 @@ func Read(path string) (File, error) {
 	}
 	for i := range f.Runs {
 		Upgrade(&f.Runs[i])
+		if err := f.Runs[i].Check(); err != nil {
+			return File{}, fmt.Errorf("results %s: run %d: %w: fix or remove the file", path, i+1, err)
+		}
 	}
 	f.SchemaVersion = SchemaVersion
 	return f, nil
@@ -489,4 +493,78 @@ func ConditionsDiff(a, b string) string {
 		out = append(out, fmt.Sprintf("%s=%s against %s=%s", k, va, k, vb))
 	}
 	return strings.Join(out, ", ")
+}
+
+// Check refuses a run whose figures no measurement gives: non-finite or
+// negative numbers, in its totals, per-kind figures, samples and hardware
+// cost (what a hand-edited or foreign results file may hold). The error
+// names the figure and its value.
+func (r Run) Check() error {
+	bad := func(what string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Errorf("%s %s: %s is %v: a measured figure is finite and not negative", r.Test, r.Build, what, v)
+		}
+		return nil
+	}
+	lat := func(what string, l Latency) error {
+		for _, f := range []struct {
+			n string
+			v float64
+		}{{"min", l.Min}, {"mean", l.Mean}, {"p50", l.P50}, {"p95", l.P95}, {"p99", l.P99}, {"p99.9", l.P999}, {"max", l.Max}, {"count", float64(l.Count)}} {
+			if err := bad(what+" "+f.n, f.v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t := r.Totals
+	for _, f := range []struct {
+		n string
+		v float64
+	}{
+		{"seconds", t.Seconds}, {"events", float64(t.Events)}, {"statements", float64(t.Statements)}, {"rows", float64(t.Rows)},
+		{"errors", float64(t.Errors)}, {"retries", float64(t.Retries)}, {"late", float64(t.Late)}, {"tps", t.TPS}, {"qps", t.QPS},
+		{"rows/s", t.RowsPerSec}, {"reported", t.Reported}, {"rate", r.Rate}, {"warmup", r.Warmup}, {"duration", r.Duration},
+		{"threads", float64(r.Threads)},
+	} {
+		if err := bad(f.n, f.v); err != nil {
+			return err
+		}
+	}
+	if err := lat("response", t.Response); err != nil {
+		return err
+	}
+	if err := lat("service", t.Service); err != nil {
+		return err
+	}
+	for _, o := range t.Ops {
+		if err := bad(o.Kind+" rate", o.Rate); err != nil {
+			return err
+		}
+		if err := lat(o.Kind+" response", o.Response); err != nil {
+			return err
+		}
+	}
+	for _, s := range r.Samples {
+		if err := lat(fmt.Sprintf("second %d response", s.Second), s.Response); err != nil {
+			return err
+		}
+		for _, c := range []int64{s.Events, s.Statements, s.Rows, s.Errors, s.Late, s.Backlog} {
+			if err := bad(fmt.Sprintf("second %d count", s.Second), float64(c)); err != nil {
+				return err
+			}
+		}
+	}
+	if h := r.HW; h != nil {
+		for _, f := range []struct {
+			n string
+			v float64
+		}{{"cpu/o", h.CPUPerOp}, {"cs/o", h.CSPerOp}, {"r/o", h.ReadsPerOp}, {"rKB/o", h.ReadKBPerOp}, {"wKB/o", h.WriteKBPerOp},
+			{"o/s", h.OpsPerSec}, {"host µs/o", h.HostCPUUsOp}, {"server µs/o", h.ServerCPUUsOp}, {"client µs/o", h.ClientCPUUsOp}} {
+			if err := bad(f.n, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -52,3 +52,23 @@ func TestReadUnknownSchema(t *testing.T) {
 		t.Errorf("schema 9: %v", err)
 	}
 }
+
+// A results file with a figure no measurement gives is refused whole, with
+// the run and the figure named.
+func TestReadRefusesImpossibleFigures(t *testing.T) {
+	for _, c := range []struct{ json, want string }{
+		{`{"reported": -5, "reported_unit": "qps"}`, "reported is -5"},
+		{`{"qps": 1e400}`, "cannot unmarshal"},
+		{`{"response": {"p99_us": -1}}`, "response p99 is -1"},
+	} {
+		p := filepath.Join(t.TempDir(), "r.json")
+		body := `{"schema_version": 3, "runs": [{"suite": "sysbench", "test": "point-query_range=100", "build": "b", "threads": 1, "status": "ok", "totals": ` + c.json + `}]}`
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Read(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", c.json, err, c.want)
+		}
+	}
+}

@@ -209,6 +209,9 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if config.FamilyOf(string(spec.Build.Flavor)) != spec.Config.Family {
 		return nil, fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", spec.Config.Name, spec.Config.Family, spec.Build.Name, spec.Build.Flavor, config.FamilyOf(string(spec.Build.Flavor)))
 	}
+	if spec.Port < 0 || spec.Port > 65535 {
+		return nil, fmt.Errorf("--port %d: give a TCP port from 1 to 65535, or leave --port out for a free one", spec.Port)
+	}
 	if spec.StartTimeout == 0 {
 		spec.StartTimeout = 3 * time.Minute
 	}
