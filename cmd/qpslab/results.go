@@ -184,7 +184,7 @@ significant (p ≥ 0.05), as benchstat does.
 	}
 	sel.flags(c)
 	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
-	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv, json, qps.abs or qps.rel")
+	c.Flags().StringVar(&format, "format", "text", strings.Join(report.Formats, ", "))
 	c.Flags().StringVar(&html, "html", "", "also write the HTML report to this file")
 	return c
 }
