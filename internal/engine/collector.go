@@ -212,7 +212,7 @@ func (c *collector) finish() {
 	}
 	for _, k := range d.kinds() {
 		o := d.ops[k]
-		ot := result.OpTotals{Kind: k, Count: o.count, Errors: o.errors, Service: summarize(o.svc), ServiceHist: encode(o.svc)}
+		ot := result.OpTotals{OpSample: result.OpSample{Kind: k, Count: o.count, Errors: o.errors, Service: summarize(o.svc), ServiceHist: encode(o.svc)}}
 		if c.r.o.Rate == 0 {
 			ot.Response = ot.Service
 		} else {

@@ -110,6 +110,21 @@ func newPlan(t *testing.T, h home.Home, s testSuite, l *log, builds ...build.Bui
 	return p
 }
 
+// serverHome is a test home with MariaDB 10.11's build, checked at the end
+// for any process left behind.
+func serverHome(t *testing.T) (home.Home, build.Build) {
+	t.Helper()
+	h := testenv.Home(t)
+	t.Setenv("QPSLAB_HOME", h.Root)
+	t.Cleanup(func() {
+		sandbox.StopAll()
+		if left := testenv.Processes(h.Root); len(left) > 0 {
+			t.Errorf("processes left behind: %q", left)
+		}
+	})
+	return h, testenv.Build(t, h, "mariadb-system")
+}
+
 // Builds and configs interleave within each repeat (A B A B), every step
 // runs at each of its thread counts, and a step's own thread counts win.
 func TestItemsInterleave(t *testing.T) {
@@ -147,15 +162,7 @@ func TestItemsInterleave(t *testing.T) {
 // last; a failing task is recorded as failed with why, ends the plan, and
 // the server is stopped.
 func TestRunRecordsAndFailure(t *testing.T) {
-	h := testenv.Home(t)
-	t.Setenv("QPSLAB_HOME", h.Root)
-	t.Cleanup(func() {
-		sandbox.StopAll()
-		if left := testenv.Processes(h.Root); len(left) > 0 {
-			t.Errorf("processes left behind: %q", left)
-		}
-	})
-	b := testenv.Build(t, h, "mariadb-system")
+	h, b := serverHome(t)
 	l := &log{}
 	q := driven("q", 1, 2)
 	q.Before = func(ctx context.Context, s *suite.Server) error { l.add("before q"); return nil }
@@ -208,15 +215,7 @@ func TestRunRecordsAndFailure(t *testing.T) {
 // recorded as aborted with what it measured, Run returns the context's
 // error, and no server is left.
 func TestRunInterrupted(t *testing.T) {
-	h := testenv.Home(t)
-	t.Setenv("QPSLAB_HOME", h.Root)
-	t.Cleanup(func() {
-		sandbox.StopAll()
-		if left := testenv.Processes(h.Root); len(left) > 0 {
-			t.Errorf("processes left behind: %q", left)
-		}
-	})
-	b := testenv.Build(t, h, "mariadb-system")
+	h, b := serverHome(t)
 	l := &log{}
 	long := driven("long", 1)
 	long.Seconds = time.Minute
@@ -262,15 +261,7 @@ func TestCheck(t *testing.T) {
 // The server killed in the middle of a run: the run is recorded as failed
 // because the server died, with how it ended, and the plan stops there.
 func TestServerDiesMidRun(t *testing.T) {
-	h := testenv.Home(t)
-	t.Setenv("QPSLAB_HOME", h.Root)
-	t.Cleanup(func() {
-		sandbox.StopAll()
-		if left := testenv.Processes(h.Root); len(left) > 0 {
-			t.Errorf("processes left behind: %q", left)
-		}
-	})
-	b := testenv.Build(t, h, "mariadb-system")
+	h, b := serverHome(t)
 	l := &log{}
 	long := driven("long", 2)
 	long.Seconds = time.Minute

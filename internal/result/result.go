@@ -69,17 +69,11 @@ type OpSample struct {
 	ResponseHist []byte  `json:"response_hist,omitempty"`
 }
 
-// OpTotals is one operation kind over the measured window: its count, its
-// rate and its own latency distributions.
+// OpTotals is one operation kind over the measured window: what a second
+// holds of it, for the whole window, and its rate.
 type OpTotals struct {
-	Kind         string  `json:"kind"`
-	Count        int64   `json:"count"`
-	Errors       int64   `json:"errors,omitempty"`
-	Rate         float64 `json:"rate"` // per second of the measured window
-	Response     Latency `json:"response"`
-	Service      Latency `json:"service"`
-	ServiceHist  []byte  `json:"service_hist,omitempty"`
-	ResponseHist []byte  `json:"response_hist,omitempty"`
+	OpSample
+	Rate float64 `json:"rate"` // per second of the measured window
 }
 
 // Count is a second's count of what a run's headline figure counts (Totals.Series).
