@@ -49,7 +49,10 @@ func newRoot() *cobra.Command {
 		Short: "A database performance lab: did this build or config make my database faster or slower?",
 		Long: `qpslab benchmarks MariaDB, MySQL and PostgreSQL servers that it starts itself,
 each from a named build (a version's binaries) and a named config (a my.cnf or
-postgresql.conf fragment), in a sandbox of its own.
+postgresql.conf fragment), in a sandbox of its own. It runs benchmark suites
+(qpslab suites lists them) over builds × configs × thread counts × repeats,
+interleaved, keeps every run in its store, and compares, reports and follows
+the results over history.
 
 Files live in the qpslab home: $QPSLAB_HOME, by default ~/.qpslab, or
 /var/lib/qpslab when run as root (PostgreSQL refuses to run as root, so qpslab

@@ -28,7 +28,7 @@ var _ suite.Suite = sysbenchSuite{}
 func (sysbenchSuite) Name() string { return Name }
 
 func (sysbenchSuite) Summary() string {
-	return "the sysbench microbenchmarks as the reference harness runs them: 42 tests (or its 2025 list of 32), closed or open loop"
+	return "The sysbench microbenchmarks as the reference harness runs them: 42 tests (or its 2025 list of 32), closed or open loop"
 }
 
 func (sysbenchSuite) Help() string {
