@@ -272,7 +272,7 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 		step := p.Steps.Steps[it.Step]
 		if it.Step != prevStep && step.Before != nil {
 			if err := step.Before(ctx, srv); err != nil {
-				return fmt.Errorf("before %s on %s: %w", step.Test, b.Name, err)
+				return hookErr(ctx, died, fmt.Errorf("before %s on %s: %w", step.Test, b.Name, err))
 			}
 		}
 		prevStep = it.Step
@@ -282,14 +282,27 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 		lastOfStep := k+1 == to || items[k+1].Step != it.Step
 		if lastOfStep && step.After != nil {
 			if err := step.After(ctx, srv); err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return err
+				return hookErr(ctx, died, err)
 			}
 		}
 	}
 	return nil
+}
+
+// hookErr is what a failed Before or After hook ends the plan with: the
+// server's death if that is why, an interrupt, or the hook's error.
+func hookErr(ctx context.Context, died func() error, err error) error {
+	var dead *ServerDied
+	switch {
+	case errors.As(context.Cause(ctx), &dead):
+		return fmt.Errorf("%w (while: %v)", dead, err)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	if derr := died(); derr != nil {
+		return fmt.Errorf("%w (while: %v)", derr, err)
+	}
+	return err
 }
 
 func configID(c config.Config) string {
@@ -490,13 +503,13 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 // task runs a step the suite runs itself, timed and sampled over the same
 // span.
 func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, smp *metrics.Sampler, rec Recorder) (*result.Run, error) {
-	io := suite.TaskIO{Progress: func(int64, int64) {}, Sample: rec.Sample}
+	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: rec.Sample}
 	if p.Watch.Progress != nil {
-		io.Progress = p.Watch.Progress
+		tio.Progress = p.Watch.Progress
 	}
 	smp.Open()
 	t0 := time.Now()
-	tot, err := step.Task.Run(ctx, srv, start.Threads, start.Seed, io)
+	tot, err := step.Task.Run(ctx, srv, start.Threads, start.Seed, tio)
 	smp.Close()
 	t1 := time.Now()
 	res := start
