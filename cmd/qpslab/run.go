@@ -61,8 +61,9 @@ func addParams(f *pflag.FlagSet, params []suite.Param) func() (map[string]string
 			l := f.StringSlice(p.Name, def, p.Usage)
 			get[p.Name] = func() string { return strings.Join(*l, ",") }
 		default:
-			s := f.String(p.Name, p.Default, p.Usage)
-			get[p.Name] = func() string { return *s }
+			v := &paramValue{s: p.Default, kind: kindName[p.Kind]}
+			f.Var(v, p.Name, p.Usage)
+			get[p.Name] = func() string { return v.s }
 		}
 	}
 	return func() (map[string]string, map[string]bool) {
@@ -73,6 +74,16 @@ func addParams(f *pflag.FlagSet, params []suite.Param) func() (map[string]string
 		return m, set
 	}
 }
+
+// paramValue is a parameter's flag: its text as given (the suite and the
+// plan check it, every problem at once), shown in help with its kind.
+type paramValue struct{ s, kind string }
+
+func (v *paramValue) String() string     { return v.s }
+func (v *paramValue) Set(s string) error { v.s = s; return nil }
+func (v *paramValue) Type() string       { return v.kind }
+
+var kindName = map[suite.Kind]string{suite.String: "string", suite.Int: "int", suite.Float: "float", suite.Seconds: "seconds"}
 
 func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	var out string

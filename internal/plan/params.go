@@ -29,7 +29,7 @@ var Common = []suite.Param{
 	{Name: "warmup", Kind: suite.Seconds, Default: "5", Usage: "unmeasured seconds before each test (sysbench --warmup-time; 0 for none)"},
 	{Name: "rate", Kind: suite.Float, Default: "0", Usage: "open loop: events per second (0: closed loop)"},
 	{Name: "arrivals", Kind: suite.String, Default: "poisson", Usage: "open-loop arrivals: poisson or uniform"},
-	{Name: "max-backlog", Kind: suite.Int, Default: "0", Usage: "open loop: queued events that end the run (default max(1000, 10×rate))"},
+	{Name: "max-backlog", Kind: suite.Int, Usage: "open loop: queued events that end the run (default max(1000, 10×rate))"},
 	{Name: "tcp", Kind: suite.Bool, Usage: "connect over loopback TCP instead of the unix socket"},
 	{Name: "no-prepare", Kind: suite.Bool, Usage: "text queries instead of server-side prepared statements"},
 	{Name: "transport", Kind: suite.String, Default: "auto", Usage: "client transport: blocking, netpoll, or auto (blocking up to 256 connections)"},
@@ -62,7 +62,9 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	p.Repeat = int(c.Int("repeat", 1, 1<<20))
 	p.Warmup = c.Seconds("warmup", true)
 	p.Rate = c.Float("rate", 0, 1e9)
-	p.MaxBacklog = int(c.Int("max-backlog", 0, 1<<30))
+	if c.String("max-backlog") != "" {
+		p.MaxBacklog = int(c.Int("max-backlog", 1, 1<<30))
+	}
 	p.Client.TCP = c.Bool("tcp")
 	p.Client.NoPrepare = c.Bool("no-prepare")
 	p.Sandbox, p.Device = c.String("sandbox"), c.String("device")

@@ -51,7 +51,7 @@ func (sysbenchSuite) Params() []suite.Param {
 		{Name: "rows", Kind: suite.Int, Default: "1000000", Usage: "rows per table"},
 		{Name: "read-secs", Kind: suite.Seconds, Default: "600", Usage: "seconds per read test (the reference: 600)"},
 		{Name: "write-secs", Kind: suite.Seconds, Default: "900", Usage: "seconds per write test (the reference: 900)"},
-		{Name: "insert-secs", Kind: suite.Seconds, Default: "900", Usage: "seconds for the insert and scan tests (default: --write-secs, as the reference passes it)"},
+		{Name: "insert-secs", Kind: suite.Seconds, Usage: "seconds for the insert and scan tests (default: --write-secs, as the reference passes it)"},
 		{Name: "list", Kind: suite.String, Default: "2024", Usage: "test order: 2024 (the 42 tests) or head (the 2025 order; 32 reported)"},
 		{Name: "tests", Kind: suite.List, Usage: "only tests whose label matches these globs (e.g. 'point-query*,read-only_range=10'); the load runs whatever they select"},
 		{Name: "postwrite-scale", Kind: suite.Float, Default: "1", Usage: "scale the postwrite wait min(1200, 60+rows/1e6) s (0 to skip the wait)"},
