@@ -45,7 +45,7 @@ for flavor in mariadb postgres; do
   for i in $(seq "$ROUNDS"); do
     $Q run sysbench --sandbox "$sb" --tables $TABLES --rows "$ROWS" --load-threads 2 --tests point-query_range=100 \
       --read-secs 0.2 --warmup 0 --out "$work/load.json" 2>"$work/load.log" >/dev/null
-    sed -n 's/^loaded .*(\([0-9.]*\) rows\/s)$/\1/p' "$work/load.log" >>"$work/la"
+    jq '.runs[] | select(.role == "load") | .totals.rows_per_sec' "$work/load.json" >>"$work/la"
     t0=$(date +%s.%N)
     sysbench oltp_point_select "${conn[@]}" "${sbdb[@]}" "${common[@]}" --threads=2 prepare >/dev/null
     t1=$(date +%s.%N)

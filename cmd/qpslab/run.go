@@ -38,6 +38,14 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run SUITE",
 		Short: "Run a benchmark suite against sandboxed builds (qpslab suites lists them)",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("name the suite to run: qpslab run SUITE (qpslab suites lists them)")
+			}
+			_, err := suite.Get(args[0]) // a known suite is its own subcommand: this is an unknown one
+			return err
+		},
 	}
 	for _, s := range suite.All() {
 		c.AddCommand(newSuiteRunCmd(s))
@@ -61,7 +69,7 @@ func addParams(f *pflag.FlagSet, params []suite.Param) func() (map[string]string
 			l := f.StringSlice(p.Name, def, p.Usage)
 			get[p.Name] = func() string { return strings.Join(*l, ",") }
 		default:
-			v := &paramValue{s: p.Default, kind: kindName[p.Kind]}
+			v := &paramValue{s: p.Default, kind: p.Kind.String()}
 			f.Var(v, p.Name, p.Usage)
 			get[p.Name] = func() string { return v.s }
 		}
@@ -82,8 +90,6 @@ type paramValue struct{ s, kind string }
 func (v *paramValue) String() string     { return v.s }
 func (v *paramValue) Set(s string) error { v.s = s; return nil }
 func (v *paramValue) Type() string       { return v.kind }
-
-var kindName = map[suite.Kind]string{suite.String: "string", suite.Int: "int", suite.Float: "float", suite.Seconds: "seconds"}
 
 func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	var out string
@@ -183,7 +189,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	} else {
 		bar = report.NewProgress(stderr, len(p.Items()))
 		p.Watch.Start = func(i, _ int, it plan.Item) {
-			bar.Start(i, fmt.Sprintf("%s %s.%s thr=%d", it.Test, it.Build.Name, it.Config.Name, it.Threads))
+			bar.Start(i, fmt.Sprintf("%s %s.%s thr=%d", it.Test, it.Build.Name, result.ConfigName(it.Config.Name), it.Threads))
 		}
 		p.Watch.Done = func(i, _ int, _ result.Run) { bar.Done(i) }
 		p.Watch.Progress = bar.Step

@@ -41,9 +41,13 @@ type MetricRow struct {
 // MetricTable is the table of one test at one thread count; the first row
 // is the base of the relative values.
 type MetricTable struct {
-	Test    string      `json:"test"`
-	Threads int         `json:"threads"`
-	Rows    []MetricRow `json:"rows"`
+	Test    string `json:"test"`
+	Threads int    `json:"threads"`
+	// Conditions are the runs' (result.Run.Conditions); Mixed says the
+	// test has tables under other conditions too, so reports name them.
+	Conditions string      `json:"conditions"`
+	Mixed      bool        `json:"mixed"`
+	Rows       []MetricRow `json:"rows"`
 }
 
 // Metrics builds a table per test (matching the glob testPattern; "" for
@@ -86,9 +90,13 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 		}
 		return keys[i].threads < keys[j].threads
 	})
+	seen := map[key]int{}
+	for _, k := range keys {
+		seen[key{k.test, k.threads, ""}]++
+	}
 	var out []MetricTable
 	for _, k := range keys {
-		t := MetricTable{Test: k.test, Threads: k.threads}
+		t := MetricTable{Test: k.test, Threads: k.threads, Conditions: k.cond, Mixed: seen[key{k.test, k.threads, ""}] > 1}
 		for i, s := range sets {
 			runs := per[i][k]
 			row := MetricRow{Label: s.Label, N: len(runs)}

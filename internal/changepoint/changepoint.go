@@ -58,7 +58,7 @@ type Options struct {
 	// PValue is the significance level of the final change points (default
 	// 0.001, Otava's). The weak first pass uses 10 × PValue (2 × PValue for
 	// PValue ≥ 0.05, PValue itself for PValue ≥ 0.5), as Otava does.
-	PValue float64
+	PValue float64 `json:"pvalue"`
 	// MinMagnitude is the minimum relative change of the segment means,
 	// max(|after/before − 1|, |before/after − 1|), for a change point to be
 	// kept (default 0: any change; 0.05 is Nyrkiö's default).

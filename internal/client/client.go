@@ -8,6 +8,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"strconv"
 	"strings"
@@ -25,6 +27,10 @@ const (
 	MySQL    Protocol = "mysql"    // MariaDB and MySQL
 	Postgres Protocol = "postgres" // PostgreSQL
 )
+
+// go-sql-driver/mysql logs what it also returns ("unexpected EOF" when a
+// server dies) to stderr; qpslab reports errors itself, once.
+func init() { mysql.SetLogger(log.New(io.Discard, "", 0)) }
 
 // Endpoint says where a server listens and as whom to log in. Passwords are
 // never part of it: sandboxes use local trust/empty-password accounts bound to

@@ -61,7 +61,10 @@ func RunLine(w io.Writer, r result.Run) {
 	}
 	line := fmt.Sprintf("%-18s %-34s %4d %12s %10.1f %11.0f  %-36s %-36s %6d", r.Build, r.Test, r.Threads, headline(r), t.TPS, t.RowsPerSec, ms(t.Response), svc, t.Errors)
 	if r.Status != result.OK {
-		line += "  " + r.Status + ": " + r.Error
+		line += "  " + r.Status
+		if r.Error != "" {
+			line += ": " + r.Error
+		}
 	}
 	fmt.Fprintln(w, line)
 	for _, o := range t.Ops {
@@ -132,8 +135,15 @@ func Summary(w io.Writer, runs []result.Run) {
 			cpu = server.Format(v)
 		}
 		status := r.Status
-		if r.Status != result.OK && r.Error != "" {
+		switch {
+		case r.Status != result.OK && r.Error != "":
 			status += ": " + shorten(r.Error, 60)
+		case r.Status == result.Saturated:
+			for _, v := range r.Verdicts {
+				if !v.OK {
+					status += ": " + shorten(v.Detail, 60)
+				}
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Build, result.ConfigName(r.Config), r.Test, r.Threads, val, unit, lat, cpu, r.Totals.Errors, status)
 	}

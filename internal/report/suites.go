@@ -140,8 +140,12 @@ func PlanTests(w io.Writer, p *plan.Plan) error {
 			tasks++
 		}
 	}
+	round := time.Second
+	if total < time.Minute {
+		round = 100 * time.Millisecond
+	}
 	fmt.Fprintf(w, "\n%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s) × %d repeat(s)): %s of warmups and measured time",
-		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), max(p.Repeat, 1), total.Round(time.Second))
+		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), max(p.Repeat, 1), total.Round(round))
 	if tasks > 0 {
 		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads)", tasks)
 	}

@@ -196,6 +196,9 @@ func groupText(w io.Writer, c *analysis.Comparison, colour bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GROUP\tLABEL\tN\tAVG\tMEDIAN\tMIN\tMAX\tSTDDEV")
 	st := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
 		s := fmt.Sprintf("%.2f", v)
 		if colour {
 			switch analysis.Colour(v) {
@@ -259,7 +262,11 @@ func compareMD(w io.Writer, c *analysis.Comparison) error {
 	}
 	fmt.Fprintln(w)
 	for i, g := range c.Geomean {
-		fmt.Fprintf(w, "Geomean of the relative values, %s: %.2f\n", c.Others[i], g)
+		v := "-" // no test in common
+		if !math.IsNaN(g) {
+			v = fmt.Sprintf("%.2f", g)
+		}
+		fmt.Fprintf(w, "Geomean of the relative values, %s: %s\n", c.Others[i], v)
 	}
 	return nil
 }
@@ -461,12 +468,12 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 		return writeJSON(w, tables)
 	case "csv", "tsv":
 		cw := newCSV(w, f)
-		head := []string{"test", "threads", "dbms", "n", "op"}
+		head := []string{"test", "threads", "conditions", "dbms", "n", "op"}
 		head = append(append(head, analysis.MetricNames...), analysis.HonestNames...)
 		cw.Write(head)
 		for _, t := range tables {
 			for _, r := range t.Rows {
-				rec := []string{t.Test, strconv.Itoa(t.Threads), r.Label, strconv.Itoa(r.N), r.Op}
+				rec := []string{t.Test, strconv.Itoa(t.Threads), t.Conditions, r.Label, strconv.Itoa(r.N), r.Op}
 				for _, v := range append(append([]float64{}, r.Abs...), r.Honest...) {
 					rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
 				}
@@ -499,7 +506,11 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 		fmt.Fprintln(w)
 	}
 	for _, t := range tables {
-		fmt.Fprintf(w, "%s, %d thread(s)\n\n", t.Test, t.Threads)
+		cond := ""
+		if t.Mixed {
+			cond = " [" + t.Conditions + "]"
+		}
+		fmt.Fprintf(w, "%s, %d thread(s)%s\n\n", t.Test, t.Threads, cond)
 		head := append(append([]string{}, analysis.MetricNames...), "dbms")
 		var abs, rel, honest [][]string
 		base := t.Rows[0]

@@ -243,7 +243,7 @@ func (s *Store) Labels(ctx context.Context) ([]LabelInfo, error) {
 	for i := range out {
 		out[i].Tests = len(aux[i].tests)
 		var parts []string
-		for _, st := range []string{"ok", "failed", "aborted", "running"} {
+		for _, st := range []string{result.OK, result.Saturated, result.Failed, result.Aborted, "running"} {
 			if n := statuses[i][st]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, st))
 			}

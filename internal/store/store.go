@@ -105,6 +105,9 @@ func openDSN(ctx context.Context, dsn, def string, create bool) (*Store, error) 
 		if path == "" {
 			path = def
 		}
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("--store %s is a directory: give the store's file, e.g. %s", path, filepath.Join(path, "qpslab.db"))
+		}
 		if !create {
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("%w: %s does not exist yet: run qpslab run SUITE (qpslab suites lists them), or qpslab import", ErrNoStore, path)

@@ -13,6 +13,19 @@ import (
 // Kind is a parameter's type, which decides the flag the command makes.
 type Kind int
 
+var kindNames = []string{"string", "int", "float", "seconds", "bool", "list"}
+
+// String is the kind's name: string, int, float, seconds, bool or list.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the kind by name.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 const (
 	String  Kind = iota
 	Int          // a whole number
@@ -24,10 +37,10 @@ const (
 
 // Param is one parameter of a suite or of the plan.
 type Param struct {
-	Name    string
-	Kind    Kind
-	Default string // as it would be typed; "" for none
-	Usage   string
+	Name    string `json:"name"`
+	Kind    Kind   `json:"kind"`
+	Default string `json:"default,omitempty"` // as it would be typed; "" for none
+	Usage   string `json:"usage"`
 }
 
 // Values are the parameters as given: every flag of the command, by name

@@ -52,17 +52,17 @@ type Helper interface {
 
 // Test is one test a suite knows, as `qpslab suites` lists it.
 type Test struct {
-	Name   string // the label its results carry: point-query.pre_range=100
-	Role   string // result.RoleTest, RoleLoad or RoleWarm
-	Groups []result.Placement
-	Note   string // one line: what it runs, for how long
+	Name   string             `json:"name"` // the label its results carry: point-query.pre_range=100
+	Role   string             `json:"role"` // result.RoleTest, RoleLoad or RoleWarm
+	Groups []result.Placement `json:"groups"`
+	Note   string             `json:"note"` // one line: what it runs, for how long
 }
 
 // Layout is one way a suite groups its tests in reports.
 type Layout struct {
-	Name   string   // as --groups names it: "5"
-	Title  string   // "the 2023-2024 five-group layout"
-	Groups []string // in report order
+	Name   string   `json:"name"`   // as --groups names it: "5"
+	Title  string   `json:"title"`  // "the 2023-2024 five-group layout"
+	Groups []string `json:"groups"` // in report order
 }
 
 // Figure is one figure a suite reports: its name in the metric catalogue
@@ -70,11 +70,11 @@ type Layout struct {
 // better, what it is counted per, and which of the suite's tests report
 // it ("" for all).
 type Figure struct {
-	Name           string
-	Unit           string
-	HigherIsBetter bool
-	Per            string
-	Tests          string
+	Name           string `json:"name"`
+	Unit           string `json:"unit"`
+	HigherIsBetter bool   `json:"higher_is_better"`
+	Per            string `json:"per"`
+	Tests          string `json:"tests,omitempty"`
 }
 
 // Plan is a configured suite: its steps in run order, and what every run

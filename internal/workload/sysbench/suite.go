@@ -54,7 +54,7 @@ func (sysbenchSuite) Params() []suite.Param {
 		{Name: "insert-secs", Kind: suite.Seconds, Usage: "seconds for the insert and scan tests (default: --write-secs, as the reference passes it)"},
 		{Name: "list", Kind: suite.String, Default: "2024", Usage: "test order: 2024 (the 42 tests) or head (the 2025 order; 32 reported)"},
 		{Name: "tests", Kind: suite.List, Usage: "only tests whose label matches these globs (e.g. 'point-query*,read-only_range=10'); the load runs whatever they select"},
-		{Name: "postwrite-scale", Kind: suite.Float, Default: "1", Usage: "scale the postwrite wait min(1200, 60+rows/1e6) s (0 to skip the wait)"},
+		{Name: "postwrite-scale", Kind: suite.Float, Default: "1", Usage: "scale the postwrite wait min(1200, 60+tables×rows/1e6) s (0 to skip the wait, not the flush)"},
 		{Name: "load-threads", Kind: suite.Int, Default: "2", Usage: "connections loading the tables in parallel"},
 		{Name: "no-load", Kind: suite.Bool, Usage: "keep the tables an earlier qpslab load left in the sandbox (with --sandbox)"},
 	}
@@ -131,7 +131,7 @@ func (sysbenchSuite) Tests() []suite.Test {
 			}
 			seen[t.Label()] = true
 			out = append(out, suite.Test{Name: t.Label(), Role: t.Role(), Groups: t.Placements(),
-				Note: fmt.Sprintf("%d statement(s) per event, %s seconds", t.Statements, t.Time)})
+				Note: fmt.Sprintf("%d statement(s) per event, for %s", t.Statements, t.Time.Describe())})
 		}
 	}
 	return out

@@ -67,6 +67,11 @@ func (s Secs) String() string {
 	return [...]string{"read", "write", "insert", "60s"}[s]
 }
 
+// Describe says how long a test of s runs, in the flags' terms.
+func (s Secs) Describe() string {
+	return [...]string{"--read-secs", "--write-secs", "--insert-secs", "60 s (--read-secs if shorter)"}[s]
+}
+
 // Group names of the two report layouts (§1.5).
 const (
 	Point1 = "point-1"
@@ -98,7 +103,7 @@ type Test struct {
 	Prepared   bool   // server-side prepared statements (all but insert and scan)
 	Retry      bool   // deadlocks and lock-wait timeouts restart the event (the writes; client.Retryable)
 	BindTable  bool   // the table is worker id % tables + 1, not random (scan)
-	Krows      bool   // its QPS column is Krows/s of one scan (engine.Options.KRowsPerEvent)
+	Krows      bool   // its QPS column is Krows/s of one scan (KrowsPerSec)
 	PerTable   bool   // run with threads = tables (point-query.warm, scan)
 	Load       bool   // the tables are loaded before it (point-query.warm)
 	Postwrite  bool   // flush and wait after it (point-query.warm, read-write R=100)
