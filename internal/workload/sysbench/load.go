@@ -82,11 +82,22 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 		return fmt.Errorf("load sbtest tables: create %s: %w", registry, err)
 	}
 	for tb := 1; tb <= t.Tables; tb++ {
-		if ok, err := t.exists(ctx, conn, "sbtest"+strconv.Itoa(tb)); err != nil {
+		name := "sbtest" + strconv.Itoa(tb)
+		ok, err := t.exists(ctx, conn, name)
+		if err != nil {
 			return fmt.Errorf("load sbtest tables: %w", err)
-		} else if ok {
-			return fmt.Errorf("load sbtest tables: sbtest%d exists: drop the tables first (Target.Drop)", tb)
 		}
+		if !ok {
+			continue
+		}
+		n, err := conn.Query(ctx, "SELECT 1 FROM "+registry+" WHERE name = '"+name+"'")
+		switch {
+		case err != nil:
+			return fmt.Errorf("load sbtest tables: look up %s in %s: %w", name, registry, err)
+		case n == 0:
+			return fmt.Errorf("load sbtest tables: table %s exists but qpslab did not create it (it is not in %s): drop or rename it yourself, or use another database", name, registry)
+		}
+		return fmt.Errorf("load sbtest tables: %s is still there from an earlier load: drop the tables first (Target.Drop)", name)
 	}
 	for tb := 1; tb <= t.Tables; tb++ {
 		// Record first: a table qpslab made must never look like someone else's.

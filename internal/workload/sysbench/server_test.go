@@ -226,8 +226,15 @@ func (s *server) testLoad(t *testing.T) {
 	if n := s.n("SELECT count(*) FROM qpslab_tables WHERE name IN ('sbtest1', 'sbtest2')"); n != 2 {
 		t.Errorf("qpslab_tables records %d of the 2 tables", n)
 	}
-	// Loading again over recorded tables replaces them, and the same seed
-	// loads the same rows whatever the number of threads.
+	// A load never writes over tables: an earlier load's are dropped first.
+	if err := s.target.Load(ctx, LoadOptions{Threads: 1, Seed: 5}); err == nil || !strings.Contains(err.Error(), "drop the tables first") {
+		t.Errorf("a load over an earlier load's tables: %v", err)
+	}
+	// Dropped and loaded again, the same seed loads the same rows whatever
+	// the number of threads.
+	if err := s.target.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.target.Load(ctx, LoadOptions{Threads: 1, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
