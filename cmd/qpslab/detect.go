@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -85,7 +84,7 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 				return err
 			}
 			if settingsFile == "" {
-				settingsFile = filepath.Join(h.Root, "detect.yaml")
+				settingsFile = h.DetectSettings()
 			}
 			settings, err := analysis.LoadDetectSettings(settingsFile, cmd.Flags().Changed("settings"))
 			if err != nil {
