@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/report"
 )
 
 func registry() (build.Registry, error) {
@@ -35,12 +35,7 @@ func newBuildsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tFLAVOR\tVERSION\tSOURCE\tBASEDIR")
-			for _, b := range bs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", b.Name, b.Flavor, b.Version, b.Source, b.Basedir)
-			}
-			return w.Flush()
+			return report.Builds(cmd.OutOrStdout(), bs)
 		},
 	})
 

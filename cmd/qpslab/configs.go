@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/report"
 )
 
 func configStore() (config.Store, error) {
@@ -47,27 +45,7 @@ config on it. A config without a base line is applied as it is.`,
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tFAMILY\tBASE\tHASH\tSOURCE")
-			for _, c := range cs {
-				base, hash := c.Base, "broken"
-				if base == "" {
-					base = "-"
-				}
-				if c.Err == nil {
-					hash = c.Hash()[:12]
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", c.Name, c.Family, base, hash, c.Source)
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			for _, c := range cs {
-				if c.Err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "qpslab: %v\n", c.Err)
-				}
-			}
-			return nil
+			return report.Configs(cmd.OutOrStdout(), cmd.ErrOrStderr(), cs)
 		},
 	})
 
@@ -89,25 +67,11 @@ The config is looked up in both families; a name both have (default) needs
 			if err != nil {
 				return err
 			}
-			var cfg config.Config
-			if showFam == "" {
-				cfg, err = s.Find(args[0])
-			} else {
-				var fam config.Family
-				if fam, err = config.ParseFamily(showFam); err != nil {
-					return err
-				}
-				cfg, err = s.Get(args[0], fam)
-			}
+			cfg, err := s.Lookup(args[0], showFam)
 			if err != nil {
 				return err
 			}
-			out := cfg.Content
-			if own {
-				out = cfg.Own
-			}
-			_, err = cmd.OutOrStdout().Write(out)
-			return err
+			return report.ConfigShow(cmd.OutOrStdout(), cfg, own)
 		},
 	}
 	show.Flags().StringVar(&showFam, "family", "", familyFlagHelp+"; needed only when both have the name")
@@ -147,11 +111,7 @@ must then agree with it.`,
 			if err != nil {
 				return err
 			}
-			on := "no base"
-			if cfg.Base != "" {
-				on = "based on " + cfg.Base
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added config %s (%s, %s) as %s\n", cfg.ID(), cfg.Family, on, cfg.Source)
+			report.ConfigAdded(cmd.OutOrStdout(), cfg)
 			return nil
 		},
 	}

@@ -121,7 +121,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 				return err
 			}
 			if html == "" {
-				html = filepath.Join(h.Root, "reports", "demo-"+time.Now().UTC().Format("20060102-150405")+".html")
+				html = filepath.Join(h.Reports(), "demo-"+time.Now().UTC().Format("20060102-150405")+".html")
 			}
 			if err := home.Ensure(filepath.Dir(html)); err != nil {
 				return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -85,7 +84,7 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 				return err
 			}
 			if settingsFile == "" {
-				settingsFile = filepath.Join(h.Root, "detect.yaml")
+				settingsFile = h.DetectSettings()
 			}
 			settings, err := analysis.LoadDetectSettings(settingsFile, cmd.Flags().Changed("settings"))
 			if err != nil {
@@ -124,18 +123,9 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 					return err
 				}
 				if fl.Changed("metric") {
-					var keep []history.Series
-					var have []string
-					for _, s := range series {
-						have = append(have, s.Metric)
-						for _, m := range hf.metrics {
-							if s.Metric == m {
-								keep = append(keep, s)
-							}
-						}
-					}
+					keep := history.OfMetrics(series, hf.metrics)
 					if len(keep) == 0 {
-						return fmt.Errorf("--metric %s: %s has %s", strings.Join(hf.metrics, ","), input, strings.Join(have, ", "))
+						return fmt.Errorf("--metric %s: %s has %s", strings.Join(hf.metrics, ","), input, strings.Join(history.Metrics(series), ", "))
 					}
 					series = keep
 				}

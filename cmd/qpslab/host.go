@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"path/filepath"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/report"
 )
 
 func newHostCmd() *cobra.Command {
@@ -33,47 +29,10 @@ the command that removes it. Nothing is changed.`,
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(c)
+				return report.HostCheckJSON(cmd.OutOrStdout(), c)
 			}
-			fmt.Fprintf(w, "kernel %s, %d CPUs (%s), %d MB memory\n", c.Kernel, c.CPUs, c.CPUModel, c.MemKB/1024)
-			vm := "no"
-			if c.VM {
-				vm = fmt.Sprintf("yes (%s), CPU steal %.1f%% since boot", orDash(c.Hypervisor), c.StealPct)
-			}
-			fmt.Fprintf(w, "VM: %s\n", vm)
-			fmt.Fprintf(w, "cpufreq driver: %s", c.Driver)
-			if c.AMDPState != "" {
-				fmt.Fprintf(w, " (amd_pstate %s)", c.AMDPState)
-			}
-			fmt.Fprintln(w)
-			fmt.Fprintf(w, "boost: %s\n", boostLine(c))
-			for _, g := range summarizePolicies(c.Policies) {
-				fmt.Fprintf(w, "  %s\n", g)
-			}
-			fmt.Fprintf(w, "SMT: %s; THP: %s; swap: %d MB\n", orDash(c.SMTControl), orDash(c.THP), c.SwapKB/1024)
-			if len(c.Cmdline) > 0 {
-				var fl []string
-				for k, v := range c.Cmdline {
-					fl = append(fl, strings.TrimSuffix(k+"="+v, "="))
-				}
-				fmt.Fprintf(w, "kernel flags: %s\n", strings.Join(fl, " "))
-			}
-			for _, p := range c.Unreadable {
-				fmt.Fprintf(w, "could not read %s (run as root to see it)\n", p)
-			}
-			if len(c.Risks) == 0 {
-				fmt.Fprintln(w, "\nno variance risk found")
-				return nil
-			}
-			fmt.Fprintf(w, "\n%d variance risk(s):\n", len(c.Risks))
-			for _, r := range c.Risks {
-				fmt.Fprintf(w, "- %s: %s\n    fix: %s\n", r.Name, r.Detail, r.Fix)
-			}
-			return nil
+			return report.HostCheck(cmd.OutOrStdout(), c)
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -97,19 +56,8 @@ it says so and what to do instead.`,
 			if err != nil {
 				return err
 			}
-			res, err := host.Tune(roots, filepath.Join(h.Root, "host", "tune-state.json"))
-			w := cmd.OutOrStdout()
-			if res != nil {
-				for _, ch := range res.Changed {
-					fmt.Fprintf(w, "%s: %s -> %s\n", ch.Path, strings.TrimSpace(ch.Old), ch.New)
-				}
-				for _, n := range res.Notes {
-					fmt.Fprintf(w, "note: %s\n", n)
-				}
-				if err == nil && len(res.Changed) == 0 {
-					fmt.Fprintln(w, "nothing to change")
-				}
-			}
+			res, err := host.Tune(roots, h.TuneState())
+			report.HostTuned(cmd.OutOrStdout(), res, err == nil)
 			return err
 		},
 	}
@@ -123,63 +71,11 @@ it says so and what to do instead.`,
 			if err != nil {
 				return err
 			}
-			done, err := host.Reset(filepath.Join(h.Root, "host", "tune-state.json"))
-			for _, ch := range done {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s -> %s\n", ch.Path, strings.TrimSpace(ch.Old), strings.TrimSpace(ch.New))
-			}
-			if err == nil && len(done) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "nothing to reset: qpslab host tune has not changed this host")
-			}
+			done, err := host.Reset(h.TuneState())
+			report.HostReset(cmd.OutOrStdout(), done, err == nil)
 			return err
 		},
 	}
 	c.AddCommand(check, tune, reset)
 	return c
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func boostLine(c *host.Check) string {
-	switch {
-	case c.Boost != nil:
-		return fmt.Sprintf("cpufreq/boost = %v", map[bool]int{false: 0, true: 1}[*c.Boost])
-	case c.NoTurbo != nil:
-		return fmt.Sprintf("intel_pstate/no_turbo = %v", map[bool]int{false: 0, true: 1}[*c.NoTurbo])
-	}
-	for _, p := range c.Policies {
-		if p.Boost != nil {
-			return "per policy (cpu*/cpufreq/boost)"
-		}
-	}
-	return "no boost file"
-}
-
-// summarizePolicies prints one line per distinct setting: "cpu0-7: schedutil, 1600–3800 MHz".
-func summarizePolicies(ps []host.Policy) []string {
-	var out []string
-	var last string
-	var cpus []string
-	flush := func() {
-		if last != "" {
-			out = append(out, fmt.Sprintf("%s: %s", strings.Join(cpus, ","), last))
-		}
-	}
-	for _, p := range ps {
-		desc := fmt.Sprintf("governor %s, %d–%d MHz (hardware %d–%d)", p.Governor, p.MinKHz/1000, p.MaxKHz/1000, p.HWMinKHz/1000, p.HWMaxKHz/1000)
-		if p.EPP != "" {
-			desc += ", EPP " + p.EPP
-		}
-		if desc != last {
-			flush()
-			last, cpus = desc, nil
-		}
-		cpus = append(cpus, p.CPU)
-	}
-	flush()
-	return out
 }

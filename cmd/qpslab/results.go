@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,7 +28,7 @@ func addStoreFlag(root *cobra.Command) {
 }
 
 func openStore(cmd *cobra.Command, h home.Home) (*store.Store, error) {
-	return store.Open(cmd.Context(), storeDSN, filepath.Join(h.Root, "qpslab.db"))
+	return store.Open(cmd.Context(), storeDSN, h.StoreFile())
 }
 
 // readStore opens the store of the qpslab home (or --store) for a command
@@ -39,7 +38,7 @@ func readStore(cmd *cobra.Command) (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return store.OpenRead(cmd.Context(), storeDSN, filepath.Join(h.Root, "qpslab.db"))
+	return store.OpenRead(cmd.Context(), storeDSN, h.StoreFile())
 }
 
 // homeStore opens the store of the qpslab home (or --store), creating it.

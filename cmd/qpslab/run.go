@@ -151,9 +151,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	if p.Host, err = json.Marshal(hc); err != nil {
 		return err
 	}
-	for _, r := range hc.Risks {
-		fmt.Fprintf(stderr, "host variance risk: %s: %s (fix: %s)\n", r.Name, r.Detail, r.Fix)
-	}
+	report.HostRisks(stderr, hc.Risks)
 	st, err := openStore(cmd, h)
 	if err != nil {
 		return err

@@ -2,17 +2,15 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
 )
 
@@ -22,13 +20,7 @@ import (
 // cannot clean is reported and does not stop the command.
 func cleanAfterCrash(cmd *cobra.Command, h home.Home) {
 	cleaned, err := sandbox.Recover(h)
-	if len(cleaned) > 0 {
-		var parts []string
-		for _, c := range cleaned {
-			parts = append(parts, c.Sandbox+": "+c.What)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "qpslab: cleaned up after an earlier qpslab that died: %s\n", strings.Join(parts, "; "))
-	}
+	report.Cleaned(cmd.ErrOrStderr(), cleaned)
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "qpslab: %s\n", oneLine(err.Error()))
 	}
@@ -76,18 +68,15 @@ is cleaned, and one line says what.`,
 			if err != nil {
 				return err
 			}
-			ep := srv.Endpoint()
-			fmt.Fprintf(cmd.OutOrStdout(), "started %s: %s %s with config %s, pid %d, socket %s, port %d, log %s\n",
-				srv.Name, b.Flavor, b.Version, cfg.ID(), srv.PID, ep.Socket, ep.Port, srv.Log)
+			report.Started(cmd.OutOrStdout(), srv.State, foreground)
 			if !foreground {
 				return nil
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "running in the foreground: SIGINT or SIGTERM stops it")
 			<-cmd.Context().Done()
 			if err := srv.Stop(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "stopped %s\n", srv.Name)
+			report.Stopped(cmd.OutOrStdout(), srv.Name, true, false)
 			return nil
 		},
 	}
@@ -113,25 +102,16 @@ is cleaned, and one line says what.`,
 			if all == (len(args) > 0) {
 				return fmt.Errorf("name the sandboxes to stop, or pass --all")
 			}
-			if all {
-				sts, err := sandbox.List(h)
-				if err != nil {
-					return err
-				}
-				for _, st := range sts {
-					args = append(args, st.Name)
-				}
+			sts, err := sandbox.States(h, args...) // none named: --all
+			if err != nil {
+				return err
 			}
-			for _, name := range args {
-				was, err := sandbox.StopByName(h, name, stopTimeout)
+			for _, st := range sts {
+				was, err := sandbox.StopByName(h, st.Name, stopTimeout)
 				if err != nil {
 					return err
 				}
-				if was {
-					fmt.Fprintf(cmd.OutOrStdout(), "stopped %s\n", name)
-				} else if !all {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s was not running\n", name)
-				}
+				report.Stopped(cmd.OutOrStdout(), st.Name, was, all)
 			}
 			return nil
 		},
@@ -154,42 +134,11 @@ cleaned first, and one line says what.`,
 				return err
 			}
 			cleanAfterCrash(cmd, h)
-			var sts []sandbox.State
-			if len(args) == 0 {
-				if sts, err = sandbox.List(h); err != nil {
-					return err
-				}
-			}
-			for _, name := range args {
-				st, err := sandbox.Get(h, name)
-				if err != nil {
-					return err
-				}
-				sts = append(sts, st)
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tBUILD\tVERSION\tCONFIG\tSTATE\tPID\tPORT\tSOCKET")
-			var why []string
-			for _, st := range sts {
-				state, pid, port, sock := st.Status(), "-", "-", "-"
-				if state == "running" {
-					pid, port, sock = fmt.Sprint(st.PID), fmt.Sprint(st.Endpoint.Port), st.Endpoint.Socket
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, st.Build, st.Version, st.Config, state, pid, port, sock)
-				switch state {
-				case "failed":
-					why = append(why, st.Name+" failed: "+st.Failed)
-				case "died":
-					why = append(why, st.Name+" died: "+st.Died)
-				}
-			}
-			if err := w.Flush(); err != nil {
+			sts, err := sandbox.States(h, args...)
+			if err != nil {
 				return err
 			}
-			for _, l := range why {
-				fmt.Fprintln(cmd.OutOrStdout(), l)
-			}
-			return nil
+			return report.Sandboxes(cmd.OutOrStdout(), sts)
 		},
 	})
 
@@ -203,25 +152,15 @@ cleaned first, and one line says what.`,
 			if err != nil {
 				return err
 			}
-			st, err := sandbox.Get(h, args[0])
+			st, err := sandbox.Running(h, args[0])
 			if err != nil {
 				return err
-			}
-			if !st.Running() {
-				return fmt.Errorf("sandbox %s is not running: start it with qpslab server start %s %s", st.Name, st.Build, strings.SplitN(st.Config, "@", 2)[0])
 			}
 			cols, rows, err := client.Query(cmd.Context(), st.Endpoint, tcp, args[1])
 			if err != nil {
 				return fmt.Errorf("%s: %w", st.Name, err)
 			}
-			out := cmd.OutOrStdout()
-			if len(cols) > 0 {
-				fmt.Fprintln(out, strings.Join(cols, "\t"))
-			}
-			for _, r := range rows {
-				fmt.Fprintln(out, strings.Join(r, "\t"))
-			}
-			return nil
+			return report.Rows(cmd.OutOrStdout(), cols, rows)
 		},
 	}
 	sqlCmd.Flags().BoolVar(&tcp, "tcp", false, "connect over loopback TCP instead of the unix socket")
@@ -256,27 +195,7 @@ too.`,
 				cleanAfterCrash(cmd, h)
 			}
 			removed, kept, err := sandbox.Prune(h, o)
-			out := cmd.OutOrStdout()
-			verb, freed := "removed", "freed"
-			if o.DryRun {
-				verb, freed = "would remove", "would free"
-			}
-			var total int64
-			for _, p := range removed {
-				total += p.Bytes
-				line := fmt.Sprintf("%s %s (%s): %s", verb, p.Name, p.Status, humanize.Bytes(uint64(max(p.Bytes, 0))))
-				if p.Logs != "" {
-					line += ", logs kept in " + p.Logs
-				}
-				if p.Note != "" {
-					line += "; " + p.Note
-				}
-				fmt.Fprintln(out, line)
-			}
-			for _, k := range kept {
-				fmt.Fprintf(out, "kept %s: %s\n", k.Name, k.Why)
-			}
-			fmt.Fprintf(out, "%s %s in %d sandbox(es)\n", freed, humanize.Bytes(uint64(max(total, 0))), len(removed))
+			report.Pruned(cmd.OutOrStdout(), removed, kept, o.DryRun)
 			return err
 		},
 	}

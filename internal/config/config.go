@@ -133,6 +133,20 @@ func (s Store) Find(name string) (Config, error) {
 	return c, err
 }
 
+// Lookup returns the config called name in the family named by family
+// (mysql or postgres, as ParseFamily reads it), or, when family is "", in
+// whichever family has one (Find).
+func (s Store) Lookup(name, family string) (Config, error) {
+	if family == "" {
+		return s.Find(name)
+	}
+	fam, err := ParseFamily(family)
+	if err != nil {
+		return Config{}, err
+	}
+	return s.Get(name, fam)
+}
+
 // load reads the config called name for family, unresolved: Own, Base and
 // Source set, Content not.
 func (s Store) load(name string, fam Family) (Config, error) {

@@ -323,3 +323,31 @@ func TestFamily(t *testing.T) {
 		})
 	}
 }
+
+// Lookup takes the family as the command line gives it: named, it is the
+// only family looked in; left out, the name must be in one family only.
+func TestLookup(t *testing.T) {
+	s := store(t)
+	writeFile(t, s.Dir, "mine.cnf", "[mysqld]\nmax_connections=7\n")
+	for _, tt := range []struct {
+		name, family string
+		want         config.Family // "" when an error is wanted
+		wantSub      []string
+	}{
+		{"mine", "", config.MySQL, nil},
+		{"mine", "mariadb", config.MySQL, nil},
+		{"default", "pg", config.Postgres, nil},
+		{"default", "", "", []string{"--family mysql or --family postgres"}},
+		{"mine", "postgres", "", []string{`postgres config named "mine"`}},
+		{"mine", "oracle", "", []string{`unknown config family "oracle"`}},
+	} {
+		c, err := s.Lookup(tt.name, tt.family)
+		if tt.want == "" {
+			testenv.WantErr(t, err, tt.wantSub...)
+			continue
+		}
+		if err != nil || c.Name != tt.name || c.Family != tt.want {
+			t.Errorf("Lookup(%q, %q) = %s %s, %v; want %s %s", tt.name, tt.family, c.Name, c.Family, err, tt.name, tt.want)
+		}
+	}
+}

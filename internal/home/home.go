@@ -65,6 +65,20 @@ func (h Home) Logs() string { return filepath.Join(h.Root, "logs") }
 // Results is where results are stored.
 func (h Home) Results() string { return filepath.Join(h.Root, "results") }
 
+// Reports is where qpslab demo writes its HTML report.
+func (h Home) Reports() string { return filepath.Join(h.Root, "reports") }
+
+// StoreFile is the SQLite store used when no --store names another.
+func (h Home) StoreFile() string { return filepath.Join(h.Root, "qpslab.db") }
+
+// DetectSettings is the settings file qpslab detect reads when no
+// --settings names another.
+func (h Home) DetectSettings() string { return filepath.Join(h.Root, "detect.yaml") }
+
+// TuneState is where qpslab host tune saves what it changed, for qpslab
+// host reset to put back.
+func (h Home) TuneState() string { return filepath.Join(h.Root, "host", "tune-state.json") }
+
 // Ensure creates dir (and parents) with mode 0755 so that an unprivileged
 // server user can traverse it, and reports a failure as one line.
 func Ensure(dir string) error {

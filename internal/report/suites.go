@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
-	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
@@ -179,20 +178,4 @@ func Labels(w io.Writer, ls []store.LabelInfo, where string) error {
 			strings.Join(l.Hosts, " "), strings.Join(l.Sources, " "))
 	}
 	return tw.Flush()
-}
-
-// HostSummary is one line about the host and a line per variance risk.
-func HostSummary(w io.Writer, hc *host.Check) {
-	vm := "bare metal"
-	if hc.VM {
-		vm = "a VM"
-		if hc.Hypervisor != "" {
-			vm += " (" + hc.Hypervisor + ")"
-		}
-	}
-	fmt.Fprintf(w, "%s, %d CPUs, %.1f GB, kernel %s, %s, cpufreq driver %s, steal %.1f%% since boot\n",
-		hc.CPUModel, hc.CPUs, float64(hc.MemKB)/1e6, hc.Kernel, vm, hc.Driver, hc.StealPct)
-	for _, r := range hc.Risks {
-		fmt.Fprintf(w, "  risk: %s: %s (fix: %s)\n", r.Name, r.Detail, r.Fix)
-	}
 }

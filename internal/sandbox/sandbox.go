@@ -764,6 +764,37 @@ func Get(h home.Home, name string) (State, error) {
 	return *st, nil
 }
 
+// States returns the state of each named sandbox, in the order given, or
+// of every sandbox under the home when no name is given.
+func States(h home.Home, names ...string) ([]State, error) {
+	if len(names) == 0 {
+		return List(h)
+	}
+	out := make([]State, 0, len(names))
+	for _, name := range names {
+		st, err := Get(h, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Running returns the state of sandbox name if its server runs, and
+// otherwise an error that says how to start it.
+func Running(h home.Home, name string) (State, error) {
+	st, err := Get(h, name)
+	if err != nil {
+		return State{}, err
+	}
+	if !st.Running() {
+		cfg, _, _ := strings.Cut(st.Config, "@") // name@hash: the start command takes the name
+		return State{}, fmt.Errorf("sandbox %s is not running: start it with qpslab server start %s %s", st.Name, st.Build, cfg)
+	}
+	return st, nil
+}
+
 // StopByName stops sandbox name, which may have been started by another
 // qpslab process (qpslab server start). Stopping a stopped sandbox is not an
 // error.
