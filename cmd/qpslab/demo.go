@@ -15,7 +15,6 @@ import (
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
-	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/suite"
 )
 
@@ -104,14 +103,9 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 				return err
 			}
 			defer st.Close()
-			var sets []analysis.Set
-			for _, l := range []string{"mariadb-10.2.11.demo", "mariadb-system.demo"} {
-				lb, _ := analysis.ParseLabel(l)
-				runs, err := st.Runs(ctx, store.Filter{Suite: s.Name(), Build: lb.Build, Config: lb.Config, Samples: true})
-				if err != nil {
-					return err
-				}
-				sets = append(sets, analysis.Set{Label: l, Runs: runs})
+			sets, err := selection{suite: s.Name()}.load(cmd, st, []string{"mariadb-10.2.11.demo", "mariadb-system.demo"}, true)
+			if err != nil {
+				return err
 			}
 			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
 			if err != nil {
