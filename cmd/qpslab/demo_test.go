@@ -39,6 +39,10 @@ func TestDemoOnAFreshMachine(t *testing.T) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, s)
 		}
 	}
+	// The build's version stands beside a label that does not say it.
+	if !regexp.MustCompile(`col-1: mariadb-system\.demo \(10\.\d+\.\d+\)`).MatchString(s) {
+		t.Errorf("compare's header lacks mariadb-system's version:\n%s", s)
+	}
 	// Two repeats give no confidence interval: none is printed, and the
 	// header says how many repeats one needs.
 	if strings.Contains(s, "±∞") || !regexp.MustCompile(`where \d+ or more repeats give one`).MatchString(s) {
@@ -70,6 +74,8 @@ func TestFreshHomeReadOnly(t *testing.T) {
 		{[]string{"server", "status"}, 0, "NAME"},
 		{[]string{"suites"}, 0, "sysbench"},
 		{[]string{"run", "sysbench", "--list-tests"}, 0, "point-query.pre_range=100"},
+		{[]string{"run", "sysbench", "--list-tests", "--read-secs", "2", "--write-secs", "3", "--warmup", "1", "--tests", "point-query,update-index"}, 0, "5 run(s)"},
+		{[]string{"run", "sysbench", "--list-tests", "--read-secs", "2", "--write-secs", "3", "--warmup", "1", "--tests", "point-query,update-index"}, 0, "13s of warmups and measured time"},
 		{[]string{"compare", "a.b", "c.d"}, 1, "does not exist yet"},
 		{[]string{"metrics", "a.b"}, 1, "does not exist yet"},
 		{[]string{"detect"}, 1, "does not exist yet"},

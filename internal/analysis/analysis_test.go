@@ -267,3 +267,29 @@ func TestMetricsUnmeasuredIsNotZero(t *testing.T) {
 		t.Errorf("imported %v, run without a disk %v %v", imp.Abs, own.Abs, own.Honest)
 	}
 }
+
+// Runs that differ in what their figures mean are never repeats: open and
+// closed loop of one test, two table sizes. Within a label they are rows of
+// their own, named; between labels they share nothing, and compare says why.
+func TestCompareConditions(t *testing.T) {
+	open := func(r result.Run) result.Run { r.Loop, r.Rate, r.Arrivals = "open", 30000, "poisson"; return r }
+	closed := run("point-query_range=100", 1, 33243)
+	a := Set{Label: "a.c", Runs: []result.Run{closed, open(run("point-query_range=100", 1, 4148))}}
+	b := Set{Label: "b.c", Runs: []result.Run{run("point-query_range=100", 1, 30000), open(run("point-query_range=100", 1, 5000))}}
+	c, err := Compare(a, []Set{b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Rows) != 2 || !c.MixedConditions || c.Rows[0].Base.N != 1 || c.Rows[1].Base.N != 1 {
+		t.Fatalf("open and closed loop merged: %+v", c.Rows)
+	}
+	if !strings.Contains(c.Rows[0].Conditions+c.Rows[1].Conditions, "loop=open,rate=30000") || !near(c.Rows[0].Others[0].Rel*c.Rows[1].Others[0].Rel, 30000.0/33243*5000/4148) {
+		t.Errorf("rows: %+v", c.Rows)
+	}
+	big := run("point-query_range=100", 1, 1000)
+	big.Params = map[string]string{"rows": "1000000"}
+	_, err = Compare(Set{Label: "x.c", Runs: []result.Run{closed}}, []Set{{Label: "y.c", Runs: []result.Run{open(big)}}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "loop=closed against loop=open") || !strings.Contains(err.Error(), "rows=- against rows=1000000") {
+		t.Errorf("no common conditions: %v", err)
+	}
+}

@@ -357,3 +357,35 @@ func TestNoKindsNoOps(t *testing.T) {
 		t.Errorf("a workload without kinds got per-kind figures: %+v", res.Totals.Ops)
 	}
 }
+
+// An open loop the server cannot follow is saturated, with a verdict that
+// says by how much; one it follows is ok, with the same verdict met.
+func TestOpenLoopSaturation(t *testing.T) {
+	// One worker at 5 ms an event manages about 200/s: 1000/s is far
+	// beyond it, 50/s well within.
+	slow, err := Run(context.Background(), &fakeWorkload{service: 5 * time.Millisecond, stmts: 1},
+		Options{Threads: 1, Warmup: -1, Duration: 3 * time.Second, Rate: 1000, Arrivals: Uniform, MaxBacklog: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow.Status != result.Saturated || len(slow.Verdicts) != 1 || slow.Verdicts[0].OK ||
+		!strings.Contains(slow.Verdicts[0].Detail, "target 1000/s") || slow.Totals.Late == 0 {
+		t.Errorf("an unfollowed open loop: status %s verdicts %+v late %d", slow.Status, slow.Verdicts, slow.Totals.Late)
+	}
+	last := slow.Samples[len(slow.Samples)-1]
+	if last.Backlog <= slow.Samples[0].Backlog {
+		t.Errorf("the backlog did not grow: %d then %d", slow.Samples[0].Backlog, last.Backlog)
+	}
+	easy, err := Run(context.Background(), &fakeWorkload{service: time.Millisecond, stmts: 1},
+		Options{Threads: 2, Warmup: -1, Duration: 2 * time.Second, Rate: 50, Arrivals: Uniform})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if easy.Status != result.OK || len(easy.Verdicts) != 1 || !easy.Verdicts[0].OK {
+		t.Errorf("a followed open loop: status %s verdicts %+v", easy.Status, easy.Verdicts)
+	}
+	closed, _ := Run(context.Background(), &fakeWorkload{service: time.Millisecond, stmts: 1}, Options{Threads: 1, Warmup: -1, Duration: 300 * time.Millisecond})
+	if closed.Status != result.OK || len(closed.Verdicts) != 0 {
+		t.Errorf("a closed loop has no rate to sustain: %s %+v", closed.Status, closed.Verdicts)
+	}
+}

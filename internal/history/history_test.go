@@ -187,3 +187,34 @@ func TestReadRefusesNonFinite(t *testing.T) {
 		})
 	}
 }
+
+// Open- and closed-loop runs of one test are two series, named by their
+// conditions; a test run one way only keeps its plain name.
+func TestSeriesSplitByConditions(t *testing.T) {
+	mk := func(build, version string, v float64, loop string) result.Run {
+		r := result.Run{Suite: "sysbench", Test: "point-query_range=100", Build: build, Version: version, Threads: 1, Status: result.OK, Loop: loop,
+			Totals: result.Totals{Reported: v, ReportedUnit: "qps"}}
+		if loop == "open" {
+			r.Rate, r.Arrivals = 30000, "poisson"
+		}
+		return r
+	}
+	runs := []result.Run{mk("a", "1.0", 33000, "closed"), mk("b", "1.1", 34000, "closed"), mk("a", "1.0", 4100, "open"), mk("b", "1.1", 4200, "open")}
+	qps, _ := result.MetricNamed("qps")
+	s := FromRuns(runs, qps, func(result.Run) string { return "" })
+	if len(s) != 2 {
+		t.Fatalf("%d series, want closed and open apart", len(s))
+	}
+	for _, x := range s {
+		if len(x.Points) != 2 || !strings.Contains(x.Name(), "[") || !strings.Contains(x.Name(), "loop=") {
+			t.Errorf("series %q: %d points", x.Name(), len(x.Points))
+		}
+		if x.Points[0].Value > 30000 != strings.Contains(x.Name(), "loop=closed") {
+			t.Errorf("series %q holds %v", x.Name(), x.Points[0].Value)
+		}
+	}
+	one := FromRuns(runs[:2], qps, func(result.Run) string { return "" })
+	if len(one) != 1 || strings.Contains(one[0].Name(), "[") {
+		t.Errorf("a test run one way: %q", one[0].Name())
+	}
+}
