@@ -320,7 +320,7 @@ func TestKindsKeptApart(t *testing.T) {
 	ins, ok1 := tot.Op("insert")
 	qry, ok2 := tot.Op("query")
 	if !ok1 || !ok2 || len(tot.Ops) != 2 {
-		t.Fatalf("ops %+v, want insert and query", tot.Kinds())
+		t.Fatalf("ops %+v, want insert and query", tot.Ops)
 	}
 	if ins.Count+qry.Count != tot.Events {
 		t.Errorf("insert %d + query %d != %d events", ins.Count, qry.Count, tot.Events)

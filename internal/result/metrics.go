@@ -224,12 +224,3 @@ func (m Metric) UnitOf(r Run) string {
 	}
 	return r.Totals.ReportedUnit
 }
-
-// Kinds are the operation kinds the totals have figures for, in order.
-func (t Totals) Kinds() []string {
-	out := make([]string, 0, len(t.Ops))
-	for _, o := range t.Ops {
-		out = append(out, o.Kind)
-	}
-	return out
-}

@@ -90,9 +90,6 @@ func (v Values) With(name, value string) Values {
 // Changed says whether the user gave name.
 func (v Values) Changed(name string) bool { return v.set[name] }
 
-// Raw is the value of name as given.
-func (v Values) Raw(name string) string { return v.m[name] }
-
 // Checker reads values and collects every problem, so that a bad run is
 // one error before anything starts.
 type Checker struct {
