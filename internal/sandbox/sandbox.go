@@ -568,13 +568,7 @@ func (srv *Server) wait() {
 		Stopped: srv.stopping.Load(),
 	}
 	close(srv.exited)
-	srv.stopOnce.Do(func() {
-		died := ""
-		if !srv.stopping.Load() {
-			died = srv.exit.String()
-		}
-		srv.finish(died)
-	})
+	srv.stopOnce.Do(func() { srv.finish(srv.deathOf()) })
 }
 
 // exitStatus says how a process ended: "exited with status 1", "killed by
@@ -673,12 +667,28 @@ func (srv *Server) kill() {
 // within the stop timeout. It is safe to call more than once, and after the
 // server died (Exit says how).
 func (srv *Server) Stop() error {
-	srv.stopping.Store(true)
 	srv.stopOnce.Do(func() {
+		select {
+		case <-srv.exited:
+			// It ended on its own before this Stop: a death, recorded as one
+			// whichever of this and the reaping goroutine gets here first.
+			srv.finish(srv.deathOf())
+			return
+		default:
+		}
+		srv.stopping.Store(true)
 		srv.stopErr = stopPID(srv.PID, srv.Datadir, srv.fl.stopSignal(), srv.timeout, srv.exited)
 		srv.finish("")
 	})
 	return srv.stopErr
+}
+
+// deathOf is how the ended server died, or "" when qpslab stopped it.
+func (srv *Server) deathOf() string {
+	if srv.exit.Stopped {
+		return ""
+	}
+	return srv.exit.String()
 }
 
 // finish records that the server stopped (or died: how) and cleans up after
