@@ -129,7 +129,7 @@ func (c *collector) finalize(upTo int) {
 	for _, s := range secs {
 		d := c.pending[s]
 		delete(c.pending, s)
-		closed := c.r.o.Rate == 0
+		closed := c.r.closed()
 		smp := result.Sample{
 			Second: s, Events: d.events, Statements: d.stmts, Rows: d.rows,
 			Errors: d.errors, Retries: d.retries, Late: d.late,
@@ -185,7 +185,7 @@ func (c *collector) progress(d *secData) {
 	// open loop the line shows the response time, from each event's
 	// intended start, which includes the wait in the backlog.
 	which := "latency"
-	if c.r.o.Rate > 0 {
+	if !c.r.closed() {
 		which = "response (from intended start)"
 	}
 	fmt.Fprintf(&b, "[ %ds ] thds: %d tps: %.2f qps: %.2f %s ms p95: %.2f p99: %.2f err/s: %.2f",
@@ -205,7 +205,7 @@ func (c *collector) finish() {
 	t.Events, t.Statements, t.Rows = d.events, d.stmts, d.rows
 	t.Errors, t.Retries, t.Late = d.errors, d.retries, d.late
 	t.Service, t.ServiceHist = summarize(d.svc), encode(d.svc)
-	if c.r.o.Rate == 0 {
+	if c.r.closed() {
 		t.Response = t.Service
 	} else {
 		t.Response, t.ResponseHist = summarize(d.resp), encode(d.resp)
@@ -213,7 +213,7 @@ func (c *collector) finish() {
 	for _, k := range d.kinds() {
 		o := d.ops[k]
 		ot := result.OpTotals{OpSample: result.OpSample{Kind: k, Count: o.count, Errors: o.errors, Service: summarize(o.svc), ServiceHist: encode(o.svc)}}
-		if c.r.o.Rate == 0 {
+		if c.r.closed() {
 			ot.Response = ot.Service
 		} else {
 			ot.Response, ot.ResponseHist = summarize(o.resp), encode(o.resp)

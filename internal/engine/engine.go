@@ -25,6 +25,10 @@ type Options struct {
 	Warmup   time.Duration // run but not measured (default 5 s; negative for none)
 	Duration time.Duration // measured time; 0 with Events set for an event count
 	Events   int64         // stop after this many measured events (0: no limit)
+	// UntilScheduled ends the run, as planned, when every worker that is a
+	// Scheduler has no more events: the others (closed-loop readers beside
+	// paced writers) are stopped then. Duration may be 0 with it.
+	UntilScheduled bool
 	// Open loop: Rate events/s arrive by Arrivals whatever the server does;
 	// each event carries its intended start time. Rate 0 is closed loop.
 	Rate     float64
@@ -129,7 +133,7 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 	} else if o.Warmup < 0 {
 		o.Warmup = 0
 	}
-	if o.Duration <= 0 && o.Events <= 0 {
+	if o.Duration <= 0 && o.Events <= 0 && !o.UntilScheduled {
 		return nil, fmt.Errorf("give a duration or an event count")
 	}
 	if o.ReportInterval <= 0 {
@@ -165,6 +169,15 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 	debug.SetMemoryLimit(gcMemoryLimit)
 
 	r := &runner{o: o, n: len(workers)}
+	for _, wk := range workers {
+		if _, ok := wk.(Scheduler); ok {
+			r.scheduled++
+		}
+	}
+	if o.UntilScheduled && r.scheduled == 0 {
+		return nil, fmt.Errorf("the run ends when its scheduled workers are done, but the workload has none")
+	}
+	r.schedLeft.Store(int64(r.scheduled))
 	if c, ok := w.(Classifier); ok {
 		r.classify = c.Classify
 	} else {
@@ -185,6 +198,10 @@ type runner struct {
 	idle []atomic.Bool
 
 	measured atomic.Int64 // measured events, for Options.Events
+	// scheduled is how many workers keep their own schedule; schedLeft how
+	// many of them still have events (Options.UntilScheduled).
+	scheduled int
+	schedLeft atomic.Int64
 	backlog  atomic.Int64
 	maxBack  atomic.Int64
 
@@ -202,6 +219,10 @@ func (r *runner) fail(err error) {
 	r.failMu.Unlock()
 	r.cancel()
 }
+
+// closed says whether every event starts when its worker is free (closed
+// loop): response time is then service time.
+func (r *runner) closed() bool { return r.o.Rate == 0 && r.scheduled == 0 }
 
 func (r *runner) sec(t time.Time) int {
 	d := t.Sub(r.mt0)
@@ -395,13 +416,30 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		r.done[id].Store(int64(doneUpTo))
 	}
 	defer func() { flush(1 << 40) }()
+	sch, _ := wk.(Scheduler)
 
 	for {
 		if ctx.Err() != nil {
 			return
 		}
 		var intended time.Time
-		if arrivals != nil {
+		if sch != nil {
+			// Waiting for its next intended start: it sends nothing more
+			// for the seconds before now.
+			if cur != nil || r.done[id].Load() < int64(r.sec(time.Now()))-1 {
+				flush(r.sec(time.Now()) - 1)
+			}
+			r.idle[id].Store(true)
+			at, more := sch.Next(ctx)
+			r.idle[id].Store(false)
+			if !more {
+				if r.schedLeft.Add(-1) == 0 && r.o.UntilScheduled && ctx.Err() == nil {
+					r.cancel() // the scheduled work is done: the run ends as planned
+				}
+				return
+			}
+			intended = at
+		} else if arrivals != nil {
 			if cur != nil || r.done[id].Load() < int64(r.sec(time.Now()))-1 {
 				flush(r.sec(time.Now()) - 1)
 			}
@@ -424,7 +462,7 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		if !end.IsZero() && !start.Before(end) {
 			return
 		}
-		if arrivals == nil {
+		if arrivals == nil && sch == nil {
 			intended = start
 		}
 		// Data of an earlier second would otherwise wait in this worker for

@@ -389,3 +389,104 @@ func TestOpenLoopSaturation(t *testing.T) {
 		t.Errorf("a closed loop has no rate to sustain: %s %+v", closed.Status, closed.Verdicts)
 	}
 }
+
+// schedWorkload: worker 0 keeps a schedule of n events every gap (one of
+// which stalls), the others read closed loop until it is done.
+type schedWorkload struct {
+	n        int
+	gap      time.Duration
+	stallAt  int
+	stallFor time.Duration
+}
+
+type schedWorker struct {
+	w     *schedWorkload
+	t0    time.Time
+	i     int
+	ran   int
+	query bool
+}
+
+func (s *schedWorkload) NewWorker(_ context.Context, id int) (Worker, error) {
+	if id == 0 {
+		return &schedWorker{w: s}, nil
+	}
+	return &readerWorker{}, nil
+}
+
+func (w *schedWorker) Next(ctx context.Context) (time.Time, bool) {
+	if w.i >= w.w.n {
+		return time.Time{}, false
+	}
+	if w.t0.IsZero() {
+		w.t0 = time.Now()
+	}
+	at := w.t0.Add(time.Duration(w.i) * w.w.gap)
+	w.i++
+	select {
+	case <-time.After(time.Until(at)):
+		return at, true
+	case <-ctx.Done():
+		return time.Time{}, false
+	}
+}
+
+func (w *schedWorker) Event(ctx context.Context) (Outcome, error) {
+	w.ran++
+	if w.ran == w.w.stallAt {
+		time.Sleep(w.w.stallFor)
+	}
+	return Outcome{Statements: 1, Rows: 10, Kind: "insert"}, nil
+}
+
+func (w *schedWorker) Close() error { return nil }
+
+type readerWorker struct{}
+
+func (readerWorker) Event(ctx context.Context) (Outcome, error) {
+	select {
+	case <-time.After(time.Millisecond):
+		return Outcome{Statements: 1, Kind: "query"}, nil
+	case <-ctx.Done():
+		return Outcome{Kind: "query"}, ctx.Err()
+	}
+}
+
+func (readerWorker) Close() error { return nil }
+
+// A scheduled worker's run ends as planned when its schedule is done, the
+// closed-loop readers beside it are stopped then, and a stall shows in the
+// scheduled events' response time (from the intended start), not in their
+// service time alone.
+func TestUntilScheduled(t *testing.T) {
+	w := &schedWorkload{n: 40, gap: 10 * time.Millisecond, stallAt: 5, stallFor: 200 * time.Millisecond}
+	res, err := Run(context.Background(), w, Options{Threads: 2, Warmup: -1, UntilScheduled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != result.OK {
+		t.Fatalf("status %s (%s), want ok", res.Status, res.Error)
+	}
+	ins, ok := res.Totals.Op("insert")
+	if !ok || ins.Count != 40 {
+		t.Fatalf("inserts %+v, want 40", ins)
+	}
+	if q, ok := res.Totals.Op("query"); !ok || q.Count == 0 {
+		t.Fatalf("no queries beside the inserts: %+v", res.Totals.Ops)
+	}
+	// The events queued behind the stall waited: their response time is
+	// well above their service time.
+	if ins.Response.Max < 150_000 || ins.Response.P95 <= ins.Service.P95 {
+		t.Fatalf("insert response %+v, service %+v: the stall's queueing is not in the response time", ins.Response, ins.Service)
+	}
+	if res.Totals.Seconds <= 0 {
+		t.Fatalf("no measured seconds: %+v", res.Totals)
+	}
+}
+
+func TestUntilScheduledNeedsAScheduler(t *testing.T) {
+	_, err := Run(context.Background(), &fakeWorkload{service: time.Millisecond}, Options{Threads: 1, UntilScheduled: true})
+	if err == nil || !strings.Contains(err.Error(), "scheduled") {
+		t.Fatalf("err %v, want one about scheduled workers", err)
+	}
+}

@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Outcome is what one event did: the statements it issued (sysbench's
 // "queries": reads, writes and other, BEGIN and COMMIT included), the rows
@@ -28,6 +31,17 @@ type Worker interface {
 // work to a thread (sysbench's scan reads table id%tables+1) uses it.
 type Workload interface {
 	NewWorker(ctx context.Context, id int) (Worker, error)
+}
+
+// Scheduler is implemented by a worker that keeps its own schedule (the
+// Insert Benchmark's paced inserter): Next waits until its next event's
+// intended start and returns it, or returns false when it has no more
+// events (or ctx is done). Its events' response times count from the
+// intended start, so a second the server fell behind in shows as time
+// waited, not as a gap. Options.Rate does not apply to it; workers that are
+// not Schedulers run closed loop beside it.
+type Scheduler interface {
+	Next(ctx context.Context) (intended time.Time, more bool)
 }
 
 // ErrorClass is what an event's error means for the run.

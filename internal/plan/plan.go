@@ -373,7 +373,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	for k, v := range step.Params {
 		r.Params[k] = v
 	}
-	if step.Drive != nil {
+	if step.Drive != nil && !step.Drive.UntilScheduled {
 		r.Warmup, r.Duration = p.Warmup.Seconds(), step.Seconds.Seconds()
 		if p.Rate > 0 {
 			r.Loop, r.Rate, r.Arrivals = "open", p.Rate, string(p.Arrivals)
@@ -425,7 +425,11 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 	smp, notes := m.sampler()
 	var res *result.Run
 	if step.Drive != nil {
-		p.logf("-- %s, %d thread(s), %s", step.Test, it.Threads, step.Seconds)
+		if step.Drive.UntilScheduled {
+			p.logf("-- %s, %d thread(s), until its scheduled work is done", step.Test, it.Threads)
+		} else {
+			p.logf("-- %s, %d thread(s), %s", step.Test, it.Threads, step.Seconds)
+		}
 		res, err = p.drive(ctx, srv, step, start, smp, rec)
 	} else {
 		p.logf("-- %s, %d thread(s)", step.Test, it.Threads)
@@ -488,6 +492,12 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 	if p.Warmup == 0 {
 		o.Warmup = -1 // the engine's 0 is its default
 	}
+	if step.Drive.Workers != nil {
+		o.Threads = step.Drive.Workers(start.Threads)
+	}
+	if step.Drive.UntilScheduled {
+		o.Duration, o.Warmup, o.Rate, o.UntilScheduled = 0, -1, 0, true
+	}
 	res, err := engine.Run(ctx, step.Drive.Workload(srv, start.Seed), o)
 	if res == nil {
 		return nil, err
@@ -496,7 +506,7 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 	res.QpslabVersion, res.Host, res.Suite, res.Test = start.QpslabVersion, start.Host, start.Suite, start.Test
 	res.Step, res.Role, res.Groups = start.Step, start.Role, start.Groups
 	res.Build, res.Flavor, res.Version, res.Config = start.Build, start.Flavor, start.Version, start.Config
-	res.Seed, res.Params = start.Seed, start.Params
+	res.Seed, res.Params, res.Threads = start.Seed, start.Params, start.Threads
 	return res, err
 }
 

@@ -149,6 +149,14 @@ type Drive struct {
 	// Retry restarts events whose error the workload classifies as
 	// retryable (deadlocks, lock-wait timeouts).
 	Retry bool
+	// Workers, if set, is how many workers (connections) the workload
+	// makes at a thread count (the Insert Benchmark's client is an
+	// inserter, a deleter and a query thread); nil: one per thread.
+	Workers func(threads int) int
+	// UntilScheduled: the step has no measured time and no warmup; it ends
+	// when the workload's scheduled workers (engine.Scheduler) are done,
+	// and the plan's --rate does not apply.
+	UntilScheduled bool
 }
 
 // Task is something the suite runs itself and measures as a whole: a bulk
