@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/settle"
 )
 
 // Target says where the sbtestN tables live.
@@ -136,7 +137,7 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 			})
 		}
 	}
-	if err := parallel(ctx, threads, t.Dial, jobs); err != nil {
+	if err := settle.Parallel(ctx, threads, t.Dial, jobs); err != nil {
 		return fmt.Errorf("load sbtest tables: %w", err)
 	}
 
@@ -155,7 +156,7 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 			return nil
 		})
 	}
-	if err := parallel(ctx, min(threads, t.Tables), t.Dial, jobs); err != nil {
+	if err := settle.Parallel(ctx, min(threads, t.Tables), t.Dial, jobs); err != nil {
 		return fmt.Errorf("load sbtest tables: %w", err)
 	}
 	return nil
@@ -358,144 +359,24 @@ func (t Target) exists(ctx context.Context, conn client.Conn, name string) (bool
 // PostwriteWait is the wait run.sh's postwrite step aims for (§1.2):
 // min(1200, 60 + tables*rows/1e6) seconds.
 func (t Target) PostwriteWait() time.Duration {
-	secs := min(1200, 60+float64(t.Tables)*float64(t.Rows)/1e6)
-	return time.Duration(secs * float64(time.Second))
-}
-
-// innodbFlush are the variables postwrite lowers to make InnoDB write back
-// its dirty pages, in the order they are set (restored in reverse).
-var innodbFlush = []struct {
-	name  string
-	value string
-}{
-	{"innodb_max_dirty_pages_pct_lwm", "1"},
-	{"innodb_max_dirty_pages_pct", "1"},
-	{"innodb_idle_flush_pct", "100"},
+	return settle.Wait(float64(t.Tables) * float64(t.Rows))
 }
 
 // Postwrite is run.sh's "flush and wait" after a write step (§1.2, §4.6):
-// ANALYZE TABLE every table in parallel with InnoDB told to flush its dirty
-// pages (innodb_max_dirty_pages_pct_lwm=1, innodb_max_dirty_pages_pct=1,
-// innodb_idle_flush_pct=100; a variable the server lacks is skipped), or on
-// PostgreSQL VACUUM (ANALYZE) every table in parallel then CHECKPOINT; then
-// it sleeps out what is left of PostwriteWait()*scale (scale 1 as the
-// reference; tests use 0) and puts the InnoDB variables back. It returns
-// ctx.Err() if ctx ends first, after restoring the variables.
-func (t Target) Postwrite(ctx context.Context, scale float64) (err error) {
+// settle.Run over sbtest1..Tables, waiting PostwriteWait()*scale (scale 1
+// as the reference; tests use 0).
+func (t Target) Postwrite(ctx context.Context, scale float64) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(time.Duration(float64(t.PostwriteWait()) * scale))
-	conn, err := t.Dial(ctx)
+	var tables []string
+	for tb := 1; tb <= t.Tables; tb++ {
+		tables = append(tables, "sbtest"+strconv.Itoa(tb))
+	}
+	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: tables,
+		Wait: time.Duration(float64(t.PostwriteWait()) * scale)})
 	if err != nil {
-		return fmt.Errorf("postwrite: connect: %w", err)
-	}
-	defer conn.Close()
-
-	var jobs []func(context.Context, client.Conn) error
-	if t.Protocol == client.MySQL {
-		var set []string
-		for i, v := range innodbFlush {
-			// Saved in a session variable of this connection, so no value
-			// needs to be read back; a variable the version lacks fails here.
-			if _, err := conn.Exec(ctx, "SET @qpslab_saved_"+strconv.Itoa(i)+" = @@global."+v.name); err != nil {
-				continue
-			}
-			if _, err := conn.Exec(ctx, "SET GLOBAL "+v.name+" = "+v.value); err != nil {
-				continue
-			}
-			set = append(set, "SET GLOBAL "+v.name+" = @qpslab_saved_"+strconv.Itoa(i))
-		}
-		defer func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			for i := len(set) - 1; i >= 0; i-- {
-				if _, rerr := conn.Exec(rctx, set[i]); rerr != nil && err == nil {
-					err = fmt.Errorf("postwrite: restore InnoDB flushing (%s): %w", set[i], rerr)
-				}
-			}
-		}()
-		for tb := 1; tb <= t.Tables; tb++ {
-			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
-				// ANALYZE TABLE returns a result set: read it, as a client must.
-				if _, err := c.Query(ctx, fmt.Sprintf("ANALYZE TABLE sbtest%d", tb)); err != nil {
-					return fmt.Errorf("analyze sbtest%d: %w", tb, err)
-				}
-				return nil
-			})
-		}
-	} else {
-		for tb := 1; tb <= t.Tables; tb++ {
-			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
-				if _, err := c.Exec(ctx, fmt.Sprintf("VACUUM (ANALYZE) sbtest%d", tb)); err != nil {
-					return fmt.Errorf("vacuum sbtest%d: %w", tb, err)
-				}
-				return nil
-			})
-		}
-	}
-	if err := parallel(ctx, min(t.Tables, 16), t.Dial, jobs); err != nil {
 		return fmt.Errorf("postwrite: %w", err)
 	}
-	if t.Protocol == client.Postgres {
-		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-			return fmt.Errorf("postwrite: checkpoint: %w", err)
-		}
-	}
-	if wait := time.Until(deadline); wait > 0 {
-		tm := time.NewTimer(wait)
-		defer tm.Stop()
-		select {
-		case <-tm.C:
-		case <-ctx.Done():
-			return fmt.Errorf("postwrite: wait: %w", ctx.Err())
-		}
-	}
 	return nil
-}
-
-// parallel runs jobs on n connections from dial, each job on one of them.
-// The first error cancels the rest and is returned.
-func parallel(ctx context.Context, n int, dial func(context.Context) (client.Conn, error), jobs []func(context.Context, client.Conn) error) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	n = max(1, min(n, len(jobs)))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	queue := make(chan func(context.Context, client.Conn) error, len(jobs))
-	for _, j := range jobs {
-		queue <- j
-	}
-	close(queue)
-	var once sync.Once
-	var first error
-	fail := func(err error) {
-		once.Do(func() { first = err; cancel() })
-	}
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := dial(ctx)
-			if err != nil {
-				fail(fmt.Errorf("connect: %w", err))
-				return
-			}
-			defer c.Close()
-			for j := range queue {
-				if ctx.Err() != nil {
-					fail(ctx.Err())
-					return
-				}
-				if err := j(ctx, c); err != nil {
-					fail(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }

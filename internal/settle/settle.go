@@ -1,0 +1,189 @@
+// Package settle is the reference harness's flush-and-wait after a write
+// phase (mytools run.sh's postwrite, the Insert Benchmark's vac_my and
+// vac_pg after l.i2): make the server write back what the writes left dirty
+// and refresh its statistics, then let it rest until a fixed time has
+// passed since the wait began, so the next step starts from a settled
+// server rather than from the last one's debt. Every suite that writes
+// uses it; it knows SQL, not suites.
+package settle
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+)
+
+// Options say what to settle and for how long.
+type Options struct {
+	Protocol client.Protocol
+	// Dial opens one dedicated connection to the database the tables are in.
+	Dial   func(ctx context.Context) (client.Conn, error)
+	Tables []string // analyzed (MySQL) or vacuumed (PostgreSQL), in parallel
+	// Wait is the least time from the start of Run to its end: the
+	// reference's min(1200, 60 + rows/1e6) s, scaled (0: flush only).
+	Wait time.Duration
+	// ResetMaster drops the binary logs first (MySQL; the Insert
+	// Benchmark's vac_my does, so a long run's binlogs do not fill the
+	// disk). A server without binary logging skips it.
+	ResetMaster bool
+	// IndexCleanup vacuums with INDEX_CLEANUP ON (PostgreSQL 12 and later,
+	// as the Insert Benchmark's vac_pg does).
+	IndexCleanup bool
+}
+
+// innodbFlush are the variables Run lowers to make InnoDB write back its
+// dirty pages, in the order they are set (restored in reverse).
+var innodbFlush = []struct {
+	name  string
+	value string
+}{
+	{"innodb_max_dirty_pages_pct_lwm", "1"},
+	{"innodb_max_dirty_pages_pct", "1"},
+	{"innodb_idle_flush_pct", "100"},
+}
+
+// Run settles the server: on MySQL-family servers ANALYZE TABLE every table
+// in parallel with InnoDB told to flush its dirty pages
+// (innodb_max_dirty_pages_pct_lwm=1, innodb_max_dirty_pages_pct=1,
+// innodb_idle_flush_pct=100; a variable the server lacks is skipped), on
+// PostgreSQL VACUUM (ANALYZE) every table in parallel then CHECKPOINT; then
+// it sleeps out what is left of o.Wait and puts the InnoDB variables back.
+// It returns an error wrapping ctx.Err() if ctx ends first, after
+// restoring the variables.
+func Run(ctx context.Context, o Options) (err error) {
+	if o.Dial == nil {
+		return fmt.Errorf("settle: no dial function")
+	}
+	deadline := time.Now().Add(o.Wait)
+	conn, err := o.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close()
+
+	var jobs []func(context.Context, client.Conn) error
+	if o.Protocol == client.MySQL {
+		if o.ResetMaster {
+			// Fails on a server without binary logging, which has none to drop.
+			conn.Exec(ctx, "RESET MASTER")
+		}
+		var set []string
+		for i, v := range innodbFlush {
+			// Saved in a session variable of this connection, so no value
+			// needs to be read back; a variable the version lacks fails here.
+			if _, err := conn.Exec(ctx, "SET @qpslab_saved_"+strconv.Itoa(i)+" = @@global."+v.name); err != nil {
+				continue
+			}
+			if _, err := conn.Exec(ctx, "SET GLOBAL "+v.name+" = "+v.value); err != nil {
+				continue
+			}
+			set = append(set, "SET GLOBAL "+v.name+" = @qpslab_saved_"+strconv.Itoa(i))
+		}
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			for i := len(set) - 1; i >= 0; i-- {
+				if _, rerr := conn.Exec(rctx, set[i]); rerr != nil && err == nil {
+					err = fmt.Errorf("restore InnoDB flushing (%s): %w", set[i], rerr)
+				}
+			}
+		}()
+		for _, tb := range o.Tables {
+			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
+				// ANALYZE TABLE returns a result set: read it, as a client must.
+				if _, err := c.Query(ctx, "ANALYZE TABLE "+tb); err != nil {
+					return fmt.Errorf("analyze %s: %w", tb, err)
+				}
+				return nil
+			})
+		}
+	} else {
+		opts := "ANALYZE"
+		if o.IndexCleanup {
+			opts = "ANALYZE, INDEX_CLEANUP ON"
+		}
+		for _, tb := range o.Tables {
+			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
+				if _, err := c.Exec(ctx, "VACUUM ("+opts+") "+tb); err != nil {
+					return fmt.Errorf("vacuum %s: %w", tb, err)
+				}
+				return nil
+			})
+		}
+	}
+	if err := Parallel(ctx, min(len(o.Tables), 16), o.Dial, jobs); err != nil {
+		return err
+	}
+	if o.Protocol == client.Postgres {
+		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	if wait := time.Until(deadline); wait > 0 {
+		tm := time.NewTimer(wait)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			return fmt.Errorf("wait: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Wait is the reference's wait after a write phase: min(1200, 60 +
+// rows/1e6) seconds, rows being what the tables were loaded with.
+func Wait(rows float64) time.Duration {
+	secs := min(1200, 60+rows/1e6)
+	return time.Duration(secs * float64(time.Second))
+}
+
+// Parallel runs jobs on n connections from dial, each job on one of them.
+// The first error cancels the rest and is returned.
+func Parallel(ctx context.Context, n int, dial func(context.Context) (client.Conn, error), jobs []func(context.Context, client.Conn) error) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	n = max(1, min(n, len(jobs)))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan func(context.Context, client.Conn) error, len(jobs))
+	for _, j := range jobs {
+		queue <- j
+	}
+	close(queue)
+	var once sync.Once
+	var first error
+	fail := func(err error) {
+		once.Do(func() { first = err; cancel() })
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := dial(ctx)
+			if err != nil {
+				fail(fmt.Errorf("connect: %w", err))
+				return
+			}
+			defer c.Close()
+			for j := range queue {
+				if ctx.Err() != nil {
+					fail(ctx.Err())
+					return
+				}
+				if err := j(ctx, c); err != nil {
+					fail(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
