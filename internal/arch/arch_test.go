@@ -23,7 +23,7 @@ var layer = map[string]int{
 	// Running things and keeping them: each knows only foundations.
 	"internal/engine": 1, "internal/metrics": 1, "internal/sandbox": 1, "internal/store": 1, "internal/history": 1,
 	// What a suite is.
-	"internal/suite": 2, "internal/testenv": 2, "internal/settle": 2,
+	"internal/suite": 2, "internal/testenv": 2, "internal/settle": 2, "internal/owned": 2,
 	// The suites.
 	"internal/workload/sysbench": 3,
 	// Orchestrating runs, importing others' results, keeping results,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/settle"
 )
 
@@ -33,13 +34,6 @@ func (t Target) check() error {
 	}
 	return nil
 }
-
-// registry is the table in which qpslab records the tables it creates. A
-// sbtestN that exists but is not recorded there is someone else's: qpslab
-// neither drops nor reuses it.
-const registry = "qpslab_tables"
-
-const createRegistry = "CREATE TABLE IF NOT EXISTS " + registry + " (name VARCHAR(64) PRIMARY KEY, created TIMESTAMP)"
 
 // Load bounds: a multi-row INSERT carries this many rows (about 100 KB; 2,000
 // placeholders, well under both protocols' 65,535), and a transaction this
@@ -79,36 +73,12 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 		return fmt.Errorf("load sbtest tables: connect: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.Exec(ctx, createRegistry); err != nil {
-		return fmt.Errorf("load sbtest tables: create %s: %w", registry, err)
+	var tables []owned.Table
+	for tb, name := range t.names() {
+		tables = append(tables, owned.Table{Name: name, DDL: createTable(t.Protocol, tb+1)})
 	}
-	for tb := 1; tb <= t.Tables; tb++ {
-		name := "sbtest" + strconv.Itoa(tb)
-		ok, err := t.exists(ctx, conn, name)
-		if err != nil {
-			return fmt.Errorf("load sbtest tables: %w", err)
-		}
-		if !ok {
-			continue
-		}
-		n, err := conn.Query(ctx, "SELECT 1 FROM "+registry+" WHERE name = '"+name+"'")
-		switch {
-		case err != nil:
-			return fmt.Errorf("load sbtest tables: look up %s in %s: %w", name, registry, err)
-		case n == 0:
-			return fmt.Errorf("load sbtest tables: table %s exists but qpslab did not create it (it is not in %s): drop or rename it yourself, or use another database", name, registry)
-		}
-		return fmt.Errorf("load sbtest tables: %s is still there from an earlier load: drop the tables first (Target.Drop)", name)
-	}
-	for tb := 1; tb <= t.Tables; tb++ {
-		// Record first: a table qpslab made must never look like someone else's.
-		name := "sbtest" + strconv.Itoa(tb)
-		if _, err := conn.Exec(ctx, "INSERT INTO "+registry+" (name, created) VALUES ('"+name+"', CURRENT_TIMESTAMP)"); err != nil {
-			return fmt.Errorf("load sbtest tables: record %s in %s: %w", name, registry, err)
-		}
-		if _, err := conn.Exec(ctx, createTable(t.Protocol, tb)); err != nil {
-			return fmt.Errorf("load sbtest tables: create %s: %w", name, err)
-		}
+	if err := owned.Create(ctx, t.Protocol, conn, tables); err != nil {
+		return fmt.Errorf("load sbtest tables: %w", err)
 	}
 
 	var jobs []func(context.Context, client.Conn) error
@@ -265,95 +235,24 @@ func (t Target) Drop(ctx context.Context) error {
 	return nil
 }
 
-// dropRecorded makes sure the registry exists, refuses if any of
-// sbtest1..Tables exists unrecorded, then drops the ones that exist and
-// removes their records.
+// names are sbtest1..Tables.
+func (t Target) names() []string {
+	var out []string
+	for tb := 1; tb <= t.Tables; tb++ {
+		out = append(out, "sbtest"+strconv.Itoa(tb))
+	}
+	return out
+}
+
+// dropRecorded drops sbtest1..Tables if qpslab made them (owned.Drop).
 func (t Target) dropRecorded(ctx context.Context, conn client.Conn) error {
-	if t.Protocol == client.MySQL {
-		n, err := conn.Query(ctx, "SELECT 1 FROM DUAL WHERE DATABASE() IS NOT NULL")
-		if err != nil {
-			return fmt.Errorf("look up the current database: %w", err)
-		}
-		if n == 0 {
-			return fmt.Errorf("the connection has no database: connect to qpslab's own")
-		}
-	}
-	if _, err := conn.Exec(ctx, createRegistry); err != nil {
-		return fmt.Errorf("create %s: %w", registry, err)
-	}
-	exists := make([]bool, t.Tables+1)
-	for tb := 1; tb <= t.Tables; tb++ {
-		name := "sbtest" + strconv.Itoa(tb)
-		var err error
-		if exists[tb], err = t.exists(ctx, conn, name); err != nil {
-			return err
-		}
-		if !exists[tb] {
-			continue
-		}
-		n, err := conn.Query(ctx, "SELECT 1 FROM "+registry+" WHERE name = '"+name+"'")
-		if err != nil {
-			return fmt.Errorf("look up %s in %s: %w", name, registry, err)
-		}
-		if n == 0 {
-			return fmt.Errorf("table %s exists but qpslab did not create it (it is not in %s): drop or rename it yourself, or use another database", name, registry)
-		}
-	}
-	for tb := 1; tb <= t.Tables; tb++ {
-		name := "sbtest" + strconv.Itoa(tb)
-		if exists[tb] {
-			if _, err := conn.Exec(ctx, "DROP TABLE "+name); err != nil {
-				return fmt.Errorf("drop %s: %w", name, err)
-			}
-		}
-		if _, err := conn.Exec(ctx, "DELETE FROM "+registry+" WHERE name = '"+name+"'"); err != nil {
-			return fmt.Errorf("forget %s in %s: %w", name, registry, err)
-		}
-	}
-	return nil
+	return owned.Drop(ctx, t.Protocol, conn, t.names())
 }
 
 // verify checks that sbtest1..Tables exist and that qpslab recorded them,
 // before a test reads or writes them.
 func (t Target) verify(ctx context.Context, conn client.Conn) error {
-	reg, err := t.exists(ctx, conn, registry)
-	if err != nil {
-		return err
-	}
-	for tb := 1; tb <= t.Tables; tb++ {
-		name := "sbtest" + strconv.Itoa(tb)
-		ok, err := t.exists(ctx, conn, name)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("table %s does not exist: load the tables first", name)
-		}
-		var n int64
-		if reg {
-			if n, err = conn.Query(ctx, "SELECT 1 FROM "+registry+" WHERE name = '"+name+"'"); err != nil {
-				return fmt.Errorf("look up %s in %s: %w", name, registry, err)
-			}
-		}
-		if n == 0 {
-			return fmt.Errorf("table %s exists but qpslab did not create it (it is not in %s): load the tables with qpslab, or use another database", name, registry)
-		}
-	}
-	return nil
-}
-
-// exists reports whether table name exists in the connection's database
-// (MySQL) or current schema (PostgreSQL).
-func (t Target) exists(ctx context.Context, conn client.Conn, name string) (bool, error) {
-	q := "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" + name + "'"
-	if t.Protocol == client.Postgres {
-		q = "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '" + name + "'"
-	}
-	n, err := conn.Query(ctx, q)
-	if err != nil {
-		return false, fmt.Errorf("look up table %s: %w", name, err)
-	}
-	return n > 0, nil
+	return owned.Verify(ctx, t.Protocol, conn, t.names())
 }
 
 // PostwriteWait is the wait run.sh's postwrite step aims for (§1.2):
@@ -369,11 +268,7 @@ func (t Target) Postwrite(ctx context.Context, scale float64) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	var tables []string
-	for tb := 1; tb <= t.Tables; tb++ {
-		tables = append(tables, "sbtest"+strconv.Itoa(tb))
-	}
-	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: tables,
+	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: t.names(),
 		Wait: time.Duration(float64(t.PostwriteWait()) * scale)})
 	if err != nil {
 		return fmt.Errorf("postwrite: %w", err)
