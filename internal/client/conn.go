@@ -509,3 +509,57 @@ func isPgClosed(err error) bool {
 	var ce *pgconn.ConnectError
 	return errors.As(err, &ce)
 }
+
+// Scalar runs a text query on c and returns its first row's first column
+// as an integer (a count, a min or max id). A NULL or no row is an error.
+func Scalar(ctx context.Context, c Conn, q string) (int64, error) {
+	var v any
+	switch c := c.(type) {
+	case *myConn:
+		ctx, err := c.cancel.arm(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer c.cancel.done()
+		rows, err := c.c.(driver.QueryerContext).QueryContext(ctx, q, nil)
+		if err != nil {
+			return 0, err
+		}
+		dest := make([]driver.Value, len(rows.Columns()))
+		err = rows.Next(dest)
+		rows.Close()
+		if err == io.EOF {
+			return 0, fmt.Errorf("no row")
+		}
+		if err != nil {
+			return 0, err
+		}
+		if len(dest) > 0 {
+			v = dest[0]
+		}
+	case *pgConn:
+		ctx, err := c.cancel.arm(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer c.cancel.done()
+		if err := c.c.QueryRow(ctx, q).Scan(&v); err != nil {
+			return 0, err
+		}
+	default:
+		return 0, fmt.Errorf("unknown connection type %T", c)
+	}
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case int32:
+		return int64(x), nil
+	case []byte:
+		return strconv.ParseInt(string(x), 10, 64)
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	case nil:
+		return 0, fmt.Errorf("NULL")
+	}
+	return 0, fmt.Errorf("not an integer: %T", v)
+}

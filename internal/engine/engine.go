@@ -202,8 +202,8 @@ type runner struct {
 	// many of them still have events (Options.UntilScheduled).
 	scheduled int
 	schedLeft atomic.Int64
-	backlog  atomic.Int64
-	maxBack  atomic.Int64
+	backlog   atomic.Int64
+	maxBack   atomic.Int64
 
 	failMu   sync.Mutex
 	failErr  error

@@ -449,6 +449,12 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 			perSec = append(perSec, s.Count(res.Totals.Series))
 		}
 		res.HW = smp.Result(res.Totals.Reported, op, perSec, notes)
+		if err == nil && step.Finish != nil {
+			if ferr := step.Finish(ctx, srv, res); ferr != nil {
+				err = fmt.Errorf("after the run: %w", ferr)
+				res.Status, res.Error = result.Failed, err.Error()
+			}
+		}
 	}
 	var dead *ServerDied
 	switch {

@@ -128,6 +128,49 @@ var Catalog = []Metric{
 	{Name: "client_cpu_us/o", Header: "client µs/o", Unit: "µs", Per: "op", Class: ClassCPU, Verb: "%.1f", Of: cpuOf(func(h *HW) float64 { return h.ClientCPUUsOp }), Help: "CPU time per op of qpslab's client"},
 }
 
+// perInsert is a hardware figure per inserted row of a run whose events
+// include inserts (the Insert Benchmark's wKB/i and friends, which the
+// reference divides by the insert rate in every step).
+func perInsert(disk bool, f func(HWSecond) float64) func(Run) (float64, bool) {
+	return func(r Run) (float64, bool) {
+		if !r.HW.Measured() || (disk && r.HW.NoDisk) || r.Totals.Seconds <= 0 {
+			return 0, false
+		}
+		ins, ok := r.Totals.Op("insert")
+		if !ok || r.Totals.Rows == 0 || ins.Count == 0 {
+			return 0, false
+		}
+		return f(r.HW.Avg) / (float64(r.Totals.Rows) / r.Totals.Seconds), true
+	}
+}
+
+// figure is one of the suite's own figures (Totals.Figures).
+func figure(name string) func(Run) (float64, bool) {
+	return func(r Run) (float64, bool) {
+		v, ok := r.Totals.Figures[name]
+		return v, ok
+	}
+}
+
+// InsertCatalog are the metrics of runs that insert beside other work
+// (the Insert Benchmark): per inserted row whatever the step's headline
+// counts, and the suite's own figures. They follow Catalog in tables.
+var InsertCatalog = []Metric{
+	{Name: "ips", Header: "IPS", Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: ClassFigure, Verb: "%.0f",
+		Of: figure("ips"), Help: "rows inserted per second over the step (the Insert Benchmark's IPS)"},
+	{Name: "sla%", Unit: "%", HigherIsBetter: true, Per: "s", Class: ClassFigure, Verb: "%.1f",
+		Of: figure("sla%"), Help: "share of whole seconds whose insert rate reached 95 % of the target (read+write steps)"},
+	{Name: "db_mb", Header: "db MB", Unit: "MB", Per: "step", Class: ClassFigure, Verb: "%.1f",
+		Of: figure("db_mb"), Help: "the tables' size after the step, as the server counts it (data and indexes)"},
+	{Name: "datadir_mb", Header: "dir MB", Unit: "MB", Per: "step", Class: ClassFigure, Verb: "%.1f",
+		Of: figure("datadir_mb"), Help: "the datadir's size on disk after the step (du)"},
+	{Name: "cpu/i", Per: "insert", Class: ClassHW, Verb: "%.6f", Of: perInsert(false, func(a HWSecond) float64 { return a.User + a.System }),
+		Help: "avg(us+sy) / (rows inserted/s): cpu/o per inserted row"},
+	{Name: "cs/i", Per: "insert", Class: ClassHW, Verb: "%.3f", Of: perInsert(false, func(a HWSecond) float64 { return a.CS }), Help: "context switches per inserted row"},
+	{Name: "rKB/i", Unit: "KB", Per: "insert", Class: ClassHW, Verb: "%.3f", Of: perInsert(true, func(a HWSecond) float64 { return a.ReadKB }), Help: "KB read per inserted row"},
+	{Name: "wKB/i", Unit: "KB", Per: "insert", Class: ClassHW, Verb: "%.3f", Of: perInsert(true, func(a HWSecond) float64 { return a.WriteKB }), Help: "KB written per inserted row (the reference's wkbpi, in every step)"},
+}
+
 // OpMetrics are the per-operation-kind metric forms: KIND/s and the
 // latencies KIND.p50 … KIND.max.
 var OpMetrics = []string{"KIND/s", "KIND.p50", "KIND.p95", "KIND.p99", "KIND.max"}
@@ -185,7 +228,7 @@ func validKind(k string) bool {
 
 // MetricNamed finds a metric of the catalogue, or a per-kind one.
 func MetricNamed(name string) (Metric, error) {
-	for _, m := range Catalog {
+	for _, m := range append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...) {
 		if m.Name == name {
 			return m, nil
 		}
@@ -200,7 +243,7 @@ func MetricNamed(name string) (Metric, error) {
 // texts and errors.
 func MetricNames() string {
 	var names []string
-	for _, m := range Catalog {
+	for _, m := range append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...) {
 		names = append(names, m.Name)
 	}
 	return strings.Join(append(names, OpMetrics...), ", ")

@@ -76,8 +76,18 @@ type OpTotals struct {
 	Rate float64 `json:"rate"` // per second of the measured window
 }
 
-// Count is a second's count of what a run's headline figure counts (Totals.Series).
+// Count is a second's count of what a run's headline figure counts
+// (Totals.Series): statements, events, rows, or one operation kind's
+// events (SeriesOp).
 func (s Sample) Count(series string) float64 {
+	if kind, ok := strings.CutPrefix(series, seriesOpPrefix); ok {
+		for _, o := range s.Ops {
+			if o.Kind == kind {
+				return float64(o.Count)
+			}
+		}
+		return 0
+	}
 	switch series {
 	case SeriesEvents:
 		return float64(s.Events)
@@ -92,7 +102,11 @@ const (
 	SeriesStatements = "statements"
 	SeriesEvents     = "events"
 	SeriesRows       = "rows"
+	seriesOpPrefix   = "op:"
 )
+
+// SeriesOp is the series of one operation kind's events ("op:query").
+func SeriesOp(kind string) string { return seriesOpPrefix + kind }
 
 // Totals are the merged numbers of the measured window.
 type Totals struct {
@@ -121,6 +135,10 @@ type Totals struct {
 	// Ops are the figures per operation kind, when the step's events are
 	// of several kinds; empty otherwise.
 	Ops []OpTotals `json:"ops,omitempty"`
+	// Figures are the suite's own figures of the step, by name (the Insert
+	// Benchmark's database size after it, its share of seconds at the
+	// insert SLA); metrics of the same name (MetricNamed) compare them.
+	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
 // Op returns the totals of operation kind k.

@@ -109,8 +109,13 @@ type Step struct {
 	Before, After func(ctx context.Context, s *Server) error
 	// Headline says how the step's reported figure is computed.
 	Headline Headline
-	Drive    *Drive
-	Task     *Task
+	// Finish, if set, runs after each run of the step that ended as
+	// planned, before it is recorded: it may add the step's verdicts (an
+	// SLA) and figures (Totals.Figures: the database's size after it),
+	// reading the server.
+	Finish func(ctx context.Context, s *Server, r *result.Run) error
+	Drive  *Drive
+	Task   *Task
 }
 
 // Headline is how a step's reported figure comes from its totals: its

@@ -6,5 +6,6 @@
 package workload
 
 import (
+	_ "github.com/qpslab/qpslab/internal/workload/ibench"   // the Insert Benchmark
 	_ "github.com/qpslab/qpslab/internal/workload/sysbench" // the sysbench microbenchmarks
 )

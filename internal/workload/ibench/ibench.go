@@ -1,0 +1,590 @@
+// Package ibench is the Insert Benchmark as the reference harness runs it
+// (mytools bench/ibench: iq.sh's steps, iibench.py's client), with
+// qpslab's own client: a table per client (or one shared), loaded without
+// secondary indexes (l.i0), indexed (l.x), loaded further with the indexes
+// in place (l.i1, l.i2), settled, then read+write steps in which each
+// client inserts at 100, 500 and 1000 rows/s while a query thread runs
+// range (qr) or point (qp) queries until the inserts are done.
+//
+// Better than the reference: inserts arrive smoothly at the target rate
+// (--pacing reference reproduces its burst at the start of each second),
+// response times count from each statement's intended start, a second
+// below the rate is counted, and the SLA (average insert rate at least 95 %
+// of the target) is judged per step as the run ends.
+package ibench
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/owned"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/settle"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// Name is the suite's name in the registry, the store and the CLI.
+const Name = "ibench"
+
+func init() { suite.Register(ibenchSuite{}) }
+
+type ibenchSuite struct{}
+
+var _ suite.Suite = ibenchSuite{}
+
+func (ibenchSuite) Name() string { return Name }
+
+func (ibenchSuite) Summary() string {
+	return "The Insert Benchmark: l.i0, l.x, l.i1, l.i2, then qr100 … qp1000 with background inserts and their SLA"
+}
+
+func (ibenchSuite) Help() string {
+	return `Run the Insert Benchmark as the reference harness (mytools bench/ibench)
+runs it, with qpslab's own client. Each client has its own table piN (or all
+share pi1 with --shared-table):
+
+  l.i0   load nr1 = mr1·1e6·clients rows without secondary indexes, 100 rows per INSERT
+  l.x    insert 100 rows per client, then create the three secondary indexes (indexed rows/s)
+  l.i1   insert 4/5 of nr2 = mr2·1e6·clients rows, 50 per INSERT
+  l.i2   insert 1/5 of nr2, 5 per INSERT; then the reference's wait (analyze or
+         vacuum, flush, checkpoint; then rest until min(1200, 60 + nr1/1e6) s)
+  qrR    inserts at R rows/s per client (50 per INSERT) for --query-secs, while a
+         query thread per client runs range queries on the secondary indexes
+  qpR    the same with point queries (10 ids in the live range); R = 100, 500, 1000
+
+A read+write step ends when its inserts are done; it passes its SLA when its
+average insert rate is at least 95 % of clients × R. With --delete-per-insert
+the table keeps its size (a delete of the oldest rows per insert) from l.i1 on.
+See docs/ibench.md.`
+}
+
+func (ibenchSuite) Params() []suite.Param {
+	return []suite.Param{
+		{Name: "clients", Kind: suite.Int, Default: "1", Usage: "clients (the reference's dop): each an inserter, a deleter with --delete-per-insert, and query threads"},
+		{Name: "mr1", Kind: suite.Float, Default: "0.1", Usage: "million rows per client loaded by l.i0 (the reference's real runs: tens)"},
+		{Name: "mr2", Kind: suite.Float, Default: "0.02", Usage: "million rows per client inserted by l.i1 and l.i2 together"},
+		{Name: "query-secs", Kind: suite.Seconds, Default: "60", Usage: "seconds of inserts per read+write step at its rate (the reference's blog: 1800)"},
+		{Name: "rates", Kind: suite.List, Default: "100,500,1000", Usage: "insert rates per client of the read+write steps (qrR and qpR)"},
+		{Name: "query-threads", Kind: suite.Int, Default: "1", Usage: "query threads per client in the read+write steps"},
+		{Name: "rows-per-query", Kind: suite.Int, Default: "10", Usage: "LIMIT of a range query, ids of a point query"},
+		{Name: "delete-per-insert", Kind: suite.Bool, Usage: "a delete of the oldest rows per insert from l.i1 on, so the tables keep their size"},
+		{Name: "shared-table", Kind: suite.Bool, Usage: "all clients use one table (pi1) (the reference's only1t; not with --delete-per-insert)"},
+		{Name: "pacing", Kind: suite.String, Default: "smooth", Usage: "paced inserts: smooth (evenly spread) or reference (a burst at the start of each second, as iibench.py)"},
+		{Name: "wait-scale", Kind: suite.Float, Default: "1", Usage: "scale the wait after l.i2, min(1200, 60 + nr1/1e6) s (0: the cleanup only)"},
+		{Name: "steps", Kind: suite.List, Usage: "only these steps (e.g. 'l.i0,l.x,qr100'); steps that write run in order, and a read+write step needs the indexes of l.x"},
+	}
+}
+
+// Steps are the suite's steps in run order, at the default rates.
+var loadSteps = []string{"l.i0", "l.x", "l.i1", "l.i2"}
+
+// Layout groups: the load steps and the read+write steps.
+const (
+	GroupLoad = "load"
+	GroupRW   = "read+write"
+)
+
+func (ibenchSuite) Layouts() []suite.Layout {
+	return []suite.Layout{{Name: "steps", Title: "the reference's load and read+write steps", Groups: []string{GroupLoad, GroupRW}}}
+}
+
+func (ibenchSuite) Figures() []suite.Figure {
+	fs := []suite.Figure{
+		{Name: "qps", Unit: "rows/s", HigherIsBetter: true, Per: "insert", Tests: "l.i0, l.i1, l.i2: rows inserted per second (IPS)"},
+		{Name: "qps", Unit: "rows/s", HigherIsBetter: true, Per: "row", Tests: "l.x: rows indexed per second"},
+		{Name: "qps", Unit: "queries/s", HigherIsBetter: true, Per: "query", Tests: "qr*, qp*: queries per second beside the inserts"},
+	}
+	for _, m := range result.InsertCatalog {
+		fs = append(fs, suite.Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per})
+	}
+	for _, k := range []string{KindInsert, KindDelete, KindQuery} {
+		fs = append(fs, suite.Figure{Name: k + "/s", Unit: k + "s/s", HigherIsBetter: true, Per: "s"},
+			suite.Figure{Name: k + ".p99", Unit: "ms", Per: k})
+	}
+	return fs
+}
+
+// rwName is a read+write step's name: qr100, qp1000.
+func rwName(point bool, rate int) string {
+	if point {
+		return "qp" + strconv.Itoa(rate)
+	}
+	return "qr" + strconv.Itoa(rate)
+}
+
+func placement(group string) []result.Placement {
+	pos := 0
+	if group == GroupRW {
+		pos = 1
+	}
+	return []result.Placement{{Layout: "steps", Group: group, Pos: pos}}
+}
+
+func (ibenchSuite) Tests() []suite.Test {
+	notes := map[string]string{
+		"l.i0": "load without secondary indexes, 100 rows per INSERT (rows/s)",
+		"l.x":  "create the three secondary indexes (indexed rows/s)",
+		"l.i1": "insert 4/5 of nr2 with the indexes, 50 rows per INSERT (rows/s)",
+		"l.i2": "insert 1/5 of nr2, 5 rows per INSERT (rows/s); then the wait",
+	}
+	var out []suite.Test
+	for _, s := range loadSteps {
+		out = append(out, suite.Test{Name: s, Role: result.RoleTest, Groups: placement(GroupLoad), Note: notes[s]})
+	}
+	for _, r := range []int{100, 500, 1000} {
+		for _, point := range []bool{false, true} {
+			kind := "range"
+			if point {
+				kind = "point"
+			}
+			out = append(out, suite.Test{Name: rwName(point, r), Role: result.RoleTest, Groups: placement(GroupRW),
+				Note: fmt.Sprintf("inserts at %d rows/s per client beside %s queries (queries/s)", r, kind)})
+		}
+	}
+	return out
+}
+
+// Options are the suite's configured parameters.
+type Options struct {
+	Clients      int
+	MR1, MR2     float64
+	QuerySecs    time.Duration
+	Rates        []int
+	QueryThreads int
+	RowsPerQuery int
+	Deletes      bool
+	Shared       bool
+	Pacing       Pacing
+	WaitScale    float64
+	Steps        []string
+	NoPrepare    bool
+}
+
+// NR1 is the rows l.i0 loads, over all clients.
+func (o Options) NR1() int64 { return int64(math.Round(o.MR1 * 1e6 * float64(o.Clients))) }
+
+// NR2 is the rows l.i1 and l.i2 insert together, over all clients.
+func (o Options) NR2() int64 { return int64(math.Round(o.MR2 * 1e6 * float64(o.Clients))) }
+
+// Configure reads the suite's values and makes its steps.
+func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
+	c := v.Check()
+	o := Options{
+		Clients:      int(c.Int("clients", 1, 4096)),
+		MR1:          c.Float("mr1", 0, 1e6),
+		MR2:          c.Float("mr2", 0, 1e6),
+		QuerySecs:    c.Seconds("query-secs", false),
+		Rates:        c.Ints("rates", 1, 1e7),
+		QueryThreads: int(c.Int("query-threads", 0, 1024)),
+		RowsPerQuery: int(c.Int("rows-per-query", 1, 10000)),
+		Deletes:      c.Bool("delete-per-insert"),
+		Shared:       c.Bool("shared-table"),
+		Pacing:       Pacing(c.OneOf("pacing", string(Smooth), string(Reference))),
+		WaitScale:    c.Float("wait-scale", 0, 1000),
+		Steps:        c.List("steps"),
+		NoPrepare:    c.Bool("no-prepare"),
+	}
+	if o.Deletes && o.Shared {
+		c.Problem("--delete-per-insert and --shared-table exclude each other (as in the reference): each client deletes the oldest rows of its own table")
+	}
+	for _, common := range []struct{ name, why string }{
+		{"threads", "the Insert Benchmark's concurrency is --clients"},
+		{"rate", "its read+write steps pace their inserts at --rates"},
+		{"warmup", "its steps run to the end of their rows, unwarmed, as the reference's"},
+	} {
+		if v.Changed(common.name) {
+			c.Problem("--%s does not apply to ibench: %s", common.name, common.why)
+		}
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	return o.Plan()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Tables are the clients' tables: pi1..piN, or pi1 for all.
+func (o Options) Tables() []string {
+	if o.Shared {
+		out := make([]string, o.Clients)
+		for i := range out {
+			out[i] = "pi1"
+		}
+		return out
+	}
+	out := make([]string, o.Clients)
+	for i := range out {
+		out[i] = "pi" + strconv.Itoa(i+1)
+	}
+	return out
+}
+
+// distinct are the tables without repeats.
+func (o Options) distinct() []string {
+	if o.Shared {
+		return []string{"pi1"}
+	}
+	return o.Tables()
+}
+
+// Plan makes the steps in the reference's order (iq.sh).
+func (o Options) Plan() (*suite.Plan, error) {
+	all := append([]string{}, loadSteps...)
+	for _, r := range o.Rates {
+		all = append(all, rwName(false, r), rwName(true, r))
+	}
+	sel := all
+	if len(o.Steps) > 0 {
+		sel = nil
+		for _, s := range o.Steps {
+			if !contains(all, s) {
+				return nil, fmt.Errorf("--steps %s: unknown step; ibench's are %s", s, strings.Join(all, ", "))
+			}
+		}
+		for _, s := range all {
+			if contains(o.Steps, s) {
+				sel = append(sel, s)
+			}
+		}
+	}
+	p := &suite.Plan{
+		Params: map[string]string{
+			"clients": strconv.Itoa(o.Clients), "rows": strconv.FormatInt(o.NR1(), 10), "rows2": strconv.FormatInt(o.NR2(), 10),
+			"tables": strconv.Itoa(len(o.distinct())), "pacing": string(o.Pacing),
+			"delete_per_insert": strconv.FormatBool(o.Deletes), "query_secs": strconv.FormatFloat(o.QuerySecs.Seconds(), 'g', -1, 64),
+			"prepared": strconv.FormatBool(!o.NoPrepare),
+		},
+		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+	}
+	for _, name := range sel {
+		p.Steps = append(p.Steps, o.step(name, indexOf(all, name)))
+	}
+	return p, nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// step makes one step.
+func (o Options) step(name string, order int) suite.Step {
+	st := suite.Step{Test: name, Order: order, Role: result.RoleTest, Threads: []int{o.Clients}, Finish: o.finish(name)}
+	ins := suite.Headline{Unit: "rows/s", Op: "insert", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }}
+	perClient := func(total int64) int64 { return (total + int64(o.Clients) - 1) / int64(o.Clients) }
+	switch name {
+	case "l.i0":
+		st.Groups = placement(GroupLoad)
+		st.Headline = ins
+		st.Before = o.create
+		st.Drive = o.drive(phase{rows: perClient(o.NR1()), perCommit: 100})
+	case "l.x":
+		st.Groups = placement(GroupLoad)
+		st.Headline = suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }}
+		st.Task = &suite.Task{Run: o.index}
+	case "l.i1":
+		st.Groups = placement(GroupLoad)
+		st.Headline = ins
+		st.Drive = o.drive(phase{rows: perClient(int64(math.Round(float64(o.NR2()) * 4 / 5))), perCommit: 50, deletes: o.Deletes})
+	case "l.i2":
+		st.Groups = placement(GroupLoad)
+		st.Headline = ins
+		st.Drive = o.drive(phase{rows: perClient(int64(math.Round(float64(o.NR2()) / 5))), perCommit: 5, deletes: o.Deletes})
+		st.After = o.wait
+	default:
+		point := strings.HasPrefix(name, "qp")
+		rate, _ := strconv.Atoi(name[2:])
+		st.Groups = placement(GroupRW)
+		st.Params = map[string]string{"insert_rate": strconv.Itoa(rate)}
+		st.Headline = suite.Headline{Unit: "queries/s", Op: "query", Series: result.SeriesOp(KindQuery), Value: func(t result.Totals) float64 {
+			q, _ := t.Op(KindQuery)
+			return q.Rate
+		}}
+		st.Drive = o.drive(phase{rows: int64(math.Round(o.QuerySecs.Seconds() * float64(rate))), perCommit: 50, rate: float64(rate),
+			deletes: o.Deletes, queries: o.QueryThreads, point: point, perQuery: o.RowsPerQuery, pacing: o.Pacing})
+	}
+	return st
+}
+
+func (o Options) drive(ph phase) *suite.Drive {
+	return &suite.Drive{
+		UntilScheduled: true,
+		Workers:        func(clients int) int { return clients * ph.workers() },
+		Workload: func(s *suite.Server, seed uint64) engine.Workload {
+			return &workload{proto: s.Protocol, dial: s.Dial, tables: o.Tables(), ph: ph, seed: seed}
+		},
+	}
+}
+
+// create drops the tables of an earlier run (only tables qpslab made) and
+// creates them without secondary indexes, as l.i0's setup=yes does.
+func (o Options) create(ctx context.Context, s *suite.Server) error {
+	conn, err := s.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("create the ibench tables: connect: %w", err)
+	}
+	defer conn.Close()
+	names := o.distinct()
+	if err := owned.Drop(ctx, s.Protocol, conn, names); err != nil {
+		return fmt.Errorf("create the ibench tables: %w", err)
+	}
+	var tables []owned.Table
+	for _, t := range names {
+		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Protocol, t)})
+	}
+	if err := owned.Create(ctx, s.Protocol, conn, tables); err != nil {
+		return fmt.Errorf("create the ibench tables: %w", err)
+	}
+	for _, t := range names {
+		for _, q := range afterCreate(s.Protocol, t) {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				return fmt.Errorf("create the ibench tables: %s: %w", q, err)
+			}
+		}
+	}
+	s.Log(fmt.Sprintf("created %s; loading %d rows", strings.Join(names, ", "), o.NR1()))
+	return nil
+}
+
+// index is l.x: each client inserts 100 rows into its table, then the
+// table's three secondary indexes are built, a table per connection in
+// parallel (the reference's clients each index their own table). Its
+// figure is indexed rows/s: (100 per client + nr1) / seconds.
+func (o Options) index(ctx context.Context, s *suite.Server, clients int, seed uint64, io suite.TaskIO) (result.Totals, error) {
+	tables := o.Tables()
+	var jobs []func(context.Context, client.Conn) error
+	gen := rowGen{r: newRand(seed)}
+	for c := range tables {
+		q := gen.insert(tables[c], 100, time.Now())
+		jobs = append(jobs, func(ctx context.Context, conn client.Conn) error {
+			if err := owned.Verify(ctx, s.Protocol, conn, tables[c:c+1]); err != nil {
+				return err
+			}
+			_, err := conn.Exec(ctx, q)
+			return err
+		})
+	}
+	if err := settle.Parallel(ctx, len(jobs), s.Dial, jobs); err != nil {
+		return result.Totals{}, fmt.Errorf("l.x: insert: %w", err)
+	}
+	jobs = jobs[:0]
+	for _, t := range o.distinct() {
+		jobs = append(jobs, func(ctx context.Context, conn client.Conn) error {
+			for _, q := range createIndexes(s.Protocol, t) {
+				if _, err := conn.Exec(ctx, q); err != nil {
+					return fmt.Errorf("%s: %w", q, err)
+				}
+			}
+			return nil
+		})
+	}
+	if err := settle.Parallel(ctx, len(jobs), s.Dial, jobs); err != nil {
+		return result.Totals{}, fmt.Errorf("l.x: create indexes: %w", err)
+	}
+	rows := int64(100*len(tables)) + o.NR1()
+	return result.Totals{Rows: rows, Statements: int64(len(tables))}, nil
+}
+
+// wait is the reference's wait after l.i2 (iq.sh's vac_my and vac_pg):
+// drop the binary logs, analyze and flush (MySQL-family) or vacuum with
+// index cleanup and checkpoint (PostgreSQL), then rest until min(1200, 60 +
+// nr1/1e6) s, scaled by --wait-scale, have passed.
+func (o Options) wait(ctx context.Context, s *suite.Server) error {
+	d := time.Duration(float64(settle.Wait(float64(o.NR1()))) * o.WaitScale)
+	s.Log(fmt.Sprintf("after l.i2: cleanup, then wait %s", d.Round(time.Second)))
+	err := settle.Run(ctx, settle.Options{Protocol: s.Protocol, Dial: s.Dial, Tables: o.distinct(), Wait: d,
+		ResetMaster: true, IndexCleanup: s.Protocol == client.Postgres && pgAtLeast(s.Version, 12)})
+	if err != nil {
+		return fmt.Errorf("the wait after l.i2: %w", err)
+	}
+	return nil
+}
+
+// pgAtLeast says whether a PostgreSQL version is at least major.
+func pgAtLeast(version string, major int) bool {
+	m, _, _ := strings.Cut(version, ".")
+	n, err := strconv.Atoi(m)
+	return err != nil || n >= major // unknown: assume a current server
+}
+
+// finish adds what a run of step name ends with: the read+write steps'
+// SLA verdict and figures, the per-second rate percentiles, and the
+// database's size after the step.
+func (o Options) finish(name string) func(ctx context.Context, s *suite.Server, r *result.Run) error {
+	return func(ctx context.Context, s *suite.Server, r *result.Run) error {
+		t := &r.Totals
+		if t.Figures == nil {
+			t.Figures = map[string]float64{}
+		}
+		if t.Seconds > 0 {
+			t.Figures["ips"] = float64(t.Rows) / t.Seconds
+		}
+		for k, v := range RatePercentiles(r.Samples, t.Seconds) {
+			t.Figures[k] = v
+		}
+		if rate, err := strconv.Atoi(r.Params["insert_rate"]); err == nil {
+			v, share := SLA(float64(rate*r.Threads), *t, r.Samples)
+			r.Verdicts = append(r.Verdicts, v)
+			t.Figures["sla%"] = share
+		}
+		db, err := dbSize(ctx, s, o.distinct())
+		if err != nil {
+			return fmt.Errorf("database size after %s: %w", name, err)
+		}
+		t.Figures["db_mb"] = db
+		if s.Datadir != "" {
+			if mb, err := dirMB(s.Datadir); err == nil {
+				t.Figures["datadir_mb"] = mb
+			}
+		}
+		return nil
+	}
+}
+
+// SLAShare is the share of the target insert rate a read+write step must
+// average (the reference's 95 %).
+const SLAShare = 0.95
+
+// SLA judges a read+write step: it passes when its average insert rate is
+// at least SLAShare of target (clients × rate, rows/s), as the reference's
+// chart_all.sh. share is the percentage of whole seconds whose insert rate
+// reached SLAShare of the target, which the reference does not report.
+func SLA(target float64, t result.Totals, samples []result.Sample) (result.Verdict, float64) {
+	avg := 0.0
+	if t.Seconds > 0 {
+		avg = float64(t.Rows) / t.Seconds
+	}
+	whole, ok := 0, 0
+	for _, s := range wholeSeconds(samples, t.Seconds) {
+		whole++
+		if float64(s.Rows) >= SLAShare*target {
+			ok++
+		}
+	}
+	share := 0.0
+	if whole > 0 {
+		share = 100 * float64(ok) / float64(whole)
+	}
+	v := result.Verdict{Name: "insert SLA", OK: avg >= SLAShare*target}
+	v.Detail = fmt.Sprintf("target %.0f rows/s, average %.1f (%.1f%%), %.0f%% of %d seconds at >= 95%%", target, avg, 100*avg/target, share, whole)
+	return v, share
+}
+
+// wholeSeconds are the samples of whole seconds of a window of secs
+// seconds, seconds with no events included as zeros: the last, partial
+// second of a step that ended when its inserts were done is left out.
+func wholeSeconds(samples []result.Sample, secs float64) []result.Sample {
+	n := int(secs)
+	out := make([]result.Sample, n)
+	for i := range out {
+		out[i].Second = i
+	}
+	for _, s := range samples {
+		if s.Second >= 0 && s.Second < n {
+			out[s.Second] = s
+		}
+	}
+	return out
+}
+
+// RatePercentiles are the reference's per-second rate percentiles: for
+// inserts (rows/s), deletes and queries (statements/s), the rate that 50,
+// 75, 90, 95 and 99 % of whole seconds beat (sorted descending, the value
+// at round(x/100·n)), named "insert/s@p99" and so on. Kinds without events
+// are left out.
+func RatePercentiles(samples []result.Sample, secs float64) map[string]float64 {
+	secsList := wholeSeconds(samples, secs)
+	out := map[string]float64{}
+	if len(secsList) == 0 {
+		return out
+	}
+	per := map[string][]float64{}
+	for _, s := range secsList {
+		per[KindInsert] = append(per[KindInsert], float64(s.Rows))
+		counts := map[string]float64{}
+		for _, o := range s.Ops {
+			counts[o.Kind] = float64(o.Count)
+		}
+		for _, k := range []string{KindDelete, KindQuery} {
+			per[k] = append(per[k], counts[k])
+		}
+	}
+	for k, v := range per {
+		total := 0.0
+		for _, x := range v {
+			total += x
+		}
+		if total == 0 {
+			continue
+		}
+		sort.Sort(sort.Reverse(sort.Float64Slice(v)))
+		for _, p := range []int{50, 75, 90, 95, 99} {
+			i := int(math.Round(float64(p) / 100 * float64(len(v))))
+			i = min(max(i-1, 0), len(v)-1)
+			out[fmt.Sprintf("%s/s@p%d", k, p)] = v[i]
+		}
+	}
+	return out
+}
+
+// dbSize is the tables' size (data and indexes) in MB as the server counts
+// it: information_schema on MySQL-family servers, pg_total_relation_size
+// on PostgreSQL.
+func dbSize(ctx context.Context, s *suite.Server, tables []string) (float64, error) {
+	conn, err := s.Dial(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	q := "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('" + strings.Join(tables, "', '") + "')"
+	if s.Protocol == client.Postgres {
+		var parts []string
+		for _, t := range tables {
+			parts = append(parts, "pg_total_relation_size('"+t+"')")
+		}
+		q = "SELECT (" + strings.Join(parts, " + ") + ")::bigint"
+	}
+	b, err := client.Scalar(ctx, conn, q)
+	if err != nil {
+		return 0, err
+	}
+	return float64(b) / (1 << 20), nil
+}
+
+// dirMB is what the datadir takes on disk (du -s), in MB.
+func dirMB(dir string) (float64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a file removed while walking
+		}
+		if d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				total += info.Size()
+			}
+		}
+		return nil
+	})
+	return float64(total) / (1 << 20), err
+}

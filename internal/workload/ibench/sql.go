@@ -1,0 +1,173 @@
+package ibench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+)
+
+// The schema, indexes and statements as iibench.py writes them
+// (create_table_mysql, create_table_postgres, create_index_*, the insert,
+// delete and query makers).
+
+// createTable is the table's CREATE statement. The storage engine is the
+// server's default.
+func createTable(p client.Protocol, t string) string {
+	if p == client.Postgres {
+		return "CREATE TABLE " + t + " (transactionid bigserial primary key, dateandtime timestamp without time zone, " +
+			"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000))"
+	}
+	return "CREATE TABLE " + t + " (transactionid bigint not null auto_increment, dateandtime datetime, " +
+		"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000), " +
+		"primary key (transactionid))"
+}
+
+// afterCreate are statements run once the table exists: PostgreSQL's id
+// sequence caches 1000 values, as the reference's does.
+func afterCreate(p client.Protocol, t string) []string {
+	if p == client.Postgres {
+		return []string{"ALTER SEQUENCE " + t + "_transactionid_seq CACHE 1000"}
+	}
+	return nil
+}
+
+// Index names, as the reference's: <table>_marketsegment and so on.
+var indexes = []struct{ suffix, cols string }{
+	{"marketsegment", "productid, customerid, price"},
+	{"registersegment", "cashregisterid, customerid, price"},
+	{"pdc", "price, dateandtime, customerid"},
+}
+
+// createIndexes are the statements that build the three secondary indexes:
+// one ALTER TABLE with three ADD INDEX on MySQL (InnoDB), three CREATE
+// INDEX on PostgreSQL.
+func createIndexes(p client.Protocol, t string) []string {
+	if p == client.Postgres {
+		var out []string
+		for _, ix := range indexes {
+			out = append(out, "CREATE INDEX "+t+"_"+ix.suffix+" ON "+t+" ("+ix.cols+")")
+		}
+		return out
+	}
+	var adds []string
+	for _, ix := range indexes {
+		adds = append(adds, "ADD INDEX "+t+"_"+ix.suffix+" ("+ix.cols+")")
+	}
+	return []string{"ALTER TABLE " + t + " " + strings.Join(adds, ", ")}
+}
+
+// dataChars is the base64 alphabet the reference's data column draws from
+// (a base64 buffer of random bytes).
+const dataChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+// rowGen makes rows as generate_cols does: cashregisterid in [0, 1000),
+// productid in [0, 10000), customerid in [0, 100000), price in [0, 500),
+// dateandtime the time the statement is made (one for the whole batch), and
+// data of length uniform in [10, 20] whose first int(len·0.75·0.5)
+// characters are random base64 and the rest 'a' (about half compressible).
+type rowGen struct {
+	r   *rand.Rand
+	buf []byte // the statement being built, reused
+}
+
+// insert returns a multi-row INSERT of n rows into t.
+func (g *rowGen) insert(t string, n int, now time.Time) string {
+	b := g.buf[:0]
+	b = append(b, "INSERT INTO "...)
+	b = append(b, t...)
+	b = append(b, " (dateandtime, cashregisterid, customerid, productid, price, data) VALUES "...)
+	ts := now.Format("2006-01-02 15:04:05")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "('"...)
+		b = append(b, ts...)
+		b = append(b, "',"...)
+		b = strconv.AppendInt(b, int64(g.r.IntN(1000)), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(g.r.IntN(100000)), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(g.r.IntN(10000)), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(g.r.IntN(500)), 10)
+		b = append(b, ",'"...)
+		l := 10 + g.r.IntN(11)
+		rnd := int(float64(l) * 0.75 * 0.5)
+		for j := 0; j < l; j++ {
+			if j < rnd {
+				b = append(b, dataChars[g.r.IntN(len(dataChars))])
+			} else {
+				b = append(b, 'a')
+			}
+		}
+		b = append(b, "')"...)
+	}
+	g.buf = b
+	return string(b)
+}
+
+// deleteOldest is the delete of the n oldest rows from min on.
+func deleteOldest(p client.Protocol, t string, min int64, n int) string {
+	if p == client.Postgres {
+		return fmt.Sprintf("DELETE FROM %s WHERE transactionid IN (SELECT transactionid FROM %s WHERE transactionid >= %d ORDER BY transactionid ASC LIMIT %d)", t, t, min, n)
+	}
+	return fmt.Sprintf("DELETE FROM %s WHERE transactionid >= %d ORDER BY transactionid ASC LIMIT %d", t, min, n)
+}
+
+// rangeQuery is one of the three range queries on the secondary indexes,
+// LIMIT n: which picks the index (0 marketsegment, 1 registersegment, 2
+// pdc). MySQL names the index with FORCE INDEX; PostgreSQL's takes the
+// start as $1 (prepared). The registersegment form's strict > is the
+// reference's.
+func rangeQuery(p client.Protocol, t string, which, n int) string {
+	start := "?"
+	if p == client.Postgres {
+		start = "$1"
+	}
+	force := func(ix string) string {
+		if p == client.Postgres {
+			return ""
+		}
+		return " FORCE INDEX (" + t + "_" + ix + ")"
+	}
+	lim := strconv.Itoa(n)
+	switch which {
+	case 0:
+		return "SELECT productid, customerid, price FROM " + t + force("marketsegment") + " WHERE productid >= " + start + " ORDER BY productid, customerid, price LIMIT " + lim
+	case 1:
+		return "SELECT cashregisterid, customerid, price FROM " + t + force("registersegment") + " WHERE cashregisterid > " + start + " ORDER BY cashregisterid, customerid, price LIMIT " + lim
+	}
+	return "SELECT price, dateandtime, customerid FROM " + t + force("pdc") + " WHERE price >= " + start + " ORDER BY price, dateandtime, customerid LIMIT " + lim
+}
+
+// rangeStart is the uniform start of a range query of form which.
+func rangeStart(r *rand.Rand, which int) int {
+	switch which {
+	case 0:
+		return r.IntN(10000)
+	case 1:
+		return r.IntN(1000)
+	}
+	return r.IntN(500)
+}
+
+// pointQuery is the point query on n primary-key values ($1… on
+// PostgreSQL, ? on MySQL).
+func pointQuery(p client.Protocol, t string, n int) string {
+	marks := make([]string, n)
+	for i := range marks {
+		marks[i] = "?"
+		if p == client.Postgres {
+			marks[i] = "$" + strconv.Itoa(i+1)
+		}
+	}
+	return "SELECT transactionid, productid, data FROM " + t + " WHERE transactionid IN (" + strings.Join(marks, ", ") + ")"
+}
+
+// newRand is a random source for a seed.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x51ed270b27f9a3c5)) }
