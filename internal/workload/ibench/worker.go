@@ -82,6 +82,9 @@ type workload struct {
 	tables []string // the table of each client (one shared table: all the same)
 	ph     phase
 	seed   uint64
+	// scalar reads one integer (client.Scalar; a test's fake server
+	// answers its own).
+	scalar func(ctx context.Context, c client.Conn, q string) (int64, error)
 
 	mu      sync.Mutex
 	clients map[int]*clientState
@@ -132,7 +135,7 @@ func (wl *workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 	cs.once.Do(func() {
 		// The lowest live id: deletes start there, point queries draw from it.
 		var min int64
-		if err = queryInt(ctx, conn, "SELECT COALESCE(min(transactionid), 1) FROM "+t, &min); err == nil {
+		if err = wl.queryInt(ctx, conn, "SELECT COALESCE(min(transactionid), 1) FROM "+t, &min); err == nil {
 			cs.minID.Store(min)
 		}
 	})
@@ -155,8 +158,12 @@ func (wl *workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 }
 
 // queryInt reads one integer.
-func queryInt(ctx context.Context, conn client.Conn, q string, out *int64) error {
-	v, err := client.Scalar(ctx, conn, q)
+func (wl *workload) queryInt(ctx context.Context, conn client.Conn, q string, out *int64) error {
+	scalar := wl.scalar
+	if scalar == nil {
+		scalar = client.Scalar
+	}
+	v, err := scalar(ctx, conn, q)
 	if err != nil {
 		return fmt.Errorf("%s: %w", q, err)
 	}
@@ -306,7 +313,7 @@ func (w *deleter) Event(ctx context.Context) (engine.Outcome, error) {
 	// min(transactionid) again every 1000 statements.
 	if w.i%resyncMin == 0 {
 		var m int64
-		if err := queryInt(ctx, w.conn, "SELECT COALESCE(min(transactionid), 1) FROM "+w.table, &m); err != nil {
+		if err := w.wl.queryInt(ctx, w.conn, "SELECT COALESCE(min(transactionid), 1) FROM "+w.table, &m); err != nil {
 			return engine.Outcome{Kind: KindDelete}, err
 		}
 		w.cs.minID.Store(m)
@@ -371,7 +378,7 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 	var err error
 	if ph.point {
 		if q.n%maxEvery == 0 {
-			if err := queryInt(ctx, q.conn, "SELECT COALESCE(max(transactionid), 1) FROM "+q.table, &q.maxID); err != nil {
+			if err := q.wl.queryInt(ctx, q.conn, "SELECT COALESCE(max(transactionid), 1) FROM "+q.table, &q.maxID); err != nil {
 				return engine.Outcome{Kind: KindQuery}, err
 			}
 		}

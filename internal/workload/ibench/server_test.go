@@ -1,0 +1,196 @@
+package ibench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// runSteps runs a plan's steps as the plan would (Before, the drive or
+// the task, Finish, After), at the plan's thread count, and returns each
+// step's run. check is called after each step with its name.
+func runSteps(t *testing.T, p *suite.Plan, s *suite.Server, check func(step string, r result.Run)) {
+	t.Helper()
+	ctx := context.Background()
+	for _, st := range p.Steps {
+		threads := st.Threads[0]
+		if st.Before != nil {
+			if err := st.Before(ctx, s); err != nil {
+				t.Fatalf("%s before: %v", st.Test, err)
+			}
+		}
+		var r result.Run
+		if st.Drive != nil {
+			res, err := engine.Run(ctx, st.Drive.Workload(s, 1), engine.Options{
+				Threads: st.Drive.Workers(threads), Warmup: -1, UntilScheduled: st.Drive.UntilScheduled,
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", st.Test, err)
+			}
+			r = *res
+		} else {
+			t0 := time.Now()
+			tot, err := st.Task.Run(ctx, s, threads, 1, suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(result.Sample) {}})
+			if err != nil {
+				t.Fatalf("%s: %v", st.Test, err)
+			}
+			tot.Seconds = time.Since(t0).Seconds()
+			tot.RowsPerSec = float64(tot.Rows) / tot.Seconds
+			r.Totals = tot
+		}
+		r.Test, r.Threads = st.Test, threads
+		r.Params = map[string]string{}
+		for k, v := range st.Params {
+			r.Params[k] = v
+		}
+		st.Headline.Of(&r.Totals)
+		if st.Finish != nil {
+			if err := st.Finish(ctx, s, &r); err != nil {
+				t.Fatalf("%s finish: %v", st.Test, err)
+			}
+		}
+		if st.After != nil {
+			if err := st.After(ctx, s); err != nil {
+				t.Fatalf("%s after: %v", st.Test, err)
+			}
+		}
+		check(st.Test, r)
+	}
+}
+
+type db struct {
+	t  *testing.T
+	ep client.Endpoint
+	pg bool
+}
+
+func (d db) n(q string) int64 {
+	d.t.Helper()
+	_, rows, err := client.Query(context.Background(), d.ep, false, q)
+	if err != nil || len(rows) != 1 {
+		d.t.Fatalf("%s: %v (%d rows)", q, err, len(rows))
+	}
+	n, err := strconv.ParseInt(rows[0][0], 10, 64)
+	if err != nil {
+		d.t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+func (d db) indexes(table string) int64 {
+	if d.pg {
+		return d.n("SELECT count(*) FROM pg_indexes WHERE tablename = '" + table + "' AND indexname <> '" + table + "_pkey'")
+	}
+	return d.n("SELECT count(DISTINCT index_name) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = '" + table + "' AND index_name <> 'PRIMARY'")
+}
+
+// Every step at a tiny size on real servers: the rows each step adds (or,
+// with deletes, the constant table size), the indexes l.x builds, queries
+// beside the paced inserts, the SLA verdict and the figures every run ends
+// with.
+func TestStepsOnServers(t *testing.T) {
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		for _, deletes := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/deletes=%v", name, deletes), func(t *testing.T) {
+				srv, _ := testenv.StartServer(t, name)
+				ep := srv.Endpoint()
+				d := db{t: t, ep: ep, pg: srv.Flavor == build.Postgres}
+				s := &suite.Server{Protocol: ep.Protocol, Flavor: string(srv.Flavor), Version: srv.Version, Datadir: srv.Datadir,
+					Log: func(string) {},
+					Dial: func(ctx context.Context) (client.Conn, error) {
+						return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+					}}
+				o := Options{Clients: 2, MR1: 0.002, MR2: 0.001, QuerySecs: 2 * time.Second, Rates: []int{100}, QueryThreads: 1,
+					RowsPerQuery: 10, Deletes: deletes, Pacing: Smooth, WaitScale: 0}
+				p, err := o.Plan()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, st := range p.Steps {
+					names = append(names, st.Test)
+				}
+				if got := strings.Join(names, " "); got != "l.i0 l.x l.i1 l.i2 qr100 qp100" {
+					t.Fatalf("steps %q", got)
+				}
+				// Rows per table after each step, without deletes.
+				want := map[string]int64{"l.i0": 2000, "l.x": 2100, "l.i1": 2100 + 800, "l.i2": 2100 + 1000, "qr100": 3100 + 200, "qp100": 3300 + 200}
+				runSteps(t, p, s, func(step string, r result.Run) {
+					for _, tb := range []string{"pi1", "pi2"} {
+						n := d.n("SELECT count(*) FROM " + tb)
+						w := want[step]
+						if deletes && step != "l.i0" && step != "l.x" {
+							w = 2100 // a delete per insert: the size l.x left
+						}
+						if n != w {
+							t.Errorf("%s: %s has %d rows, want %d", step, tb, n, w)
+						}
+						ix := d.indexes(tb)
+						if wantIx := map[bool]int64{true: 0, false: 3}[step == "l.i0"]; ix != wantIx {
+							t.Errorf("%s: %s has %d secondary indexes, want %d", step, tb, ix, wantIx)
+						}
+					}
+					if r.Totals.Reported <= 0 {
+						t.Errorf("%s: reported %v", step, r.Totals.Reported)
+					}
+					if r.Totals.Figures["db_mb"] <= 0 {
+						t.Errorf("%s: no database size: %v", step, r.Totals.Figures)
+					}
+					switch {
+					case strings.HasPrefix(step, "q"):
+						if q, ok := r.Totals.Op(KindQuery); !ok || q.Count == 0 {
+							t.Errorf("%s: no queries beside the inserts: %+v", step, r.Totals.Ops)
+						}
+						if r.Totals.Rows != 400 {
+							t.Errorf("%s: %d rows inserted, want 2 clients × 2 s × 100", step, r.Totals.Rows)
+						}
+						if len(r.Verdicts) != 1 || r.Verdicts[0].Name != "insert SLA" {
+							t.Errorf("%s: verdicts %+v", step, r.Verdicts)
+						}
+						if _, ok := r.Totals.Figures["sla%"]; !ok {
+							t.Errorf("%s: no sla%% figure", step)
+						}
+						if d, ok := r.Totals.Op(KindDelete); deletes && (!ok || d.Count != 8) {
+							t.Errorf("%s: deletes %+v, want 8 statements (one per insert)", step, d)
+						}
+					case step != "l.x":
+						ins, _ := r.Totals.Op(KindInsert)
+						if ins.Count == 0 || r.Totals.Figures["ips"] <= 0 {
+							t.Errorf("%s: inserts %+v, figures %v", step, ins, r.Totals.Figures)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// A table of the same name that qpslab did not create is refused, and
+// left as it was.
+func TestRefusesOthersTables(t *testing.T) {
+	srv, _ := testenv.StartServer(t, "mariadb-system")
+	ep := srv.Endpoint()
+	d := db{t: t, ep: ep}
+	if _, _, err := client.Query(context.Background(), ep, false, "CREATE TABLE pi1 (x INT)"); err != nil {
+		t.Fatal(err)
+	}
+	s := &suite.Server{Protocol: ep.Protocol, Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
+		return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+	}}
+	o := Options{Clients: 1, MR1: 0.001, MR2: 0.001, QuerySecs: time.Second, Rates: []int{100}, RowsPerQuery: 10, Pacing: Smooth}
+	err := o.create(context.Background(), s)
+	testenv.WantErr(t, err, "pi1", "qpslab did not create it")
+	if n := d.n("SELECT count(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'pi1'"); n != 1 {
+		t.Errorf("pi1 was changed: %d columns", n)
+	}
+}
