@@ -389,7 +389,7 @@ func importSource(label string, b buildFacts) (importer.Source, error) {
 	}
 	if b.when != "" {
 		if src.Time, err = history.ParseTime(b.when); err != nil {
-			return importer.Source{}, fmt.Errorf("--time: %v", err)
+			return importer.Source{}, fmt.Errorf("--time %q: give when the results were measured: 2024-03-01, \"2024-03-01 12:00:00\" (UTC), RFC 3339 or unix seconds", b.when)
 		}
 	}
 	return src, nil
@@ -423,8 +423,8 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 		fmt.Fprintf(cmd.OutOrStdout(), "%d result(s) were already stored and were skipped\n", skipped)
 	}
 	if len(runs) > 0 && src != "import:results" && runs[0].Version == "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "build %s has no version: its name is not the reference's (ma100244, my8036, pg1222, …) and no --version was given, "+
-			"so its results come after the versioned builds' in history, in name order: import again with --version to place them\n", runs[0].Build)
+		fmt.Fprintf(cmd.ErrOrStderr(), "build %s has no version (no --version, and its name is not the reference's, such as ma100244 or my8036): "+
+			"its results come after the versioned builds' in history, in name order; import again with --version to place them\n", runs[0].Build)
 	}
 	return nil
 }
