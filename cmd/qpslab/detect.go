@@ -58,8 +58,11 @@ func newDetectCmd() *cobra.Command {
 		Short: "Find change points over the stored history: where each regression or improvement arrived",
 		Long: `Detect change points in benchmark history, per test, metric, host, config and
 thread count. Points are builds in natural version order (10.2.44 < 10.11.7 <
-11.4.1), each the median of its runs; a series of one build's runs (or of
-builds without a version) is ordered by time. Each change point is a
+11.4.1), each the median of its runs; a series of one build's runs, or of
+builds without a version whose runs all have a time, is runs in time order.
+Builds with neither (an import without --version whose name does not give
+one, nor --time) come after any versioned ones in natural name order
+(ma9 < ma10), and detect says so in a line starting "order:". Each change point is a
 regression or an improvement given the metric's direction (QPS: higher is
 better; latency and per-op costs: lower), with its magnitude, the means
 before and after, its p-value and the build where it arrived.
@@ -75,8 +78,9 @@ then the flags; the file's per-test entries win for the tests they match:
     - match: "scan*"
       min_magnitude: 0.10
 
---input reads a history file instead of the store: Otava's CSV layout or
-Nyrkiö's JSON upload shape (see qpslab export).`,
+--input reads a history file instead of the store: Otava's CSV layout (rows
+in the file's order, as Otava reads them) or Nyrkiö's JSON upload shape
+(results in time order); see qpslab export.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			h, err := resolveHome()
@@ -155,7 +159,14 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d series have fewer than the %d points a change point needs (--min-segment %d on each side): run more builds, or lower --min-segment\n",
 					n, len(series), need, need/2)
 			}
-			return report.Changes(cmd.OutOrStdout(), changes, len(series), format, report.IsTTY(cmd.OutOrStdout()))
+			if err := report.Changes(cmd.OutOrStdout(), changes, len(series), format, report.IsTTY(cmd.OutOrStdout())); err != nil {
+				return err
+			}
+			note := cmd.OutOrStdout()
+			if format != "text" && format != "md" {
+				note = cmd.ErrOrStderr() // keeps the JSON, CSV or TSV whole
+			}
+			return report.OrderNote(note, series)
 		},
 	}
 	hf.add(c)
@@ -176,7 +187,15 @@ func newExportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export otava-csv|nyrkio-json DIR",
 		Short: "Export the stored history as Otava CSV files (with otava.yaml) or Nyrkiö JSON uploads",
-		Args:  cobra.ExactArgs(2),
+		Long: `Export the stored history, in the order qpslab detect uses (see its help),
+as Otava CSV files with an otava.yaml (Otava reads rows in the file's order),
+or as Nyrkiö JSON upload arrays. A row's time is its runs' own, or empty when
+they have none (results imported without --time): no time is made up. Otava
+needs a time in every row, and Nyrkiö orders results by theirs, so
+nyrkio-json refuses, in one line, a history whose rows lack a time or whose
+times do not follow its order (builds run out of version order): use
+otava-csv there.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, dir := args[0], args[1]
 			if format != "otava-csv" && format != "nyrkio-json" {

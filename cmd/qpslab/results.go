@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/importer"
 	"github.com/qpslab/qpslab/internal/recorder"
@@ -272,18 +274,42 @@ func writeHTML(cmd *cobra.Command, st *store.Store, sets []analysis.Set, cmp *an
 	return nil
 }
 
+// importBuildLong is what the sysbench and mytools imports say of the build.
+const importBuildLong = `The build's version orders its results in history (qpslab detect, export):
+--version gives it; without it, a build named the reference harness's way
+gives its flavor and version (ma100433_rel is MariaDB 10.4.33, ma110401 11.4.1,
+my8036 MySQL 8.0.36, my5651 5.6.51, pg1222 PostgreSQL 12.22). A build with no
+version is said so, and its results come after the versioned builds' in
+history, in name order (ma9 < ma10). --commit and --time record the build's
+commit and when the results were measured (otherwise unknown: the files do
+not say).`
+
+// buildFacts are what an import may say of its build.
+type buildFacts struct{ version, commit, when string }
+
+func (b *buildFacts) flags(c *cobra.Command) {
+	c.Flags().StringVar(&b.version, "version", "", "the build's version, e.g. 10.6.17 (default: read from a build name such as ma100617_rel)")
+	c.Flags().StringVar(&b.commit, "commit", "", "the build's source commit")
+	c.Flags().StringVar(&b.when, "time", "", "when the results were measured: 2024-03-01, \"2024-03-01 12:00:00\" (UTC) or RFC 3339")
+}
+
+// versionRE is what --version accepts: a version as servers print theirs.
+var versionRE = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~_-]*$`)
+
 func newImportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import",
 		Short: "Import existing results: sysbench output, the reference harness's result folders, qpslab results files",
 	}
 	var label, test string
+	var sbFacts, myFacts buildFacts
 	sb := &cobra.Command{
-		Use:   "sysbench FILE... --label BUILD.CONFIG --test TEST",
+		Use:   "sysbench FILE... --label BUILD.CONFIG --test TEST [--version V] [--commit C] [--time T]",
 		Short: "Import sysbench 1.0 or 1.1 run output (one file per thread count or repeat)",
+		Long:  "Import sysbench 1.0 or 1.1 run output, one file per thread count or repeat.\n\n" + importBuildLong,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := importSource(label)
+			src, err := importSource(label, sbFacts)
 			if err != nil {
 				return err
 			}
@@ -303,13 +329,15 @@ func newImportCmd() *cobra.Command {
 	}
 	sb.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config")
 	sb.Flags().StringVar(&test, "test", "", "the test the output is of, as qpslab names it (point-query_range=100)")
+	sbFacts.flags(sb)
 	var mlabel string
 	my := &cobra.Command{
-		Use:   "mytools DIR --label BUILD.CONFIG",
+		Use:   "mytools DIR --label BUILD.CONFIG [--version V] [--commit C] [--time T]",
 		Short: "Import a result folder of the reference harness (sb.r.qps.*, sb.met.*, sb.o.*)",
+		Long:  "Import a result folder of the reference harness (sb.r.qps.*, sb.met.*, sb.o.*).\n\n" + importBuildLong,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := importSource(mlabel)
+			src, err := importSource(mlabel, myFacts)
 			if err != nil {
 				return err
 			}
@@ -321,6 +349,7 @@ func newImportCmd() *cobra.Command {
 		},
 	}
 	my.Flags().StringVar(&mlabel, "label", "", "the label to file the results under: build.config")
+	myFacts.flags(my)
 	js := &cobra.Command{
 		Use:   "results FILE...",
 		Short: "Import qpslab results files (the JSON that qpslab run writes with --out)",
@@ -344,7 +373,9 @@ func newImportCmd() *cobra.Command {
 	return c
 }
 
-func importSource(label string) (importer.Source, error) {
+// importSource is where an import goes (--label) and what is known of its
+// build (--version, --commit, --time; else what its name says).
+func importSource(label string, b buildFacts) (importer.Source, error) {
 	if label == "" {
 		return importer.Source{}, fmt.Errorf("name the label to file the results under with --label build.config (e.g. ma100244_rel.cz11a_bee)")
 	}
@@ -352,10 +383,20 @@ func importSource(label string) (importer.Source, error) {
 	if err != nil {
 		return importer.Source{}, err
 	}
-	return importer.Source{Build: l.Build, Config: l.Config}, nil
+	src := importer.Source{Build: l.Build, Config: l.Config, Version: b.version, Commit: strings.TrimSpace(b.commit)}
+	if b.version != "" && !versionRE.MatchString(b.version) {
+		return importer.Source{}, fmt.Errorf("--version %q: give the build's version as its server prints it, e.g. 10.6.17 or 8.0.36", b.version)
+	}
+	if b.when != "" {
+		if src.Time, err = history.ParseTime(b.when); err != nil {
+			return importer.Source{}, fmt.Errorf("--time %q: give when the results were measured: 2024-03-01, \"2024-03-01 12:00:00\" (UTC), RFC 3339 or unix seconds", b.when)
+		}
+	}
+	return src, nil
 }
 
-// storeImport stores every run of an import in one transaction.
+// storeImport stores every run of an import in one transaction, then says
+// what version the build has, or that it has none.
 func storeImport(cmd *cobra.Command, runs []result.Run) error {
 	st, err := homeStore(cmd)
 	if err != nil {
@@ -370,9 +411,20 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "imported %d result(s) into %s as %s\n", len(runs)-skipped, st.Where(), recorder.Labels(runs))
+	build := ""
+	if len(runs) > 0 && src != "import:results" {
+		r := runs[0]
+		if r.Version != "" {
+			build = fmt.Sprintf(" (build %s: %s)", r.Build, strings.TrimSpace(r.Flavor+" "+r.Version))
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "imported %d result(s) into %s as %s%s\n", len(runs)-skipped, st.Where(), recorder.Labels(runs), build)
 	if skipped > 0 {
 		fmt.Fprintf(cmd.OutOrStdout(), "%d result(s) were already stored and were skipped\n", skipped)
+	}
+	if len(runs) > 0 && src != "import:results" && runs[0].Version == "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "build %s has no version (no --version, and its name is not the reference's, such as ma100244 or my8036): "+
+			"its results come after the versioned builds' in history, in name order; import again with --version to place them\n", runs[0].Build)
 	}
 	return nil
 }

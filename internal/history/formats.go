@@ -18,7 +18,8 @@ import (
 )
 
 // Otava's CSV layout (apache/otava docs/CSV.md): a time column, attribute
-// columns (commit, …) and one column per metric; Otava orders rows by time.
+// columns (commit, …) and one column per metric; Otava's CsvImporter takes
+// the rows in the file's order (it filters by time, it does not sort).
 // Nyrkiö's upload shape (nyrkio backend/api/model.py): an array of
 // {timestamp, metrics: [{name, unit, value, direction}], attributes:
 // {git_repo, branch, git_commit}, extra_info}. Both are small enough that
@@ -32,7 +33,10 @@ var timeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05 -0700", "2006-
 // infinity would convert to any int64).
 const minUnix, maxUnix = -62135596800, 253402300799
 
-func parseTime(s string) (time.Time, error) {
+// ParseTime reads a time as the history files give one: RFC 3339,
+// "2006-01-02 15:04:05 -0700" (and the layouts in timeLayouts), or unix
+// seconds. Times are UTC.
+func ParseTime(s string) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.ParseFloat(s, 64); err == nil { // unix seconds
 		if !(n >= minUnix && n <= maxUnix) {
@@ -57,7 +61,10 @@ func guessHigherIsBetter(name string) bool { return !lowerIsBetter.MatchString(n
 
 // ReadOtavaCSV reads one Otava CSV test: the time column, attribute columns
 // (any column with a value that is not a number; "commit"/"git_commit" is
-// the commit), and metric columns (numbers). Rows are ordered by time.
+// the commit), and metric columns (numbers). Rows keep the file's order, as
+// Otava takes them (so a history in version order stays in it whatever its
+// times); an empty time cell is a row without a time (what qpslab export
+// writes for a build imported without one), which Otava itself refuses.
 // lower names the metrics that are lower-is-better; nil guesses from names.
 func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 	f, err := os.Open(path)
@@ -140,9 +147,12 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 	}
 	rows := make([]row, 0, len(recs)-1)
 	for ln, rec := range recs[1:] {
-		t, err := parseTime(rec[tc])
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", path, lines[ln+1], err)
+		var t time.Time
+		if strings.TrimSpace(rec[tc]) != "" {
+			var err error
+			if t, err = ParseTime(rec[tc]); err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", path, lines[ln+1], err)
+			}
 		}
 		attrs := map[string]string{}
 		for i, v := range rec {
@@ -152,7 +162,6 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 		}
 		rows = append(rows, row{t, attrs, rec})
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].t.Before(rows[j].t) })
 	isLower := map[string]bool{}
 	for _, m := range lower {
 		isLower[m] = true
@@ -164,7 +173,7 @@ func ReadOtavaCSV(path, timeColumn string, lower []string) ([]Series, error) {
 			continue
 		}
 		name := strings.TrimSpace(h)
-		s := Series{Test: test, Metric: name, Order: "time", HigherIsBetter: guessHigherIsBetter(name)}
+		s := Series{Test: test, Metric: name, Order: OrderFile, HigherIsBetter: guessHigherIsBetter(name)}
 		if lower != nil {
 			s.HigherIsBetter = !isLower[name]
 		}
@@ -223,36 +232,13 @@ func fileName(s Series) string {
 // groupKey is a series without its metric: the rows of one Otava test.
 func groupKey(s Series) string { return fileName(s) }
 
-// exportTimes gives each point of a version-ordered series a time that
-// keeps its order for tools that order by time: its own when the times
-// already rise, else one hour apart from the first.
-func exportTimes(pts []Point) []time.Time {
-	out := make([]time.Time, len(pts))
-	rising := true
-	for i, p := range pts {
-		out[i] = p.Time
-		if i > 0 && !p.Time.After(pts[i-1].Time) {
-			rising = false
-		}
-	}
-	if !rising {
-		base := pts[0].Time
-		if base.IsZero() {
-			base = time.Unix(0, 0).UTC()
-		}
-		for i := range out {
-			out[i] = base.Add(time.Duration(i) * time.Hour)
-		}
-	}
-	return out
-}
-
 // table joins a group's series into rows: one per build when the series
-// are in version order, else one per point time and build. A metric that a
-// row lacks (a run without hardware figures) is NaN there.
+// have a point per build (in version or name order), else one per point
+// time and build. A metric that a row lacks (a run without hardware
+// figures) is NaN there.
 func table(g []Series) ([]Point, [][]float64) {
 	key := func(s Series, p Point) string {
-		if s.Order == "version" {
+		if s.Order != OrderTime {
 			return p.Build
 		}
 		return p.Time.UTC().Format(time.RFC3339Nano) + "|" + p.Build
@@ -271,14 +257,11 @@ func table(g []Series) ([]Point, [][]float64) {
 	for i := range order {
 		order[i] = i
 	}
-	byVersion := g[0].Order == "version"
+	byBuild := g[0].Order != OrderTime
 	sort.SliceStable(order, func(a, b int) bool {
 		x, y := rows[order[a]], rows[order[b]]
-		if byVersion {
-			if c := CompareVersions(x.Version, y.Version); c != 0 {
-				return c < 0
-			}
-			return x.Build < y.Build
+		if byBuild {
+			return CompareBuilds(x, y) < 0
 		}
 		return x.Time.Before(y.Time)
 	})
@@ -306,8 +289,11 @@ func table(g []Series) ([]Point, [][]float64) {
 // WriteOtavaCSV writes each group of series (same test, threads, config,
 // host) as DIR/NAME.csv with columns time, build, version, commit and one per
 // metric, and DIR/otava.yaml declaring them as Otava tests with each
-// metric's direction. Rows join the group's series by build (or time); a
-// metric a row lacks is left empty. It returns the files written.
+// metric's direction. Rows join the group's series by build (or time), in
+// the series' order, which Otava keeps; a metric a row lacks is left
+// empty. The time is the row's own, or empty when it has none (a build
+// imported without --time): never one made up. It returns the files
+// written.
 func WriteOtavaCSV(dir string, series []Series) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -330,9 +316,12 @@ func WriteOtavaCSV(dir string, series []Series) ([]string, error) {
 		}
 		w.Write(head)
 		rows, vals := table(g)
-		times := exportTimes(rows)
 		for i, p := range rows {
-			rec := []string{times[i].Format("2006-01-02 15:04:05 -0700"), p.Build, p.Version, p.Commit}
+			when := ""
+			if !p.Time.IsZero() {
+				when = p.Time.UTC().Format("2006-01-02 15:04:05 -0700")
+			}
+			rec := []string{when, p.Build, p.Version, p.Commit}
 			for j := range g {
 				if math.IsNaN(vals[i][j]) {
 					rec = append(rec, "") // Otava skips empty cells
@@ -380,6 +369,27 @@ func group(series []Series) (map[string][]Series, []string) {
 	return groups, order
 }
 
+// timesFollowOrder checks that rows in a series' order each have a time
+// and that the times never fall, so a tool that orders by time keeps the
+// order.
+func timesFollowOrder(rows []Point) error {
+	name := func(p Point) string {
+		if p.Version != "" && p.Version != p.Build {
+			return p.Build + " " + p.Version
+		}
+		return p.Build
+	}
+	for i, p := range rows {
+		if p.Time.IsZero() {
+			return fmt.Errorf("Nyrkiö orders results by time, and build %s has none (imported without --time): export otava-csv, which keeps the builds' order, or import it again with --time", name(p))
+		}
+		if i > 0 && p.Time.Before(rows[i-1].Time) {
+			return fmt.Errorf("Nyrkiö orders results by time, and build %s ran before %s, which comes before it in the builds' order: export otava-csv, which keeps that order", name(p), name(rows[i-1]))
+		}
+	}
+	return nil
+}
+
 // NyrkioResult is one element of Nyrkiö's upload array.
 type NyrkioResult struct {
 	Timestamp  int64             `json:"timestamp"`
@@ -397,24 +407,37 @@ type NyrkioMetric struct {
 }
 
 // WriteNyrkioJSON writes each group of series as DIR/NAME.json, an array
-// to POST to Nyrkiö's /api/v0/result/NAME. It returns the files written.
+// to POST to Nyrkiö's /api/v0/result/NAME. Nyrkiö orders results by their
+// timestamp, so every row needs its own time, and the times must follow the
+// series' order; a group where they do not (a build imported without a
+// time, builds whose runs' times do not follow their versions) is refused,
+// before any file is written, rather than given times that are not theirs.
+// It returns the files written.
 func WriteNyrkioJSON(dir string, series []Series) ([]string, error) {
+	groups, order := group(series)
+	tables := map[string][]Point{}
+	vals := map[string][][]float64{}
+	for _, k := range order {
+		rows, v := table(groups[k])
+		if err := timesFollowOrder(rows); err != nil {
+			return nil, fmt.Errorf("nyrkio-json %s: %v", k, err)
+		}
+		tables[k], vals[k] = rows, v
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	groups, order := group(series)
 	var files []string
 	for _, k := range order {
 		g := groups[k]
-		rows, vals := table(g)
-		times := exportTimes(rows)
+		rows, vals := tables[k], vals[k]
 		var out []NyrkioResult
 		for i, p := range rows {
 			commit := p.Commit
 			if commit == "" {
 				commit = p.Build
 			}
-			res := NyrkioResult{Timestamp: times[i].Unix(), Attributes: map[string]string{"git_repo": "qpslab", "branch": g[0].Config, "git_commit": commit},
+			res := NyrkioResult{Timestamp: p.Time.Unix(), Attributes: map[string]string{"git_repo": "qpslab", "branch": g[0].Config, "git_commit": commit},
 				ExtraInfo: map[string]any{"build": p.Build, "version": p.Version, "threads": g[0].Threads, "host": g[0].Host, "runs": p.N}}
 			for j, s := range g {
 				if math.IsNaN(vals[i][j]) {

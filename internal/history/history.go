@@ -1,9 +1,11 @@
 // Package history owns benchmark history as series: one per test, metric,
 // host, config and thread count, its points ordered by build version in
 // natural order (10.2.44 < 10.11.7 < 11.4.1), or by time when the builds
-// carry no version (a nightly build, commits). It makes series from stored
-// runs, and reads and writes them in Apache Otava's CSV layout and Nyrkiö's
-// JSON upload shape. It holds data only; detection is analysis's.
+// carry no version (a nightly build, commits), or, when they carry neither,
+// by build name in natural order (ma9 < ma10), never in the store's order.
+// It makes series from stored runs, and reads and writes them in Apache
+// Otava's CSV layout and Nyrkiö's JSON upload shape. It holds data only;
+// detection is analysis's.
 package history
 
 import (
@@ -42,7 +44,7 @@ type Series struct {
 	// test has series under other conditions too, so names show them.
 	Conditions string  `json:"conditions,omitempty"`
 	Mixed      bool    `json:"-"`
-	Order      string  `json:"order"` // version or time
+	Order      string  `json:"order"` // OrderVersion, OrderTime, OrderName, OrderVersionName or OrderFile
 	Points     []Point `json:"points"`
 }
 
@@ -74,9 +76,11 @@ type seriesKey struct {
 }
 
 // FromRuns makes a series of metric m for every suite, test, host, config
-// and thread count in runs (ok runs only). Points are ordered by version
-// when every run names one and there are two builds or more, one point per
-// build (the median of its runs); otherwise one point per run, by time.
+// and thread count in runs (ok runs only). With two builds or more, a point
+// is a build (the median of its runs), in version order when every run
+// names one; when some do not, a point is a run in time order if every run
+// has a time, else still a build, the builds without a version after the
+// others by name (see points). One build's runs are points in time order.
 func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string) []Series {
 	groups := map[seriesKey][]result.Run{}
 	var keys []seriesKey
@@ -134,20 +138,49 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 	return out
 }
 
+// The orders of a series' points (Series.Order).
+const (
+	// OrderVersion: a point per build, in natural version order.
+	OrderVersion = "version"
+	// OrderTime: a point per run, in time order.
+	OrderTime = "time"
+	// OrderName: a point per build, in natural name order (ma9 < ma10),
+	// as no build has a version and some run has no time.
+	OrderName = "name"
+	// OrderVersionName: a point per build, the builds with a version in
+	// version order, then those without one in natural name order.
+	OrderVersionName = "version, then name"
+	// OrderFile: the rows of a history file, in the file's order.
+	OrderFile = "file"
+)
+
+// ByName says whether a series' order is by build name, in whole or in part.
+func (s Series) ByName() bool { return s.Order == OrderName || s.Order == OrderVersionName }
+
+// points orders a series' runs. With two builds or more: when every run
+// names a version, a point per build in version order; else, when every
+// run has a time, a point per run in time order; else a point per build,
+// the versioned builds first in version order and the rest after them by
+// name, so that the order is never the store's. One build's runs are
+// points in time order.
 func points(runs []result.Run, m result.Metric) ([]Point, string) {
 	builds := map[string][]result.Run{}
-	versioned := true
+	versioned, timed := true, true
 	for _, r := range runs {
 		builds[r.Build] = append(builds[r.Build], r)
 		if r.Version == "" {
 			versioned = false
 		}
+		if r.Started.IsZero() {
+			timed = false
+		}
 	}
-	if versioned && len(builds) >= 2 {
+	if len(builds) >= 2 && (versioned || !timed) {
 		var pts []Point
+		some := false // a build with a version
 		for b, rs := range builds {
 			vals := make([]float64, 0, len(rs))
-			p := Point{Build: b, Version: rs[0].Version, N: len(rs)}
+			p := Point{Build: b, N: len(rs)}
 			for _, r := range rs {
 				v, _ := m.Of(r)
 				vals = append(vals, v)
@@ -157,18 +190,23 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 				if c := r.Params["commit"]; c != "" {
 					p.Commit = c
 				}
+				if r.Version != "" {
+					p.Version = r.Version
+				}
 			}
+			some = some || p.Version != ""
 			sort.Float64s(vals)
 			p.Value = Median(vals)
 			pts = append(pts, p)
 		}
-		sort.Slice(pts, func(i, j int) bool {
-			if c := CompareVersions(pts[i].Version, pts[j].Version); c != 0 {
-				return c < 0
-			}
-			return pts[i].Build < pts[j].Build
-		})
-		return pts, "version"
+		sort.Slice(pts, func(i, j int) bool { return CompareBuilds(pts[i], pts[j]) < 0 })
+		switch {
+		case versioned:
+			return pts, OrderVersion
+		case some:
+			return pts, OrderVersionName
+		}
+		return pts, OrderName
 	}
 	sorted := append([]result.Run{}, runs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Started.Before(sorted[j].Started) })
@@ -177,7 +215,26 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 		v, _ := m.Of(r)
 		pts = append(pts, Point{Time: r.Started, Build: r.Build, Version: r.Version, Commit: r.Params["commit"], Value: v, N: 1})
 	}
-	return pts, "time"
+	return pts, OrderTime
+}
+
+// CompareBuilds orders the points of builds: those with a version first,
+// in natural version order, then those without one; ties (and builds
+// without a version) in natural name order (ma9 < ma10), then as text.
+func CompareBuilds(a, b Point) int {
+	switch {
+	case a.Version != "" && b.Version == "":
+		return -1
+	case a.Version == "" && b.Version != "":
+		return 1
+	}
+	if c := CompareVersions(a.Version, b.Version); c != 0 {
+		return c
+	}
+	if c := CompareVersions(a.Build, b.Build); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Build, b.Build)
 }
 
 // Median of sorted values: the middle one, or the mean of the two middle

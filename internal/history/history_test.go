@@ -65,40 +65,64 @@ func TestFromRuns(t *testing.T) {
 }
 
 // Export and read back: Otava CSV and Nyrkiö JSON keep the values, order,
-// commits and directions.
+// commits and directions. The times written are the runs' own: where they
+// fall as the versions rise, the Otava CSV keeps the version order in its
+// rows (Otava reads rows in file order), and Nyrkiö, which orders by time,
+// is refused in one line that names the builds and the fix.
 func TestFormatsRoundTrip(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var runs []result.Run
-	for i, v := range []string{"10.2.44", "10.11.7", "11.4.1", "11.8.2"} {
-		r := run("ma"+v, v, "update-index_range=100", 1, float64(100+i), t0.Add(time.Duration(3-i)*time.Hour)) // times fall as versions rise
-		r.Params = map[string]string{"commit": "c" + v}
-		runs = append(runs, r)
+	mk := func(rising bool) []Series {
+		var runs []result.Run
+		for i, v := range []string{"10.2.44", "10.11.7", "11.4.1", "11.8.2"} {
+			at := t0.Add(time.Duration(3-i) * time.Hour) // times fall as versions rise
+			if rising {
+				at = t0.Add(time.Duration(i) * time.Hour)
+			}
+			r := run("ma"+v, v, "update-index_range=100", 1, float64(100+i), at)
+			r.Params = map[string]string{"commit": "c" + v}
+			runs = append(runs, r)
+		}
+		qps, _ := result.MetricNamed("qps")
+		p99, _ := result.MetricNamed("p99")
+		return append(FromRuns(runs, qps, func(result.Run) string { return "h1" }), FromRuns(runs, p99, func(result.Run) string { return "h1" })...)
 	}
-	qps, _ := result.MetricNamed("qps")
-	p99, _ := result.MetricNamed("p99")
-	series := append(FromRuns(runs, qps, func(result.Run) string { return "h1" }), FromRuns(runs, p99, func(result.Run) string { return "h1" })...)
-	dir := t.TempDir()
-	files, err := WriteOtavaCSV(dir, series)
-	if err != nil || len(files) != 2 {
-		t.Fatalf("%v %v", files, err)
-	}
-	back, err := Read(files[0], "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	check := func(what string, back []Series) {
+	check := func(what string, series, back []Series) {
 		t.Helper()
 		if len(back) != 2 || back[0].Metric != "qps" || !back[0].HigherIsBetter || back[1].HigherIsBetter || len(back[0].Points) != 4 {
 			t.Fatalf("%s: %+v", what, back)
 		}
 		for i, p := range back[0].Points {
-			if p.Value != float64(100+i) || p.Commit != series[0].Points[i].Commit {
-				t.Errorf("%s: point %d is %+v", what, i, p)
+			if p.Value != float64(100+i) || p.Commit != series[0].Points[i].Commit || !p.Time.Equal(series[0].Points[i].Time) {
+				t.Errorf("%s: point %d is %+v, want %+v", what, i, p, series[0].Points[i])
 			}
 		}
 	}
-	check("otava csv", back)
-	jf, err := WriteNyrkioJSON(dir, series)
+	series := mk(false)
+	dir := t.TempDir()
+	files, err := WriteOtavaCSV(dir, series)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("%v %v", files, err)
+	}
+	b, _ := os.ReadFile(files[0])
+	if lines := strings.Split(string(b), "\n"); len(lines) < 2 || !strings.HasPrefix(lines[1], "2026-01-01 03:00:00 +0000,ma10.2.44,10.2.44,c10.2.44,100,") {
+		t.Errorf("the first row is not 10.2.44 at its own time:\n%s", b)
+	}
+	back, err := Read(files[0], "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("otava csv", series, back)
+	nd := filepath.Join(t.TempDir(), "nyrkio")
+	jf, err := WriteNyrkioJSON(nd, series)
+	if err == nil || !strings.Contains(err.Error(), "build ma10.11.7 10.11.7 ran before ma10.2.44 10.2.44") || !strings.Contains(err.Error(), "export otava-csv") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("nyrkio-json of falling times: %v %v", jf, err)
+	}
+	if _, err := os.Stat(nd); !os.IsNotExist(err) {
+		t.Errorf("a refused export made %s", nd)
+	}
+
+	series = mk(true)
+	jf, err = WriteNyrkioJSON(dir, series)
 	if err != nil || len(jf) != 1 {
 		t.Fatalf("%v %v", jf, err)
 	}
@@ -106,7 +130,67 @@ func TestFormatsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("nyrkio json", back)
+	check("nyrkio json", series, back)
+}
+
+// Builds without a version and without a time are points in natural name
+// order, whatever order the runs came in (never the store's); with some
+// versioned, those come first in version order. Without versions but with
+// times, a point is a run in time order, as before.
+func TestFromRunsWithoutVersions(t *testing.T) {
+	qps, _ := result.MetricNamed("qps")
+	order := func(s Series) string {
+		var b []string
+		for _, p := range s.Points {
+			b = append(b, p.Build)
+		}
+		return strings.Join(b, " ")
+	}
+	var zero time.Time
+	runs := []result.Run{
+		run("ma10_rel", "", "update-index_range=100", 1, 20, zero),
+		run("ma100244_rel", "", "update-index_range=100", 1, 30, zero),
+		run("ma9_rel", "", "update-index_range=100", 1, 10, zero),
+		run("ma10_rel", "", "update-index_range=100", 1, 22, zero),
+		run("ma11_rel", "", "update-index_range=100", 1, 25, zero),
+	}
+	s := FromRuns(runs, qps, func(result.Run) string { return "" })
+	if len(s) != 1 || s[0].Order != OrderName || !s[0].ByName() || order(s[0]) != "ma9_rel ma10_rel ma11_rel ma100244_rel" || s[0].Points[1].Value != 21 || s[0].Points[1].N != 2 {
+		t.Errorf("by name: %+v", s)
+	}
+	// Versioned builds first, in version order; the rest after them by name.
+	runs[1].Version, runs[4].Version = "10.2.44", "10.11.7"
+	s = FromRuns(runs, qps, func(result.Run) string { return "" })
+	if s[0].Order != OrderVersionName || !s[0].ByName() || order(s[0]) != "ma100244_rel ma11_rel ma9_rel ma10_rel" {
+		t.Errorf("versions, then names: %s %q", s[0].Order, order(s[0]))
+	}
+	// Exported, the rows keep that order and have no time: none is made up.
+	files, err := WriteOtavaCSV(t.TempDir(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(files[0])
+	want := "time,build,version,commit,qps\n,ma100244_rel,10.2.44,,30\n,ma11_rel,10.11.7,,25\n,ma9_rel,,,10\n,ma10_rel,,,21\n"
+	if string(b) != want {
+		t.Errorf("otava csv:\n%s\nwant\n%s", b, want)
+	}
+	back, err := Read(files[0], "", nil)
+	if err != nil || len(back) != 1 || order(back[0]) != order(s[0]) || back[0].Order != OrderFile || !back[0].Points[0].Time.IsZero() {
+		t.Errorf("read back: %+v %v", back, err)
+	}
+	if _, err := WriteNyrkioJSON(t.TempDir(), s); err == nil || !strings.Contains(err.Error(), "build ma100244_rel 10.2.44 has none (imported without --time)") {
+		t.Errorf("nyrkio-json without times: %v", err)
+	}
+	// Every run timed: a point per run, in time order.
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range runs {
+		runs[i].Version = ""
+		runs[i].Started = t0.Add(time.Duration(len(runs)-i) * time.Minute)
+	}
+	s = FromRuns(runs, qps, func(result.Run) string { return "" })
+	if s[0].Order != OrderTime || s[0].ByName() || order(s[0]) != "ma11_rel ma10_rel ma9_rel ma100244_rel ma10_rel" {
+		t.Errorf("by time: %s %q", s[0].Order, order(s[0]))
+	}
 }
 
 // Otava's and Nyrkiö's public TigerBeetle series reads as one metric.

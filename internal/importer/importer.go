@@ -13,26 +13,96 @@
 // following what sysbench's report code and run.sh/an.sh print.
 //
 // What an import cannot know is left zero: Started and Ended (sysbench prints
-// no wall-clock times), Seed, Host, histograms, rows, and everything in HW
-// that an.sh does not compute.
+// no wall-clock times) unless the Source gives a time, Seed, Host,
+// histograms, rows, and everything in HW that an.sh does not compute. The
+// build's version and flavor come from the Source, or else from the
+// reference's build-name convention (ReferenceVersion).
 package importer
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/version"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
 
-// Source is where imported results go: a build name and a config name (as
-// `qpslab` labels results build.config).
+// Source is where imported results go, a build name and a config name (as
+// `qpslab` labels results build.config), and what is known of the build.
 type Source struct {
 	Build, Config string
+	// Flavor and Version are the build's (mariadb, 10.6.17). With no
+	// Version, Resolve reads both from the build's name when it follows
+	// the reference's convention.
+	Flavor, Version string
+	// Commit is the build's source commit, when known (Params["commit"]).
+	Commit string
+	// Time is when the results were measured (each run's Started); zero
+	// when unknown, as sysbench and the reference's files do not say.
+	Time time.Time
+}
+
+// Resolve fills Flavor and Version from the build's name when no version
+// was given (ReferenceVersion), and Flavor alone when a version was given
+// but no flavor. ok says whether the build has a version now.
+func (s Source) Resolve() (_ Source, ok bool) {
+	flavor, ver, named := ReferenceVersion(s.Build)
+	if s.Version == "" && named {
+		s.Version = ver
+	}
+	if s.Flavor == "" && named {
+		s.Flavor = flavor
+	}
+	return s, s.Version != ""
+}
+
+// refBuild is the reference harness's build name: a flavor prefix, the
+// version's digits packed, then anything after an underscore
+// (ma100244_rel_withdbg, my8036_rel_o2nofp, pg1222_o2nofp, fbmy5635_202203072101).
+var refBuild = regexp.MustCompile(`^(ma|my|fbmy|pg)([0-9]+)(?:_.*)?$`)
+
+// ReferenceVersion reads the flavor and version of a build named the
+// reference harness's way (mdcallag/mytools): "ma" is MariaDB, "my" MySQL,
+// "fbmy" Facebook's MySQL, "pg" PostgreSQL; MySQL-family versions pack a
+// two-digit patch after the major and minor, the minor taking two digits
+// after a two-digit major (ma100244 is 10.2.44, ma110401 11.4.1) and one
+// after a one-digit major (my8036 is 8.0.36, my5651 5.6.51, my9500 9.5.0);
+// PostgreSQL's, from 10 on, are a two-digit major and the minor (pg1222 is
+// 12.22, pg178 17.8). ok is false for any other name. No library knows
+// this convention: it is the reference's own, read from its result folders.
+func ReferenceVersion(name string) (flavor, version string, ok bool) {
+	m := refBuild.FindStringSubmatch(name)
+	if m == nil || m[2][0] == '0' {
+		return "", "", false
+	}
+	d := m[2]
+	num := func(s string) string { n, _ := strconv.Atoi(s); return strconv.Itoa(n) }
+	switch m[1] {
+	case "pg":
+		major, _ := strconv.Atoi(d[:min(2, len(d))])
+		if (len(d) != 3 && len(d) != 4) || major < 10 || major > 39 {
+			return "", "", false
+		}
+		return string(build.Postgres), d[:2] + "." + num(d[2:]), true
+	case "ma":
+		flavor = string(build.MariaDB)
+	default:
+		flavor = string(build.MySQL)
+	}
+	switch len(d) {
+	case 6:
+		return flavor, num(d[:2]) + "." + num(d[2:4]) + "." + num(d[4:]), true
+	case 4:
+		return flavor, d[:1] + "." + d[1:2] + "." + num(d[2:]), true
+	}
+	return "", "", false
 }
 
 // fileError is an import error in one file: `import <kind> <file>:<line>:
@@ -61,16 +131,24 @@ func lookup(label string) (sysbench.Test, error) { return sysbench.Lookup(label)
 // the test (its groups, role and place in the order, sysbench.Stamp) and
 // where the numbers came from.
 func newRun(t sysbench.Test, src Source, source, file string) result.Run {
+	src, _ = src.Resolve()
 	r := result.Run{
 		SchemaVersion: result.SchemaVersion,
 		QpslabVersion: version.Version, // the importing qpslab; Params["source"] says where the numbers came from
 		Test:          t.Label(),
 		Build:         src.Build,
+		Flavor:        src.Flavor,
+		Version:       src.Version,
 		Config:        src.Config,
 		Loop:          "closed",
 		Status:        result.OK,
 		Params:        map[string]string{"source": source, "file": file},
-		// Started and Ended stay zero: sysbench prints no wall-clock times.
+		// Started is the time given, if any; Ended stays zero: sysbench
+		// prints no wall-clock times.
+		Started: src.Time,
+	}
+	if src.Commit != "" {
+		r.Params["commit"] = src.Commit
 	}
 	sysbench.Stamp(&r) // t came from Lookup: it is the suite's
 	return r

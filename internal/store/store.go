@@ -317,8 +317,8 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 		}
 		hostID = h
 	}
-	if _, err := x.ExecContext(ctx, s.q(`INSERT INTO builds (name, flavor, version) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`), r.Build, r.Flavor, r.Version); err != nil {
-		return fmt.Errorf("store build: %w", err)
+	if err := s.insertBuild(ctx, x, r); err != nil {
+		return err
 	}
 	cfgName := result.ConfigName(r.Config)
 	var content any
@@ -357,6 +357,19 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 		r.Step, r.Role, string(groups))
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
+	}
+	return nil
+}
+
+// insertBuild records a run's build: a new build with the run's flavor and
+// version, and a build stored without a version (imported before its version
+// was known) takes the run's. A version once recorded is kept.
+func (s *Store) insertBuild(ctx context.Context, x execer, r result.Run) error {
+	_, err := x.ExecContext(ctx, s.q(`INSERT INTO builds (name, flavor, version) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET flavor = excluded.flavor, version = excluded.version WHERE builds.version = '' AND excluded.version <> ''`),
+		r.Build, r.Flavor, r.Version)
+	if err != nil {
+		return fmt.Errorf("store build: %w", err)
 	}
 	return nil
 }
@@ -528,6 +541,8 @@ func (w *Writer) finish(ctx context.Context, r result.Run) error {
 // is already stored (the same build, config, test, threads, seed, start and
 // figure: an import repeated, or a results file of runs qpslab stored as
 // they ran) is skipped, so that no value counts twice; skipped says how many.
+// A skipped run still gives its build a version the store lacked (results
+// imported again once their version is known).
 func (s *Store) Import(ctx context.Context, runs []result.Run, m Meta) (skipped int, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -543,6 +558,9 @@ func (s *Store) Import(ctx context.Context, runs []result.Run, m Meta) (skipped 
 		}
 		if n > 0 {
 			skipped++
+			if err := s.insertBuild(ctx, tx, r); err != nil {
+				return 0, err
+			}
 			continue
 		}
 		id := newID()

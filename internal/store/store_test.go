@@ -198,6 +198,35 @@ func TestImportAllOrNothing(t *testing.T) {
 	}
 }
 
+// A build imported without a version takes one when its results are
+// imported again with it (the runs themselves are skipped); a version once
+// recorded is kept.
+func TestImportFillsVersion(t *testing.T) {
+	s := open(t, "")
+	r := finished(meta("update-inlist_range=100", 1), result.OK, 3966, 0)
+	r.Build, r.Flavor, r.Version, r.Host, r.Started = "ma100244_rel", "", "", nil, time.Time{}
+	if _, err := s.Import(ctx, []result.Run{r}, Meta{Source: "mytools"}); err != nil {
+		t.Fatal(err)
+	}
+	if rs := runsOf(t, s, Filter{Build: r.Build}); len(rs) != 1 || rs[0].Version != "" {
+		t.Fatalf("imported without a version: %+v", rs)
+	}
+	r.Flavor, r.Version = "mariadb", "10.2.44"
+	if skipped, err := s.Import(ctx, []result.Run{r}, Meta{Source: "mytools"}); err != nil || skipped != 1 {
+		t.Fatalf("again: %d skipped, %v", skipped, err)
+	}
+	if rs := runsOf(t, s, Filter{Build: r.Build}); len(rs) != 1 || rs[0].Version != "10.2.44" || rs[0].Flavor != "mariadb" {
+		t.Errorf("imported again with its version: %+v", rs)
+	}
+	r.Version = "10.2.45"
+	if _, err := s.Import(ctx, []result.Run{r}, Meta{Source: "mytools"}); err != nil {
+		t.Fatal(err)
+	}
+	if rs := runsOf(t, s, Filter{Build: r.Build}); len(rs) != 1 || rs[0].Version != "10.2.44" {
+		t.Errorf("a recorded version changed: %+v", rs)
+	}
+}
+
 // Two qpslab processes writing one new store at once both succeed.
 func TestConcurrentWriters(t *testing.T) {
 	if os.Getenv("QPSLAB_STORE_WRITER") != "" {
