@@ -93,7 +93,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			if err := home.Ensure(h.Results()); err != nil {
 				return err
 			}
-			if err := runPlan(cmd, h, p, outFile, verbose); err != nil {
+			if _, err := runPlan(cmd, h, p, outFile, verbose); err != nil {
 				return err
 			}
 

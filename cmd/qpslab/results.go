@@ -19,6 +19,7 @@ import (
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
 )
 
 // storeDSN is the --store flag (all commands).
@@ -175,6 +176,9 @@ significant (p ≥ 0.05), as benchstat does.
 				return err
 			}
 			if err := report.Compare(cmd.OutOrStdout(), cmp, format, report.IsTTY(cmd.OutOrStdout())); err != nil {
+				return err
+			}
+			if err := stepTables(cmd, sets, cmp.Suite, format); err != nil {
 				return err
 			}
 			if html != "" {
@@ -427,4 +431,47 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 			"its results come after the versioned builds' in history, in name order; import again with --version to place them\n", runs[0].Build)
 	}
 	return nil
+}
+
+// stepTables prints, for a suite whose default layout runs in steps (the
+// Insert Benchmark), the reference's step tables after the comparison:
+// throughput (and relative to the base), the background insert rate of the
+// read+write steps against their target, and the response-time buckets.
+func stepTables(cmd *cobra.Command, sets []analysis.Set, suiteName, format string) error {
+	s, err := suite.Get(suiteName)
+	if err != nil || len(s.Layouts()) == 0 || !s.Layouts()[0].Steps {
+		return nil
+	}
+	w := cmd.OutOrStdout()
+	var tables []analysis.StepTable
+	var titles []string
+	var relative []bool
+	for _, x := range []struct {
+		metric, title string
+		rel, targets  bool
+	}{
+		{"qps", "Throughput: rows/s for the load steps (indexed rows/s for l.x), queries/s for the read+write steps; * the column's best among steps that met their SLA, ! missed it", true, false},
+		{"ips", "Background insert rate (rows/s) in the read+write steps; ! below 95 % of the target", false, true},
+	} {
+		m, err := result.MetricNamed(x.metric)
+		if err != nil {
+			return err
+		}
+		ts, err := analysis.Steps(sets, m, x.targets)
+		if err != nil {
+			continue // no run has it: nothing to print
+		}
+		for _, t := range ts {
+			tables, titles, relative = append(tables, t), append(titles, x.title), append(relative, x.rel)
+		}
+	}
+	fmt.Fprintln(w)
+	if err := report.StepTables(w, tables, titles, relative, format, report.IsTTY(w)); err != nil {
+		return err
+	}
+	bt, err := analysis.Buckets(sets)
+	if err != nil {
+		return err
+	}
+	return report.BucketTables(w, bt, format)
 }

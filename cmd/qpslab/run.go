@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
@@ -92,7 +93,7 @@ func (v *paramValue) Set(s string) error { v.s = s; return nil }
 func (v *paramValue) Type() string       { return v.kind }
 
 func newSuiteRunCmd(s suite.Suite) *cobra.Command {
-	var out string
+	var out, html string
 	var listTests, verbose bool
 	long := s.Summary() + "."
 	if h, ok := s.(suite.Helper); ok {
@@ -108,6 +109,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	c.Flags().StringVar(&out, "out", "", "results file (default <home>/results/"+s.Name()+"-TIME.json)")
 	c.Flags().BoolVar(&listTests, "list-tests", false, "print the tests the run would execute, their seconds and the plan's total time, and exit")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")
+	c.Flags().StringVar(&html, "html", "", "also write the HTML report of this run's labels (the first build × config the base) to this file")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		h, err := resolveHome()
 		if err != nil {
@@ -135,26 +137,88 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 		if err := home.Ensure(filepath.Dir(out)); err != nil {
 			return err
 		}
-		return runPlan(cmd, h, p, out, verbose)
+		if html != "" {
+			if err := home.Ensure(filepath.Dir(html)); err != nil {
+				return err
+			}
+		}
+		runs, err := runPlan(cmd, h, p, out, verbose)
+		if rerr := runReport(cmd, h, p, runs, html); rerr != nil && err == nil {
+			err = rerr
+		}
+		return err
 	}
 	return c
 }
 
+// runReport prints, for a suite run in steps, the reference's step tables
+// and the hardware cost per step of this run's labels (the first build ×
+// config the base), and writes the HTML report of them when html is set:
+// what the run's table does not show.
+func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string) error {
+	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
+	if (!steps && html == "") || len(runs) == 0 {
+		return nil
+	}
+	var sets []analysis.Set
+	at := map[string]int{}
+	for _, r := range runs {
+		l := r.Build + "." + result.ConfigName(r.Config)
+		i, ok := at[l]
+		if !ok {
+			i = len(sets)
+			at[l] = i
+			sets = append(sets, analysis.Set{Label: l})
+		}
+		sets[i].Runs = append(sets[i].Runs, r)
+	}
+	labels := make([]string, len(sets))
+	for i, s := range sets {
+		labels[i] = s.Label
+	}
+	w := cmd.OutOrStdout()
+	if steps {
+		if err := stepTables(cmd, sets, p.Suite.Name(), "text"); err != nil {
+			return err
+		}
+		if tables, err := analysis.Metrics(sets, ""); err == nil {
+			fmt.Fprintln(w, "Hardware cost per operation, per step (qpslab metrics "+strings.Join(labels, " ")+")")
+			fmt.Fprintln(w)
+			if err := report.Metrics(w, tables, "text"); err != nil {
+				return err
+			}
+		}
+	}
+	if html == "" {
+		return nil
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		return fmt.Errorf("the HTML report: %w", err)
+	}
+	st, err := openStore(cmd, h)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return writeHTML(cmd, st, sets, cmp, html)
+}
+
 // runPlan runs p, keeping every run in the store and in out, with a
 // progress bar (or, verbose, every line), then prints the results' table.
-func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose bool) error {
+func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose bool) ([]result.Run, error) {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	hc, err := host.Inspect(host.Real)
 	if err != nil {
-		return fmt.Errorf("record the host fingerprint: %w", err)
+		return nil, fmt.Errorf("record the host fingerprint: %w", err)
 	}
 	if p.Host, err = json.Marshal(hc); err != nil {
-		return err
+		return nil, err
 	}
 	report.HostRisks(stderr, hc.Risks)
 	st, err := openStore(cmd, h)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer st.Close()
 	contents := map[string][]byte{}
@@ -206,7 +270,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	if s := sink.Summary(); s != "" {
 		fmt.Fprintln(stderr, s)
 	}
-	return err
+	return runs, err
 }
 
 // doneCtx gives a recorder.Run the command's context at Done.

@@ -63,6 +63,11 @@ type Summary struct {
 	Lo     float64   `json:"lo"`     // its confidence interval (benchmath, assuming nothing)
 	Hi     float64   `json:"hi"`
 	Values []float64 `json:"values"`
+	// Missed is how many of the runs failed a goal they were judged by
+	// (the Insert Benchmark's insert SLA), named in MissedWhat: their
+	// values are shown, and marked.
+	Missed     int    `json:"missed,omitempty"`
+	MissedWhat string `json:"missed_what,omitempty"`
 }
 
 // Cell is an other label's result beside the base's.
@@ -190,6 +195,17 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	}
 	c.Layout = layout.name
 	bv, units, info := values(base.Runs, layout.name)
+	missed := func(s Set, k key, sum Summary) Summary {
+		for _, r := range s.Runs {
+			if r.Comparable() && r.Test == k.test && r.Threads == k.threads && r.Conditions() == k.cond {
+				if m, what := missedGoal([]result.Run{r}); m {
+					sum.Missed++
+					sum.MissedWhat = what
+				}
+			}
+		}
+		return sum
+	}
 	if len(bv) == 0 {
 		return nil, fmt.Errorf("no comparable results for %s (every run failed, or is a warm-up): see qpslab labels", base.Label)
 	}
@@ -243,7 +259,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	}
 	for _, k := range keys {
 		pl := info[k]
-		row := Row{Test: k.test, Threads: k.threads, Conditions: k.cond, Group: pl.group, Unit: units[k], Base: summarize(bv[k], o.Confidence)}
+		row := Row{Test: k.test, Threads: k.threads, Conditions: k.cond, Group: pl.group, Unit: units[k], Base: missed(base, k, summarize(bv[k], o.Confidence))}
 		if row.Base.N > 1 {
 			c.Repeats = true
 		}
@@ -253,7 +269,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 				row.Others = append(row.Others, Cell{Missing: true, Rel: math.NaN()})
 				continue
 			}
-			cell := Cell{Summary: summarize(v, o.Confidence)}
+			cell := Cell{Summary: missed(others[i], k, summarize(v, o.Confidence))}
 			if cell.N > 1 {
 				c.Repeats = true
 			}

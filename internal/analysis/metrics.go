@@ -18,7 +18,21 @@ var (
 	HonestNames  = names(result.MetricsOf(result.ClassCPU))
 	hwMetrics    = result.MetricsOf(result.ClassHW)
 	honestMetric = result.MetricsOf(result.ClassCPU)
+	// InsertNames are the hardware figures per inserted row of runs that
+	// insert beside other work (the Insert Benchmark's cpu/i … wKB/i).
+	InsertNames   = names(insertMetrics)
+	insertMetrics = classOf(result.InsertCatalog, result.ClassHW)
 )
+
+func classOf(ms []result.Metric, class string) []result.Metric {
+	var out []result.Metric
+	for _, m := range ms {
+		if m.Class == class {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 func names(ms []result.Metric) []string {
 	out := make([]string, len(ms))
@@ -35,6 +49,9 @@ type MetricRow struct {
 	N      int       `json:"n"`      // results with hardware metrics
 	Abs    []float64 `json:"abs"`    // MetricNames
 	Honest []float64 `json:"honest"` // HonestNames
+	// Insert are InsertNames, for runs that insert beside other work;
+	// empty for others.
+	Insert []float64 `json:"insert,omitempty"`
 	Op     string    `json:"op"`
 }
 
@@ -108,6 +125,16 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			}
 			for _, m := range honestMetric {
 				row.Honest = append(row.Honest, medianOf(runs, m))
+			}
+			var ins []float64
+			have := false
+			for _, m := range insertMetrics {
+				v := medianOf(runs, m)
+				ins = append(ins, v)
+				have = have || !math.IsNaN(v)
+			}
+			if have {
+				row.Insert = ins
 			}
 			t.Rows = append(t.Rows, row)
 		}

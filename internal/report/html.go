@@ -95,6 +95,7 @@ type htmlStatsRow struct {
 type htmlTimeline struct {
 	Title     string
 	Rate, P99 template.HTML
+	Rows      template.HTML // rows written per second, beside another headline (the Insert Benchmark's inserts)
 }
 
 type htmlMetric struct {
@@ -352,11 +353,14 @@ func htmlRelCharts(c *analysis.Comparison, colour map[string]string) []template.
 func htmlTimelineCharts(t Timeline, colour map[string]string) htmlTimeline {
 	name := fmt.Sprintf("%s:%d", t.Test, t.Threads)
 	v := htmlTimeline{Title: fmt.Sprintf("%s, %d thread(s)", t.Test, t.Threads)}
-	var rate, p99 []svgLine
+	var rate, p99, rows []svgLine
 	unit := ""
 	for _, s := range t.Series {
 		rate = append(rate, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.Rate})
 		p99 = append(p99, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.P99Ms})
+		if s.Rows != nil {
+			rows = append(rows, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.Rows})
+		}
 		if unit == "" {
 			unit = s.Unit
 		}
@@ -366,6 +370,9 @@ func htmlTimelineCharts(t Timeline, colour map[string]string) htmlTimeline {
 	}
 	v.Rate = svgLineChart("rate:"+name, v.Title+": throughput per second", unit, rate)
 	v.P99 = svgLineChart("p99:"+name, v.Title+": p99 response time per second", "p99 ms", p99)
+	if len(rows) > 0 {
+		v.Rows = svgLineChart("rows:"+name, v.Title+": rows inserted per second", "rows/s", rows)
+	}
 	return v
 }
 
@@ -810,6 +817,7 @@ pre .hdr { font-weight: 600; }
 {{range .}}<h3>{{.Title}}</h3>
 {{if .Rate}}{{.Rate}}{{else}}<p class="note">No throughput samples.</p>{{end}}
 {{if .P99}}{{.P99}}{{else}}<p class="note">No p99 samples.</p>{{end}}
+{{if .Rows}}{{.Rows}}{{end}}
 {{end}}
 {{- end}}
 {{with .Metrics}}

@@ -43,6 +43,10 @@ type Series struct {
 	Unit  string
 	Rate  []float64
 	P99Ms []float64
+	// Rows are the rows written per second of a run whose events are of
+	// several kinds and whose headline counts something else (the Insert
+	// Benchmark's inserts beside its queries); nil otherwise.
+	Rows []float64
 }
 
 // Host is one host fingerprint (qpslab host check's JSON) and the labels
@@ -128,6 +132,17 @@ func seriesOf(label string, r result.Run) Series {
 		}
 		s.Rate[smp.Second] = smp.Count(r.Totals.Series)
 		s.P99Ms[smp.Second] = smp.Response.P99 / 1000
+	}
+	if len(r.Totals.Ops) > 0 && r.Totals.Series != result.SeriesRows && r.Totals.Rows > 0 {
+		s.Rows = make([]float64, n)
+		for i := range s.Rows {
+			s.Rows[i] = math.NaN()
+		}
+		for _, smp := range r.Samples {
+			if smp.Second >= 0 && smp.Second < n {
+				s.Rows[smp.Second] = float64(smp.Rows)
+			}
+		}
 	}
 	return s
 }

@@ -90,7 +90,34 @@ func absCell(s analysis.Summary) string {
 			v += fmt.Sprintf(" ±%.0f%%", pct)
 		}
 	}
+	if s.Missed > 0 {
+		v += missedMark
+	}
 	return v
+}
+
+// missedMark follows a value whose run missed a goal it was judged by
+// (the Insert Benchmark's insert SLA): shown, and marked.
+const missedMark = " !"
+
+// missedLegend says what the mark means, when a comparison has one.
+func missedLegend(c *analysis.Comparison) string {
+	for _, r := range c.Rows {
+		for _, s := range append([]analysis.Summary{r.Base}, cellSummaries(r.Others)...) {
+			if s.Missed > 0 {
+				return fmt.Sprintf("!: a run of the step missed its %s (see the run's verdict); its value is shown, not excluded", s.MissedWhat)
+			}
+		}
+	}
+	return ""
+}
+
+func cellSummaries(cs []analysis.Cell) []analysis.Summary {
+	out := make([]analysis.Summary, len(cs))
+	for i, c := range cs {
+		out[i] = c.Summary
+	}
+	return out
 }
 
 // versionOf is " (version)" of label i (0 the base), or "" when unknown or
@@ -150,7 +177,11 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 	if c.Repeats {
 		fmt.Fprintf(w, "with repeats: the median, ± its 95%% interval where %d or more repeats give one; \"~\" marks a change that is not significant (Mann-Whitney U, p ≥ %.2f)\n", c.IntervalN, c.Alpha)
 	}
-	fmt.Fprintf(w, "relative = col / base; ≤ %.2f is worse, ≥ %.2f better\n\n", analysis.Worse, analysis.Better)
+	fmt.Fprintf(w, "relative = col / base; ≤ %.2f is worse, ≥ %.2f better\n", analysis.Worse, analysis.Better)
+	if l := missedLegend(c); l != "" {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"TEST", "THR", "BASE"}
 	for i := range c.Others {
@@ -233,6 +264,9 @@ func groupText(w io.Writer, c *analysis.Comparison, colour bool) error {
 
 func compareMD(w io.Writer, c *analysis.Comparison) error {
 	fmt.Fprintf(w, "Base: `%s`. Relative = other / base (≤ %.2f worse, ≥ %.2f better).\n\n", c.Base, analysis.Worse, analysis.Better)
+	if l := missedLegend(c); l != "" {
+		fmt.Fprintf(w, "%s\n\n", l)
+	}
 	head := "| test | threads | " + c.Base + " |"
 	sep := "|---|---:|---:|"
 	for _, o := range c.Others {
@@ -539,6 +573,22 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 		}
 		fmt.Fprintf(w, "CPU µs per %s: the whole host, the server's processes, the client\n\n", op)
 		table(append(append([]string{}, analysis.HonestNames...), "dbms"), honest)
+		var ins [][]string
+		for _, r := range t.Rows {
+			if r.Insert == nil {
+				continue
+			}
+			var row []string
+			for i, v := range r.Insert {
+				row = append(row, absMetric(map[bool]int{true: 0, false: 1}[i == 0], v))
+			}
+			ins = append(ins, append(row, r.Label))
+		}
+		if len(ins) > 0 && op != "insert" {
+			fmt.Fprintln(w, "per inserted row (the reference's per-insert columns)")
+			fmt.Fprintln(w)
+			table(append(append([]string{}, analysis.InsertNames...), "dbms"), ins)
+		}
 	}
 	return nil
 }

@@ -63,6 +63,10 @@ type Layout struct {
 	Name   string   `json:"name"`   // as --groups names it: "5"
 	Title  string   `json:"title"`  // "the 2023-2024 five-group layout"
 	Groups []string `json:"groups"` // in report order
+	// Steps: the suite runs a few dependent steps, and compare also prints
+	// them as the reference's step tables (labels as rows, steps as
+	// columns, goals marked) and its response-time buckets.
+	Steps bool `json:"steps,omitempty"`
 }
 
 // Figure is one figure a suite reports: its name in the metric catalogue

@@ -94,7 +94,7 @@ const (
 )
 
 func (ibenchSuite) Layouts() []suite.Layout {
-	return []suite.Layout{{Name: "steps", Title: "the reference's load and read+write steps", Groups: []string{GroupLoad, GroupRW}}}
+	return []suite.Layout{{Name: "steps", Title: "the reference's load and read+write steps", Groups: []string{GroupLoad, GroupRW}, Steps: true}}
 }
 
 func (ibenchSuite) Figures() []suite.Figure {
