@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -284,5 +285,78 @@ func TestRunOpenLoopShowsStall(t *testing.T) {
 	}
 	if tot.Late == 0 {
 		t.Error("no event counted late")
+	}
+}
+
+// The Insert Benchmark end to end on two builds at a tiny size: every step
+// of both, the run's step tables (throughput with the best marked, relative
+// to the first build, the background insert rate against its target with a
+// step that cannot keep up marked), the response-time buckets, the hardware
+// per step, and the HTML report with the inserts' per-second chart.
+func TestRunIbench(t *testing.T) {
+	h := newHome(t)
+	testenv.Build(t, h, "mariadb-10.2.11")
+	out, html := filepath.Join(t.TempDir(), "r.json"), filepath.Join(t.TempDir(), "r.html")
+	// 200,000 rows/s per client for 0.2 s is 800 INSERTs of 50 rows in 0.2 s:
+	// no server here keeps up, so qr200000 misses its SLA.
+	r := qpslab(t, h, "run", "ibench", "--build", "mariadb-10.2.11,mariadb-system", "--mr1", "0.002", "--mr2", "0.001",
+		"--query-secs", "0.2", "--rates", "100,200000", "--wait-scale", "0", "--seed", "7", "--out", out, "--html", html)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]int{}
+	for _, run := range f.Runs {
+		steps[run.Test]++
+		if run.Status != result.OK || run.Suite != "ibench" {
+			t.Errorf("%s on %s: %s %s", run.Test, run.Build, run.Status, run.Error)
+		}
+		if strings.HasPrefix(run.Test, "q") && (len(run.Verdicts) != 1 || run.Verdicts[0].OK != (run.Test[2:] == "100")) {
+			t.Errorf("%s on %s: verdicts %+v", run.Test, run.Build, run.Verdicts)
+		}
+	}
+	for _, s := range []string{"l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr200000", "qp200000"} {
+		if steps[s] != 2 {
+			t.Errorf("%s ran %d time(s), want once per build", s, steps[s])
+		}
+	}
+	for _, want := range []string{
+		"Throughput: rows/s for the load steps",
+		"relative to mariadb-10.2.11.default",
+		"Background insert rate (rows/s) in the read+write steps",
+		"qr100, 1 client(s): query response time",
+		"Hardware cost per operation, per step",
+		"per inserted row",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the run's output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The insert-rate table marks the steps below their target.
+	var target, marked bool
+	for _, l := range strings.Split(r.stdout, "\n") {
+		target = target || strings.HasPrefix(l, "target ")
+		if strings.HasPrefix(l, "mariadb-system.default") && strings.Contains(l, "!") {
+			marked = true
+		}
+	}
+	if !target || !marked {
+		t.Errorf("no target row or no step marked below it:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	if !strings.Contains(page, "rows inserted per second") || !strings.Contains(page, "qr100, 1 thread(s)") {
+		t.Errorf("the HTML report lacks the inserts' per-second chart")
+	}
+	// compare marks the SLA misses in its own table too.
+	c := qpslab(t, h, "compare", "mariadb-10.2.11.default", "mariadb-system.default")
+	if c.code != 0 || !strings.Contains(c.stdout, "missed its insert SLA") {
+		t.Errorf("compare: exit %d, no SLA legend:\n%s%s", c.code, c.stdout, c.stderr)
 	}
 }

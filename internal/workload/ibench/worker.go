@@ -209,11 +209,11 @@ func (w *inserter) next(ctx context.Context) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	if w.i >= ph.statements() {
-		// A paced step lasts its schedule: the last statement's interval
-		// (or round's second) is part of it, so a server that keeps up
-		// averages the target rate, not a little more.
+		// A paced step lasts its schedule, rows / rate (with reference
+		// pacing, to the end of its last round's second): a server that
+		// keeps up averages the target rate, not a little more.
 		if ph.rate > 0 && w.i > 0 {
-			end := w.origin().Add(time.Duration(float64(w.i) / (ph.rate / float64(ph.perCommit)) * float64(time.Second)))
+			end := w.origin().Add(time.Duration(float64(ph.rows) / ph.rate * float64(time.Second)))
 			if ph.pacing == Reference {
 				end = w.lastRound.Add(time.Second)
 			}
