@@ -106,7 +106,10 @@ func (p *Plan) Items() []Item {
 				for i, st := range p.Steps.Steps {
 					for _, nt := range p.threadsOf(st) {
 						it := Item{Repeat: rep, Build: b, Config: c, Step: i, Test: st.Test, Threads: nt}
-						if st.Drive != nil {
+						switch {
+						case st.Drive != nil && st.Drive.UntilScheduled:
+							it.Seconds = st.Seconds // as planned, if the server keeps up; no warmup
+						case st.Drive != nil:
 							it.Seconds = st.Seconds + p.Warmup
 						}
 						out = append(out, it)

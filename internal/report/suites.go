@@ -119,7 +119,10 @@ func PlanTests(w io.Writer, p *plan.Plan) error {
 			threads = p.Threads
 		}
 		secs := "to its end"
-		if st.Drive != nil {
+		switch {
+		case st.Drive != nil && st.Drive.UntilScheduled && st.Seconds > 0:
+			secs = strconv.FormatFloat(st.Seconds.Seconds(), 'f', -1, 64) + " (paced)"
+		case st.Drive != nil && !st.Drive.UntilScheduled:
 			secs = strconv.FormatFloat(st.Seconds.Seconds(), 'f', -1, 64)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\n", st.Test, roleName(st.Role), ints(threads), secs, groupCells(layouts, st.Groups))
@@ -146,7 +149,7 @@ func PlanTests(w io.Writer, p *plan.Plan) error {
 	fmt.Fprintf(w, "\n%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s) × %d repeat(s)): %s of warmups and measured time",
 		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), max(p.Repeat, 1), total.Round(round))
 	if tasks > 0 {
-		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads)", tasks)
+		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads; paced steps too, if the server falls behind)", tasks)
 	}
 	fmt.Fprintln(w, ", server starts and postwrite waits")
 	return nil

@@ -179,7 +179,11 @@ var OpMetrics = []string{"KIND/s", "KIND.p50", "KIND.p95", "KIND.p99", "KIND.max
 // "insert.p99" (its response time).
 func OpMetric(name string) (Metric, bool) {
 	if kind, ok := strings.CutSuffix(name, "/s"); ok && validKind(kind) {
-		return Metric{Name: name, Unit: kind + "s/s", HigherIsBetter: true, Per: "s", Class: ClassFigure, Verb: "%.1f",
+		plural := kind + "s"
+		if strings.HasSuffix(kind, "y") {
+			plural = strings.TrimSuffix(kind, "y") + "ies" // queries
+		}
+		return Metric{Name: name, Unit: plural + "/s", HigherIsBetter: true, Per: "s", Class: ClassFigure, Verb: "%.1f",
 			Help: kind + " operations per second",
 			Of: func(r Run) (float64, bool) {
 				o, ok := r.Totals.Op(kind)

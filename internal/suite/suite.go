@@ -106,7 +106,8 @@ type Step struct {
 	// own connection count).
 	Threads []int
 	// Seconds is the measured time of a driven step; for a task, nothing
-	// (it runs to its end).
+	// (it runs to its end); for a step UntilScheduled, the time its
+	// schedule takes if the server keeps up (0: unpaced, to its end).
 	Seconds time.Duration
 	// Before runs before the step's first thread count, After after its
 	// last, both unmeasured (drop old tables; flush and wait).

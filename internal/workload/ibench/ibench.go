@@ -107,7 +107,8 @@ func (ibenchSuite) Figures() []suite.Figure {
 		fs = append(fs, suite.Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per})
 	}
 	for _, k := range []string{KindInsert, KindDelete, KindQuery} {
-		fs = append(fs, suite.Figure{Name: k + "/s", Unit: k + "s/s", HigherIsBetter: true, Per: "s"},
+		m, _ := result.OpMetric(k + "/s")
+		fs = append(fs, suite.Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: true, Per: "s"},
 			suite.Figure{Name: k + ".p99", Unit: "ms", Per: k})
 	}
 	return fs
@@ -321,6 +322,7 @@ func (o Options) step(name string, order int) suite.Step {
 			q, _ := t.Op(KindQuery)
 			return q.Rate
 		}}
+		st.Seconds = o.QuerySecs
 		st.Drive = o.drive(phase{rows: int64(math.Round(o.QuerySecs.Seconds() * float64(rate))), perCommit: 50, rate: float64(rate),
 			deletes: o.Deletes, queries: o.QueryThreads, point: point, perQuery: o.RowsPerQuery, pacing: o.Pacing})
 	}
