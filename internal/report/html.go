@@ -230,8 +230,12 @@ func htmlDec(v float64, d int) string {
 
 // htmlSummaryTitle explains a centre computed over repeats.
 func htmlSummaryTitle(s analysis.Summary) string {
+	missed := ""
+	if s.Missed > 0 {
+		missed = fmt.Sprintf("%d of %d run(s) missed the %s", s.Missed, s.N, s.MissedWhat)
+	}
 	if s.N <= 1 {
-		return ""
+		return missed
 	}
 	vs := make([]string, len(s.Values))
 	for i, v := range s.Values {
@@ -242,6 +246,9 @@ func htmlSummaryTitle(s analysis.Summary) string {
 		t += fmt.Sprintf("; interval %s to %s", htmlNum(s.Lo), htmlNum(s.Hi))
 	} else {
 		t += "; too few values for an interval"
+	}
+	if missed != "" {
+		t += "; " + missed
 	}
 	return t
 }
@@ -262,13 +269,13 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 			group = r.Group
 			v.Rows = append(v.Rows, htmlCmpRow{Group: group})
 		}
-		row := htmlCmpRow{Test: r.Test, Threads: r.Threads, Base: htmlNum(r.Base.Center), BaseTitle: htmlSummaryTitle(r.Base), Unit: r.Unit}
+		row := htmlCmpRow{Test: r.Test, Threads: r.Threads, Base: htmlNum(r.Base.Center) + htmlMissed(r.Base), BaseTitle: htmlSummaryTitle(r.Base), Unit: r.Unit}
 		for _, o := range r.Others {
 			if o.Missing {
 				row.Cells = append(row.Cells, htmlCmpCell{Abs: "-", Rel: "-", Title: "no result"})
 				continue
 			}
-			cell := htmlCmpCell{Abs: htmlNum(o.Center), AbsTitle: htmlSummaryTitle(o.Summary), Rel: htmlDec(o.Rel, 2), Class: analysis.Colour(o.Rel)}
+			cell := htmlCmpCell{Abs: htmlNum(o.Center) + htmlMissed(o.Summary), AbsTitle: htmlSummaryTitle(o.Summary), Rel: htmlDec(o.Rel, 2), Class: analysis.Colour(o.Rel)}
 			if o.Tested {
 				p := strconv.FormatFloat(o.P, 'f', 3, 64)
 				if o.Significant {
@@ -307,6 +314,14 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 	}
 	stats("all", c.All, c.Geomean)
 	return v
+}
+
+// htmlMissed marks a value whose run missed its goal (the insert SLA).
+func htmlMissed(s analysis.Summary) string {
+	if s.Missed > 0 {
+		return missedMark
+	}
+	return ""
 }
 
 // htmlRelCharts draws a relative-QPS bar chart per group that has a value.

@@ -144,6 +144,13 @@ func Summary(w io.Writer, runs []result.Run) {
 					status += ": " + shorten(v.Detail, 60)
 				}
 			}
+		default:
+			for _, v := range r.Verdicts {
+				if !v.OK { // a goal missed by a run that still measured what it did (an SLA)
+					status += " ! missed its " + v.Name + ": " + shorten(v.Detail, 60)
+					val += missedMark
+				}
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Build, result.ConfigName(r.Config), r.Test, r.Threads, val, unit, lat, cpu, r.Totals.Errors, status)
 	}
