@@ -1,0 +1,96 @@
+package ibench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+func values(kv ...string) suite.Values {
+	v := suite.Defaults(ibenchSuite{}.Params(), []suite.Param{{Name: "no-prepare", Default: "false"}, {Name: "sandbox"}})
+	for i := 0; i < len(kv); i += 2 {
+		v = v.With(kv[i], kv[i+1])
+	}
+	return v
+}
+
+// The reference's sizes and order: nr1 and nr2 over all clients, l.i1 and
+// l.i2 split 4:1, the read+write steps per rate, range before point.
+func TestPlanSizes(t *testing.T) {
+	p, err := ibenchSuite{}.Configure(values("clients", "4", "mr1", "1", "mr2", "0.5", "query-secs", "10", "rates", "100,1000"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range p.Steps {
+		names = append(names, st.Test)
+		if len(st.Threads) != 1 || st.Threads[0] != 4 {
+			t.Errorf("%s runs at %v clients, want 4", st.Test, st.Threads)
+		}
+	}
+	if got := strings.Join(names, " "); got != "l.i0 l.x l.i1 l.i2 qr100 qp100 qr1000 qp1000" {
+		t.Errorf("steps %s", got)
+	}
+	if p.Params["rows"] != "4000000" || p.Params["rows2"] != "2000000" || p.Params["tables"] != "4" {
+		t.Errorf("params %v", p.Params)
+	}
+	o := Options{Clients: 4, MR1: 1, MR2: 0.5, QuerySecs: 10e9, Rates: []int{100}, QueryThreads: 1, RowsPerQuery: 10, Pacing: Smooth}
+	for _, c := range []struct {
+		step          string
+		rows, per     int64
+		workers, rate int
+	}{
+		{"l.i0", 1_000_000, 100, 1, 0}, {"l.i1", 400_000, 50, 1, 0}, {"l.i2", 100_000, 5, 1, 0}, {"qr100", 1000, 50, 2, 100},
+	} {
+		st := o.step(c.step, 0)
+		wl := st.Drive.Workload(&suite.Server{Protocol: client.MySQL}, 1).(*workload)
+		if wl.ph.rows != c.rows || int64(wl.ph.perCommit) != c.per || wl.ph.workers() != c.workers || int(wl.ph.rate) != c.rate {
+			t.Errorf("%s: phase %+v, want %d rows per client, %d per commit, %d workers, %d rows/s", c.step, wl.ph, c.rows, c.per, c.workers, c.rate)
+		}
+	}
+	if got := strings.Join((Options{Clients: 3, Shared: true}).Tables(), ","); got != "pi1,pi1,pi1" {
+		t.Errorf("shared tables %s", got)
+	}
+}
+
+// Bad values are refused at once, each said.
+func TestConfigureRefuses(t *testing.T) {
+	_, err := ibenchSuite{}.Configure(values("delete-per-insert", "true", "shared-table", "true", "pacing", "burst").With("threads", "4"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"--delete-per-insert and --shared-table", "--pacing", "--threads does not apply"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if _, err := (Options{Clients: 1, Rates: []int{100}, Steps: []string{"l.i9"}}).Plan(); err == nil || !strings.Contains(err.Error(), "l.i9") {
+		t.Errorf("unknown step: %v", err)
+	}
+}
+
+// The statements as the reference writes them.
+func TestStatements(t *testing.T) {
+	if q := rangeQuery(client.MySQL, "pi1", 1, 10); q != "SELECT cashregisterid, customerid, price FROM pi1 FORCE INDEX (pi1_registersegment) WHERE cashregisterid > ? ORDER BY cashregisterid, customerid, price LIMIT 10" {
+		t.Errorf("range query %s", q)
+	}
+	if q := rangeQuery(client.Postgres, "pi2", 0, 10); !strings.Contains(q, "productid >= $1") || strings.Contains(q, "FORCE") {
+		t.Errorf("range query %s", q)
+	}
+	if q := deleteOldest(client.Postgres, "pi1", 7, 50); q != "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 WHERE transactionid >= 7 ORDER BY transactionid ASC LIMIT 50)" {
+		t.Errorf("delete %s", q)
+	}
+	if got := createIndexes(client.MySQL, "pi1"); len(got) != 1 || strings.Count(got[0], "ADD INDEX") != 3 {
+		t.Errorf("MySQL indexes %v", got)
+	}
+	g := rowGen{r: newRand(1)}
+	q := g.insert("pi1", 3, testTime)
+	if strings.Count(q, "('2026-01-02 03:04:05',") != 3 || !strings.HasPrefix(q, "INSERT INTO pi1 (dateandtime, cashregisterid, customerid, productid, price, data) VALUES (") {
+		t.Errorf("insert %s", q)
+	}
+}
+
+var testTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
