@@ -424,14 +424,17 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		}
 		var intended time.Time
 		if sch != nil {
-			// Waiting for its next intended start: it sends nothing more
-			// for the seconds before now.
-			if cur != nil || r.done[id].Load() < int64(r.sec(time.Now()))-1 {
-				flush(r.sec(time.Now()) - 1)
+			// Before waiting for its next intended start, send what it holds
+			// of earlier seconds and promise nothing more for them; this
+			// second's data stays until the next event (at most the
+			// schedule's gap later), so a paced worker flushes once a
+			// second, not once an event.
+			if s := r.sec(time.Now()); cur != nil && cur.sec < s {
+				flush(s - 1)
+			} else if cur == nil && r.done[id].Load() < int64(s-1) {
+				r.done[id].Store(int64(s - 1))
 			}
-			r.idle[id].Store(true)
 			at, more := sch.Next(ctx)
-			r.idle[id].Store(false)
 			if !more {
 				if r.schedLeft.Add(-1) == 0 && r.o.UntilScheduled && ctx.Err() == nil {
 					r.cancel() // the scheduled work is done: the run ends as planned
