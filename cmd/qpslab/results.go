@@ -271,6 +271,10 @@ func writeHTML(cmd *cobra.Command, st *store.Store, sets []analysis.Set, cmp *an
 		return c
 	}
 	m := report.NewModel(sets, cmp, store.HostID, content, time.Now().UTC())
+	var err error
+	if m.Steps, err = stepSections(sets, cmp.Suite); err != nil {
+		return err
+	}
 	if err := report.WriteHTML(path, m); err != nil {
 		return err
 	}
@@ -433,19 +437,16 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 	return nil
 }
 
-// stepTables prints, for a suite whose default layout runs in steps (the
-// Insert Benchmark), the reference's step tables after the comparison:
-// throughput (and relative to the base), the background insert rate of the
-// read+write steps against their target, and the response-time buckets.
-func stepTables(cmd *cobra.Command, sets []analysis.Set, suiteName, format string) error {
+// stepSections are, for a suite whose default layout runs in steps (the
+// Insert Benchmark), the reference's step tables: throughput (and relative
+// to the base), and the background insert rate of the read+write steps
+// against their target. None for other suites.
+func stepSections(sets []analysis.Set, suiteName string) ([]report.StepSection, error) {
 	s, err := suite.Get(suiteName)
 	if err != nil || len(s.Layouts()) == 0 || !s.Layouts()[0].Steps {
-		return nil
+		return nil, nil
 	}
-	w := cmd.OutOrStdout()
-	var tables []analysis.StepTable
-	var titles []string
-	var relative []bool
+	var out []report.StepSection
 	for _, x := range []struct {
 		metric, title string
 		rel, targets  bool
@@ -455,18 +456,29 @@ func stepTables(cmd *cobra.Command, sets []analysis.Set, suiteName, format strin
 	} {
 		m, err := result.MetricNamed(x.metric)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ts, err := analysis.Steps(sets, m, x.targets)
 		if err != nil {
-			continue // no run has it: nothing to print
+			continue // no run has it: nothing to show
 		}
 		for _, t := range ts {
-			tables, titles, relative = append(tables, t), append(titles, x.title), append(relative, x.rel)
+			out = append(out, report.StepSection{Title: x.title, Table: t, Relative: x.rel})
 		}
 	}
+	return out, nil
+}
+
+// stepTables prints the step tables (stepSections) and the response-time
+// buckets after a comparison of a suite run in steps.
+func stepTables(cmd *cobra.Command, sets []analysis.Set, suiteName, format string) error {
+	secs, err := stepSections(sets, suiteName)
+	if err != nil || len(secs) == 0 {
+		return err
+	}
+	w := cmd.OutOrStdout()
 	fmt.Fprintln(w)
-	if err := report.StepTables(w, tables, titles, relative, format, report.IsTTY(w)); err != nil {
+	if err := report.StepTables(w, secs, format, report.IsTTY(w)); err != nil {
 		return err
 	}
 	bt, err := analysis.Buckets(sets)

@@ -47,6 +47,7 @@ type htmlPage struct {
 	Generated string
 	Cmp       *htmlCmp
 	RelCharts []template.HTML
+	Steps     []stepView
 	Timelines []htmlTimeline
 	Metrics   []htmlMetric
 	Hosts     *htmlHosts
@@ -161,6 +162,7 @@ func htmlBuildPage(m Model) htmlPage {
 	for _, t := range m.Timelines {
 		p.Timelines = append(p.Timelines, htmlTimelineCharts(t, colour))
 	}
+	p.Steps = stepViews(m.Steps)
 	for _, t := range m.Metrics {
 		p.Metrics = append(p.Metrics, htmlMetrics(t))
 	}
@@ -791,7 +793,7 @@ pre .hdr { font-weight: 600; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{index .Shown 0}}</b>; others {{range $i, $o := .Shown}}{{if gt $i 1}}, {{end}}{{if $i}}<b>{{$o}}</b>{{end}}{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
-<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
+<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
 {{with .Cmp}}
 <h2 id="comparison">Comparison</h2>
 <p class="note">Relative values are other / base: red at or below {{.Worse}}, green at or above {{.Better}}.{{if .Repeats}} With repeats on both sides a Mann-Whitney U test compares them; <b>~</b> marks a difference that is not significant at alpha {{.Alpha}} (hover for the p-value).{{end}}</p>
@@ -825,6 +827,20 @@ pre .hdr { font-weight: 600; }
 <h2 id="charts">Relative QPS by group</h2>
 {{range .RelCharts}}{{.}}
 {{else}}<p class="note">No relative values to draw.</p>
+{{end}}
+{{- end}}
+{{with .Steps}}
+<h2 id="steps">Steps</h2>
+{{range .}}<h3>{{.Title}}</h3>
+<table class="steps">
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+
+{{- range .Rows}}
+<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c.Text}}</td>{{else}}<td class="num{{with $c.Class}} {{.}}{{end}}">{{$c.Text}}</td>{{end}}{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
 {{end}}
 {{- end}}
 {{with .Timelines}}

@@ -21,6 +21,7 @@ type Model struct {
 	Title      string
 	Generated  time.Time
 	Comparison *analysis.Comparison   // BASE against OTHERS
+	Steps      []StepSection          // the reference's step tables, for a suite run in steps
 	Metrics    []analysis.MetricTable // per test and thread count; may be empty
 	Timelines  []Timeline             // per test and thread count; may be empty
 	Hosts      []Host                 // the fingerprints of the hosts the labels ran on

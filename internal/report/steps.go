@@ -11,80 +11,121 @@ import (
 	"github.com/qpslab/qpslab/internal/analysis"
 )
 
-// StepTables writes the tables of a suite run in steps (the Insert
-// Benchmark) as the reference's report lays them out (gen_html.sh): labels
-// as rows, steps as columns. For each table, the absolute values (the
-// column's best, among the labels that met their goals, marked "*"; a
-// value whose run missed its goal marked "!"), then, for a table of the
-// headline figure, the same relative to the first label (≤ 0.95 and ≥ 1.05
-// coloured as compare does), and for a table with targets a target row,
-// values below 95 % of it marked "!". f is text or md.
-func StepTables(w io.Writer, tables []analysis.StepTable, titles []string, relative []bool, f string, colour bool) error {
-	if f != "text" && f != "md" {
-		return nil // the other formats are compare's own
-	}
-	md := f == "md"
-	for ti, t := range tables {
-		head := []string{"label"}
-		head = append(head, t.Steps...)
-		var rows [][]string
+// StepSection is one step table and how to show it.
+type StepSection struct {
+	Title    string
+	Table    analysis.StepTable
+	Relative bool // also the table relative to its first label
+}
+
+// stepCell is one cell of a step table as shown: its text (with the marks
+// a terminal needs) and its class (for colour: green the column's best or
+// a relative gain, red a missed goal or a relative loss).
+type stepCell struct{ Text, Class string }
+
+// stepView is one table, ready for text or HTML.
+type stepView struct {
+	Title string
+	Head  []string
+	Rows  [][]stepCell // the first cell of a row is its label
+}
+
+// stepViews lays the sections out as the reference's report does
+// (gen_html.sh): labels as rows, steps as columns. For each table the
+// absolute values (the column's best, among the labels that met their
+// goals, marked "*"; a value whose run missed its goal marked "!"; a
+// target row where steps have one, values below 95 % of it marked "!"),
+// then for a Relative section the same relative to the first label (≤ 0.95
+// red, ≥ 1.05 green, as compare).
+func stepViews(sections []StepSection) []stepView {
+	var out []stepView
+	for _, sec := range sections {
+		t := sec.Table
+		head := append([]string{"label"}, t.Steps...)
 		hasTarget := false
 		for _, tg := range t.Targets {
 			hasTarget = hasTarget || !math.IsNaN(tg)
 		}
-		if hasTarget {
-			row := []string{"target"}
-			for _, tg := range t.Targets {
-				row = append(row, stepNum(tg))
-			}
-			rows = append(rows, row)
-		}
-		for i, l := range t.Labels {
-			row := []string{l}
-			for j, v := range t.Values[i] {
-				cell := stepNum(v)
-				if t.Best[j] == i && len(t.Labels) > 1 {
-					cell += "*"
-				}
-				below := hasTarget && !math.IsNaN(t.Targets[j]) && v < 0.95*t.Targets[j]
-				if (t.Missed[i][j] && !hasTarget) || below {
-					cell += "!"
-				}
-				row = append(row, cell)
-			}
-			rows = append(rows, row)
-		}
-		title := titles[ti]
+		v := stepView{Title: sec.Title, Head: head}
 		if t.Threads > 0 {
-			title += fmt.Sprintf(", %d client(s)", t.Threads)
+			v.Title += fmt.Sprintf(", %d client(s)", t.Threads)
 		}
 		if t.Mixed {
-			title += " [" + t.Conditions + "]"
+			v.Title += " [" + t.Conditions + "]"
 		}
-		stepTable(w, md, title, head, rows)
-		if ti < len(relative) && relative[ti] && len(t.Labels) > 1 {
-			var rel [][]string
-			for i := 1; i < len(t.Labels); i++ {
-				row := []string{t.Labels[i]}
-				for j, v := range t.Values[i] {
-					base := t.Values[0][j]
-					s := "-"
-					if !math.IsNaN(v) && !math.IsNaN(base) && base != 0 {
-						r := v / base
-						s = fmt.Sprintf("%.2f", r)
-						switch analysis.Colour(r) {
-						case "red":
-							s = paint(s, ansiRed, colour, md)
-						case "green":
-							s = paint(s, ansiGreen, colour, md)
-						}
-					}
-					row = append(row, s)
-				}
-				rel = append(rel, row)
+		if hasTarget {
+			row := []stepCell{{Text: "target"}}
+			for _, tg := range t.Targets {
+				row = append(row, stepCell{Text: stepNum(tg)})
 			}
-			stepTable(w, md, title+", relative to "+t.Labels[0], head, rel)
+			v.Rows = append(v.Rows, row)
 		}
+		for i, l := range t.Labels {
+			row := []stepCell{{Text: l}}
+			for j, x := range t.Values[i] {
+				c := stepCell{Text: stepNum(x)}
+				if t.Best[j] == i && len(t.Labels) > 1 {
+					c.Text += "*"
+					c.Class = "green"
+				}
+				below := hasTarget && !math.IsNaN(t.Targets[j]) && x < 0.95*t.Targets[j]
+				if (t.Missed[i][j] && !hasTarget) || below {
+					c.Text += "!"
+					c.Class = "red"
+				}
+				row = append(row, c)
+			}
+			v.Rows = append(v.Rows, row)
+		}
+		out = append(out, v)
+		if !sec.Relative || len(t.Labels) < 2 {
+			continue
+		}
+		rel := stepView{Title: v.Title + ", relative to " + t.Labels[0], Head: head}
+		for i := 1; i < len(t.Labels); i++ {
+			row := []stepCell{{Text: t.Labels[i]}}
+			for j, x := range t.Values[i] {
+				base := t.Values[0][j]
+				c := stepCell{Text: "-"}
+				if !math.IsNaN(x) && !math.IsNaN(base) && base != 0 {
+					c.Text = fmt.Sprintf("%.2f", x/base)
+					c.Class = analysis.Colour(x / base)
+				}
+				row = append(row, c)
+			}
+			rel.Rows = append(rel.Rows, row)
+		}
+		out = append(out, rel)
+	}
+	return out
+}
+
+// StepTables writes the step tables (stepViews) as text or Markdown; the
+// other formats are compare's own.
+func StepTables(w io.Writer, sections []StepSection, f string, colour bool) error {
+	if f != "text" && f != "md" {
+		return nil
+	}
+	md := f == "md"
+	for _, v := range stepViews(sections) {
+		var rows [][]string
+		for _, r := range v.Rows {
+			var cells []string
+			for k, c := range r {
+				text := c.Text
+				if k > 0 && strings.Contains(v.Title, "relative to") {
+					switch c.Class {
+					case "red":
+						text = paint(text, ansiRed, colour, md)
+					case "green":
+						text = paint(text, ansiGreen, colour, md)
+					}
+				}
+				cells = append(cells, text)
+			}
+			rows = append(rows, cells)
+		}
+		stepTable(w, md, v.Title, v.Head, rows)
 	}
 	return nil
 }
