@@ -341,9 +341,21 @@ func newImportCmd() *cobra.Command {
 	var mlabel string
 	my := &cobra.Command{
 		Use:   "mytools DIR --label BUILD.CONFIG [--version V] [--commit C] [--time T]",
-		Short: "Import a result folder of the reference harness (sb.r.qps.*, sb.met.*, sb.o.*)",
-		Long:  "Import a result folder of the reference harness (sb.r.qps.*, sb.met.*, sb.o.*).\n\n" + importBuildLong,
-		Args:  cobra.ExactArgs(1),
+		Short: "Import a result folder of the reference harness: sysbench or the Insert Benchmark",
+		Long: `Import a result folder of the reference harness (mdcallag/mytools), told
+apart by its files:
+
+  sysbench          bench/sysbench.lua/run.sh's sb.r.qps.<test>.range<R>.pk<P>
+                    (and sb.r.trx/rtavg/rt95/rtmax), sb.o.<...>.dop<N>, sb.met.<...>.dop<N>
+  Insert Benchmark  bench/ibench/iq.sh's step folders l.i0, l.x, l.i1, l.i2,
+                    qr<R>.L<k>, qp<R>.L<k>, each with np.sh's o.res.dop<N> and
+                    its clients' o.ib.dop<N>.<n>
+
+The runs are filed under --label as the sysbench or ibench suite's (see
+docs/results.md).
+
+` + importBuildLong,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := importSource(mlabel, myFacts)
 			if err != nil {

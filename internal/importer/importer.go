@@ -2,7 +2,8 @@
 // into result.Run values, so they can be stored and compared with qpslab's
 // own: the text a sysbench 1.0.x or 1.1.x `run` prints (Sysbench), and the
 // result folders of the reference harness, mdcallag/mytools
-// bench/sysbench.lua (Mytools; docs/reference.md describes their files).
+// bench/sysbench.lua (Mytools; docs/reference.md describes their files) and
+// bench/ibench (Ibench: the Insert Benchmark's step folders).
 //
 // It reads files only: it stores nothing and runs nothing. Every importer
 // returns either all of its runs or one error that names the file, the line
@@ -10,7 +11,8 @@
 // finite, is negative or is out of range (see maxFigure) is such an error.
 //
 // No library parses these formats, so the parsing here is hand-written,
-// following what sysbench's report code and run.sh/an.sh print.
+// following what sysbench's report code, run.sh/an.sh and, for the Insert
+// Benchmark, np.sh, iibench.py and ios.sh print.
 //
 // What an import cannot know is left zero: Started and Ended (sysbench prints
 // no wall-clock times) unless the Source gives a time, Seed, Host,

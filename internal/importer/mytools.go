@@ -46,6 +46,9 @@ var (
 // Reported is the sb.r.qps value, which for scan is Krows/s of one scan
 // (Mrows/s in run.sh's 2024 version, told apart by recomputing both from
 // sb.o); HW comes from sb.met.
+//
+// A folder without sysbench results that holds the Insert Benchmark's step
+// folders (l.i0, …, qp1000.L6) is read by Ibench.
 func Mytools(dir string, src Source) ([]result.Run, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -84,9 +87,13 @@ func Mytools(dir string, src Source) ([]result.Run, error) {
 		}
 	}
 	if len(tests) == 0 {
-		return nil, fmt.Errorf("import mytools %s: no mytools sysbench results: want the files bench/sysbench.lua/run.sh writes, "+
+		if isIbench(dir) {
+			return Ibench(dir, src)
+		}
+		return nil, fmt.Errorf("import mytools %s: neither sysbench nor Insert Benchmark results of the reference harness: want the files bench/sysbench.lua/run.sh writes, "+
 			"sb.r.qps.<test>.range<R>.pk<P> (and sb.r.trx/rtavg/rt95/rtmax) with sb.o.<test>.range<R>.pk<P>.dop<N> "+
-			"and sb.met.<test>.range<R>.pk<P>.dop<N>", dir)
+			"and sb.met.<test>.range<R>.pk<P>.dop<N>, or the step folders bench/ibench/iq.sh makes (l.i0, l.x, l.i1, l.i2, qr100.L1, …) "+
+			"holding np.sh's o.res.dop<N> and o.ib.dop<N>.<n>", dir)
 	}
 	sfxs := make([]string, 0, len(tests))
 	for sfx := range tests {

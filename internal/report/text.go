@@ -90,10 +90,15 @@ func absCell(s analysis.Summary) string {
 			v += fmt.Sprintf(" ±%.0f%%", pct)
 		}
 	}
-	if s.Missed > 0 {
-		v += missedMark
-	}
 	return v
+}
+
+// marked is s's mark when one of its runs missed its goal, or "".
+func marked(s analysis.Summary) string {
+	if s.Missed > 0 {
+		return missedMark
+	}
+	return ""
 }
 
 // missedMark follows a value whose run missed a goal it was judged by
@@ -194,9 +199,9 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 			group = r.Group
 			fmt.Fprintf(tw, "[%s]%s\n", group, strings.Repeat("\t", len(head)-1)) // tabs keep one alignment for all groups
 		}
-		cells := []string{rowName(c, r), strconv.Itoa(r.Threads), absCell(r.Base) + unitSuffix(r.Unit)}
+		cells := []string{rowName(c, r), strconv.Itoa(r.Threads), absCell(r.Base) + unitSuffix(r.Unit) + marked(r.Base)}
 		for _, o := range r.Others {
-			cells = append(cells, absCell(o.Summary), relCell(o, colour))
+			cells = append(cells, absCell(o.Summary)+marked(o.Summary), relCell(o, colour))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -276,13 +281,13 @@ func compareMD(w io.Writer, c *analysis.Comparison) error {
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, sep)
 	for _, r := range c.Rows {
-		line := fmt.Sprintf("| %s | %d | %s |", rowName(c, r), r.Threads, absCell(r.Base)+unitSuffix(r.Unit))
+		line := fmt.Sprintf("| %s | %d | %s |", rowName(c, r), r.Threads, absCell(r.Base)+unitSuffix(r.Unit)+marked(r.Base))
 		for _, o := range r.Others {
 			rel := relCell(o, false)
 			if col := analysis.Colour(o.Rel); col == "red" || col == "green" {
 				rel = "**" + rel + "**"
 			}
-			line += fmt.Sprintf(" %s | %s |", absCell(o.Summary), rel)
+			line += fmt.Sprintf(" %s | %s |", absCell(o.Summary)+marked(o.Summary), rel)
 		}
 		fmt.Fprintln(w, line)
 	}
