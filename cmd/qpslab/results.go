@@ -181,6 +181,9 @@ significant (p ≥ 0.05), as benchstat does.
 			if err := stepTables(cmd, sets, cmp.Suite, format); err != nil {
 				return err
 			}
+			if format == "text" || format == "md" {
+				report.Effects(cmd.OutOrStdout(), analysis.Effects(sets), report.IsTTY(cmd.OutOrStdout()))
+			}
 			if html != "" {
 				return writeHTML(cmd, st, sets, cmp, html)
 			}

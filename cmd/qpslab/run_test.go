@@ -360,3 +360,34 @@ func TestRunIbench(t *testing.T) {
 		t.Errorf("compare: exit %d, no SLA legend:\n%s%s", c.code, c.stdout, c.stderr)
 	}
 }
+
+// A 2×2 config grid: four configs derived from default and named by their
+// settings, every one run in one interleaved command, and compare says
+// what each setting moved over the pairs that differ only in it.
+func TestRunGrid(t *testing.T) {
+	h := newHome(t)
+	r := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100",
+		"--set", "innodb_io_capacity=2000,20000", "--set", "innodb_flush_neighbors=0,1"}, quick...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var labels []string
+	for _, io := range []string{"2000", "20000"} {
+		for _, fn := range []string{"0", "1"} {
+			l := "mariadb-system.default-innodb_io_capacity-" + io + "-innodb_flush_neighbors-" + fn
+			labels = append(labels, l)
+			if !strings.Contains(r.stdout, "default-innodb_io_capacity-"+io+"-innodb_flush_neighbors-"+fn) {
+				t.Errorf("no runs of %s:\n%s", l, r.stdout)
+			}
+		}
+	}
+	c := qpslab(t, h, append([]string{"compare"}, labels...)...)
+	if c.code != 0 {
+		t.Fatalf("compare: exit %d: %s", c.code, c.stderr)
+	}
+	for _, want := range []string{"What each setting moved", "innodb_io_capacity      2000  20000  2", "innodb_flush_neighbors  0     1      2"} {
+		if !strings.Contains(c.stdout, want) {
+			t.Errorf("compare lacks %q:\n%s", want, c.stdout)
+		}
+	}
+}

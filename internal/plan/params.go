@@ -36,6 +36,8 @@ var Common = []suite.Param{
 	{Name: "sandbox", Kind: suite.String, Usage: "run on this running sandbox (qpslab server start) instead of starting one per build and config"},
 	{Name: "device", Kind: suite.String, Usage: "block device whose I/O is measured (default: the disk that holds the datadir)"},
 	{Name: "report-interval", Kind: suite.Seconds, Default: "10", Usage: "seconds between progress lines during a test, with -v (sysbench --report-interval)"},
+	{Name: "set", Kind: suite.List, Usage: "a config grid: NAME=V1,V2 (repeat for more settings); one config per combination, derived from each --config and run interleaved"},
+	{Name: "grid", Kind: suite.String, Usage: "a config grid from a YAML file mapping each setting to its values (innodb_io_capacity: [2000, 20000])"},
 }
 
 // New makes the plan of suite s from the values of Common and of the
@@ -91,12 +93,26 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	if v.Changed("max-backlog") && p.Rate == 0 {
 		c.Problem("--max-backlog bounds an open loop: give --rate too")
 	}
+	if sets := c.List("set"); len(sets) > 0 {
+		if p.Grid, err = config.ParseSets(sets); err != nil {
+			c.Problem("%v", err)
+		}
+	}
+	if f := c.String("grid"); f != "" {
+		if len(p.Grid) > 0 {
+			c.Problem("--set and --grid exclude each other: put every setting in the grid file")
+		} else if p.Grid, err = config.ReadGrid(f); err != nil {
+			c.Problem("--grid: %v", err)
+		}
+	}
 	builds, configs := c.List("build"), c.List("config")
 	switch {
 	case p.Sandbox != "" && len(builds) > 0:
 		c.Problem("--build and --sandbox exclude each other: --sandbox runs on a server already started")
 	case p.Sandbox != "" && v.Changed("config"):
 		c.Problem("--config and --sandbox exclude each other: the sandbox runs with the config it was started with")
+	case p.Sandbox != "" && len(p.Grid) > 0:
+		c.Problem("--set/--grid and --sandbox exclude each other: a grid starts a sandbox per config")
 	}
 	if len(configs) == 0 && p.Sandbox == "" {
 		c.Problem("--config: name at least one config (see qpslab configs list)")
@@ -156,6 +172,23 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		}
 		p.Configs[i] = cfg
 	}
+	if len(p.Grid) == 0 {
+		return nil
+	}
+	// One config per base config and grid point, stored like any config.
+	var derived []config.Config
+	p.Points = map[string]string{}
+	for _, base := range p.Configs {
+		for _, pt := range p.Grid.Combinations() {
+			d, err := cs.Derived(base, pt)
+			if err != nil {
+				return fmt.Errorf("the config grid: %w", err)
+			}
+			derived = append(derived, d)
+			p.Points[d.ID()] = pt.String()
+		}
+	}
+	p.Configs = derived
 	return nil
 }
 

@@ -61,6 +61,11 @@ type Plan struct {
 	// ReportInterval is how often a driven step's progress line goes to
 	// Watch.Log (sysbench's --report-interval).
 	ReportInterval time.Duration
+	// Grid varies settings over the configs (--set, --grid): Resolve
+	// derives a config per base config and combination; Points says which
+	// combination each derived config (by ID) is, recorded with its runs.
+	Grid   config.Grid
+	Points map[string]string
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
 
@@ -372,6 +377,9 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	}
 	for k, v := range p.Steps.Params {
 		r.Params[k] = v
+	}
+	if pt := p.Points[configID(it.Config)]; pt != "" {
+		r.Params["set"] = pt
 	}
 	for k, v := range step.Params {
 		r.Params[k] = v

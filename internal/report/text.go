@@ -669,3 +669,32 @@ func Changes(w io.Writer, changes []analysis.Change, series int, f string, colou
 	fmt.Fprintf(w, "%d change point(s) in %d series\n", len(changes), series)
 	return nil
 }
+
+// Effects writes what each grid setting moved: per setting and value, the
+// median over the label pairs that differ only in it of their geomean of
+// relative values (green ≥ 1.05, red ≤ 0.95 on a terminal).
+func Effects(w io.Writer, effects []analysis.Effect, colour bool) {
+	if len(effects) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nWhat each setting moved (geomean of the relative values over labels that differ only in it):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SETTING\tFROM\tTO\tPAIRS\tMEDIAN\tPER PAIR")
+	for _, e := range effects {
+		med := fmt.Sprintf("%.2f", e.Median)
+		if colour {
+			switch analysis.Colour(e.Median) {
+			case "red":
+				med = ansiRed + med + ansiReset
+			case "green":
+				med = ansiGreen + med + ansiReset
+			}
+		}
+		var per []string
+		for _, g := range e.Geomean {
+			per = append(per, fmt.Sprintf("%.2f", g))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Setting, e.From, e.To, e.Pairs, med, strings.Join(per, " "))
+	}
+	tw.Flush()
+}
