@@ -68,6 +68,11 @@ type Summary struct {
 	// values are shown, and marked.
 	Missed     int    `json:"missed,omitempty"`
 	MissedWhat string `json:"missed_what,omitempty"`
+	// Stalled is how many of the runs had stalled seconds (a rate below
+	// result.StallFraction of their median second), and StallMax the
+	// longest stall among them, in seconds.
+	Stalled  int     `json:"stalled,omitempty"`
+	StallMax float64 `json:"stall_max,omitempty"`
 }
 
 // Cell is an other label's result beside the base's.
@@ -201,6 +206,10 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 				if m, what := missedGoal([]result.Run{r}); m {
 					sum.Missed++
 					sum.MissedWhat = what
+				}
+				if r.Totals.Figures["stalls"] > 0 {
+					sum.Stalled++
+					sum.StallMax = max(sum.StallMax, r.Totals.Figures["stall_max"])
 				}
 			}
 		}

@@ -460,6 +460,12 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 			perSec = append(perSec, s.Count(res.Totals.Series))
 		}
 		res.HW = smp.Result(res.Totals.Reported, op, perSec, notes)
+		if stalled, longest := result.Stalls(res.Samples, res.Totals.Series, res.Totals.Seconds, result.StallFraction); res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
+			if res.Totals.Figures == nil {
+				res.Totals.Figures = map[string]float64{}
+			}
+			res.Totals.Figures["stalls"], res.Totals.Figures["stall_max"] = float64(len(stalled)), float64(longest)
+		}
 		if err == nil && step.Finish != nil {
 			if ferr := step.Finish(ctx, srv, res); ferr != nil {
 				err = fmt.Errorf("after the run: %w", ferr)

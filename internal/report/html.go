@@ -97,6 +97,7 @@ type htmlTimeline struct {
 	Title     string
 	Rate, P99 template.HTML
 	Rows      template.HTML // rows written per second, beside another headline (the Insert Benchmark's inserts)
+	WriteKB   template.HTML // the disk's write KB/s in the same seconds, stalls shaded
 }
 
 type htmlMetric struct {
@@ -236,6 +237,9 @@ func htmlSummaryTitle(s analysis.Summary) string {
 	if s.Missed > 0 {
 		missed = fmt.Sprintf("%d of %d run(s) missed the %s", s.Missed, s.N, s.MissedWhat)
 	}
+	if s.Stalled > 0 {
+		missed = strings.TrimPrefix(missed+fmt.Sprintf("; %d of %d run(s) stalled, the longest %.0f s", s.Stalled, s.N, s.StallMax), "; ")
+	}
 	if s.N <= 1 {
 		return missed
 	}
@@ -319,12 +323,7 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 }
 
 // htmlMissed marks a value whose run missed its goal (the insert SLA).
-func htmlMissed(s analysis.Summary) string {
-	if s.Missed > 0 {
-		return missedMark
-	}
-	return ""
-}
+func htmlMissed(s analysis.Summary) string { return marked(s) }
 
 // htmlRelCharts draws a relative-QPS bar chart per group that has a value.
 func htmlRelCharts(c *analysis.Comparison, colour map[string]string) []template.HTML {
@@ -370,10 +369,13 @@ func htmlRelCharts(c *analysis.Comparison, colour map[string]string) []template.
 func htmlTimelineCharts(t Timeline, colour map[string]string) htmlTimeline {
 	name := fmt.Sprintf("%s:%d", t.Test, t.Threads)
 	v := htmlTimeline{Title: fmt.Sprintf("%s, %d thread(s)", t.Test, t.Threads)}
-	var rate, p99, rows []svgLine
+	var rate, p99, rows, wkb []svgLine
 	unit := ""
 	for _, s := range t.Series {
-		rate = append(rate, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.Rate})
+		rate = append(rate, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.Rate, Marks: s.Stalls})
+		if s.WriteKB != nil {
+			wkb = append(wkb, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.WriteKB, Marks: s.Stalls})
+		}
 		p99 = append(p99, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.P99Ms})
 		if s.Rows != nil {
 			rows = append(rows, svgLine{Name: s.Label, Colour: colour[s.Label], Values: s.Rows})
@@ -389,6 +391,9 @@ func htmlTimelineCharts(t Timeline, colour map[string]string) htmlTimeline {
 	v.P99 = svgLineChart("p99:"+name, v.Title+": p99 response time per second", "p99 ms", p99)
 	if len(rows) > 0 {
 		v.Rows = svgLineChart("rows:"+name, v.Title+": rows inserted per second", "rows/s", rows)
+	}
+	if len(wkb) > 0 {
+		v.WriteKB = svgLineChart("wkb:"+name, v.Title+": disk write KB/s per second (stalled seconds shaded)", "wKB/s", wkb)
 	}
 	return v
 }
@@ -849,6 +854,7 @@ pre .hdr { font-weight: 600; }
 {{if .Rate}}{{.Rate}}{{else}}<p class="note">No throughput samples.</p>{{end}}
 {{if .P99}}{{.P99}}{{else}}<p class="note">No p99 samples.</p>{{end}}
 {{if .Rows}}{{.Rows}}{{end}}
+{{if .WriteKB}}{{.WriteKB}}{{end}}
 {{end}}
 {{- end}}
 {{with .Metrics}}

@@ -48,6 +48,12 @@ type Series struct {
 	// several kinds and whose headline counts something else (the Insert
 	// Benchmark's inserts beside its queries); nil otherwise.
 	Rows []float64
+	// Stalls are the seconds whose rate fell below result.StallFraction of
+	// the median second; WriteKB the disk's write KB/s in each second of
+	// the window (nil when the disk was not measured), to see a stall
+	// beside the writes of the same seconds.
+	Stalls  []int
+	WriteKB []float64
 }
 
 // Host is one host fingerprint (qpslab host check's JSON) and the labels
@@ -133,6 +139,18 @@ func seriesOf(label string, r result.Run) Series {
 		}
 		s.Rate[smp.Second] = smp.Count(r.Totals.Series)
 		s.P99Ms[smp.Second] = smp.Response.P99 / 1000
+	}
+	s.Stalls, _ = result.Stalls(r.Samples, r.Totals.Series, r.Totals.Seconds, result.StallFraction)
+	if r.HW.Measured() && !r.HW.NoDisk && len(r.HW.Series) > 0 {
+		s.WriteKB = make([]float64, n)
+		for i := range s.WriteKB {
+			s.WriteKB[i] = math.NaN()
+		}
+		for _, hs := range r.HW.Series {
+			if i := int(hs.T); i >= 0 && i < n {
+				s.WriteKB[i] = hs.WriteKB
+			}
+		}
 	}
 	if len(r.Totals.Ops) > 0 && r.Totals.Series != result.SeriesRows && r.Totals.Rows > 0 {
 		s.Rows = make([]float64, n)

@@ -251,6 +251,7 @@ type svgLine struct {
 	Name   string
 	Colour string
 	Values []float64
+	Marks  []int // seconds shaded in the line's colour (stalls)
 }
 
 // svgLineChart draws values per second, the y axis from 0.
@@ -292,6 +293,13 @@ func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(x(t)), svgF(bottom+16), svgEsc(svgTickLabel(t, xstep)))
 	}
 	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle">second of the measured window</text>`, svgF(ml+pw/2), svgF(bottom+36))
+	half := pw / xmax / 2
+	for _, sr := range series {
+		for _, m := range sr.Marks {
+			s.raw(`<rect class="stall" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.18"><title>%s: stalled in second %d</title></rect>`,
+				svgF(math.Max(ml, x(float64(m))-half)), svgF(top), svgF(2*half), svgF(plotH), svgEsc(sr.Colour), svgEsc(sr.Name), m)
+		}
+	}
 	for _, sr := range series {
 		var d strings.Builder
 		ok := func(i int) bool {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // Formats of the text reports.
@@ -93,13 +94,21 @@ func absCell(s analysis.Summary) string {
 	return v
 }
 
-// marked is s's mark when one of its runs missed its goal, or "".
+// marked is s's marks: "!" when one of its runs missed its goal, "#"
+// when one had stalls.
 func marked(s analysis.Summary) string {
+	m := ""
 	if s.Missed > 0 {
-		return missedMark
+		m += missedMark
 	}
-	return ""
+	if s.Stalled > 0 {
+		m += stallMark
+	}
+	return m
 }
+
+// stallMark follows a value whose run had stalled seconds.
+const stallMark = " #"
 
 // missedMark follows a value whose run missed a goal it was judged by
 // (the Insert Benchmark's insert SLA): shown, and marked.
@@ -107,14 +116,18 @@ const missedMark = " !"
 
 // missedLegend says what the mark means, when a comparison has one.
 func missedLegend(c *analysis.Comparison) string {
+	var missed, stalled string
 	for _, r := range c.Rows {
 		for _, s := range append([]analysis.Summary{r.Base}, cellSummaries(r.Others)...) {
-			if s.Missed > 0 {
-				return fmt.Sprintf("!: a run of the step missed its %s (see the run's verdict); its value is shown, not excluded", s.MissedWhat)
+			if s.Missed > 0 && missed == "" {
+				missed = fmt.Sprintf("!: a run of the step missed its %s (see the run's verdict); its value is shown, not excluded", s.MissedWhat)
+			}
+			if s.Stalled > 0 && stalled == "" {
+				stalled = fmt.Sprintf("#: a run of the test stalled: seconds below %.0f %% of its median second (listed below the table)", 100*result.StallFraction)
 			}
 		}
 	}
-	return ""
+	return strings.TrimSpace(missed + "\n" + stalled)
 }
 
 func cellSummaries(cs []analysis.Cell) []analysis.Summary {
@@ -207,7 +220,30 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	stallList(w, c)
 	return groupText(w, c, colour)
+}
+
+// stallList names the tests whose runs stalled, per label.
+func stallList(w io.Writer, c *analysis.Comparison) {
+	var lines []string
+	for _, r := range c.Rows {
+		for i, s := range append([]analysis.Summary{r.Base}, cellSummaries(r.Others)...) {
+			if s.Stalled == 0 {
+				continue
+			}
+			label := c.Base
+			if i > 0 {
+				label = c.Others[i-1]
+			}
+			lines = append(lines, fmt.Sprintf("  %s, %d thread(s), %s: %d of %d run(s), the longest stall %.0f s", rowName(c, r), r.Threads, label, s.Stalled, s.N, s.StallMax))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "Stalls (seconds below 10 % of the run's median second):")
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
+		fmt.Fprintln(w)
+	}
 }
 
 // rowName is a row's test, with its conditions when the comparison's rows

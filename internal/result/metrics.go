@@ -171,6 +171,12 @@ var InsertCatalog = []Metric{
 	{Name: "wKB/i", Unit: "KB", Per: "insert", Class: ClassHW, Verb: "%.3f", Of: perInsert(true, func(a HWSecond) float64 { return a.WriteKB }), Help: "KB written per inserted row (the reference's wkbpi, in every step)"},
 }
 
+// allMetrics are the catalogue, then the named figures' metrics.
+func allMetrics() []Metric {
+	out := append(Catalog[:len(Catalog):len(Catalog)], FigureCatalog...)
+	return append(out, InsertCatalog...)
+}
+
 // OpMetrics are the per-operation-kind metric forms: KIND/s and the
 // latencies KIND.p50 … KIND.max.
 var OpMetrics = []string{"KIND/s", "KIND.p50", "KIND.p95", "KIND.p99", "KIND.max"}
@@ -232,7 +238,7 @@ func validKind(k string) bool {
 
 // MetricNamed finds a metric of the catalogue, or a per-kind one.
 func MetricNamed(name string) (Metric, error) {
-	for _, m := range append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...) {
+	for _, m := range allMetrics() {
 		if m.Name == name {
 			return m, nil
 		}
@@ -247,7 +253,7 @@ func MetricNamed(name string) (Metric, error) {
 // texts and errors.
 func MetricNames() string {
 	var names []string
-	for _, m := range append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...) {
+	for _, m := range allMetrics() {
 		names = append(names, m.Name)
 	}
 	return strings.Join(append(names, OpMetrics...), ", ")

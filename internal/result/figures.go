@@ -1,0 +1,57 @@
+package result
+
+import "sort"
+
+// StallFraction is what a second's rate must fall below, as a share of the
+// run's median per-second rate, to count as a stall (the seeds' "checkpoint
+// blues": seconds where throughput falls to nearly zero).
+const StallFraction = 0.10
+
+// Stalls finds the stalled seconds of a run: the whole seconds of its
+// measured window (seconds without a sample count as zero) whose count of
+// what the headline follows (series) is below frac of the median second.
+// It returns the stalled seconds, in order, and the longest run of
+// consecutive ones. A window shorter than 3 s has none: there is no median
+// to speak of.
+func Stalls(samples []Sample, series string, seconds, frac float64) (stalled []int, longest int) {
+	n := int(seconds)
+	if n < 3 {
+		return nil, 0
+	}
+	per := make([]float64, n)
+	for _, s := range samples {
+		if s.Second >= 0 && s.Second < n {
+			per[s.Second] = s.Count(series)
+		}
+	}
+	sorted := append([]float64{}, per...)
+	sort.Float64s(sorted)
+	med := sorted[n/2]
+	if n%2 == 0 {
+		med = (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	if med <= 0 {
+		return nil, 0
+	}
+	run := 0
+	for i, v := range per {
+		if v < frac*med {
+			stalled = append(stalled, i)
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return stalled, longest
+}
+
+// FigureCatalog are the metrics every run may have beyond the catalogue's
+// (Totals.Figures): its stalls, and the fairness between its connections.
+// They follow Catalog in tables.
+var FigureCatalog = []Metric{
+	{Name: "stalls", Unit: "s", Per: "run", Class: ClassFigure, Verb: "%.0f", Of: figure("stalls"),
+		Help: "seconds whose rate fell below 10 % of the run's median second"},
+	{Name: "stall_max", Header: "longest stall", Unit: "s", Per: "run", Class: ClassFigure, Verb: "%.0f", Of: figure("stall_max"),
+		Help: "the longest run of consecutive stalled seconds"},
+}
