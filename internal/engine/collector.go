@@ -94,6 +94,13 @@ func (c *collector) minDone() int {
 	now := c.r.sec(time.Now()) - 1
 	m := now
 	for i := range c.r.done {
+		// An idle worker's parked data of a second now over: take it
+		// (before reading idle, see work).
+		if p := c.r.parked[i].Load(); p != nil && p.sec <= now {
+			if d := c.r.parked[i].Swap(nil); d != nil {
+				c.add(d)
+			}
+		}
 		if c.r.idle[i].Load() {
 			continue // an idle worker's next event ends after now
 		}

@@ -196,6 +196,10 @@ type runner struct {
 	// whether it is idle (waiting for an open-loop arrival).
 	done []atomic.Int64
 	idle []atomic.Bool
+	// parked is an idle worker's data of the second not yet over, left
+	// where the collector can take it once that second is (see idle in
+	// work), rather than sent before every wait.
+	parked []atomic.Pointer[secData]
 
 	measured atomic.Int64 // measured events, for Options.Events
 	// scheduled is how many workers keep their own schedule; schedLeft how
@@ -239,6 +243,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	r.flush = make(chan *secData, 4*r.n+16)
 	r.done = make([]atomic.Int64, r.n)
 	r.idle = make([]atomic.Bool, r.n)
+	r.parked = make([]atomic.Pointer[secData], r.n)
 	for i := range r.done {
 		r.done[i].Store(-1)
 	}
@@ -417,6 +422,32 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 	}
 	defer func() { flush(1 << 40) }()
 	sch, _ := wk.(Scheduler)
+	// Before waiting for its next event a worker sends the seconds before
+	// now, and parks the current second's data instead of sending it: a
+	// send costs the collector a merge of four histograms (their whole
+	// bucket arrays), which per event was most of the client's CPU when
+	// events come one at a time, as a paced or scheduled worker's do. The
+	// collector takes parked data once its second is over; the worker takes
+	// it back when it wakes. Order matters: idle is set after parking and
+	// cleared before taking back, and the collector takes before it reads
+	// idle, so data of a second it finalizes is never left with a worker
+	// it skipped as idle.
+	idle := func() {
+		now := r.sec(time.Now())
+		if cur != nil && cur.sec >= now {
+			r.parked[id].Store(cur)
+			cur = nil
+		} else if cur != nil || r.done[id].Load() < int64(now)-1 {
+			flush(now - 1)
+		}
+		r.idle[id].Store(true)
+	}
+	busy := func() {
+		r.idle[id].Store(false)
+		if d := r.parked[id].Swap(nil); d != nil {
+			cur = d
+		}
+	}
 
 	for {
 		if ctx.Err() != nil {
@@ -424,17 +455,11 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		}
 		var intended time.Time
 		if sch != nil {
-			// Before waiting for its next intended start, send what it holds
-			// of earlier seconds and promise nothing more for them; this
-			// second's data stays until the next event (at most the
-			// schedule's gap later), so a paced worker flushes once a
-			// second, not once an event.
-			if s := r.sec(time.Now()); cur != nil && cur.sec < s {
-				flush(s - 1)
-			} else if cur == nil && r.done[id].Load() < int64(s-1) {
-				r.done[id].Store(int64(s - 1))
-			}
+			// Waiting for its next intended start: it sends nothing more
+			// for the seconds before now.
+			idle()
 			at, more := sch.Next(ctx)
+			busy()
 			if !more {
 				if r.schedLeft.Add(-1) == 0 && r.o.UntilScheduled && ctx.Err() == nil {
 					r.cancel() // the scheduled work is done: the run ends as planned
@@ -443,22 +468,19 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			}
 			intended = at
 		} else if arrivals != nil {
-			if cur != nil || r.done[id].Load() < int64(r.sec(time.Now()))-1 {
-				flush(r.sec(time.Now()) - 1)
-			}
-			r.idle[id].Store(true)
+			idle()
 			select {
 			case <-ctx.Done():
-				r.idle[id].Store(false)
+				busy()
 				return
 			case at, ok := <-arrivals:
 				if !ok {
-					r.idle[id].Store(false)
+					busy()
 					return
 				}
 				intended = at
 			}
-			r.idle[id].Store(false)
+			busy()
 			r.backlog.Add(-1)
 		}
 		start := time.Now()

@@ -490,3 +490,34 @@ func TestUntilScheduledNeedsAScheduler(t *testing.T) {
 		t.Fatalf("err %v, want one about scheduled workers", err)
 	}
 }
+
+// A scheduled worker parks a second's data while it waits rather than
+// sending it per event: the collector takes it once the second is over
+// (the worker sleeps across second boundaries here), and every event is
+// in exactly one sample, each second once.
+func TestScheduledParkedSecondsWhole(t *testing.T) {
+	w := &schedWorkload{n: 30, gap: 70 * time.Millisecond}
+	res, err := Run(context.Background(), w, Options{Threads: 2, Warmup: -1, UntilScheduled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inserts, queries int64
+	for i, s := range res.Samples {
+		if s.Second != i {
+			t.Fatalf("sample %d is second %d: a second was finalized twice or skipped", i, s.Second)
+		}
+		for _, o := range s.Ops {
+			switch o.Kind {
+			case "insert":
+				inserts += o.Count
+			case "query":
+				queries += o.Count
+			}
+		}
+	}
+	ins, _ := res.Totals.Op("insert")
+	q, _ := res.Totals.Op("query")
+	if inserts != 30 || ins.Count != 30 || queries != q.Count {
+		t.Fatalf("samples hold %d inserts and %d queries, totals %d and %d; want 30 inserts in both", inserts, queries, ins.Count, q.Count)
+	}
+}
