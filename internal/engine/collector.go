@@ -22,6 +22,12 @@ type collector struct {
 	samples []result.Sample
 	tot     *secData // the whole measured window
 	totals  result.Totals
+	// fairness between connections: each pending second's events per
+	// worker, each worker's events over the window, and the seconds in
+	// which the most workers completed nothing
+	perWorker   map[int][]int64
+	workerTotal []int64
+	starvedMax  int
 	// progress over the current report interval
 	iv       *secData
 	ivFrom   int
@@ -29,7 +35,8 @@ type collector struct {
 }
 
 func newCollector(r *runner) *collector {
-	return &collector{r: r, pending: map[int]*secData{}, tot: &secData{resp: newHist(), svc: newHist()}, iv: newSecData(0)}
+	return &collector{r: r, pending: map[int]*secData{}, tot: &secData{resp: newHist(), svc: newHist()}, iv: newSecData(0),
+		perWorker: map[int][]int64{}, workerTotal: make([]int64, r.n)}
 }
 
 func (c *collector) loop(ctx context.Context) {
@@ -51,6 +58,14 @@ func (c *collector) loop(ctx context.Context) {
 }
 
 func (c *collector) add(d *secData) {
+	if d.worker >= 0 && d.worker < c.r.n {
+		pw := c.perWorker[d.sec]
+		if pw == nil {
+			pw = make([]int64, c.r.n)
+			c.perWorker[d.sec] = pw
+		}
+		pw[d.worker] += d.events
+	}
 	p := c.pending[d.sec]
 	if p == nil {
 		c.pending[d.sec] = d
@@ -160,6 +175,20 @@ func (c *collector) finalize(upTo int) {
 			}
 			smp.Ops = append(smp.Ops, os)
 		}
+		pw := c.perWorker[s]
+		delete(c.perWorker, s)
+		starved := 0
+		for i := range c.workerTotal {
+			var n int64
+			if pw != nil {
+				n = pw[i]
+			}
+			c.workerTotal[i] += n
+			if n == 0 {
+				starved++
+			}
+		}
+		c.starvedMax = max(c.starvedMax, starved)
 		c.samples = append(c.samples, smp)
 		if c.r.o.OnSample != nil {
 			c.r.o.OnSample(smp)

@@ -9,7 +9,9 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime/debug"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +86,7 @@ func putHist(h *hdrhistogram.Histogram) {
 // secData is one worker's data for one second.
 type secData struct {
 	sec                                        int
+	worker                                     int // the worker that measured it (merged data: any)
 	events, stmts, rows, errors, retries, late int64
 	resp, svc                                  *hdrhistogram.Histogram
 	ops                                        map[string]*opData // per event kind; nil when events have none
@@ -321,6 +324,9 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		}
 	}
 
+	if r.scheduled == 0 && t.Seconds > 0 && len(col.samples) > 0 {
+		t.Figures = Fairness(col.workerTotal, t.Seconds, col.starvedMax)
+	}
 	res.Status = result.OK
 	if r.o.Rate > 0 {
 		v := sustained(r.o.Rate, t, res.Samples)
@@ -340,6 +346,51 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		res.Status, res.Error = result.Aborted, "interrupted"
 	}
 	return res, err
+}
+
+// Fairness are the figures of how evenly the connections were served
+// (the seeds' thread-pool question): per connection, the events it
+// completed per second of the window (min, p5, median, max); Jain's
+// fairness index of those rates, (Σx)² / (n·Σx²), 1 when all are equal and
+// 1/n when one connection got everything; the connections that completed
+// nothing in the whole window ("starved"), and the most that completed
+// nothing in one second ("starved_1s").
+func Fairness(perWorker []int64, seconds float64, starvedMax int) map[string]float64 {
+	n := len(perWorker)
+	if n == 0 || seconds <= 0 {
+		return nil
+	}
+	rates := make([]float64, n)
+	var sum, sq float64
+	starved := 0
+	for i, e := range perWorker {
+		rates[i] = float64(e) / seconds
+		sum += rates[i]
+		sq += rates[i] * rates[i]
+		if e == 0 {
+			starved++
+		}
+	}
+	sort.Float64s(rates)
+	// The p-th percentile by nearest rank: the ceil(p·n)-th smallest.
+	pick := func(p float64) float64 { return rates[max(0, int(math.Ceil(p*float64(n)))-1)] }
+	f := map[string]float64{
+		"conn/s.min": rates[0], "conn/s.p5": pick(0.05), "conn/s.median": median(rates), "conn/s.max": rates[n-1],
+		"starved": float64(starved), "starved_1s": float64(starvedMax),
+	}
+	if sq > 0 {
+		f["jain"] = sum * sum / (float64(n) * sq)
+	}
+	return f
+}
+
+// median of sorted values.
+func median(v []float64) float64 {
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // growingFor is how many closing seconds of growing backlog say that an
@@ -509,6 +560,7 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		if s >= 0 && (cur == nil || cur.sec != s) {
 			flush(s - 1)
 			cur = newSecData(s)
+			cur.worker = id
 		}
 		if err != nil {
 			class := r.classify(err)

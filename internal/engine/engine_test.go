@@ -521,3 +521,40 @@ func TestScheduledParkedSecondsWhole(t *testing.T) {
 		t.Fatalf("samples hold %d inserts and %d queries, totals %d and %d; want 30 inserts in both", inserts, queries, ins.Count, q.Count)
 	}
 }
+
+// Fairness, known answers: four connections alike give Jain's index 1;
+// one with everything gives 1/n; the rates' spread by nearest rank.
+func TestFairness(t *testing.T) {
+	f := Fairness([]int64{100, 100, 100, 100}, 10, 0)
+	if f["jain"] != 1 || f["conn/s.min"] != 10 || f["conn/s.max"] != 10 || f["starved"] != 0 {
+		t.Errorf("equal: %v", f)
+	}
+	f = Fairness([]int64{400, 0, 0, 0}, 10, 4)
+	if math.Abs(f["jain"]-0.25) > 1e-12 || f["starved"] != 3 || f["starved_1s"] != 4 || f["conn/s.median"] != 0 {
+		t.Errorf("one takes all: %v", f)
+	}
+	// 20 connections at 1..20 events/s: p5 is the smallest (rank 1), the
+	// median 10.5, Jain (Σx)²/(n·Σx²) = 210²/(20·2870).
+	var per []int64
+	for i := 1; i <= 20; i++ {
+		per = append(per, int64(i))
+	}
+	f = Fairness(per, 1, 0)
+	if f["conn/s.p5"] != 1 || f["conn/s.median"] != 10.5 || math.Abs(f["jain"]-210.0*210/(20*2870)) > 1e-12 {
+		t.Errorf("1..20: %v", f)
+	}
+}
+
+// A closed-loop run records its fairness figures.
+func TestRunRecordsFairness(t *testing.T) {
+	res, err := Run(context.Background(), &fakeWorkload{service: time.Millisecond}, Options{Threads: 3, Warmup: -1, Duration: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := res.Totals.Figures["jain"]; j < 0.9 || j > 1 {
+		t.Errorf("jain %v for three alike connections: %v", j, res.Totals.Figures)
+	}
+	if res.Totals.Figures["conn/s.min"] <= 0 {
+		t.Errorf("figures %v", res.Totals.Figures)
+	}
+}
