@@ -183,6 +183,10 @@ significant (p ≥ 0.05), as benchstat does.
 			}
 			if format == "text" || format == "md" {
 				report.Effects(cmd.OutOrStdout(), analysis.Effects(sets), report.IsTTY(cmd.OutOrStdout()))
+				if sw := analysis.Sweeps(sets); len(sw) > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+					report.Sweeps(cmd.OutOrStdout(), sw, format == "md")
+				}
 			}
 			if html != "" {
 				return writeHTML(cmd, st, sets, cmp, html)

@@ -391,3 +391,48 @@ func TestRunGrid(t *testing.T) {
 		}
 	}
 }
+
+// A concurrency sweep to 512 connections on MariaDB with the thread pool
+// and with a thread per connection, in one interleaved command: every
+// thread count runs, each with its fairness figures, compare prints the
+// seeds' tables by clients, and a plan that opens more connections than
+// the server's max_connections is refused before it runs.
+func TestRunSweep(t *testing.T) {
+	h := newHome(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := qpslab(t, h, "run", "sysbench", "--build", "mariadb-system", "--config", "pool-of-threads,one-thread-per-connection",
+		"--tests", "point-query_range=100", "--threads", "4,64,512", "--rows", "2000", "--read-secs", "1", "--warmup", "0.5",
+		"--postwrite-scale", "0", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, run := range f.Runs {
+		if run.Test == "load" {
+			continue
+		}
+		seen[fmt.Sprintf("%s/%d", result.ConfigName(run.Config), run.Threads)] = true
+		fg := run.Totals.Figures
+		if run.Status != result.OK || fg["jain"] <= 0 || fg["jain"] > 1 || fg["conn/s.max"] < fg["conn/s.min"] {
+			t.Errorf("%s at %d: %s, figures %v", run.Config, run.Threads, run.Status, fg)
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("ran %v, want 3 thread counts × 2 configs", seen)
+	}
+	c := qpslab(t, h, "compare", "mariadb-system.pool-of-threads", "mariadb-system.one-thread-per-connection")
+	for _, want := range []string{"by clients: QPS", "by clients: p95 (ms)", "by clients: jain", "\n512 "} {
+		if !strings.Contains(c.stdout, want) {
+			t.Errorf("compare lacks %q:\n%s", want, c.stdout)
+		}
+	}
+	// The default config allows 1,000 connections.
+	r = qpslab(t, h, "run", "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100", "--threads", "1000")
+	if r.code == 0 || !strings.Contains(r.stderr, "max_connections") || !strings.Contains(r.stderr, "one-thread-per-connection") {
+		t.Errorf("1000 threads on the default config: exit %d: %s", r.code, r.stderr)
+	}
+}

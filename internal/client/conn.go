@@ -554,6 +554,11 @@ func Scalar(ctx context.Context, c Conn, q string) (int64, error) {
 		return x, nil
 	case int32:
 		return int64(x), nil
+	case uint64:
+		if x > 1<<63-1 {
+			return 0, fmt.Errorf("%d is out of range", x)
+		}
+		return int64(x), nil
 	case []byte:
 		return strconv.ParseInt(string(x), 10, 64)
 	case string:

@@ -65,6 +65,8 @@ type Check struct {
 	StealPct   float64           `json:"steal_pct_since_boot"`
 	Risks      []Risk            `json:"risks"`
 	Unreadable []string          `json:"unreadable,omitempty"` // files that exist but could not be read
+	// Limits bound how many connections a client can open (sweeps).
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Risk is one variance source, with the command that removes it.
@@ -174,6 +176,8 @@ func Inspect(r Roots) (*Check, error) {
 		c.Driver = c.Policies[0].Driver
 	}
 	c.Risks = risks(c)
+	l := ReadLimits(r)
+	c.Limits = &l
 	return c, nil
 }
 

@@ -165,6 +165,16 @@ func (p *Plan) Check(h home.Home) error {
 			return err
 		}
 	}
+	conns := 0
+	for _, it := range p.Items() {
+		conns = max(conns, p.connections(it))
+	}
+	if err := host.ReadLimits(host.Real).CheckConnections(conns, p.Client.TCP); err != nil {
+		return err
+	}
+	for _, w := range host.ReadLimits(host.Real).Warnings(conns) {
+		p.logf("host: %s", w)
+	}
 	if p.Sandbox != "" {
 		st, err := sandbox.Get(h, p.Sandbox)
 		if err != nil {
@@ -264,7 +274,7 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 	m := p.measureOf(st)
 	maxConns := 1
 	for _, it := range items[from:to] {
-		maxConns = max(maxConns, it.Threads)
+		maxConns = max(maxConns, p.connections(it))
 	}
 	copts := p.Client
 	copts.Transport = copts.Transport.Resolve(maxConns)
@@ -273,6 +283,9 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts,
 		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:  func(line string) { p.logf("%s", line) },
+	}
+	if err := checkServerConnections(ctx, srv, maxConns, configID(cfg)); err != nil {
+		return err
 	}
 	prevStep := -1
 	for k := from; k < to; k++ {
@@ -293,6 +306,40 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 				return hookErr(ctx, died, err)
 			}
 		}
+	}
+	return nil
+}
+
+// connections is how many connections item it opens at once: a worker
+// per thread, or what the step's drive says (the Insert Benchmark's
+// inserter, deleter and query threads per client).
+func (p *Plan) connections(it Item) int {
+	st := p.Steps.Steps[it.Step]
+	if st.Drive != nil && st.Drive.Workers != nil {
+		return st.Drive.Workers(it.Threads)
+	}
+	return it.Threads
+}
+
+// checkServerConnections refuses, before anything runs, a server whose
+// max_connections is below what the plan opens at once (plus one for the
+// suite's own setup connection).
+func checkServerConnections(ctx context.Context, srv *suite.Server, conns int, cfg string) error {
+	c, err := srv.Dial(ctx)
+	if err != nil {
+		return fmt.Errorf("connect to the server: %w", err)
+	}
+	defer c.Close()
+	q := "SELECT @@max_connections"
+	if srv.Protocol == client.Postgres {
+		q = "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - (SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')"
+	}
+	n, err := client.Scalar(ctx, c, q)
+	if err != nil {
+		return fmt.Errorf("read the server's max_connections: %w", err)
+	}
+	if int64(conns)+1 > n {
+		return fmt.Errorf("the server allows %d connections (max_connections, config %s) and the plan opens %d at once: run with a config that raises max_connections (qpslab configs show one-thread-per-connection) or fewer threads", n, cfg, conns)
 	}
 	return nil
 }

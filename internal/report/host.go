@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/host"
@@ -39,6 +40,10 @@ func HostCheck(w io.Writer, c *host.Check) error {
 		}
 		sort.Strings(fl) // a map: the same host prints the same line
 		fmt.Fprintf(w, "kernel flags: %s\n", strings.Join(fl, " "))
+	}
+	if l := c.Limits; l != nil {
+		fmt.Fprintf(w, "connection limits: open files %d (hard %d), somaxconn %s, tcp_max_syn_backlog %s, ephemeral ports %s\n",
+			l.NoFileSoft, l.NoFileHard, intOrDash(l.Somaxconn), intOrDash(l.SynBacklog), portRange(*l))
 	}
 	for _, p := range c.Unreadable {
 		fmt.Fprintf(w, "could not read %s (run as root to see it)\n", p)
@@ -168,4 +173,18 @@ func policyLines(ps []host.Policy) []string {
 	}
 	flush()
 	return out
+}
+
+func intOrDash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func portRange(l host.Limits) string {
+	if l.Ports() == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%d-%d)", l.Ports(), l.PortLo, l.PortHi)
 }

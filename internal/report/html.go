@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // WriteHTML writes the report to the file path.
@@ -48,6 +49,7 @@ type htmlPage struct {
 	Cmp       *htmlCmp
 	RelCharts []template.HTML
 	Steps     []stepView
+	Sweeps    []htmlSweep
 	Timelines []htmlTimeline
 	Metrics   []htmlMetric
 	Hosts     *htmlHosts
@@ -91,6 +93,43 @@ type htmlStatsRow struct {
 	Avg, Median, Min, Max, Stddev   string
 	AvgClass, MedianClass, GeoClass string
 	Geomean                         string
+}
+
+// htmlSweep is one test's concurrency sweep: a chart per metric against
+// clients, as the seeds draw them.
+type htmlSweep struct {
+	Title  string
+	Charts []template.HTML
+}
+
+func htmlSweeps(sws []analysis.Sweep, colour map[string]string) []htmlSweep {
+	var out []htmlSweep
+	for _, sw := range sws {
+		v := htmlSweep{Title: sw.Test}
+		for mi, name := range sw.Metrics {
+			m, err := result.MetricNamed(name)
+			if err != nil || mi >= len(sw.Values) {
+				continue
+			}
+			var lines []svgLine
+			for li, l := range sw.Labels {
+				vals := make([]float64, len(sw.Threads))
+				for ti := range sw.Threads {
+					vals[ti] = sw.Values[mi][ti][li]
+				}
+				lines = append(lines, svgLine{Name: l, Colour: colour[l], Values: vals})
+			}
+			y := m.Label()
+			if m.Unit != "" {
+				y += " " + m.Unit
+			}
+			if c := svgSweepChart("sweep:"+sw.Test+":"+name, sw.Test+": "+m.Label()+" by clients", y, sw.Threads, lines, name != "qps" && name != "jain"); c != "" {
+				v.Charts = append(v.Charts, c)
+			}
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 type htmlTimeline struct {
@@ -164,6 +203,7 @@ func htmlBuildPage(m Model) htmlPage {
 		p.Timelines = append(p.Timelines, htmlTimelineCharts(t, colour))
 	}
 	p.Steps = stepViews(m.Steps)
+	p.Sweeps = htmlSweeps(m.Sweeps, colour)
 	for _, t := range m.Metrics {
 		p.Metrics = append(p.Metrics, htmlMetrics(t))
 	}
@@ -798,7 +838,7 @@ pre .hdr { font-weight: 600; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{index .Shown 0}}</b>; others {{range $i, $o := .Shown}}{{if gt $i 1}}, {{end}}{{if $i}}<b>{{$o}}</b>{{end}}{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
-<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
+<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Sweeps}}<a href="#sweeps">concurrency</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
 {{with .Cmp}}
 <h2 id="comparison">Comparison</h2>
 <p class="note">Relative values are other / base: red at or below {{.Worse}}, green at or above {{.Better}}.{{if .Repeats}} With repeats on both sides a Mann-Whitney U test compares them; <b>~</b> marks a difference that is not significant at alpha {{.Alpha}} (hover for the p-value).{{end}}</p>
@@ -846,6 +886,12 @@ pre .hdr { font-weight: 600; }
 {{- end}}
 </tbody>
 </table>
+{{end}}
+{{- end}}
+{{with .Sweeps}}
+<h2 id="sweeps">Concurrency</h2>
+{{range .}}<h3>{{.Title}}</h3>
+{{range .Charts}}{{.}}{{end}}
 {{end}}
 {{- end}}
 {{with .Timelines}}

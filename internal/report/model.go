@@ -22,6 +22,7 @@ type Model struct {
 	Generated  time.Time
 	Comparison *analysis.Comparison   // BASE against OTHERS
 	Steps      []StepSection          // the reference's step tables, for a suite run in steps
+	Sweeps     []analysis.Sweep       // tests run at three thread counts or more
 	Metrics    []analysis.MetricTable // per test and thread count; may be empty
 	Timelines  []Timeline             // per test and thread count; may be empty
 	Hosts      []Host                 // the fingerprints of the hosts the labels ran on
@@ -76,6 +77,7 @@ type Config struct {
 func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.RawMessage) (string, error), content func(configID string) string, now time.Time) Model {
 	m := Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: now, Comparison: cmp}
 	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
+	m.Sweeps = analysis.Sweeps(sets)
 	latest := make([]map[string]result.Run, len(sets))
 	hosts := map[string]*Host{}
 	var hostOrder []string

@@ -325,3 +325,82 @@ func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 	}
 	return s.done()
 }
+
+// svgSweepChart draws values against thread counts on a log₂ x axis (the
+// seeds' concurrency charts), the y axis logarithmic when logY (response
+// times that span decades) or from 0. Points missing (NaN) break a line.
+func svgSweepChart(name, title, yLabel string, xs []int, series []svgLine, logY bool) template.HTML {
+	lo, hi, has := math.Inf(1), 0.0, false
+	for _, s := range series {
+		for _, v := range s.Values {
+			if htmlFinite(v) && (!logY || v > 0) {
+				lo, hi, has = math.Min(lo, v), math.Max(hi, v), true
+			}
+		}
+	}
+	if !has || len(xs) == 0 {
+		return ""
+	}
+	const w, plotH, ml, mr = 900.0, 240.0, 72.0, 20.0
+	pw := w - ml - mr
+	names := make([]string, len(series))
+	colours := make([]string, len(series))
+	for i, s := range series {
+		names[i], colours[i] = s.Name, s.Colour
+	}
+	scratch := &svgDoc{w: w}
+	top := scratch.legend(ml, 38, names, colours) + 8
+	bottom := top + plotH
+	h := bottom + 44
+	s := svgNew(name, title, w, h)
+	s.legend(ml, 38, names, colours)
+	x0, x1 := math.Log2(float64(xs[0])), math.Log2(float64(xs[len(xs)-1]))
+	span := math.Max(x1-x0, 1)
+	x := func(t int) float64 { return ml + (math.Log2(float64(t))-x0)/span*pw }
+	var y func(float64) float64
+	if logY {
+		d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+		if d1 <= d0 {
+			d1 = d0 + 1
+		}
+		y = func(v float64) float64 { return bottom - (math.Log10(v)-d0)/(d1-d0)*plotH }
+		for d := d0; d <= d1; d++ {
+			v := math.Pow(10, d)
+			s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(ml), svgF(y(v)), svgF(ml+pw), svgF(y(v)))
+			s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(ml-6), svgF(y(v)+4), svgEsc(strconv.FormatFloat(v, 'g', -1, 64)))
+		}
+		s.raw(`<text class="alabel" transform="translate(%s %s) rotate(-90)" text-anchor="middle">%s (log)</text>`, svgF(16), svgF((top+bottom)/2), svgEsc(yLabel))
+	} else {
+		to, step := svgZeroAxis(hi)
+		y = func(v float64) float64 { return bottom - v/to*plotH }
+		s.yAxis(svgTicks(0, to, step), step, y, ml, pw, yLabel, top, bottom)
+	}
+	for _, t := range xs {
+		s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x(t)), svgF(bottom), svgF(x(t)), svgF(bottom+4))
+		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="middle">%d</text>`, svgF(x(t)), svgF(bottom+16), t)
+	}
+	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle">clients (threads), log scale</text>`, svgF(ml+pw/2), svgF(bottom+36))
+	for _, sr := range series {
+		var d strings.Builder
+		prev := false
+		for i, v := range sr.Values {
+			if i >= len(xs) || !htmlFinite(v) || (logY && v <= 0) {
+				prev = false
+				continue
+			}
+			cmd := "M"
+			if prev {
+				cmd = "L"
+			}
+			fmt.Fprintf(&d, " %s%s %s", cmd, svgF(x(xs[i])), svgF(y(v)))
+			s.raw(`<circle class="mark" cx="%s" cy="%s" r="2.5" fill="%s"><title>%s, %d clients: %s</title></circle>`,
+				svgF(x(xs[i])), svgF(y(v)), svgEsc(sr.Colour), svgEsc(sr.Name), xs[i], svgEsc(strconv.FormatFloat(v, 'g', 4, 64)))
+			prev = true
+		}
+		if d.Len() > 0 {
+			s.raw(`<path class="mark" d="%s" fill="none" stroke="%s" stroke-width="1.5"><title>%s</title></path>`,
+				strings.TrimSpace(d.String()), svgEsc(sr.Colour), svgEsc(sr.Name))
+		}
+	}
+	return s.done()
+}

@@ -734,3 +734,31 @@ func Effects(w io.Writer, effects []analysis.Effect, colour bool) {
 	}
 	tw.Flush()
 }
+
+// Sweeps writes each concurrency sweep as the seeds tabulate it: a table
+// per metric (throughput, p95 response time, fairness), thread counts as
+// rows and labels as columns.
+func Sweeps(w io.Writer, sweeps []analysis.Sweep, md bool) {
+	for _, sw := range sweeps {
+		for mi, name := range sw.Metrics {
+			m, err := result.MetricNamed(name)
+			if err != nil || mi >= len(sw.Values) {
+				continue
+			}
+			head := append([]string{"clients"}, sw.Labels...)
+			var rows [][]string
+			for ti, t := range sw.Threads {
+				row := []string{strconv.Itoa(t)}
+				for _, v := range sw.Values[mi][ti] {
+					row = append(row, m.Format(v))
+				}
+				rows = append(rows, row)
+			}
+			unit := m.Unit
+			if unit != "" {
+				unit = " (" + unit + ")"
+			}
+			stepTable(w, md, fmt.Sprintf("%s by clients: %s%s", sw.Test, m.Label(), unit), head, rows)
+		}
+	}
+}
