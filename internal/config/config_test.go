@@ -295,9 +295,18 @@ func TestListWithoutConfigsFolder(t *testing.T) {
 	for _, c := range list {
 		got = append(got, string(c.Family)+"/"+c.Name+" "+c.Source)
 	}
-	want := []string{"mysql/default shipped", "postgres/default shipped"}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("List = %q, want %q", got, want)
+	// Every shipped file, each once, defaults included.
+	files, err := shipped.ReadDir("shipped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(files) {
+		t.Errorf("List = %q, want the %d shipped configs", got, len(files))
+	}
+	for _, want := range []string{"mysql/default shipped", "postgres/default shipped", "mysql/pool-of-threads shipped", "mysql/one-thread-per-connection shipped"} {
+		if !strings.Contains(strings.Join(got, ","), want) {
+			t.Errorf("List = %q, lacks %q", got, want)
+		}
 	}
 }
 
