@@ -14,6 +14,7 @@ func newHostCmd() *cobra.Command {
 	}
 	var asJSON bool
 	var roots host.Roots
+	var serverCPUs, clientCPUs string
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Report the host's frequency state and every variance risk, with the command that removes it",
@@ -21,13 +22,25 @@ func newHostCmd() *cobra.Command {
 intel_pstate, intel_cpufreq, none), the amd_pstate mode, boost (cpufreq/boost,
 intel_pstate/no_turbo, per-policy boost), each CPU's governor, EPP and
 frequencies, SMT, the kernel command-line flags that matter, transparent huge
-pages, swap, whether this is a VM, and CPU steal; then each variance risk with
-the command that removes it. Nothing is changed.`,
+pages, swap, whether this is a VM, and CPU steal; the limits on how many
+connections a client can open (open files, somaxconn, ephemeral ports); then
+each variance risk with the command that removes it. With --server-cpus and
+--client-cpus (as qpslab run takes them), it also warns when the two overlap.
+Nothing is changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := host.Inspect(roots)
 			if err != nil {
 				return err
+			}
+			if serverCPUs != "" || clientCPUs != "" {
+				r, err := host.PinningRisk(serverCPUs, clientCPUs, c.CPUs)
+				if err != nil {
+					return err
+				}
+				if r != nil {
+					c.Risks = append(c.Risks, *r)
+				}
 			}
 			if asJSON {
 				return report.HostCheckJSON(cmd.OutOrStdout(), c)
@@ -36,6 +49,8 @@ the command that removes it. Nothing is changed.`,
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	check.Flags().StringVar(&serverCPUs, "server-cpus", "", "the CPUs a run would pin the server to (e.g. 0-15): warn when they overlap --client-cpus")
+	check.Flags().StringVar(&clientCPUs, "client-cpus", "", "the CPUs a run would pin the client to (e.g. 16-23)")
 	rootFlags := func(cmd *cobra.Command) {
 		cmd.Flags().StringVar(&roots.Sys, "sysfs", host.Real.Sys, "sysfs root (for a copied or fixture tree)")
 		cmd.Flags().StringVar(&roots.Proc, "procfs", host.Real.Proc, "procfs root")

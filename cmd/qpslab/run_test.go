@@ -436,3 +436,28 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("1000 threads on the default config: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// --server-cpus and --client-cpus pin both sides and are recorded with
+// every run (part of its conditions); a CPU the host lacks is refused.
+func TestRunPinned(t *testing.T) {
+	h := newHome(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100",
+		"--server-cpus", "0", "--client-cpus", "1", "--out", out}, quick...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range f.Runs {
+		if run.Params["server_cpus"] != "0" || run.Params["client_cpus"] != "1" || !strings.Contains(run.Conditions(), "server_cpus=0") {
+			t.Errorf("%s: params %v", run.Test, run.Params)
+		}
+	}
+	r = qpslab(t, h, "run", "sysbench", "--build", "mariadb-system", "--server-cpus", "0-4096")
+	if r.code == 0 || !strings.Contains(r.stderr, "--server-cpus") || !strings.Contains(r.stderr, "does not exist") {
+		t.Errorf("a CPU the host lacks: exit %d: %s", r.code, r.stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/suite"
 )
@@ -36,6 +38,8 @@ var Common = []suite.Param{
 	{Name: "sandbox", Kind: suite.String, Usage: "run on this running sandbox (qpslab server start) instead of starting one per build and config"},
 	{Name: "device", Kind: suite.String, Usage: "block device whose I/O is measured (default: the disk that holds the datadir)"},
 	{Name: "report-interval", Kind: suite.Seconds, Default: "10", Usage: "seconds between progress lines during a test, with -v (sysbench --report-interval)"},
+	{Name: "server-cpus", Kind: suite.String, Usage: "pin the server's process tree to these CPUs (e.g. 0-15); recorded with the runs"},
+	{Name: "client-cpus", Kind: suite.String, Usage: "pin qpslab's client to these CPUs (e.g. 16-23); recorded with the runs"},
 	{Name: "set", Kind: suite.List, Usage: "a config grid: NAME=V1,V2 (repeat for more settings); one config per combination, derived from each --config and run interleaved"},
 	{Name: "grid", Kind: suite.String, Usage: "a config grid from a YAML file mapping each setting to its values (innodb_io_capacity: [2000, 20000])"},
 }
@@ -103,6 +107,16 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 			c.Problem("--set and --grid exclude each other: put every setting in the grid file")
 		} else if p.Grid, err = config.ReadGrid(f); err != nil {
 			c.Problem("--grid: %v", err)
+		}
+	}
+	for _, pin := range []struct {
+		flag string
+		to   *host.CPUs
+	}{{"server-cpus", &p.ServerCPUs}, {"client-cpus", &p.ClientCPUs}} {
+		if s := c.String(pin.flag); s != "" {
+			if *pin.to, err = host.ParseCPUs(s, runtime.NumCPU()); err != nil {
+				c.Problem("--%s: %v", pin.flag, err)
+			}
 		}
 	}
 	builds, configs := c.List("build"), c.List("config")

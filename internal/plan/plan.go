@@ -66,6 +66,9 @@ type Plan struct {
 	// combination each derived config (by ID) is, recorded with its runs.
 	Grid   config.Grid
 	Points map[string]string
+	// ServerCPUs and ClientCPUs pin the server's process tree and the
+	// client (nil: not pinned).
+	ServerCPUs, ClientCPUs host.CPUs
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
 
@@ -200,6 +203,14 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 	if err := p.Check(h); err != nil {
 		return err
 	}
+	if len(p.ClientCPUs) > 0 {
+		if err := host.PinSelf(p.ClientCPUs); err != nil {
+			return err
+		}
+	}
+	if o := p.ServerCPUs.Overlap(p.ClientCPUs); len(o) > 0 && len(p.ClientCPUs) > 0 {
+		p.logf("host: the server's CPUs %s and the client's %s share %s: they compete for them", p.ServerCPUs, p.ClientCPUs, o)
+	}
 	items := p.Items()
 	n := len(items)
 	for i := 0; i < n; {
@@ -269,6 +280,11 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 				return nil
 			}
 			return &ServerDied{Build: b.Name, Cause: srv.ExitCause()}
+		}
+	}
+	if len(p.ServerCPUs) > 0 {
+		if err := host.Pin(st.PID, p.ServerCPUs); err != nil {
+			return err
 		}
 	}
 	m := p.measureOf(st)
@@ -427,6 +443,12 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	}
 	if pt := p.Points[configID(it.Config)]; pt != "" {
 		r.Params["set"] = pt
+	}
+	if len(p.ServerCPUs) > 0 {
+		r.Params["server_cpus"] = p.ServerCPUs.String()
+	}
+	if len(p.ClientCPUs) > 0 {
+		r.Params["client_cpus"] = p.ClientCPUs.String()
 	}
 	for k, v := range step.Params {
 		r.Params[k] = v
