@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -47,15 +49,46 @@ type Stmt interface {
 	Query(ctx context.Context, args ...any) (int64, error) // rows returned (read and discarded)
 }
 
-// Dial opens one dedicated connection to e.
+// Dial opens one dedicated connection to e. A refusal that comes from a
+// limit says which (ConnectLimit).
 func Dial(ctx context.Context, e Endpoint, o Options) (Conn, error) {
+	var c Conn
+	var err error
 	switch e.Protocol {
 	case MySQL:
-		return dialMySQL(ctx, e, o)
+		c, err = dialMySQL(ctx, e, o)
 	case Postgres:
-		return dialPostgres(ctx, e, o)
+		c, err = dialPostgres(ctx, e, o)
+	default:
+		return nil, fmt.Errorf("unknown protocol %q", e.Protocol)
 	}
-	return nil, fmt.Errorf("unknown protocol %q", e.Protocol)
+	if err != nil {
+		if why := ConnectLimit(err); why != "" {
+			return nil, fmt.Errorf("%w (%s)", err, why)
+		}
+	}
+	return c, err
+}
+
+// ConnectLimit names the limit a failed connect ran into, with its fix: the
+// server's max_connections, its listen backlog, this process's open files,
+// or the host's ephemeral ports; "" for any other failure.
+func ConnectLimit(err error) string {
+	var me *mysql.MySQLError
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &me) && me.Number == 1040,
+		errors.As(err, &pe) && pe.Code == "53300",
+		strings.Contains(err.Error(), "too many clients already"), strings.Contains(err.Error(), "Too many connections"):
+		return "the server's max_connections: raise it in the config, e.g. qpslab configs show one-thread-per-connection"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "open files: raise this process's limit with ulimit -n"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "ephemeral ports: widen net.ipv4.ip_local_port_range, or connect over the unix socket"
+	case errors.Is(err, syscall.EAGAIN): // a unix socket whose listen queue is full
+		return "the server's listen backlog is full: raise back_log in the config and net.core.somaxconn"
+	}
+	return ""
 }
 
 // ---- MySQL: the driver's connection used directly, below database/sql ------
