@@ -106,25 +106,12 @@ func byValue(ps []Policy, field func(Policy) string, want string) string {
 
 // cpuList writes cpu0 cpu1 cpu2 cpu5 as cpu0-2,5.
 func cpuList(cpus []string) string {
-	n := make([]int, len(cpus))
+	n := make(CPUs, len(cpus))
 	for i, c := range cpus {
 		n[i] = cpuNum(c)
 	}
 	sort.Ints(n)
-	var parts []string
-	for i := 0; i < len(n); {
-		j := i
-		for j+1 < len(n) && n[j+1] == n[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", n[i], n[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(n[i]))
-		}
-		i = j + 1
-	}
-	return "cpu" + strings.Join(parts, ",")
+	return "cpu" + n.String()
 }
 
 func orUnknown(s string) string {

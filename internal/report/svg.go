@@ -254,6 +254,27 @@ type svgLine struct {
 	Marks  []int // seconds shaded in the line's colour (stalls)
 }
 
+// The line charts' geometry: width, plot height, left and right margins,
+// and the plot's width.
+const lineW, linePlotH, lineML, lineMR = 900.0, 240.0, 72.0, 20.0
+const linePW = lineW - lineML - lineMR
+
+// svgLinesFrame starts a line chart of series: the document with its
+// legend drawn, and the plot's top and bottom.
+func svgLinesFrame(name, title string, series []svgLine) (s *svgDoc, top, bottom float64) {
+	names := make([]string, len(series))
+	colours := make([]string, len(series))
+	for i, l := range series {
+		names[i], colours[i] = l.Name, l.Colour
+	}
+	scratch := &svgDoc{w: lineW}
+	top = scratch.legend(lineML, 38, names, colours) + 8
+	bottom = top + linePlotH
+	s = svgNew(name, title, lineW, bottom+44)
+	s.legend(lineML, 38, names, colours)
+	return s, top, bottom
+}
+
 // svgLineChart draws values per second, the y axis from 0.
 func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 	n, hi, has := 0, 0.0, false
@@ -268,36 +289,23 @@ func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 	if !has {
 		return ""
 	}
-	const w, plotH, ml, mr = 900.0, 240.0, 72.0, 20.0
-	pw := w - ml - mr
-	names := make([]string, len(series))
-	colours := make([]string, len(series))
-	for i, s := range series {
-		names[i], colours[i] = s.Name, s.Colour
-	}
-	scratch := &svgDoc{w: w}
-	top := scratch.legend(ml, 38, names, colours) + 8
-	bottom := top + plotH
-	h := bottom + 44
-
-	s := svgNew(name, title, w, h)
-	s.legend(ml, 38, names, colours)
+	s, top, bottom := svgLinesFrame(name, title, series)
 	to, step := svgZeroAxis(hi)
 	xmax := math.Max(float64(n-1), 1)
-	x := func(i float64) float64 { return ml + i/xmax*pw }
-	y := func(v float64) float64 { return bottom - v/to*plotH }
-	s.yAxis(svgTicks(0, to, step), step, y, ml, pw, yLabel, top, bottom)
+	x := func(i float64) float64 { return lineML + i/xmax*linePW }
+	y := func(v float64) float64 { return bottom - v/to*linePlotH }
+	s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
 	xstep := math.Max(svgNiceStep(xmax, 10), 1)
 	for _, t := range svgTicks(0, xmax, xstep) {
 		s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x(t)), svgF(bottom), svgF(x(t)), svgF(bottom+4))
 		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(x(t)), svgF(bottom+16), svgEsc(svgTickLabel(t, xstep)))
 	}
-	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle">second of the measured window</text>`, svgF(ml+pw/2), svgF(bottom+36))
-	half := pw / xmax / 2
+	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle">second of the measured window</text>`, svgF(lineML+linePW/2), svgF(bottom+36))
+	half := linePW / xmax / 2
 	for _, sr := range series {
 		for _, m := range sr.Marks {
 			s.raw(`<rect class="stall" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.18"><title>%s: stalled in second %d</title></rect>`,
-				svgF(math.Max(ml, x(float64(m))-half)), svgF(top), svgF(2*half), svgF(plotH), svgEsc(sr.Colour), svgEsc(sr.Name), m)
+				svgF(math.Max(lineML, x(float64(m))-half)), svgF(top), svgF(2*half), svgF(linePlotH), svgEsc(sr.Colour), svgEsc(sr.Name), m)
 		}
 	}
 	for _, sr := range series {
@@ -341,45 +349,33 @@ func svgSweepChart(name, title, yLabel string, xs []int, series []svgLine, logY 
 	if !has || len(xs) == 0 {
 		return ""
 	}
-	const w, plotH, ml, mr = 900.0, 240.0, 72.0, 20.0
-	pw := w - ml - mr
-	names := make([]string, len(series))
-	colours := make([]string, len(series))
-	for i, s := range series {
-		names[i], colours[i] = s.Name, s.Colour
-	}
-	scratch := &svgDoc{w: w}
-	top := scratch.legend(ml, 38, names, colours) + 8
-	bottom := top + plotH
-	h := bottom + 44
-	s := svgNew(name, title, w, h)
-	s.legend(ml, 38, names, colours)
+	s, top, bottom := svgLinesFrame(name, title, series)
 	x0, x1 := math.Log2(float64(xs[0])), math.Log2(float64(xs[len(xs)-1]))
 	span := math.Max(x1-x0, 1)
-	x := func(t int) float64 { return ml + (math.Log2(float64(t))-x0)/span*pw }
+	x := func(t int) float64 { return lineML + (math.Log2(float64(t))-x0)/span*linePW }
 	var y func(float64) float64
 	if logY {
 		d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 		if d1 <= d0 {
 			d1 = d0 + 1
 		}
-		y = func(v float64) float64 { return bottom - (math.Log10(v)-d0)/(d1-d0)*plotH }
+		y = func(v float64) float64 { return bottom - (math.Log10(v)-d0)/(d1-d0)*linePlotH }
 		for d := d0; d <= d1; d++ {
 			v := math.Pow(10, d)
-			s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(ml), svgF(y(v)), svgF(ml+pw), svgF(y(v)))
-			s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(ml-6), svgF(y(v)+4), svgEsc(strconv.FormatFloat(v, 'g', -1, 64)))
+			s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(lineML), svgF(y(v)), svgF(lineML+linePW), svgF(y(v)))
+			s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(lineML-6), svgF(y(v)+4), svgEsc(strconv.FormatFloat(v, 'g', -1, 64)))
 		}
 		s.raw(`<text class="alabel" transform="translate(%s %s) rotate(-90)" text-anchor="middle">%s (log)</text>`, svgF(16), svgF((top+bottom)/2), svgEsc(yLabel))
 	} else {
 		to, step := svgZeroAxis(hi)
-		y = func(v float64) float64 { return bottom - v/to*plotH }
-		s.yAxis(svgTicks(0, to, step), step, y, ml, pw, yLabel, top, bottom)
+		y = func(v float64) float64 { return bottom - v/to*linePlotH }
+		s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
 	}
 	for _, t := range xs {
 		s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x(t)), svgF(bottom), svgF(x(t)), svgF(bottom+4))
 		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="middle">%d</text>`, svgF(x(t)), svgF(bottom+16), t)
 	}
-	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle">clients (threads), log scale</text>`, svgF(ml+pw/2), svgF(bottom+36))
+	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle">clients (threads), log scale</text>`, svgF(lineML+linePW/2), svgF(bottom+36))
 	for _, sr := range series {
 		var d strings.Builder
 		prev := false

@@ -241,3 +241,17 @@ func namesLocked() []string {
 	sort.Strings(names)
 	return names
 }
+
+// ClassifySQL is how the engine treats a SQL statement's error, for the
+// suites whose workloads run SQL: deadlocks and lock-wait timeouts are
+// retryable (sysbench's default), a dead connection ends the run, anything
+// else is fatal.
+func ClassifySQL(err error) engine.ErrorClass {
+	switch {
+	case client.Retryable(err):
+		return engine.Retryable
+	case client.ConnectionLost(err):
+		return engine.ConnectionLost
+	}
+	return engine.Fatal
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/suite"
 )
 
 // Pacing is how a paced inserter spreads its statements over a second.
@@ -426,12 +427,4 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 // Classify: a lost connection ends the step; any other error too (the
 // reference's client retries nothing but deadlocks, which inserts into
 // their own table do not meet).
-func (wl *workload) Classify(err error) engine.ErrorClass {
-	switch {
-	case client.Retryable(err):
-		return engine.Retryable
-	case client.ConnectionLost(err):
-		return engine.ConnectionLost
-	}
-	return engine.Fatal
-}
+func (wl *workload) Classify(err error) engine.ErrorClass { return suite.ClassifySQL(err) }

@@ -316,15 +316,7 @@ func KrowsPerSec(krowsPerScan, meanUs float64) float64 {
 // Classify is how the engine treats an event's error: deadlocks and
 // lock-wait timeouts are retryable (sysbench's default), a dead connection
 // ends the run.
-func (wl *Workload) Classify(err error) engine.ErrorClass {
-	switch {
-	case client.Retryable(err):
-		return engine.Retryable
-	case client.ConnectionLost(err):
-		return engine.ConnectionLost
-	}
-	return engine.Fatal
-}
+func (wl *Workload) Classify(err error) engine.ErrorClass { return suite.ClassifySQL(err) }
 
 var _ engine.Classifier = (*Workload)(nil)
 
