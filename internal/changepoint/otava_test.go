@@ -43,8 +43,11 @@ type otavaCase struct {
 	values []float64
 }
 
+// options are the case's options with Otava's t-test: the vectors check
+// DetectOtava and, with the minimum segment and both neighbours re-tested,
+// Detect's OtavaTTest method.
 func (c *otavaCase) options() Options {
-	return Options{Window: c.Window, PValue: c.PValue, MinMagnitude: c.MinMagnitude}
+	return Options{Window: c.Window, PValue: c.PValue, MinMagnitude: c.MinMagnitude, Method: OtavaTTest}
 }
 
 func (c *otavaCase) want() []int {
