@@ -84,13 +84,36 @@ func (r *robust) update(x []float64) {
 		copy(w, x[lo:hi])
 		return medianSmall(w)
 	}
+	// Away from the ends the three windows (centred, before, after) slide
+	// by one point per point: kept sorted, each costs a removal and an
+	// insertion instead of a sort.
+	interior := func(j int) bool { return j >= sideSpan && j+sideSpan < n }
+	var mid, left, right sorted
 	for j := max(0, from-sideSpan); j < n; j++ {
 		lo, hi := max(0, j-sideSpan), min(n, j+sideSpan+1)
+		r.both[j] = lo < j && j+1 < hi
+		if interior(j) {
+			if !interior(j-1) || j == max(0, from-sideSpan) {
+				mid.reset(x[j-sideSpan : j+sideSpan+1])
+				left.reset(x[j-sideSpan : j])
+				right.reset(x[j+1 : j+sideSpan+1])
+			} else {
+				mid.swap(x[j-sideSpan-1], x[j+sideSpan])
+				left.swap(x[j-sideSpan-1], x[j-1])
+				right.swap(x[j], x[j+sideSpan])
+			}
+			r.res[j] = math.Abs(x[j] - mid.median())
+			ml, mr := left.median(), right.median()
+			r.near[j] = ml
+			if math.Abs(x[j]-mr) < math.Abs(x[j]-ml) {
+				r.near[j] = mr
+			}
+			continue
+		}
 		// The scale's residual: from the median of a window centred on j
 		// (narrower near the ends).
 		h := min(j-lo, hi-1-j)
 		r.res[j] = math.Abs(x[j] - median(j-h, j+h+1))
-		r.both[j] = lo < j && j+1 < hi
 		if r.both[j] {
 			ml, mr := median(lo, j), median(j+1, hi)
 			r.near[j] = ml
@@ -135,6 +158,8 @@ func (r *robust) update(x []float64) {
 	} else {
 		r.pre.truncate(from)
 	}
+	p := &r.pre
+	p.s1, p.c1, p.s2, p.c2 = slices.Grow(p.s1, n+1-len(p.s1)), slices.Grow(p.c1, n+1-len(p.c1)), slices.Grow(p.s2, n+1-len(p.s2)), slices.Grow(p.c2, n+1-len(p.c2))
 	for _, v := range r.y[from:] {
 		r.pre.push(v)
 	}
@@ -259,3 +284,28 @@ func extendBool(s []bool, n int) []bool {
 	}
 	return append(s, make([]bool, n-len(s))...)
 }
+
+// sorted is a small window of values kept in ascending order.
+type sorted []float64
+
+func (w *sorted) reset(v []float64) {
+	*w = append((*w)[:0], v...)
+	slices.Sort(*w)
+}
+
+// swap replaces out (a value of the window) by in, moving the values in
+// between by one place.
+func (w sorted) swap(out, in float64) {
+	k, _ := slices.BinarySearch(w, out)
+	for k+1 < len(w) && w[k+1] < in {
+		w[k] = w[k+1]
+		k++
+	}
+	for k > 0 && w[k-1] > in {
+		w[k] = w[k-1]
+		k--
+	}
+	w[k] = in
+}
+
+func (w sorted) median() float64 { return medianSorted(w) }
