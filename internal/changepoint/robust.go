@@ -127,7 +127,7 @@ func (r *robust) update(x []float64) {
 	// removal and an insertion of O(scaleSpan) each, instead of a
 	// selection per point).
 	var s float64
-	win := r.scratch[:0]
+	win := sorted(r.scratch[:0])
 	for i := from; i < n; i++ {
 		lo, hi := i-scaleSpan+1, i+1
 		if lo <= 0 {
@@ -135,16 +135,11 @@ func (r *robust) update(x []float64) {
 		}
 		switch {
 		case i == from:
-			win = append(win[:0], r.res[lo:hi]...)
-			slices.Sort(win)
+			win.reset(r.res[lo:hi])
 		case lo > 0:
-			out := r.res[lo-1]
-			k, _ := slices.BinarySearch(win, out)
-			win = slices.Delete(win, k, k+1)
-			k, _ = slices.BinarySearch(win, r.res[i])
-			win = slices.Insert(win, k, r.res[i])
+			win.swap(r.res[lo-1], r.res[i])
 		}
-		s = 1.4826 * medianSorted(win)
+		s = 1.4826 * win.median()
 		v := x[i]
 		if r.both[i] && s > 0 && math.Abs(v-r.near[i]) > outlierK*s {
 			v = r.near[i]

@@ -159,9 +159,17 @@ func detectCounts(d Detection) string {
 			series[b.Series] = true
 		}
 		var parts []string
-		for _, k := range []string{"regression", "improvement", analysis.NoChange, analysis.CannotTell} {
-			if count[k] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", count[k], k))
+		for _, k := range []struct{ kind, one, many string }{
+			{"regression", "regression", "regressions"},
+			{"improvement", "improvement", "improvements"},
+			{analysis.NoChange, "without a significant change", "without a significant change"},
+			{analysis.CannotTell, "cannot tell", "cannot tell"},
+		} {
+			switch n := count[k.kind]; {
+			case n == 1:
+				parts = append(parts, "1 "+k.one)
+			case n > 1:
+				parts = append(parts, fmt.Sprintf("%d %s", n, k.many))
 			}
 		}
 		s += fmt.Sprintf("; neighbouring builds compared by their repeats in %d series (Mann-Whitney U, α %g): %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
