@@ -80,11 +80,12 @@ between which it arrived at 95 % confidence.
 
 The detector (docs/changepoint.md) is E-divisive means as Apache Otava 0.8
 uses it, with a minimum segment so one spike is never a change point, and
-a calibrated test (--method calibrated, the default): outliers clipped, the
-noise's autocorrelation accounted for, and the p-value corrected for the
+a calibrated test (--method calibrated, the default): outliers replaced,
+the noise's autocorrelation accounted for, and the p-value corrected for the
 number of positions a change could be at, for about 0.01 false change
 points per 1,000 points of noise at --pvalue 0.001 (Otava's t-test,
---method otava: about 1). Settings come from the built-in defaults, then the
+--method otava: about 1 on white noise, 25 on autocorrelated noise as a
+shared host's runs have). Settings come from the built-in defaults, then the
 top level of the settings file (--settings, default <home>/detect.yaml),
 then the flags; the file's per-test entries win for the tests they match:
 
@@ -223,7 +224,7 @@ Nyrkiö's JSON upload shape (see qpslab export).`,
 	c.Flags().Float64Var(&o.MinMagnitude, "min-magnitude", def.MinMagnitude, "smallest relative change reported (0.05 = 5 %)")
 	c.Flags().IntVar(&o.MinSegment, "min-segment", def.MinSegment, "fewest points on each side of a change point (a spike is shorter)")
 	c.Flags().StringVar(&settingsFile, "settings", "", "settings file with per-test overrides (default <home>/detect.yaml, if present)")
-	c.Flags().StringVar(&method, "method", string(changepoint.Calibrated), "how a change point's significance is judged: calibrated, or otava (Otava 0.8's t-test, about 100 times the false alarms)")
+	c.Flags().StringVar(&method, "method", string(changepoint.Calibrated), "how a change point's significance is judged: calibrated, or otava (Otava 0.8's t-test: hundreds of times the false alarms on noise, docs/changepoint.md)")
 	c.Flags().StringVar(&failOn, "fail-on", "", "CI gate: exit with status 3 when the newest build brings a regression (of N % or more): regression or regression:N%")
 	c.Flags().StringVar(&format, "format", "text", "text, md (or markdown: a summary for a CI job), csv, tsv or json")
 	c.Flags().StringVar(&input, "input", "", "read this history file instead of the store: .csv (Otava) or .json (Nyrkiö)")
