@@ -7,8 +7,8 @@
 //	changepoint [flags] FILE
 //
 // FILE holds {"series": [[v, …], …]}; null values are missing. The output
-// is one JSON object: {"mode", "change_points": [[i, …], …], "seconds":
-// [per series], "total_seconds"}. Times cover the detection only (parsing
+// is one JSON object: {"mode", "change_points": [[i, …], …], "intervals":
+// [[[lo, hi], …], …], "seconds": [per series], "total_seconds"}. Times cover the detection only (parsing
 // and process start are not included). -mode append times
 // Analysis.Append of each series' last point after Extend of the others.
 package main
@@ -29,10 +29,11 @@ type input struct {
 }
 
 type output struct {
-	Mode         string    `json:"mode"`
-	ChangePoints [][]int   `json:"change_points"`
-	Seconds      []float64 `json:"seconds"`
-	TotalSeconds float64   `json:"total_seconds"`
+	Mode         string     `json:"mode"`
+	ChangePoints [][]int    `json:"change_points"`
+	Intervals    [][][2]int `json:"intervals"`
+	Seconds      []float64  `json:"seconds"`
+	TotalSeconds float64    `json:"total_seconds"`
 }
 
 func main() {
@@ -41,6 +42,7 @@ func main() {
 	flag.Float64Var(&o.PValue, "pvalue", 0, "p-value (0: default 0.001)")
 	flag.Float64Var(&o.MinMagnitude, "min-magnitude", 0, "minimum relative magnitude")
 	flag.IntVar(&o.MinSegment, "min-segment", 0, "minimum segment (0: default 3)")
+	method := flag.String("method", "", "detect and append: calibrated (the default) or otava (Otava's t-test with qpslab's minimum segment)")
 	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules) or append (time Append of the last point)")
 	lower := flag.Bool("lower-is-better", false, "the metric is lower-is-better")
 	flag.Usage = func() {
@@ -48,6 +50,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	o.Method = changepoint.Method(*method)
 	if flag.NArg() != 1 {
 		flag.Usage()
 		os.Exit(2)
@@ -71,7 +74,7 @@ func run(path string, o changepoint.Options, mode string, lower bool) error {
 	if lower {
 		dir = changepoint.LowerIsBetter
 	}
-	out := output{Mode: mode, ChangePoints: [][]int{}, Seconds: []float64{}}
+	out := output{Mode: mode, ChangePoints: [][]int{}, Intervals: [][][2]int{}, Seconds: []float64{}}
 	for _, s := range in.Series {
 		v := make([]float64, len(s))
 		for i, x := range s {
@@ -110,11 +113,13 @@ func run(path string, o changepoint.Options, mode string, lower bool) error {
 		if err != nil {
 			return err
 		}
-		idx := []int{}
+		idx, iv := []int{}, [][2]int{}
 		for _, c := range cps {
 			idx = append(idx, c.Index)
+			iv = append(iv, [2]int{c.Lo, c.Hi})
 		}
 		out.ChangePoints = append(out.ChangePoints, idx)
+		out.Intervals = append(out.Intervals, iv)
 		out.Seconds = append(out.Seconds, d.Seconds())
 		out.TotalSeconds += d.Seconds()
 	}

@@ -14,6 +14,19 @@ import (
 	"github.com/qpslab/qpslab/internal/store"
 )
 
+// exitGate is detect's exit status when --fail-on finds a regression: not
+// 1 (an error) nor 2 (usage, by convention), so that a CI job can tell a
+// regression from a broken command.
+const exitGate = 3
+
+// exitError ends qpslab with its code after printing its message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
 // historyFlags select series from the store.
 type historyFlags struct {
 	sel     selection
@@ -50,7 +63,7 @@ func (f historyFlags) series(cmd *cobra.Command, st *store.Store) ([]history.Ser
 func newDetectCmd() *cobra.Command {
 	var hf historyFlags
 	var o changepoint.Options
-	var settingsFile, format, input, timeColumn string
+	var settingsFile, format, input, timeColumn, failOn, method string
 	var lower []string
 	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment}
 	c := &cobra.Command{
@@ -65,11 +78,17 @@ one, nor --time) come after any versioned ones in natural name order
 (ma9 < ma10), and detect says so in a line starting "order:". Each change point is a
 regression or an improvement given the metric's direction (QPS: higher is
 better; latency and per-op costs: lower), with its magnitude, the means
-before and after, its p-value and the build where it arrived.
+before and after, its p-value, the build where it arrived and the builds
+between which it arrived at 95 % confidence.
 
-The detector is E-divisive means with a Student t-test, as Apache Otava 0.8
-does it, plus a minimum segment length so one spike is never a change point
-(docs/changepoint.md). Settings come from the built-in defaults, then the
+The detector (docs/changepoint.md) is E-divisive means as Apache Otava 0.8
+uses it, with a minimum segment so one spike is never a change point, and
+a calibrated test (--method calibrated, the default): outliers replaced,
+the noise's autocorrelation accounted for, and the p-value corrected for the
+number of positions a change could be at, for about 0.01 false change
+points per 1,000 points of noise at --pvalue 0.001 (Otava's t-test,
+--method otava: about 1 on white noise, 25 on autocorrelated noise as a
+shared host's runs have). Settings come from the built-in defaults, then the
 top level of the settings file (--settings, default <home>/detect.yaml),
 then the flags; the file's per-test entries win for the tests they match:
 
@@ -77,6 +96,19 @@ then the flags; the file's per-test entries win for the tests they match:
   tests:
     - match: "scan*"
       min_magnitude: 0.10
+
+A series of 2 to 5 builds (fewer than 2 × --min-segment) has no change
+points; detect compares each build with the next by their repeats instead,
+as compare does (Mann-Whitney U, α 0.05), and prints "regression between X
+and Y" with the change of the medians and the confidence, or says it cannot
+tell (one run per build, or too few runs).
+
+--fail-on regression[:N%] is a CI gate: it exits with status 3, after one
+line per regression on standard error, when the newest build brings a
+regression (of N % or more): between the two newest builds of a few, or as
+the last change point of a longer history, once the newest build makes it
+certain. --format markdown gives a summary a CI job can post. Exit status:
+0 (the gate passed, or no gate), 1 (an error), 3 (the gate failed).
 
 --input reads a history file instead of the store: Otava's CSV layout (rows
 in the file's order, as Otava reads them) or Nyrkiö's JSON upload shape
@@ -107,6 +139,20 @@ in the file's order, as Otava reads them) or Nyrkiö's JSON upload shape
 			}
 			if fl.Changed("min-segment") {
 				given.MinSegment = &o.MinSegment
+			}
+			if fl.Changed("method") {
+				given.Method = &method
+			}
+			if format == "markdown" {
+				format = "md"
+			}
+			var gate *analysis.Gate
+			if fl.Changed("fail-on") {
+				g, err := analysis.ParseGate(failOn)
+				if err != nil {
+					return err
+				}
+				gate = &g
 			}
 			base, err := settings.Resolve(given, settingsFile)
 			if err != nil {
@@ -155,18 +201,32 @@ in the file's order, as Otava reads them) or Nyrkiö's JSON upload shape
 			if err != nil {
 				return err
 			}
+			d := report.Detection{Series: len(series), Changes: changes, Builds: analysis.Builds(series, settings, base)}
 			if n, need := analysis.TooShort(series, settings, base); n > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d series have fewer than the %d points a change point needs (--min-segment %d on each side): run more builds, or lower --min-segment\n",
+				fmt.Fprintf(cmd.ErrOrStderr(), "%d of %d series have fewer than the %d points a change point needs (--min-segment %d on each side) and no builds to compare: run more builds, or lower --min-segment\n",
 					n, len(series), need, need/2)
 			}
-			if err := report.Changes(cmd.OutOrStdout(), changes, len(series), format, report.IsTTY(cmd.OutOrStdout())); err != nil {
+			if gate != nil {
+				d.Gate = report.NewGateResult(*gate, d)
+			}
+			if err := report.Detect(cmd.OutOrStdout(), d, format, report.IsTTY(cmd.OutOrStdout())); err != nil {
 				return err
 			}
 			note := cmd.OutOrStdout()
-			if format != "text" && format != "md" {
+			if format != "text" && format != "md" && format != "markdown" {
 				note = cmd.ErrOrStderr() // keeps the JSON, CSV or TSV whole
 			}
-			return report.OrderNote(note, series)
+			if err := report.OrderNote(note, series); err != nil {
+				return err
+			}
+			if d.Gate != nil {
+				report.GateLines(cmd.ErrOrStderr(), d.Gate)
+				if d.Gate.Failed {
+					return exitError{code: exitGate, msg: report.GateSummary(d.Gate)}
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), report.GateSummary(d.Gate))
+			}
+			return nil
 		},
 	}
 	hf.add(c)
@@ -175,7 +235,9 @@ in the file's order, as Otava reads them) or Nyrkiö's JSON upload shape
 	c.Flags().Float64Var(&o.MinMagnitude, "min-magnitude", def.MinMagnitude, "smallest relative change reported (0.05 = 5 %)")
 	c.Flags().IntVar(&o.MinSegment, "min-segment", def.MinSegment, "fewest points on each side of a change point (a spike is shorter)")
 	c.Flags().StringVar(&settingsFile, "settings", "", "settings file with per-test overrides (default <home>/detect.yaml, if present)")
-	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv or json")
+	c.Flags().StringVar(&method, "method", string(changepoint.Calibrated), "how a change point's significance is judged: calibrated, or otava (Otava 0.8's t-test: hundreds of times the false alarms on noise, docs/changepoint.md)")
+	c.Flags().StringVar(&failOn, "fail-on", "", "CI gate: exit with status 3 when the newest build brings a regression (of N % or more): regression or regression:N%")
+	c.Flags().StringVar(&format, "format", "text", "text, md (or markdown: a summary for a CI job), csv, tsv or json")
 	c.Flags().StringVar(&input, "input", "", "read this history file instead of the store: .csv (Otava) or .json (Nyrkiö)")
 	c.Flags().StringVar(&timeColumn, "time-column", "time", "with --input .csv: the time column")
 	c.Flags().StringSliceVar(&lower, "lower-is-better", nil, "with --input: the metrics where lower is better (default: guessed from names such as latency, p99, cpu)")

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,8 +55,26 @@ func TestDetectAndExport(t *testing.T) {
 		t.Errorf("no series, yet exit 0: %s", r.stdout)
 	}
 	r = qpslab(t, h, "detect", "--format", "json", "--min-magnitude", "0.3")
-	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
-		t.Errorf("a 20 %% change passed --min-magnitude 0.3: %s %s", r.stdout, r.stderr)
+	var got struct {
+		Series       int               `json:"series"`
+		ChangePoints []json.RawMessage `json:"change_points"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); r.code != 0 || err != nil || got.Series != 1 || len(got.ChangePoints) != 0 {
+		t.Errorf("a 20 %% change passed --min-magnitude 0.3: %v %s %s", err, r.stdout, r.stderr)
+	}
+	// The change arrived between 10.2.6 and 10.2.7 at 95 %: the interval is
+	// that one build.
+	r = qpslab(t, h, "detect", "--format", "json")
+	var one struct {
+		ChangePoints []struct {
+			Index            int
+			Earliest, Latest struct{ Build string }
+			Last, New        bool
+		} `json:"change_points"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &one); err != nil || len(one.ChangePoints) != 1 || one.ChangePoints[0].Index != 6 ||
+		one.ChangePoints[0].Earliest.Build != "ma10.2.7" || one.ChangePoints[0].Latest.Build != "ma10.2.7" || !one.ChangePoints[0].Last || one.ChangePoints[0].New {
+		t.Errorf("detect --format json: %v %s", err, r.stdout)
 	}
 	// Per-test settings override the flags for the tests they match.
 	os.WriteFile(filepath.Join(h.Root, "detect.yaml"), []byte("tests:\n  - match: \"update-*\"\n    min_magnitude: 0.5\n"), 0o644)

@@ -88,7 +88,7 @@ func TestImportHistoryInVersionOrder(t *testing.T) {
 		t.Errorf("detect by name:\n%s%s", r.stdout, r.stderr)
 	}
 	// With --format json the note goes to standard error, the JSON stays whole.
-	if r := qpslab(t, h2, "detect", "--metric", "wKB/o", "--format", "json"); r.code != 0 || !strings.HasPrefix(r.stdout, "[") || !strings.Contains(r.stderr, "order: ") {
+	if r := qpslab(t, h2, "detect", "--metric", "wKB/o", "--format", "json"); r.code != 0 || !strings.HasPrefix(r.stdout, "{") || !strings.Contains(r.stderr, "order: ") {
 		t.Errorf("detect --format json: %q %q", r.stdout, r.stderr)
 	}
 	// --version, --commit and --time go with the results; a bad one is one line.

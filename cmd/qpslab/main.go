@@ -35,6 +35,10 @@ func main() {
 			os.Exit(130)
 		}
 		fmt.Fprintln(os.Stderr, "qpslab: "+oneLine(err.Error()))
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
 		os.Exit(1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -20,6 +21,7 @@ type DetectSettings struct {
 	Window       *int       `yaml:"window"`
 	MinMagnitude *float64   `yaml:"min_magnitude"`
 	MinSegment   *int       `yaml:"min_segment"`
+	Method       *string    `yaml:"method"`
 	Tests        []Override `yaml:"tests"`
 }
 
@@ -31,6 +33,7 @@ type Override struct {
 	Window       *int     `yaml:"window"`
 	MinMagnitude *float64 `yaml:"min_magnitude"`
 	MinSegment   *int     `yaml:"min_segment"`
+	Method       *string  `yaml:"method"`
 }
 
 // LoadDetectSettings reads a settings file; a missing file is no settings.
@@ -57,7 +60,10 @@ func LoadDetectSettings(file string, mustExist bool) (DetectSettings, error) {
 	return s, nil
 }
 
-func apply(o *changepoint.Options, p *float64, w *int, m *float64, seg *int) {
+func apply(o *changepoint.Options, p *float64, w *int, m *float64, seg *int, method *string) {
+	if method != nil {
+		o.Method = changepoint.Method(*method)
+	}
 	if p != nil {
 		o.PValue = *p
 	}
@@ -86,7 +92,7 @@ func (s DetectSettings) Options(base changepoint.Options, test, metric string) c
 				continue
 			}
 		}
-		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment)
+		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment, ov.Method)
 	}
 	return o
 }
@@ -96,7 +102,7 @@ func (s DetectSettings) Options(base changepoint.Options, test, metric string) c
 func (s DetectSettings) Check(base changepoint.Options) error {
 	for i, ov := range s.Tests {
 		o := base
-		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment)
+		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment, ov.Method)
 		if _, err := changepoint.Detect([]float64{1, 1, 1}, o, changepoint.HigherIsBetter); err != nil {
 			return fmt.Errorf("tests[%d] (%s): %v", i, ov.Match, err)
 		}
@@ -106,7 +112,7 @@ func (s DetectSettings) Check(base changepoint.Options) error {
 
 // Defaults applies the file's top level to o.
 func (s DetectSettings) Defaults(o changepoint.Options) changepoint.Options {
-	apply(&o, s.PValue, s.Window, s.MinMagnitude, s.MinSegment)
+	apply(&o, s.PValue, s.Window, s.MinMagnitude, s.MinSegment, s.Method)
 	return o
 }
 
@@ -117,6 +123,7 @@ type Given struct {
 	Window       *int
 	MinMagnitude *float64
 	MinSegment   *int
+	Method       *string
 }
 
 // Resolve is the options every series starts from: the built-in defaults,
@@ -124,7 +131,7 @@ type Given struct {
 // them and every per-test entry, so that a bad value is one error before
 // any series is analysed. where names the settings file for the error.
 func (s DetectSettings) Resolve(given Given, where string) (changepoint.Options, error) {
-	o := s.Defaults(changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment})
+	o := s.Defaults(changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment, Method: changepoint.Calibrated})
 	// The detector reads 0 as "its default": given on the command line, 0
 	// is a value to refuse, never to replace silently.
 	if given.Window != nil && *given.Window < 2 {
@@ -133,9 +140,9 @@ func (s DetectSettings) Resolve(given Given, where string) (changepoint.Options,
 	if given.MinSegment != nil && *given.MinSegment < 1 {
 		return o, fmt.Errorf("--min-segment %d: give 1 point or more", *given.MinSegment)
 	}
-	apply(&o, given.PValue, given.Window, given.MinMagnitude, given.MinSegment)
+	apply(&o, given.PValue, given.Window, given.MinMagnitude, given.MinSegment, given.Method)
 	if _, err := changepoint.Detect([]float64{1, 1, 1}, o, changepoint.HigherIsBetter); err != nil {
-		return o, fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude or --min-segment (or %s)", err, where)
+		return o, fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude, --min-segment or --method (or %s)", err, where)
 	}
 	if err := s.Check(o); err != nil {
 		return o, fmt.Errorf("%v: fix it in %s", err, where)
@@ -145,30 +152,43 @@ func (s DetectSettings) Resolve(given Given, where string) (changepoint.Options,
 
 // Change is one change point of one series, and where it arrived.
 type Change struct {
-	Series     string              `json:"series"`
-	Suite      string              `json:"suite,omitempty"`
-	Test       string              `json:"test"`
-	Metric     string              `json:"metric"`
-	Threads    int                 `json:"threads,omitempty"`
-	Config     string              `json:"config,omitempty"`
-	Host       string              `json:"host,omitempty"`
-	Kind       string              `json:"kind"` // regression or improvement
-	Magnitude  float64             `json:"magnitude"`
-	MeanBefore float64             `json:"mean_before"`
-	MeanAfter  float64             `json:"mean_after"`
-	PValue     float64             `json:"pvalue"`
-	Index      int                 `json:"index"`
-	Points     int                 `json:"points"`
-	Order      string              `json:"order"`
-	Arrived    history.Point       `json:"arrived"` // the first point after the change
-	Before     history.Point       `json:"before"`  // the last point before it
-	Options    changepoint.Options `json:"options"`
+	Series     string        `json:"series"`
+	Suite      string        `json:"suite,omitempty"`
+	Test       string        `json:"test"`
+	Metric     string        `json:"metric"`
+	Threads    int           `json:"threads,omitempty"`
+	Config     string        `json:"config,omitempty"`
+	Host       string        `json:"host,omitempty"`
+	Kind       string        `json:"kind"` // regression or improvement
+	Magnitude  float64       `json:"magnitude"`
+	MeanBefore float64       `json:"mean_before"`
+	MeanAfter  float64       `json:"mean_after"`
+	PValue     float64       `json:"pvalue"`
+	Index      int           `json:"index"`
+	Points     int           `json:"points"`
+	Order      string        `json:"order"`
+	Arrived    history.Point `json:"arrived"` // the first point after the change
+	Before     history.Point `json:"before"`  // the last point before it
+	// Earliest and Latest bound where the change arrived, at 95 %
+	// confidence: it is one of the points from Earliest to Latest.
+	Earliest history.Point `json:"earliest"`
+	Latest   history.Point `json:"latest"`
+	// Last: the series' last change point, so its newest point is at the
+	// new level. New: the newest point made it a change point (detect
+	// does not find it without that point); what --fail-on looks at.
+	Last    bool                `json:"last"`
+	New     bool                `json:"new"`
+	Options changepoint.Options `json:"options"`
 }
 
-// Detect finds the change points of every series.
+// Detect finds the change points of every series long enough to have
+// one (Builds compares the builds of shorter ones).
 func Detect(series []history.Series, settings DetectSettings, base changepoint.Options) ([]Change, error) {
 	var out []Change
 	for _, s := range series {
+		if shortOf(s, settings, base) > 0 {
+			continue
+		}
 		o := settings.Options(base, s.Test, s.Metric)
 		vals := make([]float64, len(s.Points))
 		for i, p := range s.Points {
@@ -182,15 +202,27 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name(), err)
 		}
-		for _, cp := range cps {
+		for k, cp := range cps {
 			c := Change{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
 				Kind: "improvement", Magnitude: cp.Magnitude, MeanBefore: cp.MeanBefore, MeanAfter: cp.MeanAfter, PValue: cp.PValue,
-				Index: cp.Index, Points: len(vals), Order: s.Order, Arrived: s.Points[cp.Index], Options: o}
+				Index: cp.Index, Points: len(vals), Order: s.Order, Arrived: s.Points[cp.Index], Options: o,
+				Earliest: s.Points[cp.Lo], Latest: s.Points[cp.Hi], Last: k == len(cps)-1}
 			if cp.Index > 0 {
 				c.Before = s.Points[cp.Index-1]
 			}
 			if cp.Regression {
 				c.Kind = "regression"
+			}
+			if c.Last {
+				// Established by the newest point: not found (anywhere in
+				// its interval) without it.
+				prev, err := changepoint.Detect(vals[:len(vals)-1], o, dir)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", s.Name(), err)
+				}
+				c.New = !slices.ContainsFunc(prev, func(p changepoint.ChangePoint) bool {
+					return p.Regression == cp.Regression && p.Index >= cp.Lo && p.Index <= cp.Hi
+				})
 			}
 			out = append(out, c)
 		}
@@ -232,16 +264,25 @@ func Series(runs []result.Run, testPattern string, metrics []string, hostOf func
 }
 
 // TooShort counts the series too short for any change point under their
-// options: a change needs MinSegment points on each side (at least 2 in
-// all, whatever MinSegment is). need is the most points any of them needs.
+// options that Builds does not compare either (a series of one build's
+// runs, or of builds without versions): a change needs MinSegment points
+// on each side (at least 2 in all, whatever MinSegment is). need is the
+// most points any of them needs.
 func TooShort(series []history.Series, settings DetectSettings, base changepoint.Options) (n, need int) {
 	for _, s := range series {
-		o := settings.Options(base, s.Test, s.Metric)
-		want := 2 * max(o.MinSegment, 1)
-		if len(s.Points) < want {
+		if want := shortOf(s, settings, base); want > 0 && !comparesBuilds(s, want) {
 			n++
 			need = max(need, want)
 		}
 	}
 	return n, need
+}
+
+// shortOf returns the points a change point in s needs if s has fewer, else 0.
+func shortOf(s history.Series, settings DetectSettings, base changepoint.Options) int {
+	o := settings.Options(base, s.Test, s.Metric)
+	if want := 2 * max(o.MinSegment, 1); len(s.Points) < want {
+		return want
+	}
+	return 0
 }

@@ -1,39 +1,50 @@
 // Package changepoint finds change points in a benchmark history (one
 // metric's values in commit order): the points where the level of the
-// series shifts, with the statistics of the segments on both sides and
-// whether the shift is a regression given the metric's direction.
+// series shifts, with the statistics of the segments on both sides, the
+// significance of the shift, the interval where it arrived and whether it
+// is a regression given the metric's direction.
 //
-// The method is Apache Otava 0.8's (formerly DataStax Hunter): E-divisive
-// means candidates (Matteson & James, energy distance with α = 1, the best
-// split τ over all pairs τ < κ of an interval) searched hierarchically
-// inside sliding windows of Options.Window points, the window advancing by
-// Window/2 or to its last change point; each candidate is kept while a
-// two-sided Student t-test between the two segments it separates gives
-// p ≤ 10 × Options.PValue ("weak" change points); then a bottom-up merge
-// removes, one at a time and re-testing the neighbours after each removal,
-// the weak change point with the largest p-value while it is ≥ PValue, and
-// then the one with the smallest relative magnitude while it is
-// ≤ Options.MinMagnitude. It is deterministic (no permutation test, which is
-// also Otava's default) and linear in the series length for a fixed window:
+// Candidates come from Apache Otava 0.8's split (formerly DataStax
+// Hunter): E-divisive means (Matteson & James, energy distance with
+// α = 1, the best split τ over all pairs τ < κ of an interval) searched
+// hierarchically inside sliding windows of Options.Window points, the
+// window advancing by Window/2 or to its last change point; each
+// candidate is kept while a two-sided Student t-test between the two
+// segments it separates gives p ≤ 10 × Options.PValue ("weak" change
+// points). Then a bottom-up merge removes, one at a time and re-testing
+// the neighbours after each removal, the weak change point that fails:
+// first any that leaves a segment shorter than Options.MinSegment (a
+// spike's points are set aside), then the least significant while it is
+// not significant at PValue, then the smallest while its relative
+// magnitude is at most Options.MinMagnitude.
+//
+// How significance is judged is Options.Method (docs/changepoint.md):
+//   - Calibrated (the default): values further than 4 robust standard
+//     deviations from the medians of the points before and after them are
+//     outliers and take the nearer median; the t statistic's variance is
+//     multiplied by (1+φ)/(1−φ), φ the noise's lag-1 autocorrelation
+//     estimated robustly from the series; and the p-value is multiplied
+//     by the number of positions the change could have been placed at
+//     between its neighbours (the split chose the best-looking one).
+//     The surviving change points are then placed where the values say
+//     they most probably are (a posterior over positions, Gaussian noise,
+//     flat prior) and tested again. About 0.01 false change points per
+//     1,000 points of white, autocorrelated or outlier-ridden noise at
+//     PValue 0.001, where Otava's test gives 1 to 20.
+//   - OtavaTTest: Otava's Student t-test on the raw values, with the
+//     minimum segment and both neighbours re-tested after a removal (Otava
+//     re-tests the right neighbour and the one after it, not the left one,
+//     and can report a p-value of a segment that no longer exists).
+//     DetectOtava reproduces Otava's behaviour exactly, for cross-checks.
+//
+// Every change point carries the interval [Lo, Hi] that holds the point
+// where it arrived with 95 % probability. It is deterministic (no
+// permutation test) and linear in the series length for a fixed window:
 // O(n·Window) for the windows and O(k log k) for the merge of k weak change
-// points.
-//
-// Differences from Otava 0.8, all deliberate (docs/changepoint.md):
-//   - Options.MinSegment (default 3): before the p-value rule, the merge
-//     collapses any segment shorter than MinSegment points into a
-//     neighbour, leaving a spike's points (and odd points at either end of
-//     the series) out of the statistics, so a one- or two-point spike or odd
-//     end point is never reported and does not hide a step next to it. With
-//     MinSegment 1 this rule is off.
-//   - After a removal the merge re-tests both neighbours of the removed
-//     point. Otava re-tests the right neighbour (and the one after it) but
-//     not the left one, which keeps, and can report, a p-value of a segment
-//     that no longer exists. DetectOtava reproduces Otava's behaviour
-//     exactly, for cross-checks.
-//   - Analysis.Append re-runs only the windows that reached the old end of
-//     the series and returns exactly what Detect returns on the whole
-//     series; Otava's append restarts from an earlier weak change point and
-//     can differ from its own full analysis.
+// points, plus O(n) for the calibrated method's outliers and
+// autocorrelation. Analysis.Append re-runs only the windows whose values
+// a new point can change and returns exactly what Detect returns on the
+// whole series.
 //
 // No Go library implements E-divisive means or Otava's windowed split and
 // merge, so this package is written by hand from the papers and Otava's
@@ -71,7 +82,33 @@ type Options struct {
 	// MinSegment points follow it. 1 switches the rule off (Otava's
 	// behaviour).
 	MinSegment int `json:"min_segment"`
+	// Method is how a change point's significance is judged: Calibrated
+	// (the default) or OtavaTTest.
+	Method Method `json:"method,omitempty"`
 }
+
+// Method is how the merge judges a change point.
+type Method string
+
+const (
+	// Calibrated is the default: the t statistic between the two segments
+	// of values with outliers clipped, its variance scaled by the noise's
+	// autocorrelation, and its p-value multiplied by the number of
+	// positions the change could have been placed at (docs/changepoint.md,
+	// "The calibrated method"). About one false change point per 100,000
+	// points of noise at PValue 0.001.
+	Calibrated Method = "calibrated"
+	// OtavaTTest is Apache Otava 0.8's test: Student's t on the raw values
+	// of the two segments, with no correction for the choice of the
+	// position; about one false change point per 1,000 points of noise at
+	// PValue 0.001. With it, Detect is Otava's method with the minimum
+	// segment and both neighbours re-tested; DetectOtava is Otava's
+	// exactly.
+	OtavaTTest Method = "otava"
+)
+
+// Methods lists the methods by name.
+var Methods = []Method{Calibrated, OtavaTTest}
 
 // Default values of Options.
 const (
@@ -105,9 +142,14 @@ func (d Direction) String() string {
 type ChangePoint struct {
 	// Index is the first point of the new segment (0-based; never 0).
 	Index int
-	// PValue is the two-sided Student t-test p-value between the segment
-	// before and the segment after, bounded by the neighbouring change
-	// points or the ends of the series.
+	// Lo and Hi bound where the change arrived, at 95 % confidence: the
+	// first point of the new segment is one of Lo … Hi (Lo ≤ Index ≤ Hi).
+	Lo, Hi int
+	// PValue is the significance of the change between the segment before
+	// and the segment after, bounded by the neighbouring change points or
+	// the ends of the series: for the calibrated method the probability
+	// that noise alone gives so large a change at any position between the
+	// neighbours (at most 1); for OtavaTTest Student's two-sided t-test.
 	PValue float64
 	// MeanBefore, MeanAfter, StdBefore and StdAfter describe those two
 	// segments (population standard deviations, as Otava reports them).
@@ -131,6 +173,8 @@ type config struct {
 	// otavaMerge re-tests only the right neighbours after a removal, as
 	// Otava 0.8's merge does.
 	otavaMerge bool
+	// calibrated: the merge judges change points with the calibrated test.
+	calibrated bool
 }
 
 func resolve(o Options, dir Direction) (config, error) {
@@ -168,6 +212,13 @@ func resolve(o Options, dir Direction) (config, error) {
 	if c.minSeg < 1 {
 		return c, fmt.Errorf("changepoint: minimum segment %d is below 1", o.MinSegment)
 	}
+	switch o.Method {
+	case "", Calibrated:
+		c.calibrated = true
+	case OtavaTTest:
+	default:
+		return c, fmt.Errorf("changepoint: method %q is neither %q nor %q", o.Method, Calibrated, OtavaTTest)
+	}
 	return c, nil
 }
 
@@ -194,6 +245,7 @@ func Detect(values []float64, o Options, dir Direction) ([]ChangePoint, error) {
 // removal).
 func DetectOtava(values []float64, o Options, dir Direction) ([]ChangePoint, error) {
 	o.MinSegment = 1
+	o.Method = OtavaTTest
 	c, err := resolve(o, dir)
 	if err != nil {
 		return nil, err

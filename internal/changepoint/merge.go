@@ -124,22 +124,14 @@ func (e *engine) merge() []int {
 		m.out = m.out[:0]
 		return m.out
 	}
-	m.seg[0] = e.pre.seg(0, bound(head))
-	for i := 0; i < k; i++ {
-		m.seg[i+1] = e.pre.seg(e.weak[i], bound(m.next[i]))
+	e.sp = &e.pre
+	if e.c.calibrated {
+		e.rb.autocorrelation()
+		e.sp = &e.rb.pre
 	}
-	refresh := func(i int) {
-		if i < 0 {
-			return
-		}
-		// Otava's merge keeps p-values that are no longer true; they are
-		// computed exactly so that tests can compare them with Otava's.
-		m.st[i] = e.stats(m.seg[m.prev[i]+1], m.seg[i+1], e.c.otavaMerge)
-		m.ver[i]++
-		if !math.IsNaN(m.st[i].p) {
-			m.hp.push(entry{m.st[i].p, i, m.ver[i]})
-		}
-		m.hm.push(entry{m.st[i].mag, i, m.ver[i]})
+	m.seg[0] = e.sp.seg(0, bound(head))
+	for i := 0; i < k; i++ {
+		m.seg[i+1] = e.sp.seg(e.weak[i], bound(m.next[i]))
 	}
 	// span is the number of points of segment id, excluded ones included.
 	span := func(id int) int {
@@ -147,6 +139,19 @@ func (e *engine) merge() []int {
 			return bound(head)
 		}
 		return bound(m.next[id-1]) - e.weak[id-1]
+	}
+	refresh := func(i int) {
+		if i < 0 {
+			return
+		}
+		// Otava's merge keeps p-values that are no longer true; they are
+		// computed exactly so that tests can compare them with Otava's.
+		m.st[i] = e.stats(m.seg[m.prev[i]+1], m.seg[i+1], span(m.prev[i]+1)+span(i+1), e.c.otavaMerge)
+		m.ver[i]++
+		if !math.IsNaN(m.st[i].p) {
+			m.hp.push(entry{m.st[i].p, i, m.ver[i]})
+		}
+		m.hm.push(entry{m.st[i].mag, i, m.ver[i]})
 	}
 	pushSeg := func(id int) {
 		if e.c.minSeg > 1 {
@@ -262,7 +267,7 @@ func (e *engine) collapse(id, head int) (sel int, exclude bool) {
 	if r < 0 {
 		return l, true
 	}
-	ref := e.pre.ref
+	ref := e.sp.ref
 	ms, _ := m.seg[id].meanVar(ref)
 	ml, _ := m.seg[m.prev[l]+1].meanVar(ref)
 	mr, _ := m.seg[r+1].meanVar(ref)

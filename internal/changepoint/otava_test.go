@@ -43,8 +43,11 @@ type otavaCase struct {
 	values []float64
 }
 
+// options are the case's options with Otava's t-test: the vectors check
+// DetectOtava and, with the minimum segment and both neighbours re-tested,
+// Detect's OtavaTTest method.
 func (c *otavaCase) options() Options {
-	return Options{Window: c.Window, PValue: c.PValue, MinMagnitude: c.MinMagnitude}
+	return Options{Window: c.Window, PValue: c.PValue, MinMagnitude: c.MinMagnitude, Method: OtavaTTest}
 }
 
 func (c *otavaCase) want() []int {
@@ -327,22 +330,24 @@ func TestDetectVersusOtava(t *testing.T) {
 }
 
 // TestDetectInvariants checks what Detect promises on every vector, random
-// ones included: each change point has p < PValue and magnitude >
-// MinMagnitude on its final segments, and no segment is shorter than
-// MinSegment.
+// ones included, with either method: each change point has p < PValue and
+// magnitude > MinMagnitude on its final segments and lies in its interval,
+// and no segment is shorter than MinSegment.
 func TestDetectInvariants(t *testing.T) {
 	for _, c := range loadOtava(t) {
-		for _, minSeg := range []int{1, 3, 5} {
-			o := c.options()
-			o.MinSegment = minSeg
-			cps := mustDetect(t, c.values, o, HigherIsBetter)
-			for _, cp := range cps {
-				if !(cp.PValue < o.PValue) || !(magnitude(cp.MeanBefore, cp.MeanAfter) > o.MinMagnitude) {
-					t.Errorf("%s/%s minimum segment %d: %+v", c.file, c.Name, minSeg, cp)
+		for _, m := range Methods {
+			for _, minSeg := range []int{1, 3, 5} {
+				o := c.options()
+				o.MinSegment, o.Method = minSeg, m
+				cps := mustDetect(t, c.values, o, HigherIsBetter)
+				for _, cp := range cps {
+					if !(cp.PValue < o.PValue) || !(magnitude(cp.MeanBefore, cp.MeanAfter) > o.MinMagnitude) || !(cp.Lo <= cp.Index && cp.Index <= cp.Hi) {
+						t.Errorf("%s/%s %s minimum segment %d: %+v", c.file, c.Name, m, minSeg, cp)
+					}
 				}
-			}
-			if shortSegment(indexes(cps), len(c.values), minSeg) {
-				t.Errorf("%s/%s minimum segment %d: %v leaves a shorter segment", c.file, c.Name, minSeg, indexes(cps))
+				if shortSegment(indexes(cps), len(c.values), minSeg) {
+					t.Errorf("%s/%s %s minimum segment %d: %v leaves a shorter segment", c.file, c.Name, m, minSeg, indexes(cps))
+				}
 			}
 		}
 	}

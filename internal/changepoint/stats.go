@@ -44,6 +44,13 @@ func (p *prefix) push(v float64) {
 	p.s2, p.c2 = append(p.s2, p.curS2), append(p.c2, p.curC2)
 }
 
+// truncate keeps the sums of the first k values, so that values from k on
+// can be pushed again.
+func (p *prefix) truncate(k int) {
+	p.s1, p.c1, p.s2, p.c2 = p.s1[:k+1], p.c1[:k+1], p.s2[:k+1], p.c2[:k+1]
+	p.curS1, p.curC1, p.curS2, p.curC2 = p.s1[k], p.c1[k], p.s2[k], p.c2[k]
+}
+
 // agg is the sum of (x − ref) and of (x − ref)² over some points, each as
 // a value and its rounding error.
 type agg struct {
@@ -249,4 +256,31 @@ func magnitude(before, after float64) float64 {
 		bwd = before/after - 1
 	}
 	return math.Max(math.Abs(fwd), math.Abs(bwd))
+}
+
+// calibratedP is the calibrated method's p-value of a change between two
+// segments of n1 and n2 points (outliers clipped) that span span points
+// between the neighbouring change points: Student's t with the pooled
+// variance multiplied by the autocorrelation's inflation of the variance
+// of a mean, two-sided, times the number of positions with minSeg points
+// on either side that the change could have been placed at (Bonferroni:
+// the split chose the position that looked most like a change). It is not
+// capped at 1.
+func (e *engine) calibratedP(n1 int, m1, v1 float64, n2 int, m2, v2 float64, span int) float64 {
+	if n1 == 0 || n2 == 0 || n1+n2 <= 2 {
+		return 1
+	}
+	f1, f2 := float64(n1), float64(n2)
+	df := f1 + f2 - 2
+	s2 := (f1*v1 + f2*v2) / df
+	d := m2 - m1
+	if !(s2 > 0) {
+		if d == 0 {
+			return math.NaN()
+		}
+		return 0
+	}
+	t2 := d * d / (s2 * (1/f1 + 1/f2)) / e.rb.inflate
+	k := max(1, span-2*e.c.minSeg+1)
+	return pValue(t2, df) * float64(k)
 }

@@ -28,6 +28,9 @@ type Point struct {
 	Commit  string    `json:"commit,omitempty"`
 	Value   float64   `json:"value"`
 	N       int       `json:"n"` // runs behind the value
+	// Values are the runs' values behind a build's point, in ascending
+	// order (for comparing builds by their repeats).
+	Values []float64 `json:"values,omitempty"`
 }
 
 // Series is one metric of one test over builds or time.
@@ -196,7 +199,7 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 			}
 			some = some || p.Version != ""
 			sort.Float64s(vals)
-			p.Value = Median(vals)
+			p.Value, p.Values = Median(vals), vals
 			pts = append(pts, p)
 		}
 		sort.Slice(pts, func(i, j int) bool { return CompareBuilds(pts[i], pts[j]) < 0 })

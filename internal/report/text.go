@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/qpslab/qpslab/internal/analysis"
-	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -631,78 +630,6 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			table(append(append([]string{}, analysis.InsertNames...), "dbms"), ins)
 		}
 	}
-	return nil
-}
-
-// arrived names where a change arrived: the build (and version) or commit
-// of the first point after it, and of the last point before.
-func arrived(c analysis.Change) string {
-	name := func(p history.Point) string {
-		s := p.Build
-		if p.Version != "" && p.Version != p.Build {
-			s += " " + p.Version
-		}
-		if p.Commit != "" {
-			if s != "" {
-				s += " "
-			}
-			s += "commit " + p.Commit
-		}
-		if s == "" {
-			s = p.Time.Format("2006-01-02 15:04")
-		}
-		return s
-	}
-	out := "arrived in " + name(c.Arrived)
-	if c.Index > 0 {
-		out += ", after " + name(c.Before)
-	}
-	return out
-}
-
-// Changes writes change points in format f.
-func Changes(w io.Writer, changes []analysis.Change, series int, f string, colour bool) error {
-	switch f {
-	case "json":
-		if changes == nil {
-			changes = []analysis.Change{}
-		}
-		return writeJSON(w, changes)
-	case "csv", "tsv":
-		cw := newCSV(w, f)
-		cw.Write([]string{"test", "threads", "config", "host", "metric", "kind", "magnitude", "mean_before", "mean_after", "pvalue", "index", "points", "arrived_build", "arrived_version", "arrived_commit", "arrived_time", "before_build", "before_version"})
-		for _, c := range changes {
-			cw.Write([]string{c.Test, strconv.Itoa(c.Threads), c.Config, c.Host, c.Metric, c.Kind, strconv.FormatFloat(c.Magnitude, 'f', 4, 64),
-				strconv.FormatFloat(c.MeanBefore, 'g', 6, 64), strconv.FormatFloat(c.MeanAfter, 'g', 6, 64), strconv.FormatFloat(c.PValue, 'g', 3, 64),
-				strconv.Itoa(c.Index), strconv.Itoa(c.Points), c.Arrived.Build, c.Arrived.Version, c.Arrived.Commit, c.Arrived.Time.Format("2006-01-02T15:04:05Z"),
-				c.Before.Build, c.Before.Version})
-		}
-		cw.Flush()
-		return cw.Error()
-	case "text", "md":
-	default:
-		return fmt.Errorf("--format %s: use text, md, csv, tsv or json", f)
-	}
-	if len(changes) == 0 {
-		fmt.Fprintf(w, "no change points in %d series\n", series)
-		return nil
-	}
-	for _, c := range changes {
-		kind := c.Kind
-		if colour {
-			if kind == "regression" {
-				kind = ansiRed + kind + ansiReset
-			} else {
-				kind = ansiGreen + kind + ansiReset
-			}
-		}
-		line := fmt.Sprintf("%s: %s %+.1f%% (%s → %s, p=%.2g), %s", c.Series, kind, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))
-		if f == "md" {
-			line = "- " + line
-		}
-		fmt.Fprintln(w, line)
-	}
-	fmt.Fprintf(w, "%d change point(s) in %d series\n", len(changes), series)
 	return nil
 }
 

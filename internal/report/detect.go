@@ -1,0 +1,306 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/history"
+)
+
+// Detection is what qpslab detect found: the change points of the series
+// long enough for them, the neighbouring builds of the shorter ones
+// compared by their repeats, and, with --fail-on, the gate and what trips
+// it.
+type Detection struct {
+	Series  int                    `json:"series"`
+	Changes []analysis.Change      `json:"change_points"`
+	Builds  []analysis.BuildChange `json:"builds"`
+	Gate    *GateResult            `json:"gate,omitempty"`
+}
+
+// GateResult is the outcome of --fail-on.
+type GateResult struct {
+	Spec    string                 `json:"spec"`
+	Min     float64                `json:"min_magnitude"`
+	Failed  bool                   `json:"failed"`
+	Changes []analysis.Change      `json:"change_points"`
+	Builds  []analysis.BuildChange `json:"builds"`
+}
+
+// NewGateResult checks g against what detect found.
+func NewGateResult(g analysis.Gate, d Detection) *GateResult {
+	cs, bs := g.Failures(d.Changes, d.Builds)
+	return &GateResult{Spec: g.Spec, Min: g.Min, Failed: len(cs)+len(bs) > 0, Changes: cs, Builds: bs}
+}
+
+// Detect writes d in format f: text (one line per change point and per
+// pair of builds compared, then a count), md or markdown (a summary a CI
+// job can post: the gate's outcome, then tables), csv or tsv (one row per
+// change point or pair of builds), json.
+func Detect(w io.Writer, d Detection, f string, colour bool) error {
+	switch f {
+	case "json":
+		if d.Changes == nil {
+			d.Changes = []analysis.Change{}
+		}
+		if d.Builds == nil {
+			d.Builds = []analysis.BuildChange{}
+		}
+		return writeJSON(w, d)
+	case "csv", "tsv":
+		return detectCSV(w, d, f)
+	case "md", "markdown":
+		return detectMarkdown(w, d)
+	case "text":
+	default:
+		return fmt.Errorf("--format %s: use text, md (markdown), csv, tsv or json", f)
+	}
+	kind := func(k string) string {
+		if !colour {
+			return k
+		}
+		switch k {
+		case "regression":
+			return ansiRed + k + ansiReset
+		case "improvement":
+			return ansiGreen + k + ansiReset
+		}
+		return k
+	}
+	for _, c := range d.Changes {
+		fmt.Fprintf(w, "%s: %s %+.1f%% (%s → %s, p=%.2g), %s\n", c.Series, kind(c.Kind), 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))
+	}
+	for _, b := range d.Builds {
+		fmt.Fprintf(w, "%s: %s\n", b.Series, buildLine(b, kind))
+	}
+	fmt.Fprintln(w, detectCounts(d))
+	return nil
+}
+
+// GateLines writes one line per regression that trips the gate.
+func GateLines(w io.Writer, g *GateResult) {
+	for _, c := range g.Changes {
+		fmt.Fprintf(w, "regression in the newest build: %s: %+.1f%% (%s → %s, p=%.2g), %s\n", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))
+	}
+	for _, b := range g.Builds {
+		fmt.Fprintf(w, "regression in the newest build: %s: %s\n", b.Series, buildLine(b, func(k string) string { return k }))
+	}
+}
+
+// GateSummary is one line on the gate's outcome.
+func GateSummary(g *GateResult) string {
+	return fmt.Sprintf("--fail-on %s: %s: %s", g.Spec, gateVerdict(g), gateText(g))
+}
+
+func gateVerdict(g *GateResult) string {
+	if g.Failed {
+		return "failed"
+	}
+	return "passed"
+}
+
+// gateText says how many regressions trip the gate.
+func gateText(g *GateResult) string {
+	n := len(g.Changes) + len(g.Builds)
+	at := ""
+	if g.Min > 0 {
+		at = fmt.Sprintf(" of %s%% or more", strconv.FormatFloat(100*g.Min, 'f', -1, 64))
+	}
+	if n == 0 {
+		return fmt.Sprintf("no regression%s in the newest build", at)
+	}
+	return fmt.Sprintf("%d regression(s)%s in the newest build", n, at)
+}
+
+// buildLine is a pair of builds compared: "regression between A and B:
+// −12.3% (5538 → 4857, 5 and 5 runs, p=0.008, 99.2% confidence)".
+func buildLine(b analysis.BuildChange, kind func(string) string) string {
+	s := fmt.Sprintf("%s between %s and %s: %+.1f%% (%s → %s", kind(b.Kind), pointName(b.From), pointName(b.To), 100*b.Magnitude, textNum(b.From.Value), textNum(b.To.Value))
+	if b.Tested {
+		s += fmt.Sprintf(", %s, p=%.2g, %.1f%% confidence)", runCount(b), b.PValue, 100*b.Confidence)
+	} else {
+		s += ", " + runCount(b) + ")"
+	}
+	if b.Why != "" {
+		s += ": " + b.Why
+	}
+	return s
+}
+
+func runCount(b analysis.BuildChange) string {
+	nf, nt := len(b.From.Values), len(b.To.Values)
+	if nf == nt {
+		if nf == 1 {
+			return "1 run each"
+		}
+		return fmt.Sprintf("%d runs each", nf)
+	}
+	return fmt.Sprintf("%d and %d runs", nf, nt)
+}
+
+// detectCounts is the closing line: the change points and the builds
+// compared.
+func detectCounts(d Detection) string {
+	var s string
+	if len(d.Changes) == 0 {
+		s = fmt.Sprintf("no change points in %d series", d.Series)
+	} else {
+		s = fmt.Sprintf("%d change point(s) in %d series", len(d.Changes), d.Series)
+	}
+	if len(d.Builds) > 0 {
+		count := map[string]int{}
+		series := map[string]bool{}
+		for _, b := range d.Builds {
+			count[b.Kind]++
+			series[b.Series] = true
+		}
+		var parts []string
+		for _, k := range []struct{ kind, one, many string }{
+			{"regression", "regression", "regressions"},
+			{"improvement", "improvement", "improvements"},
+			{analysis.NoChange, "without a significant change", "without a significant change"},
+			{analysis.CannotTell, "cannot tell", "cannot tell"},
+		} {
+			switch n := count[k.kind]; {
+			case n == 1:
+				parts = append(parts, "1 "+k.one)
+			case n > 1:
+				parts = append(parts, fmt.Sprintf("%d %s", n, k.many))
+			}
+		}
+		s += fmt.Sprintf("; neighbouring builds compared by their repeats in %d series (Mann-Whitney U, α %g): %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
+	}
+	return s
+}
+
+// pointName names a point: the build (and version) or commit, or its time.
+// In a series ordered by time (runs of one build), the run's time follows.
+func timedName(p history.Point, order string) string {
+	s := pointName(p)
+	if (order == history.OrderTime || order == history.OrderFile) && !p.Time.IsZero() && (p.Build != "" || p.Commit != "") {
+		s += " at " + p.Time.Format("2006-01-02 15:04:05")
+	}
+	return s
+}
+
+func pointName(p history.Point) string {
+	s := p.Build
+	if p.Version != "" && p.Version != p.Build {
+		s += " " + p.Version
+	}
+	if p.Commit != "" {
+		if s != "" {
+			s += " "
+		}
+		s += "commit " + p.Commit
+	}
+	if s == "" {
+		s = p.Time.Format("2006-01-02 15:04")
+	}
+	return s
+}
+
+// arrived names where a change arrived: the build (and version) or commit
+// of the first point after it and of the last point before, and the
+// points its 95 % interval spans when that is more than one.
+func arrived(c analysis.Change) string {
+	out := "arrived in " + timedName(c.Arrived, c.Order)
+	if c.Index > 0 {
+		out += ", after " + timedName(c.Before, c.Order)
+	}
+	if e, l := timedName(c.Earliest, c.Order), timedName(c.Latest, c.Order); e != l {
+		out += fmt.Sprintf(" (95%%: from %s to %s)", e, l)
+	}
+	return out
+}
+
+func detectCSV(w io.Writer, d Detection, f string) error {
+	cw := newCSV(w, f)
+	cw.Write([]string{"test", "threads", "config", "host", "metric", "kind", "magnitude", "mean_before", "mean_after", "pvalue", "index", "points",
+		"arrived_build", "arrived_version", "arrived_commit", "arrived_time", "before_build", "before_version",
+		"source", "earliest_build", "earliest_version", "latest_build", "latest_version", "runs_before", "runs_after"})
+	num := func(v float64, fm byte, prec int) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, fm, prec, 64)
+	}
+	for _, c := range d.Changes {
+		cw.Write([]string{c.Test, strconv.Itoa(c.Threads), c.Config, c.Host, c.Metric, c.Kind, num(c.Magnitude, 'f', 4),
+			num(c.MeanBefore, 'g', 6), num(c.MeanAfter, 'g', 6), num(c.PValue, 'g', 3),
+			strconv.Itoa(c.Index), strconv.Itoa(c.Points), c.Arrived.Build, c.Arrived.Version, c.Arrived.Commit, c.Arrived.Time.Format("2006-01-02T15:04:05Z"),
+			c.Before.Build, c.Before.Version, "change point", c.Earliest.Build, c.Earliest.Version, c.Latest.Build, c.Latest.Version,
+			strconv.Itoa(c.Before.N), strconv.Itoa(c.Arrived.N)})
+	}
+	for _, b := range d.Builds {
+		cw.Write([]string{b.Test, strconv.Itoa(b.Threads), b.Config, b.Host, b.Metric, b.Kind, num(b.Magnitude, 'f', 4),
+			num(b.From.Value, 'g', 6), num(b.To.Value, 'g', 6), num(b.PValue, 'g', 3),
+			"", "", b.To.Build, b.To.Version, b.To.Commit, b.To.Time.Format("2006-01-02T15:04:05Z"),
+			b.From.Build, b.From.Version, "builds", "", "", "", "", strconv.Itoa(len(b.From.Values)), strconv.Itoa(len(b.To.Values))})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// detectMarkdown is the summary for a CI job (a pull-request comment, a
+// job summary): the gate's outcome first, then a table of the change
+// points and one of the builds compared.
+func detectMarkdown(w io.Writer, d Detection) error {
+	fmt.Fprintln(w, "### qpslab detect")
+	fmt.Fprintln(w)
+	if g := d.Gate; g != nil {
+		fmt.Fprintf(w, "**Gate %s** (`--fail-on %s`): %s.\n\n", gateVerdict(g), g.Spec, gateText(g))
+		if g.Failed {
+			for _, c := range g.Changes {
+				fmt.Fprintf(w, "- `%s`: %+.1f%% (%s → %s, p=%.2g), %s\n", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))
+			}
+			for _, b := range g.Builds {
+				fmt.Fprintf(w, "- `%s`: %s\n", b.Series, buildLine(b, func(k string) string { return k }))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w, mdEscape(detectCounts(d))+".")
+	if len(d.Changes) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| series | change | before → after | p | arrived in | after | 95 % interval |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		for _, c := range d.Changes {
+			interval := timedName(c.Earliest, c.Order)
+			if l := timedName(c.Latest, c.Order); l != interval {
+				interval += " … " + l
+			}
+			before := ""
+			if c.Index > 0 {
+				before = timedName(c.Before, c.Order)
+			}
+			fmt.Fprintf(w, "| %s | %s %+.1f %% | %s → %s | %.2g | %s | %s | %s |\n", mdEscape(c.Series), c.Kind, 100*c.Magnitude,
+				textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, mdEscape(timedName(c.Arrived, c.Order)), mdEscape(before), mdEscape(interval))
+		}
+	}
+	if len(d.Builds) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| series | from | to | verdict | change | medians | runs | p |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		for _, b := range d.Builds {
+			p := "-"
+			if b.Tested {
+				p = fmt.Sprintf("%.2g", b.PValue)
+			}
+			verdict := b.Kind
+			if b.Why != "" {
+				verdict += " (" + b.Why + ")"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %+.1f %% | %s → %s | %s | %s |\n", mdEscape(b.Series), mdEscape(pointName(b.From)), mdEscape(pointName(b.To)),
+				mdEscape(verdict), 100*b.Magnitude, textNum(b.From.Value), textNum(b.To.Value), runCount(b), p)
+		}
+	}
+	return nil
+}
+
+// mdEscape keeps a cell in its table cell.
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
