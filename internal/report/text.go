@@ -677,7 +677,7 @@ func Sweeps(w io.Writer, sweeps []analysis.Sweep, md bool) {
 			for ti, t := range sw.Threads {
 				row := []string{strconv.Itoa(t)}
 				for _, v := range sw.Values[mi][ti] {
-					row = append(row, m.Format(v))
+					row = append(row, sweepNum(m, v))
 				}
 				rows = append(rows, row)
 			}
@@ -688,4 +688,13 @@ func Sweeps(w io.Writer, sweeps []analysis.Sweep, md bool) {
 			stepTable(w, md, fmt.Sprintf("%s by clients: %s%s", sw.Test, m.Label(), unit), head, rows)
 		}
 	}
+}
+
+// sweepNum prints a sweep's value: whole from 100 on (a p95 of seconds in
+// ms reads 5090, not 5.09e+03), else as the metric does.
+func sweepNum(m result.Metric, v float64) string {
+	if !math.IsNaN(v) && math.Abs(v) >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return m.Format(v)
 }
