@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -51,8 +52,8 @@ func TestConfigsLayered(t *testing.T) {
 	}
 
 	r = qpslab(t, h, "configs", "list")
-	for _, want := range []string{"BASE", "durable  mysql     default", "plain    mysql     -"} {
-		if !strings.Contains(r.stdout, want) {
+	for _, want := range []string{`BASE`, `\ndurable +mysql +default `, `\nplain +mysql +- `} {
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
 			t.Errorf("configs list lacks %q:\n%s", want, r.stdout)
 		}
 	}

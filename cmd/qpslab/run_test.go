@@ -314,7 +314,9 @@ func TestRunIbench(t *testing.T) {
 		if run.Status != result.OK || run.Suite != "ibench" {
 			t.Errorf("%s on %s: %s %s", run.Test, run.Build, run.Status, run.Error)
 		}
-		if strings.HasPrefix(run.Test, "q") && (len(run.Verdicts) != 1 || run.Verdicts[0].OK != (run.Test[2:] == "100")) {
+		// Every read+write step is judged; none keeps up with 200,000
+		// rows/s (whether one keeps up with 100 depends on the machine's load).
+		if strings.HasPrefix(run.Test, "q") && (len(run.Verdicts) != 1 || run.Verdicts[0].Name != "insert SLA" || (run.Test[2:] == "200000" && run.Verdicts[0].OK)) {
 			t.Errorf("%s on %s: verdicts %+v", run.Test, run.Build, run.Verdicts)
 		}
 	}
