@@ -52,3 +52,7 @@ func RunSeries(label string, r result.Run) *Series {
 
 // LabelColour is the colour of the i-th label of a page (the base is 0).
 func LabelColour(i int) string { return svgColour(i) }
+
+// Num formats an absolute value as the report does: whole from 100 on,
+// else four significant digits; "-" for none.
+func Num(v float64) string { return htmlNum(v) }
