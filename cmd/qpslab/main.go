@@ -83,6 +83,8 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newDetectCmd(),
 		newExportCmd(),
 		newDemoCmd(),
+		newServeCmd(),
+		newTokensCmd(),
 	)
 	addStoreFlag(root)
 	return root
