@@ -97,7 +97,7 @@ func fortyTwo() []result.Run {
 			}
 			r := result.Run{SchemaVersion: result.SchemaVersion, Test: t.Label(), Build: lb, Flavor: "mariadb", Version: "10.11." + fmt.Sprint(j+1),
 				Config: "demo@0123456789ab", Threads: 1, Loop: "closed", Status: result.OK, Started: t0.Add(time.Duration(i*2+j) * time.Minute),
-				Host: fingerprint("a"),
+				Host:   fingerprint("a"),
 				Totals: result.Totals{Seconds: 2, Events: int64(v * 2), Statements: int64(v * 2), Reported: v, ReportedUnit: "qps", QPS: v, Series: result.SeriesStatements}}
 			r.Samples = []result.Sample{{Second: 0, Events: int64(v), Statements: int64(v)}, {Second: 1, Events: int64(v), Statements: int64(v)}}
 			if err := sysbench.Stamp(&r); err != nil {
@@ -221,7 +221,9 @@ func (ts *testServer) do(t testing.TB, method, path, tok, ctype string, body io.
 	return answer{resp.StatusCode, resp.Header, string(b)}
 }
 
-func (ts *testServer) get(t testing.TB, path string) answer { return ts.do(t, "GET", path, "", "", nil) }
+func (ts *testServer) get(t testing.TB, path string) answer {
+	return ts.do(t, "GET", path, "", "", nil)
+}
 
 // token makes a token with scopes.
 func (ts *testServer) token(t testing.TB, name string, scopes ...string) string {
