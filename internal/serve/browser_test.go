@@ -147,9 +147,9 @@ func TestBrowser(t *testing.T) {
 		}
 		type mark struct {
 			Build, Kind, Label string
-			X, W, H           float64
-			Before, After     float64 // the x of the points on each side
-			Points            int
+			X, W, H            float64
+			Before, After      float64 // the x of the points on each side
+			Points             int
 		}
 		m := eval[mark](t, bctx, `(() => {
 			const g = document.querySelector("svg.chart.history g.cp");
