@@ -20,6 +20,7 @@ func newServeCmd() *cobra.Command {
 	var l serve.Listen
 	var read, webhook, publicURL, settingsFile, maxBody string
 	var threshold float64
+	var alertExisting bool
 	var metrics []string
 	var poll time.Duration
 	c := &cobra.Command{
@@ -41,7 +42,9 @@ endpoints (docs/serve.md). Reads are public unless --read token.
 With --webhook (or $QPSLAB_WEBHOOK), a regression change point that new
 results bring, of a --alert-metric with a magnitude of at least
 --alert-threshold, is posted once (JSON with a "text" line: Slack's and
-Mattermost's incoming webhooks take it as it is).
+Mattermost's incoming webhooks take it as it is). The regressions already
+stored when alerts first run on a store are taken as known, unless
+--alert-existing.
 
 Listening on an address other hosts reach needs TLS (--tls-cert, --tls-key),
 or --insecure behind a TLS proxy.`,
@@ -102,7 +105,7 @@ or --insecure behind a TLS proxy.`,
 			errw := cmd.ErrOrStderr()
 			srv, err := serve.New(serve.Options{
 				Store: st, Settings: settings, Detect: base, PublicRead: read == "public",
-				MaxBody: int64(limit), Webhook: webhook, AlertThreshold: threshold, AlertMetrics: metrics,
+				MaxBody: int64(limit), Webhook: webhook, AlertThreshold: threshold, AlertMetrics: metrics, AlertExisting: alertExisting,
 				PublicURL: publicURL, Poll: poll, Log: errw, Secure: l.CertFile != "",
 			})
 			if err != nil {
@@ -129,6 +132,7 @@ or --insecure behind a TLS proxy.`,
 	c.Flags().StringVar(&webhook, "webhook", os.Getenv("QPSLAB_WEBHOOK"), "post alerts to this URL (Slack, Mattermost, or any JSON receiver); $QPSLAB_WEBHOOK")
 	c.Flags().Float64Var(&threshold, "alert-threshold", 0.05, "the smallest relative change of a regression that alerts (0.05 = 5 %)")
 	c.Flags().StringSliceVar(&metrics, "alert-metric", []string{"qps"}, "the metrics whose regressions alert")
+	c.Flags().BoolVar(&alertExisting, "alert-existing", false, "the first time alerts run on this store, post the regressions already stored too (default: only those new results bring)")
 	c.Flags().StringVar(&publicURL, "public-url", "", "how the dashboard is reached, for the links in alerts (default the listen address)")
 	c.Flags().StringVar(&settingsFile, "settings", "", "change-point settings (default <home>/detect.yaml, if present; see qpslab detect)")
 	c.Flags().StringVar(&maxBody, "max-body", "64MiB", "the largest request body accepted (a tarball may unpack to 4 times as much)")

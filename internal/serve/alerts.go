@@ -28,7 +28,7 @@ import (
 // identity (alertKey) as the history grows, and the store records each
 // one, so that it is posted at most once, by one of the servers sharing a
 // store. The change points stored before alerts began are recorded as
-// known and never posted: only new results alert.
+// known and never posted: only new results alert (unless AlertExisting).
 
 // maxAttempts is how many times an alert the webhook refused is tried.
 const maxAttempts = 5
@@ -119,15 +119,17 @@ func (s *Server) alert(ctx context.Context) error {
 		return err
 	}
 	if !done {
-		known := make([]store.Alert, len(cands))
-		for i, c := range cands {
-			known[i] = c.alert
+		var known []store.Alert
+		if !s.o.AlertExisting {
+			for _, c := range cands {
+				known = append(known, c.alert)
+			}
 		}
 		taken, err := s.st.AlertsBaseline(ctx, known, s.o.Now())
 		if err != nil {
 			return err
 		}
-		if taken {
+		if taken && !s.o.AlertExisting {
 			s.logf("alerts: %d regression change point(s) already stored are known: only new results alert", len(known))
 			return nil
 		}

@@ -197,3 +197,20 @@ func TestAlertRetried(t *testing.T) {
 		t.Errorf("an unreachable webhook: %v", err)
 	}
 }
+
+// With AlertExisting, the regressions already stored are posted the first
+// time alerts run, once.
+func TestAlertExisting(t *testing.T) {
+	st := seeded(t)
+	h := newHook(t, 0)
+	ts := start(t, st, func(o *Options) { o.Webhook = h.URL; o.AlertExisting = true })
+	for i := 0; i < 2; i++ {
+		if err := ts.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	posts := h.posts()
+	if len(posts) != 1 || !strings.Contains(string(posts[0]), "update-index_range=100") || !strings.Contains(string(posts[0]), `"build":"ma10.2.7"`) {
+		t.Errorf("the stored regression: %q", posts)
+	}
+}

@@ -53,6 +53,9 @@ type Options struct {
 	Webhook        string
 	AlertThreshold float64
 	AlertMetrics   []string
+	// AlertExisting posts, the first time alerts run on a store, the
+	// regressions already stored too; otherwise they are taken as known.
+	AlertExisting bool
 	// PublicURL is how the dashboard is reached (https://bench.example.com),
 	// for the links in alerts and the API's answers; default the address
 	// it listens on.
@@ -375,6 +378,11 @@ func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(addr st
 			scheme = "https"
 		}
 		s.o.PublicURL = scheme + "://" + publicHost(ln.Addr().String())
+	}
+	// The first refresh, before anything is posted: the change points
+	// already stored are the alerts' baseline.
+	if err := s.Refresh(ctx); err != nil {
+		s.logf("refresh: %v", err)
 	}
 	if ready != nil {
 		ready(ln.Addr().String())
