@@ -127,7 +127,7 @@ func changeLabel(c analysis.Change) string {
 // historyChart draws points [w.From, w.To) of s, its change points marked
 // and annotated. href is the series' page, for the script's zoom.
 func historyChart(s Series, w window, href string) template.HTML {
-	const W, H, ml, mr, top, plotH = 960.0, 340.0, 76.0, 24.0, 58.0, 210.0
+	const W, H, ml, mr, top, plotH = 960.0, 300.0, 76.0, 24.0, 58.0, 210.0
 	pw := W - ml - mr
 	bottom := top + plotH
 	pts := s.Points
@@ -181,19 +181,29 @@ func historyChart(s Series, w window, href string) template.HTML {
 	}
 	lx, ly := 14.0, (top+bottom)/2
 	fmt.Fprintf(&b, `<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, f1(lx), f1(ly), f1(lx), f1(ly), esc(unit))
-	// x ticks: about six points named by build (or time)
+	// x ticks: about six points named by build (or time), level, each
+	// label cut to the room between ticks (the point's tooltip has it
+	// whole) and kept inside the chart
+	const charW = 6.2 // of an 11 px label
 	tickStep := max(1, int(math.Ceil(float64(count)/6)))
+	room := int(pw/math.Max(1, math.Ceil(float64(count)/float64(tickStep)))/charW) - 1
 	for i := w.From; i < w.To; i += tickStep {
 		xx := x(float64(i))
+		name := []rune(pointName(pts[i], s.Order))
+		if len(name) > room && room > 1 {
+			name = append(name[:room-1], '…')
+		}
+		half := float64(len(name)) * charW / 2
+		lx := math.Min(math.Max(xx, 4+half), W-4-half)
 		fmt.Fprintf(&b, `<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(xx), f1(bottom), f1(xx), f1(bottom+4))
-		fmt.Fprintf(&b, `<text class="tick xlabel" x="%s" y="%s" text-anchor="end" transform="rotate(-25 %s %s)">%s</text>`, f1(xx), f1(bottom+16), f1(xx), f1(bottom+16), esc(pointName(pts[i], s.Order)))
+		fmt.Fprintf(&b, `<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, f1(lx), f1(bottom+16), esc(string(name)))
 	}
 	colour := report.LabelColour(0)
 	if aggregated {
 		var band, mean strings.Builder
 		for i, bk := range buckets {
 			xx := x(float64(bk.From+bk.To) / 2)
-			fmt.Fprintf(&band, "M%s %sV%s", f1(xx), f1(y(bk.Max)), f1(math.Min(y(bk.Min), y(bk.Max)-1)))
+			fmt.Fprintf(&band, "M%s %sV%s", f1(xx), f1(y(bk.Max)), f1(math.Max(y(bk.Min), y(bk.Max)+1))) // a pixel at least
 			if i == 0 {
 				fmt.Fprintf(&mean, "M%s %s", f1(xx), f1(y(bk.Mean)))
 			} else {
