@@ -56,6 +56,9 @@ or --insecure behind a TLS proxy.`,
 			if read != "public" && read != "token" {
 				return fmt.Errorf("--read %s: use public (anyone may read) or token (reads need a token with the read scope)", read)
 			}
+			if !cmd.Flags().Changed("webhook") {
+				webhook = os.Getenv("QPSLAB_WEBHOOK")
+			}
 			if webhook != "" {
 				u, err := url.Parse(webhook)
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -129,7 +132,8 @@ or --insecure behind a TLS proxy.`,
 	c.Flags().StringVar(&l.KeyFile, "tls-key", "", "TLS private key file (PEM)")
 	c.Flags().BoolVar(&l.Insecure, "insecure", false, "allow plain HTTP on an address other hosts can reach (behind a TLS proxy)")
 	c.Flags().StringVar(&read, "read", "public", "public (anyone may read) or token (pages and reads need a token with the read scope)")
-	c.Flags().StringVar(&webhook, "webhook", os.Getenv("QPSLAB_WEBHOOK"), "post alerts to this URL (Slack, Mattermost, or any JSON receiver); $QPSLAB_WEBHOOK")
+	// Not the flag's default: help would print the address, a secret.
+	c.Flags().StringVar(&webhook, "webhook", "", "post alerts to this URL (Slack, Mattermost, or any JSON receiver); default $QPSLAB_WEBHOOK")
 	c.Flags().Float64Var(&threshold, "alert-threshold", 0.05, "the smallest relative change of a regression that alerts (0.05 = 5 %)")
 	c.Flags().StringSliceVar(&metrics, "alert-metric", []string{"qps"}, "the metrics whose regressions alert")
 	c.Flags().BoolVar(&alertExisting, "alert-existing", false, "the first time alerts run on this store, post the regressions already stored too (default: only those new results bring)")
