@@ -156,6 +156,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	s.errorPage(w, r, status, err.Error())
 }
 
+// parseStored reads a time as the store keeps it (zero for none).
+func parseStored(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
 func fmtTime(t time.Time) string {
 	if t.IsZero() {
 		return "-"
@@ -267,12 +273,12 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			i = len(data.Suites)
 			idx[t.Suite] = i
-			data.Suites = append(data.Suites, suiteLine{Name: t.Suite, Href: suiteHref(t.Suite)})
+			data.Suites = append(data.Suites, suiteLine{Name: t.Suite, Href: suiteHref(t.Suite), Last: "-"})
 		}
 		sl := &data.Suites[i]
 		sl.Tests++
 		sl.Runs += t.Runs
-		if l := fmtTime(t.Last); t.Last.After(time.Time{}) && l > sl.Last {
+		if l := fmtTime(t.Last); !t.Last.IsZero() && (sl.Last == "-" || l > sl.Last) {
 			sl.Last = l
 		}
 	}
@@ -285,7 +291,7 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 		}
 		v := url.Values{"label": {l.Label}, "suite": {l.Suite}}
 		data.Labels = append(data.Labels, labelLine{Label: l.Label, Version: l.Version, Suite: l.Suite, Threads: strings.Join(threads, ","), Status: l.Status,
-			Last: strings.Replace(strings.TrimSuffix(l.Last, "Z"), "T", " ", 1), Hosts: strings.Join(l.Hosts, ", "), Sources: strings.Join(l.Sources, ", "),
+			Last: fmtTime(parseStored(l.Last)), Hosts: strings.Join(l.Hosts, ", "), Sources: strings.Join(l.Sources, ", "),
 			Runs: withQuery("/runs", v), N: l.Runs, Tests: l.Tests})
 		if i, ok := idx[l.Suite]; ok {
 			data.Suites[i].Labels++
