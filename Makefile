@@ -10,7 +10,8 @@ LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 # Debian packages: the system builds (MariaDB 10.11, PostgreSQL 15), the peer
 # tools qpslab is compared with (sysbench), Maven for registry builds, and the
 # client programs and tools the tests, the demo and the benchmarks use
-# (chromium renders the HTML report in its test; python3-venv holds Apache
+# (chromium renders the HTML report and drives the dashboard of qpslab serve
+# in their tests; python3-venv holds Apache
 # Otava for the changepoint benchmark).
 APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq chromium python3-venv
 

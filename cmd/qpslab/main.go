@@ -87,6 +87,8 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newDetectCmd(),
 		newExportCmd(),
 		newDemoCmd(),
+		newServeCmd(),
+		newTokensCmd(),
 	)
 	addStoreFlag(root)
 	return root

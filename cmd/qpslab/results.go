@@ -19,7 +19,6 @@ import (
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
-	"github.com/qpslab/qpslab/internal/suite"
 )
 
 // storeDSN is the --store flag (all commands).
@@ -279,7 +278,7 @@ func writeHTML(cmd *cobra.Command, st *store.Store, sets []analysis.Set, cmp *an
 	}
 	m := report.NewModel(sets, cmp, store.HostID, content, time.Now().UTC())
 	var err error
-	if m.Steps, err = stepSections(sets, cmp.Suite); err != nil {
+	if m.Steps, err = report.StepSections(sets, cmp.Suite); err != nil {
 		return err
 	}
 	if err := report.WriteHTML(path, m); err != nil {
@@ -456,42 +455,10 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 	return nil
 }
 
-// stepSections are, for a suite whose default layout runs in steps (the
-// Insert Benchmark), the reference's step tables: throughput (and relative
-// to the base), and the background insert rate of the read+write steps
-// against their target. None for other suites.
-func stepSections(sets []analysis.Set, suiteName string) ([]report.StepSection, error) {
-	s, err := suite.Get(suiteName)
-	if err != nil || len(s.Layouts()) == 0 || !s.Layouts()[0].Steps {
-		return nil, nil
-	}
-	var out []report.StepSection
-	for _, x := range []struct {
-		metric, title string
-		rel, targets  bool
-	}{
-		{"qps", "Throughput: rows/s for the load steps (indexed rows/s for l.x), queries/s for the read+write steps; * the column's best among steps that met their SLA, ! missed it", true, false},
-		{"ips", "Background insert rate (rows/s) in the read+write steps; ! below 95 % of the target", false, true},
-	} {
-		m, err := result.MetricNamed(x.metric)
-		if err != nil {
-			return nil, err
-		}
-		ts, err := analysis.Steps(sets, m, x.targets)
-		if err != nil {
-			continue // no run has it: nothing to show
-		}
-		for _, t := range ts {
-			out = append(out, report.StepSection{Title: x.title, Table: t, Relative: x.rel})
-		}
-	}
-	return out, nil
-}
-
-// stepTables prints the step tables (stepSections) and the response-time
+// stepTables prints the step tables (report.StepSections) and the response-time
 // buckets after a comparison of a suite run in steps.
 func stepTables(cmd *cobra.Command, sets []analysis.Set, suiteName, format string) error {
-	secs, err := stepSections(sets, suiteName)
+	secs, err := report.StepSections(sets, suiteName)
 	if err != nil || len(secs) == 0 {
 		return err
 	}

@@ -31,8 +31,10 @@ var layer = map[string]int{
 	"internal/workload": 4, "internal/plan": 4, "internal/importer": 4, "internal/recorder": 4, "internal/analysis": 4,
 	// Presenting.
 	"internal/report": 5,
+	// Serving what is presented: the dashboard, its API and alerts.
+	"internal/serve": 6,
 	// Wiring.
-	"cmd/qpslab": 6, "bench/changepoint": 6,
+	"cmd/qpslab": 7, "bench/changepoint": 7,
 }
 
 // forbidden are imports the ranks alone would allow but the flow does not:

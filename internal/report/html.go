@@ -807,7 +807,7 @@ var htmlTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
-<style>
+<style>{{template "style"}}{{define "style"}}
 body { font: 14px/1.45 system-ui, sans-serif; color: #222; max-width: 1200px; margin: 0 auto; padding: 0 16px 48px; }
 h1 { margin-bottom: 4px; }
 h2 { border-bottom: 1px solid #ccc; margin-top: 36px; }
@@ -833,12 +833,14 @@ pre .del { background: #fbdada; }
 pre .add { background: #d8f3d8; }
 pre .hunk { color: #0550ae; }
 pre .hdr { font-weight: 600; }
-</style>
+{{end}}</style>
 </head>
 <body>
+{{template "head" .}}{{define "head"}}
 <h1>{{.Title}}</h1>
 <p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{index .Shown 0}}</b>; others {{range $i, $o := .Shown}}{{if gt $i 1}}, {{end}}{{if $i}}<b>{{$o}}</b>{{end}}{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
 <nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Sweeps}}<a href="#sweeps">concurrency</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
+{{end}}{{template "sections" .}}{{define "sections"}}
 {{with .Cmp}}
 <h2 id="comparison">Comparison</h2>
 <p class="note">Relative values are other / base: red at or below {{.Worse}}, green at or above {{.Better}}.{{if .Repeats}} With repeats on both sides a Mann-Whitney U test compares them; <b>~</b> marks a difference that is not significant at alpha {{.Alpha}} (hover for the p-value).{{end}}</p>
@@ -952,7 +954,7 @@ pre .hdr { font-weight: 600; }
 {{end}}</pre>{{end}}
 {{end}}
 {{- end}}
-<script>
+{{end}}<script>
 (function () {
   // Count the charts the browser really drew: laid out with a size, and
   // holding at least one data mark with a size.

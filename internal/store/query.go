@@ -32,6 +32,7 @@ type Filter struct {
 	Status        []string // default: ok
 	Samples       bool     // load the per-second samples too
 	Test          string   // "": any
+	ID            string   // "": any; else the one run stored under this id
 }
 
 // Runs reads the runs f selects, oldest first.
@@ -61,6 +62,10 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 	if f.Test != "" {
 		where = append(where, "r.test = ?")
 		args = append(args, f.Test)
+	}
+	if f.ID != "" {
+		where = append(where, "r.id = ?")
+		args = append(args, f.ID)
 	}
 	st := f.Status
 	if len(st) == 0 {

@@ -331,6 +331,8 @@ func TestPostgresStore(t *testing.T) {
 	if rs, err := roundTripAgain.Runs(ctx, Filter{Build: "mariadb-10.2.11", Config: "default"}); err != nil || len(rs) != 1 {
 		t.Errorf("reopened: %d runs, %v", len(rs), err)
 	}
+	// What qpslab serve keeps, on PostgreSQL too.
+	serveTables(t, roundTripAgain)
 	// Migration 4 merges split hosts on PostgreSQL too.
 	splitHostsMerge(t, strings.Replace(dsn, "/results?", "/split?", 1))
 }

@@ -1,0 +1,78 @@
+// qpslab serve's only script (no inline script runs on its pages): it
+// counts the charts the browser drew, as the HTML report does, and lets a
+// history chart be zoomed by dragging over it, which loads the range of
+// points dragged over (from, to in the address: a link to share).
+(function () {
+  "use strict";
+  function count() {
+    var charts = document.querySelectorAll("svg.chart"), n = 0;
+    for (var i = 0; i < charts.length; i++) {
+      var svg = charts[i], b = svg.getBBox(), r = svg.getBoundingClientRect();
+      if (!(b.width > 0 && b.height > 0 && r.width > 0 && r.height > 0)) continue;
+      var marks = svg.querySelectorAll("rect.mark, path.mark, polyline.mark, circle.mark");
+      for (var j = 0; j < marks.length; j++) {
+        var m = marks[j].getBBox(), line = marks[j].tagName === "path" || marks[j].tagName === "polyline";
+        if (line ? (m.width > 0 || m.height > 0) : (m.width > 0 && m.height > 0)) { n++; break; }
+      }
+    }
+    document.body.dataset.rendered = n;
+    document.body.dataset.charts = charts.length;
+  }
+
+  var NS = "http://www.w3.org/2000/svg";
+
+  // svgX is a mouse event's x in the chart's own coordinates.
+  function svgX(svg, ev) {
+    var r = svg.getBoundingClientRect(), w = parseFloat(svg.dataset.w);
+    return (ev.clientX - r.left) * w / r.width;
+  }
+
+  // pointAt is the index of the point nearest chart x.
+  function pointAt(svg, x) {
+    var from = +svg.dataset.from, to = +svg.dataset.to, x0 = parseFloat(svg.dataset.x0), pw = parseFloat(svg.dataset.pw);
+    var span = Math.max(to - from - 1, 1);
+    var i = Math.round(from + (x - x0) / pw * span);
+    return Math.min(Math.max(i, from), to - 1);
+  }
+
+  function zoomable(svg) {
+    var start = null, sel = null;
+    svg.addEventListener("mousedown", function (ev) {
+      ev.preventDefault();
+      start = svgX(svg, ev);
+      sel = document.createElementNS(NS, "rect");
+      sel.setAttribute("class", "zoomsel");
+      sel.setAttribute("y", "40");
+      sel.setAttribute("height", "230");
+      sel.setAttribute("x", start);
+      sel.setAttribute("width", "0");
+      svg.appendChild(sel);
+    });
+    svg.addEventListener("mousemove", function (ev) {
+      if (start === null) return;
+      var x = svgX(svg, ev);
+      sel.setAttribute("x", Math.min(x, start));
+      sel.setAttribute("width", Math.abs(x - start));
+    });
+    svg.addEventListener("mouseup", function (ev) {
+      if (start === null) return;
+      var a = pointAt(svg, start), b = pointAt(svg, svgX(svg, ev));
+      start = null;
+      if (sel) { sel.remove(); sel = null; }
+      var lo = Math.min(a, b), hi = Math.max(a, b) + 1;
+      if (hi - lo < 2) return; // a click, not a drag
+      var u = new URL(svg.dataset.href, window.location.href);
+      u.searchParams.set("from", lo);
+      u.searchParams.set("to", hi);
+      window.location.assign(u.toString());
+    });
+  }
+
+  function init() {
+    var hs = document.querySelectorAll("svg.chart.history");
+    for (var i = 0; i < hs.length; i++) zoomable(hs[i]);
+    count();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+  window.addEventListener("load", count);
+})();
