@@ -268,7 +268,7 @@ func TestList(t *testing.T) {
 	for _, c := range list {
 		got = append(got, string(c.Family)+"/"+c.Name)
 	}
-	want := []string{"mysql/bb", "mysql/default", "mysql/zz", "postgres/aa", "postgres/default"}
+	want := []string{"mysql/bb", "mysql/default", "mysql/zz", "postgres/aa", "postgres/default", "rocksdb/default", "rocksdb/odirect"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("List = %q, want %q", got, want)
 	}
@@ -295,7 +295,7 @@ func TestListWithoutConfigsFolder(t *testing.T) {
 	for _, c := range list {
 		got = append(got, string(c.Family)+"/"+c.Name+" "+c.Source)
 	}
-	want := []string{"mysql/default shipped", "postgres/default shipped"}
+	want := []string{"mysql/default shipped", "postgres/default shipped", "rocksdb/default shipped", "rocksdb/odirect shipped"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("List = %q, want %q", got, want)
 	}
@@ -310,6 +310,7 @@ func TestFamily(t *testing.T) {
 		{"postgres", config.Postgres, ".conf"},
 		{"mariadb", config.MySQL, ".cnf"},
 		{"mysql", config.MySQL, ".cnf"},
+		{"rocksdb", config.RocksDB, ".flags"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flavor, func(t *testing.T) {
