@@ -14,6 +14,7 @@ func newHostCmd() *cobra.Command {
 	}
 	var asJSON bool
 	var roots host.Roots
+	var datadir string
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Report the host's frequency state and every variance risk, with the command that removes it",
@@ -21,14 +22,25 @@ func newHostCmd() *cobra.Command {
 intel_pstate, intel_cpufreq, none), the amd_pstate mode, boost (cpufreq/boost,
 intel_pstate/no_turbo, per-policy boost), each CPU's governor, EPP and
 frequencies, SMT, the kernel command-line flags that matter, transparent huge
-pages, swap, whether this is a VM, and CPU steal; then each variance risk with
-the command that removes it. Nothing is changed.`,
+pages, swap, whether this is a VM, and CPU steal; the storage of the folder
+datadirs go in (--datadir; default the home's sandboxes folder): its block
+device's max_sectors_kb and max_hw_sectors_kb, scheduler, rotational flag and
+read-ahead, and those of each device under a RAID or device-mapper device;
+then each variance risk with the command that removes it. Nothing is changed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := host.Inspect(roots)
 			if err != nil {
 				return err
 			}
+			if datadir == "" {
+				h, err := resolveHome()
+				if err != nil {
+					return err
+				}
+				datadir = h.Sandboxes()
+			}
+			c.Storage = host.StorageOf(roots, datadir)
 			if asJSON {
 				return report.HostCheckJSON(cmd.OutOrStdout(), c)
 			}
@@ -36,6 +48,7 @@ the command that removes it. Nothing is changed.`,
 		},
 	}
 	check.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	check.Flags().StringVar(&datadir, "datadir", "", "the folder whose storage to report (default: the home's sandboxes folder, where datadirs go)")
 	rootFlags := func(cmd *cobra.Command) {
 		cmd.Flags().StringVar(&roots.Sys, "sysfs", host.Real.Sys, "sysfs root (for a copied or fixture tree)")
 		cmd.Flags().StringVar(&roots.Proc, "procfs", host.Real.Proc, "procfs root")
