@@ -82,15 +82,19 @@ type State struct {
 	Owner      string          `yaml:"owner,omitempty"`       // the qpslab process that started it: boot id/pid/start time
 	Failed     string          `yaml:"failed,omitempty"`      // why the last start failed
 	Died       string          `yaml:"died,omitempty"`        // how the server last ended when qpslab had not stopped it
+	Scratch    bool            `yaml:"scratch,omitempty"`     // a build that is no server: a folder for a suite's own program (Scratch)
 }
 
 // Running reports whether the recorded server process is alive.
 func (s State) Running() bool { return alive(s.PID, s.Datadir) }
 
 // Status is running, stopped, failed (the last start failed) or died (the
-// server ended without being stopped).
+// server ended without being stopped); scratch for the folder of a build
+// that is no server (Scratch).
 func (s State) Status() string {
 	switch {
+	case s.Scratch:
+		return "scratch" // a run's folder, removed when the run ends
 	case s.Running():
 		return "running"
 	case s.Failed != "":
