@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
@@ -607,7 +608,16 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 // task runs a step the suite runs itself, timed and sampled over the same
 // span.
 func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, smp *metrics.Sampler, rec Recorder) (*result.Run, error) {
-	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: rec.Sample}
+	// The samples a task reports are the run's (kept when it fails or is
+	// interrupted: what was measured), and go to the recorder as they come.
+	var mu sync.Mutex
+	var samples []result.Sample
+	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(s result.Sample) {
+		mu.Lock()
+		samples = append(samples, s)
+		mu.Unlock()
+		rec.Sample(s)
+	}}
 	if p.Watch.Progress != nil {
 		tio.Progress = p.Watch.Progress
 	}
@@ -628,6 +638,9 @@ func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, sta
 		tot.RowsPerSec = float64(tot.Rows) / tot.Seconds
 	}
 	res.Totals, res.Status = tot, result.OK
+	mu.Lock()
+	res.Samples = samples
+	mu.Unlock()
 	if err != nil {
 		res.Status, res.Error = result.Failed, err.Error()
 		res.Totals = result.Totals{Seconds: tot.Seconds}
