@@ -187,7 +187,7 @@ var DbBenchCatalog = []Metric{
 	{Name: "p99.99", Unit: "µs", Per: "op", Class: ClassLatency, Verb: "%.0f", Of: figure("p99.99"), Help: "99.99th percentile response time (--histogram)"},
 	{Name: "pmax", Unit: "µs", Per: "op", Class: ClassLatency, Verb: "%.0f", Of: figure("pmax"), Help: "largest response time (--histogram)"},
 	{Name: "w_amp", Header: "w-amp", Per: "byte", Class: ClassFigure, Verb: "%.2f",
-		Of: figure("w_amp"), Help: "write amplification: bytes written by flush and compaction per byte ingested"},
+		Of: figure("w_amp"), Help: "write amplification: bytes written by flush and compaction per byte flushed (RocksDB's W-Amp)"},
 	{Name: "c_wgb", Header: "c GB", Unit: "GB", Per: "step", Class: ClassFigure, Verb: "%.2f", Of: figure("c_wgb"), Help: "GB written by compaction"},
 	{Name: "c_mbps", Unit: "MB/s", Per: "s", Class: ClassFigure, Verb: "%.1f", Of: figure("c_mbps"), Help: "compaction's average write rate"},
 	{Name: "c_wsecs", Unit: "s", Per: "step", Class: ClassFigure, Verb: "%.0f", Of: figure("c_wsecs"), Help: "wall-clock seconds of compaction"},

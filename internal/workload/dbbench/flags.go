@@ -35,7 +35,7 @@ func (h *Help) Knows(name string) bool { return h.words[name] }
 var (
 	// gflags prints each flag as "    -name (help text) type: T default: D",
 	// the text wrapped at 80 columns on lines indented further.
-	helpFlagRE  = regexp.MustCompile(`^    -([A-Za-z0-9_]+) \(`)
+	helpFlagRE  = regexp.MustCompile(`^    -([A-Za-z0-9_]+)(?: \(|$)`)
 	helpTypeRE  = regexp.MustCompile(`type: (\w+)\s+default: (.*)$`)
 	helpWordsRE = regexp.MustCompile(`[A-Za-z0-9_]+`)
 )

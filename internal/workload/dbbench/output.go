@@ -10,9 +10,10 @@ package dbbench
 //
 // the --histogram block after it ("Microseconds per read:", Count, Min,
 // Percentiles, the buckets), and the statistics the stats benchmark and
-// --stats_interval_seconds print (the compaction table's Sum row,
-// Cumulative compaction, Flush(GB), Cumulative writes' ingest, Cumulative
-// stall, Stalls(count)).
+// --stats_interval_seconds print (the compaction table's Sum row, read by
+// its header, whose columns differ between versions; Cumulative
+// compaction; Flush(GB); Cumulative stall; Stalls(count) before 8.x, Write
+// Stall (count) after; --statistics' tickers).
 
 import (
 	"bufio"
@@ -72,10 +73,10 @@ type Stats struct {
 	CompactWriteMBs float64
 	CompactReadGB   float64
 	CompactSeconds  float64
-	IngestGB        float64 // Cumulative writes: … ingest: X GB
 	StallSeconds    float64 // Cumulative stall: H:M:S
 	StallPct        float64
-	Stalls          int64   // Stalls(count), the *_with_compaction subsets left out
+	Stalls          int64   // Stalls(count) less its *_with_compaction subsets; Write Stall (count)'s total-delays + total-stops
+	WAmp            float64 // the compaction table's Sum row: W-Amp
 	LSMBytes        float64 // the compaction table's Sum row: Size
 	CompWallSecs    float64 // Sum row: Comp(sec)
 	CompCPUSecs     float64 // Sum row: CompMergeCPU(sec)
@@ -96,7 +97,6 @@ var (
 	uptimeRE  = regexp.MustCompile(`^Uptime\(secs\): ([0-9.]+) total`)
 	flushRE   = regexp.MustCompile(`^Flush\(GB\): cumulative ([0-9.]+)`)
 	compactRE = regexp.MustCompile(`^Cumulative compaction: ([0-9.]+) GB write, ([0-9.]+) MB/s write, ([0-9.]+) GB read, ([0-9.]+) MB/s read, ([0-9.]+) seconds`)
-	ingestRE  = regexp.MustCompile(`^Cumulative writes: .*ingest: ([0-9.]+) (\w+)`)
 	stallRE   = regexp.MustCompile(`^Cumulative stall: (\d+):(\d+):([0-9.]+) H:M:S, ([0-9.]+) percent`)
 	tickerRE  = regexp.MustCompile(`^(rocksdb\.[a-z0-9._-]+) COUNT : (\d+)`)
 )
@@ -170,17 +170,16 @@ func Parse(r io.Reader) (*Output, error) {
 			m := compactRE.FindStringSubmatch(l)
 			o.Stats.set("compaction", &o.Stats.CompactWriteGB, num(m[1]))
 			o.Stats.CompactWriteMBs, o.Stats.CompactReadGB, o.Stats.CompactSeconds = num(m[2]), num(m[3]), num(m[5])
-		case ingestRE.MatchString(l):
-			m := ingestRE.FindStringSubmatch(l)
-			if gb, ok := asGB(num(m[1]), m[2]); ok {
-				o.Stats.set("ingest", &o.Stats.IngestGB, gb)
-			}
 		case stallRE.MatchString(l):
 			m := stallRE.FindStringSubmatch(l)
 			o.Stats.set("stall", &o.Stats.StallSeconds, num(m[1])*3600+num(m[2])*60+num(m[3]))
 			o.Stats.StallPct = num(m[4])
 		case strings.HasPrefix(l, "Stalls(count):"):
 			o.Stats.Stalls, o.Stats.Has["stalls"] = stallCount(l), true
+		case strings.HasPrefix(l, "Write Stall (count):"):
+			if n, ok := writeStallCount(l); ok {
+				o.Stats.Stalls, o.Stats.Has["stalls"] = n, true
+			}
 		case tickerRE.MatchString(l):
 			m := tickerRE.FindStringSubmatch(l)
 			o.Counters[m[1]], _ = strconv.ParseInt(m[2], 10, 64)
@@ -249,6 +248,10 @@ func (s *Stats) sumRow(header, row []string) {
 			if n, err := strconv.ParseFloat(v, 64); err == nil {
 				s.set("comp_cpu", &s.CompCPUSecs, n)
 			}
+		case "W-Amp":
+			if n, err := strconv.ParseFloat(v, 64); err == nil {
+				s.set("w_amp", &s.WAmp, n)
+			}
 		}
 		j++
 	}
@@ -272,6 +275,26 @@ func stallCount(l string) int64 {
 		n += c
 	}
 	return n
+}
+
+// writeStallCount reads the line that replaced Stalls(count) in RocksDB
+// 8.x, "Write Stall (count): cf-l0-file-count-limit-delays-with-ongoing-compaction: 0, …,
+// total-delays: 0, total-stops: 0": the delays and stops. The database's
+// own line (write-buffer-manager-limit-stops) has no totals: false.
+func writeStallCount(l string) (int64, bool) {
+	var n int64
+	found := false
+	for _, item := range strings.Split(strings.TrimPrefix(l, "Write Stall (count):"), ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), ":")
+		if !ok || (k != "total-delays" && k != "total-stops") {
+			continue
+		}
+		c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err == nil {
+			n, found = n+c, true
+		}
+	}
+	return n, found
 }
 
 // Bench returns the result line of benchmark name (the last, if it ran more
@@ -364,20 +387,19 @@ func (o *Output) Figures(b BenchLine, h *Histogram) map[string]float64 {
 	return f
 }
 
-// WriteAmp is (bytes written by compaction + by flush) / bytes ingested:
-// from --statistics' tickers when the run kept them (exact), else from the
-// statistics' GB lines as benchmark.sh computes it. false when nothing was
-// ingested or the figures are not there.
+// WriteAmp is RocksDB's write amplification: bytes written by flush and
+// compaction per byte flushed (the compaction table's Sum W-Amp, and what
+// benchmark.sh's report.tsv says w_amp is). From --statistics' tickers when
+// the run kept them (exact), else the table's figure (one decimal). false
+// when nothing was flushed or neither is there.
 func (o *Output) WriteAmp() (float64, bool) {
 	c, cok := o.Counters["rocksdb.compact.write.bytes"]
 	fl, fok := o.Counters["rocksdb.flush.write.bytes"]
-	in, iok := o.Counters["rocksdb.bytes.written"]
-	if cok && fok && iok && in > 0 {
-		return float64(c+fl) / float64(in), true
+	if cok && fok && fl > 0 {
+		return float64(c+fl) / float64(fl), true
 	}
-	s := o.Stats
-	if !s.Has["compaction"] || !s.Has["flush"] || !s.Has["ingest"] || s.IngestGB <= 0 {
-		return 0, false
+	if o.Stats.Has["w_amp"] && o.Stats.WAmp > 0 {
+		return o.Stats.WAmp, true
 	}
-	return (s.CompactWriteGB + s.FlushGB) / s.IngestGB, true
+	return 0, false
 }

@@ -288,7 +288,11 @@ func totals(out *Output, bench string) (result.Totals, error) {
 		h = &out.Hists[b.Hist]
 	}
 	t := result.Totals{Seconds: b.Seconds, Events: b.Ops, Figures: out.Figures(b, h)}
-	if t.Events == 0 && h != nil {
+	switch {
+	case t.Events > 0: // "… seconds N operations" (6.x on)
+	case b.Of > 0:
+		t.Events = b.Of // "(N of M found)": keys read (a multiread's histogram counts its batches)
+	case h != nil:
 		t.Events = h.Count
 	}
 	if t.Seconds == 0 && b.OpsPerSec > 0 {
