@@ -210,6 +210,9 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if !nameRE.MatchString(spec.Name) {
 		return nil, fmt.Errorf("sandbox name %q is not valid: use letters, digits and _ . + -", spec.Name)
 	}
+	if !spec.Build.Flavor.HasServer() {
+		return nil, fmt.Errorf("build %s is %s, which has no server to start: a suite runs it (qpslab run db_bench --build %s)", spec.Build.Name, spec.Build.Flavor, spec.Build.Name)
+	}
 	if config.FamilyOf(string(spec.Build.Flavor)) != spec.Config.Family {
 		return nil, fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", spec.Config.Name, spec.Config.Family, spec.Build.Name, spec.Build.Flavor, config.FamilyOf(string(spec.Build.Flavor)))
 	}
