@@ -51,7 +51,10 @@ func TestNoServer(t *testing.T) {
 		}}}
 	l := &log{}
 	p := &Plan{Suite: testSuite{}, Steps: &suite.Plan{Steps: []suite.Step{step}, NoServer: true, Flavors: []build.Flavor{build.RocksDB},
-		Check: func(_ context.Context, b build.Build, c config.Config) error { checked = append(checked, b.Name+"."+c.Name); return nil }},
+		Check: func(_ context.Context, b build.Build, c config.Config) error {
+			checked = append(checked, b.Name+"."+c.Name)
+			return nil
+		}},
 		Builds: []build.Build{b}, Configs: []config.Config{cfg}, Threads: []int{1}, Repeat: 1}
 	p.Record = func(start result.Run) (Recorder, error) { return rec{l: l, r: start}, nil }
 	if err := p.Run(context.Background(), h); err != nil {
@@ -90,7 +93,9 @@ func TestCheckFlavors(t *testing.T) {
 	cnf := config.Config{Name: "default", Family: config.MySQL, Content: []byte("[mysqld]\n")}
 	noServer := &suite.Plan{Steps: []suite.Step{task("t", nil)}, NoServer: true, Flavors: []build.Flavor{build.RocksDB}}
 	refuse := &suite.Plan{Steps: noServer.Steps, NoServer: true, Flavors: noServer.Flavors,
-		Check: func(context.Context, build.Build, config.Config) error { return errors.New("config default line 1: no flag --x") }}
+		Check: func(context.Context, build.Build, config.Config) error {
+			return errors.New("config default line 1: no flag --x")
+		}}
 	for _, c := range []struct {
 		p    Plan
 		want string
