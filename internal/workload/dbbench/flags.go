@@ -134,7 +134,7 @@ func checkOptions(c config.Config, h *Help, build string) ([]string, error) {
 	}
 	var out []string
 	for _, o := range opts {
-		where := fmt.Sprintf("config %s line %d", c.Name, o.Line)
+		where := "config " + c.Name // the flag names the line: o.Line counts in the effective flags, not the user's file
 		key := o.Key
 		f, ok := h.Flags[key]
 		if !ok {

@@ -66,7 +66,7 @@ func TestCheckOptions(t *testing.T) {
 		t.Errorf("checkOptions = %q, %v; want %q", strings.Join(got, " "), err, want)
 	}
 	for _, bad := range []struct{ text, want string }{
-		{"--compaction_readahead_size=96K\n--bogus_flag=1\n", "config x line 2: the db_bench of build rocksdb-system has no flag --bogus_flag"},
+		{"--compaction_readahead_size=96K\n--bogus_flag=1\n", "config x: the db_bench of build rocksdb-system has no flag --bogus_flag"},
 		{"--num=5\n", "--num is the suite's own (--size sets it)"},
 		{"--threads=4\n", "the plan's --threads set it"},
 		{"--noflagfile\n", "has no flag --noflagfile"},
@@ -121,7 +121,7 @@ func TestCheckAgainstDebian(t *testing.T) {
 		t.Errorf("odirect: %v", err)
 	}
 	err = o.check(ctx, b, rocksConfig("future", "--compaction_readahead_size=2M\n--prepopulate_blob_cache_of_tomorrow=1\n"))
-	testenv.WantErr(t, err, "config future line 2", "has no flag --prepopulate_blob_cache_of_tomorrow")
+	testenv.WantErr(t, err, "config future: the db_bench of build rocksdb-system has no flag --prepopulate_blob_cache_of_tomorrow")
 	err = o.check(ctx, b, config.Config{Name: "default", Family: config.MySQL})
 	testenv.WantErr(t, err, "mysql config", "rocksdb option set")
 }
