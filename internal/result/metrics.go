@@ -196,9 +196,9 @@ var DbBenchCatalog = []Metric{
 	{Name: "stall%", Unit: "%", Per: "s", Class: ClassFigure, Verb: "%.1f", Of: figure("stall%"), Help: "share of the time writes were stalled"},
 	{Name: "stall_secs", Unit: "s", Per: "step", Class: ClassFigure, Verb: "%.1f", Of: figure("stall_secs"), Help: "seconds writes were stalled"},
 	{Name: "nstall", Per: "step", Class: ClassFigure, Verb: "%.0f", Of: figure("nstall"), Help: "write stalls and stops (benchmark.sh's Nstall)"},
-	{Name: "rareq-sz", Unit: "KB", Per: "request", Class: ClassHW, Verb: "%.1f", Of: dbBenchDisk(func(a HWSecond) float64 { return a.RareqSz }),
+	{Name: "rareq-sz", Unit: "KB", HigherIsBetter: true, Per: "request", Class: ClassHW, Verb: "%.1f", Of: dbBenchDisk(func(a HWSecond) float64 { return a.RareqSz }),
 		Help: "average read request size of the datadir's disk (iostat's rareq-sz): compaction readahead split into small requests shows here"},
-	{Name: "wareq-sz", Unit: "KB", Per: "request", Class: ClassHW, Verb: "%.1f", Of: dbBenchDisk(func(a HWSecond) float64 { return a.WareqSz }),
+	{Name: "wareq-sz", Unit: "KB", HigherIsBetter: true, Per: "request", Class: ClassHW, Verb: "%.1f", Of: dbBenchDisk(func(a HWSecond) float64 { return a.WareqSz }),
 		Help: "average write request size of the datadir's disk (iostat's wareq-sz)"},
 }
 
