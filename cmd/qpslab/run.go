@@ -233,10 +233,10 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	if err != nil {
 		return nil, fmt.Errorf("record the host fingerprint: %w", err)
 	}
+	hc.Storage = host.StorageOf(host.Real, h.Sandboxes()) // the datadirs' disks, in the run's fingerprint
 	if p.Host, err = json.Marshal(hc); err != nil {
 		return nil, err
 	}
-	hc.Storage = host.StorageOf(host.Real, h.Sandboxes()) // the datadirs' disks, in the run's fingerprint
 	report.HostRisks(stderr, hc.Risks)
 	st, err := openStore(cmd, h)
 	if err != nil {

@@ -308,6 +308,14 @@ func totals(out *Output, bench string) (result.Totals, error) {
 		}
 		t.Response, t.Service = l, l
 	}
+	for k, v := range t.Figures {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return result.Totals{}, fmt.Errorf("db_bench printed %s %v, which no measurement gives: see its output", k, v)
+		}
+	}
+	if err := (result.Run{Test: bench, Totals: t}).Check(); err != nil {
+		return result.Totals{}, fmt.Errorf("db_bench's output: %w", err)
+	}
 	return t, nil
 }
 
