@@ -1,7 +1,8 @@
 // Package plan owns turning what the user asked for into runs, for every
 // suite alike: builds × configs × thread counts × repeats, interleaved
 // (each repeat runs every build with every config in turn, A B A B), each
-// build × config in a fresh sandbox, the suite's steps in order at each
+// build × config in a fresh sandbox (or, for a suite that runs a program of
+// its own, a scratch folder), the suite's steps in order at each
 // thread count, with what runs before and after each step. It starts and
 // stops sandboxes, hands driven steps to the engine and runs the suite's
 // tasks, samples the hardware over each measured window, and passes every
