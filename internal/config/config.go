@@ -149,7 +149,8 @@ func (s Store) Find(name string) (Config, error) {
 			fams = append(fams, string(c.Family))
 			flags = append(flags, "--family "+string(c.Family))
 		}
-		return Config{}, fmt.Errorf("configs of several families are named %q (%s): pass %s", name, strings.Join(fams, ", "), strings.Join(flags, " or "))
+		last := len(flags) - 1
+		return Config{}, fmt.Errorf("there is a config named %q in several families (%s): pass %s or %s", name, strings.Join(fams, ", "), strings.Join(flags[:last], ", "), flags[last])
 	}
 	c, _, err := s.resolve(found[0], nil)
 	return c, err

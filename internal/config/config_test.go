@@ -338,7 +338,7 @@ func TestLookup(t *testing.T) {
 		{"mine", "", config.MySQL, nil},
 		{"mine", "mariadb", config.MySQL, nil},
 		{"default", "pg", config.Postgres, nil},
-		{"default", "", "", []string{"--family mysql or --family postgres"}},
+		{"default", "", "", []string{"--family mysql, --family postgres or --family rocksdb"}},
 		{"mine", "postgres", "", []string{`postgres config named "mine"`}},
 		{"mine", "oracle", "", []string{`unknown config family "oracle"`}},
 	} {

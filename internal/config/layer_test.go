@@ -159,7 +159,7 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find(pgonly) = %s %s, %v; want the postgres one, resolved", c.Name, c.Family, err)
 	}
 	_, err = s.Find("default")
-	testenv.WantErr(t, err, `several families are named "default" (mysql, postgres, rocksdb)`, "--family mysql", "--family postgres", "--family rocksdb")
+	testenv.WantErr(t, err, `config named "default" in several families (mysql, postgres, rocksdb)`, "pass --family mysql, --family postgres or --family rocksdb")
 	_, err = s.Find("nosuch")
 	testenv.WantErr(t, err, `no config named "nosuch"`, "qpslab configs list")
 	if !errors.Is(err, config.ErrNotFound) {
