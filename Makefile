@@ -7,13 +7,14 @@ GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 
-# Debian packages: the system builds (MariaDB 10.11, PostgreSQL 15), the peer
+# Debian packages: the system builds (MariaDB 10.11, PostgreSQL 15, RocksDB's
+# db_bench from rocksdb-tools), the peer
 # tools qpslab is compared with (sysbench), Maven for registry builds, and the
 # client programs and tools the tests, the demo and the benchmarks use
 # (chromium renders the HTML report and drives the dashboard of qpslab serve
 # in their tests; python3-venv holds Apache
 # Otava for the changepoint benchmark).
-APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq chromium python3-venv
+APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client rocksdb-tools sysbench maven ca-certificates procps time jq chromium python3-venv
 
 .PHONY: setup packages build demo test fuzz bench clean
 

@@ -39,44 +39,65 @@ func newBuildsCmd() *cobra.Command {
 		},
 	})
 
-	var flavor string
+	var flavor, basedir, program string
 	var replace bool
 	add := &cobra.Command{
-		Use:   "add NAME --flavor F --basedir DIR",
+		Use:   "add NAME --flavor F (--basedir DIR | --path PROGRAM)",
 		Short: "Register an install prefix (your own compiled build, say) as build NAME",
 		Long: `Register an install prefix as build NAME. qpslab looks for the server binary
-(sbin/ or bin/ mariadbd or mysqld; bin/postgres and bin/initdb) and reads the
-version from it; the name is yours (the seeds use names like ma100244_rel).
+(sbin/ or bin/ mariadbd or mysqld; bin/postgres and bin/initdb; for rocksdb,
+db_bench in bin/, the top or build/ of a source tree) and reads the version
+from it; the name is yours (the seeds use names like ma100244_rel).
 
 The basedir must be able to start the flavor it names: a MariaDB basedir
 needs its install script (scripts/ or bin/ mariadb-install-db or
 mysql_install_db), a PostgreSQL one initdb beside postgres, and MySQL before
 5.7 mysql_install_db (5.7 and later initialise with mysqld --initialize).
-A basedir that lacks one is refused, naming what is missing.`,
+A basedir that lacks one is refused, naming what is missing.
+
+A rocksdb build is a db_bench (the db_bench suite runs it; it has no
+server): name its folder with --basedir, or the program itself with --path
+(db_bench.8.6.7, as RocksDB's benchmark_compare.sh keeps one per version).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			basedir, _ := cmd.Flags().GetString("basedir")
 			f, err := build.ParseFlavor(flavor)
 			if err != nil {
 				return err
+			}
+			switch {
+			case basedir == "" && program == "":
+				return fmt.Errorf("name the build's install prefix with --basedir DIR (or, for rocksdb, its db_bench with --path PROGRAM)")
+			case basedir != "" && program != "":
+				return fmt.Errorf("--basedir and --path exclude each other: give the folder or the program")
+			case program != "" && f != build.RocksDB:
+				return fmt.Errorf("--path names a rocksdb build's db_bench; a %s build is an install prefix: give --basedir DIR", f)
 			}
 			r, err := registry()
 			if err != nil {
 				return err
 			}
-			b, err := r.Add(cmd.Context(), args[0], f, basedir, replace)
+			var b build.Build
+			if program != "" {
+				b, err = r.AddProgram(cmd.Context(), args[0], program, replace)
+			} else {
+				b, err = r.Add(cmd.Context(), args[0], f, basedir, replace)
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added build %s: %s %s at %s\n", b.Name, b.Flavor, b.Version, b.Basedir)
+			where := b.Basedir
+			if b.Program != "" {
+				where = b.Program
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added build %s: %s %s at %s\n", b.Name, b.Flavor, b.Version, where)
 			return nil
 		},
 	}
-	add.Flags().StringVar(&flavor, "flavor", "", "mariadb, mysql or postgres")
-	add.Flags().String("basedir", "", "the install prefix holding the binaries")
+	add.Flags().StringVar(&flavor, "flavor", "", "mariadb, mysql, postgres or rocksdb")
+	add.Flags().StringVar(&basedir, "basedir", "", "the install prefix holding the binaries")
+	add.Flags().StringVar(&program, "path", "", "rocksdb: the db_bench program itself")
 	add.Flags().BoolVar(&replace, "replace", false, "replace an existing build of the same name")
 	add.MarkFlagRequired("flavor")
-	add.MarkFlagRequired("basedir")
 	c.AddCommand(add)
 
 	var o build.FetchOptions

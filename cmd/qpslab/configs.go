@@ -15,14 +15,17 @@ func configStore() (config.Store, error) {
 	return config.Store{Dir: h.Configs()}, nil
 }
 
-const familyFlagHelp = "the config family: mysql (MariaDB and MySQL) or postgres"
+const familyFlagHelp = "the config family: mysql (MariaDB and MySQL), postgres or rocksdb (db_bench option sets)"
 
 func newConfigsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "configs",
-		Short: "List, show and add config variants (my.cnf or postgresql.conf fragments)",
-		Long: `A config is a my.cnf fragment (.cnf, MariaDB and MySQL) or a postgresql.conf
-fragment (.conf). A config may be based on another: a line
+		Short: "List, show and add config variants (my.cnf or postgresql.conf fragments, db_bench option sets)",
+		Long: `A config is a my.cnf fragment (.cnf, MariaDB and MySQL), a postgresql.conf
+fragment (.conf), or a db_bench option set (.flags, rocksdb builds): one flag
+per line, --name=value, which the db_bench suite passes to db_bench after its
+own (flags the build's db_bench does not know fail before the run). A config
+may be based on another: a line
 
     # qpslab: base=default
 
@@ -85,8 +88,8 @@ The config is looked up in both families; a name both have (default) needs
 	add := &cobra.Command{
 		Use:   "add NAME FILE",
 		Short: "Add FILE as config NAME, based on default unless --base says otherwise",
-		Long: `Add FILE as config NAME (.cnf: MySQL family, .conf: PostgreSQL; --family
-for another extension).
+		Long: `Add FILE as config NAME (.cnf: MySQL family, .conf: PostgreSQL, .flags: a
+db_bench option set; --family for another extension).
 
 BY DEFAULT THE NEW CONFIG IS BASED ON default: its effective settings are
 qpslab's default config with FILE's settings laid over it, so a file that sets

@@ -30,7 +30,9 @@ Builds × configs × thread counts × repeats, interleaved: each repeat runs eve
 build with every config in turn (A B A B …), each in a fresh sandbox.
 
 It shows a progress bar, then a table of the results; -v prints what happens
-and every run's figures and hardware cost as it ends. Every run goes to the
+and every run's figures and hardware cost as it ends; --compare then prints the
+comparison of the run's labels (the first build × config the base) and their
+hardware cost per op, as qpslab compare and qpslab metrics do. Every run goes to the
 store as it runs (--store; label build.config, for qpslab compare), and to a
 JSON file (--out) after every run, so an interrupted run keeps what was
 measured.`
@@ -94,7 +96,7 @@ func (v *paramValue) Type() string       { return v.kind }
 
 func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	var out, html string
-	var listTests, verbose bool
+	var listTests, verbose, compare bool
 	long := s.Summary() + "."
 	if h, ok := s.(suite.Helper); ok {
 		long = h.Help()
@@ -110,6 +112,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	c.Flags().BoolVar(&listTests, "list-tests", false, "print the tests the run would execute, their seconds and the plan's total time, and exit")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")
 	c.Flags().StringVar(&html, "html", "", "also write the HTML report of this run's labels (the first build × config the base) to this file")
+	c.Flags().BoolVar(&compare, "compare", false, "after the run, compare its labels (the first build × config the base) and print their hardware cost per op")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		h, err := resolveHome()
 		if err != nil {
@@ -143,7 +146,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 			}
 		}
 		runs, err := runPlan(cmd, h, p, out, verbose)
-		if rerr := runReport(cmd, h, p, runs, html); rerr != nil && err == nil {
+		if rerr := runReport(cmd, h, p, runs, html, compare); rerr != nil && err == nil {
 			err = rerr
 		}
 		return err
@@ -153,11 +156,12 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 
 // runReport prints, for a suite run in steps, the reference's step tables
 // and the hardware cost per step of this run's labels (the first build ×
-// config the base), and writes the HTML report of them when html is set:
-// what the run's table does not show.
-func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string) error {
+// config the base); with compare, the comparison of the labels and their
+// hardware cost; and writes the HTML report of them when html is set: what
+// the run's table does not show.
+func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string, compare bool) error {
 	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
-	if (!steps && html == "") || len(runs) == 0 {
+	if (!steps && html == "" && !compare) || len(runs) == 0 {
 		return nil
 	}
 	var sets []analysis.Set
@@ -177,11 +181,28 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 		labels[i] = s.Label
 	}
 	w := cmd.OutOrStdout()
-	if steps {
-		if err := stepTables(cmd, sets, p.Suite.Name(), "text"); err != nil {
+	if compare && len(sets) > 1 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Comparison (qpslab compare "+strings.Join(labels, " ")+")")
+		fmt.Fprintln(w)
+		cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+		if err != nil {
 			return err
 		}
+		if err := report.Compare(w, cmp, "text", report.IsTTY(w)); err != nil {
+			return err
+		}
+	}
+	if steps || compare {
+		if steps {
+			if err := stepTables(cmd, sets, p.Suite.Name(), "text"); err != nil {
+				return err
+			}
+		}
 		if tables, err := analysis.Metrics(sets, ""); err == nil {
+			if !steps {
+				fmt.Fprintln(w)
+			}
 			fmt.Fprintln(w, "Hardware cost per operation, per step (qpslab metrics "+strings.Join(labels, " ")+")")
 			fmt.Fprintln(w)
 			if err := report.Metrics(w, tables, "text"); err != nil {
@@ -212,6 +233,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	if err != nil {
 		return nil, fmt.Errorf("record the host fingerprint: %w", err)
 	}
+	hc.Storage = host.StorageOf(host.Real, h.Sandboxes()) // the datadirs' disks, in the run's fingerprint
 	if p.Host, err = json.Marshal(hc); err != nil {
 		return nil, err
 	}
@@ -237,6 +259,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 		}
 		return doneCtx{r, cmd}, nil
 	}
+	p.Watch.Warn = func(line string) { fmt.Fprintln(stderr, "warning: "+line) }
 	var bar *report.Progress
 	if verbose {
 		header := false

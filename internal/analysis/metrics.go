@@ -22,6 +22,10 @@ var (
 	// insert beside other work (the Insert Benchmark's cpu/i … wKB/i).
 	InsertNames   = names(insertMetrics)
 	insertMetrics = classOf(result.InsertCatalog, result.ClassHW)
+	// DeviceNames are the disk's request sizes (iostat's rareq-sz and
+	// wareq-sz) of runs that report them (db_bench's), beside MetricNames.
+	DeviceNames   = names(DeviceMetrics)
+	DeviceMetrics = classOf(result.DbBenchCatalog, result.ClassHW)
 )
 
 func classOf(ms []result.Metric, class string) []result.Metric {
@@ -52,6 +56,8 @@ type MetricRow struct {
 	// Insert are InsertNames, for runs that insert beside other work;
 	// empty for others.
 	Insert []float64 `json:"insert,omitempty"`
+	// Device are DeviceNames, for runs that report them; empty for others.
+	Device []float64 `json:"device,omitempty"`
 	Op     string    `json:"op"`
 }
 
@@ -136,11 +142,25 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			if have {
 				row.Insert = ins
 			}
+			if dev, have := mediansOf(runs, DeviceMetrics); have {
+				row.Device = dev
+			}
 			t.Rows = append(t.Rows, row)
 		}
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// mediansOf is medianOf of each of ms, and whether any run has one.
+func mediansOf(runs []result.Run, ms []result.Metric) ([]float64, bool) {
+	out := make([]float64, len(ms))
+	have := false
+	for i, m := range ms {
+		out[i] = medianOf(runs, m)
+		have = have || !math.IsNaN(out[i])
+	}
+	return out, have
 }
 
 // medianOf is the median of m over the runs that have it; NaN (printed

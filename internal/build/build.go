@@ -1,8 +1,10 @@
-// Package build owns builds: a flavor (mariadb, mysql, postgres), a version
-// read from the server binary, and the directory holding the binaries. Builds
-// come from the Debian packages ("system"), from any install prefix the user
-// names (a basedir), or from registry artifacts fetched once into the cache.
-// This package finds binaries and records builds; it never starts a server.
+// Package build owns builds: a flavor (mariadb, mysql, postgres, or rocksdb:
+// RocksDB's db_bench, which is no server), a version read from the binary,
+// and the directory holding the binaries. Builds come from the Debian
+// packages ("system"), from any install prefix the user names (a basedir,
+// or for rocksdb the program itself), or from registry artifacts fetched
+// once into the cache. This package finds binaries and records builds; it
+// never starts a server.
 package build
 
 import (
@@ -24,7 +26,13 @@ const (
 	MariaDB  Flavor = "mariadb"
 	MySQL    Flavor = "mysql"
 	Postgres Flavor = "postgres"
+	// RocksDB is a db_bench program: no server, the db_bench suite runs it.
+	RocksDB Flavor = "rocksdb"
 )
+
+// HasServer says whether builds of the flavor are servers (a sandbox starts
+// them); a rocksdb build is a program a suite runs itself.
+func (f Flavor) HasServer() bool { return f != RocksDB }
 
 // ParseFlavor accepts the flavor names users type.
 func ParseFlavor(s string) (Flavor, error) {
@@ -35,8 +43,10 @@ func ParseFlavor(s string) (Flavor, error) {
 		return MySQL, nil
 	case "postgres", "postgresql", "pg":
 		return Postgres, nil
+	case "rocksdb", "db_bench":
+		return RocksDB, nil
 	}
-	return "", fmt.Errorf("unknown flavor %q: use mariadb, mysql or postgres", s)
+	return "", fmt.Errorf("unknown flavor %q: use mariadb, mysql, postgres or rocksdb", s)
 }
 
 // Build is one registered build. It is stored as YAML, one file per build.
@@ -46,6 +56,7 @@ type Build struct {
 	Version  string    `yaml:"version"`            // numeric, e.g. 10.11.19 or 15.18
 	Banner   string    `yaml:"banner"`             // what --version printed
 	Basedir  string    `yaml:"basedir"`            // install prefix
+	Program  string    `yaml:"program,omitempty"`  // the binary itself, when named by its path (a rocksdb build's db_bench.8.6.7)
 	Source   string    `yaml:"source"`             // system, basedir, maven, file
 	Artifact string    `yaml:"artifact,omitempty"` // registry coordinates or file
 	SHA256   string    `yaml:"sha256,omitempty"`   // of the artifact
@@ -54,7 +65,7 @@ type Build struct {
 
 // Layout is where a build's programs are.
 type Layout struct {
-	Server    string   // mariadbd, mysqld or postgres
+	Server    string   // mariadbd, mysqld or postgres; db_bench for rocksdb
 	InstallDB string   // mariadb-install-db, mysql_install_db or initdb; empty when the server initializes itself (mysqld --initialize-insecure)
 	Share     string   // MySQL family: the directory holding english/errmsg.sys (--lc-messages-dir)
 	LibDirs   []string // prepended to LD_LIBRARY_PATH (bundled libraries such as libaio)
@@ -121,13 +132,18 @@ func FindLayout(f Flavor, basedir string) (Layout, error) {
 		if l.Server != "" && l.InstallDB == "" {
 			return Layout{}, fmt.Errorf("basedir %s has bin/postgres but no bin/initdb", basedir)
 		}
+	case RocksDB:
+		l.Server = firstFile(basedir, rocksDBPrograms...)
 	default:
 		return Layout{}, fmt.Errorf("unknown flavor %q", f)
 	}
 	if l.Server == "" {
 		want := "sbin/mariadbd, bin/mariadbd, sbin/mysqld or bin/mysqld"
-		if f == Postgres {
+		switch f {
+		case Postgres:
 			want = "bin/postgres"
+		case RocksDB:
+			return Layout{}, fmt.Errorf("basedir %s has no db_bench (looked for %s): point --basedir at the RocksDB source or install tree, or name the program with --path", basedir, strings.Join(rocksDBPrograms, ", "))
 		}
 		return Layout{}, fmt.Errorf("basedir %s has no %s server binary (looked for %s)", basedir, f, want)
 	}
@@ -136,6 +152,11 @@ func FindLayout(f Flavor, basedir string) (Layout, error) {
 		// too, and putting that first would change nothing but is noise.
 		if p := firstDir(basedir, d); p != "" && basedir != "/usr" && basedir != "/usr/local" {
 			l.LibDirs = append(l.LibDirs, p)
+		}
+	}
+	if f == RocksDB && basedir != "/usr" && basedir != "/usr/local" {
+		if m, _ := filepath.Glob(filepath.Join(filepath.Dir(l.Server), "librocksdb.so*")); len(m) > 0 {
+			l.LibDirs = append(l.LibDirs, filepath.Dir(l.Server)) // a source tree built with make shared_lib
 		}
 	}
 	return l, nil
@@ -150,6 +171,9 @@ var (
 // reports (MariaDB says so; anything else with "Ver" is MySQL), the numeric
 // version and the whole banner. Names are never trusted for this.
 func ReadVersion(ctx context.Context, f Flavor, l Layout) (Flavor, string, string, error) {
+	if f == RocksDB {
+		return readDBBenchVersion(ctx, l)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, l.Server, "--version")
@@ -224,7 +248,12 @@ func checkStartable(f Flavor, ver, basedir string, l Layout) error {
 }
 
 // Layout finds this build's programs.
-func (b Build) Layout() (Layout, error) { return FindLayout(b.Flavor, b.Basedir) }
+func (b Build) Layout() (Layout, error) {
+	if b.Program != "" {
+		return programLayout(b.Program)
+	}
+	return FindLayout(b.Flavor, b.Basedir)
+}
 
 // AtLeast reports whether the build's version is >= the dotted version v.
 func (b Build) AtLeast(v string) bool { return CompareVersions(b.Version, v) >= 0 }

@@ -102,7 +102,7 @@ func TestParseFlavor(t *testing.T) {
 	}
 	t.Run("unknown", func(t *testing.T) {
 		_, err := build.ParseFlavor("oracle")
-		testenv.WantErr(t, err, `"oracle"`, "mariadb, mysql or postgres")
+		testenv.WantErr(t, err, `"oracle"`, "mariadb, mysql, postgres or rocksdb")
 	})
 }
 

@@ -49,6 +49,8 @@ func systemCandidates() []Build {
 			out = append(out, Build{Name: "postgres-system", Flavor: Postgres, Basedir: filepath.Join("/usr/lib/postgresql", majors[len(majors)-1]), Source: "system"})
 		}
 	}
+	// rocksdb-tools: /usr/bin/db_bench.
+	out = append(out, Build{Name: "rocksdb-system", Flavor: RocksDB, Basedir: "/usr", Source: "system"})
 	return out
 }
 
@@ -154,7 +156,7 @@ func (r Registry) save(b Build, replace bool) error {
 	}
 	p := r.path(b.Name)
 	if !replace {
-		if old, err := r.load(b.Name); err == nil && (old.Basedir != b.Basedir || old.Flavor != b.Flavor) {
+		if old, err := r.load(b.Name); err == nil && (old.Basedir != b.Basedir || old.Flavor != b.Flavor || old.Program != b.Program) {
 			return fmt.Errorf("build %q exists (%s %s at %s): choose another name or pass --replace", b.Name, old.Flavor, old.Version, old.Basedir)
 		}
 	}

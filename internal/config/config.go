@@ -1,5 +1,6 @@
 // Package config owns named config variants: a my.cnf fragment for the MySQL
-// family or a postgresql.conf fragment for PostgreSQL. qpslab ships defaults
+// family, a postgresql.conf fragment for PostgreSQL, or an option set for
+// RocksDB's db_bench (its flags, one --name=value per line). qpslab ships defaults
 // (embedded in the binary); users add their own by file, under their own names,
 // into the home's configs folder. A config may name a base ("# qpslab:
 // base=default"): its effective settings are then the base's with its own laid
@@ -30,34 +31,49 @@ type Family string
 const (
 	MySQL    Family = "mysql"    // my.cnf fragments, for MariaDB and MySQL
 	Postgres Family = "postgres" // postgresql.conf fragments
+	// RocksDB option sets: db_bench flags, one --name=value per line (a
+	// gflags flagfile), which the db_bench suite passes to db_bench.
+	RocksDB Family = "rocksdb"
 )
+
+// Families are every family, in the order lists show them.
+var Families = []Family{MySQL, Postgres, RocksDB}
 
 // Ext is the file extension of a family's fragments.
 func (f Family) Ext() string {
-	if f == Postgres {
+	switch f {
+	case Postgres:
 		return ".conf"
+	case RocksDB:
+		return ".flags"
 	}
 	return ".cnf"
 }
 
-// FamilyOf maps a build flavor (mariadb, mysql, postgres) to its config family.
+// FamilyOf maps a build flavor (mariadb, mysql, postgres, rocksdb) to its
+// config family.
 func FamilyOf(flavor string) Family {
-	if flavor == "postgres" {
+	switch flavor {
+	case "postgres":
 		return Postgres
+	case "rocksdb":
+		return RocksDB
 	}
 	return MySQL
 }
 
 // ParseFamily reads a family as the command line gives it: mysql (also
-// mariadb) or postgres.
+// mariadb), postgres or rocksdb (also db_bench).
 func ParseFamily(s string) (Family, error) {
 	switch strings.ToLower(s) {
 	case "mysql", "mariadb", "maria":
 		return MySQL, nil
 	case "postgres", "postgresql", "pg":
 		return Postgres, nil
+	case "rocksdb", "db_bench":
+		return RocksDB, nil
 	}
-	return "", fmt.Errorf("unknown config family %q: use mysql (MariaDB and MySQL) or postgres", s)
+	return "", fmt.Errorf("unknown config family %q: use mysql (MariaDB and MySQL), postgres or rocksdb (db_bench option sets)", s)
 }
 
 // Config is one named config variant.
@@ -113,7 +129,7 @@ func (s Store) Get(name string, fam Family) (Config, error) {
 // both families have needs the family (Get).
 func (s Store) Find(name string) (Config, error) {
 	var found []Config
-	for _, fam := range []Family{MySQL, Postgres} {
+	for _, fam := range Families {
 		c, err := s.load(name, fam)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -126,15 +142,22 @@ func (s Store) Find(name string) (Config, error) {
 	switch len(found) {
 	case 0:
 		return Config{}, fmt.Errorf("%w: no config named %q: see qpslab configs list, or add one with qpslab configs add %s FILE", ErrNotFound, name, name)
-	case 2:
-		return Config{}, fmt.Errorf("there is a mysql and a postgres config named %q: pass --family mysql or --family postgres", name)
+	case 1:
+	default:
+		var fams, flags []string
+		for _, c := range found {
+			fams = append(fams, string(c.Family))
+			flags = append(flags, "--family "+string(c.Family))
+		}
+		last := len(flags) - 1
+		return Config{}, fmt.Errorf("there is a config named %q in several families (%s): pass %s or %s", name, strings.Join(fams, ", "), strings.Join(flags[:last], ", "), flags[last])
 	}
 	c, _, err := s.resolve(found[0], nil)
 	return c, err
 }
 
 // Lookup returns the config called name in the family named by family
-// (mysql or postgres, as ParseFamily reads it), or, when family is "", in
+// (mysql, postgres or rocksdb, as ParseFamily reads it), or, when family is "", in
 // whichever family has one (Find).
 func (s Store) Lookup(name, family string) (Config, error) {
 	if family == "" {
@@ -181,6 +204,11 @@ func (s Store) load(name string, fam Family) (Config, error) {
 func (s Store) resolve(c Config, seen []string) (Config, *fragment, error) {
 	seen = append(seen, c.Name)
 	if c.Base == "" {
+		if c.Family == RocksDB { // db_bench takes every line as a flag: one that is none fails here, not in a run
+			if _, err := parse(c.Family, c.Own, c.Name); err != nil {
+				return Config{}, nil, fmt.Errorf("config %s (%s): %w", c.Name, c.Source, err)
+			}
+		}
 		c.Content, c.Chain = c.Own, []string{c.Name}
 		return c, nil, nil
 	}
@@ -309,8 +337,10 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 			fam = MySQL
 		case ".conf":
 			fam = Postgres
+		case ".flags":
+			fam = RocksDB
 		default:
-			return Config{}, fmt.Errorf("cannot tell the family of %s: name it .cnf (MySQL family) or .conf (PostgreSQL), or pass --family", file)
+			return Config{}, fmt.Errorf("cannot tell the family of %s: name it .cnf (MySQL family), .conf (PostgreSQL) or .flags (a db_bench option set), or pass --family", file)
 		}
 	}
 	if o.Base != "" && o.Base != NoBase && !nameRE.MatchString(o.Base) {
@@ -363,7 +393,7 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 }
 
 func parseFile(file string) (Family, string, bool) {
-	for _, fam := range []Family{MySQL, Postgres} {
+	for _, fam := range Families {
 		if name, ok := strings.CutSuffix(file, fam.Ext()); ok && nameRE.MatchString(name) {
 			return fam, name, true
 		}

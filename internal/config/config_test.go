@@ -271,7 +271,7 @@ func TestList(t *testing.T) {
 		}
 		got = append(got, string(c.Family)+"/"+c.Name)
 	}
-	want := []string{"mysql/bb", "mysql/default", "mysql/zz", "postgres/aa", "postgres/default"}
+	want := []string{"mysql/bb", "mysql/default", "mysql/zz", "postgres/aa", "postgres/default", "rocksdb/default"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("List = %q, want %q", got, want)
 	}
@@ -306,7 +306,7 @@ func TestListWithoutConfigsFolder(t *testing.T) {
 	if len(got) != len(files) {
 		t.Errorf("List = %q, want the %d shipped configs", got, len(files))
 	}
-	for _, want := range []string{"mysql/default shipped", "postgres/default shipped", "mysql/pool-of-threads shipped", "mysql/one-thread-per-connection shipped"} {
+	for _, want := range []string{"mysql/default shipped", "postgres/default shipped", "mysql/pool-of-threads shipped", "mysql/one-thread-per-connection shipped", "rocksdb/default shipped", "rocksdb/odirect shipped"} {
 		if !strings.Contains(strings.Join(got, ","), want) {
 			t.Errorf("List = %q, lacks %q", got, want)
 		}
@@ -322,6 +322,7 @@ func TestFamily(t *testing.T) {
 		{"postgres", config.Postgres, ".conf"},
 		{"mariadb", config.MySQL, ".cnf"},
 		{"mysql", config.MySQL, ".cnf"},
+		{"rocksdb", config.RocksDB, ".flags"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flavor, func(t *testing.T) {
@@ -349,7 +350,7 @@ func TestLookup(t *testing.T) {
 		{"mine", "", config.MySQL, nil},
 		{"mine", "mariadb", config.MySQL, nil},
 		{"default", "pg", config.Postgres, nil},
-		{"default", "", "", []string{"--family mysql or --family postgres"}},
+		{"default", "", "", []string{"--family mysql, --family postgres or --family rocksdb"}},
 		{"mine", "postgres", "", []string{`postgres config named "mine"`}},
 		{"mine", "oracle", "", []string{`unknown config family "oracle"`}},
 	} {

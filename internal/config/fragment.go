@@ -61,9 +61,12 @@ func parse(fam Family, content []byte, from string) (fragment, error) {
 		raw = strings.TrimSuffix(raw, "\r")
 		var l line
 		var err error
-		if fam == Postgres {
+		switch fam {
+		case Postgres:
 			l, err = parsePostgresLine(raw)
-		} else {
+		case RocksDB:
+			l, err = parseFlagLine(raw)
+		default:
 			l, err = parseMySQLLine(raw)
 		}
 		if err != nil {
@@ -409,7 +412,7 @@ func (f fragment) render(header, root string) []byte {
 		switch {
 		case !marked:
 			b.WriteString(l.text)
-		case l.kind == settingLine && !l.openQuote:
+		case l.kind == settingLine && !l.openQuote && f.fam != RocksDB: // a flag's value runs to the line's end
 			b.WriteString(l.text + "  # from " + l.from)
 		default:
 			b.WriteString("# from " + l.from + ":\n" + l.text)

@@ -159,7 +159,7 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find(pgonly) = %s %s, %v; want the postgres one, resolved", c.Name, c.Family, err)
 	}
 	_, err = s.Find("default")
-	testenv.WantErr(t, err, `mysql and a postgres config named "default"`, "--family mysql", "--family postgres")
+	testenv.WantErr(t, err, `config named "default" in several families (mysql, postgres, rocksdb)`, "pass --family mysql, --family postgres or --family rocksdb")
 	_, err = s.Find("nosuch")
 	testenv.WantErr(t, err, `no config named "nosuch"`, "qpslab configs list")
 	if !errors.Is(err, config.ErrNotFound) {
@@ -283,7 +283,7 @@ func TestListLayered(t *testing.T) {
 }
 
 func TestParseFamily(t *testing.T) {
-	for in, want := range map[string]config.Family{"mysql": config.MySQL, "MariaDB": config.MySQL, "postgres": config.Postgres, "postgresql": config.Postgres, "pg": config.Postgres} {
+	for in, want := range map[string]config.Family{"mysql": config.MySQL, "MariaDB": config.MySQL, "postgres": config.Postgres, "postgresql": config.Postgres, "pg": config.Postgres, "rocksdb": config.RocksDB, "db_bench": config.RocksDB} {
 		if got, err := config.ParseFamily(in); err != nil || got != want {
 			t.Errorf("ParseFamily(%q) = %q, %v; want %q", in, got, err, want)
 		}

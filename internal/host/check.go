@@ -64,7 +64,10 @@ type Check struct {
 	Hypervisor string            `json:"hypervisor,omitempty"`
 	StealPct   float64           `json:"steal_pct_since_boot"`
 	Risks      []Risk            `json:"risks"`
-	Unreadable []string          `json:"unreadable,omitempty"` // files that exist but could not be read
+	// Storage is the block devices under the datadirs' folder (StorageOf),
+	// where the caller looked; Inspect leaves it nil.
+	Storage    *Storage `json:"storage,omitempty"`
+	Unreadable []string `json:"unreadable,omitempty"` // files that exist but could not be read
 	// Limits bound how many connections a client can open (sweeps).
 	Limits *Limits `json:"limits,omitempty"`
 }

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +30,7 @@ func DisksOf(roots host.Roots, path string) ([]string, error) {
 	}
 	maj, mnr := unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev))
 	if maj == 0 { // an anonymous device: try the mount's source
-		src, fstype := mountSource(roots, path)
+		src, fstype := host.MountSource(roots, path)
 		var sst unix.Stat_t
 		if !strings.HasPrefix(src, "/dev/") || unix.Stat(src, &sst) != nil || sst.Mode&unix.S_IFMT != unix.S_IFBLK {
 			return nil, fmt.Errorf("%s is on %s, which has no block device: pass --device with the disk to measure, or put the datadir on a disk", path, fstype)
@@ -82,38 +81,6 @@ func resolveDevice(roots host.Roots, maj, mnr uint32) ([]string, error) {
 	}
 	sort.Strings(disks)
 	return disks, nil
-}
-
-// mountSource is the source and type of the mount that holds path, from
-// mountinfo (the longest mount point that is a prefix of path).
-func mountSource(roots host.Roots, path string) (src, fstype string) {
-	abs, _ := filepath.Abs(path)
-	f, err := os.Open(filepath.Join(roots.Proc, "self/mountinfo"))
-	if err != nil {
-		return "", "unknown"
-	}
-	defer f.Close()
-	best := -1
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// id parent maj:min root mountpoint options [optional...] - fstype source super
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, x := range fields {
-			if x == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+2 >= len(fields) {
-			continue
-		}
-		mp := fields[4]
-		if (abs == mp || strings.HasPrefix(abs, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > best {
-			best, fstype, src = len(mp), fields[sep+1], fields[sep+2]
-		}
-	}
-	return src, fstype
 }
 
 // CheckDevice says whether name is a block device in diskstats, for

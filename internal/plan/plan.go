@@ -1,7 +1,8 @@
 // Package plan owns turning what the user asked for into runs, for every
 // suite alike: builds × configs × thread counts × repeats, interleaved
 // (each repeat runs every build with every config in turn, A B A B), each
-// build × config in a fresh sandbox, the suite's steps in order at each
+// build × config in a fresh sandbox (or, for a suite that runs a program of
+// its own, a scratch folder), the suite's steps in order at each
 // thread count, with what runs before and after each step. It starts and
 // stops sandboxes, hands driven steps to the engine and runs the suite's
 // tasks, samples the hardware over each measured window, and passes every
@@ -23,6 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
@@ -91,6 +93,7 @@ type Watcher struct {
 	Start    func(i, n int, it Item) // run i of n begins
 	Done     func(i, n int, r result.Run)
 	Progress func(done, total int64) // a task's progress (the load's rows)
+	Warn     func(line string)       // what puts figures at risk, shown whatever the verbosity (nil: Log)
 }
 
 // Item is one planned run: a step at one thread count on one build and
@@ -149,7 +152,16 @@ func (p *Plan) Check(h home.Home) error {
 	if len(p.Configs) == 0 {
 		return fmt.Errorf("name a config with --config (see qpslab configs list)")
 	}
+	if p.Steps.NoServer && p.Sandbox != "" {
+		return fmt.Errorf("suite %s runs a program of its own, on no server: leave out --sandbox", p.Suite.Name())
+	}
 	for _, b := range p.Builds {
+		switch {
+		case len(p.Steps.Flavors) > 0 && !slices.Contains(p.Steps.Flavors, b.Flavor):
+			return fmt.Errorf("suite %s runs %s builds, and build %s is %s: see qpslab suites for one that runs it", p.Suite.Name(), flavorList(p.Steps.Flavors), b.Name, b.Flavor)
+		case !p.Steps.NoServer && b.Flavor != "" && !b.Flavor.HasServer():
+			return fmt.Errorf("build %s is %s, which is no server, and suite %s needs one: see qpslab suites for one that runs it", b.Name, b.Flavor, p.Suite.Name())
+		}
 		fam := config.FamilyOf(string(b.Flavor))
 		for _, c := range p.Configs {
 			if c.Content != nil && c.Family != fam {
@@ -162,6 +174,15 @@ func (p *Plan) Check(h home.Home) error {
 	}
 	if len(p.Steps.Steps) == 0 {
 		return fmt.Errorf("suite %s has no steps to run: see qpslab run %s --list-tests", p.Suite.Name(), p.Suite.Name())
+	}
+	if p.Steps.Check != nil {
+		for _, b := range p.Builds {
+			for _, c := range p.Configs {
+				if err := p.Steps.Check(context.Background(), b, c); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if p.Device != "" {
 		if err := metrics.CheckDevice(host.Real, p.Device); err != nil {
@@ -188,6 +209,14 @@ func (p *Plan) Check(h home.Home) error {
 		}
 	}
 	return nil
+}
+
+func flavorList(fs []build.Flavor) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, string(f))
+	}
+	return strings.Join(out, " or ")
 }
 
 func protocolOf(f build.Flavor) client.Protocol {
@@ -238,6 +267,19 @@ func (p *Plan) logf(format string, args ...any) {
 func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to int) (err error) {
 	first := items[from]
 	b, cfg := first.Build, first.Config
+	if p.Steps.NoServer {
+		p.logf("== %s %s (%s) with config %s, repeat %d", b.Name, b.Version, b.Flavor, configID(cfg), first.Repeat)
+		srv, m, done, serr := p.scratch(h, b, cfg)
+		if serr != nil {
+			return serr
+		}
+		defer func() {
+			if rerr := done(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+		return p.steps(ctx, srv, m, items, from, to, func() error { return nil })
+	}
 	var st sandbox.State
 	died := func() error { return nil }
 	if p.Sandbox != "" {
@@ -298,11 +340,51 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 	srv := &suite.Server{
 		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts,
 		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
-		Log:  func(line string) { p.logf("%s", line) },
+		Log:  func(line string) { p.logf("%s", line) }, Warn: p.warn,
 	}
 	if err := checkServerConnections(ctx, srv, maxConns, configID(cfg)); err != nil {
 		return err
 	}
+	return p.steps(ctx, srv, m, items, from, to, died)
+}
+
+// warn tells the user a warning whatever the verbosity.
+func (p *Plan) warn(line string) {
+	if p.Watch.Warn != nil {
+		p.Watch.Warn(line)
+		return
+	}
+	p.logf("%s", line)
+}
+
+// scratch makes the scratch sandbox folder of a suite without a server
+// (suite.Plan.NoServer) for build b with config cfg, and the suite's view
+// of it: the build's program, the config, a way to start the program tied
+// to qpslab. done removes the folder. The hardware sampler counts qpslab's
+// process tree as the server's: the program is its child.
+func (p *Plan) scratch(h home.Home, b build.Build, cfg config.Config) (*suite.Server, measure, func() error, error) {
+	l, err := b.Layout()
+	if err != nil {
+		return nil, measure{}, nil, err
+	}
+	sc, err := sandbox.NewScratch(h, b, cfg)
+	if err != nil {
+		return nil, measure{}, nil, err
+	}
+	m := p.measureOf(sc.State)
+	m.serverPID = os.Getpid()
+	srv := &suite.Server{
+		Flavor: string(b.Flavor), Version: b.Version, Datadir: sc.Datadir,
+		Log: func(line string) { p.logf("%s", line) }, Warn: p.warn,
+		Program: l.Server, Env: l.Env(os.Environ()), Config: cfg, Start: sc.Start,
+	}
+	return srv, m, sc.Remove, nil
+}
+
+// steps runs items[from:to] of one session on srv, with each step's Before
+// and After.
+func (p *Plan) steps(ctx context.Context, srv *suite.Server, m measure, items []Item, from, to int, died func() error) error {
+	b := items[from].Build
 	prevStep := -1
 	for k := from; k < to; k++ {
 		it := items[k]
@@ -436,7 +518,10 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 		Suite: p.Suite.Name(), Test: step.Test, Step: step.Order, Role: step.Role, Groups: step.Groups,
 		Seed: seed, Threads: it.Threads, Loop: "closed", Started: time.Now().UTC(),
 		Build: it.Build.Name, Flavor: string(it.Build.Flavor), Version: it.Build.Version, Config: configID(it.Config),
-		Params: map[string]string{"repeat": strconv.Itoa(it.Repeat), "tcp": strconv.FormatBool(p.Client.TCP)},
+		Params: map[string]string{"repeat": strconv.Itoa(it.Repeat)},
+	}
+	if !p.Steps.NoServer {
+		r.Params["tcp"] = strconv.FormatBool(p.Client.TCP)
 	}
 	for k, v := range p.Steps.Params {
 		r.Params[k] = v
@@ -494,7 +579,9 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 	step := p.Steps.Steps[it.Step]
 	seed := seedFor(p.Seed, step.Test, it.Threads)
 	start := p.start(it, step, seed)
-	start.Params["transport"] = string(srv.Client.Transport)
+	if srv.Client.Transport != "" {
+		start.Params["transport"] = string(srv.Client.Transport)
+	}
 	if p.Watch.Start != nil {
 		p.Watch.Start(k, len(items), it)
 	}
@@ -605,7 +692,16 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 // task runs a step the suite runs itself, timed and sampled over the same
 // span.
 func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, smp *metrics.Sampler, rec Recorder) (*result.Run, error) {
-	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: rec.Sample}
+	// The samples a task reports are the run's (kept when it fails or is
+	// interrupted: what was measured), and go to the recorder as they come.
+	var mu sync.Mutex
+	var samples []result.Sample
+	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(s result.Sample) {
+		mu.Lock()
+		samples = append(samples, s)
+		mu.Unlock()
+		rec.Sample(s)
+	}}
 	if p.Watch.Progress != nil {
 		tio.Progress = p.Watch.Progress
 	}
@@ -626,9 +722,14 @@ func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, sta
 		tot.RowsPerSec = float64(tot.Rows) / tot.Seconds
 	}
 	res.Totals, res.Status = tot, result.OK
+	mu.Lock()
+	res.Samples = samples
+	mu.Unlock()
 	if err != nil {
 		res.Status, res.Error = result.Failed, err.Error()
 		res.Totals = result.Totals{Seconds: tot.Seconds}
+	} else if tot.Rows == 0 && tot.Events > 0 {
+		p.logf("%s: %d events in %.2f s (%.0f/s)", step.Test, tot.Events, tot.Seconds, tot.TPS)
 	} else {
 		p.logf("%s: %d rows in %.2f s (%.0f rows/s)", step.Test, tot.Rows, tot.Seconds, tot.RowsPerSec)
 	}

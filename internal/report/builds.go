@@ -10,12 +10,17 @@ import (
 )
 
 // Builds writes the table of qpslab builds list: each build's name,
-// flavor, version, source and basedir.
+// flavor, version, source and basedir (a build named by its program: the
+// program).
 func Builds(w io.Writer, bs []build.Build) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tFLAVOR\tVERSION\tSOURCE\tBASEDIR")
 	for _, b := range bs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Name, b.Flavor, b.Version, b.Source, b.Basedir)
+		where := b.Basedir
+		if b.Program != "" {
+			where = b.Program
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", b.Name, b.Flavor, b.Version, b.Source, where)
 	}
 	return tw.Flush()
 }

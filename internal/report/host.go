@@ -14,8 +14,8 @@ import (
 // HostCheck writes what qpslab host check prints: the kernel, CPUs and
 // memory; whether this is a VM; the cpufreq driver, boost and one line per
 // distinct frequency setting; SMT, THP, swap and the kernel flags that
-// matter; the files it could not read; then each variance risk with the
-// command that removes it.
+// matter; the datadirs' storage, where it was looked at; the files it could
+// not read; then each variance risk with the command that removes it.
 func HostCheck(w io.Writer, c *host.Check) error {
 	fmt.Fprintf(w, "kernel %s, %d CPUs (%s), %d MB memory\n", c.Kernel, c.CPUs, c.CPUModel, c.MemKB/1024)
 	vm := "no"
@@ -45,6 +45,9 @@ func HostCheck(w io.Writer, c *host.Check) error {
 		fmt.Fprintf(w, "connection limits: open files %d (hard %d), somaxconn %s, tcp_max_syn_backlog %s, ephemeral ports %s\n",
 			l.NoFileSoft, l.NoFileHard, intOrDash(l.Somaxconn), intOrDash(l.SynBacklog), portRange(*l))
 	}
+	for _, l := range StorageLines(c.Storage) {
+		fmt.Fprintln(w, l)
+	}
 	for _, p := range c.Unreadable {
 		fmt.Fprintf(w, "could not read %s (run as root to see it)\n", p)
 	}
@@ -57,6 +60,34 @@ func HostCheck(w io.Writer, c *host.Check) error {
 		fmt.Fprintf(w, "- %s: %s\n    fix: %s\n", r.Name, r.Detail, r.Fix)
 	}
 	return nil
+}
+
+// StorageLines are the block devices under the datadirs' folder, as host
+// check prints them: the folder's device, then each device under it.
+func StorageLines(s *host.Storage) []string {
+	if s == nil {
+		return nil
+	}
+	if s.Device == nil {
+		return []string{fmt.Sprintf("storage of %s: unknown (%s)", s.Path, s.Err)}
+	}
+	dev := func(d host.BlockDevice) string {
+		name := d.Name
+		if d.Partition != "" {
+			name = d.Partition + " on " + d.Name
+		}
+		rot := "rotational ?"
+		if d.Rotational != nil {
+			rot = map[bool]string{true: "rotational", false: "not rotational"}[*d.Rotational]
+		}
+		return fmt.Sprintf("%s: max_sectors_kb %d, max_hw_sectors_kb %d, scheduler %s, %s, read_ahead_kb %d",
+			name, d.MaxSectorsKB, d.MaxHWSectorsKB, dash(d.Scheduler), rot, d.ReadAheadKB)
+	}
+	out := []string{fmt.Sprintf("storage of %s: %s", s.Path, dev(*s.Device))}
+	for _, m := range s.Members {
+		out = append(out, fmt.Sprintf("  under %s: %s", m.Under, dev(m)))
+	}
+	return out
 }
 
 // HostCheckJSON writes the check as qpslab host check --json prints it:

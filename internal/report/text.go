@@ -544,11 +544,22 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 		cw := newCSV(w, f)
 		head := []string{"test", "threads", "conditions", "dbms", "n", "op"}
 		head = append(append(head, analysis.MetricNames...), analysis.HonestNames...)
+		dev := false
+		for _, t := range tables {
+			dev = dev || hasDevice(t)
+		}
+		if dev {
+			head = append(head, analysis.DeviceNames...)
+		}
 		cw.Write(head)
 		for _, t := range tables {
 			for _, r := range t.Rows {
 				rec := []string{t.Test, strconv.Itoa(t.Threads), t.Conditions, r.Label, strconv.Itoa(r.N), r.Op}
-				for _, v := range append(append([]float64{}, r.Abs...), r.Honest...) {
+				vals := append(append([]float64{}, r.Abs...), r.Honest...)
+				if dev {
+					vals = append(vals, deviceOf(r)...)
+				}
+				for _, v := range vals {
 					rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
 				}
 				cw.Write(rec)
@@ -585,7 +596,12 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			cond = " [" + t.Conditions + "]"
 		}
 		fmt.Fprintf(w, "%s, %d thread(s)%s\n\n", t.Test, t.Threads, cond)
-		head := append(append([]string{}, analysis.MetricNames...), "dbms")
+		head := append([]string{}, analysis.MetricNames...)
+		dev := hasDevice(t) // the disk's request sizes, beside the per-op columns (db_bench's runs)
+		if dev {
+			head = append(head, analysis.DeviceNames...)
+		}
+		head = append(head, "dbms")
 		var abs, rel, honest [][]string
 		base := t.Rows[0]
 		for _, r := range t.Rows {
@@ -593,6 +609,12 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			for i, v := range r.Abs {
 				a = append(a, absMetric(i, v))
 				re = append(re, analysis.RelString(base.Abs[i], v))
+			}
+			if dev {
+				for i, v := range deviceOf(r) {
+					a = append(a, analysis.DeviceMetrics[i].Format(v))
+					re = append(re, analysis.RelString(deviceOf(base)[i], v))
+				}
 			}
 			for _, v := range r.Honest {
 				h = append(h, textNum(v))
@@ -697,4 +719,26 @@ func sweepNum(m result.Metric, v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return m.Format(v)
+}
+
+// hasDevice says whether a row of t has the disk's request sizes.
+func hasDevice(t analysis.MetricTable) bool {
+	for _, r := range t.Rows {
+		if r.Device != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// deviceOf is a row's request sizes, NaN (printed "-") where it has none.
+func deviceOf(r analysis.MetricRow) []float64 {
+	if r.Device != nil {
+		return r.Device
+	}
+	out := make([]float64, len(analysis.DeviceNames))
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return out
 }

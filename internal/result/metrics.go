@@ -171,10 +171,46 @@ var InsertCatalog = []Metric{
 	{Name: "wKB/i", Unit: "KB", Per: "insert", Class: ClassHW, Verb: "%.3f", Of: perInsert(true, func(a HWSecond) float64 { return a.WriteKB }), Help: "KB written per inserted row (the reference's wkbpi, in every step)"},
 }
 
-// allMetrics are the catalogue, then the named figures' metrics.
-func allMetrics() []Metric {
-	out := append(Catalog[:len(Catalog):len(Catalog)], FigureCatalog...)
-	return append(out, InsertCatalog...)
+// DbBenchCatalog are the metrics of db_bench runs: the columns of RocksDB's
+// benchmark.sh report.tsv (the suite's own figures, Totals.Figures), and
+// the disk's request sizes, which explain what compaction reads cost. They
+// follow Catalog in tables.
+var DbBenchCatalog = []Metric{
+	{Name: "ops_sec", Header: "ops/s", Unit: "ops/s", HigherIsBetter: true, Per: "s", Class: ClassFigure, Verb: "%.0f",
+		Of: figure("ops_sec"), Help: "operations per second, as db_bench printed it (its headline)"},
+	{Name: "usec_op", Header: "µs/op", Unit: "µs", Per: "op", Class: ClassFigure, Verb: "%.3f",
+		Of: figure("usec_op"), Help: "microseconds per operation, as db_bench printed it (micros/op)"},
+	{Name: "mb_sec", Header: "MB/s", Unit: "MB/s", HigherIsBetter: true, Per: "s", Class: ClassFigure, Verb: "%.1f",
+		Of: figure("mb_sec"), Help: "MB of keys and values per second, as db_bench printed it"},
+	{Name: "p75", Unit: "µs", Per: "op", Class: ClassLatency, Verb: "%.1f", Of: figure("p75"), Help: "75th percentile response time (--histogram)"},
+	{Name: "p99.9", Unit: "µs", Per: "op", Class: ClassLatency, Verb: "%.0f", Of: figure("p99.9"), Help: "99.9th percentile response time (--histogram)"},
+	{Name: "p99.99", Unit: "µs", Per: "op", Class: ClassLatency, Verb: "%.0f", Of: figure("p99.99"), Help: "99.99th percentile response time (--histogram)"},
+	{Name: "pmax", Unit: "µs", Per: "op", Class: ClassLatency, Verb: "%.0f", Of: figure("pmax"), Help: "largest response time (--histogram)"},
+	{Name: "w_amp", Header: "w-amp", Per: "byte", Class: ClassFigure, Verb: "%.2f",
+		Of: figure("w_amp"), Help: "write amplification: bytes written by flush and compaction per byte flushed (RocksDB's W-Amp)"},
+	{Name: "c_wgb", Header: "c GB", Unit: "GB", Per: "step", Class: ClassFigure, Verb: "%.2f", Of: figure("c_wgb"), Help: "GB written by compaction"},
+	{Name: "c_mbps", Unit: "MB/s", Per: "s", Class: ClassFigure, Verb: "%.1f", Of: figure("c_mbps"), Help: "compaction's average write rate"},
+	{Name: "c_wsecs", Unit: "s", Per: "step", Class: ClassFigure, Verb: "%.0f", Of: figure("c_wsecs"), Help: "wall-clock seconds of compaction"},
+	{Name: "c_csecs", Unit: "s", Per: "step", Class: ClassFigure, Verb: "%.0f", Of: figure("c_csecs"), Help: "CPU seconds of compaction"},
+	{Name: "lsm_gb", Header: "LSM GB", Unit: "GB", Per: "step", Class: ClassFigure, Verb: "%.2f", Of: figure("lsm_gb"), Help: "size of the LSM tree after the step"},
+	{Name: "stall%", Unit: "%", Per: "s", Class: ClassFigure, Verb: "%.1f", Of: figure("stall%"), Help: "share of the time writes were stalled"},
+	{Name: "stall_secs", Unit: "s", Per: "step", Class: ClassFigure, Verb: "%.1f", Of: figure("stall_secs"), Help: "seconds writes were stalled"},
+	{Name: "nstall", Per: "step", Class: ClassFigure, Verb: "%.0f", Of: figure("nstall"), Help: "write stalls and stops (benchmark.sh's Nstall)"},
+	{Name: "rareq-sz", Unit: "KB", HigherIsBetter: true, Per: "request", Class: ClassHW, Verb: "%.1f", Of: dbBenchDisk(func(a HWSecond) float64 { return a.RareqSz }),
+		Help: "average read request size of the datadir's disk (iostat's rareq-sz): compaction readahead split into small requests shows here"},
+	{Name: "wareq-sz", Unit: "KB", HigherIsBetter: true, Per: "request", Class: ClassHW, Verb: "%.1f", Of: dbBenchDisk(func(a HWSecond) float64 { return a.WareqSz }),
+		Help: "average write request size of the datadir's disk (iostat's wareq-sz)"},
+}
+
+// dbBenchDisk is a disk figure of a db_bench run (one that carries
+// db_bench's figures) whose disk was measured.
+func dbBenchDisk(f func(HWSecond) float64) func(Run) (float64, bool) {
+	return func(r Run) (float64, bool) {
+		if _, ok := r.Totals.Figures["usec_op"]; !ok || !r.HW.Measured() || r.HW.NoDisk {
+			return 0, false
+		}
+		return f(r.HW.Avg), true
+	}
 }
 
 // OpMetrics are the per-operation-kind metric forms: KIND/s and the
@@ -238,7 +274,7 @@ func validKind(k string) bool {
 
 // MetricNamed finds a metric of the catalogue, or a per-kind one.
 func MetricNamed(name string) (Metric, error) {
-	for _, m := range allMetrics() {
+	for _, m := range catalogs() {
 		if m.Name == name {
 			return m, nil
 		}
@@ -249,11 +285,18 @@ func MetricNamed(name string) (Metric, error) {
 	return Metric{}, fmt.Errorf("--metric %s: use one of %s", name, MetricNames())
 }
 
+// catalogs are every catalogue's metrics, in table order.
+func catalogs() []Metric {
+	out := append(Catalog[:len(Catalog):len(Catalog)], FigureCatalog...)
+	out = append(out, InsertCatalog...)
+	return append(out, DbBenchCatalog...)
+}
+
 // MetricNames lists the catalogue's names and the per-kind forms, for help
 // texts and errors.
 func MetricNames() string {
 	var names []string
-	for _, m := range allMetrics() {
+	for _, m := range catalogs() {
 		names = append(names, m.Name)
 	}
 	return strings.Join(append(names, OpMetrics...), ", ")

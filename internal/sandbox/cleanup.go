@@ -66,6 +66,8 @@ func Recover(h home.Home) ([]Cleaned, error) {
 func stale(st *State) bool {
 	_, gone := ownerGone(st.Owner)
 	switch {
+	case st.Scratch:
+		return gone
 	case st.PID == 0:
 		return st.Started.IsZero() && st.Stopped.IsZero() && st.Failed == "" && st.Owner != "" && gone
 	case !st.Running():
@@ -86,6 +88,13 @@ func recoverOne(dir string) (string, error) {
 	}
 	ownerPID, gone := ownerGone(st.Owner)
 	switch {
+	case st.Scratch && gone:
+		if err := os.RemoveAll(dir); err != nil {
+			return "", fmt.Errorf("remove it: %w", unwrap(err))
+		}
+		return fmt.Sprintf("the scratch folder of qpslab pid %d, which ended without removing it: removed", ownerPID), nil
+	case st.Scratch:
+		return "", nil
 	case st.PID == 0 && st.Started.IsZero() && st.Stopped.IsZero() && st.Failed == "" && st.Owner != "" && gone:
 		st.Failed = fmt.Sprintf("the start was interrupted: qpslab (pid %d) ended before the server ran", ownerPID)
 		writeState(dir, *st)

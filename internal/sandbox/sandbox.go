@@ -82,15 +82,19 @@ type State struct {
 	Owner      string          `yaml:"owner,omitempty"`       // the qpslab process that started it: boot id/pid/start time
 	Failed     string          `yaml:"failed,omitempty"`      // why the last start failed
 	Died       string          `yaml:"died,omitempty"`        // how the server last ended when qpslab had not stopped it
+	Scratch    bool            `yaml:"scratch,omitempty"`     // a build that is no server: a folder for a suite's own program (Scratch)
 }
 
 // Running reports whether the recorded server process is alive.
 func (s State) Running() bool { return alive(s.PID, s.Datadir) }
 
 // Status is running, stopped, failed (the last start failed) or died (the
-// server ended without being stopped).
+// server ended without being stopped); scratch for the folder of a build
+// that is no server (Scratch).
 func (s State) Status() string {
 	switch {
+	case s.Scratch:
+		return "scratch" // a run's folder, removed when the run ends
 	case s.Running():
 		return "running"
 	case s.Failed != "":
@@ -205,6 +209,9 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	}
 	if !nameRE.MatchString(spec.Name) {
 		return nil, fmt.Errorf("sandbox name %q is not valid: use letters, digits and _ . + -", spec.Name)
+	}
+	if !spec.Build.Flavor.HasServer() {
+		return nil, fmt.Errorf("build %s is %s, which has no server to start: a suite runs it (qpslab run db_bench --build %s)", spec.Build.Name, spec.Build.Flavor, spec.Build.Name)
 	}
 	if config.FamilyOf(string(spec.Build.Flavor)) != spec.Config.Family {
 		return nil, fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", spec.Config.Name, spec.Config.Family, spec.Build.Name, spec.Build.Flavor, config.FamilyOf(string(spec.Build.Flavor)))

@@ -7,20 +7,25 @@
 // itself (a bulk load, an external program whose output it parses), with
 // what runs before and after each.
 //
-// It runs nothing: the plan starts servers, hands each step to the engine
-// or runs its task, and records the results. A suite must not start
+// It runs nothing: the plan starts servers (or, for a suite that runs a
+// program of its own, such as db_bench, gives it a scratch sandbox folder
+// and a way to start the program tied to qpslab), hands each step to the
+// engine or runs its task, and records the results. A suite must not start
 // servers, time, or store anything.
 package suite
 
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/result"
 )
@@ -89,6 +94,17 @@ type Plan struct {
 	Params map[string]string
 	// Protocols are the servers the suite runs on (nil: any).
 	Protocols []client.Protocol
+	// NoServer: the suite runs a program of its own (db_bench) instead of
+	// talking to a server. The plan gives each build × config a scratch
+	// sandbox folder (Server.Datadir, removed afterwards), the build's
+	// program and a way to start it (Server.Start), and no Dial.
+	NoServer bool
+	// Flavors are the build flavors the suite runs (nil: any server).
+	Flavors []build.Flavor
+	// Check, if set, is called for each build × config before anything
+	// runs; its error stops the plan at once (an option set the build's
+	// program does not take).
+	Check func(ctx context.Context, b build.Build, c config.Config) error
 }
 
 // Step is one step of a plan: exactly one of Drive and Task is set.
@@ -194,6 +210,19 @@ type Server struct {
 	Dial   func(ctx context.Context) (client.Conn, error)
 	Client client.Options
 	Log    func(line string) // never nil
+	// Warn tells the user what puts the run's figures at risk, whatever
+	// the verbosity (never nil).
+	Warn func(line string)
+
+	// For a suite without a server (Plan.NoServer): the build's program
+	// and the environment it needs (its libraries), the config, which the
+	// suite applies itself (db_bench's option set), and Start, which starts
+	// a program in the sandbox tied to qpslab, so that it dies with qpslab
+	// however qpslab ends; its wait reaps it.
+	Program string
+	Env     []string
+	Config  config.Config
+	Start   func(cmd *exec.Cmd) (wait func() error, err error)
 }
 
 var registry = struct {

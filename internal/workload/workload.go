@@ -6,6 +6,7 @@
 package workload
 
 import (
+	_ "github.com/qpslab/qpslab/internal/workload/dbbench"  // RocksDB's db_bench
 	_ "github.com/qpslab/qpslab/internal/workload/ibench"   // the Insert Benchmark
 	_ "github.com/qpslab/qpslab/internal/workload/sysbench" // the sysbench microbenchmarks
 )

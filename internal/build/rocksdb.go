@@ -1,0 +1,103 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// rocksDBPrograms are where a rocksdb basedir holds db_bench: an install
+// prefix (bin/, as Debian's rocksdb-tools), a source tree built with make
+// (the top), or one built with cmake (build/).
+var rocksDBPrograms = []string{"bin/db_bench", "db_bench", "build/db_bench"}
+
+var (
+	// db_bench --version (RocksDB 6.x on): "db_bench version 7.8.3".
+	dbBenchVersionRE = regexp.MustCompile(`db_bench version (\d+\.\d+(?:\.\d+)?)`)
+	// The header of every db_bench run: "RocksDB:    version 7.8.3".
+	rocksDBHeaderRE = regexp.MustCompile(`(?m)^RocksDB:\s+version (\d+\.\d+(?:\.\d+)?)`)
+)
+
+// programLayout is the layout of a build named by its program: the program,
+// and its folder for the dynamic loader when a shared librocksdb lies beside
+// it (a source tree built with make shared_lib).
+func programLayout(program string) (Layout, error) {
+	st, err := os.Stat(program)
+	if err != nil || !st.Mode().IsRegular() {
+		return Layout{}, fmt.Errorf("program %s is not a file: name the db_bench binary with --path, or its folder with --basedir", program)
+	}
+	if st.Mode().Perm()&0o111 == 0 {
+		return Layout{}, fmt.Errorf("program %s is not executable: chmod +x it", program)
+	}
+	l := Layout{Server: program}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(program), "librocksdb.so*")); len(m) > 0 {
+		l.LibDirs = []string{filepath.Dir(program)}
+	}
+	return l, nil
+}
+
+// readDBBenchVersion reads a db_bench's version: from --version where the
+// binary knows it (RocksDB 6.x on), else from the header of a run that does
+// nothing, in a database of its own in a temporary folder it removes.
+// Names are never trusted for this.
+func readDBBenchVersion(ctx context.Context, l Layout) (Flavor, string, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	run := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, l.Server, args...)
+		cmd.Env = l.Env(os.Environ())
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	out, err := run("--version")
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrPermission) || errors.Is(err, context.DeadlineExceeded) {
+		return "", "", out, fmt.Errorf("run %s --version: %w", l.Server, err)
+	}
+	if m := dbBenchVersionRE.FindStringSubmatch(out); m != nil && err == nil {
+		return RocksDB, m[1], firstLine(out), nil
+	}
+	tmp, terr := os.MkdirTemp("", "qpslab-db_bench-version-")
+	if terr != nil {
+		return "", "", out, fmt.Errorf("read the version of %s: %w", l.Server, terr)
+	}
+	defer os.RemoveAll(tmp)
+	head, herr := run("--benchmarks=", "--num=1", "--db="+filepath.Join(tmp, "db"), "--wal_dir="+filepath.Join(tmp, "db"))
+	if m := rocksDBHeaderRE.FindStringSubmatch(head); m != nil {
+		return RocksDB, m[1], strings.TrimSpace(m[0]), nil
+	}
+	if herr != nil {
+		return "", "", head, fmt.Errorf("%s is not a db_bench that runs: %v: %s", l.Server, herr, firstLine(head))
+	}
+	return "", "", head, fmt.Errorf("%s printed no RocksDB version (neither db_bench --version nor a run's header): %q", l.Server, firstLine(out))
+}
+
+// AddProgram registers program (a db_bench binary, named by its path) as
+// rocksdb build name, after reading its version from it.
+func (r Registry) AddProgram(ctx context.Context, name, program string, replace bool) (Build, error) {
+	if err := ValidName(name); err != nil {
+		return Build{}, err
+	}
+	abs, err := filepath.Abs(program)
+	if err != nil {
+		return Build{}, fmt.Errorf("resolve program %s: %w", program, err)
+	}
+	l, err := programLayout(abs)
+	if err != nil {
+		return Build{}, err
+	}
+	_, ver, banner, err := ReadVersion(ctx, RocksDB, l)
+	if err != nil {
+		return Build{}, err
+	}
+	b := Build{Name: name, Flavor: RocksDB, Version: ver, Banner: banner, Basedir: filepath.Dir(abs), Program: abs, Source: "path", Added: time.Now().UTC()}
+	if err := r.save(b, replace); err != nil {
+		return Build{}, err
+	}
+	return b, nil
+}

@@ -1,0 +1,368 @@
+// Package dbbench is the db_bench suite: RocksDB's own benchmark program
+// run in the sequence of RocksDB's tools/benchmark_compare.sh (each step
+// with tools/benchmark.sh's flags for it), its sizes scaled by --size, for
+// the seed's two workloads: cached (the database fits in the block cache)
+// and IO-bound (the database is many times the block cache; reads go
+// through the file system, or to the disk with O_DIRECT). A config is a
+// db_bench option set (config family rocksdb): its flags are laid over the
+// suite's, checked against the build's db_bench before anything runs.
+//
+// There is no server: each step is a task that runs the build's db_bench
+// in the run's scratch sandbox folder (suite.Plan.NoServer), reads its
+// per-second report file as the run's samples while it runs, and parses
+// its output into the step's totals (ops/s, the --histogram latencies) and
+// figures (write amplification, compaction, stalls; result.DbBenchCatalog).
+package dbbench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// Name is the suite's name in the registry, the store and the CLI.
+const Name = "db_bench"
+
+func init() { suite.Register(dbbenchSuite{}) }
+
+type dbbenchSuite struct{}
+
+var _ suite.Suite = dbbenchSuite{}
+
+func (dbbenchSuite) Name() string { return Name }
+
+func (dbbenchSuite) Summary() string {
+	return "RocksDB's db_bench in benchmark_compare.sh's sequence (fillseq … overwriteandwait), cached and IO-bound, scaled by --size"
+}
+
+func (dbbenchSuite) Help() string {
+	return `Run RocksDB's db_bench (builds of flavor rocksdb: rocksdb-system is Debian's
+rocksdb-tools) in the sequence RocksDB's tools/benchmark_compare.sh runs, each
+step with the flags tools/benchmark.sh gives it:
+
+  fillseq               load --size million keys in key order, WAL off (the load)
+  revrange              settle: reverse scans of 100 keys at one thread while the
+                        load's compaction debt drains (--settle-secs; not reported)
+  readrandom            point reads (--seconds)
+  fwdrange              range scans, 10 nexts per seek
+  multireadrandom       batched MultiGet, 10 keys per batch
+  overwritesome         overwrite a tenth of the keys
+  flush_mt_l0           flush the memtable and L0, wait for compaction (not reported)
+  revrangewhilewriting  reverse scans beside a writer at --mb-write-per-sec
+  fwdrangewhilewriting  range scans beside the writer
+  readwhilewriting      point reads beside the writer
+  overwriteandwait      overwrite for --seconds, then wait for compaction
+
+for each workload of --workload: cached (the block cache holds the whole
+database) and iobound (the block cache is a sixteenth of the raw data, so the
+database is several times the memory RocksDB may use; with buffered IO the
+reads it misses go through the page cache, with the odirect option set to the
+disk). Each workload has a database of its own, in the run's sandbox folder,
+removed when the run ends. Test names are STEP.WORKLOAD (readrandom.iobound).
+
+A config is a db_bench option set (qpslab configs add NAME FILE.flags): its
+--name=value lines come after the suite's flags, so they override them; sizes
+may be written 96K, 64M. Flags the build's db_bench does not know, or that the
+suite sets itself (--num, --threads, --duration …), fail before anything runs.
+The shipped odirect sets O_DIRECT for reads, flush and compaction.
+
+Each step's figures are db_bench's: ops/s (the headline), µs/op, the
+--histogram percentiles, the per-second throughput of its report file as the
+run's samples, and from its statistics write amplification, compaction GB and
+seconds, the LSM's size and write stalls (qpslab metrics and compare name
+them: w_amp, stall%, …). The hardware cost per op, and the disk's request
+sizes (rareq-sz), come from the sampler. A run warns when the effective
+compaction_readahead_size is above the datadir device's max_sectors_kb
+(RocksDB issue 12038). See docs/dbbench.md.`
+}
+
+func (dbbenchSuite) Params() []suite.Param {
+	return []suite.Param{
+		{Name: "workload", Kind: suite.List, Default: "cached", Usage: "workloads, in turn: cached (the block cache holds the database) and iobound (the database is many times the block cache)"},
+		{Name: "size", Kind: suite.Float, Default: "1", Usage: "million keys (20-byte keys, 400-byte values); write buffer, file and level sizes scale with it (benchmark_compare.sh's defaults at 1)"},
+		{Name: "seconds", Kind: suite.Seconds, Default: "65", Usage: "seconds of each timed step (benchmark_compare.sh's DURATION_RO and DURATION_RW)"},
+		{Name: "settle-secs", Kind: suite.Seconds, Usage: "seconds of the revrange settle after the load (default: 300 × --size, at most 300)"},
+		{Name: "mb-write-per-sec", Kind: suite.Float, Usage: "MB/s of the writer beside the *whilewriting reads (default: 2 × --size, benchmark_compare.sh's 2 at size 1)"},
+		{Name: "load", Kind: suite.String, Default: "fillseq", Usage: "how the database is loaded: fillseq (keys in order, benchmark_compare.sh) or bulkload (random order, then a manual compaction)"},
+		{Name: "compression", Kind: suite.String, Default: "lz4", Usage: "compression_type (benchmark_compare.sh's lz4)"},
+		{Name: "tests", Kind: suite.List, Usage: "only these steps (e.g. readrandom,overwriteandwait); the load always runs first"},
+	}
+}
+
+// Workloads.
+const (
+	Cached  = "cached"
+	IOBound = "iobound"
+)
+
+var workloads = []string{Cached, IOBound}
+
+// Groups of the "ops" layout.
+const (
+	GroupRead  = "read-only"
+	GroupWrite = "write-only"
+	GroupRW    = "read+write"
+)
+
+// step is one step of benchmark_compare.sh's sequence.
+type step struct {
+	name  string
+	role  string
+	group string // the "ops" layout's group
+	note  string
+}
+
+// sequence is benchmark_compare.sh's order (RocksDB 7.x on), after the load.
+var sequence = []step{
+	{"revrange", result.RoleWarm, "", "settle: reverse scans over 100 keys at one thread while compaction debt drains (not reported)"},
+	{"readrandom", result.RoleTest, GroupRead, "point reads for --seconds (ops/s)"},
+	{"fwdrange", result.RoleTest, GroupRead, "range scans, 10 nexts per seek, for --seconds (seeks/s)"},
+	{"multireadrandom", result.RoleTest, GroupRead, "MultiGet of 10 keys per batch for --seconds (keys/s)"},
+	{"overwritesome", result.RoleTest, GroupWrite, "overwrite a tenth of the keys (ops/s)"},
+	{"flush_mt_l0", result.RoleWarm, "", "flush the memtable, compact L0, wait for compaction (not reported)"},
+	{"revrangewhilewriting", result.RoleTest, GroupRW, "reverse range scans beside a rate-limited writer for --seconds (seeks/s)"},
+	{"fwdrangewhilewriting", result.RoleTest, GroupRW, "range scans beside a rate-limited writer for --seconds (seeks/s)"},
+	{"readwhilewriting", result.RoleTest, GroupRW, "point reads beside a rate-limited writer for --seconds (reads/s)"},
+	{"overwriteandwait", result.RoleTest, GroupWrite, "overwrite for --seconds, then wait for compaction (ops/s)"},
+}
+
+var loads = map[string]string{
+	"fillseq":  "load the keys in key order, WAL off (benchmark_compare.sh's load; keys/s)",
+	"bulkload": "load the keys in random order with compaction off, then compact (keys/s of the load)",
+}
+
+func (dbbenchSuite) Layouts() []suite.Layout {
+	return []suite.Layout{
+		{Name: "workload", Title: "by workload: cached, IO-bound", Groups: workloads},
+		{Name: "ops", Title: "by kind: read-only, write-only, read+write (benchmark_compare.sh's sections)", Groups: []string{GroupRead, GroupWrite, GroupRW}},
+	}
+}
+
+func (dbbenchSuite) Figures() []suite.Figure {
+	fs := []suite.Figure{{Name: "qps", Unit: "ops/s", HigherIsBetter: true, Per: "op", Tests: "db_bench's ops/sec"}}
+	for _, m := range result.DbBenchCatalog {
+		unit := m.Unit
+		if unit == "" {
+			unit = "-"
+		}
+		fs = append(fs, suite.Figure{Name: m.Name, Unit: unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per})
+	}
+	return fs
+}
+
+func placement(wl, group string) []result.Placement {
+	out := []result.Placement{{Layout: "workload", Group: wl, Pos: indexOf(workloads, wl)}}
+	if group != "" {
+		out = append(out, result.Placement{Layout: "ops", Group: group, Pos: indexOf([]string{GroupRead, GroupWrite, GroupRW}, group)})
+	}
+	return out
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return len(list)
+}
+
+func (dbbenchSuite) Tests() []suite.Test {
+	var out []suite.Test
+	for _, wl := range workloads {
+		for _, l := range []string{"fillseq", "bulkload"} {
+			out = append(out, suite.Test{Name: l + "." + wl, Role: result.RoleLoad, Groups: placement(wl, ""), Note: loads[l]})
+		}
+		for _, s := range sequence {
+			out = append(out, suite.Test{Name: s.name + "." + wl, Role: s.role, Groups: placement(wl, s.group), Note: s.note})
+		}
+	}
+	return out
+}
+
+// Options are the suite's configured parameters.
+type Options struct {
+	Workloads   []string
+	Size        float64 // million keys
+	Seconds     time.Duration
+	Settle      time.Duration
+	MBPerSec    float64 // the *whilewriting writer's rate
+	Load        string
+	Compression string
+	Tests       []string // sequence steps to run; nil: all
+
+	warned *sync.Map // warnings already given in this plan
+}
+
+// Configure reads the suite's values and makes its steps.
+func (dbbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
+	c := v.Check()
+	o := Options{
+		Workloads:   c.List("workload"),
+		Size:        c.Float("size", 0.001, 1e6),
+		Seconds:     c.Seconds("seconds", false),
+		Load:        c.OneOf("load", "fillseq", "bulkload"),
+		Compression: c.String("compression"),
+		Tests:       c.List("tests"),
+	}
+	if v.Changed("settle-secs") {
+		o.Settle = c.Seconds("settle-secs", true)
+	} else {
+		o.Settle = time.Duration(math.Min(300, 300*o.Size) * float64(time.Second))
+	}
+	o.MBPerSec = 2 * o.Size
+	if v.Changed("mb-write-per-sec") {
+		o.MBPerSec = c.Float("mb-write-per-sec", 0, 1e6)
+	}
+	if len(o.Workloads) == 0 {
+		c.Problem("--workload: name cached, iobound or both")
+	}
+	for _, w := range o.Workloads {
+		if indexOf(workloads, w) == len(workloads) {
+			c.Problem("--workload %s: use cached or iobound", suite.Quote(w))
+		}
+	}
+	if o.Compression == "" {
+		c.Problem("--compression: name a compression_type (none, snappy, lz4, zstd …)")
+	}
+	var names []string
+	for _, s := range sequence {
+		names = append(names, s.name)
+	}
+	for _, t := range o.Tests {
+		if indexOf(names, t) == len(names) {
+			c.Problem("--tests %s: unknown step; db_bench's are %s (the load, --load, always runs)", suite.Quote(t), strings.Join(names, ", "))
+		}
+	}
+	for _, common := range []struct{ name, why string }{
+		{"warmup", "each step runs db_bench whole, as benchmark.sh does"},
+		{"rate", "db_bench runs closed loop"},
+		{"arrivals", "db_bench runs closed loop"},
+		{"max-backlog", "db_bench runs closed loop"},
+		{"tcp", "db_bench runs no server"},
+		{"no-prepare", "db_bench runs no server"},
+		{"transport", "db_bench runs no server"},
+		{"sandbox", "db_bench runs no server: each run gets a scratch folder"},
+	} {
+		if v.Changed(common.name) {
+			c.Problem("--%s does not apply to db_bench: %s", common.name, common.why)
+		}
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	o.warned = &sync.Map{}
+	return o.Plan(), nil
+}
+
+// Keys is the number of keys of a workload's database.
+func (o Options) Keys() int64 { return int64(math.Max(1000, math.Round(o.Size*1e6))) }
+
+// Value and key sizes, as benchmark_compare.sh's defaults.
+const (
+	keySize   = 20
+	valueSize = 400
+)
+
+// rawBytes is the database's keys and values, uncompressed.
+func (o Options) rawBytes() int64 { return o.Keys() * (keySize + valueSize) }
+
+// scaled is a size benchmark_compare.sh gives at 1 million keys, scaled by
+// --size, in whole KB, at least 64 KB.
+func (o Options) scaled(mb float64) int64 {
+	return int64(math.Max(64, math.Round(mb*1024*o.Size))) * 1024
+}
+
+// CacheBytes is a workload's block cache: for cached, twice the raw data
+// (uncompressed blocks, index and filters fit); for iobound, a sixteenth of
+// the raw data (about an eighth of the database, which compresses to half).
+func (o Options) CacheBytes(wl string) int64 {
+	if wl == IOBound {
+		return max(256<<10, o.rawBytes()/16)
+	}
+	return max(8<<20, 2*o.rawBytes())
+}
+
+// Plan makes the steps: for each workload, the load, then the sequence.
+func (o Options) Plan() *suite.Plan {
+	p := &suite.Plan{
+		Params: map[string]string{
+			"rows": strconv.FormatInt(o.Keys(), 10), "size": strconv.FormatFloat(o.Size, 'g', -1, 64),
+			"seconds": strconv.FormatFloat(o.Seconds.Seconds(), 'g', -1, 64), "compression": o.Compression, "load": o.Load,
+		},
+		NoServer: true,
+		Flavors:  []build.Flavor{build.RocksDB},
+		Check:    o.check,
+	}
+	if o.warned == nil {
+		o.warned = &sync.Map{}
+	}
+	per := len(sequence) + 1
+	for _, wl := range o.Workloads {
+		base := indexOf(workloads, wl) * per
+		load := o.step(wl, step{name: o.Load, role: result.RoleLoad}, base)
+		load.Before = o.prepare(wl)
+		p.Steps = append(p.Steps, load)
+		for i, s := range sequence {
+			if len(o.Tests) > 0 && indexOf(o.Tests, s.name) == len(o.Tests) || s.name == "revrange" && o.Settle == 0 {
+				continue
+			}
+			p.Steps = append(p.Steps, o.step(wl, s, base+1+i))
+		}
+		last := &p.Steps[len(p.Steps)-1]
+		last.After = o.drop(wl)
+	}
+	return p
+}
+
+// step makes one step of workload wl.
+func (o Options) step(wl string, s step, order int) suite.Step {
+	st := suite.Step{
+		Test: s.name + "." + wl, Order: order, Role: s.role, Groups: placement(wl, s.group),
+		Params: map[string]string{"workload": wl, "cache_mb": strconv.FormatFloat(float64(o.CacheBytes(wl))/(1<<20), 'f', 2, 64)},
+		Headline: suite.Headline{Unit: "ops/s", Op: "op", Series: result.SeriesEvents, Value: func(t result.Totals) float64 {
+			if v, ok := t.Figures["ops_sec"]; ok {
+				return v
+			}
+			return t.TPS
+		}},
+		Task:   &suite.Task{Run: o.run(wl, s.name)},
+		Finish: o.finish,
+	}
+	switch s.name {
+	case "fillseq", "bulkload", "revrange", "flush_mt_l0":
+		st.Threads = []int{1} // benchmark.sh runs these at one thread
+	}
+	return st
+}
+
+// check is the plan's check of each build × config: the option set's flags
+// against the build's db_bench.
+func (o Options) check(ctx context.Context, b build.Build, c config.Config) error {
+	if c.Family != config.RocksDB {
+		return fmt.Errorf("config %s is a %s config: db_bench takes a rocksdb option set (qpslab configs add NAME FILE.flags)", c.Name, c.Family)
+	}
+	l, err := b.Layout()
+	if err != nil {
+		return err
+	}
+	h, err := helpOf(ctx, l.Server, l.Env(nil))
+	if err != nil {
+		return err
+	}
+	_, err = checkOptions(c, h, b.Name)
+	return err
+}
+
+// dbDir is where workload wl keeps its database in the run's folder.
+func dbDir(s *suite.Server, wl string) string { return filepath.Join(s.Datadir, wl) }

@@ -1,0 +1,472 @@
+package dbbench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// lim are the steps benchmark_compare.sh runs with a rate-limited writer.
+var lim = map[string]bool{"multireadrandom": true, "revrangewhilewriting": true, "fwdrangewhilewriting": true, "readwhilewriting": true}
+
+// resultLine is the benchmark whose line a step's figures come from.
+var resultLine = map[string]string{
+	"fillseq": "fillseq", "bulkload": "fillrandom", "revrange": "seekrandom", "readrandom": "readrandom",
+	"fwdrange": "seekrandom", "multireadrandom": "multireadrandom", "overwritesome": "overwrite",
+	"revrangewhilewriting": "seekrandomwhilewriting", "fwdrangewhilewriting": "seekrandomwhilewriting",
+	"readwhilewriting": "readwhilewriting", "overwriteandwait": "overwrite",
+}
+
+// invocation is one db_bench command of a step: the flags that make the
+// step what it is (benchmark.sh's for it), and the suite's own.
+type invocation struct {
+	step  []string // step flags the option set may override
+	own   []string // reserved flags (--benchmarks, --num, --threads …): last
+	timed bool     // runs for --duration
+	total int64    // operations it will do, when it is counted (0: timed)
+}
+
+// common are benchmark.sh's flags for every step (const_params and
+// level_const_params), at benchmark_compare.sh's settings scaled by --size.
+func (o Options) common(wl, name string) []string {
+	cache := o.CacheBytes(wl)
+	shards := 0 // a small cache in 64 shards would hold less than a block per shard
+	for shards < 6 && cache>>(shards+1) >= 512<<10 {
+		shards++
+	}
+	rate := int64(0)
+	if lim[name] {
+		rate = int64(o.MBPerSec * (1 << 20))
+	}
+	return []string{
+		"--key_size=" + strconv.Itoa(keySize), "--value_size=" + strconv.Itoa(valueSize), "--block_size=8192",
+		"--cache_size=" + strconv.FormatInt(cache, 10), "--cache_numshardbits=" + strconv.Itoa(shards),
+		"--compression_max_dict_bytes=0", "--compression_ratio=0.5", "--compression_type=" + o.Compression,
+		"--bytes_per_sync=1048576", "--benchmark_write_rate_limit=" + strconv.FormatInt(rate, 10),
+		"--write_buffer_size=" + strconv.FormatInt(o.scaled(32), 10),
+		"--target_file_size_base=" + strconv.FormatInt(o.scaled(32), 10),
+		"--max_bytes_for_level_base=" + strconv.FormatInt(o.scaled(128), 10),
+		"--verify_checksum=1", "--delete_obsolete_files_period_micros=62914560", "--max_bytes_for_level_multiplier=8",
+		"--statistics=0", "--stats_per_interval=1", "--stats_interval_seconds=20",
+		"--memtablerep=skip_list", "--bloom_bits=10", "--open_files=-1", "--subcompactions=1",
+		"--compaction_style=0", "--num_levels=8", "--min_level_to_compress=-1",
+		"--level_compaction_dynamic_level_bytes=true", "--pin_l0_filter_and_index_blocks_in_cache=1",
+	}
+}
+
+// paramsW are benchmark.sh's params_w beyond the common flags.
+var paramsW = []string{"--level0_file_num_compaction_trigger=4", "--level0_slowdown_writes_trigger=20",
+	"--level0_stop_writes_trigger=30", "--max_background_jobs=8", "--max_write_buffer_number=8"}
+
+// invocations are the db_bench commands of step name at threads, as
+// benchmark.sh's job of that name runs them (h says what this db_bench
+// knows: meta operations and flags of later versions).
+func (o Options) invocations(wl, name string, threads int, h *Help) []invocation {
+	keys := o.Keys()
+	secs := strconv.FormatInt(int64(math.Max(1, math.Round(o.Seconds.Seconds()))), 10)
+	th := strconv.Itoa(threads)
+	timed := func(bench string, extra ...string) invocation {
+		return invocation{step: append(append([]string{}, paramsW...), extra...),
+			own: []string{"--benchmarks=" + bench + ",stats", "--use_existing_db=1", "--num=" + strconv.FormatInt(keys, 10), "--threads=" + th, "--duration=" + secs}, timed: true}
+	}
+	switch name {
+	case "fillseq":
+		return []invocation{{
+			step: append(append([]string{"--allow_concurrent_memtable_write=false"}, paramsW...), "--min_level_to_compress=0", "--sync=0",
+				"--memtablerep=vector", "--allow_concurrent_memtable_write=false", "--disable_wal=1"),
+			own: []string{"--benchmarks=fillseq,stats", "--use_existing_db=0", "--num=" + strconv.FormatInt(keys, 10), "--threads=1"}, total: keys}}
+	case "bulkload":
+		m10 := strconv.Itoa(10 << 20)
+		return []invocation{{
+			step: []string{"--max_background_jobs=8", "--max_write_buffer_number=8", "--allow_concurrent_memtable_write=false",
+				"--level0_file_num_compaction_trigger=" + m10, "--level0_slowdown_writes_trigger=" + m10, "--level0_stop_writes_trigger=" + m10,
+				"--disable_auto_compactions=1", "--sync=0", "--memtablerep=vector", "--disable_wal=1"},
+			own: []string{"--benchmarks=fillrandom,stats", "--use_existing_db=0", "--num=" + strconv.FormatInt(keys, 10), "--threads=1"}, total: keys,
+		}, {
+			step: append(append([]string{}, paramsW...), "--disable_auto_compactions=1", "--sync=0"),
+			own:  []string{"--benchmarks=compact,stats", "--use_existing_db=1", "--num=" + strconv.FormatInt(keys, 10), "--threads=1"},
+		}}
+	case "revrange": // benchmark_compare.sh: NUM_KEYS=100 NUM_THREADS=1 DURATION=300
+		inv := timed("seekrandom", "--seek_nexts=10", "--reverse_iterator=true")
+		inv.own = []string{"--benchmarks=seekrandom,stats", "--use_existing_db=1", "--num=100", "--threads=1",
+			"--duration=" + strconv.FormatInt(int64(math.Max(1, math.Round(o.Settle.Seconds()))), 10)}
+		return []invocation{inv}
+	case "readrandom":
+		return []invocation{timed("readrandom")}
+	case "fwdrange":
+		return []invocation{timed("seekrandom", "--seek_nexts=10", "--reverse_iterator=false")}
+	case "multireadrandom":
+		extra := []string{"--batch_size=10"}
+		if _, ok := h.Flags["multiread_batched"]; ok {
+			extra = append(extra, "--multiread_batched=true")
+		}
+		return []invocation{timed("multireadrandom", extra...)}
+	case "overwritesome":
+		writes := max(1, int64(math.Round(float64(keys)/float64(threads)/10)))
+		return []invocation{{step: append(append([]string{}, paramsW...), "--sync=0", "--merge_operator=put"),
+			own: []string{"--benchmarks=overwrite,stats", "--use_existing_db=1", "--num=" + strconv.FormatInt(keys, 10), "--threads=" + th,
+				"--writes=" + strconv.FormatInt(writes, 10)}, total: writes * int64(threads)}}
+	case "flush_mt_l0":
+		return []invocation{{step: append(append([]string{}, paramsW...), "--sync=0"),
+			own: []string{"--benchmarks=levelstats,flush,waitforcompaction,compact0,waitforcompaction,memstats,levelstats,stats",
+				"--use_existing_db=1", "--num=" + strconv.FormatInt(keys, 10), "--threads=1"}}}
+	case "revrangewhilewriting", "fwdrangewhilewriting":
+		rev := strconv.FormatBool(name == "revrangewhilewriting")
+		return []invocation{timed("seekrandomwhilewriting", "--sync=0", "--merge_operator=put", "--seek_nexts=10", "--reverse_iterator="+rev)}
+	case "readwhilewriting":
+		return []invocation{timed("readwhilewriting", "--sync=0", "--merge_operator=put")}
+	case "overwriteandwait":
+		inv := timed("overwrite", "--sync=0", "--merge_operator=put")
+		if h.Knows("waitforcompaction") { // benchmark_compare.sh: overwrite alone where it is missing
+			inv.own[0] = "--benchmarks=overwrite,waitforcompaction,stats"
+		}
+		return []invocation{inv}
+	}
+	panic("dbbench: no step " + name)
+}
+
+// args is the whole command line of inv in db: the common flags, the
+// step's, the option set's (which override both), the suite's own, and
+// the report file and seed.
+func (o Options) args(wl, name, db string, inv invocation, opts []string, seed uint64, report string) []string {
+	args := append(o.common(wl, name), inv.step...)
+	args = append(args, opts...)
+	args = append(args, "--db="+db, "--wal_dir="+db)
+	args = append(args, inv.own...)
+	sd := int64(seed & math.MaxInt64)
+	if sd == 0 {
+		sd = 1 // 0 asks db_bench for a seed from the clock
+	}
+	return append(args, "--histogram=1", "--report_interval_seconds=1", "--report_file="+report, "--seed="+strconv.FormatInt(sd, 10))
+}
+
+// prepare is the load's Before: the workload's database folder, empty, and
+// the readahead warning.
+func (o Options) prepare(wl string) func(ctx context.Context, s *suite.Server) error {
+	return func(ctx context.Context, s *suite.Server) error {
+		dir := dbDir(s, wl)
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("empty %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("make %s: %w", dir, err)
+		}
+		w, err := o.readahead(ctx, s)
+		if err != nil {
+			return err
+		}
+		if _, seen := o.warned.LoadOrStore(w, true); w != "" && !seen {
+			s.Warn(w)
+		}
+		return nil
+	}
+}
+
+// drop is the workload's last step's After: its database goes, so that the
+// next workload has the disk to itself.
+func (o Options) drop(wl string) func(ctx context.Context, s *suite.Server) error {
+	return func(ctx context.Context, s *suite.Server) error {
+		if err := os.RemoveAll(dbDir(s, wl)); err != nil {
+			return fmt.Errorf("remove the %s database: %w", wl, err)
+		}
+		return nil
+	}
+}
+
+// readahead is the warning of a compaction readahead above the largest
+// request the datadir's disks take whole (RocksDB issue 12038: such
+// compaction reads have been seen to reach the disk as ~4 KB requests);
+// "" when there is none.
+func (o Options) readahead(ctx context.Context, s *suite.Server) (string, error) {
+	h, err := helpOf(ctx, s.Program, s.Env)
+	if err != nil {
+		return "", err
+	}
+	opts, err := checkOptions(s.Config, h, s.Flavor+" "+s.Version)
+	if err != nil {
+		return "", err
+	}
+	v := flagSetting(opts, h, "compaction_readahead_size")
+	ra, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ra <= 0 {
+		return "", nil
+	}
+	st := host.StorageOf(host.Real, s.Datadir)
+	d, ok := st.SmallestMaxSectors()
+	if !ok || ra <= int64(d.MaxSectorsKB)<<10 {
+		return "", nil
+	}
+	whose := "this db_bench's default"
+	for _, a := range opts {
+		if strings.HasPrefix(a, "--compaction_readahead_size=") {
+			whose = "set by config " + s.Config.Name
+		}
+	}
+	return fmt.Sprintf("readahead: compaction_readahead_size %d KB (%s) is above max_sectors_kb %d of %s, which holds the datadir: compaction reads may reach the disk as small requests (RocksDB issue 12038; watch rareq-sz); set --compaction_readahead_size=%dK or less in the option set, or raise /sys/block/%s/queue/max_sectors_kb",
+		ra>>10, whose, d.MaxSectorsKB, d.Name, d.MaxSectorsKB, d.Name), nil
+}
+
+// finish marks a run whose compaction readahead is above the disk's
+// largest request: its figures are at that risk.
+func (o Options) finish(ctx context.Context, s *suite.Server, r *result.Run) error {
+	w, err := o.readahead(ctx, s)
+	if err != nil || w == "" || r.HW == nil {
+		return err
+	}
+	r.HW.Flags = append(r.HW.Flags, result.Flag{Name: "readahead", Detail: strings.TrimPrefix(w, "readahead: ")})
+	return nil
+}
+
+// run is the task of step name of workload wl.
+func (o Options) run(wl, name string) func(ctx context.Context, s *suite.Server, threads int, seed uint64, tio suite.TaskIO) (result.Totals, error) {
+	return func(ctx context.Context, s *suite.Server, threads int, seed uint64, tio suite.TaskIO) (result.Totals, error) {
+		if s.Start == nil {
+			return result.Totals{}, fmt.Errorf("db_bench runs in a scratch sandbox: the plan gave none")
+		}
+		h, err := helpOf(ctx, s.Program, s.Env)
+		if err != nil {
+			return result.Totals{}, err
+		}
+		opts, err := checkOptions(s.Config, h, s.Flavor+" "+s.Version)
+		if err != nil {
+			return result.Totals{}, err
+		}
+		if name == "flush_mt_l0" && !h.Knows("waitforcompaction") {
+			s.Log(fmt.Sprintf("flush_mt_l0: db_bench %s has no waitforcompaction (benchmark_compare.sh skips it on such versions)", s.Version))
+			return result.Totals{}, nil
+		}
+		db := dbDir(s, wl)
+		var out *Output
+		second := 0
+		for i, inv := range o.invocations(wl, name, threads, h) {
+			tag := fmt.Sprintf("%s.%d", name, i+1)
+			args := o.args(wl, name, db, inv, opts, seed, filepath.Join(s.Datadir, wl+"."+tag+".report.csv"))
+			res, n, err := o.invoke(ctx, s, args, filepath.Join(s.Datadir, wl+"."+tag+".log"), filepath.Join(s.Datadir, wl+"."+tag+".report.csv"), inv, second, tio)
+			second = n
+			if err != nil {
+				return result.Totals{}, fmt.Errorf("%s: %w", name, err)
+			}
+			if i == 0 {
+				out = res // the step's figures are its first command's (bulkload: the load, not its compaction)
+			}
+		}
+		bench, ok := resultLine[name]
+		if !ok { // a step that only flushes and waits: its statistics
+			f := out.Figures(BenchLine{}, nil)
+			delete(f, "ops_sec")
+			delete(f, "usec_op")
+			return result.Totals{Figures: f}, nil
+		}
+		return totals(out, bench)
+	}
+}
+
+// totals are a step's totals from db_bench's output: operations and time
+// from its result line (or its histogram's count where the line has none),
+// the latencies from its histogram, the rest as figures.
+func totals(out *Output, bench string) (result.Totals, error) {
+	b, ok := out.Bench(bench)
+	if !ok {
+		return result.Totals{}, fmt.Errorf("db_bench printed no result line for %s", bench)
+	}
+	var h *Histogram
+	if b.Hist >= 0 {
+		h = &out.Hists[b.Hist]
+	}
+	t := result.Totals{Seconds: b.Seconds, Events: b.Ops, Figures: out.Figures(b, h)}
+	switch {
+	case t.Events > 0: // "… seconds N operations" (6.x on)
+	case b.Of > 0:
+		t.Events = b.Of // "(N of M found)": keys read (a multiread's histogram counts its batches)
+	case h != nil:
+		t.Events = h.Count
+	}
+	if t.Seconds == 0 && b.OpsPerSec > 0 {
+		t.Seconds = float64(t.Events) / b.OpsPerSec
+	}
+	if h != nil && h.Count > 0 {
+		l := result.Latency{Count: h.Count, Min: h.Min, Mean: h.Average, P50: h.P50, P99: h.P99, P999: h.P999, Max: h.Max}
+		if !h.HasPercentiles {
+			l.P50, l.P99, l.P999 = h.Percentile(50), h.Percentile(99), h.Percentile(99.9)
+		}
+		if p95 := h.Percentile(95); !math.IsNaN(p95) {
+			l.P95 = p95
+		}
+		t.Response, t.Service = l, l
+	}
+	for k, v := range t.Figures {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return result.Totals{}, fmt.Errorf("db_bench printed %s %v, which no measurement gives: see its output", k, v)
+		}
+	}
+	if err := (result.Run{Test: bench, Totals: t}).Check(); err != nil {
+		return result.Totals{}, fmt.Errorf("db_bench's output: %w", err)
+	}
+	return t, nil
+}
+
+// invoke runs one db_bench command to its end: tied to qpslab in the
+// sandbox, its output into logPath, its report file read once a second
+// for the run's samples (numbered on from second) and progress. It
+// returns what db_bench printed and the next sample's second. Cancelled,
+// db_bench gets SIGINT (then SIGKILL); what it reported so far is kept as
+// samples.
+func (o Options) invoke(ctx context.Context, s *suite.Server, args []string, logPath, reportPath string, inv invocation, second int, tio suite.TaskIO) (*Output, int, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, second, fmt.Errorf("db_bench's output: %w", err)
+	}
+	defer log.Close()
+	s.Log(s.Program + " " + strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, s.Program, args...)
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = s.Env, s.Datadir, log, log
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+	cmd.WaitDelay = 30 * time.Second
+	wait, err := s.Start(cmd)
+	if err != nil {
+		return nil, second, fmt.Errorf("start %s: %w", s.Program, err)
+	}
+	tail := &reportTail{path: reportPath, second: second}
+	var done int64
+	emit := func() {
+		for _, smp := range tail.read() {
+			tio.Sample(smp)
+			done += smp.Events
+			if inv.timed {
+				tio.Progress(int64(smp.Second-second+1), int64(o.Seconds.Seconds()))
+			} else if inv.total > 0 {
+				tio.Progress(min(done, inv.total), inv.total)
+			}
+		}
+	}
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				emit()
+			}
+		}
+	}()
+	werr := wait()
+	close(stop)
+	<-polled
+	emit()
+	raw, _ := os.ReadFile(logPath)
+	if werr != nil {
+		if ctx.Err() != nil {
+			return nil, tail.second, ctx.Err()
+		}
+		return nil, tail.second, fmt.Errorf("db_bench %s: %s (its output: %s)", exitText(werr), lastWords(raw), logPath)
+	}
+	out, err := Parse(bytes.NewReader(raw))
+	return out, tail.second, err
+}
+
+func exitText(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ProcessState.String()
+	}
+	return err.Error()
+}
+
+// lastWords are the lines of db_bench's output that say why it failed: its
+// ERROR lines, else its last line.
+func lastWords(raw []byte) string {
+	var errs []string
+	last := ""
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" {
+			continue
+		}
+		last = l
+		if strings.Contains(l, "ERROR") || strings.HasPrefix(l, "Invalid") || strings.Contains(l, "error") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) > 0 {
+		return strings.Join(errs, " | ")
+	}
+	if last == "" {
+		return "no output"
+	}
+	return last
+}
+
+// reportTail reads db_bench's report file (--report_file: a header, then
+// "seconds,ops in the last interval" once a second) as it grows, a whole
+// line at a time.
+type reportTail struct {
+	path    string
+	off     int64
+	partial []byte
+	second  int // the next sample's number
+}
+
+func (t *reportTail) read() []result.Sample {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return nil // not written yet
+	}
+	defer f.Close()
+	if _, err := f.Seek(t.off, 0); err != nil {
+		return nil
+	}
+	buf := new(bytes.Buffer)
+	n, _ := buf.ReadFrom(f)
+	t.off += n
+	data := append(t.partial, buf.Bytes()...)
+	cut := bytes.LastIndexByte(data, '\n')
+	if cut < 0 {
+		t.partial = data
+		return nil
+	}
+	t.partial = append([]byte(nil), data[cut+1:]...)
+	var out []result.Sample
+	for _, l := range strings.Split(string(data[:cut]), "\n") {
+		secs, ops, ok := reportLine(l)
+		if !ok || secs <= 0 {
+			continue
+		}
+		out = append(out, result.Sample{Second: t.second, Events: ops})
+		t.second++
+	}
+	return out
+}
+
+// reportLine reads "2,21777": seconds since the start, ops in the interval.
+func reportLine(l string) (int, int64, bool) {
+	a, b, ok := strings.Cut(strings.TrimSpace(l), ",")
+	if !ok {
+		return 0, 0, false
+	}
+	secs, err1 := strconv.Atoi(a)
+	ops, err2 := strconv.ParseFloat(b, 64)
+	if err1 != nil || err2 != nil || ops < 0 || math.IsInf(ops, 0) || math.IsNaN(ops) {
+		return 0, 0, false
+	}
+	return secs, int64(math.Round(ops)), true
+}
