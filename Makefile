@@ -7,12 +7,13 @@ GO      ?= go
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 
-# Debian packages: the system builds (MariaDB 10.11, PostgreSQL 15), the peer
-# tools qpslab is compared with (sysbench), Maven for registry builds, and the
+# Debian packages: the system builds (MariaDB 10.11 with its MyRocks plugin,
+# PostgreSQL 15), the peer tools qpslab is compared with (sysbench), Maven for
+# registry builds, and the
 # client programs and tools the tests, the demo and the benchmarks use
 # (chromium renders the HTML report in its test; python3-venv holds Apache
 # Otava for the changepoint benchmark).
-APT_PKGS := mariadb-server mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq chromium python3-venv
+APT_PKGS := mariadb-server mariadb-plugin-rocksdb mariadb-client postgresql postgresql-client sysbench maven ca-certificates procps time jq chromium python3-venv
 
 .PHONY: setup packages build demo test fuzz bench clean
 

@@ -85,7 +85,7 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 		if err != nil {
 			return nil, err
 		}
-		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: s.host, Samples: samples})
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Engine: lb.EngineFilter(), Threads: s.threads, Host: s.host, Samples: samples})
 		if err != nil {
 			return nil, err
 		}
@@ -403,7 +403,7 @@ func importSource(label string, b buildFacts) (importer.Source, error) {
 	if err != nil {
 		return importer.Source{}, err
 	}
-	src := importer.Source{Build: l.Build, Config: l.Config, Version: b.version, Commit: strings.TrimSpace(b.commit)}
+	src := importer.Source{Build: l.Build, Config: l.Config, Engine: l.Engine, Version: b.version, Commit: strings.TrimSpace(b.commit)}
 	if b.version != "" && !versionRE.MatchString(b.version) {
 		return importer.Source{}, fmt.Errorf("--version %q: give the build's version as its server prints it, e.g. 10.6.17 or 8.0.36", b.version)
 	}

@@ -26,14 +26,17 @@ the last returns). With --rate, open loop: events arrive at that rate whatever
 the server does; response time counts from each event's intended start,
 service time from the actual send.
 
-Builds × configs × thread counts × repeats, interleaved: each repeat runs every
-build with every config in turn (A B A B …), each in a fresh sandbox.
+Builds × configs × engines × thread counts × repeats, interleaved: each repeat
+runs every build with every config and (MySQL family) every storage engine in
+turn (A B A B …), each in a fresh sandbox. An engine other than InnoDB must be
+in the server (MyRocks: --config myrocks); one that is not ends the run before
+anything is measured.
 
 It shows a progress bar, then a table of the results; -v prints what happens
 and every run's figures and hardware cost as it ends. Every run goes to the
-store as it runs (--store; label build.config, for qpslab compare), and to a
-JSON file (--out) after every run, so an interrupted run keeps what was
-measured.`
+store as it runs (--store; label build.config, build.config:ENGINE for an
+engine other than InnoDB, for qpslab compare), and to a JSON file (--out)
+after every run, so an interrupted run keeps what was measured.`
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -163,7 +166,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	var sets []analysis.Set
 	at := map[string]int{}
 	for _, r := range runs {
-		l := r.Build + "." + result.ConfigName(r.Config)
+		l := r.Label()
 		i, ok := at[l]
 		if !ok {
 			i = len(sets)
@@ -228,8 +231,12 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 		}
 	}
 	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }}
-	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s) × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
-		p.Suite.Name(), len(p.Builds), len(p.Configs), max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
+	engines := ""
+	if len(p.Engines) > 1 {
+		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
+	}
+	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s)%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
+		p.Suite.Name(), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
 	p.Record = func(start result.Run) (plan.Recorder, error) {
 		r, err := sink.Begin(cmd.Context(), start)
 		if err != nil {
@@ -251,7 +258,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	} else {
 		bar = report.NewProgress(stderr, len(p.Items()))
 		p.Watch.Start = func(i, _ int, it plan.Item) {
-			bar.Start(i, fmt.Sprintf("%s %s.%s thr=%d", it.Test, it.Build.Name, result.ConfigName(it.Config.Name), it.Threads))
+			bar.Start(i, fmt.Sprintf("%s %s thr=%d", it.Test, it.Label(), it.Threads))
 		}
 		p.Watch.Done = func(i, _ int, _ result.Run) { bar.Done(i) }
 		p.Watch.Progress = bar.Step

@@ -194,6 +194,10 @@ type Server struct {
 	Dial   func(ctx context.Context) (client.Conn, error)
 	Client client.Options
 	Log    func(line string) // never nil
+	// Engine is the storage engine the suite creates its tables in on the
+	// MySQL family ("innodb", "rocksdb": owned.EngineClause writes it);
+	// "" on PostgreSQL.
+	Engine string
 }
 
 var registry = struct {
