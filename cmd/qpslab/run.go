@@ -154,13 +154,15 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	return c
 }
 
-// runReport prints, for a suite run in steps, the reference's step tables
-// and the hardware cost per step of this run's labels (the first build ×
-// config the base), and writes the HTML report of them when html is set:
-// what the run's table does not show.
+// runReport prints what the run's table does not show: for a suite run in
+// steps, the reference's step tables; for a run of several labels (builds,
+// configs, engines), the comparison of each with the first (as qpslab
+// compare); and then the hardware cost per operation of this run's labels
+// (the first the base). It writes the HTML report of them when html is
+// set.
 func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string) error {
 	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
-	if (!steps && html == "") || len(runs) == 0 {
+	if len(runs) == 0 {
 		return nil
 	}
 	var sets []analysis.Set
@@ -175,17 +177,37 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 		}
 		sets[i].Runs = append(sets[i].Runs, r)
 	}
+	if !steps && len(sets) < 2 && html == "" {
+		return nil
+	}
 	labels := make([]string, len(sets))
 	for i, s := range sets {
 		labels[i] = s.Label
 	}
 	w := cmd.OutOrStdout()
-	if steps {
+	per := "per test"
+	switch {
+	case steps:
 		if err := stepTables(cmd, sets, p.Suite.Name(), "text"); err != nil {
 			return err
 		}
+		per = "per step"
+	case len(sets) > 1:
+		cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "no comparison: %v\n", err)
+			break
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Comparison with "+labels[0]+" (qpslab compare "+strings.Join(labels, " ")+")")
+		fmt.Fprintln(w)
+		if err := report.Compare(w, cmp, "text", report.IsTTY(w)); err != nil {
+			return err
+		}
+	}
+	if steps || len(sets) > 1 {
 		if tables, err := analysis.Metrics(sets, ""); err == nil {
-			fmt.Fprintln(w, "Hardware cost per operation, per step (qpslab metrics "+strings.Join(labels, " ")+")")
+			fmt.Fprintln(w, "Hardware cost per operation, "+per+" (qpslab metrics "+strings.Join(labels, " ")+")")
 			fmt.Fprintln(w)
 			if err := report.Metrics(w, tables, "text"); err != nil {
 				return err
