@@ -144,7 +144,8 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare BASE OTHER...",
 		Short: "Compare builds test by test: absolute and relative QPS, group statistics, significance over repeats",
 		Long: `Compare the results of OTHER labels with BASE's, test by test. A label is
-build.config (see qpslab labels). Each test shows BASE's QPS, each OTHER's,
+build.config, or build.config:ENGINE for a storage engine other than InnoDB
+(see qpslab labels). Each test shows BASE's QPS, each OTHER's,
 and OTHER / BASE with two decimals: ≤ 0.95 is red, ≥ 1.05 green. Then, per
 group of the reference's layout (--groups 5 or 4), the avg, median, min, max
 and stddev of the relative values, and their geomean over all tests.
@@ -335,7 +336,7 @@ func newImportCmd() *cobra.Command {
 			return storeImport(cmd, runs)
 		},
 	}
-	sb.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config")
+	sb.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 	sb.Flags().StringVar(&test, "test", "", "the test the output is of, as qpslab names it (point-query_range=100)")
 	sbFacts.flags(sb)
 	var mlabel string
@@ -368,7 +369,7 @@ docs/results.md).
 			return storeImport(cmd, runs)
 		},
 	}
-	my.Flags().StringVar(&mlabel, "label", "", "the label to file the results under: build.config")
+	my.Flags().StringVar(&mlabel, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 	myFacts.flags(my)
 	js := &cobra.Command{
 		Use:   "results FILE...",

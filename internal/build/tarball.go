@@ -287,7 +287,10 @@ func (r Registry) fetchTarball(ctx context.Context, spec string, o FetchOptions)
 	return b, nil
 }
 
-var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var (
+	sha256RE         = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	perconaReleaseRE = regexp.MustCompile(`^-\d+(\.\d+)?$`) // what follows the version in Percona Server's banner
+)
 
 // defaultTarballName is a fetched tarball's build name: the name asked for,
 // or, for a URL, the product and version its server reports
@@ -301,7 +304,7 @@ func defaultTarballName(b Build, spec string) string {
 	}
 	if strings.Contains(b.Banner, "Percona") {
 		v := b.Version
-		if m := mysqlVerRE.FindStringSubmatch(b.Banner); m != nil && regexp.MustCompile(`^-\d+(\.\d+)?$`).MatchString(m[2]) {
+		if m := mysqlVerRE.FindStringSubmatch(b.Banner); m != nil && perconaReleaseRE.MatchString(m[2]) {
 			v += m[2]
 		}
 		return "percona-server-" + v
@@ -356,10 +359,14 @@ func verifyTarball(ctx context.Context, file, from string, o FetchOptions, logf 
 	if err != nil {
 		return "", "", err
 	}
+	removed := "; the download was removed"
+	if o.FromFile != "" {
+		removed = "" // the user's file is left as it is
+	}
 	switch {
 	case o.SHA256 != "":
 		if !strings.EqualFold(sum, o.SHA256) {
-			return "", "", fmt.Errorf("checksum mismatch for %s: SHA-256 is %s, --sha256 says %s: the file is damaged or not the one meant; it was removed", path.Base(from), sum, strings.ToLower(o.SHA256))
+			return "", "", fmt.Errorf("checksum mismatch for %s: SHA-256 is %s, --sha256 says %s: the file is damaged or not the one meant%s", path.Base(from), sum, strings.ToLower(o.SHA256), removed)
 		}
 		return sum, "--sha256", nil
 	case o.FromFile != "":
@@ -375,7 +382,7 @@ func verifyTarball(ctx context.Context, file, from string, o FetchOptions, logf 
 			errNoPublishedSum, hostOf(from), path.Base(from), sum, md5sum, sum, filepath.Dir(file))
 	}
 	if !strings.EqualFold(published, sum) {
-		return "", "", fmt.Errorf("checksum mismatch for %s: SHA-256 is %s, %s says %s: the download is damaged or not the published file; it was removed", path.Base(from), sum, where, published)
+		return "", "", fmt.Errorf("checksum mismatch for %s: SHA-256 is %s, %s says %s: the download is damaged or not the published file%s", path.Base(from), sum, where, published, removed)
 	}
 	logf("SHA-256 %s matches %s", sum, where)
 	return sum, where, nil

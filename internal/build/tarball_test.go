@@ -223,7 +223,7 @@ func TestFetchTarballRefused(t *testing.T) {
 		sha256    string
 		want      []string
 	}{
-		{"corrupted", corrupt, tgz, "", []string{"checksum mismatch", "SHA-256 is " + sum(corrupt), p + ".sha256 says " + sum(tgz), "removed"}},
+		{"corrupted", corrupt, tgz, "", []string{"checksum mismatch", "SHA-256 is " + sum(corrupt), p + ".sha256 says " + sum(tgz), "the download was removed"}},
 		{"truncated", short, tgz, "", []string{"checksum mismatch", "SHA-256 is " + sum(short)}},
 		{"truncated with its own checksum", short, short, "", []string{"unpack", "mysql-8.0.36-linux-glibc2.17-x86_64.tar.gz"}},
 		{"wrong --sha256", tgz, nil, strings.Repeat("ab", 32), []string{"checksum mismatch", "--sha256 says " + strings.Repeat("ab", 32)}},
@@ -335,6 +335,10 @@ func TestFetchTarballByName(t *testing.T) {
 	if b.Name != "percona-server-8.0.36-28" || b.Flavor != build.MySQL || b.Version != "8.0.36" || b.Artifact != a.URL+pp {
 		t.Errorf("Percona Server = %+v", b)
 	}
+	// By URL, the build is named as its server reports: Percona's release too.
+	if b, err := r.Fetch(ctx, a.URL+pp, build.FetchOptions{}); err != nil || b.Name != "percona-server-8.0.36-28" {
+		t.Errorf("Percona Server by URL = %+v, %v", b, err)
+	}
 	b, err = r.Fetch(ctx, "mariadb-10.11.7", build.FetchOptions{Mirror: a.URL, Official: true})
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +397,9 @@ func TestFetchTarballFromFile(t *testing.T) {
 	r := freshRegistry(t)
 	_, err := r.Fetch(context.Background(), "mysql-8.0.36", build.FetchOptions{FromFile: f, SHA256: strings.Repeat("0", 64)})
 	testenv.WantErr(t, err, "checksum mismatch")
+	if strings.Contains(err.Error(), "removed") {
+		t.Errorf("the error says the user's file was removed: %v", err)
+	}
 	if _, err := os.Stat(f); err != nil {
 		t.Errorf("a refused --from-file was removed: %v", err)
 	}
