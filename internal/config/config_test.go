@@ -268,7 +268,7 @@ func TestList(t *testing.T) {
 	for _, c := range list {
 		got = append(got, string(c.Family)+"/"+c.Name)
 	}
-	want := []string{"mysql/bb", "mysql/default", "mysql/zz", "postgres/aa", "postgres/default"}
+	want := []string{"mysql/bb", "mysql/default", "mysql/myrocks", "mysql/zz", "postgres/aa", "postgres/default"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("List = %q, want %q", got, want)
 	}
@@ -295,7 +295,7 @@ func TestListWithoutConfigsFolder(t *testing.T) {
 	for _, c := range list {
 		got = append(got, string(c.Family)+"/"+c.Name+" "+c.Source)
 	}
-	want := []string{"mysql/default shipped", "postgres/default shipped"}
+	want := []string{"mysql/default shipped", "mysql/myrocks shipped", "postgres/default shipped"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("List = %q, want %q", got, want)
 	}
@@ -349,5 +349,36 @@ func TestLookup(t *testing.T) {
 		if err != nil || c.Name != tt.name || c.Family != tt.want {
 			t.Errorf("Lookup(%q, %q) = %s %s, %v; want %s %s", tt.name, tt.family, c.Name, c.Family, err, tt.name, tt.want)
 		}
+	}
+}
+
+// The shipped myrocks is default with MyRocks loaded beside InnoDB: its
+// base is default, whose InnoDB settings it keeps, and its own options are
+// the plugin's, each loose- so that a server without it still starts.
+func TestShippedMyRocks(t *testing.T) {
+	s := store(t)
+	c, err := s.Get("myrocks", config.MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := s.Get("default", config.MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Base != "default" || c.Source != "shipped" {
+		t.Errorf("myrocks: base %q, source %s", c.Base, c.Source)
+	}
+	for _, want := range []string{"plugin-load-add=ha_rocksdb.so", "innodb_buffer_pool_size=2G", "loose-rocksdb_block_cache_size=2G", "loose-rocksdb_flush_log_at_trx_commit=2"} {
+		if !strings.Contains(string(c.Content), want) {
+			t.Errorf("myrocks lacks %q:\n%s", want, c.Content)
+		}
+	}
+	for _, l := range strings.Split(string(c.Own), "\n") {
+		if strings.HasPrefix(l, "rocksdb") {
+			t.Errorf("a MyRocks option without loose-: %s", l)
+		}
+	}
+	if c.Hash() == def.Hash() {
+		t.Error("myrocks has default's hash")
 	}
 }
