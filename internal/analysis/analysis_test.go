@@ -302,3 +302,34 @@ func TestCompareConditions(t *testing.T) {
 		t.Errorf("no common conditions: %v", err)
 	}
 }
+
+// InnoDB's and MyRocks' runs of one build and config are two labels, and
+// compare and metrics set them side by side test by test: the engine,
+// which the labels tell apart, is not a condition between them.
+func TestCompareEngines(t *testing.T) {
+	engine := func(r result.Run, e string) result.Run {
+		r.Params = map[string]string{"engine": e, "rows": "100000"}
+		r.HW = &result.HW{Samples: 5, OpsPerSec: r.Totals.Reported, CPUPerOp: 0.001}
+		return r
+	}
+	inno := Set{Label: "mariadb-system.myrocks", Runs: []result.Run{engine(run("point-query_range=100", 1, 10000), "innodb"), engine(run("update-index_range=100", 1, 4000), "innodb")}}
+	rocks := Set{Label: "mariadb-system.myrocks:rocksdb", Runs: []result.Run{engine(run("point-query_range=100", 1, 8000), "rocksdb"), engine(run("update-index_range=100", 1, 5000), "rocksdb")}}
+	c, err := Compare(inno, []Set{rocks}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := map[string]float64{}
+	for _, r := range c.Rows {
+		rel[r.Test] = r.Others[0].Rel
+	}
+	if len(c.Rows) != 2 || c.MixedConditions || !near(rel["point-query_range=100"], 0.8) || !near(rel["update-index_range=100"], 1.25) {
+		t.Errorf("InnoDB against MyRocks: mixed %v, rows %+v", c.MixedConditions, c.Rows)
+	}
+	tables, err := Metrics([]Set{inno, rocks}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 2 || len(tables[0].Rows) != 2 {
+		t.Errorf("metrics of both engines: %+v", tables)
+	}
+}

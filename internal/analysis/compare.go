@@ -114,7 +114,7 @@ type Cell struct {
 type Row struct {
 	Test    string `json:"test"`
 	Threads int    `json:"threads"`
-	// Conditions are the runs' (result.Run.Conditions); Comparison.Conditions
+	// Conditions are the runs' (result.Run.LabelConditions); Comparison.Conditions
 	// says whether they differ between rows.
 	Conditions string `json:"conditions"`
 	Group      string `json:"group"`
@@ -186,7 +186,7 @@ type Options struct {
 
 // key is what makes results repeats of each other: the test, the thread
 // count, and the conditions that change what a figure means
-// (result.Run.Conditions).
+// (result.Run.LabelConditions: a label already tells engines apart).
 type key struct {
 	test    string
 	threads int
@@ -225,7 +225,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	bv, units, info := values(base.Runs, layout.name)
 	missed := func(s Set, k key, sum Summary) Summary {
 		for _, r := range s.Runs {
-			if r.Comparable() && r.Test == k.test && r.Threads == k.threads && r.Conditions() == k.cond {
+			if r.Comparable() && r.Test == k.test && r.Threads == k.threads && r.LabelConditions() == k.cond {
 				if m, what := missedGoal([]result.Run{r}); m {
 					sum.Missed++
 					sum.MissedWhat = what
@@ -494,7 +494,7 @@ func values(runs []result.Run, layout string) (map[key][]float64, map[key]string
 		if !r.Comparable() {
 			continue
 		}
-		k := key{r.Test, r.Threads, r.Conditions()}
+		k := key{r.Test, r.Threads, r.LabelConditions()}
 		v[k] = append(v[k], r.Totals.Reported)
 		u[k] = r.Totals.ReportedUnit
 		p[k] = placeOf(r, layout)

@@ -497,6 +497,24 @@ func (r Run) Conditions() string {
 	return strings.Join(kv, ",")
 }
 
+// LabelConditions is Conditions without what a run's label already tells
+// apart (its storage engine, result.Run.Label): what the runs of two labels
+// must share for a comparison to set them side by side, test by test, as
+// InnoDB's and MyRocks' runs of one build and config are. Within a label it
+// is as Conditions.
+func (r Run) LabelConditions() string {
+	if r.OtherEngine() == "" {
+		return r.Conditions()
+	}
+	var kv []string
+	for _, c := range strings.Split(r.Conditions(), ",") {
+		if !strings.HasPrefix(c, "engine=") {
+			kv = append(kv, c)
+		}
+	}
+	return strings.Join(kv, ",")
+}
+
 // ConditionsDiff says how two Conditions differ: "loop=closed against
 // loop=open, rate=30000 against -", "" when they do not.
 func ConditionsDiff(a, b string) string {

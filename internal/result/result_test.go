@@ -62,6 +62,9 @@ func TestEngineConditionsAndLabel(t *testing.T) {
 	if rocks.Conditions() == inno.Conditions() || !strings.Contains(rocks.Conditions(), "engine=rocksdb") {
 		t.Errorf("a MyRocks run's conditions %q must differ from InnoDB's %q and name the engine", rocks.Conditions(), inno.Conditions())
 	}
+	if rocks.LabelConditions() != inno.LabelConditions() || inno.LabelConditions() != inno.Conditions() {
+		t.Errorf("between labels the engine is no condition: %q against %q", rocks.LabelConditions(), inno.LabelConditions())
+	}
 	if d := ConditionsDiff(inno.Conditions(), rocks.Conditions()); !strings.Contains(d, "engine") {
 		t.Errorf("ConditionsDiff = %q, want the engine named", d)
 	}
