@@ -96,7 +96,7 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 			}
 			return nil, fmt.Errorf("no results for %s%s in %s: see qpslab labels", l, narrowed, st.Where())
 		}
-		sets = append(sets, analysis.Set{Label: l, Runs: runs})
+		sets = append(sets, analysis.Set{Label: lb.String(), Runs: runs}) // as runs are labelled: mariadb-system.myrocks, not …:innodb
 	}
 	return sets, nil
 }

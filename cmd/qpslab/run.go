@@ -207,6 +207,9 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	}
 	if steps || len(sets) > 1 {
 		if tables, err := analysis.Metrics(sets, ""); err == nil {
+			if !steps {
+				fmt.Fprintln(w)
+			}
 			fmt.Fprintln(w, "Hardware cost per operation, "+per+" (qpslab metrics "+strings.Join(labels, " ")+")")
 			fmt.Fprintln(w)
 			if err := report.Metrics(w, tables, "text"); err != nil {
