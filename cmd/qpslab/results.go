@@ -84,7 +84,7 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 		if err != nil {
 			return nil, err
 		}
-		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: s.host, Samples: samples})
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Engine: lb.EngineFilter(), Threads: s.threads, Host: s.host, Samples: samples})
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +95,7 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 			}
 			return nil, fmt.Errorf("no results for %s%s in %s: see qpslab labels", l, narrowed, st.Where())
 		}
-		sets = append(sets, analysis.Set{Label: l, Runs: runs})
+		sets = append(sets, analysis.Set{Label: lb.String(), Runs: runs}) // as runs are labelled: mariadb-system.myrocks, not …:innodb
 	}
 	return sets, nil
 }
@@ -143,7 +143,8 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare BASE OTHER...",
 		Short: "Compare builds test by test: absolute and relative QPS, group statistics, significance over repeats",
 		Long: `Compare the results of OTHER labels with BASE's, test by test. A label is
-build.config (see qpslab labels). Each test shows BASE's QPS, each OTHER's,
+build.config, or build.config:ENGINE for a storage engine other than InnoDB
+(see qpslab labels). Each test shows BASE's QPS, each OTHER's,
 and OTHER / BASE with two decimals: ≤ 0.95 is red, ≥ 1.05 green. Then, per
 group of the reference's layout (--groups 5 or 4), the avg, median, min, max
 and stddev of the relative values, and their geomean over all tests.
@@ -341,7 +342,7 @@ func newImportCmd() *cobra.Command {
 			return storeImport(cmd, runs)
 		},
 	}
-	sb.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config")
+	sb.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 	sb.Flags().StringVar(&test, "test", "", "the test the output is of, as qpslab names it (point-query_range=100)")
 	sbFacts.flags(sb)
 	var mlabel string
@@ -374,7 +375,7 @@ docs/results.md).
 			return storeImport(cmd, runs)
 		},
 	}
-	my.Flags().StringVar(&mlabel, "label", "", "the label to file the results under: build.config")
+	my.Flags().StringVar(&mlabel, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 	myFacts.flags(my)
 	js := &cobra.Command{
 		Use:   "results FILE...",
@@ -409,7 +410,7 @@ func importSource(label string, b buildFacts) (importer.Source, error) {
 	if err != nil {
 		return importer.Source{}, err
 	}
-	src := importer.Source{Build: l.Build, Config: l.Config, Version: b.version, Commit: strings.TrimSpace(b.commit)}
+	src := importer.Source{Build: l.Build, Config: l.Config, Engine: l.Engine, Version: b.version, Commit: strings.TrimSpace(b.commit)}
 	if b.version != "" && !versionRE.MatchString(b.version) {
 		return importer.Source{}, fmt.Errorf("--version %q: give the build's version as its server prints it, e.g. 10.6.17 or 8.0.36", b.version)
 	}

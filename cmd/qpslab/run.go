@@ -26,16 +26,17 @@ the last returns). With --rate, open loop: events arrive at that rate whatever
 the server does; response time counts from each event's intended start,
 service time from the actual send.
 
-Builds × configs × thread counts × repeats, interleaved: each repeat runs every
-build with every config in turn (A B A B …), each in a fresh sandbox.
+Builds × configs × engines × thread counts × repeats, interleaved: each repeat
+runs every build with every config and (MySQL family) every storage engine in
+turn (A B A B …), each in a fresh sandbox. An engine other than InnoDB must be
+in the server (MyRocks: --config myrocks); one that is not ends the run before
+anything is measured.
 
 It shows a progress bar, then a table of the results; -v prints what happens
-and every run's figures and hardware cost as it ends; --compare then prints the
-comparison of the run's labels (the first build × config the base) and their
-hardware cost per op, as qpslab compare and qpslab metrics do. Every run goes to the
-store as it runs (--store; label build.config, for qpslab compare), and to a
-JSON file (--out) after every run, so an interrupted run keeps what was
-measured.`
+and every run's figures and hardware cost as it ends. Every run goes to the
+store as it runs (--store; label build.config, build.config:ENGINE for an
+engine other than InnoDB, for qpslab compare), and to a JSON file (--out)
+after every run, so an interrupted run keeps what was measured.`
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -96,7 +97,7 @@ func (v *paramValue) Type() string       { return v.kind }
 
 func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	var out, html string
-	var listTests, verbose, compare bool
+	var listTests, verbose bool
 	long := s.Summary() + "."
 	if h, ok := s.(suite.Helper); ok {
 		long = h.Help()
@@ -112,7 +113,6 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	c.Flags().BoolVar(&listTests, "list-tests", false, "print the tests the run would execute, their seconds and the plan's total time, and exit")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")
 	c.Flags().StringVar(&html, "html", "", "also write the HTML report of this run's labels (the first build × config the base) to this file")
-	c.Flags().BoolVar(&compare, "compare", false, "after the run, compare its labels (the first build × config the base) and print their hardware cost per op")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		h, err := resolveHome()
 		if err != nil {
@@ -146,7 +146,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 			}
 		}
 		runs, err := runPlan(cmd, h, p, out, verbose)
-		if rerr := runReport(cmd, h, p, runs, html, compare); rerr != nil && err == nil {
+		if rerr := runReport(cmd, h, p, runs, html); rerr != nil && err == nil {
 			err = rerr
 		}
 		return err
@@ -154,20 +154,21 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	return c
 }
 
-// runReport prints, for a suite run in steps, the reference's step tables
-// and the hardware cost per step of this run's labels (the first build ×
-// config the base); with compare, the comparison of the labels and their
-// hardware cost; and writes the HTML report of them when html is set: what
-// the run's table does not show.
-func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string, compare bool) error {
+// runReport prints what the run's table does not show: for a suite run in
+// steps, the reference's step tables; for a run of several labels (builds,
+// configs, engines), the comparison of each with the first (as qpslab
+// compare); and then the hardware cost per operation of this run's labels
+// (the first the base). It writes the HTML report of them when html is
+// set.
+func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string) error {
 	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
-	if (!steps && html == "" && !compare) || len(runs) == 0 {
+	if len(runs) == 0 {
 		return nil
 	}
 	var sets []analysis.Set
 	at := map[string]int{}
 	for _, r := range runs {
-		l := r.Build + "." + result.ConfigName(r.Config)
+		l := r.Label()
 		i, ok := at[l]
 		if !ok {
 			i = len(sets)
@@ -176,34 +177,40 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 		}
 		sets[i].Runs = append(sets[i].Runs, r)
 	}
+	if !steps && len(sets) < 2 && html == "" {
+		return nil
+	}
 	labels := make([]string, len(sets))
 	for i, s := range sets {
 		labels[i] = s.Label
 	}
 	w := cmd.OutOrStdout()
-	if compare && len(sets) > 1 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Comparison (qpslab compare "+strings.Join(labels, " ")+")")
-		fmt.Fprintln(w)
-		cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
-		if err != nil {
+	per := "per test"
+	switch {
+	case steps:
+		if err := stepTables(cmd, sets, p.Suite.Name(), "text"); err != nil {
 			return err
 		}
+		per = "per step"
+	case len(sets) > 1:
+		cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+		if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "no comparison: %v\n", err)
+			break
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Comparison with "+labels[0]+" (qpslab compare "+strings.Join(labels, " ")+")")
+		fmt.Fprintln(w)
 		if err := report.Compare(w, cmp, "text", report.IsTTY(w)); err != nil {
 			return err
 		}
 	}
-	if steps || compare {
-		if steps {
-			if err := stepTables(cmd, sets, p.Suite.Name(), "text"); err != nil {
-				return err
-			}
-		}
+	if steps || len(sets) > 1 {
 		if tables, err := analysis.Metrics(sets, ""); err == nil {
 			if !steps {
 				fmt.Fprintln(w)
 			}
-			fmt.Fprintln(w, "Hardware cost per operation, per step (qpslab metrics "+strings.Join(labels, " ")+")")
+			fmt.Fprintln(w, "Hardware cost per operation, "+per+" (qpslab metrics "+strings.Join(labels, " ")+")")
 			fmt.Fprintln(w)
 			if err := report.Metrics(w, tables, "text"); err != nil {
 				return err
@@ -250,8 +257,12 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 		}
 	}
 	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }}
-	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s) × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
-		p.Suite.Name(), len(p.Builds), len(p.Configs), max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
+	engines := ""
+	if len(p.Engines) > 1 {
+		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
+	}
+	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s)%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
+		p.Suite.Name(), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
 	p.Record = func(start result.Run) (plan.Recorder, error) {
 		r, err := sink.Begin(cmd.Context(), start)
 		if err != nil {
@@ -274,7 +285,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	} else {
 		bar = report.NewProgress(stderr, len(p.Items()))
 		p.Watch.Start = func(i, _ int, it plan.Item) {
-			bar.Start(i, fmt.Sprintf("%s %s.%s thr=%d", it.Test, it.Build.Name, result.ConfigName(it.Config.Name), it.Threads))
+			bar.Start(i, fmt.Sprintf("%s %s thr=%d", it.Test, it.Label(), it.Threads))
 		}
 		p.Watch.Done = func(i, _ int, _ result.Run) { bar.Done(i) }
 		p.Watch.Progress = bar.Step

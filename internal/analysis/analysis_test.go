@@ -45,14 +45,23 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs
 
 func TestParseLabel(t *testing.T) {
 	for in, want := range map[string]Label{
-		"ma100244_rel.cz11a_bee":  {"ma100244_rel", "cz11a_bee"},
-		"mariadb-10.2.11.default": {"mariadb-10.2.11", "default"},
+		"ma100244_rel.cz11a_bee":                  {"ma100244_rel", "cz11a_bee", ""},
+		"mariadb-10.2.11.default":                 {"mariadb-10.2.11", "default", ""},
+		"mariadb-system.myrocks:rocksdb":          {"mariadb-system", "myrocks", "rocksdb"},
+		"mariadb-system.myrocks:RocksDB":          {"mariadb-system", "myrocks", "rocksdb"},
+		"mariadb-system.myrocks:innodb":           {"mariadb-system", "myrocks", ""}, // InnoDB's label has no engine
+		"fbmy8028_rel.cza1_bee:rocksdb":           {"fbmy8028_rel", "cza1_bee", "rocksdb"},
+		"percona-server-8.0.36-28.default:tokudb": {"percona-server-8.0.36-28", "default", "tokudb"},
 	} {
-		if got, err := ParseLabel(in); err != nil || got != want {
+		got, err := ParseLabel(in)
+		if err != nil || got != want {
 			t.Errorf("%s: %+v %v", in, got, err)
 		}
+		if r := (result.Run{Build: got.Build, Config: got.Config + "@0123456789ab", Params: map[string]string{"engine": got.EngineFilter()}}); r.Label() != got.String() {
+			t.Errorf("%s: a run of it is labelled %s, the label reads back as %s", in, r.Label(), got.String())
+		}
 	}
-	for _, bad := range []string{"nodot", ".x", "x.", ""} {
+	for _, bad := range []string{"nodot", ".x", "x.", "", "b.c:", "b.:rocksdb", "b.c:x:y"} {
 		if _, err := ParseLabel(bad); err == nil || !strings.Contains(err.Error(), "build.config") {
 			t.Errorf("%q: %v", bad, err)
 		}
@@ -291,5 +300,36 @@ func TestCompareConditions(t *testing.T) {
 	_, err = Compare(Set{Label: "x.c", Runs: []result.Run{closed}}, []Set{{Label: "y.c", Runs: []result.Run{open(big)}}}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "loop=closed against loop=open") || !strings.Contains(err.Error(), "rows=- against rows=1000000") {
 		t.Errorf("no common conditions: %v", err)
+	}
+}
+
+// InnoDB's and MyRocks' runs of one build and config are two labels, and
+// compare and metrics set them side by side test by test: the engine,
+// which the labels tell apart, is not a condition between them.
+func TestCompareEngines(t *testing.T) {
+	engine := func(r result.Run, e string) result.Run {
+		r.Params = map[string]string{"engine": e, "rows": "100000"}
+		r.HW = &result.HW{Samples: 5, OpsPerSec: r.Totals.Reported, CPUPerOp: 0.001}
+		return r
+	}
+	inno := Set{Label: "mariadb-system.myrocks", Runs: []result.Run{engine(run("point-query_range=100", 1, 10000), "innodb"), engine(run("update-index_range=100", 1, 4000), "innodb")}}
+	rocks := Set{Label: "mariadb-system.myrocks:rocksdb", Runs: []result.Run{engine(run("point-query_range=100", 1, 8000), "rocksdb"), engine(run("update-index_range=100", 1, 5000), "rocksdb")}}
+	c, err := Compare(inno, []Set{rocks}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := map[string]float64{}
+	for _, r := range c.Rows {
+		rel[r.Test] = r.Others[0].Rel
+	}
+	if len(c.Rows) != 2 || c.MixedConditions || !near(rel["point-query_range=100"], 0.8) || !near(rel["update-index_range=100"], 1.25) {
+		t.Errorf("InnoDB against MyRocks: mixed %v, rows %+v", c.MixedConditions, c.Rows)
+	}
+	tables, err := Metrics([]Set{inno, rocks}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 2 || len(tables[0].Rows) != 2 {
+		t.Errorf("metrics of both engines: %+v", tables)
 	}
 }

@@ -63,7 +63,7 @@ func Buckets(sets []Set) ([]BucketTable, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s %s: the %s histogram: %w", s.Label, r.Test, o.Kind, err)
 				}
-				k := bk{r.Test, r.Threads, r.Conditions(), o.Kind}
+				k := bk{r.Test, r.Threads, r.LabelConditions(), o.Kind}
 				if hists[i][k] == nil {
 					hists[i][k] = h
 					if _, seen := step[k]; !seen {

@@ -20,19 +20,47 @@ import (
 )
 
 // Label addresses a result set as the seeds do: build.config, split at the
-// last dot (ma100244_rel.cz11a_bee; mariadb-10.2.11.default).
-type Label struct{ Build, Config string }
+// last dot (ma100244_rel.cz11a_bee; mariadb-10.2.11.default), with the
+// storage engine after a colon when it is not InnoDB
+// (mariadb-system.myrocks:rocksdb; result.Run.Label).
+type Label struct{ Build, Config, Engine string }
 
-// ParseLabel splits s at its last dot.
+// ParseLabel splits s at its last dot, and the engine off the config at a
+// colon. A label without an engine is InnoDB's (and PostgreSQL's), as
+// every label was before --engine; ":innodb" says the same.
 func ParseLabel(s string) (Label, error) {
 	i := strings.LastIndex(s, ".")
 	if i <= 0 || i == len(s)-1 {
 		return Label{}, fmt.Errorf("label %q is not build.config (for example mariadb-system.default): see qpslab labels", s)
 	}
-	return Label{Build: s[:i], Config: s[i+1:]}, nil
+	l := Label{Build: s[:i], Config: s[i+1:]}
+	if c, e, ok := strings.Cut(l.Config, ":"); ok {
+		if c == "" || e == "" || strings.Contains(e, ":") {
+			return Label{}, fmt.Errorf("label %q is not build.config or build.config:engine (for example mariadb-system.myrocks:rocksdb): see qpslab labels", s)
+		}
+		l.Config, l.Engine = c, strings.ToLower(e)
+	}
+	if l.Engine == result.DefaultEngine {
+		l.Engine = ""
+	}
+	return l, nil
 }
 
-func (l Label) String() string { return l.Build + "." + l.Config }
+func (l Label) String() string {
+	if l.Engine != "" {
+		return l.Build + "." + l.Config + ":" + l.Engine
+	}
+	return l.Build + "." + l.Config
+}
+
+// EngineFilter is the engine a store filter selects for the label: its
+// engine, or InnoDB (which runs that record none are).
+func (l Label) EngineFilter() string {
+	if l.Engine == "" {
+		return result.DefaultEngine
+	}
+	return l.Engine
+}
 
 // Thresholds of the colours: a relative value at or below Worse is a
 // regression (red), at or above Better an improvement (green). The value
@@ -91,7 +119,7 @@ type Cell struct {
 type Row struct {
 	Test    string `json:"test"`
 	Threads int    `json:"threads"`
-	// Conditions are the runs' (result.Run.Conditions); Comparison.Conditions
+	// Conditions are the runs' (result.Run.LabelConditions); Comparison.Conditions
 	// says whether they differ between rows.
 	Conditions string `json:"conditions"`
 	Group      string `json:"group"`
@@ -163,7 +191,7 @@ type Options struct {
 
 // key is what makes results repeats of each other: the test, the thread
 // count, and the conditions that change what a figure means
-// (result.Run.Conditions).
+// (result.Run.LabelConditions: a label already tells engines apart).
 type key struct {
 	test    string
 	threads int
@@ -202,7 +230,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	bv, units, info := values(base.Runs, layout.name)
 	missed := func(s Set, k key, sum Summary) Summary {
 		for _, r := range s.Runs {
-			if r.Comparable() && r.Test == k.test && r.Threads == k.threads && r.Conditions() == k.cond {
+			if r.Comparable() && r.Test == k.test && r.Threads == k.threads && r.LabelConditions() == k.cond {
 				if m, what := missedGoal([]result.Run{r}); m {
 					sum.Missed++
 					sum.MissedWhat = what
@@ -475,7 +503,7 @@ func values(runs []result.Run, layout string) (map[key][]float64, map[key]string
 		if !r.Comparable() {
 			continue
 		}
-		k := key{r.Test, r.Threads, r.Conditions()}
+		k := key{r.Test, r.Threads, r.LabelConditions()}
 		v[k] = append(v[k], r.Totals.Reported)
 		u[k] = r.Totals.ReportedUnit
 		p[k] = placeOf(r, layout)

@@ -66,7 +66,7 @@ type MetricRow struct {
 type MetricTable struct {
 	Test    string `json:"test"`
 	Threads int    `json:"threads"`
-	// Conditions are the runs' (result.Run.Conditions); Mixed says the
+	// Conditions are the runs' (result.Run.LabelConditions); Mixed says the
 	// test has tables under other conditions too, so reports name them.
 	Conditions string      `json:"conditions"`
 	Mixed      bool        `json:"mixed"`
@@ -96,7 +96,7 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			if ok, _ := path.Match(testPattern, r.Test); testPattern != "" && !ok {
 				continue
 			}
-			k := key{r.Test, r.Threads, r.Conditions()}
+			k := key{r.Test, r.Threads, r.LabelConditions()}
 			if i == 0 && len(per[0][k]) == 0 {
 				keys = append(keys, k)
 				step[k] = r.Step

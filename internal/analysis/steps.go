@@ -15,7 +15,7 @@ import (
 type StepTable struct {
 	Metric  string `json:"metric"`
 	Threads int    `json:"threads"`
-	// Conditions are the runs' (result.Run.Conditions): runs under other
+	// Conditions are the runs' (result.Run.LabelConditions): runs under other
 	// conditions (another table size, pacing) are in a table of their own.
 	Conditions string   `json:"conditions"`
 	Mixed      bool     `json:"mixed"` // the sets have tables under other conditions too
@@ -71,7 +71,7 @@ func Steps(sets []Set, m result.Metric, targeted bool) ([]StepTable, error) {
 			if _, err := strconv.ParseFloat(r.Params["insert_rate"], 64); targeted && err != nil {
 				continue
 			}
-			k := sk{r.Test, r.Threads, r.Conditions()}
+			k := sk{r.Test, r.Threads, r.LabelConditions()}
 			per[i][k] = append(per[i][k], r)
 			order[r.Test] = r.Step
 			groups[tk{r.Threads, k.cond}] = true

@@ -73,6 +73,11 @@ type FetchOptions struct {
 	SHA256   string    // expected SHA-256 of FromFile, if known
 	Replace  bool      // replace an existing build record of the same name
 	Log      io.Writer // progress lines; nil for none
+	// Official fetches MariaDB's official tarball (mariadb-10.11.7) rather
+	// than the Maven artifact; Mirror, if set, replaces the official
+	// archives' scheme and host for a tarball asked for by name.
+	Official bool
+	Mirror   string
 }
 
 const completeMark = ".qpslab-complete"
@@ -88,7 +93,16 @@ type mark struct {
 // before, else from Maven Central with the ordinary Maven client (or from a
 // local file), checksum-checked and unpacked into the cache. It never fetches
 // twice: a finished unpack is marked, and concurrent fetches take a lock.
+// An official tarball (a URL, mysql-VERSION, percona-server-VERSION-RELEASE,
+// mariadb-VERSION with Official) comes from its project's archive instead
+// (fetchTarball).
 func (r Registry) Fetch(ctx context.Context, spec string, o FetchOptions) (Build, error) {
+	if IsTarballSpec(spec, o.Official) {
+		return r.fetchTarball(ctx, spec, o)
+	}
+	if o.Official || o.Mirror != "" {
+		return Build{}, fmt.Errorf("--official and --mirror fetch official tarballs: name one such as mariadb-10.11.7, mysql-8.0.36 or percona-server-8.0.36-28, not %s", spec)
+	}
 	a, err := ParseArtifact(spec)
 	if err != nil {
 		return Build{}, err

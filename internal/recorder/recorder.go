@@ -158,7 +158,7 @@ func Labels(runs []result.Run) string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range runs {
-		l := r.Build + "." + result.ConfigName(r.Config)
+		l := r.Label()
 		if !seen[l] {
 			seen[l] = true
 			out = append(out, "label "+l)

@@ -152,7 +152,7 @@ func Summary(w io.Writer, runs []result.Run) {
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Build, result.ConfigName(r.Config), r.Test, r.Threads, val, unit, lat, cpu, r.Totals.Errors, status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Build, strings.TrimPrefix(r.Label(), r.Build+"."), r.Test, r.Threads, val, unit, lat, cpu, r.Totals.Errors, status)
 	}
 	tw.Flush()
 }

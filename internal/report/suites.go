@@ -146,8 +146,12 @@ func PlanTests(w io.Writer, p *plan.Plan) error {
 	if total < time.Minute {
 		round = 100 * time.Millisecond
 	}
-	fmt.Fprintf(w, "\n%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s) × %d repeat(s)): %s of warmups and measured time",
-		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), max(p.Repeat, 1), total.Round(round))
+	engines := ""
+	if len(p.Engines) > 1 {
+		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
+	}
+	fmt.Fprintf(w, "\n%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s)%s × %d repeat(s)): %s of warmups and measured time",
+		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), total.Round(round))
 	if tasks > 0 {
 		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads; paced steps too, if the server falls behind)", tasks)
 	}

@@ -438,14 +438,44 @@ func ConfigName(id string) string {
 // conditionParams are the params that change what a run's figures mean,
 // beside its suite and its loop: runs that differ in one are never repeats
 // of each other, nor points of one series.
-var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "server_cpus", "client_cpus"}
+var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus"}
+
+// DefaultEngine is the storage engine of a MySQL-family run that records
+// none: every table qpslab made before --engine existed was InnoDB.
+const DefaultEngine = "innodb"
+
+// Engine is the storage engine the run's tables were created with
+// ("innodb", "rocksdb"), "" for a run that records none (PostgreSQL, and
+// MySQL-family runs from before --engine, which were InnoDB).
+func (r Run) Engine() string { return r.Params["engine"] }
+
+// OtherEngine is the run's engine when it is not the default one (InnoDB,
+// or none recorded), else "": what its label and conditions add.
+func (r Run) OtherEngine() string {
+	if e := r.Engine(); e != DefaultEngine {
+		return e
+	}
+	return ""
+}
+
+// Label is how the run's results are addressed: build.config, and
+// build.config:engine for a storage engine other than InnoDB
+// (mariadb-system.myrocks:rocksdb), so that results of two engines are two
+// result sets. InnoDB runs keep the label runs had before --engine.
+func (r Run) Label() string {
+	l := r.Build + "." + ConfigName(r.Config)
+	if e := r.OtherEngine(); e != "" {
+		l += ":" + e
+	}
+	return l
+}
 
 // Conditions is what must be equal for two runs of a test at a thread
 // count to be repeats of each other: the loop (closed, or open with its
 // target rate and arrivals), the table size, prepared statements or not,
 // the transport and the client ("transport=sysbench" for imports of its
-// output). As "k=v,k=v", sorted; a param the run does not record is left
-// out.
+// output), the storage engine unless it is InnoDB. As "k=v,k=v", sorted; a
+// param the run does not record is left out.
 func (r Run) Conditions() string {
 	loop := r.Loop
 	if loop == "" {
@@ -456,11 +486,32 @@ func (r Run) Conditions() string {
 		kv = append(kv, "rate="+strconv.FormatFloat(r.Rate, 'g', -1, 64), "arrivals="+r.Arrivals)
 	}
 	for _, k := range conditionParams {
+		if k == "engine" && r.OtherEngine() == "" {
+			continue // InnoDB: keyed as runs from before --engine, which were InnoDB
+		}
 		if v, ok := r.Params[k]; ok && v != "" {
 			kv = append(kv, k+"="+v)
 		}
 	}
 	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+// LabelConditions is Conditions without what a run's label already tells
+// apart (its storage engine, result.Run.Label): what the runs of two labels
+// must share for a comparison to set them side by side, test by test, as
+// InnoDB's and MyRocks' runs of one build and config are. Within a label it
+// is as Conditions.
+func (r Run) LabelConditions() string {
+	if r.OtherEngine() == "" {
+		return r.Conditions()
+	}
+	var kv []string
+	for _, c := range strings.Split(r.Conditions(), ",") {
+		if !strings.HasPrefix(c, "engine=") {
+			kv = append(kv, c)
+		}
+	}
 	return strings.Join(kv, ",")
 }
 

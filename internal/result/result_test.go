@@ -43,3 +43,34 @@ func TestReadRefusesOtherSchemaVersions(t *testing.T) {
 		t.Errorf("want an error naming the file, got %v", err)
 	}
 }
+
+// The storage engine is a condition and part of the label unless it is
+// InnoDB, which every MySQL-family run that records no engine was: an
+// InnoDB run repeats those, a MyRocks run repeats neither.
+func TestEngineConditionsAndLabel(t *testing.T) {
+	run := func(engine string) Run {
+		r := Run{Build: "mariadb-system", Config: "myrocks@0123456789ab", Params: map[string]string{"rows": "1000", "tcp": "false"}}
+		if engine != "" {
+			r.Params["engine"] = engine
+		}
+		return r
+	}
+	old, inno, rocks := run(""), run("innodb"), run("rocksdb")
+	if old.Conditions() != inno.Conditions() {
+		t.Errorf("an InnoDB run (%s) is not a repeat of a run that records no engine (%s)", inno.Conditions(), old.Conditions())
+	}
+	if rocks.Conditions() == inno.Conditions() || !strings.Contains(rocks.Conditions(), "engine=rocksdb") {
+		t.Errorf("a MyRocks run's conditions %q must differ from InnoDB's %q and name the engine", rocks.Conditions(), inno.Conditions())
+	}
+	if rocks.LabelConditions() != inno.LabelConditions() || inno.LabelConditions() != inno.Conditions() {
+		t.Errorf("between labels the engine is no condition: %q against %q", rocks.LabelConditions(), inno.LabelConditions())
+	}
+	if d := ConditionsDiff(inno.Conditions(), rocks.Conditions()); !strings.Contains(d, "engine") {
+		t.Errorf("ConditionsDiff = %q, want the engine named", d)
+	}
+	for r, want := range map[*Run]string{&old: "mariadb-system.myrocks", &inno: "mariadb-system.myrocks", &rocks: "mariadb-system.myrocks:rocksdb"} {
+		if got := r.Label(); got != want {
+			t.Errorf("Label of a run of engine %q = %s, want %s", r.Engine(), got, want)
+		}
+	}
+}

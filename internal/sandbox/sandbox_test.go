@@ -65,9 +65,10 @@ func queryOne(t *testing.T, ep client.Endpoint, tcp bool, q string) string {
 	return rows[0][0]
 }
 
-// The four builds the issue names: start, query over socket and TCP, stop.
+// The four builds the issue names, and MySQL where a MySQL basedir is
+// present: start, query over socket and TCP, stop.
 func TestStartQueryStop(t *testing.T) {
-	for _, name := range []string{"mariadb-system", "mariadb-10.2.11", "postgres-system", "postgres-12.17.0"} {
+	for _, name := range []string{"mariadb-system", "mariadb-10.2.11", "postgres-system", "postgres-12.17.0", testenv.MySQL} {
 		t.Run(name, func(t *testing.T) {
 			h := newHome(t)
 			b := testenv.Build(t, h, name)
@@ -268,7 +269,7 @@ func TestStartErrors(t *testing.T) {
 // context's error and leaves no process behind. The cancel comes from a hook
 // at that very point, so the test always exercises the cancel path.
 func TestCancelDuringStart(t *testing.T) {
-	for _, name := range []string{"mariadb-10.2.11", "postgres-system"} {
+	for _, name := range []string{"mariadb-10.2.11", "postgres-system", testenv.MySQL} {
 		for _, phase := range []string{"init", "launch"} {
 			t.Run(name+"/"+phase, func(t *testing.T) {
 				h := newHome(t)
@@ -321,9 +322,12 @@ func TestCancelDuringStart(t *testing.T) {
 	}
 }
 
+// hasBootstrap: MariaDB's install script forks mysqld --bootstrap,
+// initdb postgres --boot or --single; MySQL 5.7 and later initialise with
+// mysqld --initialize-insecure itself.
 func hasBootstrap(marker string) bool {
 	for _, p := range testenv.Processes(marker) {
-		if strings.Contains(p, " --boot") || strings.Contains(p, " --single") {
+		if strings.Contains(p, " --boot") || strings.Contains(p, " --single") || strings.Contains(p, " --initialize") {
 			return true
 		}
 	}
@@ -334,7 +338,7 @@ func hasBootstrap(marker string) bool {
 // names the signal; sandbox.yaml says it died. A server qpslab stopped is no
 // death.
 func TestServerDeath(t *testing.T) {
-	for _, name := range []string{"mariadb-system", "postgres-system"} {
+	for _, name := range []string{"mariadb-system", "postgres-system", testenv.MySQL} {
 		t.Run(name, func(t *testing.T) {
 			h := newHome(t)
 			b := testenv.Build(t, h, name)

@@ -3,14 +3,18 @@
 // vac_pg after l.i2): make the server write back what the writes left dirty
 // and refresh its statistics, then let it rest until a fixed time has
 // passed since the wait began, so the next step starts from a settled
-// server rather than from the last one's debt. Every suite that writes
-// uses it; it knows SQL, not suites.
+// server rather than from the last one's debt. InnoDB is told to flush its
+// dirty pages; MyRocks is waited for until no compaction runs, then its
+// memtable is flushed and its L0 compacted. Every suite that writes uses
+// it; it knows SQL, not suites.
 package settle
 
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,7 +37,17 @@ type Options struct {
 	// IndexCleanup vacuums with INDEX_CLEANUP ON (PostgreSQL 12 and later,
 	// as the Insert Benchmark's vac_pg does).
 	IndexCleanup bool
+	// Pause is MyRocks' pause between the memtable flush and the L0
+	// compaction: the reference's RocksDBPause, scaled as Wait is.
+	Pause time.Duration
+	// PollEvery is how often MyRocks' running compactions are counted
+	// while waiting for them to end (0: the reference's 10 s).
+	PollEvery time.Duration
 }
+
+// RocksDBPause is the reference's sleep between MyRocks' memtable flush
+// and its L0 compaction.
+const RocksDBPause = 20 * time.Second
 
 // innodbFlush are the variables Run lowers to make InnoDB write back its
 // dirty pages, in the order they are set (restored in reverse).
@@ -49,11 +63,12 @@ var innodbFlush = []struct {
 // Run settles the server: on MySQL-family servers ANALYZE TABLE every table
 // in parallel with InnoDB told to flush its dirty pages
 // (innodb_max_dirty_pages_pct_lwm=1, innodb_max_dirty_pages_pct=1,
-// innodb_idle_flush_pct=100; a variable the server lacks is skipped), on
-// PostgreSQL VACUUM (ANALYZE) every table in parallel then CHECKPOINT; then
-// it sleeps out what is left of o.Wait and puts the InnoDB variables back.
-// It returns an error wrapping ctx.Err() if ctx ends first, after
-// restoring the variables.
+// innodb_idle_flush_pct=100; a variable the server lacks is skipped) unless
+// every table is MyRocks', and, when a table is MyRocks', the reference's
+// MyRocks wait (rocksdbSettle); on PostgreSQL VACUUM (ANALYZE) every table
+// in parallel then CHECKPOINT; then it sleeps out what is left of o.Wait
+// and puts the InnoDB variables back. It returns an error wrapping
+// ctx.Err() if ctx ends first, after restoring the variables.
 func Run(ctx context.Context, o Options) (err error) {
 	if o.Dial == nil {
 		return fmt.Errorf("settle: no dial function")
@@ -66,13 +81,22 @@ func Run(ctx context.Context, o Options) (err error) {
 	defer conn.Close()
 
 	var jobs []func(context.Context, client.Conn) error
+	rocks := false
 	if o.Protocol == client.MySQL {
 		if o.ResetMaster {
 			// Fails on a server without binary logging, which has none to drop.
 			conn.Exec(ctx, "RESET MASTER")
 		}
+		var innodb bool
+		if rocks, innodb, err = engines(ctx, conn, o.Tables); err != nil {
+			return err
+		}
+		flush := innodbFlush
+		if rocks && !innodb {
+			flush = nil // no InnoDB table to flush for
+		}
 		var set []string
-		for i, v := range innodbFlush {
+		for i, v := range flush {
 			// Saved in a session variable of this connection, so no value
 			// needs to be read back; a variable the version lacks fails here.
 			if _, err := conn.Exec(ctx, "SET @qpslab_saved_"+strconv.Itoa(i)+" = @@global."+v.name); err != nil {
@@ -123,6 +147,11 @@ func Run(ctx context.Context, o Options) (err error) {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 	}
+	if rocks {
+		if err := rocksdbSettle(ctx, conn, o); err != nil {
+			return fmt.Errorf("MyRocks: %w", err)
+		}
+	}
 	if wait := time.Until(deadline); wait > 0 {
 		tm := time.NewTimer(wait)
 		defer tm.Stop()
@@ -133,6 +162,135 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 	return nil
+}
+
+// engines says whether any of tables is a MyRocks table, and whether any is
+// InnoDB's (or of an engine not known here: flushed as before MyRocks).
+func engines(ctx context.Context, conn client.Conn, tables []string) (rocks, innodb bool, err error) {
+	if len(tables) == 0 {
+		return false, true, nil
+	}
+	in := ""
+	for i, t := range tables {
+		if !identRE.MatchString(t) { // it goes into the query's text
+			return false, false, fmt.Errorf("table name %q is not one qpslab makes", t)
+		}
+		if i > 0 {
+			in += ", "
+		}
+		in += "'" + t + "'"
+	}
+	q := "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN (" + in + ") AND UPPER(ENGINE) "
+	nr, err := conn.Query(ctx, q+"= 'ROCKSDB'")
+	if err != nil {
+		return false, false, fmt.Errorf("look up the storage engine of %s: %w", in, err)
+	}
+	no, err := conn.Query(ctx, q+"<> 'ROCKSDB'")
+	if err != nil {
+		return false, false, fmt.Errorf("look up the storage engine of %s: %w", in, err)
+	}
+	return nr > 0, no > 0 || nr == 0, nil
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// rocksdbSettle is the reference's wait for MyRocks after writes (run.sh's
+// postwrite, iq.sh's vac_my): poll until no compaction runs, flush the
+// memtable, pause o.Pause, then compact L0.
+//
+// Running compactions are the rows of
+// information_schema.ROCKSDB_ACTIVE_COMPACTION_STATS where the server has
+// that table (Facebook's and Percona's MyRocks), else (MariaDB's MyRocks,
+// which lacks it) the RocksDB background threads that SHOW ENGINE ROCKSDB
+// STATUS lists as running a compaction (its thread tracking,
+// rocksdb_enable_thread_tracking, is on by default). L0 is compacted with
+// rocksdb_compact_lzero_now where the server has it, else with MariaDB's
+// rocksdb_force_flush_memtable_and_lzero_now, which flushes and compacts
+// L0 in one.
+func rocksdbSettle(ctx context.Context, conn client.Conn, o Options) error {
+	every := o.PollEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	for {
+		n, err := activeCompactions(ctx, conn)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		if err := sleep(ctx, every); err != nil {
+			return fmt.Errorf("wait for %d running compaction(s): %w", n, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "SET GLOBAL rocksdb_force_flush_memtable_now = 1"); err != nil {
+		return fmt.Errorf("flush the memtable: %w", err)
+	}
+	if err := sleep(ctx, o.Pause); err != nil {
+		return fmt.Errorf("pause after the memtable flush: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "SET GLOBAL rocksdb_compact_lzero_now = 1"); err != nil {
+		if !client.UnknownVariable(err) {
+			return fmt.Errorf("compact L0: %w", err)
+		}
+		if _, err := conn.Exec(ctx, "SET GLOBAL rocksdb_force_flush_memtable_and_lzero_now = 1"); err != nil {
+			return fmt.Errorf("compact L0: %w", err)
+		}
+	}
+	return nil
+}
+
+// activeCompactions counts the compactions MyRocks runs now.
+func activeCompactions(ctx context.Context, conn client.Conn) (int64, error) {
+	has, err := conn.Query(ctx, "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = 'ROCKSDB_ACTIVE_COMPACTION_STATS'")
+	if err != nil {
+		return 0, fmt.Errorf("look for information_schema.ROCKSDB_ACTIVE_COMPACTION_STATS: %w", err)
+	}
+	if has > 0 {
+		n, err := conn.Query(ctx, "SELECT 1 FROM information_schema.ROCKSDB_ACTIVE_COMPACTION_STATS")
+		if err != nil {
+			return 0, fmt.Errorf("count the running compactions: %w", err)
+		}
+		return n, nil
+	}
+	rows, err := client.Text(ctx, conn, "SHOW ENGINE ROCKSDB STATUS")
+	if err != nil {
+		return 0, fmt.Errorf("count the running compactions (SHOW ENGINE ROCKSDB STATUS): %w", err)
+	}
+	return compactingThreads(rows), nil
+}
+
+// compactingThreads counts the BG_THREADS rows of SHOW ENGINE ROCKSDB
+// STATUS (Type, Name, Status) whose thread runs a compaction
+// ("operation_type: Compaction").
+func compactingThreads(rows [][]string) int64 {
+	var n int64
+	for _, r := range rows {
+		if len(r) < 3 || r[0] != "BG_THREADS" {
+			continue
+		}
+		for _, l := range strings.Split(r[2], "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), "operation_type:"); ok && strings.TrimSpace(v) == "Compaction" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Wait is the reference's wait after a write phase: min(1200, 60 +

@@ -22,8 +22,8 @@ func mustSub(f fs.FS, dir string) fs.FS {
 }
 
 // Filter selects runs: a label (build and config name; either empty for
-// any), narrowed by thread count and host (a hostname or a host id prefix),
-// and by status.
+// any; and its storage engine), narrowed by thread count and host (a
+// hostname or a host id prefix), and by status.
 type Filter struct {
 	Suite         string // "": any
 	Build, Config string
@@ -33,6 +33,7 @@ type Filter struct {
 	Samples       bool     // load the per-second samples too
 	Test          string   // "": any
 	ID            string   // "": any; else the one run stored under this id
+	Engine        string   // "": any; else that storage engine only (runs that record none count as InnoDB's)
 }
 
 // Runs reads the runs f selects, oldest first.
@@ -126,6 +127,9 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 				return nil, bad("hardware figures", err)
 			}
 		}
+		if f.Engine != "" && r.OtherEngine() != otherEngine(f.Engine) {
+			continue
+		}
 		out = append(out, r)
 		ids = append(ids, id)
 	}
@@ -142,6 +146,14 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		}
 	}
 	return out, nil
+}
+
+// otherEngine is engine as result.Run.OtherEngine says it: "" for InnoDB.
+func otherEngine(engine string) string {
+	if engine == result.DefaultEngine {
+		return ""
+	}
+	return engine
 }
 
 func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error) {
@@ -189,10 +201,10 @@ type LabelInfo struct {
 	Last    string   `json:"last"`
 }
 
-// Labels lists every build.config in the store, once per suite it has
-// runs of.
+// Labels lists every build.config (build.config:engine for an engine other
+// than InnoDB) in the store, once per suite it has runs of.
 func (s *Store) Labels(ctx context.Context) ([]LabelInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.build, r.config_name, r.suite, b.version, r.test, r.threads, r.hostname, COALESCE(r.host_id, ''), r.source, r.status, r.started
+	rows, err := s.db.QueryContext(ctx, `SELECT r.build, r.config_name, r.suite, b.version, r.test, r.threads, r.hostname, COALESCE(r.host_id, ''), r.source, r.status, r.started, r.params
 		FROM runs r JOIN builds b ON b.name = r.build ORDER BY r.build, r.config_name, r.suite, r.started`)
 	if err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
@@ -204,12 +216,16 @@ func (s *Store) Labels(ctx context.Context) ([]LabelInfo, error) {
 	var aux []sets
 	statuses := []map[string]int{}
 	for rows.Next() {
-		var b, c, suite, version, test, hostname, hostID, source, status, started string
+		var b, c, suite, version, test, hostname, hostID, source, status, started, params string
 		var threads int
-		if err := rows.Scan(&b, &c, &suite, &version, &test, &threads, &hostname, &hostID, &source, &status, &started); err != nil {
+		if err := rows.Scan(&b, &c, &suite, &version, &test, &threads, &hostname, &hostID, &source, &status, &started, &params); err != nil {
 			return nil, fmt.Errorf("read store %s: %w", s.where, err)
 		}
-		l := b + "." + c
+		r := result.Run{Build: b, Config: c}
+		if err := json.Unmarshal([]byte(params), &r.Params); err != nil {
+			return nil, fmt.Errorf("read store %s: params of a run of %s.%s: %w", s.where, b, c, err)
+		}
+		l := r.Label()
 		i, ok := idx[l+"\x00"+suite]
 		if !ok {
 			i = len(out)

@@ -336,3 +336,40 @@ func TestPostgresStore(t *testing.T) {
 	// Migration 4 merges split hosts on PostgreSQL too.
 	splitHostsMerge(t, strings.Replace(dsn, "/results?", "/split?", 1))
 }
+
+// Runs of two storage engines under one build and config are two labels,
+// and a filter by engine reads one's: a run that records no engine is
+// InnoDB's, as every run before --engine was.
+func TestEngineLabels(t *testing.T) {
+	s := open(t, "")
+	for i, e := range []string{"", "innodb", "rocksdb"} {
+		m := meta("point-query_range=100", 1)
+		m.Seed = uint64(i + 1)
+		if e != "" {
+			m.Params = map[string]string{"engine": e}
+		}
+		w, err := s.Begin(ctx, m, Meta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Done(ctx, finished(m, result.OK, float64(1000+i), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labels, err := s.Labels(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range labels {
+		got = append(got, fmt.Sprintf("%s %d", l.Label, l.Runs))
+	}
+	if strings.Join(got, ", ") != "mariadb-10.2.11.default 2, mariadb-10.2.11.default:rocksdb 1" {
+		t.Errorf("labels: %v", got)
+	}
+	for engine, want := range map[string]int{"": 3, "innodb": 2, "rocksdb": 1, "tokudb": 0} {
+		if rs := runsOf(t, s, Filter{Build: "mariadb-10.2.11", Config: "default", Engine: engine}); len(rs) != want {
+			t.Errorf("engine %q: %d runs, want %d", engine, len(rs), want)
+		}
+	}
+}

@@ -223,6 +223,11 @@ type Server struct {
 	Env     []string
 	Config  config.Config
 	Start   func(cmd *exec.Cmd) (wait func() error, err error)
+
+	// Engine is the storage engine the suite creates its tables in on the
+	// MySQL family ("innodb", "rocksdb": owned.EngineClause writes it);
+	// "" on PostgreSQL.
+	Engine string
 }
 
 var registry = struct {

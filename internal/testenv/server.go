@@ -15,6 +15,13 @@ import (
 // every server and server child carries the home's path in its environment).
 func StartServer(t *testing.T, build string) (*sandbox.Server, home.Home) {
 	t.Helper()
+	return StartServerWith(t, build, "default")
+}
+
+// StartServerWith is StartServer with the named shipped config (myrocks:
+// MyRocks beside InnoDB).
+func StartServerWith(t *testing.T, build, configName string) (*sandbox.Server, home.Home) {
+	t.Helper()
 	h := Home(t)
 	t.Setenv("QPSLAB_HOME", h.Root)
 	t.Cleanup(func() {
@@ -24,7 +31,7 @@ func StartServer(t *testing.T, build string) (*sandbox.Server, home.Home) {
 		}
 	})
 	b := Build(t, h, build)
-	cfg, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
+	cfg, err := config.Store{Dir: t.TempDir()}.Get(configName, config.FamilyOf(string(b.Flavor)))
 	if err != nil {
 		t.Fatal(err)
 	}

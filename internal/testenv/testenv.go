@@ -48,10 +48,14 @@ func Env(h home.Home) []string {
 	return append(os.Environ(), "QPSLAB_HOME="+h.Root, "QPSLAB_CACHE="+h.Cache)
 }
 
-// Build returns the named build in h: a system build, or a registry build
-// (mariadb-10.2.11, postgres-12.17.0) fetched into the shared cache.
+// Build returns the named build in h: a system build, a registry build
+// (mariadb-10.2.11, postgres-12.17.0) fetched into the shared cache, or for
+// MySQL a MySQL basedir (skipping the test when there is none).
 func Build(t testing.TB, h home.Home, name string) build.Build {
 	t.Helper()
+	if name == MySQL {
+		return mysqlBuild(t, h)
+	}
 	r := build.Registry{Dir: h.Builds(), Cache: h.Cache}
 	ctx := context.Background()
 	if strings.HasSuffix(name, "-system") {
@@ -111,4 +115,55 @@ func WantErr(t testing.TB, err error, subs ...string) {
 			t.Errorf("error %q does not mention %q", msg, s)
 		}
 	}
+}
+
+// MySQL is the name tests give Build for a MySQL build: one is used
+// wherever a MySQL basedir is present (QPSLAB_MYSQL_BASEDIR, or a MySQL
+// tarball fetched into the shared cache with qpslab builds fetch
+// mysql-VERSION); without one the test is skipped, and the skip is named
+// in `make test`'s summary (SkipLog).
+const MySQL = "mysql"
+
+// SkipLog is the environment variable naming a file to which tests append
+// a line for each test skipped for want of a MySQL basedir; `make test`
+// prints them at its end.
+const SkipLog = "QPSLAB_SKIP_LOG"
+
+// mysqlBuild registers the MySQL basedir of QPSLAB_MYSQL_BASEDIR, or else
+// the first MySQL build unpacked in the shared cache, in h, or skips t.
+func mysqlBuild(t testing.TB, h home.Home) build.Build {
+	t.Helper()
+	r := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+	ctx := context.Background()
+	if dir := os.Getenv("QPSLAB_MYSQL_BASEDIR"); dir != "" {
+		b, err := r.Add(ctx, "mysql-test", build.MySQL, dir, true)
+		if err != nil {
+			t.Fatalf("QPSLAB_MYSQL_BASEDIR=%s: %v", dir, err)
+		}
+		return b
+	}
+	ents, _ := os.ReadDir(filepath.Join(h.Cache, "builds"))
+	for _, e := range ents {
+		dir := filepath.Join(h.Cache, "builds", e.Name())
+		if _, err := os.Stat(filepath.Join(dir, ".qpslab-complete")); err != nil {
+			continue
+		}
+		if _, f, _, _, err := build.Inspect(ctx, build.MySQL, dir); err != nil || f != build.MySQL {
+			continue
+		}
+		b, err := r.Add(ctx, "mysql-test", build.MySQL, dir, true)
+		if err != nil {
+			t.Fatalf("the MySQL build in %s: %v", dir, err)
+		}
+		return b
+	}
+	why := "no MySQL basedir (set QPSLAB_MYSQL_BASEDIR to a MySQL install prefix, or run qpslab builds fetch mysql-8.0.36 on a connected machine)"
+	if p := os.Getenv(SkipLog); p != "" {
+		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			fmt.Fprintf(f, "%s: %s\n", t.Name(), why)
+			f.Close()
+		}
+	}
+	t.Skip(why)
+	return build.Build{}
 }

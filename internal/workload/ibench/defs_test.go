@@ -83,8 +83,15 @@ func TestStatements(t *testing.T) {
 	if q := deleteOldest(client.Postgres, "pi1", 7, 50); q != "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 WHERE transactionid >= 7 ORDER BY transactionid ASC LIMIT 50)" {
 		t.Errorf("delete %s", q)
 	}
-	if got := createIndexes(client.MySQL, "pi1"); len(got) != 1 || strings.Count(got[0], "ADD INDEX") != 3 {
+	if got := createIndexes(client.MySQL, "pi1", "innodb"); len(got) != 1 || strings.Count(got[0], "ADD INDEX") != 3 {
 		t.Errorf("MySQL indexes %v", got)
+	}
+	// MyRocks: one ALTER per index, as the reference.
+	if got := createIndexes(client.MySQL, "pi1", "rocksdb"); len(got) != 3 || got[0] != "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price)" {
+		t.Errorf("MyRocks indexes %v", got)
+	}
+	if got := createTable(client.MySQL, "pi1", "rocksdb"); !strings.HasSuffix(got, "primary key (transactionid)) ENGINE = ROCKSDB") {
+		t.Errorf("MyRocks table %s", got)
 	}
 	g := rowGen{r: newRand(1)}
 	q := g.insert("pi1", 3, testTime)

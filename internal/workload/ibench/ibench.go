@@ -353,7 +353,7 @@ func (o Options) create(ctx context.Context, s *suite.Server) error {
 	}
 	var tables []owned.Table
 	for _, t := range names {
-		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Protocol, t)})
+		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Protocol, t, s.Engine)})
 	}
 	if err := owned.Create(ctx, s.Protocol, conn, tables); err != nil {
 		return fmt.Errorf("create the ibench tables: %w", err)
@@ -393,7 +393,7 @@ func (o Options) index(ctx context.Context, s *suite.Server, clients int, seed u
 	jobs = jobs[:0]
 	for _, t := range o.distinct() {
 		jobs = append(jobs, func(ctx context.Context, conn client.Conn) error {
-			for _, q := range createIndexes(s.Protocol, t) {
+			for _, q := range createIndexes(s.Protocol, t, s.Engine) {
 				if _, err := conn.Exec(ctx, q); err != nil {
 					return fmt.Errorf("%s: %w", q, err)
 				}
@@ -416,7 +416,7 @@ func (o Options) wait(ctx context.Context, s *suite.Server) error {
 	d := time.Duration(float64(settle.Wait(float64(o.NR1()))) * o.WaitScale)
 	s.Log(fmt.Sprintf("after l.i2: cleanup, then wait %s", d.Round(time.Second)))
 	err := settle.Run(ctx, settle.Options{Protocol: s.Protocol, Dial: s.Dial, Tables: o.distinct(), Wait: d,
-		ResetMaster: true, IndexCleanup: s.Protocol == client.Postgres && pgAtLeast(s.Version, 12)})
+		Pause: time.Duration(float64(settle.RocksDBPause) * o.WaitScale), ResetMaster: true, IndexCleanup: s.Protocol == client.Postgres && pgAtLeast(s.Version, 12)})
 	if err != nil {
 		return fmt.Errorf("the wait after l.i2: %w", err)
 	}
@@ -552,7 +552,8 @@ func RatePercentiles(samples []result.Sample, secs float64) map[string]float64 {
 
 // dbSize is the tables' size (data and indexes) in MB as the server counts
 // it: information_schema on MySQL-family servers, pg_total_relation_size
-// on PostgreSQL.
+// on PostgreSQL. MyRocks counts its SST files only: rows still in its
+// memtables are not in the size until they are flushed.
 func dbSize(ctx context.Context, s *suite.Server, tables []string) (float64, error) {
 	conn, err := s.Dial(ctx)
 	if err != nil {

@@ -8,22 +8,23 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/owned"
 )
 
 // The schema, indexes and statements as iibench.py writes them
 // (create_table_mysql, create_table_postgres, create_index_*, the insert,
 // delete and query makers).
 
-// createTable is the table's CREATE statement. The storage engine is the
-// server's default.
-func createTable(p client.Protocol, t string) string {
+// createTable is the table's CREATE statement, in storage engine engine
+// on the MySQL family (the server's default when "").
+func createTable(p client.Protocol, t, engine string) string {
 	if p == client.Postgres {
 		return "CREATE TABLE " + t + " (transactionid bigserial primary key, dateandtime timestamp without time zone, " +
 			"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000))"
 	}
 	return "CREATE TABLE " + t + " (transactionid bigint not null auto_increment, dateandtime datetime, " +
 		"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000), " +
-		"primary key (transactionid))"
+		"primary key (transactionid))" + owned.EngineClause(p, engine)
 }
 
 // afterCreate are statements run once the table exists: PostgreSQL's id
@@ -43,13 +44,21 @@ var indexes = []struct{ suffix, cols string }{
 }
 
 // createIndexes are the statements that build the three secondary indexes:
-// one ALTER TABLE with three ADD INDEX on MySQL (InnoDB), three CREATE
-// INDEX on PostgreSQL.
-func createIndexes(p client.Protocol, t string) []string {
+// one ALTER TABLE with three ADD INDEX on MySQL (InnoDB), one ALTER TABLE
+// per index on MyRocks (engine rocksdb), three CREATE INDEX on PostgreSQL,
+// as the reference does.
+func createIndexes(p client.Protocol, t, engine string) []string {
 	if p == client.Postgres {
 		var out []string
 		for _, ix := range indexes {
 			out = append(out, "CREATE INDEX "+t+"_"+ix.suffix+" ON "+t+" ("+ix.cols+")")
+		}
+		return out
+	}
+	if engine == "rocksdb" {
+		var out []string
+		for _, ix := range indexes {
+			out = append(out, "ALTER TABLE "+t+" ADD INDEX "+t+"_"+ix.suffix+" ("+ix.cols+")")
 		}
 		return out
 	}

@@ -23,6 +23,9 @@ type Target struct {
 	Dial   func(ctx context.Context) (client.Conn, error)
 	Tables int   // sbtest1..Tables
 	Rows   int64 // rows per table (sysbench --table-size)
+	// Engine is the storage engine of the tables on the MySQL family
+	// (owned.EngineClause); "" for InnoDB.
+	Engine string
 }
 
 func (t Target) check() error {
@@ -75,7 +78,7 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 	defer conn.Close()
 	var tables []owned.Table
 	for tb, name := range t.names() {
-		tables = append(tables, owned.Table{Name: name, DDL: createTable(t.Protocol, tb+1)})
+		tables = append(tables, owned.Table{Name: name, DDL: createTable(t.Protocol, tb+1, t.Engine)})
 	}
 	if err := owned.Create(ctx, t.Protocol, conn, tables); err != nil {
 		return fmt.Errorf("load sbtest tables: %w", err)
@@ -249,10 +252,13 @@ func (t Target) dropRecorded(ctx context.Context, conn client.Conn) error {
 	return owned.Drop(ctx, t.Protocol, conn, t.names())
 }
 
-// verify checks that sbtest1..Tables exist and that qpslab recorded them,
-// before a test reads or writes them.
+// verify checks that sbtest1..Tables exist, that qpslab recorded them and
+// that they are tables of t.Engine, before a test reads or writes them.
 func (t Target) verify(ctx context.Context, conn client.Conn) error {
-	return owned.Verify(ctx, t.Protocol, conn, t.names())
+	if err := owned.Verify(ctx, t.Protocol, conn, t.names()); err != nil {
+		return err
+	}
+	return owned.VerifyEngine(ctx, t.Protocol, conn, t.names(), t.Engine)
 }
 
 // PostwriteWait is the wait run.sh's postwrite step aims for (§1.2):
@@ -263,13 +269,14 @@ func (t Target) PostwriteWait() time.Duration {
 
 // Postwrite is run.sh's "flush and wait" after a write step (§1.2, §4.6):
 // settle.Run over sbtest1..Tables, waiting PostwriteWait()*scale (scale 1
-// as the reference; tests use 0).
+// as the reference; tests use 0), and pausing settle.RocksDBPause*scale
+// between MyRocks' memtable flush and L0 compaction.
 func (t Target) Postwrite(ctx context.Context, scale float64) error {
 	if err := t.check(); err != nil {
 		return err
 	}
 	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: t.names(),
-		Wait: time.Duration(float64(t.PostwriteWait()) * scale)})
+		Wait: time.Duration(float64(t.PostwriteWait()) * scale), Pause: time.Duration(float64(settle.RocksDBPause) * scale)})
 	if err != nil {
 		return fmt.Errorf("postwrite: %w", err)
 	}

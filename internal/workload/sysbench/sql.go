@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/owned"
 )
 
 // Statement texts, as oltp_common.lua and his scripts write them (§1.3), with
@@ -113,12 +114,17 @@ func insertText(p client.Protocol, table int, k int64, c, pad string) string {
 }
 
 // createTable is the DDL of sbtestN (oltp_common.lua create_table, §2.1, with
-// a primary key as in his ".pk1" runs).
-func createTable(p client.Protocol, table int) string {
+// a primary key as in his ".pk1" runs), in storage engine engine on the
+// MySQL family (InnoDB when "", as sysbench's default
+// --mysql-storage-engine).
+func createTable(p client.Protocol, table int, engine string) string {
 	id := "INTEGER NOT NULL AUTO_INCREMENT"
-	engine := " ENGINE = InnoDB"
+	if engine == "" {
+		engine = owned.DefaultEngine
+	}
+	engine = owned.EngineClause(p, engine)
 	if p == client.Postgres {
-		id, engine = "SERIAL", ""
+		id = "SERIAL"
 	}
 	return fmt.Sprintf("CREATE TABLE sbtest%d(\n"+
 		"  id %s,\n"+

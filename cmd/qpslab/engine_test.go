@@ -1,0 +1,81 @@
+package main_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// InnoDB against MyRocks on MariaDB 10.11 in one interleaved command: the
+// runs alternate engines in each repeat, each is recorded with its engine
+// under its own label, the run ends with the comparison and the hardware
+// tables of both, and compare, metrics and labels read them back apart.
+// Without a config that loads MyRocks, nothing runs and one line says
+// which config does.
+func TestRunEnginesInterleaved(t *testing.T) {
+	h := newHome(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	args := append([]string{"run", "sysbench", "--build", "mariadb-system", "--config", "myrocks", "--engine", "innodb,rocksdb",
+		"--repeat", "2", "--tests", "point-query_range=100,update-index_range=100,read-write_range=100", "--out", out}, quick...)
+	r := qpslab(t, h, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, run := range f.Runs {
+		if run.Status != result.OK {
+			t.Errorf("%s %s: %s %s", run.Label(), run.Test, run.Status, run.Error)
+		}
+		if run.Test == "load" {
+			order = append(order, run.Params["repeat"]+" "+run.Label())
+		}
+	}
+	if got := strings.Join(order, ", "); got != "1 mariadb-system.myrocks, 1 mariadb-system.myrocks:rocksdb, 2 mariadb-system.myrocks, 2 mariadb-system.myrocks:rocksdb" {
+		t.Errorf("the loads ran in the order %s, want the engines interleaved in each repeat", got)
+	}
+	for _, want := range []string{
+		"sysbench: 1 build(s) × 1 config(s) × 2 engines × 2 repeat(s)",
+		"label mariadb-system.myrocks, label mariadb-system.myrocks:rocksdb",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	for _, want := range []string{
+		"myrocks:rocksdb", // the table's CONFIG column
+		"Comparison with mariadb-system.myrocks (qpslab compare mariadb-system.myrocks mariadb-system.myrocks:rocksdb)",
+		"update-index_range=100",
+		"Hardware cost per operation, per test (qpslab metrics mariadb-system.myrocks mariadb-system.myrocks:rocksdb)",
+		"cpu/o",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	cmp := qpslab(t, h, "compare", "mariadb-system.myrocks:innodb", "mariadb-system.myrocks:RocksDB")
+	if cmp.code != 0 || !strings.Contains(cmp.stdout, "mariadb-system.myrocks:rocksdb") || !strings.Contains(cmp.stdout, "point-query_range=100") {
+		t.Errorf("compare of the two engines: exit %d\n%s%s", cmp.code, cmp.stdout, cmp.stderr)
+	}
+	if strings.Contains(cmp.stdout, "engine=") {
+		t.Errorf("compare mixed the engines' runs:\n%s", cmp.stdout)
+	}
+	labels := qpslab(t, h, "labels")
+	if !strings.Contains(labels.stdout, "mariadb-system.myrocks ") || !strings.Contains(labels.stdout, "mariadb-system.myrocks:rocksdb ") {
+		t.Errorf("labels:\n%s", labels.stdout)
+	}
+
+	// Without MyRocks in the config: one line, nothing stored.
+	bad := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-system", "--engine", "rocksdb", "--tests", "point-query_range=100"}, quick...)...)
+	if bad.code != 1 || !strings.Contains(bad.stderr, "has no storage engine rocksdb") || !strings.Contains(bad.stderr, "--config myrocks") {
+		t.Errorf("a run of MyRocks without it: exit %d: %s", bad.code, bad.stderr)
+	}
+	if l := qpslab(t, h, "labels"); strings.Contains(l.stdout, "mariadb-system.default") {
+		t.Errorf("the refused run stored results:\n%s", l.stdout)
+	}
+}

@@ -1,0 +1,118 @@
+package settle
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// SHOW ENGINE ROCKSDB STATUS lists each RocksDB background thread as a
+// BG_THREADS row; those running a compaction are counted, idle ones and
+// flushes are not.
+func TestCompactingThreads(t *testing.T) {
+	bg := func(op string) []string {
+		return []string{"BG_THREADS", "1234", "\nthread_type: Low Pri\ncf_name: default\noperation_type: " + op + "\noperation_stage: \nelapsed_time_ms: 12\nstate_type: \n"}
+	}
+	rows := [][]string{
+		{"STATISTICS", "rocksdb", "rocksdb.block.cache.miss COUNT : 0\noperation_type: Compaction"}, // not a thread
+		bg(""), bg("Compaction"), bg("Flush"), bg("Compaction"),
+		{"BG_THREADS", "1"}, // short row
+	}
+	if n := compactingThreads(rows); n != 2 {
+		t.Errorf("compactingThreads = %d, want 2", n)
+	}
+	if n := compactingThreads(nil); n != 0 {
+		t.Errorf("no rows: %d", n)
+	}
+}
+
+// On MariaDB 10.11 with MyRocks: after writes the memtable holds rows and
+// L0 has files; Run (which counts the running compactions from SHOW ENGINE
+// ROCKSDB STATUS there) leaves the memtable empty and L0 compacted away,
+// the reference's MyRocks wait, pausing between the two. With an InnoDB
+// table too, InnoDB's flushing variables are put back as they were.
+func TestRunMyRocks(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := testenv.StartServerWith(t, "mariadb-system", "myrocks")
+	ep := srv.Endpoint()
+	dial := func(ctx context.Context) (client.Conn, error) {
+		return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+	}
+	c, err := dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	scalar := func(q string) int64 {
+		t.Helper()
+		n, err := client.Scalar(ctx, c, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	exec := func(q string) {
+		t.Helper()
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec("CREATE TABLE rx (id INT PRIMARY KEY, v VARCHAR(100)) ENGINE = ROCKSDB")
+	exec("CREATE TABLE inno (id INT PRIMARY KEY) ENGINE = InnoDB")
+	// Several flushed batches make L0 files, then rows stay in the memtable.
+	for batch := 0; batch < 3; batch++ {
+		var vals []string
+		for i := 0; i < 500; i++ {
+			vals = append(vals, fmt.Sprintf("(%d, REPEAT('x', 90))", batch*500+i))
+		}
+		exec("INSERT INTO rx VALUES " + strings.Join(vals, ","))
+		exec("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
+	}
+	exec("INSERT INTO rx VALUES (100000, 'in the memtable')")
+	memtable := "SELECT CAST(COALESCE(SUM(VALUE), 0) AS SIGNED) FROM information_schema.ROCKSDB_CFSTATS WHERE CF_NAME = 'default' AND STAT_TYPE = 'NUM_ENTRIES_ACTIVE_MEM_TABLE'"
+	l0 := "SELECT CAST(COALESCE(SUM(VALUE), 0) AS SIGNED) FROM information_schema.ROCKSDB_COMPACTION_STATS WHERE CF_NAME = 'default' AND LEVEL = 'L0' AND TYPE = 'NumFiles'"
+	if scalar(memtable) == 0 {
+		t.Fatal("the write left nothing in the memtable: the test shows nothing")
+	}
+	if n, err := activeCompactions(ctx, c); err != nil || n < 0 {
+		t.Fatalf("activeCompactions = %d, %v", n, err)
+	}
+	if scalar(l0) == 0 {
+		t.Fatal("the flushes left no L0 file: the test shows nothing")
+	}
+	lwm := "SELECT CAST(@@global.innodb_max_dirty_pages_pct_lwm * 1000 AS SIGNED)"
+	before := scalar(lwm)
+
+	t0 := time.Now()
+	if err := Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"rx"}, Pause: 100 * time.Millisecond, PollEvery: 100 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d < 100*time.Millisecond {
+		t.Errorf("Run took %s, less than its pause between the flush and the L0 compaction", d)
+	}
+	if n := scalar(memtable); n != 0 {
+		t.Errorf("after Run the memtable holds %d entries, want 0 (flushed)", n)
+	}
+	if n := scalar(l0); n != 0 {
+		t.Errorf("after Run L0 has %d files, want 0 (compacted)", n)
+	}
+	if n := scalar("SELECT COUNT(*) FROM rx"); n != 1501 {
+		t.Errorf("rx has %d rows after Run, want 1501", n)
+	}
+
+	// InnoDB's flushing is set for an InnoDB table, and restored.
+	if err := Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"inno", "rx"}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := scalar(lwm); after != before {
+		t.Errorf("innodb_max_dirty_pages_pct_lwm is %s after Run, was %s", strconv.FormatInt(after, 10), strconv.FormatInt(before, 10))
+	}
+	err = Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"rx'; DROP TABLE rx; --"}})
+	testenv.WantErr(t, err, "is not one qpslab makes")
+}
