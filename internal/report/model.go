@@ -127,8 +127,11 @@ func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.Ra
 // seriesOf is a run's per-second headline rate and p99 response time.
 func seriesOf(label string, r result.Run) Series {
 	s := Series{Label: label, Unit: r.Totals.Series + "/s"}
-	if r.Totals.Series == "" {
+	switch {
+	case r.Totals.Series == "":
 		s.Unit = result.SeriesStatements + "/s"
+	case strings.HasPrefix(r.Totals.Series, "op:"):
+		s.Unit = r.Totals.ReportedUnit // one kind's events: the headline's unit (queries/s)
 	}
 	n := r.Samples[len(r.Samples)-1].Second + 1
 	s.Rate, s.P99Ms = make([]float64, n), make([]float64, n)
