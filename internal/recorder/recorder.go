@@ -38,8 +38,9 @@ type Sink struct {
 
 // Run is one run being kept.
 type Run struct {
-	s *Sink
-	w *store.Writer // nil when the store refused the run's start
+	s        *Sink
+	w        *store.Writer // nil when the store refused the run's start
+	beginErr error         // why it refused: Done says so, after the file keeps the run
 }
 
 // Begin starts keeping a run: its row goes into the store now (status
@@ -55,7 +56,11 @@ func (s *Sink) Begin(ctx context.Context, start result.Run) (*Run, error) {
 	}
 	w, err := s.Store.Begin(ctx, start, store.Meta{ConfigContent: content})
 	if err != nil {
-		return nil, err
+		// The run still runs and the results file keeps it; Done says the
+		// store could not (a full disk is found at the start as often as at
+		// the end).
+		r.beginErr = err
+		return r, nil
 	}
 	r.w = w
 	return r, nil
@@ -85,6 +90,14 @@ func (r *Run) Done(ctx context.Context, res result.Run) error {
 	}
 	s.mu.Unlock()
 	var serr error
+	if r.beginErr != nil {
+		serr = r.beginErr
+		s.mu.Lock()
+		if s.storeErr == nil {
+			s.storeErr = serr
+		}
+		s.mu.Unlock()
+	}
 	if r.w != nil {
 		// Stored even when the run was interrupted: a fresh context.
 		serr = r.w.Done(context.WithoutCancel(ctx), res)
