@@ -232,12 +232,15 @@ func validKind(k string) bool {
 
 // MetricNamed finds a metric of the catalogue, or a per-kind one.
 func MetricNamed(name string) (Metric, error) {
-	for _, m := range append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...) {
+	for _, m := range append(append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...), MemoryMetrics...) {
 		if m.Name == name {
 			return m, nil
 		}
 	}
 	if m, ok := OpMetric(name); ok {
+		return m, nil
+	}
+	if m, ok := CounterMetric(name); ok {
 		return m, nil
 	}
 	return Metric{}, fmt.Errorf("--metric %s: use one of %s", name, MetricNames())
@@ -247,10 +250,11 @@ func MetricNamed(name string) (Metric, error) {
 // texts and errors.
 func MetricNames() string {
 	var names []string
-	for _, m := range append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...) {
+	for _, m := range append(append(Catalog[:len(Catalog):len(Catalog)], InsertCatalog...), MemoryMetrics...) {
 		names = append(names, m.Name)
 	}
-	return strings.Join(append(names, OpMetrics...), ", ")
+	names = append(names, OpMetrics...)
+	return strings.Join(append(names, "COUNTER/o", "LEVEL.avg"), ", ")
 }
 
 // MetricsOf returns the catalogue's metrics of one class, in order.
