@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -58,6 +59,7 @@ func Capture(ctx context.Context, tool string, pid int) ([]Thread, time.Duration
 	default:
 		return nil, 0, fmt.Errorf("unknown capture tool %q", tool)
 	}
+	cmd.Env = toolEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
@@ -87,6 +89,11 @@ func Capture(ctx context.Context, tool string, pid int) ([]Thread, time.Duration
 	}
 	return threads, took, nil
 }
+
+// toolEnv is the capture tools' environment: without debuginfod, so that
+// no capture waits on the network for debug symbols while the server's
+// threads are stopped.
+func toolEnv() []string { return append(os.Environ(), "DEBUGINFOD_URLS=") }
 
 // tree lists process pid and its descendants (PostgreSQL's backends), pid
 // first.

@@ -37,6 +37,7 @@ func Function(sym string) string {
 	if s == "" || s == "??" || s == "[unknown]" {
 		return "??"
 	}
+	s = strings.TrimSuffix(s, " (inlined)") // perf's frames of inlined functions
 	if i := strings.Index(s, "+0x"); i > 0 {
 		s = s[:i]
 	}

@@ -25,13 +25,15 @@ const PerfHz = 49
 
 // perfArgs are perf record's options: on-CPU samples from the CPU clock
 // (a software event that works in VMs without hardware counters), call
-// graphs by frame pointers.
+// graphs unwound from each sample's copy of the stack with the binaries'
+// DWARF unwind tables (.eh_frame): servers are built without frame
+// pointers, which leave -g's stacks one or two frames deep.
 func perfArgs(out string, pids []int) []string {
 	ps := make([]string, len(pids))
 	for i, p := range pids {
 		ps[i] = strconv.Itoa(p)
 	}
-	return []string{"record", "-e", "cpu-clock", "-F", strconv.Itoa(PerfHz), "-g", "--quiet", "-o", out, "-p", strings.Join(ps, ",")}
+	return []string{"record", "-e", "cpu-clock", "-F", strconv.Itoa(PerfHz), "--call-graph", "dwarf,8192", "--no-buildid-cache", "--quiet", "-o", out, "-p", strings.Join(ps, ",")}
 }
 
 // CheckPerf says whether perf can record here: it is installed, and the
@@ -117,6 +119,7 @@ func (p *Perf) Open() {
 	// Not CommandContext: perf must end with SIGINT to write its data;
 	// Close sends it, and kills it only if it does not end.
 	p.cmd = exec.Command("perf", perfArgs(filepath.Join(p.dir, "perf.data"), pids)...)
+	p.cmd.Env = toolEnv()
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		p.errs = append(p.errs, "start perf record: "+err.Error())
@@ -178,6 +181,7 @@ func (p *Perf) Result() *result.Stacks {
 		cctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(cctx, "perf", "script", "-i", filepath.Join(p.dir, "perf.data"), "-F", "comm,tid,ip,sym")
+		cmd.Env = toolEnv()
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {

@@ -17,19 +17,19 @@ import (
 func TestFunction(t *testing.T) {
 	for in, want := range map[string]string{
 		"do_command(THD*)": "do_command",
-		"mysql_select(THD*, TABLE_LIST*, List<Item>&, Item*, unsigned int)": "mysql_select",
+		"mysql_select(THD*, TABLE_LIST*, List<Item>&, Item*, unsigned int)":                              "mysql_select",
 		"tpool::thread_pool_generic::wait_for_tasks(std::unique_lock<std::mutex>&, tpool::worker_data*)": "tpool::thread_pool_generic::wait_for_tasks",
-		"pthread_cond_timedwait@@GLIBC_2.3.2":                  "pthread_cond_timedwait",
-		"clock_nanosleep@GLIBC_2.2.5":                          "clock_nanosleep",
-		"Foo::operator()(int) const":                           "Foo::operator()",
-		"Foo::operator()":                                      "Foo::operator()",
-		"(anonymous namespace)::run(int)":                      "(anonymous namespace)::run",
-		"std::function<void (int)>::operator()(int) const":     "std::function<void (int)>::operator()",
-		"vio_io_wait+0x1e":                                     "vio_io_wait",
-		"[unknown]":                                            "??",
-		"":                                                     "??",
-		" handle_one_connection":                               "handle_one_connection",
-		"a;b":                                                  "a:b",
+		"pthread_cond_timedwait@@GLIBC_2.3.2":                                                            "pthread_cond_timedwait",
+		"clock_nanosleep@GLIBC_2.2.5":                                                                    "clock_nanosleep",
+		"Foo::operator()(int) const":                                                                     "Foo::operator()",
+		"Foo::operator()":                                                                                "Foo::operator()",
+		"(anonymous namespace)::run(int)":                                                                "(anonymous namespace)::run",
+		"std::function<void (int)>::operator()(int) const":                                               "std::function<void (int)>::operator()",
+		"vio_io_wait+0x1e":                                                                               "vio_io_wait",
+		"[unknown]":                                                                                      "??",
+		"":                                                                                               "??",
+		" handle_one_connection":                                                                         "handle_one_connection",
+		"a;b":                                                                                            "a:b",
 	} {
 		if got := Function(in); got != want {
 			t.Errorf("Function(%q) = %q, want %q", in, got, want)
