@@ -237,6 +237,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 		}
 		return doneCtx{r, cmd}, nil
 	}
+	p.Watch.Warn = func(line string) { fmt.Fprintln(stderr, line) }
 	var bar *report.Progress
 	if verbose {
 		header := false

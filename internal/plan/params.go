@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -36,6 +38,9 @@ var Common = []suite.Param{
 	{Name: "sandbox", Kind: suite.String, Usage: "run on this running sandbox (qpslab server start) instead of starting one per build and config"},
 	{Name: "device", Kind: suite.String, Usage: "block device whose I/O is measured (default: the disk that holds the datadir)"},
 	{Name: "report-interval", Kind: suite.Seconds, Default: "10", Usage: "seconds between progress lines during a test, with -v (sysbench --report-interval)"},
+	{Name: "counters", Kind: suite.List, Default: "default", Usage: "server counters read over each measured window: default (the flavor's curated set), all, none, or counter names to add (e.g. innodb_pages_created, blks_read); qpslab metrics shows them per op"},
+	{Name: "pmp", Kind: suite.Seconds, Default: "0", Usage: "every N seconds of each measured window, capture every server thread's stack (poor man's profiler: eu-stack, or gdb); each capture pauses the server; 0: none (see qpslab stacks)"},
+	{Name: "perf", Kind: suite.Bool, Usage: "profile the server's CPU with perf record at 49 Hz during each measured window (see qpslab stacks --source perf)"},
 }
 
 // New makes the plan of suite s from the values of Common and of the
@@ -69,6 +74,15 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	p.Client.NoPrepare = c.Bool("no-prepare")
 	p.Sandbox, p.Device = c.String("sandbox"), c.String("device")
 	p.ReportInterval = c.Seconds("report-interval", false)
+	p.PMP = c.Seconds("pmp", true)
+	if p.PMP > 0 && p.PMP < 100*time.Millisecond {
+		c.Problem("--pmp %s: give at least 0.1 seconds between captures (each takes a tenth of a second or more), or 0 for none", c.String("pmp"))
+	}
+	p.Perf = c.Bool("perf")
+	var cerr error
+	if p.Counters, cerr = counters.ParseSelection(c.List("counters")); cerr != nil {
+		c.Problem("%v", cerr)
+	}
 	if seed := c.String("seed"); seed != "" {
 		n, err := strconv.ParseUint(seed, 10, 63)
 		if err != nil {

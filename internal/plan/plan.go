@@ -4,7 +4,8 @@
 // build × config in a fresh sandbox, the suite's steps in order at each
 // thread count, with what runs before and after each step. It starts and
 // stops sandboxes, hands driven steps to the engine and runs the suite's
-// tasks, samples the hardware over each measured window, and passes every
+// tasks, samples the hardware and reads the server's counters over each
+// measured window (and captures its stacks when asked), and passes every
 // run on as it starts, second by second, and when it ends (Recorder).
 //
 // It does not measure events (the engine does), know any suite's tests
@@ -19,7 +20,6 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,12 +28,14 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/metrics"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/stacks"
 	"github.com/qpslab/qpslab/internal/suite"
 	"github.com/qpslab/qpslab/internal/version"
 )
@@ -63,6 +65,12 @@ type Plan struct {
 	ReportInterval time.Duration
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
+	// Counters are the server counters read over each window (--counters);
+	// PMP, if set, captures the server's thread stacks that often during
+	// each window (--pmp); Perf profiles its CPU with perf (--perf).
+	Counters counters.Selection
+	PMP      time.Duration
+	Perf     bool
 
 	Watch Watcher
 	// Record, if set, is called as each run starts, with what is known of
@@ -83,6 +91,7 @@ type Watcher struct {
 	Start    func(i, n int, it Item) // run i of n begins
 	Done     func(i, n int, r result.Run)
 	Progress func(done, total int64) // a task's progress (the load's rows)
+	Warn     func(line string)       // what the user must hear even without -v (perf cannot run)
 }
 
 // Item is one planned run: a step at one thread count on one build and
@@ -160,6 +169,11 @@ func (p *Plan) Check(h home.Home) error {
 			return err
 		}
 	}
+	if p.PMP > 0 {
+		if _, err := stacks.FindTool(""); err != nil {
+			return err
+		}
+	}
 	if p.Sandbox != "" {
 		st, err := sandbox.Get(h, p.Sandbox)
 		if err != nil {
@@ -184,6 +198,14 @@ func protocolOf(f build.Flavor) client.Protocol {
 func (p *Plan) Run(ctx context.Context, h home.Home) error {
 	if err := p.Check(h); err != nil {
 		return err
+	}
+	if p.Perf {
+		if err := stacks.CheckPerf(ctx); err != nil {
+			if p.Watch.Warn != nil {
+				p.Watch.Warn("--perf: " + err.Error() + "; the runs go on without CPU profiles")
+			}
+			p.Perf = false
+		}
 	}
 	items := p.Items()
 	n := len(items)
@@ -319,12 +341,13 @@ func configID(c config.Config) string {
 // process and the datadir's disk.
 type measure struct {
 	serverPID int
+	ep        client.Endpoint // for the server's counters
 	disks     []string
 	notes     []string
 }
 
 func (p *Plan) measureOf(st sandbox.State) measure {
-	m := measure{serverPID: st.PID}
+	m := measure{serverPID: st.PID, ep: st.Endpoint}
 	if p.Device != "" {
 		m.disks = []string{p.Device}
 	} else if d, err := metrics.DisksOf(host.Real, st.Datadir); err == nil {
@@ -341,16 +364,6 @@ func (p *Plan) measureOf(st sandbox.State) measure {
 		p.logf("disk metrics from %s (the datadir's disk%s)", strings.Join(m.disks, "+"), via)
 	}
 	return m
-}
-
-// sampler makes the hardware sampler of one run. On error it is nil (a nil
-// Sampler does nothing) and the notes say why.
-func (m measure) sampler() (*metrics.Sampler, []string) {
-	s, err := metrics.NewSampler(metrics.Spec{Roots: host.Real, ServerPID: m.serverPID, ClientPID: os.Getpid(), Disks: m.disks})
-	if err != nil {
-		return nil, append(m.notes, "no hardware metrics: "+err.Error())
-	}
-	return s, m.notes
 }
 
 // seedFor derives a run's seed from the plan's, so that every run of a plan
@@ -376,6 +389,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	for k, v := range step.Params {
 		r.Params[k] = v
 	}
+	p.stackParams(r.Params)
 	if step.Drive != nil && !step.Drive.UntilScheduled {
 		r.Warmup, r.Duration = p.Warmup.Seconds(), step.Seconds.Seconds()
 		if p.Rate > 0 {
@@ -425,7 +439,7 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 	if err != nil {
 		return err
 	}
-	smp, notes := m.sampler()
+	win := p.window(ctx, m)
 	var res *result.Run
 	if step.Drive != nil {
 		if step.Drive.UntilScheduled {
@@ -433,15 +447,16 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 		} else {
 			p.logf("-- %s, %d thread(s), %s", step.Test, it.Threads, step.Seconds)
 		}
-		res, err = p.drive(ctx, srv, step, start, smp, rec)
+		res, err = p.drive(ctx, srv, step, start, win, rec)
 	} else {
 		p.logf("-- %s, %d thread(s)", step.Test, it.Threads)
-		res, err = p.task(ctx, srv, step, start, smp, rec)
+		res, err = p.task(ctx, srv, step, start, win, rec)
 	}
 	if res == nil { // it never started: what is known, with why
 		fail := start
 		fail.Status, fail.Error, fail.Ended = result.Failed, err.Error(), time.Now().UTC()
 		res = &fail
+		win.release()
 	} else {
 		op := step.Headline.Of(&res.Totals)
 		var perSec []float64
@@ -451,7 +466,7 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 			}
 			perSec = append(perSec, s.Count(res.Totals.Series))
 		}
-		res.HW = smp.Result(res.Totals.Reported, op, perSec, notes)
+		win.finish(res, op, perSec, p.logf)
 		if err == nil && step.Finish != nil {
 			if ferr := step.Finish(ctx, srv, res); ferr != nil {
 				err = fmt.Errorf("after the run: %w", ferr)
@@ -491,12 +506,12 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 }
 
 // drive runs a driven step through the engine.
-func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, smp *metrics.Sampler, rec Recorder) (*result.Run, error) {
+func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, win *window, rec Recorder) (*result.Run, error) {
 	o := engine.Options{
 		Threads: start.Threads, Warmup: p.Warmup, Duration: step.Seconds,
 		Rate: p.Rate, Arrivals: p.Arrivals, MaxBacklog: p.MaxBacklog,
 		RetryErrors: step.Drive.Retry, Seed: start.Seed, Progress: p.Watch.Log, ReportInterval: p.ReportInterval,
-		Window: smp, OnSample: rec.Sample,
+		Window: win, OnSample: rec.Sample,
 	}
 	if p.Warmup == 0 {
 		o.Warmup = -1 // the engine's 0 is its default
@@ -521,15 +536,15 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 
 // task runs a step the suite runs itself, timed and sampled over the same
 // span.
-func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, smp *metrics.Sampler, rec Recorder) (*result.Run, error) {
+func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, win *window, rec Recorder) (*result.Run, error) {
 	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: rec.Sample}
 	if p.Watch.Progress != nil {
 		tio.Progress = p.Watch.Progress
 	}
-	smp.Open()
+	win.Open()
 	t0 := time.Now()
 	tot, err := step.Task.Run(ctx, srv, start.Threads, start.Seed, tio)
-	smp.Close()
+	win.Close()
 	t1 := time.Now()
 	res := start
 	res.Started, res.Ended = t0.UTC(), t1.UTC()
