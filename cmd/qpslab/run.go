@@ -157,7 +157,8 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 // what the run's table does not show.
 func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string) error {
 	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
-	if (!steps && html == "") || len(runs) == 0 {
+	why := p.PMP > 0 || p.Perf
+	if (!steps && !why && html == "") || len(runs) == 0 {
 		return nil
 	}
 	var sets []analysis.Set
@@ -187,6 +188,11 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 			if err := report.Metrics(w, tables, "text"); err != nil {
 				return err
 			}
+		}
+	}
+	if why {
+		if err := whyReport(w, sets); err != nil {
+			return err
 		}
 	}
 	if html == "" {

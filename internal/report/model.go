@@ -26,6 +26,7 @@ type Model struct {
 	Timelines  []Timeline             // per test and thread count; may be empty
 	Hosts      []Host                 // the fingerprints of the hosts the labels ran on
 	Configs    []Config               // each label's config, the base's first
+	Stacks     []StackSection         // the runs' stacks (--pmp, --perf), per test; may be empty
 }
 
 // Timeline is one test at one thread count, a series per label (the latest
@@ -70,6 +71,7 @@ type Config struct {
 func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.RawMessage) (string, error), content func(configID string) string, now time.Time) Model {
 	m := Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: now, Comparison: cmp}
 	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
+	m.Stacks = StackSections(sets)
 	latest := make([]map[string]result.Run, len(sets))
 	hosts := map[string]*Host{}
 	var hostOrder []string
