@@ -212,7 +212,7 @@ by the window's ops) and its levels (NAME.avg). By default the flavor's
 curated counters are shown (those zero in every run left out); --counters
 all shows every one the runs recorded (qpslab run --counters all), or name
 them.`,
-		Args:  cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sel.check(); err != nil {
 				return err

@@ -55,7 +55,9 @@ func stackHow(s result.Stacks, runs int) string {
 	return b.String()
 }
 
-func trimFloat(v float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".") }
+func trimFloat(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}
 
 // stateShares prints each thread state's share of the samples, most first.
 func stateShares(s result.Stacks) string {
