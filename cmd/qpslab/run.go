@@ -33,7 +33,14 @@ It shows a progress bar, then a table of the results; -v prints what happens
 and every run's figures and hardware cost as it ends. Every run goes to the
 store as it runs (--store; label build.config, for qpslab compare), and to a
 JSON file (--out) after every run, so an interrupted run keeps what was
-measured.`
+measured.
+
+Every run reads the server's own counters over its measured window
+(--counters; qpslab metrics shows them per op). --pmp N captures every
+server thread's stack every N seconds of each window (eu-stack, or gdb),
+--perf profiles its CPU with perf; after such a run each test's counters
+side by side, each build's top stacks and their diff are printed (qpslab
+stacks, qpslab stacks diff), and --html draws their flame graphs.`
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
