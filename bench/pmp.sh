@@ -42,16 +42,17 @@ done
 
 echo "point-query_range=100, MariaDB 10.11, $THREADS thread(s), $ROWS rows, $ROUNDS rounds of ${SECS} s, interleaved"
 echo
-echo "| capture | median QPS | QPS / no capture (median of $ROUNDS pairs) | captures per run | mean capture time |"
-echo "|---|---|---|---|---|"
+echo "| capture | median QPS | QPS / no capture (median of $ROUNDS pairs) | the pairs' ratios, sorted | captures per run | mean capture time |"
+echo "|---|---|---|---|---|---|"
 for m in 0 10 1; do
   q=$(awk '{print $1}' "$work/$m" | median)
   if [ "$m" = 0 ]; then
-    printf '| none | %.0f | 1 | - | - |\n' "$q"
+    printf '| none | %.0f | 1 | - | - | - |\n' "$q"
     continue
   fi
   r=$(paste "$work/$m" "$work/0" | awk '{print $1 / $4}' | median)
+  all=$(paste "$work/$m" "$work/0" | awk '{printf "%.2f\n", $1 / $4}' | sort -g | tr '\n' ' ')
   c=$(awk '{print $3}' "$work/$m" | median)
   p=$(awk '{print $2}' "$work/$m" | median)
-  printf '| --pmp %s | %.0f | %.3f | %s | %.0f ms |\n' "$m" "$q" "$r" "$c" "$p"
+  printf '| --pmp %s | %.0f | %.3f | %s| %s | %.0f ms |\n' "$m" "$q" "$r" "$all" "$c" "$p"
 done

@@ -79,6 +79,9 @@ func (w *window) finish(res *result.Run, op string, perSec []float64, logf func(
 	res.HW = w.hw.Result(res.Totals.Reported, op, perSec, w.notes)
 	for _, n := range w.more {
 		logf("%s", n)
+		if res.HW != nil {
+			res.HW.Notes = append(res.HW.Notes, n)
+		}
 	}
 	if sc := w.ctr.Result(); sc != nil && res.HW != nil {
 		res.HW.Server = sc
