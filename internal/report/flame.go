@@ -262,12 +262,18 @@ func htmlStacks(secs []StackSection) template.HTML {
 	b.WriteString(`<h2 id="stacks">Where the server's threads were</h2>
 <p class="note">Flame graphs of the server's thread stacks during each test's measured window (pmp: every thread every --pmp seconds, waiting or running; perf: on-CPU samples), merged over a label's runs. A frame is as wide as its share of the samples; its callees sit on it. Search takes a regular expression. Against the base, a differential flame graph has the other label's shape, red where a frame's share grew and blue where it shrank.</p>
 `)
+	anchored := map[string]bool{}
 	for si, sec := range secs {
 		cond := ""
 		if sec.Mixed {
 			cond = " [" + sec.Conditions + "]"
 		}
-		fmt.Fprintf(&b, "<h3>%s, %d thread(s)%s: %s</h3>\n", template.HTMLEscapeString(sec.Test), sec.Threads, template.HTMLEscapeString(cond), sec.Source)
+		id := ""
+		if a := stackAnchor(secs, sec.Test, sec.Threads); a != "" && !anchored[a] {
+			anchored[a] = true
+			id = fmt.Sprintf(` id="%s"`, template.HTMLEscapeString(a))
+		}
+		fmt.Fprintf(&b, "<h3%s>%s, %d thread(s)%s: %s</h3>\n", id, template.HTMLEscapeString(sec.Test), sec.Threads, template.HTMLEscapeString(cond), sec.Source)
 		for li, set := range sec.Sets {
 			id := fmt.Sprintf("flame-%d-%d", si, li)
 			fmt.Fprintf(&b, "<h4>%s</h4>\n<p class=\"note\">%s</p>\n", template.HTMLEscapeString(set.Label), template.HTMLEscapeString(stackHow(set.Stacks, set.Runs)))
@@ -289,6 +295,22 @@ func htmlStacks(secs []StackSection) template.HTML {
 	}
 	b.WriteString(flameScript)
 	return template.HTML(b.String())
+}
+
+// stackAnchor is the anchor of a test's first stack section, "" when it
+// has none.
+func stackAnchor(secs []StackSection, test string, threads int) string {
+	for _, s := range secs {
+		if s.Test == test && s.Threads == threads {
+			return fmt.Sprintf("stacks-%s-%d", strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+					return r
+				}
+				return '_'
+			}, test), threads)
+		}
+	}
+	return ""
 }
 
 // DiffThreshold is the share of the samples below which a stack is noise

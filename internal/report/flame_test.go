@@ -20,6 +20,7 @@ import (
 // stackRun is an ok run of update-index whose pmp stacks are s.
 func stackRun(s ...result.Stack) result.Run {
 	r := result.Run{Test: "update-index_range=100", Threads: 1, Status: result.OK, Totals: result.Totals{Reported: 1000, ReportedUnit: "qps"},
+		HW: &result.HW{Op: "statement", Samples: 3, OpsPerSec: 1000},
 		Stacks: []result.Stacks{{Source: "pmp", Tool: "eu-stack", Interval: 1, Captures: 10, PauseMeanMs: 80, PauseMaxMs: 120, Stacks: s}}}
 	return r
 }
@@ -93,19 +94,24 @@ func TestServerTable(t *testing.T) {
 // frame named for the search), a differential one, and the diff table.
 func TestHTMLStacks(t *testing.T) {
 	sets := stackSets()
-	m := Model{Title: "stacks", Stacks: StackSections(sets)}
+	tables, err := analysis.Metrics(sets, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Model{Title: "stacks", Stacks: StackSections(sets), Metrics: tables}
 	var b bytes.Buffer
 	if err := HTML(&b, m); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
 	for _, want := range []string{`id="stacks"`, `href="#stacks"`, `data-n="Item_func_sleep::val_int"`, `data-flame="flame-0-0"`, `data-flame="flamediff-0-0"`,
-		"only in new.default", "lock_wait_suspend_thread,mysql_update,do_command,start_thread", "matched "} {
+		"only in new.default", "lock_wait_suspend_thread,mysql_update,do_command,start_thread", "matched ",
+		`<h3 id="stacks-update-index_range_100-1">`, `<a href="#stacks-update-index_range_100-1">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
-	svgs := regexp.MustCompile(`(?s)<svg\b.*?</svg>`).FindAllString(page, -1)
+	svgs := regexp.MustCompile(`(?s)<svg [^>]*class="flame".*?</svg>`).FindAllString(page, -1)
 	if len(svgs) != 3 {
 		t.Fatalf("%d flame graphs, want 2 and a differential one", len(svgs))
 	}

@@ -110,6 +110,7 @@ type htmlMetric struct {
 	Honest      []htmlMetricLine
 	Chart       template.HTML
 	Server      *htmlServer // the server's own figures per op
+	Stacks      string      // the anchor of the test's flame graphs, if it has some
 }
 
 type htmlMetricLine struct {
@@ -166,7 +167,9 @@ func htmlBuildPage(m Model) htmlPage {
 	}
 	p.Steps = stepViews(m.Steps)
 	for _, t := range m.Metrics {
-		p.Metrics = append(p.Metrics, htmlMetrics(t))
+		v := htmlMetrics(t)
+		v.Stacks = stackAnchor(m.Stacks, t.Test, t.Threads)
+		p.Metrics = append(p.Metrics, v)
 	}
 	p.Stacks = htmlStacks(m.Stacks)
 	if len(m.Hosts) > 0 {
@@ -890,6 +893,7 @@ pre .hdr { font-weight: 600; }
 </tbody>
 </table>
 {{if .Hidden}}<p class="note">{{.Hidden}} server counter(s) zero in every run left out.</p>{{end}}{{end}}
+{{with .Stacks}}<p><a href="#{{.}}">Where the server's threads were in this test: flame graphs and their diff</a></p>{{end}}
 {{end}}
 {{- end}}
 {{.Stacks}}
