@@ -20,7 +20,7 @@ import (
 // stackRun is an ok run of update-index whose pmp stacks are s.
 func stackRun(s ...result.Stack) result.Run {
 	r := result.Run{Test: "update-index_range=100", Threads: 1, Status: result.OK, Totals: result.Totals{Reported: 1000, ReportedUnit: "qps"},
-		HW: &result.HW{Op: "statement", Samples: 3, OpsPerSec: 1000},
+		HW:     &result.HW{Op: "statement", Samples: 3, OpsPerSec: 1000},
 		Stacks: []result.Stacks{{Source: "pmp", Tool: "eu-stack", Interval: 1, Captures: 10, PauseMeanMs: 80, PauseMaxMs: 120, Stacks: s}}}
 	return r
 }
