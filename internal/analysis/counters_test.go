@@ -11,7 +11,7 @@ import (
 // values (name → change), its tree at pss and rss KB.
 func withCounters(qps float64, pss, rss uint64, values ...result.CounterValue) result.Run {
 	r := run("update-index_range=100", 1, qps)
-	r.HW = &result.HW{Op: "statement", Samples: 10, OpsPerSec: qps, Avg: result.HWSecond{ServerPSS: pss, ServerRSS: rss},
+	r.HW = &result.HW{Op: "statement", Samples: 10, Seconds: 10, OpsPerSec: qps, Avg: result.HWSecond{ServerPSS: pss, ServerRSS: rss},
 		Server: &result.ServerCounters{Seconds: 10, Values: values}}
 	return r
 }

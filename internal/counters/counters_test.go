@@ -134,7 +134,7 @@ func TestMariaDBCounters(t *testing.T) {
 	}
 	// Per op, as the metric catalogue reads it: the window's 500
 	// statements as o/s over its seconds.
-	run := result.Run{HW: &result.HW{Samples: 2, OpsPerSec: float64(n+n+n/2) / sc.Seconds, Server: sc}}
+	run := result.Run{HW: &result.HW{Samples: 2, Seconds: sc.Seconds, OpsPerSec: float64(n+n+n/2) / sc.Seconds, Server: sc}}
 	m, err := result.MetricNamed("handler_write/o")
 	if err != nil {
 		t.Fatal(err)

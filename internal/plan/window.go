@@ -61,12 +61,15 @@ func (w *window) Open() {
 	w.perf.Open()
 }
 
-// Close closes every part, the hardware sampler first: its last snapshot
-// marks the window's end, before a capture in progress is waited for.
+// Close closes every part: no new stack capture; the hardware sampler,
+// whose last snapshot marks the window's end; then, once a capture in
+// progress has ended (its threads go on), the server's counters, which a
+// stopped thread would make wait; perf.
 func (w *window) Close() {
+	w.pmp.Stop()
 	w.hw.Close()
-	w.ctr.Close()
 	w.pmp.Close()
+	w.ctr.Close()
 	w.perf.Close()
 }
 

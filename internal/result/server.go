@@ -10,8 +10,8 @@ import (
 // the change of each counter of its global status (the MySQL family) or
 // statistics views (PostgreSQL) between the window's first and last read,
 // and the mean of each level sampled once a second (threads running).
-// Values are raw: per-op figures divide them by the window's seconds and
-// the run's o/s (CounterMetric).
+// Values are raw: per-op figures divide them by the window's ops, its o/s
+// over its seconds (CounterMetric).
 type ServerCounters struct {
 	Source  string         `json:"source"`  // "global status", "statistics views"
 	Seconds float64        `json:"seconds"` // between the first and the last read
@@ -83,14 +83,19 @@ func CounterMetric(name string) (Metric, bool) {
 		return Metric{Name: name, Per: "op", Class: ClassServer, Verb: "%.4g",
 			Help: "server counter " + c + " per op",
 			Of: func(r Run) (float64, bool) {
-				if !r.HW.Measured() || r.HW.Server == nil || r.HW.Server.Seconds <= 0 {
+				if !r.HW.Measured() || r.HW.Server == nil || r.HW.Seconds <= 0 {
 					return 0, false
 				}
 				v, ok := r.HW.Server.Counter(c)
 				if !ok || v.Level {
 					return 0, false
 				}
-				return v.Value / r.HW.Server.Seconds / r.HW.OpsPerSec, true
+				// The ops of the window: its o/s over its seconds. The
+				// counters' own reads bracket the window (the last may
+				// come late, after a stack capture), and the workload
+				// stops at its end, so the change counts the window's
+				// work.
+				return v.Value / (r.HW.OpsPerSec * r.HW.Seconds), true
 			}}, true
 	}
 	if c, ok := strings.CutSuffix(name, LevelSuffix); ok && validCounter(c) {

@@ -18,7 +18,7 @@ func TestConditionsNameCaptures(t *testing.T) {
 // is the level's mean; a run without the counter lacks it; bad names are
 // refused with the forms named.
 func TestCounterMetrics(t *testing.T) {
-	r := Run{HW: &HW{Samples: 3, OpsPerSec: 500, Server: &ServerCounters{Seconds: 10, Values: []CounterValue{
+	r := Run{HW: &HW{Samples: 3, OpsPerSec: 500, Seconds: 10, Server: &ServerCounters{Seconds: 10, Values: []CounterValue{
 		{Name: "wal_bytes", Value: 5e6}, {Name: "active_backends", Value: 1.5, Level: true}}}}}
 	for name, want := range map[string]float64{"wal_bytes/o": 1000, "active_backends.avg": 1.5} {
 		m, err := MetricNamed(name)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -46,16 +47,29 @@ func FindTool(want string) (string, error) {
 	return "", fmt.Errorf("--pmp needs eu-stack (Debian package elfutils) or gdb: install one, or leave out --pmp")
 }
 
+// captureTimeout bounds a capture that hangs: the tool is then killed
+// and the process continued.
+const captureTimeout = 2 * time.Minute
+
 // Capture takes one stack of every thread of process pid with tool, and
 // says how long it took (the upper bound of how long the process's
 // threads were stopped).
+//
+// A capture, once started, is never cut short (ctx only keeps one from
+// starting): a tool killed while it holds threads stopped leaves them
+// stopped (ptrace's attach stops the process, and a tracer's death does
+// not continue it). Only a capture that hangs for captureTimeout is
+// killed, and the process is then sent SIGCONT.
 func Capture(ctx context.Context, tool string, pid int) ([]Thread, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
 	var cmd *exec.Cmd
 	switch tool {
 	case EuStack:
-		cmd = exec.CommandContext(ctx, EuStack, "-p", strconv.Itoa(pid))
+		cmd = exec.Command(EuStack, "-p", strconv.Itoa(pid))
 	case GDB:
-		cmd = exec.CommandContext(ctx, GDB, "-p", strconv.Itoa(pid), "-batch", "-nx", "-ex", "set pagination 0", "-ex", "thread apply all bt")
+		cmd = exec.Command(GDB, "-p", strconv.Itoa(pid), "-batch", "-nx", "-ex", "set pagination 0", "-ex", "thread apply all bt")
 	default:
 		return nil, 0, fmt.Errorf("unknown capture tool %q", tool)
 	}
@@ -63,7 +77,23 @@ func Capture(ctx context.Context, tool string, pid int) ([]Thread, time.Duration
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("start %s: %w", tool, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(captureTimeout):
+		cmd.Process.Kill()
+		err = <-exited
+		err = fmt.Errorf("killed after %s: %v", captureTimeout, err)
+	}
+	if !cmd.ProcessState.Exited() {
+		// It died by a signal, perhaps holding threads stopped.
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
 	took := time.Since(t0)
 	var threads []Thread
 	var perr error
@@ -145,6 +175,7 @@ type PMP struct {
 
 	mu             sync.Mutex
 	opened, closed bool
+	stopped        bool
 	counts         Counter
 	captures       int
 	pauses         []time.Duration
@@ -194,6 +225,11 @@ func (p *PMP) loop() {
 			return
 		case <-time.After(wait):
 		}
+		select {
+		case <-p.stop: // both were ready: stopping wins
+			return
+		default:
+		}
 		t0 := time.Now()
 		p.captureTree()
 		// The next capture an interval after this one began; at once when
@@ -235,6 +271,8 @@ func (p *PMP) captureTree() {
 		}
 		return
 	}
+	// A capture that began before Stop counts: the window was open when
+	// it began.
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.captures++
@@ -254,11 +292,26 @@ func (p *PMP) fail(err error) {
 	}
 }
 
+// Stop starts no more captures; the one in progress goes on (Capture).
+// It does not wait: Close does.
+func (p *PMP) Stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.opened && !p.stopped {
+		p.stopped = true
+		close(p.stop)
+	}
+}
+
 // Close stops capturing, after the capture in progress ends.
 func (p *PMP) Close() {
 	if p == nil {
 		return
 	}
+	p.Stop()
 	p.mu.Lock()
 	if !p.opened || p.closed {
 		p.closed = true
@@ -266,9 +319,8 @@ func (p *PMP) Close() {
 		return
 	}
 	p.closed = true
-	stop, done := p.stop, p.done
+	done := p.done
 	p.mu.Unlock()
-	close(stop)
 	<-done
 }
 

@@ -41,13 +41,13 @@ func has(s *result.Stacks, frame, state string) bool {
 // sleeping thread.
 func TestCaptureKnownWait(t *testing.T) {
 	for _, c := range []struct{ build, query, frame string }{
-		{"mariadb-system", "SELECT SLEEP(8)", "Item_func_sleep::val_int"},
-		{"postgres-system", "SELECT pg_sleep(8)", "pg_sleep"},
+		{"mariadb-system", "SELECT SLEEP(10)", "Item_func_sleep::val_int"},
+		{"postgres-system", "SELECT pg_sleep(10)", "pg_sleep"},
 	} {
 		t.Run(c.build, func(t *testing.T) {
 			srv, _ := testenv.StartServer(t, c.build)
 			hold(t, srv.Endpoint(), c.query)
-			p, err := NewPMP(context.Background(), srv.PID, 400*time.Millisecond, "")
+			p, err := NewPMP(context.Background(), srv.PID, 500*time.Millisecond, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,6 +84,33 @@ func TestCaptureWithGDB(t *testing.T) {
 	}
 	if !found || took <= 0 {
 		t.Errorf("gdb: %d threads, the sleep found: %v", len(threads), found)
+	}
+}
+
+// Close lets a capture in progress end (a tool killed while it holds
+// threads stopped would leave them stopped) and counts it; the server goes
+// on. gdb holds every thread stopped for seconds.
+func TestCloseWaitsForACapture(t *testing.T) {
+	srv, _ := testenv.StartServer(t, "mariadb-system")
+	p, err := NewPMP(context.Background(), srv.PID, 200*time.Millisecond, GDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Open()
+	time.Sleep(500 * time.Millisecond) // gdb is attached by now, for seconds
+	p.Close()
+	s := p.Result()
+	if s == nil || s.Captures < 1 || len(s.Stacks) == 0 || s.Tool != GDB {
+		t.Errorf("the capture in progress at Close: %+v", s)
+	}
+	db, err := client.Open(srv.Endpoint(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var one int
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("the server after the capture: %v", err)
 	}
 }
 
