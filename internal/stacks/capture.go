@@ -74,6 +74,9 @@ func Capture(ctx context.Context, tool string, pid int) ([]Thread, time.Duration
 		return nil, 0, fmt.Errorf("unknown capture tool %q", tool)
 	}
 	cmd.Env = toolEnv()
+	// A process group of its own: a Ctrl-C at the terminal (which ends the
+	// run) must not kill it in the middle of a capture.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	t0 := time.Now()
