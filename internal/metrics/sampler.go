@@ -21,7 +21,7 @@ type Sampler struct {
 	snaps    []Snapshot
 	skipped  int
 	errs     []string
-	pss      uint64 // KB, the largest of the reads after the first and last snapshots
+	pss      uint64 // KB, read after the last snapshot
 	pssErr   error
 	stop     chan struct{}
 	done     chan struct{}
@@ -50,7 +50,6 @@ func (s *Sampler) Open() {
 	s.opened = true
 	s.from = time.Now()
 	s.take(s.from)
-	s.readPSS()
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go s.loop()
 }
@@ -86,8 +85,8 @@ func (s *Sampler) take(at time.Time) {
 	s.snaps = append(s.snaps, snap)
 }
 
-// readPSS reads the tree's PSS (after a snapshot, outside its timing);
-// s.mu is held.
+// readPSS reads the tree's PSS, after the last snapshot (outside its
+// timing, and once: it is slow); s.mu is held.
 func (s *Sampler) readPSS() {
 	if s.pssErr != nil {
 		return

@@ -162,8 +162,8 @@ func (r *Reader) Read(at time.Time) (Snapshot, error) {
 // shared_buffers count once where RSS counts them in every backend
 // (/proc/PID/smaps_rollup). Reading it walks each process's page tables
 // under its memory map lock, milliseconds for a server with a large buffer
-// pool, so the sampler reads it after the window's first and last
-// snapshots, never inside a timed one. A process whose smaps_rollup cannot
+// pool, so the sampler reads it once, after the window's last snapshot,
+// never inside a timed one. A process whose smaps_rollup cannot
 // be read makes the whole sum unknown (an error), never a part.
 func (r *Reader) PSS() (uint64, error) {
 	if r.spec.ServerPID <= 0 {

@@ -226,8 +226,8 @@ type HWSecond struct {
 	ClientCPU float64 `json:"client_cpu_pct"`
 	ServerRSS uint64  `json:"server_rss_kb"`
 	// ServerPSS is the tree's proportional set size (shared pages counted
-	// once, /proc/PID/smaps_rollup), the larger of two reads, after the
-	// window's first and last snapshots: in Avg only; 0 where unknown.
+	// once, /proc/PID/smaps_rollup), read after the window's last
+	// snapshot: in Avg only; 0 where unknown.
 	ServerPSS  uint64  `json:"server_pss_kb,omitempty"`
 	FreqMHz    float64 `json:"freq_mhz,omitempty"`
 	ServerProc int     `json:"server_procs"`
