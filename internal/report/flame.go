@@ -255,6 +255,7 @@ func svgFlame(id, title string, s result.Stacks, base *result.Stacks) template.H
 // search box: frames whose name matches are highlighted and their share of
 // the samples shown.
 func htmlStacks(secs []StackSection) template.HTML {
+	secs = withSamples(secs)
 	if len(secs) == 0 {
 		return ""
 	}
@@ -300,7 +301,7 @@ func htmlStacks(secs []StackSection) template.HTML {
 // stackAnchor is the anchor of a test's first stack section, "" when it
 // has none.
 func stackAnchor(secs []StackSection, test string, threads int) string {
-	for _, s := range secs {
+	for _, s := range withSamples(secs) {
 		if s.Test == test && s.Threads == threads {
 			return fmt.Sprintf("stacks-%s-%d", strings.Map(func(r rune) rune {
 				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
@@ -311,6 +312,21 @@ func stackAnchor(secs []StackSection, test string, threads int) string {
 		}
 	}
 	return ""
+}
+
+// withSamples are the sections where some label has samples (a load
+// shorter than half the --pmp interval has none).
+func withSamples(secs []StackSection) []StackSection {
+	var out []StackSection
+	for _, s := range secs {
+		for _, set := range s.Sets {
+			if set.Stacks.Samples() > 0 {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // DiffThreshold is the share of the samples below which a stack is noise
