@@ -57,6 +57,7 @@ type selection struct {
 	suite   string
 	threads int
 	host    string
+	stacks  bool // load the runs' stacks too (qpslab stacks)
 }
 
 // check refuses a --threads below 0 (0 means any).
@@ -84,7 +85,7 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 		if err != nil {
 			return nil, err
 		}
-		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Engine: lb.EngineFilter(), Threads: s.threads, Host: s.host, Samples: samples})
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Engine: lb.EngineFilter(), Threads: s.threads, Host: s.host, Samples: samples, Stacks: samples || s.stacks})
 		if err != nil {
 			return nil, err
 		}
@@ -204,10 +205,21 @@ significant (p ≥ 0.05), as benchstat does.
 func newMetricsCmd() *cobra.Command {
 	var sel selection
 	var test, format string
+	var counterList []string
 	c := &cobra.Command{
 		Use:   "metrics LABEL...",
-		Short: "Hardware cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s, relative to the first label, and CPU µs/op",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s relative to the first label, CPU µs/op, and the server's own counters per op",
+		Long: `Cost per operation of each test, per label, the first label the base: the
+reference's per-op columns (cpu/o cs/o r/o rKB/o wKB/o o/s) and relative to
+the base, CPU µs per op of the host, the server and the client, and the
+server's own figures side by side: its memory (pss_mb counts shared pages
+once, rss_mb sums them per process), its counters per op (NAME/o: the
+change of its global status or statistics views over the window, divided
+by the window's ops) and its levels (NAME.avg). By default the flavor's
+curated counters are shown (those zero in every run left out); --counters
+all shows every one the runs recorded (qpslab run --counters all), or name
+them.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sel.check(); err != nil {
 				return err
@@ -221,7 +233,17 @@ func newMetricsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tables, err := analysis.Metrics(sets, test)
+			choice := analysis.CounterChoice{}
+			for _, n := range counterList {
+				switch n = strings.ToLower(strings.TrimSpace(n)); n {
+				case "", "default":
+				case "all":
+					choice.All = true
+				default:
+					choice.Names = append(choice.Names, n)
+				}
+			}
+			tables, err := analysis.MetricsCounters(sets, test, choice)
 			if err != nil {
 				return err
 			}
@@ -230,7 +252,8 @@ func newMetricsCmd() *cobra.Command {
 	}
 	sel.flags(c)
 	c.Flags().StringVar(&test, "test", "", "only tests matching this glob (e.g. update-inlist_range=100)")
-	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv or json")
+	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv or json (csv and tsv: the OS figures; json: the server's too)")
+	c.Flags().StringSliceVar(&counterList, "counters", []string{"default"}, "the server counters shown: default (the curated set), all (every one recorded), or names to add")
 	return c
 }
 

@@ -36,7 +36,14 @@ It shows a progress bar, then a table of the results; -v prints what happens
 and every run's figures and hardware cost as it ends. Every run goes to the
 store as it runs (--store; label build.config, build.config:ENGINE for an
 engine other than InnoDB, for qpslab compare), and to a JSON file (--out)
-after every run, so an interrupted run keeps what was measured.`
+after every run, so an interrupted run keeps what was measured.
+
+Every run reads the server's own counters over its measured window
+(--counters; qpslab metrics shows them per op). --pmp N captures every
+server thread's stack every N seconds of each window (eu-stack, or gdb),
+--perf profiles its CPU with perf; after such a run each test's counters
+side by side, each build's top stacks and their diff are printed (qpslab
+stacks, qpslab stacks diff), and --html draws their flame graphs.`
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -162,6 +169,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 // set.
 func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run, html string) error {
 	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
+	why := p.PMP > 0 || p.Perf
 	if len(runs) == 0 {
 		return nil
 	}
@@ -177,7 +185,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 		}
 		sets[i].Runs = append(sets[i].Runs, r)
 	}
-	if !steps && len(sets) < 2 && html == "" {
+	if !steps && !why && len(sets) < 2 && html == "" {
 		return nil
 	}
 	labels := make([]string, len(sets))
@@ -215,6 +223,11 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 			if err := report.Metrics(w, tables, "text"); err != nil {
 				return err
 			}
+		}
+	}
+	if why {
+		if err := whyReport(w, sets); err != nil {
+			return err
 		}
 	}
 	if html == "" {

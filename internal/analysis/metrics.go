@@ -71,11 +71,20 @@ type MetricTable struct {
 	Conditions string      `json:"conditions"`
 	Mixed      bool        `json:"mixed"`
 	Rows       []MetricRow `json:"rows"`
+	// Server are the server's figures beside the OS's: its memory, its
+	// counters per op, its levels, one line each with a value per row;
+	// HiddenServer counts the counters left out as zero in every row.
+	Server       []CounterLine `json:"server,omitempty"`
+	HiddenServer int           `json:"hidden_server,omitempty"`
 }
 
 // Metrics builds a table per test (matching the glob testPattern; "" for
 // all) and thread count that the first set has, in the first set's order.
 func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
+	return metrics(sets, testPattern, CounterChoice{})
+}
+
+func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTable, error) {
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("name at least one label")
 	}
@@ -120,8 +129,10 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 	var out []MetricTable
 	for _, k := range keys {
 		t := MetricTable{Test: k.test, Threads: k.threads, Conditions: k.cond, Mixed: seen[key{k.test, k.threads, ""}] > 1}
+		var rowRuns [][]result.Run
 		for i, s := range sets {
 			runs := per[i][k]
+			rowRuns = append(rowRuns, runs)
 			row := MetricRow{Label: s.Label, N: len(runs)}
 			if len(runs) > 0 {
 				row.Op = runs[0].HW.Op
@@ -147,6 +158,7 @@ func Metrics(sets []Set, testPattern string) ([]MetricTable, error) {
 			}
 			t.Rows = append(t.Rows, row)
 		}
+		t.Server, t.HiddenServer = serverLines(rowRuns, choice)
 		out = append(out, t)
 	}
 	return out, nil

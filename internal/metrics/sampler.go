@@ -21,6 +21,8 @@ type Sampler struct {
 	snaps    []Snapshot
 	skipped  int
 	errs     []string
+	pss      uint64 // KB, read after the last snapshot
+	pssErr   error
 	stop     chan struct{}
 	done     chan struct{}
 }
@@ -83,6 +85,20 @@ func (s *Sampler) take(at time.Time) {
 	s.snaps = append(s.snaps, snap)
 }
 
+// readPSS reads the tree's PSS, after the last snapshot (outside its
+// timing, and once: it is slow); s.mu is held.
+func (s *Sampler) readPSS() {
+	if s.pssErr != nil {
+		return
+	}
+	kb, err := s.r.PSS()
+	if err != nil {
+		s.pss, s.pssErr = 0, err
+		return
+	}
+	s.pss = max(s.pss, kb)
+}
+
 // Close takes the last snapshot and stops sampling. Close without Open (a
 // run cancelled in its warmup) does nothing.
 func (s *Sampler) Close() {
@@ -98,6 +114,7 @@ func (s *Sampler) Close() {
 	s.closed = true
 	s.to = time.Now()
 	s.take(s.to)
+	s.readPSS()
 	stop, done := s.stop, s.done
 	s.mu.Unlock()
 	close(stop)
@@ -122,8 +139,14 @@ func (s *Sampler) Result(opsPerSec float64, op string, perSecond []float64, note
 	for _, e := range s.errs {
 		notes = append(notes, "skipped snapshot: "+e)
 	}
+	if s.pssErr != nil {
+		notes = append(notes, "no PSS: "+s.pssErr.Error())
+	}
 	hw := Summarize(s.snaps, Window{From: s.from, To: s.to, OpsPerSec: opsPerSec, Op: op,
 		Disks: s.r.spec.Disks, Skipped: s.skipped, Notes: notes})
+	if hw.Samples >= 2 {
+		hw.Avg.ServerPSS = s.pss
+	}
 	Flag(hw, perSecond)
 	return hw
 }

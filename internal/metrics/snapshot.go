@@ -157,6 +157,49 @@ func (r *Reader) Read(at time.Time) (Snapshot, error) {
 	return s, nil
 }
 
+// PSS sums the proportional set size of the server's tree, in KB: shared
+// pages divided among the processes that map them, so PostgreSQL's
+// shared_buffers count once where RSS counts them in every backend
+// (/proc/PID/smaps_rollup). Reading it walks each process's page tables
+// under its memory map lock, milliseconds for a server with a large buffer
+// pool, so the sampler reads it once, after the window's last snapshot,
+// never inside a timed one. A process whose smaps_rollup cannot
+// be read makes the whole sum unknown (an error), never a part.
+func (r *Reader) PSS() (uint64, error) {
+	if r.spec.ServerPID <= 0 {
+		return 0, fmt.Errorf("no server process")
+	}
+	procs, err := r.fs.AllProcs()
+	if err != nil {
+		return 0, fmt.Errorf("list processes in %s: %w", r.spec.Roots.Proc, err)
+	}
+	children := map[int][]int{}
+	for _, p := range procs {
+		ps, err := p.Stat()
+		if err != nil {
+			continue // exited since the listing
+		}
+		children[ps.PPID] = append(children[ps.PPID], p.PID)
+	}
+	var kb uint64
+	queue := []int{r.spec.ServerPID}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		p, err := r.fs.Proc(pid)
+		if err != nil {
+			return 0, fmt.Errorf("server process %d: %w", pid, err)
+		}
+		sm, err := p.ProcSMapsRollup()
+		if err != nil {
+			return 0, fmt.Errorf("PSS of server process %d: %w", pid, err)
+		}
+		kb += sm.Pss / 1024
+		queue = append(queue, children[pid]...)
+	}
+	return kb, nil
+}
+
 // readTree sums the CPU and RSS of the server process and its descendants
 // (PostgreSQL's backends). utime+stime+cutime+cstime over the tree stays
 // continuous when a child exits: its time moves into its parent's cutime.

@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
@@ -45,6 +47,9 @@ var Common = []suite.Param{
 	{Name: "client-cpus", Kind: suite.String, Usage: "pin qpslab's client to these CPUs (e.g. 16-23); recorded with the runs"},
 	{Name: "set", Kind: suite.List, Usage: "a config grid: NAME=V1,V2 (repeat for more settings); one config per combination, derived from each --config and run interleaved"},
 	{Name: "grid", Kind: suite.String, Usage: "a config grid from a YAML file mapping each setting to its values (innodb_io_capacity: [2000, 20000])"},
+	{Name: "counters", Kind: suite.List, Default: "default", Usage: "server counters read over each measured window: default (the flavor's curated set), all, none, or counter names to add (e.g. innodb_pages_created, blks_read); qpslab metrics shows them per op"},
+	{Name: "pmp", Kind: suite.Seconds, Default: "0", Usage: "every N seconds of each measured window, capture every server thread's stack (poor man's profiler: eu-stack, or gdb); each capture pauses the server; 0: none (see qpslab stacks)"},
+	{Name: "perf", Kind: suite.Bool, Usage: "profile the server's CPU with perf record at 49 Hz during each measured window (see qpslab stacks --source perf)"},
 }
 
 // New makes the plan of suite s from the values of Common and of the
@@ -78,6 +83,15 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	p.Client.NoPrepare = c.Bool("no-prepare")
 	p.Sandbox, p.Device = c.String("sandbox"), c.String("device")
 	p.ReportInterval = c.Seconds("report-interval", false)
+	p.PMP = c.Seconds("pmp", true)
+	if p.PMP > 0 && p.PMP < 100*time.Millisecond {
+		c.Problem("--pmp %s: give at least 0.1 seconds between captures (each takes a tenth of a second or more), or 0 for none", c.String("pmp"))
+	}
+	p.Perf = c.Bool("perf")
+	var cerr error
+	if p.Counters, cerr = counters.ParseSelection(c.List("counters")); cerr != nil {
+		c.Problem("%v", cerr)
+	}
 	if seed := c.String("seed"); seed != "" {
 		n, err := strconv.ParseUint(seed, 10, 63)
 		if err != nil {

@@ -37,6 +37,10 @@ func TestParseRefusesBadNumbers(t *testing.T) {
 		{"max-backlog", "-1", "--max-backlog -1"},
 		{"arrivals", "bursty", "--arrivals"},
 		{"list", "1999", "--list 1999"},
+		{"pmp", "-1", "--pmp -1"},
+		{"pmp", "0.01", "--pmp 0.01"},
+		{"counters", "blks-hit", "--counters blks-hit"},
+		{"counters", "none,all", "--counters none"},
 	} {
 		v := suite.Defaults(Common, s.Params()).With("build", "b").With(c.flag, c.value)
 		if c.flag == "max-backlog" || c.flag == "arrivals" {
@@ -47,8 +51,18 @@ func TestParseRefusesBadNumbers(t *testing.T) {
 			t.Errorf("--%s %s: %v, want one line naming %q", c.flag, c.value, err, c.want)
 		}
 	}
+	// --pmp and --perf are conditions of the runs they take stacks in.
+	p, err := Parse(s, suite.Defaults(Common, s.Params()).With("build", "b").With("pmp", "1").With("perf", "true").With("counters", "default,Innodb_Pages_Created"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]string{}
+	p.stackParams(params)
+	if p.PMP.Seconds() != 1 || !p.Perf || params["pmp"] != "1" || params["perf"] != "49" || len(p.Counters.Names) != 1 || p.Counters.Names[0] != "innodb_pages_created" {
+		t.Errorf("--pmp 1 --perf --counters default,Innodb_Pages_Created: %v %v %+v, params %v", p.PMP, p.Perf, p.Counters, params)
+	}
 	// --insert-secs follows --write-secs unless given.
-	p, err := Parse(s, suite.Defaults(Common, s.Params()).With("write-secs", "2").With("tests", "insert"))
+	p, err = Parse(s, suite.Defaults(Common, s.Params()).With("write-secs", "2").With("tests", "insert"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,8 @@
 // its own, a scratch folder), the suite's steps in order at each
 // thread count, with what runs before and after each step. It starts and
 // stops sandboxes, hands driven steps to the engine and runs the suite's
-// tasks, samples the hardware over each measured window, and passes every
+// tasks, samples the hardware and reads the server's counters over each
+// measured window (and captures its stacks when asked), and passes every
 // run on as it starts, second by second, and when it ends (Recorder).
 //
 // It does not measure events (the engine does), know any suite's tests
@@ -30,6 +31,7 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
@@ -37,6 +39,7 @@ import (
 	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/stacks"
 	"github.com/qpslab/qpslab/internal/suite"
 	"github.com/qpslab/qpslab/internal/version"
 )
@@ -79,6 +82,12 @@ type Plan struct {
 	// with each, in turn. EngineSet says --engine was given.
 	Engines   []string
 	EngineSet bool
+	// Counters are the server counters read over each window (--counters);
+	// PMP, if set, captures the server's thread stacks that often during
+	// each window (--pmp); Perf profiles its CPU with perf (--perf).
+	Counters counters.Selection
+	PMP      time.Duration
+	Perf     bool
 
 	Watch Watcher
 	// Record, if set, is called as each run starts, with what is known of
@@ -99,7 +108,7 @@ type Watcher struct {
 	Start    func(i, n int, it Item) // run i of n begins
 	Done     func(i, n int, r result.Run)
 	Progress func(done, total int64) // a task's progress (the load's rows)
-	Warn     func(line string)       // what puts figures at risk, shown whatever the verbosity (nil: Log)
+	Warn     func(line string)       // what puts figures at risk or the user must hear, whatever the verbosity (nil: Log)
 }
 
 // Item is one planned run: a step at one thread count on one build and
@@ -234,6 +243,11 @@ func (p *Plan) Check(h home.Home) error {
 	for _, w := range host.ReadLimits(host.Real).Warnings(conns) {
 		p.logf("host: %s", w)
 	}
+	if p.PMP > 0 {
+		if _, err := stacks.FindTool(""); err != nil {
+			return err
+		}
+	}
 	if p.Sandbox != "" {
 		st, err := sandbox.Get(h, p.Sandbox)
 		if err != nil {
@@ -274,6 +288,14 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 	}
 	if o := p.ServerCPUs.Overlap(p.ClientCPUs); len(o) > 0 && len(p.ClientCPUs) > 0 {
 		p.logf("host: the server's CPUs %s and the client's %s share %s: they compete for them", p.ServerCPUs, p.ClientCPUs, o)
+	}
+	if p.Perf {
+		if err := stacks.CheckPerf(ctx); err != nil {
+			if p.Watch.Warn != nil {
+				p.Watch.Warn("--perf: " + err.Error() + "; the runs go on without CPU profiles")
+			}
+			p.Perf = false
+		}
 	}
 	items := p.Items()
 	n := len(items)
@@ -510,12 +532,13 @@ func configID(c config.Config) string {
 // process and the datadir's disk.
 type measure struct {
 	serverPID int
+	ep        client.Endpoint // for the server's counters
 	disks     []string
 	notes     []string
 }
 
 func (p *Plan) measureOf(st sandbox.State) measure {
-	m := measure{serverPID: st.PID}
+	m := measure{serverPID: st.PID, ep: st.Endpoint}
 	if p.Device != "" {
 		m.disks = []string{p.Device}
 	} else if d, err := metrics.DisksOf(host.Real, st.Datadir); err == nil {
@@ -532,16 +555,6 @@ func (p *Plan) measureOf(st sandbox.State) measure {
 		p.logf("disk metrics from %s (the datadir's disk%s)", strings.Join(m.disks, "+"), via)
 	}
 	return m
-}
-
-// sampler makes the hardware sampler of one run. On error it is nil (a nil
-// Sampler does nothing) and the notes say why.
-func (m measure) sampler() (*metrics.Sampler, []string) {
-	s, err := metrics.NewSampler(metrics.Spec{Roots: host.Real, ServerPID: m.serverPID, ClientPID: os.Getpid(), Disks: m.disks})
-	if err != nil {
-		return nil, append(m.notes, "no hardware metrics: "+err.Error())
-	}
-	return s, m.notes
 }
 
 // seedFor derives a run's seed from the plan's, so that every run of a plan
@@ -582,6 +595,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	for k, v := range step.Params {
 		r.Params[k] = v
 	}
+	p.stackParams(r.Params)
 	if step.Drive != nil && !step.Drive.UntilScheduled {
 		r.Warmup, r.Duration = p.Warmup.Seconds(), step.Seconds.Seconds()
 		if p.Rate > 0 {
@@ -633,7 +647,7 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 	if err != nil {
 		return err
 	}
-	smp, notes := m.sampler()
+	win := p.window(ctx, m)
 	var res *result.Run
 	if step.Drive != nil {
 		if step.Drive.UntilScheduled {
@@ -641,15 +655,16 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 		} else {
 			p.logf("-- %s, %d thread(s), %s", step.Test, it.Threads, step.Seconds)
 		}
-		res, err = p.drive(ctx, srv, step, start, smp, rec)
+		res, err = p.drive(ctx, srv, step, start, win, rec)
 	} else {
 		p.logf("-- %s, %d thread(s)", step.Test, it.Threads)
-		res, err = p.task(ctx, srv, step, start, smp, rec)
+		res, err = p.task(ctx, srv, step, start, win, rec)
 	}
 	if res == nil { // it never started: what is known, with why
 		fail := start
 		fail.Status, fail.Error, fail.Ended = result.Failed, err.Error(), time.Now().UTC()
 		res = &fail
+		win.release()
 	} else {
 		op := step.Headline.Of(&res.Totals)
 		var perSec []float64
@@ -659,7 +674,7 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 			}
 			perSec = append(perSec, s.Count(res.Totals.Series))
 		}
-		res.HW = smp.Result(res.Totals.Reported, op, perSec, notes)
+		win.finish(res, op, perSec, p.logf)
 		if stalled, longest := result.Stalls(res.Samples, res.Totals.Series, res.Totals.Seconds, result.StallFraction); res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
 			if res.Totals.Figures == nil {
 				res.Totals.Figures = map[string]float64{}
@@ -705,12 +720,12 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 }
 
 // drive runs a driven step through the engine.
-func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, smp *metrics.Sampler, rec Recorder) (*result.Run, error) {
+func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, win *window, rec Recorder) (*result.Run, error) {
 	o := engine.Options{
 		Threads: start.Threads, Warmup: p.Warmup, Duration: step.Seconds,
 		Rate: p.Rate, Arrivals: p.Arrivals, MaxBacklog: p.MaxBacklog,
 		RetryErrors: step.Drive.Retry, Seed: start.Seed, Progress: p.Watch.Log, ReportInterval: p.ReportInterval,
-		Window: smp, OnSample: rec.Sample,
+		Window: win, OnSample: rec.Sample,
 	}
 	if p.Warmup == 0 {
 		o.Warmup = -1 // the engine's 0 is its default
@@ -735,7 +750,7 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 
 // task runs a step the suite runs itself, timed and sampled over the same
 // span.
-func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, smp *metrics.Sampler, rec Recorder) (*result.Run, error) {
+func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, win *window, rec Recorder) (*result.Run, error) {
 	// The samples a task reports are the run's (kept when it fails or is
 	// interrupted: what was measured), and go to the recorder as they come.
 	var mu sync.Mutex
@@ -749,10 +764,10 @@ func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, sta
 	if p.Watch.Progress != nil {
 		tio.Progress = p.Watch.Progress
 	}
-	smp.Open()
+	win.Open()
 	t0 := time.Now()
 	tot, err := step.Task.Run(ctx, srv, start.Threads, start.Seed, tio)
-	smp.Close()
+	win.Close()
 	t1 := time.Now()
 	res := start
 	res.Started, res.Ended = t0.UTC(), t1.UTC()

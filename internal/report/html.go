@@ -54,6 +54,7 @@ type htmlPage struct {
 	Metrics   []htmlMetric
 	Hosts     *htmlHosts
 	Configs   *htmlConfigs
+	Stacks    template.HTML // flame graphs and their diffs (flame.go)
 }
 
 type htmlCmp struct {
@@ -148,6 +149,8 @@ type htmlMetric struct {
 	HonestNames []string
 	Honest      []htmlMetricLine
 	Chart       template.HTML
+	Server      *htmlServer // the server's own figures per op
+	Stacks      string      // the anchor of the test's flame graphs, if it has some
 }
 
 type htmlMetricLine struct {
@@ -205,8 +208,11 @@ func htmlBuildPage(m Model) htmlPage {
 	p.Steps = stepViews(m.Steps)
 	p.Sweeps = htmlSweeps(m.Sweeps, colour)
 	for _, t := range m.Metrics {
-		p.Metrics = append(p.Metrics, htmlMetrics(t))
+		v := htmlMetrics(t)
+		v.Stacks = stackAnchor(m.Stacks, t.Test, t.Threads)
+		p.Metrics = append(p.Metrics, v)
 	}
+	p.Stacks = htmlStacks(m.Stacks)
 	if len(m.Hosts) > 0 {
 		p.Hosts = htmlHostsView(m.Hosts)
 	}
@@ -484,6 +490,7 @@ func htmlMetrics(t analysis.MetricTable) htmlMetric {
 		}
 	}
 	v.Chart = svgBarChart(fmt.Sprintf("cpu-us-op:%s:%d", t.Test, t.Threads), v.Title+": CPU µs per op", "CPU µs/op", cats, series, false)
+	v.Server = htmlServerOf(t)
 	return v
 }
 
@@ -839,7 +846,7 @@ pre .hdr { font-weight: 600; }
 {{template "head" .}}{{define "head"}}
 <h1>{{.Title}}</h1>
 <p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{index .Shown 0}}</b>; others {{range $i, $o := .Shown}}{{if gt $i 1}}, {{end}}{{if $i}}<b>{{$o}}</b>{{end}}{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
-<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Sweeps}}<a href="#sweeps">concurrency</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
+<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Sweeps}}<a href="#sweeps">concurrency</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Stacks}}<a href="#stacks">stacks</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
 {{end}}{{template "sections" .}}{{define "sections"}}
 {{with .Cmp}}
 <h2 id="comparison">Comparison</h2>
@@ -931,8 +938,19 @@ pre .hdr { font-weight: 600; }
 </tbody>
 </table>
 {{if .Chart}}{{.Chart}}{{else}}<p class="note">No CPU per op to draw.</p>{{end}}
+{{with .Server}}<table class="server">
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c}}</td>{{else}}<td class="num">{{$c}}</td>{{end}}{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+{{if .Hidden}}<p class="note">{{.Hidden}} server counter(s) zero in every run left out.</p>{{end}}{{end}}
+{{with .Stacks}}<p><a href="#{{.}}">Where the server's threads were in this test: flame graphs and their diff</a></p>{{end}}
 {{end}}
 {{- end}}
+{{.Stacks}}
 {{with .Hosts}}
 <h2 id="hosts">Hosts</h2>
 <table class="hosts">

@@ -27,6 +27,7 @@ type Model struct {
 	Timelines  []Timeline             // per test and thread count; may be empty
 	Hosts      []Host                 // the fingerprints of the hosts the labels ran on
 	Configs    []Config               // each label's config, the base's first
+	Stacks     []StackSection         // the runs' stacks (--pmp, --perf), per test; may be empty
 }
 
 // Timeline is one test at one thread count, a series per label (the latest
@@ -78,6 +79,7 @@ func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.Ra
 	m := Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: now, Comparison: cmp}
 	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
 	m.Sweeps = analysis.Sweeps(sets)
+	m.Stacks = StackSections(sets)
 	latest := make([]map[string]result.Run, len(sets))
 	hosts := map[string]*Host{}
 	var hostOrder []string

@@ -105,6 +105,9 @@ func HWLine(r result.Run) string {
 		fmt.Fprintf(&b, " | rareq-sz %.1f %%util %.0f", a.RareqSz, a.Util)
 	}
 	fmt.Fprintf(&b, " | rss %.0f MB", float64(a.ServerRSS)/1024)
+	if a.ServerPSS > 0 {
+		fmt.Fprintf(&b, " pss %.0f MB", float64(a.ServerPSS)/1024)
+	}
 	if a.FreqMHz > 0 {
 		fmt.Fprintf(&b, " | %.2f GHz (%.2f–%.2f)", a.FreqMHz/1000, hw.FreqMinMHz/1000, hw.FreqMaxMHz/1000)
 	}

@@ -651,6 +651,7 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			fmt.Fprintln(w)
 			table(append(append([]string{}, analysis.InsertNames...), "dbms"), ins)
 		}
+		serverTable(w, t, table)
 	}
 	return nil
 }

@@ -282,6 +282,9 @@ func MetricNamed(name string) (Metric, error) {
 	if m, ok := OpMetric(name); ok {
 		return m, nil
 	}
+	if m, ok := CounterMetric(name); ok {
+		return m, nil
+	}
 	return Metric{}, fmt.Errorf("--metric %s: use one of %s", name, MetricNames())
 }
 
@@ -289,6 +292,7 @@ func MetricNamed(name string) (Metric, error) {
 func catalogs() []Metric {
 	out := append(Catalog[:len(Catalog):len(Catalog)], FigureCatalog...)
 	out = append(out, InsertCatalog...)
+	out = append(out, MemoryMetrics...)
 	return append(out, DbBenchCatalog...)
 }
 
@@ -299,7 +303,8 @@ func MetricNames() string {
 	for _, m := range catalogs() {
 		names = append(names, m.Name)
 	}
-	return strings.Join(append(names, OpMetrics...), ", ")
+	names = append(names, OpMetrics...)
+	return strings.Join(append(names, "COUNTER/o", "LEVEL.avg"), ", ")
 }
 
 // MetricsOf returns the catalogue's metrics of one class, in order.

@@ -194,33 +194,41 @@ type HW struct {
 	NoDisk bool `json:"no_disk,omitempty"`
 	// NoCPUTime: CPU time per op (host, server, client) was not measured
 	// (an import of the reference's figures): unknown, not zero.
-	NoCPUTime bool       `json:"no_cpu_time,omitempty"`
-	Flags     []Flag     `json:"flags,omitempty"`
-	Notes     []string   `json:"notes,omitempty"` // what could not be measured, and why
-	Series    []HWSecond `json:"series,omitempty"`
+	NoCPUTime bool `json:"no_cpu_time,omitempty"`
+	// Server is what the server itself counted over the window (its
+	// global status or statistics views, internal/counters); nil when
+	// they were not read (--counters none, an import).
+	Server *ServerCounters `json:"server,omitempty"`
+	Flags  []Flag          `json:"flags,omitempty"`
+	Notes  []string        `json:"notes,omitempty"` // what could not be measured, and why
+	Series []HWSecond      `json:"series,omitempty"`
 }
 
 // HWSecond is one sampling interval (about a second), or the window's average.
 type HWSecond struct {
-	T          float64 `json:"t"`   // start, seconds after the window opened
-	Dur        float64 `json:"dur"` // length in seconds
-	User       float64 `json:"us"`
-	System     float64 `json:"sy"`
-	IOWait     float64 `json:"wa"`
-	Steal      float64 `json:"st"`
-	Idle       float64 `json:"id"`
-	CS         float64 `json:"cs"`
-	Intr       float64 `json:"in"`
-	Reads      float64 `json:"r/s"`
-	ReadKB     float64 `json:"rkB/s"`
-	Writes     float64 `json:"w/s"`
-	WriteKB    float64 `json:"wkB/s"`
-	RareqSz    float64 `json:"rareq-sz"`
-	WareqSz    float64 `json:"wareq-sz"`
-	Util       float64 `json:"%util"`
-	ServerCPU  float64 `json:"server_cpu_pct"`
-	ClientCPU  float64 `json:"client_cpu_pct"`
-	ServerRSS  uint64  `json:"server_rss_kb"`
+	T         float64 `json:"t"`   // start, seconds after the window opened
+	Dur       float64 `json:"dur"` // length in seconds
+	User      float64 `json:"us"`
+	System    float64 `json:"sy"`
+	IOWait    float64 `json:"wa"`
+	Steal     float64 `json:"st"`
+	Idle      float64 `json:"id"`
+	CS        float64 `json:"cs"`
+	Intr      float64 `json:"in"`
+	Reads     float64 `json:"r/s"`
+	ReadKB    float64 `json:"rkB/s"`
+	Writes    float64 `json:"w/s"`
+	WriteKB   float64 `json:"wkB/s"`
+	RareqSz   float64 `json:"rareq-sz"`
+	WareqSz   float64 `json:"wareq-sz"`
+	Util      float64 `json:"%util"`
+	ServerCPU float64 `json:"server_cpu_pct"`
+	ClientCPU float64 `json:"client_cpu_pct"`
+	ServerRSS uint64  `json:"server_rss_kb"`
+	// ServerPSS is the tree's proportional set size (shared pages counted
+	// once, /proc/PID/smaps_rollup), read after the window's last
+	// snapshot: in Avg only; 0 where unknown.
+	ServerPSS  uint64  `json:"server_pss_kb,omitempty"`
 	FreqMHz    float64 `json:"freq_mhz,omitempty"`
 	ServerProc int     `json:"server_procs"`
 }
@@ -289,6 +297,9 @@ type Run struct {
 	Verdicts []Verdict       `json:"verdicts,omitempty"`
 	HW       *HW             `json:"hw,omitempty"`
 	Samples  []Sample        `json:"samples"`
+	// Stacks are the server's thread stacks captured during the window
+	// (--pmp) and its on-CPU profile (--perf), one set per source.
+	Stacks []Stacks `json:"stacks,omitempty"`
 }
 
 // Statuses of a run.
@@ -438,7 +449,7 @@ func ConfigName(id string) string {
 // conditionParams are the params that change what a run's figures mean,
 // beside its suite and its loop: runs that differ in one are never repeats
 // of each other, nor points of one series.
-var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus"}
+var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus", "pmp", "perf"}
 
 // DefaultEngine is the storage engine of a MySQL-family run that records
 // none: every table qpslab made before --engine existed was InnoDB.
@@ -474,8 +485,9 @@ func (r Run) Label() string {
 // count to be repeats of each other: the loop (closed, or open with its
 // target rate and arrivals), the table size, prepared statements or not,
 // the transport and the client ("transport=sysbench" for imports of its
-// output), the storage engine unless it is InnoDB. As "k=v,k=v", sorted; a
-// param the run does not record is left out.
+// output), the storage engine unless it is InnoDB, and stack captures or
+// perf during the window (pmp, perf), which cost the server time. As
+// "k=v,k=v", sorted; a param the run does not record is left out.
 func (r Run) Conditions() string {
 	loop := r.Loop
 	if loop == "" {
@@ -627,6 +639,9 @@ func (r Run) Check() error {
 			if err := bad(f.n, f.v); err != nil {
 				return err
 			}
+		}
+		if err := h.Server.check(); err != nil {
+			return fmt.Errorf("%s %s: %w", r.Test, r.Build, err)
 		}
 	}
 	return nil

@@ -31,6 +31,7 @@ type Filter struct {
 	Host          string   // "": any
 	Status        []string // default: ok
 	Samples       bool     // load the per-second samples too
+	Stacks        bool     // load the captured stacks too (--pmp, --perf)
 	Test          string   // "": any
 	ID            string   // "": any; else the one run stored under this id
 	Engine        string   // "": any; else that storage engine only (runs that record none count as InnoDB's)
@@ -145,6 +146,15 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 			out[i].Samples = smp
 		}
 	}
+	if f.Stacks {
+		for i, id := range ids {
+			st, err := s.stacks(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			out[i].Stacks = st
+		}
+	}
 	return out, nil
 }
 
@@ -154,6 +164,27 @@ func otherEngine(engine string) string {
 		return ""
 	}
 	return engine
+}
+
+func (s *Store) stacks(ctx context.Context, id string) ([]result.Stacks, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT data FROM stacks WHERE run_id = ? ORDER BY source`), id)
+	if err != nil {
+		return nil, fmt.Errorf("read stacks: %w", err)
+	}
+	defer rows.Close()
+	var out []result.Stacks
+	for rows.Next() {
+		var data string
+		if err := rows.Scan(&data); err != nil {
+			return nil, fmt.Errorf("read stacks: %w", err)
+		}
+		var st result.Stacks
+		if err := json.Unmarshal([]byte(data), &st); err != nil {
+			return nil, fmt.Errorf("read stacks of run %s: %w", id, err)
+		}
+		out = append(out, st)
+	}
+	return out, rows.Err()
 }
 
 func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error) {

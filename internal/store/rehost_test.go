@@ -77,7 +77,7 @@ func splitHostsMerge(t *testing.T, dsn string) {
 	mustExec(t, s, `UPDATE metrics SET hw = '' WHERE run_id IN (SELECT id FROM runs WHERE build = ? AND reported = ?)`, "broken", 7.0)
 	// As a store of the release before migration 4 was: the later
 	// migrations undone too (goose applies none out of order).
-	for _, drop := range []string{`DROP TABLE serve_state`, `DROP TABLE alerts`, `DROP TABLE tokens`} {
+	for _, drop := range []string{`DROP TABLE serve_state`, `DROP TABLE alerts`, `DROP TABLE tokens`, `DROP TABLE stacks`} {
 		mustExec(t, s, drop)
 	}
 	mustExec(t, s, `DELETE FROM goose_db_version WHERE version_id >= 4`)

@@ -432,6 +432,15 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 			return err
 		}
 	}
+	for _, st := range r.Stacks {
+		b, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("store run %s: %s stacks: %w", r.Test, st.Source, err)
+		}
+		if _, err := x.ExecContext(ctx, s.q(`INSERT INTO stacks (run_id, source, data) VALUES (?, ?, ?) ON CONFLICT (run_id, source) DO NOTHING`), id, st.Source, string(b)); err != nil {
+			return fmt.Errorf("store stacks: %w", err)
+		}
+	}
 	if hw := r.HW; hw != nil {
 		b, err := json.Marshal(hw)
 		if err != nil {

@@ -62,8 +62,24 @@ func roundTrip(t *testing.T, s *Store) {
 	if err != nil || len(running) != 1 || len(running[0].Samples) != 2 {
 		t.Fatalf("a running run: %d runs, %v", len(running), err)
 	}
+	done.HW.Server = &result.ServerCounters{Source: "global status", Seconds: 3, Values: []result.CounterValue{{Name: "innodb_os_log_written", Unit: "bytes", Value: 3e6}}}
+	done.Stacks = []result.Stacks{
+		{Source: "pmp", Tool: "eu-stack", Interval: 1, Captures: 3, PauseMeanMs: 12, PauseMaxMs: 20, Stacks: []result.Stack{{Frames: "start_thread;do_command", State: "S", Count: 9}}},
+		{Source: "perf", Tool: "perf", Interval: 1.0 / 49, Captures: 100, Stacks: []result.Stack{{Frames: "start_thread;do_command;my_hash", State: "R", Count: 100}}},
+	}
 	if err := w.Done(ctx, done); err != nil {
 		t.Fatal(err)
+	}
+	// The stacks come back when asked for, and only then.
+	withStacks := runsOf(t, s, Filter{Build: m.Build, Config: "default", Stacks: true})
+	if len(withStacks) != 1 || len(withStacks[0].Stacks) != 2 {
+		t.Fatalf("with stacks: %+v", withStacks)
+	}
+	if p, ok := withStacks[0].StacksOf("pmp"); !ok || p.Captures != 3 || p.PauseMaxMs != 20 || p.Stacks[0].Frames != "start_thread;do_command" || p.Stacks[0].State != "S" || p.Stacks[0].Count != 9 {
+		t.Errorf("pmp stacks read back: %+v", p)
+	}
+	if p, ok := withStacks[0].StacksOf("perf"); !ok || p.Stacks[0].Count != 100 {
+		t.Errorf("perf stacks read back: %+v", p)
 	}
 	runs, err := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Samples: true})
 	if err != nil || len(runs) != 1 {
@@ -73,8 +89,11 @@ func roundTrip(t *testing.T, s *Store) {
 	if r.Test != m.Test || r.Threads != 2 || r.Seed != m.Seed || r.Status != result.OK || r.Totals.Reported != 1000 ||
 		string(r.Totals.ServiceHist) != "\x07\x08\x09" || len(r.Samples) != 3 || r.Samples[2].Service.P99 != 102 ||
 		string(r.Samples[1].ServiceHist) != "\x01" || r.HW == nil || r.HW.CPUPerOp != 0.0042 || len(r.HW.Flags) != 1 ||
-		!strings.Contains(string(r.Host), `"kernel"`) || r.Params["range"] != "100" || r.Version != "10.2.11" {
+		!strings.Contains(string(r.Host), `"kernel"`) || r.Params["range"] != "100" || r.Version != "10.2.11" || len(r.Stacks) != 0 {
 		t.Errorf("read back: %+v", r)
+	}
+	if v, ok := r.HW.Server.Counter("innodb_os_log_written"); !ok || v.Value != 3e6 {
+		t.Errorf("server counters read back: %+v", r.HW.Server)
 	}
 	name, content, err := s.Config(ctx, m.Config)
 	if err != nil || name != "default" || !strings.Contains(content, "buffer_pool") {

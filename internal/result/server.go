@@ -1,0 +1,200 @@
+package result
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ServerCounters are what the server counted over a run's measured window:
+// the change of each counter of its global status (the MySQL family) or
+// statistics views (PostgreSQL) between the window's first and last read,
+// and the mean of each level sampled once a second (threads running).
+// Values are raw: per-op figures divide them by the window's ops, its o/s
+// over its seconds (CounterMetric).
+type ServerCounters struct {
+	Source  string         `json:"source"`  // "global status", "statistics views"
+	Seconds float64        `json:"seconds"` // between the first and the last read
+	Values  []CounterValue `json:"values"`  // the curated set in its order, then the others asked for
+	Notes   []string       `json:"notes,omitempty"`
+}
+
+// CounterValue is one counter over the window.
+type CounterValue struct {
+	Name  string  `json:"name"` // lower case, as the server names it: innodb_buffer_pool_reads, blks_hit
+	Unit  string  `json:"unit,omitempty"`
+	Value float64 `json:"value"` // a counter's change; a level's mean
+	// Level: a level sampled each second (Value is its mean), not a
+	// counter; its metric is NAME.avg, not NAME/o.
+	Level bool `json:"level,omitempty"`
+	// Extra: not in the flavor's curated set (asked for with --counters);
+	// tables show it only when asked.
+	Extra bool `json:"extra,omitempty"`
+}
+
+// Counter returns the value named name, if the run recorded it.
+func (s *ServerCounters) Counter(name string) (CounterValue, bool) {
+	if s == nil {
+		return CounterValue{}, false
+	}
+	for _, v := range s.Values {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return CounterValue{}, false
+}
+
+// ClassServer are the server's own counters per op, its memory (RSS and
+// PSS), and the levels it reports (threads running).
+const ClassServer = "server"
+
+// The suffixes of server counter metrics: NAME/o is a counter per op,
+// NAME.avg a level's mean over the window.
+const (
+	CounterSuffix = "/o"
+	LevelSuffix   = ".avg"
+)
+
+// MemoryMetrics are the server tree's memory, beside the counters.
+var MemoryMetrics = []Metric{
+	{Name: "pss_mb", Header: "pss MB", Unit: "MB", Per: "run", Class: ClassServer, Verb: "%.1f",
+		Of: func(r Run) (float64, bool) {
+			if !r.HW.Measured() || r.HW.Avg.ServerPSS == 0 {
+				return 0, false
+			}
+			return float64(r.HW.Avg.ServerPSS) / 1024, true
+		}, Help: "the server tree's proportional set size: shared pages (PostgreSQL's shared_buffers) counted once"},
+	{Name: "rss_mb", Header: "rss MB", Unit: "MB", Per: "run", Class: ClassServer, Verb: "%.1f",
+		Of: func(r Run) (float64, bool) {
+			if !r.HW.Measured() || r.HW.Avg.ServerRSS == 0 {
+				return 0, false
+			}
+			return float64(r.HW.Avg.ServerRSS) / 1024, true
+		}, Help: "the server tree's resident set summed over its processes (shared pages once per process)"},
+}
+
+// CounterMetric is the metric of a server counter: "innodb_os_log_written/o"
+// (its change per op) or "threads_running.avg" (a level's mean). A run that
+// did not record the counter lacks it. It is false for a name of neither
+// form.
+func CounterMetric(name string) (Metric, bool) {
+	if c, ok := strings.CutSuffix(name, CounterSuffix); ok && validCounter(c) {
+		return Metric{Name: name, Per: "op", Class: ClassServer, Verb: "%.4g",
+			Help: "server counter " + c + " per op",
+			Of: func(r Run) (float64, bool) {
+				if !r.HW.Measured() || r.HW.Server == nil || r.HW.Seconds <= 0 {
+					return 0, false
+				}
+				v, ok := r.HW.Server.Counter(c)
+				if !ok || v.Level {
+					return 0, false
+				}
+				// The ops of the window: its o/s over its seconds. The
+				// counters' own reads bracket the window (the last may
+				// come late, after a stack capture), and the workload
+				// stops at its end, so the change counts the window's
+				// work.
+				return v.Value / (r.HW.OpsPerSec * r.HW.Seconds), true
+			}}, true
+	}
+	if c, ok := strings.CutSuffix(name, LevelSuffix); ok && validCounter(c) {
+		return Metric{Name: name, Per: "s", Class: ClassServer, Verb: "%.3g",
+			Help: "server level " + c + ", mean over the window",
+			Of: func(r Run) (float64, bool) {
+				v, ok := r.HW.Server.Counter(c)
+				if !r.HW.Measured() || !ok || !v.Level {
+					return 0, false
+				}
+				return v.Value, true
+			}}, true
+	}
+	return Metric{}, false
+}
+
+// MetricOfCounter is the metric name of a recorded counter: NAME/o or
+// NAME.avg.
+func MetricOfCounter(v CounterValue) string {
+	if v.Level {
+		return v.Name + LevelSuffix
+	}
+	return v.Name + CounterSuffix
+}
+
+// validCounter: lower-case letters, digits and underscores, starting with
+// a letter (the servers' names, lower-cased).
+func validCounter(c string) bool {
+	if c == "" || c[0] < 'a' || c[0] > 'z' {
+		return false
+	}
+	for _, ch := range c {
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkServer refuses counters no measurement gives.
+func (s *ServerCounters) check() error {
+	if s == nil {
+		return nil
+	}
+	if math.IsNaN(s.Seconds) || math.IsInf(s.Seconds, 0) || s.Seconds < 0 {
+		return fmt.Errorf("server counters: seconds is %v", s.Seconds)
+	}
+	for _, v := range s.Values {
+		if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 {
+			return fmt.Errorf("server counter %s is %v: a measured figure is finite and not negative", v.Name, v.Value)
+		}
+	}
+	return nil
+}
+
+// Stacks are one source's thread stacks of the server over a run's window,
+// collapsed as poor man's profiler does (function names only, identical
+// stacks counted).
+type Stacks struct {
+	// Source: "pmp", every thread's stack every Interval seconds (on and
+	// off CPU), or "perf", on-CPU samples at 1/Interval Hz per CPU.
+	Source   string  `json:"source"`
+	Tool     string  `json:"tool"` // eu-stack, gdb, perf
+	Interval float64 `json:"interval_s"`
+	Captures int     `json:"captures"` // pmp: captures taken; perf: samples
+	// PauseMs are the pmp captures' wall times, each an upper bound of how
+	// long the server's threads were stopped: mean and largest.
+	PauseMeanMs float64  `json:"pause_mean_ms,omitempty"`
+	PauseMaxMs  float64  `json:"pause_max_ms,omitempty"`
+	Stacks      []Stack  `json:"stacks"` // most samples first
+	Notes       []string `json:"notes,omitempty"`
+}
+
+// Stack is one distinct stack and how many samples it had.
+type Stack struct {
+	// Frames are the functions from the outermost (the thread's start) to
+	// the innermost, ";"-joined as flamegraph.pl's folded format has them.
+	Frames string `json:"frames"`
+	// State is the thread's state when captured (R running, S sleeping,
+	// D in uninterruptible wait, …; "" where unknown).
+	State string `json:"state,omitempty"`
+	Count int64  `json:"count"`
+}
+
+// Samples is the number of samples of all stacks.
+func (s Stacks) Samples() int64 {
+	var n int64
+	for _, x := range s.Stacks {
+		n += x.Count
+	}
+	return n
+}
+
+// StacksOf returns the run's stacks of source ("pmp" or "perf").
+func (r Run) StacksOf(source string) (Stacks, bool) {
+	for _, s := range r.Stacks {
+		if s.Source == source {
+			return s, true
+		}
+	}
+	return Stacks{}, false
+}

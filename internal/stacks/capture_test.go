@@ -1,0 +1,153 @@
+package stacks
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// hold runs q (a statement that waits) on its own connection until the
+// test ends.
+func hold(t *testing.T, ep client.Endpoint, q string) {
+	t.Helper()
+	db, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { db.ExecContext(ctx, q); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; db.Close() })
+	time.Sleep(500 * time.Millisecond) // it is waiting now
+}
+
+func has(s *result.Stacks, frame, state string) bool {
+	for _, x := range s.Stacks {
+		if strings.Contains(";"+x.Frames+";", ";"+frame+";") && (state == "" || x.State == state) {
+			return true
+		}
+	}
+	return false
+}
+
+// While a statement sleeps in the server, the captured stacks hold the
+// server's function for it: MariaDB's Item_func_sleep::val_int,
+// PostgreSQL's pg_sleep (in a backend: the tree is captured), each in a
+// sleeping thread.
+func TestCaptureKnownWait(t *testing.T) {
+	for _, c := range []struct{ build, query, frame string }{
+		{"mariadb-system", "SELECT SLEEP(10)", "Item_func_sleep::val_int"},
+		{"postgres-system", "SELECT pg_sleep(10)", "pg_sleep"},
+	} {
+		t.Run(c.build, func(t *testing.T) {
+			srv, _ := testenv.StartServer(t, c.build)
+			hold(t, srv.Endpoint(), c.query)
+			p, err := NewPMP(context.Background(), srv.PID, 500*time.Millisecond, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Open()
+			time.Sleep(1500 * time.Millisecond)
+			p.Close()
+			s := p.Result()
+			if s == nil || s.Captures < 1 || s.Tool != EuStack || s.PauseMaxMs <= 0 || s.PauseMeanMs > s.PauseMaxMs {
+				t.Fatalf("result: %+v", s)
+			}
+			if !has(s, c.frame, "S") {
+				t.Errorf("no sleeping stack with %s in %d stacks: %+v", c.frame, len(s.Stacks), s.Stacks)
+			}
+			if p.Result().Samples() != s.Samples() {
+				t.Error("Result is not stable")
+			}
+		})
+	}
+}
+
+// gdb, where eu-stack is missing, finds the same wait.
+func TestCaptureWithGDB(t *testing.T) {
+	srv, _ := testenv.StartServer(t, "mariadb-system")
+	hold(t, srv.Endpoint(), "SELECT SLEEP(20)")
+	threads, took, err := Capture(context.Background(), GDB, srv.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, th := range threads {
+		if strings.Contains(strings.Join(th.Frames, ","), "Item_func_sleep::val_int") {
+			found = true
+		}
+	}
+	if !found || took <= 0 {
+		t.Errorf("gdb: %d threads, the sleep found: %v", len(threads), found)
+	}
+}
+
+// Close lets a capture in progress end (a tool killed while it holds
+// threads stopped would leave them stopped) and counts it; the server goes
+// on. gdb holds every thread stopped for seconds.
+func TestCloseWaitsForACapture(t *testing.T) {
+	srv, _ := testenv.StartServer(t, "mariadb-system")
+	p, err := NewPMP(context.Background(), srv.PID, 200*time.Millisecond, GDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Open()
+	time.Sleep(500 * time.Millisecond) // gdb is attached by now, for seconds
+	p.Close()
+	s := p.Result()
+	if s == nil || s.Captures < 1 || len(s.Stacks) == 0 || s.Tool != GDB {
+		t.Errorf("the capture in progress at Close: %+v", s)
+	}
+	db, err := client.Open(srv.Endpoint(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var one int
+	if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("the server after the capture: %v", err)
+	}
+}
+
+// perf records the server's CPU while it works, or, where perf cannot
+// record, says so in one line.
+func TestPerf(t *testing.T) {
+	srv, _ := testenv.StartServer(t, "mariadb-system")
+	if err := CheckPerf(context.Background()); err != nil {
+		t.Skipf("perf cannot record on this machine: %v", err)
+	}
+	p := NewPerf(context.Background(), srv.PID)
+	p.Open()
+	db, err := client.Open(srv.Endpoint(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
+		var x int
+		db.QueryRow("SELECT BENCHMARK(20000, MD5('qpslab'))").Scan(&x)
+	}
+	p.Close()
+	s := p.Result()
+	if s == nil || s.Captures == 0 || len(s.Stacks) == 0 || len(s.Notes) > 0 {
+		t.Fatalf("perf: %+v", s)
+	}
+	if !has(s, "Item_func_benchmark::val_int", "R") {
+		t.Errorf("no on-CPU stack through Item_func_benchmark::val_int: %+v", s.Stacks[:min(5, len(s.Stacks))])
+	}
+
+	// A process that is gone: perf cannot attach, and the result says so.
+	gone := NewPerf(context.Background(), 1<<22)
+	gone.Open()
+	time.Sleep(300 * time.Millisecond)
+	gone.Close()
+	g := gone.Result()
+	if g == nil || len(g.Notes) != 1 || len(g.Stacks) != 0 {
+		t.Errorf("perf on a missing process: %+v", g)
+	}
+}
