@@ -83,6 +83,8 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newDetectCmd(),
 		newExportCmd(),
 		newDemoCmd(),
+		newAgentCmd(),
+		newFleetCmd(),
 	)
 	addStoreFlag(root)
 	return root

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -53,11 +55,13 @@ func homeStore(cmd *cobra.Command) (*store.Store, error) {
 	return openStore(cmd, h)
 }
 
-// selection is how labels are narrowed: --suite, --threads and --host.
+// selection is how labels are narrowed: --suite, --threads and --host;
+// LABEL@HOST and --by-host put one label's hosts side by side.
 type selection struct {
 	suite   string
 	threads int
 	host    string
+	byHost  bool
 }
 
 // check refuses a --threads below 0 (0 means any).
@@ -74,18 +78,40 @@ func (s *selection) flags(c *cobra.Command) {
 	c.Flags().StringVar(&s.suite, "suite", "", "only results of this suite (needed when the labels hold runs of several; qpslab suites lists them)")
 }
 
-// load reads the results of each label.
+// byHostFlag offers --by-host (compare, metrics, report).
+func (s *selection) byHostFlag(c *cobra.Command) {
+	c.Flags().BoolVar(&s.byHost, "by-host", false, "each label once per host that ran it (LABEL@HOST), side by side: the same build.config on several hosts (docs/fleet.md)")
+}
+
+// load reads the results of each label: build.config, or
+// build.config@HOST for one host's (a hostname or fleet agent name, or a
+// host id prefix), and with --by-host each label once per host.
 func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, samples bool) ([]analysis.Set, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	var sets []analysis.Set
 	for _, l := range labels {
-		lb, err := analysis.ParseLabel(l)
+		name, hostSel := l, s.host
+		if i := strings.LastIndex(l, "@"); i >= 0 {
+			name, hostSel = l[:i], l[i+1:]
+			if hostSel == "" {
+				return nil, fmt.Errorf("label %q names no host after @: give build.config@HOST (a hostname, fleet agent name or host id prefix; qpslab labels lists them)", l)
+			}
+		}
+		lb, err := analysis.ParseLabel(name)
 		if err != nil {
 			return nil, err
 		}
-		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: s.host, Samples: samples})
+		if s.byHost && name == l {
+			hs, err := s.hostSets(cmd, st, lb, samples)
+			if err != nil {
+				return nil, err
+			}
+			sets = append(sets, hs...)
+			continue
+		}
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: hostSel, Samples: samples})
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +123,60 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 			return nil, fmt.Errorf("no results for %s%s in %s: see qpslab labels", l, narrowed, st.Where())
 		}
 		sets = append(sets, analysis.Set{Label: l, Runs: runs})
+	}
+	return sets, nil
+}
+
+// hostSets is one set of label lb per host that ran it (narrowed by
+// --host), named LABEL@HOST, in host name order: the hostname (a fleet
+// agent's name), with its host id when two hosts share the name.
+func (s selection) hostSets(cmd *cobra.Command, st *store.Store, lb analysis.Label, samples bool) ([]analysis.Set, error) {
+	infos, err := st.Labels(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	type hostOf struct{ name, id string }
+	var hosts []hostOf
+	names := map[string]int{}
+	for _, li := range infos {
+		if li.Label != lb.String() || (s.suite != "" && li.Suite != s.suite) {
+			continue
+		}
+		for _, x := range li.Hosts {
+			name, id, _ := strings.Cut(x, "/")
+			if s.host != "" && name != s.host && !strings.HasPrefix(id, s.host) {
+				continue
+			}
+			if !slices.Contains(hosts, hostOf{name, id}) {
+				hosts = append(hosts, hostOf{name, id})
+				names[name]++
+			}
+		}
+	}
+	sort.Slice(hosts, func(i, j int) bool {
+		if hosts[i].name != hosts[j].name {
+			return hosts[i].name < hosts[j].name
+		}
+		return hosts[i].id < hosts[j].id
+	})
+	var sets []analysis.Set
+	for _, h := range hosts {
+		sel, show := h.id, h.name
+		if sel == "" || h.name == "" {
+			sel, show = h.name+h.id, h.name+h.id
+		} else if names[h.name] > 1 {
+			show = h.name + "/" + h.id
+		}
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: sel, Samples: samples})
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) > 0 {
+			sets = append(sets, analysis.Set{Label: lb.String() + "@" + show, Runs: runs})
+		}
+	}
+	if len(sets) == 0 {
+		return nil, fmt.Errorf("no results for %s on any host%s in %s: see qpslab labels", lb, map[bool]string{true: " with these --suite/--threads/--host", false: ""}[s.threads > 0 || s.host != "" || s.suite != ""], st.Where())
 	}
 	return sets, nil
 }
@@ -178,6 +258,9 @@ significant (p ≥ 0.05), as benchstat does.
 			if err := report.Compare(cmd.OutOrStdout(), cmp, format, report.IsTTY(cmd.OutOrStdout())); err != nil {
 				return err
 			}
+			if format == "text" || format == "md" {
+				report.SetHosts(cmd.OutOrStdout(), sets, store.HostID)
+			}
 			if err := stepTables(cmd, sets, cmp.Suite, format); err != nil {
 				return err
 			}
@@ -195,6 +278,7 @@ significant (p ≥ 0.05), as benchstat does.
 		},
 	}
 	sel.flags(c)
+	sel.byHostFlag(c)
 	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
 	c.Flags().StringVar(&format, "format", "text", strings.Join(report.Formats, ", "))
 	c.Flags().StringVar(&html, "html", "", "also write the HTML report to this file")
@@ -225,10 +309,17 @@ func newMetricsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.Metrics(cmd.OutOrStdout(), tables, format)
+			if err := report.Metrics(cmd.OutOrStdout(), tables, format); err != nil {
+				return err
+			}
+			if format == "text" || format == "md" {
+				report.SetHosts(cmd.OutOrStdout(), sets, store.HostID)
+			}
+			return nil
 		},
 	}
 	sel.flags(c)
+	sel.byHostFlag(c)
 	c.Flags().StringVar(&test, "test", "", "only tests matching this glob (e.g. update-inlist_range=100)")
 	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv or json")
 	return c
@@ -265,6 +356,7 @@ func newReportCmd() *cobra.Command {
 		},
 	}
 	sel.flags(c)
+	sel.byHostFlag(c)
 	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
 	c.Flags().StringVar(&html, "html", "", "the report file to write")
 	return c
