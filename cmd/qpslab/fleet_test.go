@@ -272,7 +272,24 @@ func TestFleet(t *testing.T) {
 
 	var small, both []int64
 	t.Run("labels, spread, one job at a time", func(t *testing.T) {
-		small = submit(t, ctl, dsn, append(fleetQuick, "--hosts", "small")...)
+		// The same plan as a plan file.
+		pf := filepath.Join(t.TempDir(), "plan.yaml")
+		if err := os.WriteFile(pf, []byte(`suite: sysbench
+hosts: [small]
+params:
+  build: [mariadb-10.2.11, mariadb-system]
+  tests: point-query_range=100,update-index_range=100
+  tables: 1
+  rows: 2000
+  read-secs: 0.5
+  write-secs: 0.5
+  warmup: 0
+  postwrite-scale: 0
+  seed: 42
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		small = submit(t, ctl, dsn, "--plan", pf)
 		both = submit(t, ctl, dsn, append(fleetQuick, "--hosts", "amd")...)
 		if len(small) != 1 || len(both) != 2 {
 			t.Fatalf("jobs %v and %v: want one for small, one per host for amd", small, both)
@@ -343,6 +360,22 @@ func TestFleet(t *testing.T) {
 		r = qpslabIn(t, ctl, "metrics", "--store", dsn, "--by-host", "mariadb-system.default")
 		if r.code != 0 || !strings.Contains(r.stdout, "mariadb-system.default@beta") {
 			t.Errorf("metrics --by-host: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		html := filepath.Join(t.TempDir(), "r.html")
+		if r := qpslabIn(t, ctl, "report", "--store", dsn, "--by-host", "mariadb-system.default", "--html", html); r.code != 0 {
+			t.Errorf("report --by-host: exit %d %s", r.code, r.stderr)
+		} else if b, _ := os.ReadFile(html); !strings.Contains(string(b), "mariadb-system.default@beta") || !strings.Contains(string(b), "<th>agent</th><td>alpha</td><td>beta</td>") {
+			t.Errorf("the report does not show both hosts' results and fingerprints side by side")
+		}
+		// History keeps a series per host.
+		dir := filepath.Join(t.TempDir(), "otava")
+		if r := qpslabIn(t, ctl, "export", "--store", dsn, "otava-csv", dir, "--test", "update-index_range=100"); r.code != 0 {
+			t.Fatalf("export: exit %d %s", r.code, r.stderr)
+		}
+		for _, h := range []string{"alpha", "beta"} {
+			if _, err := os.Stat(filepath.Join(dir, "sysbench.update-index_range=100.thr1.default."+s.host(h).HostID+".csv")); err != nil {
+				t.Errorf("no history series of %s: %v", h, err)
+			}
 		}
 	})
 

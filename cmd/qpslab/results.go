@@ -78,6 +78,24 @@ func (s *selection) flags(c *cobra.Command) {
 	c.Flags().StringVar(&s.suite, "suite", "", "only results of this suite (needed when the labels hold runs of several; qpslab suites lists them)")
 }
 
+// twoSets checks the labels of a comparison: BASE and OTHER…, or one
+// label with --by-host.
+func (s *selection) twoSets(_ *cobra.Command, args []string) error {
+	if len(args) >= 2 || s.byHost && len(args) == 1 {
+		return nil
+	}
+	return fmt.Errorf("give a BASE label and at least one OTHER (qpslab labels lists them), or one label with --by-host to put its hosts side by side")
+}
+
+// twoSetsFound refuses a comparison of one set (a label --by-host found on
+// one host only).
+func twoSetsFound(sets []analysis.Set) error {
+	if len(sets) < 2 {
+		return fmt.Errorf("only %s has results: a comparison needs two; see qpslab labels for the hosts of each label", sets[0].Label)
+	}
+	return nil
+}
+
 // byHostFlag offers --by-host (compare, metrics, report).
 func (s *selection) byHostFlag(c *cobra.Command) {
 	c.Flags().BoolVar(&s.byHost, "by-host", false, "each label once per host that ran it (LABEL@HOST), side by side: the same build.config on several hosts (docs/fleet.md)")
@@ -233,8 +251,12 @@ With repeats (qpslab run --repeat K), values are medians with a 95 %
 interval, and "~" marks a change that a Mann-Whitney U test does not find
 significant (p ≥ 0.05), as benchstat does.
 
+A label may name one host's results: build.config@HOST (a hostname, fleet
+agent name or host id prefix); --by-host puts each label once per host that
+ran it side by side (one label is then enough), with each host's fingerprint.
+
 --format qps.abs and qps.rel write the reference's sum_qps_csv.sh TSV layout.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: sel.twoSets,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(format); err != nil {
 				return err
@@ -249,6 +271,9 @@ significant (p ≥ 0.05), as benchstat does.
 			defer st.Close()
 			sets, err := sel.load(cmd, st, args, html != "")
 			if err != nil {
+				return err
+			}
+			if err := twoSetsFound(sets); err != nil {
 				return err
 			}
 			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{Layout: groups})
@@ -331,7 +356,7 @@ func newReportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report BASE OTHER... --html FILE",
 		Short: "Write one self-contained HTML report: relative QPS charts, timelines, per-op metrics, hosts, config diff",
-		Args:  cobra.MinimumNArgs(2),
+		Args:  sel.twoSets,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if html == "" {
 				return fmt.Errorf("name the report file with --html FILE")
@@ -346,6 +371,9 @@ func newReportCmd() *cobra.Command {
 			defer st.Close()
 			sets, err := sel.load(cmd, st, args, true)
 			if err != nil {
+				return err
+			}
+			if err := twoSetsFound(sets); err != nil {
 				return err
 			}
 			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{Layout: groups})
