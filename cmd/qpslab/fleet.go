@@ -218,17 +218,20 @@ func jobValues(s suite.Suite, params map[string]string) (suite.Values, error) {
 // the job's id and attempt; the runs of its earlier attempts stop counting
 // first.
 func runJob(ctx context.Context, cmd *cobra.Command, h home.Home, name, agent string, at fleet.Attempt) error {
+	// What this host cannot run as it is fails the job at once
+	// (fleet.Permanent); what may pass (a fetch, a server's start, a run)
+	// is retried.
 	s, err := suite.Get(at.Job.Suite)
 	if err != nil {
-		return err
+		return fleet.Permanent(err)
 	}
 	v, err := jobValues(s, at.Job.Params)
 	if err != nil {
-		return err
+		return fleet.Permanent(err)
 	}
 	p, err := plan.Parse(s, v)
 	if err != nil {
-		return err
+		return fleet.Permanent(err)
 	}
 	job := strconv.FormatInt(at.ID, 10)
 	st, err := store.Open(ctx, storeDSN, h.StoreFile())
@@ -251,7 +254,7 @@ func runJob(ctx context.Context, cmd *cobra.Command, h home.Home, name, agent st
 			continue
 		}
 		if _, aerr := build.ParseArtifact(b.Name); aerr != nil {
-			return fmt.Errorf("this host has no build %s, and it is not a registry build to fetch: add it (qpslab builds add) and submit again", b.Name)
+			return fleet.Permanent(fmt.Errorf("this host has no build %s, and it is not a registry build to fetch: add it (qpslab builds add) and retry the job", b.Name))
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "job %d: fetching build %s\n", at.ID, b.Name)
 		if _, err := reg.Fetch(ctx, b.Name, build.FetchOptions{Name: b.Name, Log: cmd.ErrOrStderr()}); err != nil {
@@ -259,10 +262,10 @@ func runJob(ctx context.Context, cmd *cobra.Command, h home.Home, name, agent st
 		}
 	}
 	if err := p.Resolve(ctx, h); err != nil {
-		return err
+		return fleet.Permanent(err)
 	}
 	if err := p.Check(h); err != nil {
-		return err
+		return fleet.Permanent(err)
 	}
 	out := filepath.Join(h.Results(), fmt.Sprintf("fleet-job%d-attempt%d-%s.json", at.ID, at.Attempt, time.Now().UTC().Format("20060102-150405")))
 	if err := home.Ensure(filepath.Dir(out)); err != nil {

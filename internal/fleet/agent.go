@@ -224,6 +224,22 @@ func (a *Agent) stopped() {
 	}
 }
 
+// permanent is an error no retry can mend on this host.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
+
+// Permanent marks err as one that no retry of the job can mend on this
+// host (its plan does not parse here, it names a build this host cannot
+// get): the job is cancelled at once, with err, rather than retried. A
+// fleet retry runs it again once the host is fixed.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanent{err}
+}
+
 // worker is River's worker of plan jobs on one agent.
 type worker struct {
 	river.WorkerDefaults[Job]
@@ -272,9 +288,14 @@ func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
 	if serr := a.set("idle", 0); serr != nil {
 		a.logf("agent %s: %v", a.Host.Name, serr)
 	}
-	if err != nil {
+	var p permanent
+	switch {
+	case errors.As(err, &p):
+		a.logf("job %d, attempt %d: failed, and no retry on this host can mend it: %v", j.ID, j.Attempt, err)
+		return river.JobCancel(fmt.Errorf("not retried (this host cannot run it as it is): %w", err))
+	case err != nil:
 		a.logf("job %d, attempt %d: failed: %v", j.ID, j.Attempt, err)
-	} else {
+	default:
 		a.logf("job %d, attempt %d: done", j.ID, j.Attempt)
 	}
 	return err

@@ -74,6 +74,9 @@ func startFake(t *testing.T, f *Fleet, name string, labels ...string) *fake {
 	x.a = &Agent{Fleet: f, Host: Host{Name: name, Labels: labels, HostID: "id-" + name, Fingerprint: []byte(`{}`), Hostname: "here", Interval: time.Second},
 		RescueAfter: 5 * time.Second,
 		Work: func(ctx context.Context, at Attempt) error {
+			if at.Job.Suite == "unknown" {
+				return Permanent(fmt.Errorf("unknown suite %q", at.Job.Suite))
+			}
 			n := x.running.Add(1)
 			defer x.running.Add(-1)
 			for m := x.most.Load(); n > m && !x.most.CompareAndSwap(m, n); m = x.most.Load() {
@@ -225,6 +228,15 @@ func TestAgents(t *testing.T) {
 	}
 	_, err = f.Job(ctx, 999999)
 	testenv.WantErr(t, err, "no job 999999")
+	// A job its host cannot run as it is is not retried.
+	pid, err := f.Submit(ctx, []Job{{Suite: "unknown", Host: "beta", Timeout: 60}}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, 30*time.Second, "the job beta cannot run cancelled", func() bool { return job(t, f, pid[0]).State == "cancelled" })
+	if j := job(t, f, pid[0]); j.Attempt != 1 || !strings.Contains(j.LastError(), `not retried (this host cannot run it as it is): unknown suite "unknown"`) {
+		t.Errorf("the job beta cannot run: attempt %d, %q", j.Attempt, j.LastError())
+	}
 
 	// A stopped agent says so; one whose heartbeats stop is lost.
 	b.stop(t)
