@@ -90,6 +90,8 @@ Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
 		newDemoCmd(),
 		newServeCmd(),
 		newTokensCmd(),
+		newAgentCmd(),
+		newFleetCmd(),
 	)
 	addStoreFlag(root)
 	return root

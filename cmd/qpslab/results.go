@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -52,12 +54,14 @@ func homeStore(cmd *cobra.Command) (*store.Store, error) {
 	return openStore(cmd, h)
 }
 
-// selection is how labels are narrowed: --suite, --threads and --host.
+// selection is how labels are narrowed: --suite, --threads and --host;
+// LABEL@HOST and --by-host put one label's hosts side by side.
 type selection struct {
 	suite   string
 	threads int
 	host    string
 	stacks  bool // load the runs' stacks too (qpslab stacks)
+	byHost  bool
 }
 
 // check refuses a --threads below 0 (0 means any).
@@ -74,18 +78,58 @@ func (s *selection) flags(c *cobra.Command) {
 	c.Flags().StringVar(&s.suite, "suite", "", "only results of this suite (needed when the labels hold runs of several; qpslab suites lists them)")
 }
 
-// load reads the results of each label.
+// twoSets checks the labels of a comparison: BASE and OTHER…, or one
+// label with --by-host.
+func (s *selection) twoSets(_ *cobra.Command, args []string) error {
+	if len(args) >= 2 || s.byHost && len(args) == 1 {
+		return nil
+	}
+	return fmt.Errorf("give a BASE label and at least one OTHER (qpslab labels lists them), or one label with --by-host to put its hosts side by side")
+}
+
+// twoSetsFound refuses a comparison of one set (a label --by-host found on
+// one host only).
+func twoSetsFound(sets []analysis.Set) error {
+	if len(sets) < 2 {
+		return fmt.Errorf("only %s has results: a comparison needs two; see qpslab labels for the hosts of each label", sets[0].Label)
+	}
+	return nil
+}
+
+// byHostFlag offers --by-host (compare, metrics, report).
+func (s *selection) byHostFlag(c *cobra.Command) {
+	c.Flags().BoolVar(&s.byHost, "by-host", false, "each label once per host that ran it (LABEL@HOST), side by side: the same build.config on several hosts (docs/fleet.md)")
+}
+
+// load reads the results of each label: build.config, or
+// build.config@HOST for one host's (a hostname or fleet agent name, or a
+// host id prefix), and with --by-host each label once per host.
 func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, samples bool) ([]analysis.Set, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	var sets []analysis.Set
 	for _, l := range labels {
-		lb, err := analysis.ParseLabel(l)
+		name, hostSel := l, s.host
+		if i := strings.LastIndex(l, "@"); i >= 0 {
+			name, hostSel = l[:i], l[i+1:]
+			if hostSel == "" {
+				return nil, fmt.Errorf("label %q names no host after @: give build.config@HOST (a hostname, fleet agent name or host id prefix; qpslab labels lists them)", l)
+			}
+		}
+		lb, err := analysis.ParseLabel(name)
 		if err != nil {
 			return nil, err
 		}
-		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Engine: lb.EngineFilter(), Threads: s.threads, Host: s.host, Samples: samples, Stacks: samples || s.stacks})
+		if s.byHost && name == l {
+			hs, err := s.hostSets(cmd, st, lb, samples)
+			if err != nil {
+				return nil, err
+			}
+			sets = append(sets, hs...)
+			continue
+		}
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: hostSel, Samples: samples, Stacks: samples || s.stacks, Engine: lb.EngineFilter()})
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +141,60 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 			return nil, fmt.Errorf("no results for %s%s in %s: see qpslab labels", l, narrowed, st.Where())
 		}
 		sets = append(sets, analysis.Set{Label: lb.String(), Runs: runs}) // as runs are labelled: mariadb-system.myrocks, not …:innodb
+	}
+	return sets, nil
+}
+
+// hostSets is one set of label lb per host that ran it (narrowed by
+// --host), named LABEL@HOST, in host name order: the hostname (a fleet
+// agent's name), with its host id when two hosts share the name.
+func (s selection) hostSets(cmd *cobra.Command, st *store.Store, lb analysis.Label, samples bool) ([]analysis.Set, error) {
+	infos, err := st.Labels(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	type hostOf struct{ name, id string }
+	var hosts []hostOf
+	names := map[string]int{}
+	for _, li := range infos {
+		if li.Label != lb.String() || (s.suite != "" && li.Suite != s.suite) {
+			continue
+		}
+		for _, x := range li.Hosts {
+			name, id, _ := strings.Cut(x, "/")
+			if s.host != "" && name != s.host && !strings.HasPrefix(id, s.host) {
+				continue
+			}
+			if !slices.Contains(hosts, hostOf{name, id}) {
+				hosts = append(hosts, hostOf{name, id})
+				names[name]++
+			}
+		}
+	}
+	sort.Slice(hosts, func(i, j int) bool {
+		if hosts[i].name != hosts[j].name {
+			return hosts[i].name < hosts[j].name
+		}
+		return hosts[i].id < hosts[j].id
+	})
+	var sets []analysis.Set
+	for _, h := range hosts {
+		sel, show := h.id, h.name
+		if sel == "" || h.name == "" {
+			sel, show = h.name+h.id, h.name+h.id
+		} else if names[h.name] > 1 {
+			show = h.name + "/" + h.id
+		}
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: sel, Samples: samples})
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) > 0 {
+			sets = append(sets, analysis.Set{Label: lb.String() + "@" + show, Runs: runs})
+		}
+	}
+	if len(sets) == 0 {
+		return nil, fmt.Errorf("no results for %s on any host%s in %s: see qpslab labels", lb, map[bool]string{true: " with these --suite/--threads/--host", false: ""}[s.threads > 0 || s.host != "" || s.suite != ""], st.Where())
 	}
 	return sets, nil
 }
@@ -154,8 +252,12 @@ With repeats (qpslab run --repeat K), values are medians with a 95 %
 interval, and "~" marks a change that a Mann-Whitney U test does not find
 significant (p ≥ 0.05), as benchstat does.
 
+A label may name one host's results: build.config@HOST (a hostname, fleet
+agent name or host id prefix); --by-host puts each label once per host that
+ran it side by side (one label is then enough), with each host's fingerprint.
+
 --format qps.abs and qps.rel write the reference's sum_qps_csv.sh TSV layout.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: sel.twoSets,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.CheckFormat(format); err != nil {
 				return err
@@ -172,12 +274,18 @@ significant (p ≥ 0.05), as benchstat does.
 			if err != nil {
 				return err
 			}
+			if err := twoSetsFound(sets); err != nil {
+				return err
+			}
 			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{Layout: groups})
 			if err != nil {
 				return err
 			}
 			if err := report.Compare(cmd.OutOrStdout(), cmp, format, report.IsTTY(cmd.OutOrStdout())); err != nil {
 				return err
+			}
+			if format == "text" || format == "md" {
+				report.SetHosts(cmd.OutOrStdout(), sets, store.HostID)
 			}
 			if err := stepTables(cmd, sets, cmp.Suite, format); err != nil {
 				return err
@@ -196,6 +304,7 @@ significant (p ≥ 0.05), as benchstat does.
 		},
 	}
 	sel.flags(c)
+	sel.byHostFlag(c)
 	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
 	c.Flags().StringVar(&format, "format", "text", strings.Join(report.Formats, ", "))
 	c.Flags().StringVar(&html, "html", "", "also write the HTML report to this file")
@@ -247,10 +356,17 @@ them.`,
 			if err != nil {
 				return err
 			}
-			return report.Metrics(cmd.OutOrStdout(), tables, format)
+			if err := report.Metrics(cmd.OutOrStdout(), tables, format); err != nil {
+				return err
+			}
+			if format == "text" || format == "md" {
+				report.SetHosts(cmd.OutOrStdout(), sets, store.HostID)
+			}
+			return nil
 		},
 	}
 	sel.flags(c)
+	sel.byHostFlag(c)
 	c.Flags().StringVar(&test, "test", "", "only tests matching this glob (e.g. update-inlist_range=100)")
 	c.Flags().StringVar(&format, "format", "text", "text, md, csv, tsv or json (csv and tsv: the OS figures; json: the server's too)")
 	c.Flags().StringSliceVar(&counterList, "counters", []string{"default"}, "the server counters shown: default (the curated set), all (every one recorded), or names to add")
@@ -263,7 +379,7 @@ func newReportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report BASE OTHER... --html FILE",
 		Short: "Write one self-contained HTML report: relative QPS charts, timelines, per-op metrics, hosts, config diff",
-		Args:  cobra.MinimumNArgs(2),
+		Args:  sel.twoSets,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if html == "" {
 				return fmt.Errorf("name the report file with --html FILE")
@@ -280,6 +396,9 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := twoSetsFound(sets); err != nil {
+				return err
+			}
 			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{Layout: groups})
 			if err != nil {
 				return err
@@ -288,6 +407,7 @@ func newReportCmd() *cobra.Command {
 		},
 	}
 	sel.flags(c)
+	sel.byHostFlag(c)
 	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
 	c.Flags().StringVar(&html, "html", "", "the report file to write")
 	return c

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/suite"
 )
 
@@ -245,20 +247,39 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	return writeHTML(cmd, st, sets, cmp, html)
 }
 
+// planRun is where runPlan keeps a plan's runs and what it prints.
+type planRun struct {
+	out     string // the results file
+	verbose bool
+	// For a fleet agent's job (docs/fleet.md): the agent's name when it
+	// is not the hostname (part of the host's identity), and the name,
+	// job and attempt its runs are stored with.
+	agent string
+	meta  store.Meta
+}
+
 // runPlan runs p, keeping every run in the store and in out, with a
 // progress bar (or, verbose, every line), then prints the results' table.
 func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose bool) ([]result.Run, error) {
+	return runPlanWith(cmd.Context(), cmd, h, p, planRun{out: out, verbose: verbose})
+}
+
+// runPlanWith is runPlan under ctx, with what a fleet agent's job adds:
+// qpslab run and the agent run plans through it alike.
+func runPlanWith(ctx context.Context, cmd *cobra.Command, h home.Home, p *plan.Plan, o planRun) ([]result.Run, error) {
+	out, verbose := o.out, o.verbose
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	hc, err := host.Inspect(host.Real)
 	if err != nil {
 		return nil, fmt.Errorf("record the host fingerprint: %w", err)
 	}
 	hc.Storage = host.StorageOf(host.Real, h.Sandboxes()) // the datadirs' disks, in the run's fingerprint
+	hc.Agent = o.agent
 	if p.Host, err = json.Marshal(hc); err != nil {
 		return nil, err
 	}
 	report.HostRisks(stderr, hc.Risks)
-	st, err := openStore(cmd, h)
+	st, err := store.Open(ctx, storeDSN, h.StoreFile())
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +290,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 			contents[c.ID()] = c.Content
 		}
 	}
-	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }}
+	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }, Meta: o.meta}
 	engines := ""
 	if len(p.Engines) > 1 {
 		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
@@ -277,11 +298,11 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s)%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
 		p.Suite.Name(), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
 	p.Record = func(start result.Run) (plan.Recorder, error) {
-		r, err := sink.Begin(cmd.Context(), start)
+		r, err := sink.Begin(ctx, start)
 		if err != nil {
 			return nil, err
 		}
-		return doneCtx{r, cmd}, nil
+		return doneCtx{r, ctx}, nil
 	}
 	p.Watch.Warn = func(line string) { fmt.Fprintln(stderr, "warning: "+line) }
 	var bar *report.Progress
@@ -303,7 +324,7 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 		p.Watch.Done = func(i, _ int, _ result.Run) { bar.Done(i) }
 		p.Watch.Progress = bar.Step
 	}
-	err = p.Run(cmd.Context(), h)
+	err = p.Run(ctx, h)
 	if bar != nil {
 		bar.Finish()
 	}
@@ -320,14 +341,14 @@ func runPlan(cmd *cobra.Command, h home.Home, p *plan.Plan, out string, verbose 
 	return runs, err
 }
 
-// doneCtx gives a recorder.Run the command's context at Done.
+// doneCtx gives a recorder.Run the plan's context at Done.
 type doneCtx struct {
 	r   *recorder.Run
-	cmd *cobra.Command
+	ctx context.Context
 }
 
 func (d doneCtx) Sample(s result.Sample)  { d.r.Sample(s) }
-func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.cmd.Context(), r) }
+func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.ctx, r) }
 
 func newSuitesCmd() *cobra.Command {
 	var format string

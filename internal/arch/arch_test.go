@@ -22,6 +22,7 @@ var layer = map[string]int{
 	"internal/client": 0, "internal/build": 0, "internal/config": 0, "internal/host": 0,
 	// Running things and keeping them: each knows only foundations.
 	"internal/engine": 1, "internal/metrics": 1, "internal/counters": 1, "internal/stacks": 1, "internal/sandbox": 1, "internal/store": 1, "internal/history": 1,
+	"internal/fleet": 1,
 	// What a suite is.
 	"internal/suite": 2, "internal/testenv": 2, "internal/settle": 2, "internal/owned": 2,
 	// The suites.

@@ -70,6 +70,10 @@ type Check struct {
 	Unreadable []string `json:"unreadable,omitempty"` // files that exist but could not be read
 	// Limits bound how many connections a client can open (sweeps).
 	Limits *Limits `json:"limits,omitempty"`
+	// Agent is the fleet agent's name when it is not the machine's
+	// hostname (qpslab agent --name): part of the host's identity, so that
+	// two agents on one machine count as two hosts (docs/fleet.md).
+	Agent string `json:"agent,omitempty"`
 }
 
 // Risk is one variance source, with the command that removes it.

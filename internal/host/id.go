@@ -11,7 +11,9 @@ import (
 
 // identity is what names a host in stored history: the machine (kernel
 // release, CPU model, CPU count, memory, virtualisation) and the CPU state
-// that sets its speed (cpufreq driver and mode, boost, governors, EPP, SMT).
+// that sets its speed (cpufreq driver and mode, boost, governors, EPP, SMT),
+// and the fleet agent's name when it names the host otherwise than its
+// hostname (two agents on one machine are two hosts).
 // Nothing that moves while the machine stays the same is in it: not steal,
 // not current frequencies, not the scaling limits firmware and thermal
 // drivers lower at run time, not the risks' text, not unreadable files.
@@ -36,6 +38,9 @@ type identity struct {
 	EPP         string `json:"epp"`
 	SMTControl  string `json:"smt_control"`
 	SMTActive   string `json:"smt_active"`
+	// Agent is a fleet agent's name other than the hostname; left out
+	// when empty, so that every other host keeps its id.
+	Agent string `json:"agent,omitempty"`
 }
 
 // ID is the host's identity: 12 hex digits of a hash of its stable facts
@@ -53,7 +58,7 @@ func (c Check) ID() string {
 		PolicyBoost: perCPU(c.Policies, func(p Policy) string { return optBool(p.Boost) }),
 		Governors:   perCPU(c.Policies, func(p Policy) string { return p.Governor }),
 		EPP:         perCPU(c.Policies, func(p Policy) string { return p.EPP }),
-		SMTControl:  c.SMTControl, SMTActive: optBool(c.SMTActive),
+		SMTControl:  c.SMTControl, SMTActive: optBool(c.SMTActive), Agent: c.Agent,
 	}
 	b, err := json.Marshal(id)
 	if err != nil {

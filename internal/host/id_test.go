@@ -108,3 +108,22 @@ func TestIDOfBadFingerprint(t *testing.T) {
 		t.Error("an id for a fingerprint that is not JSON")
 	}
 }
+
+// A fleet agent named otherwise than its hostname is a host of its own:
+// two agents on one machine are two hosts, and the machine checked without
+// an agent keeps the id it always had.
+func TestIDOfAgent(t *testing.T) {
+	base, c := fingerprintID(t, ryzenACPI("0").tree(t))
+	a, b := *c, *c
+	a.Agent, b.Agent = "alpha", "beta"
+	if a.ID() == base || b.ID() == base || a.ID() == b.ID() {
+		t.Errorf("ids: machine %s, agent alpha %s, agent beta %s: want three", base, a.ID(), b.ID())
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := ID(raw); err != nil || id != a.ID() {
+		t.Errorf("the stored fingerprint of agent alpha has id %s (%v), want %s", id, err, a.ID())
+	}
+}

@@ -27,6 +27,9 @@ type Sink struct {
 	// Content returns the (effective) content of the config a run names,
 	// to store beside it; nil for unknown.
 	Content func(configID string) []byte
+	// Meta is what every run's row carries beside its config's content:
+	// for a fleet agent, its name and the job and attempt (store.Meta).
+	Meta store.Meta
 
 	mu       sync.Mutex
 	runs     []result.Run
@@ -54,7 +57,9 @@ func (s *Sink) Begin(ctx context.Context, start result.Run) (*Run, error) {
 	if s.Content != nil {
 		content = s.Content(start.Config)
 	}
-	w, err := s.Store.Begin(ctx, start, store.Meta{ConfigContent: content})
+	m := s.Meta
+	m.ConfigContent = content
+	w, err := s.Store.Begin(ctx, start, m)
 	if err != nil {
 		// The run still runs and the results file keeps it; Done says the
 		// store could not (a full disk is found at the start as often as at

@@ -503,7 +503,7 @@ var htmlHostKeys = []struct {
 	{"kernel", true}, {"cpu_model", true}, {"cpus", true}, {"mem_kb", true}, {"swap_kb", false},
 	{"cpufreq_driver", true}, {"amd_pstate", false}, {"governor", false}, {"boost", false},
 	{"intel_no_turbo", false}, {"smt_active", false}, {"transparent_hugepage", false},
-	{"vm", true}, {"hypervisor", false}, {"steal_pct_since_boot", false}, {"risks", true},
+	{"vm", true}, {"hypervisor", false}, {"steal_pct_since_boot", false}, {"risks", true}, {"agent", false},
 }
 
 func htmlHostsView(hs []Host) *htmlHosts {

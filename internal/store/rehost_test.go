@@ -75,12 +75,10 @@ func splitHostsMerge(t *testing.T, dsn string) {
 	mustExec(t, s, `UPDATE runs SET totals = '' WHERE build = ? AND reported = ?`, "broken", 5.0)
 	mustExec(t, s, `UPDATE samples SET latency = '' WHERE second = 1 AND run_id IN (SELECT id FROM runs WHERE build = ? AND reported = ?)`, "broken", 6.0)
 	mustExec(t, s, `UPDATE metrics SET hw = '' WHERE run_id IN (SELECT id FROM runs WHERE build = ? AND reported = ?)`, "broken", 7.0)
-	// As a store of the release before migration 4 was: the later
-	// migrations undone too (goose applies none out of order).
-	for _, drop := range []string{`DROP TABLE serve_state`, `DROP TABLE alerts`, `DROP TABLE tokens`, `DROP TABLE stacks`} {
-		mustExec(t, s, drop)
-	}
-	mustExec(t, s, `DELETE FROM goose_db_version WHERE version_id >= 4`)
+	// As a store of the release before migration 4 was: goose applies a
+	// missing migration below the store's version (store.migrate allows it),
+	// so the later ones may stay.
+	mustExec(t, s, `DELETE FROM goose_db_version WHERE version_id = 4`)
 	if got := hostIDs(t, s); strings.Join(got, " ") != strings.Join(slices.Sorted(slices.Values(splitIDs)), " ") {
 		t.Fatalf("before the migration: hosts %v, want %v", got, splitIDs)
 	}

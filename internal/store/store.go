@@ -217,7 +217,13 @@ func (s *Store) migrateLocked(ctx context.Context, path string) error {
 }
 
 func (s *Store) migrate(ctx context.Context, d goose.Dialect, opts ...goose.ProviderOption) error {
-	opts = append(opts, goose.WithGoMigrations(goose.NewGoMigration(4, &goose.GoFunc{RunTx: s.migrate4}, nil)))
+	opts = append(opts, goose.WithGoMigrations(goose.NewGoMigration(4, &goose.GoFunc{RunTx: s.migrate4}, nil),
+		goose.NewGoMigration(8, &goose.GoFunc{RunDB: s.migrate8}, nil)),
+		// A migration missing below the store's version is applied, not
+		// refused: each stands on its own, and a store that a build
+		// with a later one migrated (or one whose migration is re-run, as
+		// the tests of migration 4 do) still gets it.
+		goose.WithAllowOutofOrder(true))
 	p, err := goose.NewProvider(d, s.db, mustSub(migrations, "migrations"), opts...)
 	if err != nil {
 		return fmt.Errorf("store %s: migrations: %w", s.where, err)
@@ -297,6 +303,13 @@ func HostID(fp json.RawMessage) (string, error) { return host.ID(fp) }
 type Meta struct {
 	ConfigContent []byte
 	Source        string // "run", or the importer: "sysbench-1.0", "mytools", …
+	// Hostname is where a run ran, if not this machine's hostname: a fleet
+	// agent's name (docs/fleet.md).
+	Hostname string
+	// Job and JobAttempt name the fleet job and its attempt a run belongs
+	// to ("" and 0 outside the fleet; SupersedeJob).
+	Job        string
+	JobAttempt int
 }
 
 type execer interface {
@@ -337,6 +350,9 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 		status = "running"
 	}
 	hostname := s.hostname
+	if m.Hostname != "" {
+		hostname = m.Hostname
+	}
 	if m.Source != "run" {
 		hostname = "" // an import says nothing of where it ran
 	}
@@ -349,12 +365,12 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	}
 	_, err = x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
 		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals, runner,
-		step, role, groups)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		step, role, groups, job, job_attempt)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		id, r.Suite, r.Test, r.Build, r.Config, cfgName, hostID, hostname, r.Threads, r.Loop, r.Rate, r.Arrivals,
 		string(params), strconv.FormatUint(r.Seed, 10), status, r.Error, ts(r.Started), ts(r.Ended), r.Warmup, r.Duration,
 		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}", runnerOf(os.Getpid()),
-		r.Step, r.Role, string(groups))
+		r.Step, r.Role, string(groups), m.Job, m.JobAttempt)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}

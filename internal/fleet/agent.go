@@ -1,0 +1,302 @@
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Attempt is one attempt of a job, as an agent's Work gets it.
+type Attempt struct {
+	ID      int64 // River's job id
+	Attempt int   // 1 for the first
+	Job     Job
+}
+
+// Agent works one host's jobs, one at a time.
+type Agent struct {
+	Fleet *Fleet
+	// Host is what the agent registers: its Name, Labels, HostID,
+	// Fingerprint, Hostname, Builds and Configs, and its heartbeat
+	// Interval (default 10 s).
+	Host Host
+	// RescueAfter is River's RescueStuckJobsAfter when this agent leads:
+	// the least time after an attempt's start before River's rescuer
+	// retries it if its agent vanished (the job's timeout is the other
+	// bound; default 1 minute).
+	RescueAfter time.Duration
+	// Work runs one attempt of a job; its context ends when the job is
+	// cancelled, times out, or the agent is stopped with abort.
+	Work func(ctx context.Context, a Attempt) error
+	// Have says what the agent has now (a job may have fetched a build);
+	// it is published after each job. nil: what it registered.
+	Have func() ([]Build, []Config)
+	// Log is told what the agent does.
+	Log func(line string)
+
+	runner   string
+	mu       sync.Mutex
+	state    string
+	job      int64
+	stopping bool
+}
+
+func (a *Agent) logf(format string, args ...any) {
+	if a.Log != nil {
+		a.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+// set changes the agent's state and says so in a heartbeat at once.
+func (a *Agent) set(state string, job int64) error {
+	a.mu.Lock()
+	if a.stopping && state != "stopped" {
+		state = "stopping"
+	}
+	a.state, a.job = state, job
+	a.mu.Unlock()
+	return a.beat()
+}
+
+func (a *Agent) beat() error {
+	a.mu.Lock()
+	state, job := a.state, a.job
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), max(a.Host.Interval, 5*time.Second))
+	defer cancel()
+	return a.Fleet.beat(ctx, a.Host.Name, a.runner, state, job)
+}
+
+// Run registers the host and works its queue until ctx ends (SIGTERM),
+// then stops: the job in progress finishes, unless abort is closed (at
+// once, or later: a second signal), which cancels it (its run is stored
+// aborted, its servers stopped, and River retries it when the agent is
+// back). The host is then recorded stopped. A heartbeat that finds another
+// agent holding the name ends the agent too.
+func (a *Agent) Run(ctx context.Context, abort <-chan struct{}) error {
+	if err := ValidName(a.Host.Name); err != nil {
+		return err
+	}
+	if a.Work == nil {
+		return errors.New("an agent needs its Work")
+	}
+	if a.Host.Interval <= 0 {
+		a.Host.Interval = 10 * time.Second
+	}
+	if a.RescueAfter <= 0 {
+		a.RescueAfter = time.Minute
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	hn, _ := os.Hostname()
+	a.runner = fmt.Sprintf("%s/%d/%s", hn, os.Getpid(), hex.EncodeToString(b))
+	if err := a.Fleet.register(ctx, a.Host, a.runner); err != nil {
+		return err
+	}
+	a.state = "idle"
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &worker{a: a}); err != nil {
+		return err
+	}
+	client, err := river.NewClient(riverpgxv5.New(a.Fleet.pool), &river.Config{
+		ID:      a.Host.Name + "/" + a.runner,
+		Queues:  map[string]river.QueueConfig{Queue(a.Host.Name): {MaxWorkers: 1}}, // one job at a time: a benchmark host is alone with its benchmark
+		Workers: workers,
+		// Each job's own timeout (Job.Timeout, the worker's Timeout)
+		// bounds it; there is no other.
+		JobTimeout:           -1,
+		RescueStuckJobsAfter: a.RescueAfter,
+		// The jobs are the fleet's history (fleet status): kept.
+		CompletedJobRetentionPeriod: -1,
+		CancelledJobRetentionPeriod: -1,
+		DiscardedJobRetentionPeriod: -1,
+		Logger:                      quiet(),
+	})
+	if err != nil {
+		a.stopped()
+		return fmt.Errorf("agent %s: %w", a.Host.Name, err)
+	}
+	// River's context is not the signal's: a SIGTERM stops the agent as
+	// configured below, not by cancelling the job in progress.
+	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
+		a.stopped()
+		return fmt.Errorf("agent %s: start working %s: %w", a.Host.Name, Queue(a.Host.Name), err)
+	}
+	a.logf("agent %s: registered in %s (host %s, labels %v); works queue %s one job at a time; heartbeat every %s", a.Host.Name, a.Fleet.where,
+		a.Host.HostID, a.Host.Labels, Queue(a.Host.Name), a.Host.Interval)
+	fatal := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(a.Host.Interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if err := a.beat(); errors.Is(err, errTaken) {
+				fatal <- err
+				return
+			} else if err != nil {
+				a.logf("agent %s: %v", a.Host.Name, err) // the next one may get through; lost after three
+			}
+		}
+	}()
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-fatal:
+		a.logf("agent %s: %v: stopping", a.Host.Name, runErr)
+		abort = closed()
+	}
+	a.mu.Lock()
+	a.stopping = true
+	working := a.state == "working"
+	a.mu.Unlock()
+	if runErr == nil {
+		if err := a.set("stopping", a.currentJob()); err != nil {
+			a.logf("agent %s: %v", a.Host.Name, err)
+		}
+	}
+	stopCtx, cancelStop := context.WithCancel(context.Background())
+	defer cancelStop()
+	stopErr := make(chan error, 1)
+	go func() { stopErr <- client.Stop(stopCtx) }()
+	select {
+	case err := <-stopErr:
+		if err != nil && runErr == nil {
+			runErr = err
+		}
+	default:
+		if working {
+			a.logf("agent %s: stopping after job %d ends (a second SIGTERM or SIGINT aborts it)", a.Host.Name, a.currentJob())
+		}
+		select {
+		case err := <-stopErr:
+			if err != nil && runErr == nil {
+				runErr = err
+			}
+		case <-abort:
+			a.logf("agent %s: aborting job %d", a.Host.Name, a.currentJob())
+			cancelStop()
+			<-stopErr
+			if err := client.StopAndCancel(context.Background()); err != nil && runErr == nil {
+				runErr = err
+			}
+		}
+	}
+	close(done)
+	if !errors.Is(runErr, errTaken) {
+		a.stopped()
+	}
+	a.logf("agent %s: stopped", a.Host.Name)
+	return runErr
+}
+
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+func (a *Agent) currentJob() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.job
+}
+
+// stopped records the host stopped: a clean end, not a loss.
+func (a *Agent) stopped() {
+	a.mu.Lock()
+	a.state, a.job = "stopped", 0
+	a.mu.Unlock()
+	if err := a.beat(); err != nil {
+		a.logf("agent %s: %v", a.Host.Name, err)
+	}
+}
+
+// permanent is an error no retry can mend on this host.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
+
+// Permanent marks err as one that no retry of the job can mend on this
+// host (its plan does not parse here, it names a build this host cannot
+// get): the job is cancelled at once, with err, rather than retried. A
+// fleet retry runs it again once the host is fixed.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanent{err}
+}
+
+// worker is River's worker of plan jobs on one agent.
+type worker struct {
+	river.WorkerDefaults[Job]
+	a *Agent
+}
+
+// Timeout is the job's own: past it the attempt is cancelled, and River's
+// rescuer leaves a running job alone until it has passed.
+func (w *worker) Timeout(j *river.Job[Job]) time.Duration { return j.Args.TimeoutDuration() }
+
+func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
+	a := w.a
+	if j.Args.Host != a.Host.Name { // only its queue's jobs reach an agent
+		return river.JobCancel(fmt.Errorf("job %d is for host %s, not %s", j.ID, j.Args.Host, a.Host.Name))
+	}
+	if err := a.set("working", j.ID); err != nil {
+		a.logf("agent %s: %v", a.Host.Name, err)
+	}
+	a.logf("job %d, attempt %d of %d: %s on %s (timeout %s)", j.ID, j.Attempt, j.MaxAttempts, j.Args.Suite, a.Host.Name, j.Args.TimeoutDuration())
+	err := a.Work(ctx, Attempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
+	if err != nil && ctx.Err() != nil {
+		a.mu.Lock()
+		stopping := a.stopping
+		a.mu.Unlock()
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, river.ErrJobCancelledRemotely):
+			err = fmt.Errorf("cancelled (qpslab fleet cancel): %w", err)
+		case errors.Is(cause, context.DeadlineExceeded):
+			err = fmt.Errorf("timed out: the attempt ran past the job's timeout of %s: %w", j.Args.TimeoutDuration(), err)
+		case stopping:
+			// River puts a job its client stopped under back in the
+			// queue as it was (the attempt not counted, no error kept).
+			a.logf("job %d, attempt %d: interrupted (%v): the agent stops; River puts the job back in its queue, to run again when the agent is back", j.ID, j.Attempt, err)
+			_ = a.set("stopping", 0)
+			return fmt.Errorf("its agent was stopped mid-job: %w", err)
+		}
+	}
+	if a.Have != nil {
+		builds, configs := a.Have()
+		pctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if perr := a.Fleet.publish(pctx, a.Host.Name, a.runner, builds, configs); perr != nil {
+			a.logf("agent %s: %v", a.Host.Name, perr)
+		}
+		cancel()
+	}
+	if serr := a.set("idle", 0); serr != nil {
+		a.logf("agent %s: %v", a.Host.Name, serr)
+	}
+	var p permanent
+	switch {
+	case errors.As(err, &p):
+		a.logf("job %d, attempt %d: failed, and no retry on this host can mend it: %v", j.ID, j.Attempt, err)
+		return river.JobCancel(fmt.Errorf("not retried (this host cannot run it as it is): %w", err))
+	case err != nil:
+		a.logf("job %d, attempt %d: failed: %v", j.ID, j.Attempt, err)
+	default:
+		a.logf("job %d, attempt %d: done", j.ID, j.Attempt)
+	}
+	return err
+}

@@ -1,0 +1,100 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/host"
+)
+
+// SetHosts writes, under a comparison of labels across hosts
+// (LABEL@HOST), each column's host: its id and its fingerprint in short
+// (the machine and what sets its speed), so that the table says what the
+// hosts are. hostID computes a stored fingerprint's id. Nothing when no
+// label names its host.
+func SetHosts(w io.Writer, sets []analysis.Set, hostID func(json.RawMessage) (string, error)) {
+	named := false
+	for _, s := range sets {
+		named = named || strings.Contains(s.Label, "@")
+	}
+	if !named {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Hosts (the fingerprint of each column's runs; qpslab report --html shows them whole)")
+	for i, s := range sets {
+		col := "base"
+		if i > 0 {
+			col = fmt.Sprintf("col-%d", i)
+		}
+		var seen []string
+		for k := len(s.Runs) - 1; k >= 0; k-- { // the latest run's first
+			fp := s.Runs[k].Host
+			id, err := hostID(fp)
+			if err != nil || len(fp) == 0 {
+				id = "unknown"
+			}
+			if contains(seen, id) {
+				continue
+			}
+			seen = append(seen, id)
+			fmt.Fprintf(w, "  %s %s: host %s: %s\n", col, s.Label, id, fingerprintLine(fp))
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// fingerprintLine is a fingerprint in one line.
+func fingerprintLine(fp json.RawMessage) string {
+	var c host.Check
+	if len(fp) == 0 || json.Unmarshal(fp, &c) != nil {
+		return "no fingerprint (imported results)"
+	}
+	vm := "bare metal"
+	if c.VM {
+		vm = "VM"
+		if c.Hypervisor != "" {
+			vm += " (" + c.Hypervisor + ")"
+		}
+	}
+	govs := map[string]bool{}
+	var gl []string
+	for _, p := range c.Policies {
+		if p.Governor != "" && !govs[p.Governor] {
+			govs[p.Governor] = true
+			gl = append(gl, p.Governor)
+		}
+	}
+	gov := "none"
+	if len(gl) > 0 {
+		gov = strings.Join(gl, "/")
+	}
+	boost := "-"
+	switch {
+	case c.Boost != nil:
+		boost = map[bool]string{true: "on", false: "off"}[*c.Boost]
+	case c.NoTurbo != nil:
+		boost = map[bool]string{true: "off", false: "on"}[*c.NoTurbo]
+	}
+	smt := c.SMTControl
+	if smt == "" {
+		smt = "-"
+	}
+	agent := ""
+	if c.Agent != "" {
+		agent = ", fleet agent " + c.Agent
+	}
+	return fmt.Sprintf("%s, %d CPUs, %.1f GB, kernel %s, %s, cpufreq %s, governor %s, boost %s, SMT %s%s",
+		strings.Join(strings.Fields(c.CPUModel), " "), c.CPUs, float64(c.MemKB)/1e6, c.Kernel, vm, c.Driver, gov, boost, smt, agent)
+}
