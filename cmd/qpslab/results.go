@@ -140,7 +140,9 @@ func (s selection) load(cmd *cobra.Command, st *store.Store, labels []string, sa
 			}
 			return nil, fmt.Errorf("no results for %s%s in %s: see qpslab labels", l, narrowed, st.Where())
 		}
-		sets = append(sets, analysis.Set{Label: lb.String(), Runs: runs}) // as runs are labelled: mariadb-system.myrocks, not …:innodb
+		// As runs are labelled (mariadb-system.myrocks, not …:innodb), with
+		// the @HOST the label named.
+		sets = append(sets, analysis.Set{Label: lb.String() + l[len(name):], Runs: runs})
 	}
 	return sets, nil
 }
@@ -185,7 +187,7 @@ func (s selection) hostSets(cmd *cobra.Command, st *store.Store, lb analysis.Lab
 		} else if names[h.name] > 1 {
 			show = h.name + "/" + h.id
 		}
-		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: sel, Samples: samples})
+		runs, err := st.Runs(cmd.Context(), store.Filter{Suite: s.suite, Build: lb.Build, Config: lb.Config, Threads: s.threads, Host: sel, Samples: samples, Stacks: samples || s.stacks, Engine: lb.EngineFilter()})
 		if err != nil {
 			return nil, err
 		}
