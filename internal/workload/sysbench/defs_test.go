@@ -2,6 +2,7 @@ package sysbench
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -211,6 +212,18 @@ func TestSelect(t *testing.T) {
 			t.Errorf("Select(%q) = %q, %v; want %q", c.patterns, labels(got), err, c.want)
 		}
 	}
+}
+
+func randC(r *rand.Rand) string {
+	var b [cLen]byte
+	digits(r, b[:])
+	return string(b[:])
+}
+
+func randPad(r *rand.Rand) string {
+	var b [padLen]byte
+	digits(r, b[:])
+	return string(b[:])
 }
 
 func TestDigits(t *testing.T) {

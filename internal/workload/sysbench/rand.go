@@ -35,18 +35,6 @@ func digits(r *rand.Rand, b []byte) {
 
 const cLen, padLen = 119, 59
 
-func randC(r *rand.Rand) string {
-	var b [cLen]byte
-	digits(r, b[:])
-	return string(b[:])
-}
-
-func randPad(r *rand.Rand) string {
-	var b [padLen]byte
-	digits(r, b[:])
-	return string(b[:])
-}
-
 // zipf draws ids in [1, n] with P(k) proportional to 1/k^e; id 1 is the
 // hottest. update-zipf uses it with sysbench's default exponent 0.8.
 //
