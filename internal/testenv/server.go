@@ -13,7 +13,7 @@ import (
 // test home, and at the end of the test stops it and fails the test if any
 // process started under that home is left (QPSLAB_HOME is set for the test, so
 // every server and server child carries the home's path in its environment).
-func StartServer(t *testing.T, build string) (*sandbox.Server, home.Home) {
+func StartServer(t testing.TB, build string) (*sandbox.Server, home.Home) {
 	t.Helper()
 	h := Home(t)
 	t.Setenv("QPSLAB_HOME", h.Root)
