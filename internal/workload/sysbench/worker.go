@@ -88,6 +88,7 @@ type worker struct {
 	args   []client.Arg    // reused argument list: typed, so that binding allocates nothing
 	c, pad [cLen]byte      // reused c and pad values (pad uses padLen bytes)
 	text   []byte          // the insert test's reused statement
+	o      engine.Outcome  // the event's outcome, filled in place
 	event  func(ctx context.Context, o *engine.Outcome) error
 }
 
@@ -96,9 +97,11 @@ func (w *worker) Close() error { return w.conn.Close() }
 // Event runs one event. On an error inside BEGIN…COMMIT it rolls back
 // before returning; the error keeps its cause for client.Retryable.
 func (w *worker) Event(ctx context.Context) (engine.Outcome, error) {
-	var o engine.Outcome
-	err := w.event(ctx, &o)
-	return o, err
+	// The event fills the worker's own Outcome: a local one would escape
+	// through the event function, a heap allocation per event.
+	w.o = engine.Outcome{}
+	err := w.event(ctx, &w.o)
+	return w.o, err
 }
 
 // fail wraps err with the test and the statement (cut short: an IN list of
