@@ -13,8 +13,8 @@ import (
 )
 
 // collector merges the workers' per-second data into samples. A second is
-// final once every worker has promised to send nothing more for it (or is
-// idle); then its histograms are summarised, encoded, merged into the totals
+// final once every worker has promised to send nothing more for it (or
+// waits for an open-loop arrival, its data of the second taken); then its histograms are summarised, encoded, merged into the totals
 // and given back, so memory stays flat however long the run.
 type collector struct {
 	r       *runner
@@ -94,8 +94,17 @@ func (c *collector) minDone() int {
 	now := c.r.sec(time.Now()) - 1
 	m := now
 	for i := range c.r.done {
-		if c.r.idle[i].Load() {
-			continue // an idle worker's next event ends after now
+		// A worker waiting for an arrival: its next event ends after now,
+		// and what it holds of a second to finalize is taken from it. If
+		// it stopped waiting before it could be, it is a busy worker.
+		if h := c.r.held[i].Load(); h != nil {
+			if h == waiting || h.sec > m {
+				continue
+			}
+			if c.r.held[i].CompareAndSwap(h, waiting) {
+				c.add(h)
+				continue
+			}
 		}
 		if d := int(c.r.done[i].Load()); d < m {
 			m = d

@@ -193,9 +193,10 @@ type runner struct {
 	mt0   time.Time // measured window start
 	flush chan *secData
 	// Per worker: the last second for which it will send no more data, and
-	// whether it is idle (waiting for an open-loop arrival).
+	// what it holds while it waits for an open-loop arrival (nil while it
+	// is not waiting; see park).
 	done []atomic.Int64
-	idle []atomic.Bool
+	held []atomic.Pointer[secData]
 
 	measured atomic.Int64 // measured events, for Options.Events
 	// scheduled is how many workers keep their own schedule; schedLeft how
@@ -238,7 +239,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	r.cancel = cancel
 	r.flush = make(chan *secData, 4*r.n+16)
 	r.done = make([]atomic.Int64, r.n)
-	r.idle = make([]atomic.Bool, r.n)
+	r.held = make([]atomic.Pointer[secData], r.n)
 	for i := range r.done {
 		r.done[i].Store(-1)
 	}
@@ -443,22 +444,27 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			}
 			intended = at
 		} else if arrivals != nil {
-			if cur != nil || r.done[id].Load() < int64(r.sec(time.Now()))-1 {
-				flush(r.sec(time.Now()) - 1)
+			// Before waiting for an arrival, send what it holds of earlier
+			// seconds and promise nothing more for them. This second's data
+			// is parked where the collector can take it if the wait
+			// outlasts the second: an open-loop worker flushes once a
+			// second, not once an event (each flush takes histograms from
+			// the pool and resets them, hundreds of KB).
+			if s := r.sec(time.Now()); cur != nil && cur.sec < s {
+				flush(s - 1)
+			} else if cur == nil && r.done[id].Load() < int64(s-1) {
+				r.done[id].Store(int64(s - 1))
 			}
-			r.idle[id].Store(true)
+			r.park(id, cur)
+			var ok bool
 			select {
 			case <-ctx.Done():
-				r.idle[id].Store(false)
-				return
-			case at, ok := <-arrivals:
-				if !ok {
-					r.idle[id].Store(false)
-					return
-				}
-				intended = at
+			case intended, ok = <-arrivals:
 			}
-			r.idle[id].Store(false)
+			cur = r.unpark(id)
+			if !ok {
+				return
+			}
 			r.backlog.Add(-1)
 		}
 		start := time.Now()
@@ -533,6 +539,29 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			return
 		}
 	}
+}
+
+// waiting marks a worker that waits for an arrival holding no data.
+var waiting = &secData{sec: -1 << 40}
+
+// park says that worker id waits for an arrival, holding d (nil for none).
+// While it waits, the collector may take d (finalizing its second) and
+// leave waiting in its place.
+func (r *runner) park(id int, d *secData) {
+	if d == nil {
+		d = waiting
+	}
+	r.held[id].Store(d)
+}
+
+// unpark ends the wait and returns what the worker still holds: its parked
+// data, or nil if the collector took it.
+func (r *runner) unpark(id int) *secData {
+	d := r.held[id].Swap(nil)
+	if d == waiting {
+		return nil
+	}
+	return d
 }
 
 type noWindow struct{}

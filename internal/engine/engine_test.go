@@ -490,3 +490,38 @@ func TestUntilScheduledNeedsAScheduler(t *testing.T) {
 		t.Fatalf("err %v, want one about scheduled workers", err)
 	}
 }
+
+// Open-loop workers keep their second's data while they wait for an
+// arrival; when the wait outlasts the second, the collector takes it. No
+// event is lost or counted twice, whether arrivals come thick (many per
+// worker per second) or sparse (seconds without an event for a worker).
+func TestOpenLoopLosesNoSample(t *testing.T) {
+	for _, c := range []struct {
+		threads int
+		rate    float64
+	}{{16, 2000}, {4, 3}, {3, 40}} {
+		f := &fakeWorkload{service: 100 * time.Microsecond, stmts: 1}
+		res, err := Run(context.Background(), f, Options{Threads: c.threads, Warmup: -1, Duration: 3 * time.Second,
+			Rate: c.rate, Arrivals: Uniform})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for i, s := range res.Samples {
+			sum += s.Events
+			if s.Second != i {
+				t.Errorf("%d threads at %.0f/s: sample %d is of second %d", c.threads, c.rate, i, s.Second)
+			}
+		}
+		ran := f.events.Load()
+		if sum != res.Totals.Events || res.Totals.Events > ran || ran-res.Totals.Events > int64(c.threads) {
+			t.Errorf("%d threads at %.0f/s: %d events ran, %d in the totals, %d in the samples", c.threads, c.rate, ran, res.Totals.Events, sum)
+		}
+		if want := int64(3 * c.rate); res.Totals.Events < want*95/100 {
+			t.Errorf("%d threads at %.0f/s: %d events in 3 s, want about %d", c.threads, c.rate, res.Totals.Events, want)
+		}
+		if len(res.Samples) != 3 {
+			t.Errorf("%d threads at %.0f/s: %d samples in 3 s", c.threads, c.rate, len(res.Samples))
+		}
+	}
+}
