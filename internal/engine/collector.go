@@ -44,7 +44,12 @@ func (c *collector) loop(ctx context.Context) {
 				return
 			}
 			c.add(d)
-		case <-tick.C:
+		case now := <-tick.C:
+			// The backlog, while every worker may be busy; arrivals end
+			// with the measured window.
+			if c.r.sched != nil && (c.r.end.IsZero() || now.Before(c.r.end)) && ctx.Err() == nil {
+				c.r.noteBacklog(c.r.sched.backlog(now.Sub(c.r.t0), c.r.o.MaxBacklog))
+			}
 			c.finalize(c.minDone())
 		}
 	}

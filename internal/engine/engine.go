@@ -9,10 +9,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -191,6 +194,7 @@ type runner struct {
 	n     int
 	t0    time.Time // run start (warmup begins)
 	mt0   time.Time // measured window start
+	end   time.Time // measured window end (zero: none)
 	flush chan *secData
 	// Per worker: the last second for which it will send no more data, and
 	// what it holds while it waits for an open-loop arrival (nil while it
@@ -205,6 +209,8 @@ type runner struct {
 	schedLeft atomic.Int64
 	backlog   atomic.Int64
 	maxBack   atomic.Int64
+	sched     *schedule // open loop's arrivals
+	rawSleep  bool      // wait for an arrival in a raw sleep (see run)
 
 	failMu   sync.Mutex
 	failErr  error
@@ -249,6 +255,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	if r.o.Duration > 0 {
 		end = r.mt0.Add(r.o.Duration)
 	}
+	r.end = end
 
 	win := r.o.Window
 	if win == nil {
@@ -268,11 +275,14 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		Warmup: r.o.Warmup.Seconds(), Duration: r.o.Duration.Seconds(), Started: r.t0.UTC(),
 	}
 
-	var arrivals chan time.Time
 	if r.o.Rate > 0 {
 		res.Loop, res.Rate, res.Arrivals = "open", r.o.Rate, string(r.o.Arrivals)
-		arrivals = make(chan time.Time, r.o.MaxBacklog)
-		go r.pace(ctx, arrivals, end)
+		r.sched = newSchedule(newPacer(r.o.Arrivals, r.o.Rate, r.o.Seed))
+		// A worker may wait for its arrival in a raw sleep, keeping its
+		// thread and P, when every worker has a P of its own (the
+		// blocking transport reserves them): no trip through Go's
+		// scheduler per event.
+		r.rawSleep = runtime.GOMAXPROCS(0) > r.n
 	}
 
 	col := newCollector(r)
@@ -284,7 +294,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.work(ctx, i, wk, arrivals, end)
+			r.work(ctx, i, wk, end)
 		}()
 	}
 	wg.Wait()
@@ -365,49 +375,60 @@ func sustained(rate float64, t *result.Totals, samples []result.Sample) result.V
 	return v
 }
 
-// pace sends intended start times at the arrival rate. A full queue means the
-// server (or the worker count) cannot keep up: the run ends, counted and said.
-func (r *runner) pace(ctx context.Context, out chan time.Time, end time.Time) {
-	p := newPacer(r.o.Arrivals, r.o.Rate, r.o.Seed)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	// Closing the queue tells the workers there is nothing more to come, once
-	// they have taken what is queued.
-	defer close(out)
-	for {
-		at := r.t0.Add(p.next())
-		if !end.IsZero() && at.After(end) {
-			// No arrival is due before the end: wait for the end itself, so
-			// the measured window is whole.
-			timer.Reset(time.Until(end))
-			select {
-			case <-ctx.Done():
-			case <-timer.C:
-			}
-			return
-		}
-		if d := time.Until(at); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-ctx.Done():
+// noteBacklog records the open loop's backlog (arrivals due that no
+// worker has taken); reaching MaxBacklog means the server (or the worker
+// count) cannot keep up: the run ends, counted and said.
+func (r *runner) noteBacklog(b int) bool {
+	r.backlog.Store(int64(b))
+	for m := r.maxBack.Load(); int64(b) > m && !r.maxBack.CompareAndSwap(m, int64(b)); m = r.maxBack.Load() {
+	}
+	if b > r.o.MaxBacklog {
+		r.fail(fmt.Errorf("open loop backlog reached %d queued events at %.0f events/s: the server or %d threads cannot keep up; lower --rate, add --threads or raise --max-backlog", r.o.MaxBacklog, r.o.Rate, r.n))
+		return false
+	}
+	return true
+}
+
+// sleepUntil waits until t or until ctx ends.
+func (r *runner) sleepUntil(ctx context.Context, t time.Time, timer **time.Timer) {
+	if r.rawSleep {
+		for ctx.Err() == nil {
+			d := time.Until(t)
+			if d <= 0 {
 				return
-			case <-timer.C:
 			}
+			rawSleep(min(d, rawSleepMax))
 		}
-		select {
-		case out <- at:
-			b := r.backlog.Add(1)
-			for m := r.maxBack.Load(); b > m && !r.maxBack.CompareAndSwap(m, b); m = r.maxBack.Load() {
-			}
-		default:
-			r.fail(fmt.Errorf("open loop backlog reached %d queued events at %.0f events/s: the server or %d threads cannot keep up; lower --rate, add --threads or raise --max-backlog", r.o.MaxBacklog, r.o.Rate, r.n))
-			return
-		}
+		return
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	select {
+	case <-ctx.Done():
+	case <-(*timer).C:
 	}
 }
 
+// rawSleepMax bounds one raw sleep: a garbage collection, which must stop
+// every P, waits for it (as for the blocking transport's raw poll).
+const rawSleepMax = 50 * time.Millisecond
+
+// rawSleep is nanosleep(2) without the runtime's entersyscall/exitsyscall
+// (see client's rawRead): the thread keeps its P.
+func rawSleep(d time.Duration) {
+	ts := syscall.NsecToTimespec(d.Nanoseconds())
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
 // work is one worker's loop.
-func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan time.Time, end time.Time) {
+func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 	var cur *secData
 	flush := func(doneUpTo int) {
 		if cur != nil {
@@ -418,6 +439,7 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 	}
 	defer func() { flush(1 << 40) }()
 	sch, _ := wk.(Scheduler)
+	var timer *time.Timer // open loop's, reused
 
 	for {
 		if ctx.Err() != nil {
@@ -443,35 +465,44 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 				return
 			}
 			intended = at
-		} else if arrivals != nil {
+		} else if r.sched != nil {
 			// Before waiting for an arrival, send what it holds of earlier
 			// seconds and promise nothing more for them. This second's data
 			// is parked where the collector can take it if the wait
 			// outlasts the second: an open-loop worker flushes once a
 			// second, not once an event (each flush takes histograms from
 			// the pool and resets them, hundreds of KB).
-			if s := r.sec(time.Now()); cur != nil && cur.sec < s {
+			now := time.Now()
+			if s := r.sec(now); cur != nil && cur.sec < s {
 				flush(s - 1)
 			} else if cur == nil && r.done[id].Load() < int64(s-1) {
 				r.done[id].Store(int64(s - 1))
 			}
-			r.park(id, cur)
-			var ok bool
-			select {
-			case <-ctx.Done():
-			case intended, ok = <-arrivals:
-			}
-			cur = r.unpark(id)
-			if !ok {
+			at, backlog := r.sched.claim(now.Sub(r.t0), r.o.MaxBacklog)
+			if !r.noteBacklog(backlog) {
 				return
 			}
-			r.backlog.Add(-1)
+			intended = r.t0.Add(at)
+			last := !end.IsZero() && !intended.Before(end)
+			if last {
+				// No arrival is due before the end: wait for the end
+				// itself, so that the measured window is whole.
+				intended = end
+			}
+			if intended.After(now) {
+				r.park(id, cur)
+				r.sleepUntil(ctx, intended, &timer)
+				cur = r.unpark(id)
+			}
+			if last || ctx.Err() != nil {
+				return
+			}
 		}
 		start := time.Now()
 		if !end.IsZero() && !start.Before(end) {
 			return
 		}
-		if arrivals == nil && sch == nil {
+		if r.sched == nil && sch == nil {
 			intended = start
 		}
 		// Data of an earlier second would otherwise wait in this worker for
