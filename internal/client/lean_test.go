@@ -378,3 +378,60 @@ func BenchmarkStatement(b *testing.B) {
 		})
 	}
 }
+
+// Copy loads rows in the text format both servers share, NULLs and escaped
+// tabs, newlines and backslashes included; a MySQL server whose
+// local_infile is off is refused in one line that says what to do.
+func TestCopy(t *testing.T) {
+	for _, build := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(build, func(t *testing.T) {
+			ep := startServer(t, build)
+			ctx := context.Background()
+			c, err := client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Exec(ctx, "CREATE TABLE cp (id INT PRIMARY KEY, v VARCHAR(50), n INT)"); err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for i := 1; i <= 5000; i++ {
+				n := strconv.Itoa(i)
+				if i%10 == 0 {
+					n = `\N`
+				}
+				fmt.Fprintf(&b, "%d\tv%d\\ttab\\nline\\\\slash\t%s\n", i, i, n)
+			}
+			n, err := client.Copy(ctx, c, "cp", []string{"id", "v", "n"}, strings.NewReader(b.String()))
+			if err != nil || n != 5000 {
+				t.Fatalf("copy 5000 rows: %d, %v", n, err)
+			}
+			if got, err := client.Scalar(ctx, c, "SELECT count(*) FROM cp WHERE n IS NULL"); err != nil || got != 500 {
+				t.Errorf("%d NULLs (%v), want 500", got, err)
+			}
+			_, rows, err := client.Query(ctx, ep, false, "SELECT v FROM cp WHERE id = 7")
+			if err != nil || len(rows) != 1 || rows[0][0] != "v7\ttab\nline\\slash" {
+				t.Errorf("row 7: %q, %v", rows, err)
+			}
+			// The connection goes on with the lean path after a copy.
+			if n, err := c.Query(ctx, "SELECT id FROM cp WHERE id <= 10"); err != nil || n != 10 {
+				t.Errorf("after the copy: %d rows, %v", n, err)
+			}
+			if _, err := client.Copy(ctx, c, "c`p\"", []string{"id"}, strings.NewReader("")); err == nil {
+				t.Errorf("a quote in a table name was taken")
+			}
+			if ep.Protocol != client.MySQL {
+				return
+			}
+			if _, err := c.Exec(ctx, "SET GLOBAL local_infile = 0"); err != nil {
+				t.Fatal(err)
+			}
+			_, err = client.Copy(ctx, c, "cp", []string{"id", "v", "n"}, strings.NewReader("9999\tx\t1\n"))
+			if err == nil || !strings.Contains(err.Error(), "local_infile") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("LOAD DATA LOCAL with local_infile off: %v", err)
+			}
+			c.Exec(ctx, "SET GLOBAL local_infile = 1")
+		})
+	}
+}

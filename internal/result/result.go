@@ -438,7 +438,7 @@ func ConfigName(id string) string {
 // conditionParams are the params that change what a run's figures mean,
 // beside its suite and its loop: runs that differ in one are never repeats
 // of each other, nor points of one series.
-var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert"}
+var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "load_method"}
 
 // Conditions is what must be equal for two runs of a test at a thread
 // count to be repeats of each other: the loop (closed, or open with its

@@ -244,6 +244,35 @@ func (s *server) testLoad(t *testing.T) {
 			t.Errorf("sbtest%d: seed 5 with 1 thread loaded other rows than with 3", tb)
 		}
 	}
+	// COPY or LOAD DATA loads the same rows as the INSERTs, reporting
+	// progress to the last row.
+	if err := s.target.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen = nil
+	if err := s.target.Load(ctx, LoadOptions{Threads: 2, Seed: 5, Method: LoadCopy, Progress: func(n int64) { seen = append(seen, n) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 || seen[len(seen)-1] != srvTables*srvRows {
+		t.Errorf("copy: progress %v, want steps to %d", seen, srvTables*srvRows)
+	}
+	for tb := 1; tb <= srvTables; tb++ {
+		if got := s.checksum(tb, "1=1"); got != sums[tb] {
+			t.Errorf("sbtest%d: seed 5 loaded by copy holds other rows than by insert", tb)
+		}
+		if n := s.n(fmt.Sprintf(idx, tb, tb)); n != 1 {
+			t.Errorf("sbtest%d: no index k_%d after a copy", tb, tb)
+		}
+	}
+	if err := s.target.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.target.Load(ctx, LoadOptions{Method: "bulk"}); err == nil || !strings.Contains(err.Error(), "insert or copy") {
+		t.Errorf("load method bulk: %v", err)
+	}
+	if err := s.target.Load(ctx, LoadOptions{Threads: 3, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // noPrepare is s with connections that send text statements instead of
