@@ -27,7 +27,7 @@ type myWire struct {
 	ext    uint32 // MariaDB's extended capabilities, likewise
 	rbuf   []byte // read buffer; rbuf[r:w] is read and not yet taken
 	r, w   int
-	grow   bool   // the last read filled rbuf: double it when it is next empty
+	grow   bool   // the last read filled rbuf: double it at the next fill
 	wbuf   []byte // the request being written
 	big    []byte // a packet of 16 MB or more, joined from its pieces (rare)
 	seq    uint8  // the sequence number the next packet must carry
@@ -46,10 +46,16 @@ const (
 	myMaxPacket          = 1<<24 - 1
 )
 
+// The buffers are sized to need, so that thousands of connections cost
+// little: the read buffer starts small (a point select's whole reply fits)
+// and doubles whenever a read fills it, up to myRbufMax (a range's reply
+// then comes in one read); a larger packet gets a buffer of its own, given
+// up after the reply. The request buffer grows to the largest request and
+// is kept up to myWbufKeep (the load's 500-row INSERTs).
 const (
-	myRbufInit = 4 << 10  // the read buffer's first size (go-sql-driver's own)
-	myRbufMax  = 64 << 10 // growing on full reads stops here; larger packets get a buffer of their own for the statement
-	myWbufKeep = 64 << 10 // a larger request's buffer is dropped after it
+	myRbufInit = 512
+	myRbufMax  = 64 << 10
+	myWbufKeep = 1 << 20
 )
 
 // sniffConn passes the driver's connection through and reads the
@@ -118,12 +124,9 @@ func (m *myWire) send(b []byte) error {
 		return m.lost(errors.New("mysql: unread reply data before a request"))
 	}
 	m.r, m.w = 0, 0
-	if m.grow && len(m.rbuf) < myRbufMax {
-		m.rbuf = make([]byte, 2*len(m.rbuf))
-	} else if len(m.rbuf) > myRbufMax {
+	if len(m.rbuf) > myRbufMax {
 		m.rbuf = make([]byte, myRbufMax)
 	}
-	m.grow = false
 	payload := len(b) - 4
 	if payload < myMaxPacket {
 		b[0], b[1], b[2], b[3] = byte(payload), byte(payload>>8), byte(payload>>16), 0
@@ -158,19 +161,27 @@ func (m *myWire) fill(need int) error {
 	if m.w-m.r >= need {
 		return nil
 	}
-	if len(m.rbuf)-m.r < need {
+	if len(m.rbuf)-m.r < need || m.grow {
+		size := len(m.rbuf)
+		if m.grow && size < myRbufMax {
+			size *= 2 // the last read filled it: more was waiting
+		}
+		for size < need {
+			size *= 2
+		}
 		buf := m.rbuf
-		if need > len(buf) {
-			buf = make([]byte, max(need, 2*len(m.rbuf)))
+		if size != len(buf) {
+			buf = make([]byte, size)
 		}
 		m.w = copy(buf, m.rbuf[m.r:m.w])
 		m.r = 0
 		m.rbuf = buf
+		m.grow = false
 	}
 	for m.w-m.r < need {
 		n, err := m.nc.Read(m.rbuf[m.w:])
 		m.w += n
-		if m.w == len(m.rbuf) {
+		if m.w == len(m.rbuf) && n > 0 {
 			m.grow = true
 		}
 		if err != nil && m.w-m.r < need {

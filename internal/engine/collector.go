@@ -29,7 +29,7 @@ type collector struct {
 }
 
 func newCollector(r *runner) *collector {
-	return &collector{r: r, pending: map[int]*secData{}, tot: &secData{resp: newHist(), svc: newHist()}, iv: newSecData(0)}
+	return &collector{r: r, pending: map[int]*secData{}, tot: &secData{resp: newHist(), svc: newHist()}, iv: newSecHists(0)}
 }
 
 func (c *collector) loop(ctx context.Context) {
@@ -55,17 +55,19 @@ func (c *collector) loop(ctx context.Context) {
 	}
 }
 
+// add takes a worker's data into its second's.
 func (c *collector) add(d *secData) {
 	p := c.pending[d.sec]
 	if p == nil {
-		c.pending[d.sec] = d
-		return
+		p = newSecHists(d.sec)
+		c.pending[d.sec] = p
 	}
 	p.merge(d)
 	d.release()
 }
 
-// merge adds d's counts and histograms to a.
+// merge adds d's counts to a's, and d's times to a's histograms: a
+// worker's values recorded one by one, a collector's histograms merged.
 func (a *secData) merge(d *secData) {
 	a.events += d.events
 	a.stmts += d.stmts
@@ -73,14 +75,23 @@ func (a *secData) merge(d *secData) {
 	a.errors += d.errors
 	a.retries += d.retries
 	a.late += d.late
-	a.resp.Merge(d.resp)
-	a.svc.Merge(d.svc)
+	mergeTimes(a.svc, d.svc, d.svcV)
+	mergeTimes(a.resp, d.resp, d.respV)
 	for k, o := range d.ops {
 		ao := a.op(k)
 		ao.count += o.count
 		ao.errors += o.errors
-		ao.resp.Merge(o.resp)
-		ao.svc.Merge(o.svc)
+		mergeTimes(ao.svc, o.svc, o.svcV)
+		mergeTimes(ao.resp, o.resp, o.respV)
+	}
+}
+
+func mergeTimes(h, from *hdrhistogram.Histogram, values []uint32) {
+	if from != nil {
+		h.Merge(from)
+	}
+	for _, v := range values {
+		h.RecordValue(int64(v))
 	}
 }
 
@@ -189,7 +200,11 @@ func (c *collector) progress(d *secData) {
 	c.iv.events += d.events
 	c.iv.stmts += d.stmts
 	c.iv.errors += d.errors
-	c.iv.resp.Merge(d.resp)
+	if c.r.closed() { // response time is service time, and only service time is kept
+		c.iv.resp.Merge(d.svc)
+	} else {
+		c.iv.resp.Merge(d.resp)
+	}
 	if (d.sec+1)%iv != 0 {
 		return
 	}

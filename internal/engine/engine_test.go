@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -522,6 +523,54 @@ func TestOpenLoopLosesNoSample(t *testing.T) {
 		}
 		if len(res.Samples) != 3 {
 			t.Errorf("%d threads at %.0f/s: %d samples in 3 s", c.threads, c.rate, len(res.Samples))
+		}
+	}
+}
+
+// sleepWorkload's events sleep a while and allocate nothing: the engine's
+// own memory shows.
+type sleepWorkload struct{ d time.Duration }
+
+func (s sleepWorkload) NewWorker(context.Context, int) (Worker, error) { return sleepWorker(s), nil }
+
+type sleepWorker sleepWorkload
+
+func (s sleepWorker) Event(context.Context) (Outcome, error) {
+	time.Sleep(s.d)
+	return Outcome{Statements: 1, Rows: 1}, nil
+}
+func (sleepWorker) Close() error { return nil }
+
+// A worker costs the engine little memory however many there are: its
+// second's times are values, not histograms of its own (which took about
+// 400 KB a worker).
+func TestMemoryPerWorker(t *testing.T) {
+	const workers = 1000
+	for _, rate := range []float64{0, 20000} {
+		runtime.GC()
+		var before, peak runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var mu sync.Mutex
+		res, err := Run(context.Background(), sleepWorkload{2 * time.Millisecond}, Options{Threads: workers, Warmup: -1, Duration: 3 * time.Second, Rate: rate,
+			OnSample: func(result.Sample) {
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				mu.Lock()
+				if m.HeapInuse+m.StackInuse > peak.HeapInuse+peak.StackInuse {
+					peak = m
+				}
+				mu.Unlock()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		grew := int64(peak.HeapInuse+peak.StackInuse) - int64(before.HeapInuse+before.StackInuse)
+		t.Logf("rate %.0f: %d events, heap and stacks grew %d KB, %.1f KB a worker", rate, res.Totals.Events, grew>>10, float64(grew)/1024/workers)
+		if res.Totals.Events < 50_000 || len(res.Samples) < 2 {
+			t.Fatalf("rate %.0f: %d events in %d samples", rate, res.Totals.Events, len(res.Samples))
+		}
+		if grew > workers*32<<10 {
+			t.Errorf("rate %.0f: the engine's heap and stacks grew %.1f KB a worker, want at most 32", rate, float64(grew)/1024/workers)
 		}
 	}
 }
