@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -432,6 +433,62 @@ func TestCopy(t *testing.T) {
 				t.Errorf("LOAD DATA LOCAL with local_infile off: %v", err)
 			}
 			c.Exec(ctx, "SET GLOBAL local_infile = 1")
+		})
+	}
+}
+
+// A connection costs little memory: the drivers' own (go-sql-driver's 4 KB
+// buffer and watcher goroutine, pgproto3's 8 KB read buffer) and the lean
+// path's buffers, sized to a point select's reply.
+func TestConnectionMemory(t *testing.T) {
+	const conns = 400
+	for _, build := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(build, func(t *testing.T) {
+			ep := startServer(t, build)
+			p := ep.Protocol
+			ctx := context.Background()
+			setup, err := client.Dial(ctx, ep, client.Options{Transport: client.Netpoll})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := setup.Exec(ctx, "CREATE TABLE mem (id INT PRIMARY KEY, c CHAR(120))"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := setup.Exec(ctx, "INSERT INTO mem VALUES (1, 'c')"); err != nil {
+				t.Fatal(err)
+			}
+			setup.Close()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			var cs []client.Conn
+			args := []client.Arg{client.Int(1)}
+			for range conns {
+				c, err := client.Dial(ctx, ep, client.Options{Transport: client.Netpoll})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs = append(cs, c)
+				s, err := c.Prepare(ctx, "SELECT c FROM mem WHERE id = "+placeholder(p, 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 3 {
+					if n, err := s.QueryArgs(ctx, args); err != nil || n != 1 {
+						t.Fatalf("%d rows, %v", n, err)
+					}
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			grew := int64(after.HeapInuse+after.StackInuse) - int64(before.HeapInuse+before.StackInuse)
+			t.Logf("%d connections: heap and stacks grew %d KB, %.1f KB a connection", conns, grew>>10, float64(grew)/1024/conns)
+			if grew > conns*32<<10 {
+				t.Errorf("%.1f KB a connection, want at most 32", float64(grew)/1024/conns)
+			}
+			for _, c := range cs {
+				c.Close()
+			}
 		})
 	}
 }
