@@ -27,9 +27,11 @@ type Options struct {
 	// the statements a suite repeats (prepared statements, text statements
 	// without arguments such as BEGIN and COMMIT, and with NoPrepare the
 	// statements' text with the arguments written in) take the lean path,
-	// which allocates nothing per statement once warm; the drivers keep
-	// logging in, DDL-free setup reads (Scalar), COPY and LOAD DATA (Copy),
-	// and anything the lean path leaves to them.
+	// which allocates nothing per statement once warm; so does other text
+	// without arguments (DDL), which needs nothing more. The drivers keep
+	// logging in, text statements with arguments, Scalar's reads of a value,
+	// COPY and LOAD DATA (Copy), and any argument the lean path cannot
+	// write as text itself.
 	Driver bool
 }
 
