@@ -123,7 +123,7 @@ func (m *myWire) send(b []byte) error {
 	if m.r != m.w {
 		return m.lost(errors.New("mysql: unread reply data before a request"))
 	}
-	m.r, m.w = 0, 0
+	m.r, m.w, m.big = 0, 0, nil
 	if len(m.rbuf) > myRbufMax {
 		m.rbuf = make([]byte, myRbufMax)
 	}
@@ -181,7 +181,7 @@ func (m *myWire) fill(need int) error {
 	for m.w-m.r < need {
 		n, err := m.nc.Read(m.rbuf[m.w:])
 		m.w += n
-		if m.w == len(m.rbuf) && n > 0 {
+		if m.w == len(m.rbuf) && n > 0 && len(m.rbuf) < myRbufMax {
 			m.grow = true
 		}
 		if err != nil && m.w-m.r < need {
@@ -197,6 +197,9 @@ func (m *myWire) next() ([]byte, error) {
 		return nil, m.broken
 	}
 	p, err := m.packet()
+	if err == nil && len(p) == 0 {
+		return nil, m.lost(errors.New("mysql: empty packet"))
+	}
 	if err != nil || len(p) < myMaxPacket {
 		return p, err
 	}
@@ -232,9 +235,6 @@ func (m *myWire) packet() ([]byte, error) {
 	m.r += 4 + n
 	if m.r == m.w {
 		m.r, m.w = 0, 0
-	}
-	if n == 0 {
-		return nil, m.lost(errors.New("mysql: empty packet"))
 	}
 	return p, nil
 }
