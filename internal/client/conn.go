@@ -261,7 +261,7 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &myLean{m, id, n}, nil
+		return &myLean{c: m, id: id, nparams: n}, nil
 	}
 	s, err := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
 	if err != nil {
@@ -399,13 +399,14 @@ type myLean struct {
 	c       *myConn
 	id      uint32
 	nparams int
+	types   []byte // the parameter types the server has (see myWire.execute)
 }
 
 func (s *myLean) run(ctx context.Context, args []Arg) (affected, rows int64, err error) {
 	if _, err := s.c.cancel.arm(ctx); err != nil {
 		return 0, 0, err
 	}
-	affected, rows, err = s.c.w.execute(s.id, s.nparams, args)
+	affected, rows, err = s.c.w.execute(s.id, s.nparams, &s.types, args)
 	s.c.cancel.done()
 	return affected, rows, err
 }

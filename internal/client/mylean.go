@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"database/sql/driver"
 	"encoding/binary"
 	"errors"
@@ -438,8 +439,11 @@ const (
 )
 
 // execute runs statement id with args (COM_STMT_EXECUTE, parameters in the
-// binary protocol, declared with every execution).
-func (m *myWire) execute(id uint32, nparams int, args []Arg) (affected, rows int64, err error) {
+// binary protocol). The parameters' types go with the first execution and
+// whenever they change, as libmariadb sends them: the server keeps the
+// last ones (*types holds what it was sent; nil after a failure, so that
+// they go again).
+func (m *myWire) execute(id uint32, nparams int, types *[]byte, args []Arg) (affected, rows int64, err error) {
 	if len(args) != nparams {
 		return 0, 0, fmt.Errorf("the statement takes %d arguments, got %d", nparams, len(args))
 	}
@@ -452,6 +456,7 @@ func (m *myWire) execute(id uint32, nparams int, args []Arg) (affected, rows int
 		for range (nparams + 7) / 8 {
 			b = append(b, 0)
 		}
+		bound := len(b)
 		b = append(b, 1) // the types follow
 		for i, a := range args {
 			switch a.kind {
@@ -469,6 +474,12 @@ func (m *myWire) execute(id uint32, nparams int, args []Arg) (affected, rows int
 			default:
 				b = append(b, myTypeString, 0)
 			}
+		}
+		if sent := b[bound+1:]; bytes.Equal(sent, *types) {
+			b[bound] = 0 // the server has these types
+			b = b[:bound+1]
+		} else {
+			*types = append((*types)[:0], sent...)
 		}
 		for _, a := range args {
 			switch a.kind {
@@ -489,7 +500,12 @@ func (m *myWire) execute(id uint32, nparams int, args []Arg) (affected, rows int
 		}
 	}
 	if err := m.send(b); err != nil {
+		*types = nil
 		return 0, 0, err
 	}
-	return m.reply()
+	affected, rows, err = m.reply()
+	if err != nil {
+		*types = nil
+	}
+	return affected, rows, err
 }
