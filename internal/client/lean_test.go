@@ -322,6 +322,47 @@ func TestLeanAllocatesNothing(t *testing.T) {
 					c.Close()
 				}
 			}
+			// The load's statement: a 500-row INSERT of 2,000 arguments
+			// (about 100 KB), its buffers kept from one to the next.
+			c, err := client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Exec(ctx, "CREATE TABLE zl (id INT PRIMARY KEY, k INT, c CHAR(120), pad CHAR(60))"); err != nil {
+				t.Fatal(err)
+			}
+			var q strings.Builder
+			q.WriteString("INSERT INTO zl VALUES ")
+			for r := range 500 {
+				if r > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("(" + strings.Join([]string{placeholder(p, 4*r+1), placeholder(p, 4*r+2), placeholder(p, 4*r+3), placeholder(p, 4*r+4)}, ", ") + ")")
+			}
+			bulk, err := c.Prepare(ctx, q.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cv, pad := []byte(strings.Repeat("c", 119)), []byte(strings.Repeat("p", 59))
+			args := make([]client.Arg, 2000)
+			id := int64(0)
+			var failed error
+			allocs := testing.AllocsPerRun(20, func() {
+				for r := range 500 {
+					id++
+					args[4*r], args[4*r+1], args[4*r+2], args[4*r+3] = client.Int(id), client.Int(id), client.Bytes(cv), client.Bytes(pad)
+				}
+				if n, err := bulk.ExecArgs(ctx, args); err != nil || n != 500 {
+					failed = fmt.Errorf("%d rows, %v", n, err)
+				}
+			})
+			if failed != nil {
+				t.Fatal(failed)
+			}
+			if allocs != 0 {
+				t.Errorf("a 500-row INSERT: %.2f allocations, want 0", allocs)
+			}
 		})
 	}
 }

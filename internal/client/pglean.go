@@ -39,7 +39,10 @@ type pgWire struct {
 	broken error
 }
 
-const pgWbufKeep = 64 << 10 // a larger request's buffers are dropped after it
+// pgWbufKeep bounds the request buffers kept between statements: they
+// grow to the largest request (the load's 500-row INSERTs, about 100 KB),
+// and one larger than this is dropped after it.
+const pgWbufKeep = 1 << 20
 
 func newPgWire(pc *pgconn.PgConn) *pgWire {
 	return &pgWire{pc: pc, fe: pc.Frontend(), nc: pc.Conn(), text: pc.ParameterStatus("standard_conforming_strings") == "on"}
