@@ -9,8 +9,8 @@
 #    GNU time, which reads the same counters as /proc/PID/stat) and QPS, for
 #    point-query (oltp_point_select --skip_trx) and read-only_range=10
 #    (oltp_read_only --range_size=10) at 1 and 8 threads, closed loop and
-#    open loop (--rate at OPEN_SHARE of sysbench's closed-loop rate in the
-#    first round, Poisson arrivals in both);
+#    open loop (--rate at OPEN_SHARE of sysbench's closed-loop rate, the
+#    slowest of three short runs first, Poisson arrivals in both);
 #  - open loop against closed loop, per statement and paired by round, for
 #    both clients; and qpslab's open loop saturated (arrivals at twice its
 #    closed-loop rate, so that no worker waits for one): what the pacing
@@ -128,17 +128,24 @@ for flavor in $FLAVORS; do
     test=${spec%%|*}; sbt=${spec#*|}
     for th in 1 8; do
       rm -f "$work"/{qc,sc,qo,so,qs}.{q,c}; touch "$work"/{qc,sc,qo,so,qs}.{q,c}
+      # The open loop's rates, from three short closed-loop runs of
+      # sysbench: OPEN_SHARE of the slowest (the machine drifts; a rate the
+      # server cannot follow measures nothing), and for the saturated run
+      # three times the fastest.
+      : >"$work/cal"
+      for c in 1 2 3; do
+        SECS=3 srun "$work/cal-scratch" "$sbt" "$th"
+        cat "$work/tps" >>"$work/cal"
+      done
+      rate=$(sort -g "$work/cal" | awk 'NR == 1 {printf "%.0f", $1 * '"$OPEN_SHARE"'}')
+      sat=$(sort -g "$work/cal" | awk '{m = $1} END {printf "%.0f", m * 3}')
       # Each round runs every variant back to back: closed loop (qpslab,
-      # sysbench), open loop at OPEN_SHARE of sysbench's closed-loop rate
-      # (both), and qpslab's open loop saturated (arrivals at twice its
-      # closed-loop rate: no worker ever waits for one, so what it adds to
+      # sysbench), open loop at that rate (both), and qpslab's open loop
+      # saturated (no worker ever waits for an arrival, so what it adds to
       # closed loop is the pacing and the hand-off alone).
-      rate=0; sat=0
       for i in $(seq "$ROUNDS"); do
         qrun "$work/qc" "$test" "$th"
-        [ "$i" = 1 ] && sat=$(awk '{printf "%.0f", $1 * 2}' "$work/tps")
         srun "$work/sc" "$sbt" "$th"
-        [ "$i" = 1 ] && rate=$(awk '{printf "%.0f", $1 * '"$OPEN_SHARE"'}' "$work/tps")
         qrun "$work/qo" "$test" "$th" --rate "$rate"
         srun "$work/so" "$sbt" "$th" --rate="$rate"
         qrun "$work/qs" "$test" "$th" --rate "$sat" --max-backlog 1000000000
