@@ -1,7 +1,12 @@
 // Package client owns connections to a server under test: MySQL-protocol
 // servers through go-sql-driver/mysql and PostgreSQL through jackc/pgx, over a
-// unix socket or loopback TCP. It knows nothing of sandboxes or workloads; it
-// takes an Endpoint and hands back connections.
+// unix socket or loopback TCP. The drivers log in and run the rare
+// statements; the statements a suite repeats take a lean path over the same
+// socket (MySQL's binary protocol written by hand, PostgreSQL's extended
+// protocol through pgx's pgconn and pgproto3) that allocates nothing per
+// statement once warm (Options.Driver turns it off, for comparison). It
+// knows nothing of sandboxes or workloads; it takes an Endpoint and hands
+// back connections.
 package client
 
 import (

@@ -23,6 +23,18 @@ type Options struct {
 	TCP       bool      // loopback TCP instead of the unix socket
 	NoPrepare bool      // text queries (client-side interpolation) instead of server-side prepared statements
 	Transport Transport // Blocking or Netpoll (resolve Auto first)
+	// Driver sends every statement through the drivers' generic paths
+	// (go-sql-driver's driver.Conn, pgx.Conn), as qpslab did before its lean
+	// path: for the tests and benchmarks that compare the two. By default
+	// the statements a suite repeats (prepared statements, text statements
+	// without arguments such as BEGIN and COMMIT, and with NoPrepare the
+	// statements' text with the arguments written in) take the lean path,
+	// which allocates nothing per statement once warm; so does other text
+	// without arguments (DDL), which needs nothing more. The drivers keep
+	// logging in, text statements with arguments, Scalar's reads of a value,
+	// COPY and LOAD DATA (Copy), and any argument the lean path cannot
+	// write as text itself.
+	Driver bool
 }
 
 // Conn is one dedicated connection, used by one worker: no pool, no locks on
@@ -47,6 +59,12 @@ type Conn interface {
 type Stmt interface {
 	Exec(ctx context.Context, args ...any) (int64, error)  // rows affected
 	Query(ctx context.Context, args ...any) (int64, error) // rows returned (read and discarded)
+	// ExecArgs and QueryArgs are Exec and Query with typed arguments. With a
+	// []Arg the caller reuses from one statement to the next, the lean path
+	// runs a statement without allocating; Exec's and Query's []any cost an
+	// allocation per integer beyond 255 before the call is even made.
+	ExecArgs(ctx context.Context, args []Arg) (int64, error)
+	QueryArgs(ctx context.Context, args []Arg) (int64, error)
 }
 
 // Dial opens one dedicated connection to e. A refusal that comes from a
@@ -103,13 +121,27 @@ func dialMySQL(ctx context.Context, e Endpoint, o Options) (Conn, error) {
 	if o.TCP || e.Socket == "" {
 		c.Net, c.Addr = "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 	}
-	c.DialFunc = m.cancel.dialer(o.Transport)
+	dial := m.cancel.dialer(o.Transport)
+	c.DialFunc = dial
+	if !o.Driver {
+		c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			nc, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			m.w = newMyWire(nc)
+			return &sniffConn{Conn: nc, w: m.w}, nil
+		}
+	}
 	conn, err := mysql.NewConnector(c)
 	if err != nil {
 		return nil, err
 	}
 	if m.c, err = conn.Connect(ctx); err != nil {
 		return nil, err
+	}
+	if m.w != nil && m.w.caps == 0 { // no handshake response seen: leave it all to the driver
+		m.w = nil
 	}
 	return m, nil
 }
@@ -200,6 +232,7 @@ type myConn struct {
 	cancel    canceller
 	nv        []driver.NamedValue // argument buffer, reused
 	dest      []driver.Value      // row buffer, reused
+	w         *myWire             // the lean path; nil with Options.Driver
 }
 
 // named converts arguments the way database/sql would (int to int64, …),
@@ -251,8 +284,17 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 		return nil, err
 	}
 	defer m.cancel.done()
-	if m.noPrepare {
+	switch {
+	case m.noPrepare && m.w != nil:
+		return &myText{m, parseTemplate(MySQL, q)}, nil
+	case m.noPrepare:
 		return textStmt{m, q}, nil
+	case m.w != nil:
+		id, n, err := m.w.prepare(q)
+		if err != nil {
+			return nil, err
+		}
+		return &myLean{c: m, id: id, nparams: n}, nil
 	}
 	s, err := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
 	if err != nil {
@@ -262,6 +304,14 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	if m.w != nil && len(args) == 0 {
+		if _, err := m.cancel.arm(ctx); err != nil {
+			return 0, err
+		}
+		n, _, err := m.w.queryString(q)
+		m.cancel.done()
+		return n, err
+	}
 	ctx, nv, err := m.begin(ctx, args)
 	if err != nil {
 		return 0, err
@@ -283,6 +333,14 @@ func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
+	if m.w != nil && len(args) == 0 {
+		if _, err := m.cancel.arm(ctx); err != nil {
+			return 0, err
+		}
+		_, n, err := m.w.queryString(q)
+		m.cancel.done()
+		return n, err
+	}
 	ctx, nv, err := m.begin(ctx, args)
 	if err != nil {
 		return 0, err
@@ -362,7 +420,132 @@ func (s myStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	return s.c.drain(rows)
 }
 
-// textStmt runs its query as text each time (--no-prepare).
+func (s myStmt) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.Exec(ctx, anyArgs(args)...)
+}
+func (s myStmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.Query(ctx, anyArgs(args)...)
+}
+
+// myLean is a server-side prepared statement run by the lean path.
+type myLean struct {
+	c       *myConn
+	id      uint32
+	nparams int
+	types   []byte // the parameter types the server has (see myWire.execute)
+}
+
+func (s *myLean) run(ctx context.Context, args []Arg) (affected, rows int64, err error) {
+	if _, err := s.c.cancel.arm(ctx); err != nil {
+		return 0, 0, err
+	}
+	affected, rows, err = s.c.w.execute(s.id, s.nparams, &s.types, args)
+	s.c.cancel.done()
+	return affected, rows, err
+}
+
+func (s *myLean) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	n, _, err := s.run(ctx, args)
+	return n, err
+}
+
+func (s *myLean) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	_, n, err := s.run(ctx, args)
+	return n, err
+}
+
+func (s *myLean) Exec(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.c.w.args, args)
+	s.c.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.ExecArgs(ctx, a)
+}
+
+func (s *myLean) Query(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.c.w.args, args)
+	s.c.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.QueryArgs(ctx, a)
+}
+
+// myText is a text statement of the lean path (--no-prepare): its text
+// with the arguments written in, sent as COM_QUERY. An argument it cannot
+// write (see template.appendText) sends the statement through the driver.
+type myText struct {
+	c *myConn
+	t template
+}
+
+// build writes the statement with args into the request buffer; false
+// when an argument is for the driver to write.
+func (s *myText) build(args []Arg) ([]byte, bool, error) {
+	if len(args) != s.t.n {
+		return nil, false, fmt.Errorf("the statement takes %d arguments, got %d", s.t.n, len(args))
+	}
+	b, ok := s.t.appendText(MySQL, s.c.w.start(0x03), args)
+	s.c.w.wbuf = b
+	return b, ok, nil
+}
+
+func (s *myText) send(ctx context.Context, b []byte) (affected, rows int64, err error) {
+	if _, err := s.c.cancel.arm(ctx); err != nil {
+		return 0, 0, err
+	}
+	defer s.c.cancel.done()
+	if err := s.c.w.send(b); err != nil {
+		return 0, 0, err
+	}
+	return s.c.w.reply()
+}
+
+func (s *myText) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	b, ok, err := s.build(args)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return s.c.Exec(ctx, s.t.q, anyArgs(args)...)
+	}
+	n, _, err := s.send(ctx, b)
+	return n, err
+}
+
+func (s *myText) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	b, ok, err := s.build(args)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return s.c.Query(ctx, s.t.q, anyArgs(args)...)
+	}
+	_, n, err := s.send(ctx, b)
+	return n, err
+}
+
+func (s *myText) Exec(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.c.w.args, args)
+	s.c.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.ExecArgs(ctx, a)
+}
+
+func (s *myText) Query(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.c.w.args, args)
+	s.c.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.QueryArgs(ctx, a)
+}
+
+// textStmt runs its query as text each time (--no-prepare), through the
+// driver.
 type textStmt struct {
 	c Conn
 	q string
@@ -373,6 +556,12 @@ func (s textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
 }
 func (s textStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	return s.c.Query(ctx, s.q, args...)
+}
+func (s textStmt) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.c.Exec(ctx, s.q, anyArgs(args)...)
+}
+func (s textStmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.c.Query(ctx, s.q, anyArgs(args)...)
 }
 
 // ---- PostgreSQL: pgx's own connection -----------------------------------------
@@ -398,6 +587,9 @@ func dialPostgres(ctx context.Context, e Endpoint, o Options) (Conn, error) {
 	if p.c, err = pgx.ConnectConfig(ctx, cfg); err != nil {
 		return nil, err
 	}
+	if !o.Driver {
+		p.w = newPgWire(p.c.PgConn())
+	}
 	return p, nil
 }
 
@@ -406,6 +598,7 @@ type pgConn struct {
 	noPrepare bool
 	n         int
 	cancel    canceller
+	w         *pgWire // the lean path; nil with Options.Driver
 }
 
 func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
@@ -414,11 +607,21 @@ func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 		return nil, err
 	}
 	defer p.cancel.done()
-	if p.noPrepare {
+	switch {
+	case p.noPrepare && p.w != nil && p.w.text:
+		return &pgText{p, parseTemplate(Postgres, q)}, nil
+	case p.noPrepare:
 		return textStmt{p, q}, nil
 	}
 	p.n++
 	name := "qpslab_" + strconv.Itoa(p.n)
+	if p.w != nil {
+		sd, err := p.c.PgConn().Prepare(ctx, name, q, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &pgLean{p, name, len(sd.ParamOIDs)}, nil
+	}
 	sd, err := p.c.Prepare(ctx, name, q)
 	if err != nil {
 		return nil, err
@@ -427,6 +630,14 @@ func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (p *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
+	if p.w != nil && len(args) == 0 {
+		if _, err := p.cancel.arm(ctx); err != nil {
+			return 0, err
+		}
+		n, _, err := p.w.queryString(q)
+		p.cancel.done()
+		return n, err
+	}
 	ctx, err := p.cancel.arm(ctx)
 	if err != nil {
 		return 0, err
@@ -437,6 +648,14 @@ func (p *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error)
 }
 
 func (p *pgConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
+	if p.w != nil && len(args) == 0 {
+		if _, err := p.cancel.arm(ctx); err != nil {
+			return 0, err
+		}
+		_, n, err := p.w.queryString(q)
+		p.cancel.done()
+		return n, err
+	}
 	ctx, err := p.cancel.arm(ctx)
 	if err != nil {
 		return 0, err
@@ -496,6 +715,125 @@ func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
 		return 0, err
 	}
 	return drainPg(rows)
+}
+
+func (s *pgStmt) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.Exec(ctx, anyArgs(args)...)
+}
+func (s *pgStmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.Query(ctx, anyArgs(args)...)
+}
+
+// pgLean is a server-side prepared statement run by the lean path.
+type pgLean struct {
+	p       *pgConn
+	name    string
+	nparams int
+}
+
+func (s *pgLean) run(ctx context.Context, args []Arg) (affected, rows int64, err error) {
+	if _, err := s.p.cancel.arm(ctx); err != nil {
+		return 0, 0, err
+	}
+	affected, rows, err = s.p.w.execute(s.name, s.nparams, args)
+	s.p.cancel.done()
+	return affected, rows, err
+}
+
+func (s *pgLean) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	n, _, err := s.run(ctx, args)
+	return n, err
+}
+
+func (s *pgLean) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	_, n, err := s.run(ctx, args)
+	return n, err
+}
+
+func (s *pgLean) Exec(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.p.w.args, args)
+	s.p.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.ExecArgs(ctx, a)
+}
+
+func (s *pgLean) Query(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.p.w.args, args)
+	s.p.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.QueryArgs(ctx, a)
+}
+
+// pgText is a text statement of the lean path (--no-prepare): its text
+// with the arguments written in, sent as a simple-protocol Query. An
+// argument it cannot write (see template.appendText) sends the statement
+// through pgx.
+type pgText struct {
+	p *pgConn
+	t template
+}
+
+func (s *pgText) build(args []Arg) ([]byte, bool, error) {
+	if len(args) != s.t.n {
+		return nil, false, fmt.Errorf("the statement takes %d arguments, got %d", s.t.n, len(args))
+	}
+	b, ok := s.t.appendText(Postgres, s.p.w.buf[:0], args)
+	s.p.w.buf = b
+	return b, ok, nil
+}
+
+func (s *pgText) send(ctx context.Context, b []byte) (affected, rows int64, err error) {
+	if _, err := s.p.cancel.arm(ctx); err != nil {
+		return 0, 0, err
+	}
+	defer s.p.cancel.done()
+	return s.p.w.query(b)
+}
+
+func (s *pgText) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	b, ok, err := s.build(args)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return s.p.Exec(ctx, s.t.q, anyArgs(args)...)
+	}
+	n, _, err := s.send(ctx, b)
+	return n, err
+}
+
+func (s *pgText) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	b, ok, err := s.build(args)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return s.p.Query(ctx, s.t.q, anyArgs(args)...)
+	}
+	_, n, err := s.send(ctx, b)
+	return n, err
+}
+
+func (s *pgText) Exec(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.p.w.args, args)
+	s.p.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.ExecArgs(ctx, a)
+}
+
+func (s *pgText) Query(ctx context.Context, args ...any) (int64, error) {
+	a, err := argsOf(s.p.w.args, args)
+	s.p.w.args = a
+	if err != nil {
+		return 0, err
+	}
+	return s.QueryArgs(ctx, a)
 }
 
 // ---- errors ---------------------------------------------------------------------

@@ -9,7 +9,7 @@ import (
 	"github.com/qpslab/qpslab/internal/testenv"
 )
 
-func startServer(t *testing.T, build string) client.Endpoint {
+func startServer(t testing.TB, build string) client.Endpoint {
 	t.Helper()
 	srv, _ := testenv.StartServer(t, build)
 	return srv.Endpoint()

@@ -13,8 +13,8 @@ import (
 )
 
 // collector merges the workers' per-second data into samples. A second is
-// final once every worker has promised to send nothing more for it (or is
-// idle); then its histograms are summarised, encoded, merged into the totals
+// final once every worker has promised to send nothing more for it (or
+// waits for an open-loop arrival, its data of the second taken); then its histograms are summarised, encoded, merged into the totals
 // and given back, so memory stays flat however long the run.
 type collector struct {
 	r       *runner
@@ -35,7 +35,7 @@ type collector struct {
 }
 
 func newCollector(r *runner) *collector {
-	return &collector{r: r, pending: map[int]*secData{}, tot: &secData{resp: newHist(), svc: newHist()}, iv: newSecData(0),
+	return &collector{r: r, pending: map[int]*secData{}, tot: &secData{resp: newHist(), svc: newHist()}, iv: newSecHists(0),
 		perWorker: map[int][]int64{}, workerTotal: make([]int64, r.n)}
 }
 
@@ -51,12 +51,18 @@ func (c *collector) loop(ctx context.Context) {
 				return
 			}
 			c.add(d)
-		case <-tick.C:
+		case now := <-tick.C:
+			// The backlog, while every worker may be busy; arrivals end
+			// with the measured window.
+			if c.r.sched != nil && (c.r.end.IsZero() || now.Before(c.r.end)) && ctx.Err() == nil {
+				c.r.noteBacklog(c.r.sched.backlog(now.Sub(c.r.t0), c.r.o.MaxBacklog))
+			}
 			c.finalize(c.minDone())
 		}
 	}
 }
 
+// add takes a worker's data into its second's.
 func (c *collector) add(d *secData) {
 	if d.worker >= 0 && d.worker < c.r.n {
 		pw := c.perWorker[d.sec]
@@ -68,14 +74,15 @@ func (c *collector) add(d *secData) {
 	}
 	p := c.pending[d.sec]
 	if p == nil {
-		c.pending[d.sec] = d
-		return
+		p = newSecHists(d.sec)
+		c.pending[d.sec] = p
 	}
 	p.merge(d)
 	d.release()
 }
 
-// merge adds d's counts and histograms to a.
+// merge adds d's counts to a's, and d's times to a's histograms: a
+// worker's values recorded one by one, a collector's histograms merged.
 func (a *secData) merge(d *secData) {
 	a.events += d.events
 	a.stmts += d.stmts
@@ -83,14 +90,23 @@ func (a *secData) merge(d *secData) {
 	a.errors += d.errors
 	a.retries += d.retries
 	a.late += d.late
-	a.resp.Merge(d.resp)
-	a.svc.Merge(d.svc)
+	mergeTimes(a.svc, d.svc, d.svcV)
+	mergeTimes(a.resp, d.resp, d.respV)
 	for k, o := range d.ops {
 		ao := a.op(k)
 		ao.count += o.count
 		ao.errors += o.errors
-		ao.resp.Merge(o.resp)
-		ao.svc.Merge(o.svc)
+		mergeTimes(ao.svc, o.svc, o.svcV)
+		mergeTimes(ao.resp, o.resp, o.respV)
+	}
+}
+
+func mergeTimes(h, from *hdrhistogram.Histogram, values []uint32) {
+	if from != nil {
+		h.Merge(from)
+	}
+	for _, v := range values {
+		h.RecordValue(int64(v))
 	}
 }
 
@@ -109,15 +125,17 @@ func (c *collector) minDone() int {
 	now := c.r.sec(time.Now()) - 1
 	m := now
 	for i := range c.r.done {
-		// An idle worker's parked data of a second now over: take it
-		// (before reading idle, see work).
-		if p := c.r.parked[i].Load(); p != nil && p.sec <= now {
-			if d := c.r.parked[i].Swap(nil); d != nil {
-				c.add(d)
+		// A worker waiting for an arrival: its next event ends after now,
+		// and what it holds of a second to finalize is taken from it. If
+		// it stopped waiting before it could be, it is a busy worker.
+		if h := c.r.held[i].Load(); h != nil {
+			if h == waiting || h.sec > m {
+				continue
 			}
-		}
-		if c.r.idle[i].Load() {
-			continue // an idle worker's next event ends after now
+			if c.r.held[i].CompareAndSwap(h, waiting) {
+				c.add(h)
+				continue
+			}
 		}
 		if d := int(c.r.done[i].Load()); d < m {
 			m = d
@@ -211,7 +229,11 @@ func (c *collector) progress(d *secData) {
 	c.iv.events += d.events
 	c.iv.stmts += d.stmts
 	c.iv.errors += d.errors
-	c.iv.resp.Merge(d.resp)
+	if c.r.closed() { // response time is service time, and only service time is kept
+		c.iv.resp.Merge(d.svc)
+	} else {
+		c.iv.resp.Merge(d.resp)
+	}
 	if (d.sec+1)%iv != 0 {
 		return
 	}

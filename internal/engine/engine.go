@@ -10,11 +10,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -83,44 +86,96 @@ func putHist(h *hdrhistogram.Histogram) {
 	histPool.Put(h)
 }
 
-// secData is one worker's data for one second.
+// secData is one second's data: counts, and the events' service and
+// response times. A worker's holds each event's times as values (µs, in
+// svcV and respV); the collector records them into the second's HDR
+// histograms (svc and resp), which only it holds. A histogram per worker
+// per second (about 190 KB each, service and response, and again per
+// kind) cost hundreds of KB of RSS per connection, 1.8 GB at 1,024
+// connections, and a reset of each every second; values cost 4 bytes per
+// event.
 type secData struct {
 	sec                                        int
 	worker                                     int // the worker that measured it (merged data: any)
 	events, stmts, rows, errors, retries, late int64
-	resp, svc                                  *hdrhistogram.Histogram
-	ops                                        map[string]*opData // per event kind; nil when events have none
+	svcV, respV                                []uint32                // a worker's: µs per event; respV only when response time is not service time
+	resp, svc                                  *hdrhistogram.Histogram // the collector's
+	ops                                        map[string]*opData      // per event kind; nil when events have none
 }
 
 // opData is one event kind's part of a secData.
 type opData struct {
 	count, errors int64
+	svcV, respV   []uint32
 	resp, svc     *hdrhistogram.Histogram
 }
 
-func newSecData(sec int) *secData { return &secData{sec: sec, resp: getHist(), svc: getHist()} }
+// maxUs is the largest time the histograms hold (one hour), in µs.
+const maxUs = 3_600_000_000
 
-// op returns kind's data, made on first use.
+// us is d in µs as a histogram value: at least 1, at most maxUs.
+func us(d time.Duration) uint32 { return uint32(min(max(d.Microseconds(), 1), maxUs)) }
+
+var secPool = sync.Pool{New: func() any { return new(secData) }}
+
+// newSecData is a worker's data for second sec, its value buffers reused.
+func newSecData(sec int) *secData {
+	d := secPool.Get().(*secData)
+	d.sec = sec
+	return d
+}
+
+// newSecHists is the collector's data for second sec, with histograms.
+func newSecHists(sec int) *secData { return &secData{sec: sec, resp: getHist(), svc: getHist()} }
+
+// op returns kind's data, made on first use (with histograms in the
+// collector's data).
 func (d *secData) op(kind string) *opData {
 	if d.ops == nil {
 		d.ops = map[string]*opData{}
 	}
 	o := d.ops[kind]
 	if o == nil {
-		o = &opData{resp: getHist(), svc: getHist()}
+		o = &opData{}
+		if d.svc != nil {
+			o.resp, o.svc = getHist(), getHist()
+		}
 		d.ops[kind] = o
 	}
 	return o
 }
 
-// release gives d's histograms back to the pool.
-func (d *secData) release() {
-	putHist(d.resp)
-	putHist(d.svc)
-	for _, o := range d.ops {
-		putHist(o.resp)
-		putHist(o.svc)
+// record adds one event's times: service always, response when it differs.
+func (d *secData) record(svc, resp uint32, both bool) {
+	d.svcV = append(d.svcV, svc)
+	if both {
+		d.respV = append(d.respV, resp)
 	}
+}
+
+func (o *opData) record(svc, resp uint32, both bool) {
+	o.svcV = append(o.svcV, svc)
+	if both {
+		o.respV = append(o.respV, resp)
+	}
+}
+
+// release gives d's histograms back to the pool, or a worker's d itself,
+// its value buffers kept for the next second.
+func (d *secData) release() {
+	if d.svc != nil {
+		putHist(d.resp)
+		putHist(d.svc)
+		for _, o := range d.ops {
+			putHist(o.resp)
+			putHist(o.svc)
+		}
+		return
+	}
+	svcV, respV := d.svcV[:0], d.respV[:0]
+	clear(d.ops)
+	*d = secData{svcV: svcV, respV: respV, ops: d.ops}
+	secPool.Put(d)
 }
 
 // Run runs w under o and returns what was measured. The error is non-nil when
@@ -194,15 +249,13 @@ type runner struct {
 	n     int
 	t0    time.Time // run start (warmup begins)
 	mt0   time.Time // measured window start
+	end   time.Time // measured window end (zero: none)
 	flush chan *secData
 	// Per worker: the last second for which it will send no more data, and
-	// whether it is idle (waiting for an open-loop arrival).
+	// what it holds while it waits for an open-loop arrival (nil while it
+	// is not waiting; see park).
 	done []atomic.Int64
-	idle []atomic.Bool
-	// parked is an idle worker's data of the second not yet over, left
-	// where the collector can take it once that second is (see idle in
-	// work), rather than sent before every wait.
-	parked []atomic.Pointer[secData]
+	held []atomic.Pointer[secData]
 
 	measured atomic.Int64 // measured events, for Options.Events
 	// scheduled is how many workers keep their own schedule; schedLeft how
@@ -211,6 +264,8 @@ type runner struct {
 	schedLeft atomic.Int64
 	backlog   atomic.Int64
 	maxBack   atomic.Int64
+	sched     *schedule // open loop's arrivals
+	rawSleep  bool      // wait for an arrival in a raw sleep (see run)
 
 	failMu   sync.Mutex
 	failErr  error
@@ -245,8 +300,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	r.cancel = cancel
 	r.flush = make(chan *secData, 4*r.n+16)
 	r.done = make([]atomic.Int64, r.n)
-	r.idle = make([]atomic.Bool, r.n)
-	r.parked = make([]atomic.Pointer[secData], r.n)
+	r.held = make([]atomic.Pointer[secData], r.n)
 	for i := range r.done {
 		r.done[i].Store(-1)
 	}
@@ -256,6 +310,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	if r.o.Duration > 0 {
 		end = r.mt0.Add(r.o.Duration)
 	}
+	r.end = end
 
 	win := r.o.Window
 	if win == nil {
@@ -275,11 +330,14 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		Warmup: r.o.Warmup.Seconds(), Duration: r.o.Duration.Seconds(), Started: r.t0.UTC(),
 	}
 
-	var arrivals chan time.Time
 	if r.o.Rate > 0 {
 		res.Loop, res.Rate, res.Arrivals = "open", r.o.Rate, string(r.o.Arrivals)
-		arrivals = make(chan time.Time, r.o.MaxBacklog)
-		go r.pace(ctx, arrivals, end)
+		r.sched = newSchedule(newPacer(r.o.Arrivals, r.o.Rate, r.o.Seed))
+		// A worker may wait for its arrival in a raw sleep, keeping its
+		// thread and P, when every worker has a P of its own (the
+		// blocking transport reserves them): no trip through Go's
+		// scheduler per event.
+		r.rawSleep = runtime.GOMAXPROCS(0) > r.n
 	}
 
 	col := newCollector(r)
@@ -291,7 +349,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.work(ctx, i, wk, arrivals, end)
+			r.work(ctx, i, wk, end)
 		}()
 	}
 	wg.Wait()
@@ -420,49 +478,60 @@ func sustained(rate float64, t *result.Totals, samples []result.Sample) result.V
 	return v
 }
 
-// pace sends intended start times at the arrival rate. A full queue means the
-// server (or the worker count) cannot keep up: the run ends, counted and said.
-func (r *runner) pace(ctx context.Context, out chan time.Time, end time.Time) {
-	p := newPacer(r.o.Arrivals, r.o.Rate, r.o.Seed)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	// Closing the queue tells the workers there is nothing more to come, once
-	// they have taken what is queued.
-	defer close(out)
-	for {
-		at := r.t0.Add(p.next())
-		if !end.IsZero() && at.After(end) {
-			// No arrival is due before the end: wait for the end itself, so
-			// the measured window is whole.
-			timer.Reset(time.Until(end))
-			select {
-			case <-ctx.Done():
-			case <-timer.C:
-			}
-			return
-		}
-		if d := time.Until(at); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-ctx.Done():
+// noteBacklog records the open loop's backlog (arrivals due that no
+// worker has taken); reaching MaxBacklog means the server (or the worker
+// count) cannot keep up: the run ends, counted and said.
+func (r *runner) noteBacklog(b int) bool {
+	r.backlog.Store(int64(b))
+	for m := r.maxBack.Load(); int64(b) > m && !r.maxBack.CompareAndSwap(m, int64(b)); m = r.maxBack.Load() {
+	}
+	if b > r.o.MaxBacklog {
+		r.fail(fmt.Errorf("open loop backlog reached %d queued events at %.0f events/s: the server or %d threads cannot keep up; lower --rate, add --threads or raise --max-backlog", r.o.MaxBacklog, r.o.Rate, r.n))
+		return false
+	}
+	return true
+}
+
+// sleepUntil waits until t or until ctx ends.
+func (r *runner) sleepUntil(ctx context.Context, t time.Time, timer **time.Timer) {
+	if r.rawSleep {
+		for ctx.Err() == nil {
+			d := time.Until(t)
+			if d <= 0 {
 				return
-			case <-timer.C:
 			}
+			rawSleep(min(d, rawSleepMax))
 		}
-		select {
-		case out <- at:
-			b := r.backlog.Add(1)
-			for m := r.maxBack.Load(); b > m && !r.maxBack.CompareAndSwap(m, b); m = r.maxBack.Load() {
-			}
-		default:
-			r.fail(fmt.Errorf("open loop backlog reached %d queued events at %.0f events/s: the server or %d threads cannot keep up; lower --rate, add --threads or raise --max-backlog", r.o.MaxBacklog, r.o.Rate, r.n))
-			return
-		}
+		return
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return
+	}
+	if *timer == nil {
+		*timer = time.NewTimer(d)
+	} else {
+		(*timer).Reset(d)
+	}
+	select {
+	case <-ctx.Done():
+	case <-(*timer).C:
 	}
 }
 
+// rawSleepMax bounds one raw sleep: a garbage collection, which must stop
+// every P, waits for it (as for the blocking transport's raw poll).
+const rawSleepMax = 50 * time.Millisecond
+
+// rawSleep is nanosleep(2) without the runtime's entersyscall/exitsyscall
+// (see client's rawRead): the thread keeps its P.
+func rawSleep(d time.Duration) {
+	ts := syscall.NsecToTimespec(d.Nanoseconds())
+	syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
 // work is one worker's loop.
-func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan time.Time, end time.Time) {
+func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 	var cur *secData
 	flush := func(doneUpTo int) {
 		if cur != nil {
@@ -473,32 +542,7 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 	}
 	defer func() { flush(1 << 40) }()
 	sch, _ := wk.(Scheduler)
-	// Before waiting for its next event a worker sends the seconds before
-	// now, and parks the current second's data instead of sending it: a
-	// send costs the collector a merge of four histograms (their whole
-	// bucket arrays), which per event was most of the client's CPU when
-	// events come one at a time, as a paced or scheduled worker's do. The
-	// collector takes parked data once its second is over; the worker takes
-	// it back when it wakes. Order matters: idle is set after parking and
-	// cleared before taking back, and the collector takes before it reads
-	// idle, so data of a second it finalizes is never left with a worker
-	// it skipped as idle.
-	idle := func() {
-		now := r.sec(time.Now())
-		if cur != nil && cur.sec >= now {
-			r.parked[id].Store(cur)
-			cur = nil
-		} else if cur != nil || r.done[id].Load() < int64(now)-1 {
-			flush(now - 1)
-		}
-		r.idle[id].Store(true)
-	}
-	busy := func() {
-		r.idle[id].Store(false)
-		if d := r.parked[id].Swap(nil); d != nil {
-			cur = d
-		}
-	}
+	var timer *time.Timer // open loop's, reused
 
 	for {
 		if ctx.Err() != nil {
@@ -506,11 +550,17 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		}
 		var intended time.Time
 		if sch != nil {
-			// Waiting for its next intended start: it sends nothing more
-			// for the seconds before now.
-			idle()
+			// Before waiting for its next intended start, send what it holds
+			// of earlier seconds and promise nothing more for them; this
+			// second's data stays until the next event (at most the
+			// schedule's gap later), so a paced worker flushes once a
+			// second, not once an event.
+			if s := r.sec(time.Now()); cur != nil && cur.sec < s {
+				flush(s - 1)
+			} else if cur == nil && r.done[id].Load() < int64(s-1) {
+				r.done[id].Store(int64(s - 1))
+			}
 			at, more := sch.Next(ctx)
-			busy()
 			if !more {
 				if r.schedLeft.Add(-1) == 0 && r.o.UntilScheduled && ctx.Err() == nil {
 					r.cancel() // the scheduled work is done: the run ends as planned
@@ -518,27 +568,44 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 				return
 			}
 			intended = at
-		} else if arrivals != nil {
-			idle()
-			select {
-			case <-ctx.Done():
-				busy()
-				return
-			case at, ok := <-arrivals:
-				if !ok {
-					busy()
-					return
-				}
-				intended = at
+		} else if r.sched != nil {
+			// Before waiting for an arrival, send what it holds of earlier
+			// seconds and promise nothing more for them. This second's data
+			// is parked where the collector can take it if the wait
+			// outlasts the second: an open-loop worker flushes once a
+			// second, not once an event (each flush takes histograms from
+			// the pool and resets them, hundreds of KB).
+			now := time.Now()
+			if s := r.sec(now); cur != nil && cur.sec < s {
+				flush(s - 1)
+			} else if cur == nil && r.done[id].Load() < int64(s-1) {
+				r.done[id].Store(int64(s - 1))
 			}
-			busy()
-			r.backlog.Add(-1)
+			at, backlog := r.sched.claim(now.Sub(r.t0), r.o.MaxBacklog)
+			if !r.noteBacklog(backlog) {
+				return
+			}
+			intended = r.t0.Add(at)
+			last := !end.IsZero() && !intended.Before(end)
+			if last {
+				// No arrival is due before the end: wait for the end
+				// itself, so that the measured window is whole.
+				intended = end
+			}
+			if intended.After(now) {
+				r.park(id, cur)
+				r.sleepUntil(ctx, intended, &timer)
+				cur = r.unpark(id)
+			}
+			if last || ctx.Err() != nil {
+				return
+			}
 		}
 		start := time.Now()
 		if !end.IsZero() && !start.Before(end) {
 			return
 		}
-		if arrivals == nil && sch == nil {
+		if r.sched == nil && sch == nil {
 			intended = start
 		}
 		// Data of an earlier second would otherwise wait in this worker for
@@ -589,15 +656,13 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 		cur.events++
 		cur.stmts += int64(out.Statements)
 		cur.rows += out.Rows
-		svc := max(stop.Sub(start).Microseconds(), 1)
-		resp := max(stop.Sub(intended).Microseconds(), 1)
-		cur.svc.RecordValue(svc)
-		cur.resp.RecordValue(resp)
+		svc, resp := us(stop.Sub(start)), us(stop.Sub(intended))
+		both := !r.closed()
+		cur.record(svc, resp, both)
 		if out.Kind != "" {
 			op := cur.op(out.Kind)
 			op.count++
-			op.svc.RecordValue(svc)
-			op.resp.RecordValue(resp)
+			op.record(svc, resp, both)
 		}
 		if start.Sub(intended) > lateThreshold {
 			cur.late++
@@ -607,6 +672,29 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, arrivals <-chan ti
 			return
 		}
 	}
+}
+
+// waiting marks a worker that waits for an arrival holding no data.
+var waiting = &secData{sec: -1 << 40}
+
+// park says that worker id waits for an arrival, holding d (nil for none).
+// While it waits, the collector may take d (finalizing its second) and
+// leave waiting in its place.
+func (r *runner) park(id int, d *secData) {
+	if d == nil {
+		d = waiting
+	}
+	r.held[id].Store(d)
+}
+
+// unpark ends the wait and returns what the worker still holds: its parked
+// data, or nil if the collector took it.
+func (r *runner) unpark(id int) *secData {
+	d := r.held[id].Swap(nil)
+	if d == waiting {
+		return nil
+	}
+	return d
 }
 
 type noWindow struct{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -491,34 +492,86 @@ func TestUntilScheduledNeedsAScheduler(t *testing.T) {
 	}
 }
 
-// A scheduled worker parks a second's data while it waits rather than
-// sending it per event: the collector takes it once the second is over
-// (the worker sleeps across second boundaries here), and every event is
-// in exactly one sample, each second once.
-func TestScheduledParkedSecondsWhole(t *testing.T) {
-	w := &schedWorkload{n: 30, gap: 70 * time.Millisecond}
-	res, err := Run(context.Background(), w, Options{Threads: 2, Warmup: -1, UntilScheduled: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inserts, queries int64
-	for i, s := range res.Samples {
-		if s.Second != i {
-			t.Fatalf("sample %d is second %d: a second was finalized twice or skipped", i, s.Second)
+// Open-loop workers keep their second's data while they wait for an
+// arrival; when the wait outlasts the second, the collector takes it. No
+// event is lost or counted twice, whether arrivals come thick (many per
+// worker per second) or sparse (seconds without an event for a worker).
+func TestOpenLoopLosesNoSample(t *testing.T) {
+	for _, c := range []struct {
+		threads int
+		rate    float64
+	}{{16, 2000}, {4, 3}, {3, 40}} {
+		f := &fakeWorkload{service: 100 * time.Microsecond, stmts: 1}
+		res, err := Run(context.Background(), f, Options{Threads: c.threads, Warmup: -1, Duration: 3 * time.Second,
+			Rate: c.rate, Arrivals: Uniform})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, o := range s.Ops {
-			switch o.Kind {
-			case "insert":
-				inserts += o.Count
-			case "query":
-				queries += o.Count
+		var sum int64
+		for i, s := range res.Samples {
+			sum += s.Events
+			if s.Second != i {
+				t.Errorf("%d threads at %.0f/s: sample %d is of second %d", c.threads, c.rate, i, s.Second)
 			}
 		}
+		ran := f.events.Load()
+		if sum != res.Totals.Events || res.Totals.Events > ran || ran-res.Totals.Events > int64(c.threads) {
+			t.Errorf("%d threads at %.0f/s: %d events ran, %d in the totals, %d in the samples", c.threads, c.rate, ran, res.Totals.Events, sum)
+		}
+		if want := int64(3 * c.rate); res.Totals.Events < want*95/100 {
+			t.Errorf("%d threads at %.0f/s: %d events in 3 s, want about %d", c.threads, c.rate, res.Totals.Events, want)
+		}
+		if len(res.Samples) != 3 {
+			t.Errorf("%d threads at %.0f/s: %d samples in 3 s", c.threads, c.rate, len(res.Samples))
+		}
 	}
-	ins, _ := res.Totals.Op("insert")
-	q, _ := res.Totals.Op("query")
-	if inserts != 30 || ins.Count != 30 || queries != q.Count {
-		t.Fatalf("samples hold %d inserts and %d queries, totals %d and %d; want 30 inserts in both", inserts, queries, ins.Count, q.Count)
+}
+
+// sleepWorkload's events sleep a while and allocate nothing: the engine's
+// own memory shows.
+type sleepWorkload struct{ d time.Duration }
+
+func (s sleepWorkload) NewWorker(context.Context, int) (Worker, error) { return sleepWorker(s), nil }
+
+type sleepWorker sleepWorkload
+
+func (s sleepWorker) Event(context.Context) (Outcome, error) {
+	time.Sleep(s.d)
+	return Outcome{Statements: 1, Rows: 1}, nil
+}
+func (sleepWorker) Close() error { return nil }
+
+// A worker costs the engine little memory however many there are: its
+// second's times are values, not histograms of its own (which took about
+// 400 KB a worker).
+func TestMemoryPerWorker(t *testing.T) {
+	const workers = 1000
+	for _, rate := range []float64{0, 20000} {
+		runtime.GC()
+		var before, peak runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var mu sync.Mutex
+		res, err := Run(context.Background(), sleepWorkload{2 * time.Millisecond}, Options{Threads: workers, Warmup: -1, Duration: 3 * time.Second, Rate: rate,
+			OnSample: func(result.Sample) {
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				mu.Lock()
+				if m.HeapInuse+m.StackInuse > peak.HeapInuse+peak.StackInuse {
+					peak = m
+				}
+				mu.Unlock()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		grew := int64(peak.HeapInuse+peak.StackInuse) - int64(before.HeapInuse+before.StackInuse)
+		t.Logf("rate %.0f: %d events, heap and stacks grew %d KB, %.1f KB a worker", rate, res.Totals.Events, grew>>10, float64(grew)/1024/workers)
+		if res.Totals.Events < 50_000 || len(res.Samples) < 2 {
+			t.Fatalf("rate %.0f: %d events in %d samples", rate, res.Totals.Events, len(res.Samples))
+		}
+		if grew > workers*32<<10 {
+			t.Errorf("rate %.0f: the engine's heap and stacks grew %.1f KB a worker, want at most 32", rate, float64(grew)/1024/workers)
+		}
 	}
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
+	"sync"
 	"time"
 )
 
@@ -64,4 +66,60 @@ func newPacer(a Arrivals, rate float64, seed uint64) pacer {
 		return &uniformPacer{rate: rate}
 	}
 	return &poissonPacer{rate: rate, rnd: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))}
+}
+
+// schedule hands the open loop's arrivals out, in order, to the workers as
+// they become free: a free worker claims the next intended start and waits
+// for it itself. This is the queue a pacer goroutine would fill and the
+// workers drain (the first free worker takes the oldest arrival), without
+// the goroutine and the hand-off: each arrival cost a timer wake-up, a
+// channel send and a worker's wake-up through Go's scheduler (futex calls,
+// an idle thread spinning to steal the worker), twice closed loop's client
+// CPU per statement. Arrivals are generated as they are claimed or fall
+// due, so the backlog (due and not yet claimed) is known at every claim.
+type schedule struct {
+	mu   sync.Mutex
+	p    pacer
+	q    []time.Duration // generated, from the run's start; q[head:] not yet claimed, in order
+	head int
+}
+
+func newSchedule(p pacer) *schedule { return &schedule{p: p} }
+
+// claim takes the next arrival and returns it, and the backlog at now (the
+// arrivals due that no worker has taken), counted up to limit+1.
+func (s *schedule) claim(now time.Duration, limit int) (at time.Duration, backlog int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.head == len(s.q) {
+		s.q, s.head = append(s.q[:0], s.p.next()), 0
+	}
+	at = s.q[s.head]
+	s.head++
+	return at, s.due(now, limit)
+}
+
+// backlog is the arrivals due at now that no worker has taken, counted up
+// to limit+1.
+func (s *schedule) backlog(now time.Duration, limit int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.due(now, limit)
+}
+
+// due generates the arrivals up to now (and one past it) and counts the
+// unclaimed ones due; s.mu is held.
+func (s *schedule) due(now time.Duration, limit int) int {
+	for s.head == len(s.q) || s.q[len(s.q)-1] <= now {
+		if len(s.q)-s.head > limit {
+			break
+		}
+		s.q = append(s.q, s.p.next())
+	}
+	if s.head > 1024 && s.head > len(s.q)/2 {
+		s.q = s.q[:copy(s.q, s.q[s.head:])]
+		s.head = 0
+	}
+	pending := s.q[s.head:]
+	return sort.Search(len(pending), func(i int) bool { return pending[i] > now })
 }

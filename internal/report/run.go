@@ -115,14 +115,16 @@ func HWLine(r result.Run) string {
 }
 
 // Summary writes the table of a run command's results: one line per run,
-// with the headline figure, p99, the server's CPU per op and the status.
+// with the headline figure, p99, the server's and the client's CPU per op
+// and the status.
 func Summary(w io.Writer, runs []result.Run) {
 	if len(runs) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUILD\tCONFIG\tTEST\tTHR\tREPORTED\tUNIT\tp99 ms\tserver µs/op\tERRORS\tSTATUS\t")
+	fmt.Fprintln(tw, "BUILD\tCONFIG\tTEST\tTHR\tREPORTED\tUNIT\tp99 ms\tserver µs/op\tclient µs/op\tERRORS\tSTATUS\t")
 	server, _ := result.MetricNamed("server_cpu_us/o")
+	client, _ := result.MetricNamed("client_cpu_us/o")
 	p99, _ := result.MetricNamed("p99")
 	for _, r := range runs {
 		unit := r.Totals.ReportedUnit
@@ -130,12 +132,15 @@ func Summary(w io.Writer, runs []result.Run) {
 		if r.Status == result.OK || r.Totals.Reported > 0 {
 			val = fmt.Sprintf("%.1f", r.Totals.Reported)
 		}
-		lat, cpu := "-", "-"
+		lat, cpu, ccpu := "-", "-", "-"
 		if v, ok := p99.Of(r); ok {
 			lat = p99.Format(v)
 		}
 		if v, ok := server.Of(r); ok {
 			cpu = server.Format(v)
+		}
+		if v, ok := client.Of(r); ok {
+			ccpu = client.Format(v)
 		}
 		status := r.Status
 		switch {
@@ -155,7 +160,7 @@ func Summary(w io.Writer, runs []result.Run) {
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Build, strings.TrimPrefix(r.Label(), r.Build+"."), r.Test, r.Threads, val, unit, lat, cpu, r.Totals.Errors, status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Build, strings.TrimPrefix(r.Label(), r.Build+"."), r.Test, r.Threads, val, unit, lat, cpu, ccpu, r.Totals.Errors, status)
 	}
 	tw.Flush()
 }

@@ -13,14 +13,14 @@ import (
 // test home, and at the end of the test stops it and fails the test if any
 // process started under that home is left (QPSLAB_HOME is set for the test, so
 // every server and server child carries the home's path in its environment).
-func StartServer(t *testing.T, build string) (*sandbox.Server, home.Home) {
+func StartServer(t testing.TB, build string) (*sandbox.Server, home.Home) {
 	t.Helper()
 	return StartServerWith(t, build, "default")
 }
 
 // StartServerWith is StartServer with the named shipped config (myrocks:
 // MyRocks beside InnoDB).
-func StartServerWith(t *testing.T, build, configName string) (*sandbox.Server, home.Home) {
+func StartServerWith(t testing.TB, build, configName string) (*sandbox.Server, home.Home) {
 	t.Helper()
 	h := Home(t)
 	t.Setenv("QPSLAB_HOME", h.Root)

@@ -118,6 +118,24 @@ func (s *recStmt) Query(ctx context.Context, args ...any) (int64, error) {
 	return s.c.record("stmt-query", s.q, args, func() (int64, error) { return s.inner.Query(ctx, args...) })
 }
 
+func (s *recStmt) ExecArgs(ctx context.Context, args []client.Arg) (int64, error) {
+	return s.c.record("stmt-exec", s.q, values(args), func() (int64, error) { return s.inner.ExecArgs(ctx, args) })
+}
+
+func (s *recStmt) QueryArgs(ctx context.Context, args []client.Arg) (int64, error) {
+	return s.c.record("stmt-query", s.q, values(args), func() (int64, error) { return s.inner.QueryArgs(ctx, args) })
+}
+
+// values are args as the values a driver takes (a Bytes argument as a
+// string).
+func values(args []client.Arg) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a.Value()
+	}
+	return out
+}
+
 // statements counts the calls that are statements sent to the server
 // (sysbench's queries): everything but prepare.
 func statements(calls []call) int {

@@ -2,6 +2,7 @@ package sysbench
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -210,6 +211,58 @@ func TestSelect(t *testing.T) {
 		if err != nil || !slices.Equal(labels(got), c.want) {
 			t.Errorf("Select(%q) = %q, %v; want %q", c.patterns, labels(got), err, c.want)
 		}
+	}
+}
+
+func randC(r *rand.Rand) string {
+	var b [cLen]byte
+	digits(r, b[:])
+	return string(b[:])
+}
+
+func randPad(r *rand.Rand) string {
+	var b [padLen]byte
+	digits(r, b[:])
+	return string(b[:])
+}
+
+// digitsOneByOne is digits as first written, a digit at a time: the rows
+// a seed loads must not change with the faster one.
+func digitsOneByOne(r *rand.Rand, b []byte) {
+	var u uint64
+	left := 0
+	for i := range b {
+		if i%12 == 11 {
+			b[i] = '-'
+			continue
+		}
+		if left == 0 {
+			u, left = r.Uint64N(1e18), 18
+		}
+		b[i] = byte('0' + u%10)
+		u /= 10
+		left--
+	}
+}
+
+func TestDigitsAsBefore(t *testing.T) {
+	a, b := newRand(3, 4), newRand(3, 4)
+	for n := range 2000 {
+		size := []int{cLen, padLen, 11, 23, 1}[n%5]
+		got, want := make([]byte, size), make([]byte, size)
+		digits(a, got)
+		digitsOneByOne(b, want)
+		if string(got) != string(want) {
+			t.Fatalf("draw %d of %d bytes: %q, before %q", n, size, got, want)
+		}
+	}
+}
+
+func BenchmarkDigits(b *testing.B) {
+	r := newRand(1, 2)
+	var c [cLen]byte
+	for b.Loop() {
+		digits(r, c[:])
 	}
 }
 

@@ -3,6 +3,7 @@ package sysbench
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -48,18 +49,29 @@ const (
 	loadSeedBlock     = 100     // rows drawn from one random stream
 )
 
+// Load methods.
+const (
+	// LoadInsert writes the rows as multi-row INSERTs, as sysbench prepare
+	// does (the measured load, comparable with it).
+	LoadInsert = "insert"
+	// LoadCopy writes them with COPY (PostgreSQL) or LOAD DATA LOCAL INFILE
+	// (the MySQL family): faster, when the load is only setup.
+	LoadCopy = "copy"
+)
+
 // LoadOptions shape a load.
 type LoadOptions struct {
 	Threads int    // connections loading at once (default 1)
-	Seed    uint64 // seeds k, c and pad: the same seed loads the same rows
+	Method  string // LoadInsert (the default) or LoadCopy
+	Seed    uint64 // seeds k, c and pad: the same seed loads the same rows, whatever the method
 	// Progress, if set, is called after every INSERT with the rows loaded so
 	// far over all tables (Tables*Rows at the end). Calls never overlap.
 	Progress func(rowsDone int64)
 }
 
 // Load (re)creates sbtest1..Tables and fills each with ids 1..Rows (explicit
-// ids in multi-row INSERTs), k uniform in [1, Rows] and the c and pad digit
-// strings (§2.2). The work is split into id ranges shared by Threads
+// ids, in multi-row INSERTs or with COPY / LOAD DATA: o.Method), k uniform
+// in [1, Rows] and the c and pad digit strings (§2.2). The work is split into id ranges shared by Threads
 // connections, so one table loads in parallel as well as several. The k_N
 // indexes are built after the load; on PostgreSQL the id sequence is then set
 // past Rows so that the insert test's SERIAL ids do not collide.
@@ -69,6 +81,14 @@ type LoadOptions struct {
 func (t Target) Load(ctx context.Context, o LoadOptions) error {
 	if err := t.check(); err != nil {
 		return err
+	}
+	load := t.loadChunk
+	switch o.Method {
+	case "", LoadInsert:
+	case LoadCopy:
+		load = t.copyChunk
+	default:
+		return fmt.Errorf("load sbtest tables: unknown load method %q: use insert or copy", o.Method)
 	}
 	threads := max(o.Threads, 1)
 	conn, err := t.Dial(ctx)
@@ -99,7 +119,7 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 		hi := min(lo+chunk-1, t.Rows)
 		for tb := 1; tb <= t.Tables; tb++ {
 			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
-				return t.loadChunk(ctx, c, o.Seed, tb, lo, hi, func(n int64) {
+				return load(ctx, c, o.Seed, tb, lo, hi, func(n int64) {
 					mu.Lock()
 					defer mu.Unlock()
 					done += n
@@ -135,36 +155,70 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 	return nil
 }
 
-// loadChunk inserts ids lo..hi of table tb; lo-1 is a multiple of
-// loadSeedBlock. Each block of ids draws from a stream of its own, so the
-// rows depend only on the seed, never on the threads or which one loads them.
-//
-// The rows go in as a prepared multi-row INSERT of loadRowsPerInsert rows
-// (the server parses it once, not once per statement), loadTrxStatements
-// statements to a transaction; a last short batch goes in as text.
-func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb int, lo, hi int64, progress func(int64)) error {
-	var r *rand.Rand
-	insert := func(rows int) string {
-		var b strings.Builder
-		fmt.Fprintf(&b, "INSERT INTO sbtest%d (id, k, c, pad) VALUES ", tb)
-		for i := range rows {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString("(?, ?, ?, ?)")
-		}
-		return client.Rebind(t.Protocol, b.String())
+// rowSource draws the rows of ids lo..hi of a table; lo-1 is a multiple
+// of loadSeedBlock. Each block of ids draws from a stream of its own, so
+// the rows depend only on the seed, never on the threads, the method or
+// which connection loads them.
+type rowSource struct {
+	seed   uint64
+	tb     int
+	rows   int64 // the table's size: k is uniform in [1, rows]
+	id, hi int64 // the next id and the last
+	r      *rand.Rand
+	k      int64
+	c      [cLen]byte
+	pad    [padLen]byte
+}
+
+func (t Target) rowSource(seed uint64, tb int, lo, hi int64) *rowSource {
+	return &rowSource{seed: seed, tb: tb, rows: t.Rows, id: lo, hi: hi}
+}
+
+// next draws the next row into s.k, s.c and s.pad and returns its id, or
+// 0 after the last.
+func (s *rowSource) next() int64 {
+	if s.id > s.hi {
+		return 0
 	}
+	id := s.id
+	s.id++
+	if (id-1)%loadSeedBlock == 0 {
+		s.r = newRand(s.seed, 1<<63|uint64(s.tb)<<40|uint64(id-1)/loadSeedBlock)
+	}
+	digits(s.r, s.c[:])
+	digits(s.r, s.pad[:])
+	s.k = 1 + s.r.Int64N(s.rows)
+	return id
+}
+
+// insertRows returns the multi-row INSERT of rows rows into sbtest tb.
+func (t Target) insertRows(tb, rows int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO sbtest%d (id, k, c, pad) VALUES ", tb)
+	for i := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("(?, ?, ?, ?)")
+	}
+	return client.Rebind(t.Protocol, b.String())
+}
+
+// loadChunk inserts ids lo..hi of table tb as prepared multi-row INSERTs
+// of loadRowsPerInsert rows (the server parses the statement once, not
+// once per INSERT), loadTrxStatements statements to a transaction, and a
+// last short INSERT for the rest. The arguments are typed and the c and pad
+// values sit in one reused buffer: binding allocates nothing.
+func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb int, lo, hi int64, progress func(int64)) error {
 	var full client.Stmt
 	if hi-lo+1 >= loadRowsPerInsert {
 		var err error
-		if full, err = c.Prepare(ctx, insert(loadRowsPerInsert)); err != nil {
+		if full, err = c.Prepare(ctx, t.insertRows(tb, loadRowsPerInsert)); err != nil {
 			return fmt.Errorf("prepare the insert into sbtest%d: %w", tb, err)
 		}
 	}
-	args := make([]any, 0, 4*loadRowsPerInsert)
-	var cb [cLen]byte
-	var pb [padLen]byte
+	args := make([]client.Arg, 0, 4*loadRowsPerInsert)
+	text := make([]byte, 0, (cLen+padLen)*loadRowsPerInsert)
 	inTrx, stmts := false, 0
 	flush := func() error {
 		n := len(args) / 4
@@ -177,13 +231,15 @@ func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb in
 			}
 			inTrx = true
 		}
-		var err error
-		if n == loadRowsPerInsert {
-			_, err = full.Exec(ctx, args...)
-		} else {
-			_, err = c.Exec(ctx, insert(n), args...)
+		s := full
+		if n < loadRowsPerInsert {
+			var err error
+			if s, err = c.Prepare(ctx, t.insertRows(tb, n)); err != nil {
+				c.Rollback(context.WithoutCancel(ctx))
+				return fmt.Errorf("prepare the last insert into sbtest%d: %w", tb, err)
+			}
 		}
-		if err != nil {
+		if _, err := s.ExecArgs(ctx, args); err != nil {
 			c.Rollback(context.WithoutCancel(ctx))
 			return fmt.Errorf("insert into sbtest%d: %w", tb, err)
 		}
@@ -194,16 +250,14 @@ func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb in
 			inTrx = false
 		}
 		progress(int64(n))
-		args = args[:0]
+		args, text = args[:0], text[:0]
 		return nil
 	}
-	for id := lo; id <= hi; id++ {
-		if (id-1)%loadSeedBlock == 0 {
-			r = newRand(seed, 1<<63|uint64(tb)<<40|uint64(id-1)/loadSeedBlock)
-		}
-		digits(r, cb[:])
-		digits(r, pb[:])
-		args = append(args, id, 1+r.Int64N(t.Rows), string(cb[:]), string(pb[:]))
+	rs := t.rowSource(seed, tb, lo, hi)
+	for id := rs.next(); id != 0; id = rs.next() {
+		at := len(text)
+		text = append(append(text, rs.c[:]...), rs.pad[:]...)
+		args = append(args, client.Int(id), client.Int(rs.k), client.Bytes(text[at:at+cLen]), client.Bytes(text[at+cLen:]))
 		if len(args) == 4*loadRowsPerInsert {
 			if err := flush(); err != nil {
 				return err
@@ -219,6 +273,67 @@ func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb in
 		}
 	}
 	return nil
+}
+
+// copyChunk loads ids lo..hi of table tb in one COPY (PostgreSQL) or LOAD
+// DATA LOCAL INFILE (MySQL family), the rows written as text as the server
+// reads them.
+func (t Target) copyChunk(ctx context.Context, c client.Conn, seed uint64, tb int, lo, hi int64, progress func(int64)) error {
+	r := &copyReader{src: t.rowSource(seed, tb, lo, hi), progress: progress}
+	n, err := client.Copy(ctx, c, "sbtest"+strconv.Itoa(tb), []string{"id", "k", "c", "pad"}, r)
+	if err != nil {
+		return err
+	}
+	if want := hi - lo + 1; n != want {
+		return fmt.Errorf("copy into sbtest%d: the server took %d of %d rows", tb, n, want)
+	}
+	return nil
+}
+
+// copyReader writes a rowSource's rows in COPY's and LOAD DATA's text
+// format ("id\tk\tc\tpad\n"; the values hold no tab, newline or
+// backslash), and reports progress every loadRowsPerInsert rows.
+type copyReader struct {
+	src      *rowSource
+	line     []byte
+	off      int
+	n        int64 // rows written, not yet reported
+	progress func(int64)
+}
+
+func (r *copyReader) Read(p []byte) (int, error) {
+	written := 0
+	for written < len(p) {
+		if r.off == len(r.line) {
+			id := r.src.next()
+			if id == 0 {
+				if r.n > 0 {
+					r.progress(r.n)
+					r.n = 0
+				}
+				if written == 0 {
+					return 0, io.EOF
+				}
+				break
+			}
+			b := strconv.AppendInt(r.line[:0], id, 10)
+			b = append(b, '\t')
+			b = strconv.AppendInt(b, r.src.k, 10)
+			b = append(b, '\t')
+			b = append(b, r.src.c[:]...)
+			b = append(b, '\t')
+			b = append(b, r.src.pad[:]...)
+			r.line, r.off = append(b, '\n'), 0
+			if r.n++; r.n == loadRowsPerInsert {
+				r.progress(r.n)
+				r.n = 0
+			}
+		}
+		k := copy(p[written:], r.line[r.off:])
+		r.off += k
+		written += k
+	}
+	return written, nil
 }
 
 // Drop drops sbtest1..Tables and forgets them. Every one of them that exists

@@ -149,6 +149,7 @@ func TestServers(t *testing.T) {
 			if t.Failed() {
 				t.FailNow()
 			}
+			t.Run("allocs", s.testAllocs)
 			t.Run("update-one", s.testUpdateOne)
 			t.Run("events-noprepare", s.noPrepare().testEvents)
 			t.Run("events", s.testEvents)
@@ -261,6 +262,35 @@ func (s *server) testLoad(t *testing.T) {
 		if got := s.checksum(tb, "1=1"); got != sums[tb] {
 			t.Errorf("sbtest%d: seed 5 with 1 thread loaded other rows than with 3", tb)
 		}
+	}
+	// COPY or LOAD DATA loads the same rows as the INSERTs, reporting
+	// progress to the last row.
+	if err := s.target.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen = nil
+	if err := s.target.Load(ctx, LoadOptions{Threads: 2, Seed: 5, Method: LoadCopy, Progress: func(n int64) { seen = append(seen, n) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 || seen[len(seen)-1] != srvTables*srvRows {
+		t.Errorf("copy: progress %v, want steps to %d", seen, srvTables*srvRows)
+	}
+	for tb := 1; tb <= srvTables; tb++ {
+		if got := s.checksum(tb, "1=1"); got != sums[tb] {
+			t.Errorf("sbtest%d: seed 5 loaded by copy holds other rows than by insert", tb)
+		}
+		if n := s.n(fmt.Sprintf(idx, tb, tb)); n != 1 {
+			t.Errorf("sbtest%d: no index k_%d after a copy", tb, tb)
+		}
+	}
+	if err := s.target.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.target.Load(ctx, LoadOptions{Method: "bulk"}); err == nil || !strings.Contains(err.Error(), "insert or copy") {
+		t.Errorf("load method bulk: %v", err)
+	}
+	if err := s.target.Load(ctx, LoadOptions{Threads: 3, Seed: 5}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -519,5 +549,177 @@ func (s *server) testDrop(t *testing.T) {
 	}
 	if n := s.n("SELECT count(*) FROM qpslab_tables"); n != 0 {
 		t.Errorf("qpslab_tables still records %d tables", n)
+	}
+}
+
+// withClient is s with connections opened with o (the lean path or the
+// drivers', prepared or text).
+func (s *server) withClient(o client.Options) *server {
+	c := *s
+	c.noPrep = o.NoPrepare
+	c.target.Dial = func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, s.ep, o) }
+	return &c
+}
+
+// Every test runs the same events on the drivers' path and on the lean
+// one, prepared and as text, from the same loaded tables: each reads and
+// writes the same rows, issues the same statements, and leaves the same
+// tables.
+func TestPathsAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts MariaDB and PostgreSQL")
+	}
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(name, func(t *testing.T) {
+			s := startServer(t, name)
+			ctx := context.Background()
+			loaded := ""
+			sums := func() string {
+				var out []string
+				for tb := 1; tb <= srvTables; tb++ {
+					out = append(out, s.checksum(tb, "1=1"), s.q(fmt.Sprintf("SELECT count(*) FROM sbtest%d", tb)))
+				}
+				return strings.Join(out, " ")
+			}
+			load := func() {
+				if loaded != "" && sums() == loaded {
+					return
+				}
+				if err := s.target.Drop(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.target.Load(ctx, LoadOptions{Threads: 2, Seed: 5}); err != nil {
+					t.Fatal(err)
+				}
+				if got := sums(); loaded != "" && got != loaded {
+					t.Fatalf("a load with the same seed loaded other rows: %s, then %s", loaded, got)
+				} else {
+					loaded = got
+				}
+			}
+			for _, test := range allTests() {
+				for _, noPrep := range []bool{false, true} {
+					type outcome struct {
+						stmts int
+						rows  int64
+						after string
+					}
+					var got [2]outcome
+					for i, drv := range []bool{true, false} {
+						load()
+						c := s.withClient(client.Options{Transport: client.Blocking, NoPrepare: noPrep, Driver: drv})
+						c.t = t
+						ids := []int{0}
+						if test.BindTable {
+							ids = []int{0, 1}
+						}
+						for _, id := range ids {
+							w, _ := c.worker(test, id, 21)
+							for e := range 25 {
+								o, err := w.Event(ctx)
+								if err != nil {
+									t.Fatalf("%s (driver %v, text %v) event %d: %v", test.Label(), drv, noPrep, e, err)
+								}
+								got[i].stmts += o.Statements
+								got[i].rows += o.Rows
+							}
+							w.Close()
+						}
+						got[i].after = sums()
+					}
+					if got[0] != got[1] {
+						t.Errorf("%s, text %v: the drivers' path %+v, the lean path %+v", test.Label(), noPrep, got[0], got[1])
+					}
+					if got[1].rows == 0 && test.Name != "scan" && test.Name != "delete" {
+						t.Errorf("%s, text %v: no row read or written in 25 events", test.Label(), noPrep)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Once warm, an event of every test but insert (a new statement text per
+// event, as sysbench's) allocates nothing on the lean path: the point and
+// range reads, the writes, BEGIN and COMMIT.
+func (s *server) testAllocs(t *testing.T) {
+	s.t = t
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, noPrep := range []bool{false, true} {
+		c := s.withClient(client.Options{Transport: client.Blocking, NoPrepare: noPrep})
+		c.t = t
+		for _, test := range allTests() {
+			if test.Name == "insert" || test.Name == "delete" {
+				continue
+			}
+			wl := &Workload{Target: c.target, Test: test, Seed: 99}
+			w, err := wl.NewWorker(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed error
+			allocs := testing.AllocsPerRun(20, func() {
+				if _, err := w.Event(ctx); err != nil {
+					failed = err
+				}
+			})
+			w.Close()
+			if failed != nil {
+				t.Fatalf("%s: %v", test.Label(), failed)
+			}
+			if allocs != 0 {
+				t.Errorf("%s, text %v: %.1f allocations per event, want 0", test.Label(), noPrep, allocs)
+			}
+		}
+	}
+}
+
+// BenchmarkEvent runs the point and range tests' events on the lean path
+// and on the drivers': with -benchmem, allocations per event (and
+// statements per event beside them).
+func BenchmarkEvent(b *testing.B) {
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		b.Run(name, func(b *testing.B) {
+			srv, _ := testenv.StartServer(b, name)
+			ep := srv.Endpoint()
+			ctx := context.Background()
+			target := Target{Protocol: ep.Protocol, Tables: srvTables, Rows: srvRows, Dial: func(ctx context.Context) (client.Conn, error) {
+				return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+			}}
+			if err := target.Load(ctx, LoadOptions{Threads: 2, Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+			for _, label := range []string{"point-query_range=100", "range-covered-pk_range=100", "range-notcovered-pk_range=100",
+				"range-covered-si_range=100", "range-notcovered-si_range=100", "read-only_range=10", "read-only-count_range=1000"} {
+				test, err := Lookup(label)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, path := range []string{"lean", "driver"} {
+					b.Run(path+"/"+label, func(b *testing.B) {
+						wl := &Workload{Target: target, Test: test, Seed: 1}
+						wl.Dial = func(ctx context.Context) (client.Conn, error) {
+							return client.Dial(ctx, ep, client.Options{Transport: client.Blocking, Driver: path == "driver"})
+						}
+						w, err := wl.NewWorker(ctx, 0)
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer w.Close()
+						b.ReportAllocs()
+						stmts := 0
+						for b.Loop() {
+							o, err := w.Event(ctx)
+							if err != nil {
+								b.Fatal(err)
+							}
+							stmts += o.Statements
+						}
+						b.ReportMetric(float64(stmts)/float64(b.N), "stmts/op")
+					})
+				}
+			}
+		})
 	}
 }

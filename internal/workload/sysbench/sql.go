@@ -2,6 +2,7 @@ package sysbench
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/client"
@@ -107,10 +108,24 @@ func (t Test) Queries(p client.Protocol, table int) []string {
 // prepared. On MySQL id 0 lets auto-increment assign the id; on PostgreSQL
 // the id column is left out and the SERIAL sequence assigns it.
 func insertText(p client.Protocol, table int, k int64, c, pad string) string {
+	return string(appendInsertText(nil, p, table, k, []byte(c), []byte(pad)))
+}
+
+// appendInsertText writes insertText's statement into b.
+func appendInsertText(b []byte, p client.Protocol, table int, k int64, c, pad []byte) []byte {
+	b = append(b, "INSERT INTO sbtest"...)
+	b = strconv.AppendInt(b, int64(table), 10)
 	if p == client.Postgres {
-		return fmt.Sprintf("INSERT INTO sbtest%d (k, c, pad) VALUES (%d, '%s', '%s')", table, k, c, pad)
+		b = append(b, " (k, c, pad) VALUES ("...)
+	} else {
+		b = append(b, " (id, k, c, pad) VALUES (0, "...)
 	}
-	return fmt.Sprintf("INSERT INTO sbtest%d (id, k, c, pad) VALUES (0, %d, '%s', '%s')", table, k, c, pad)
+	b = strconv.AppendInt(b, k, 10)
+	b = append(b, ", '"...)
+	b = append(b, c...)
+	b = append(b, "', '"...)
+	b = append(b, pad...)
+	return append(b, "')"...)
 }
 
 // createTable is the DDL of sbtestN (oltp_common.lua create_table, §2.1, with

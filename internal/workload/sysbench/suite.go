@@ -56,6 +56,7 @@ func (sysbenchSuite) Params() []suite.Param {
 		{Name: "tests", Kind: suite.List, Usage: "only tests whose label matches these globs (e.g. 'point-query*,read-only_range=10'); the load runs whatever they select"},
 		{Name: "postwrite-scale", Kind: suite.Float, Default: "1", Usage: "scale the postwrite wait min(1200, 60+tables×rows/1e6) s (0 to skip the wait, not the flush)"},
 		{Name: "load-threads", Kind: suite.Int, Default: "2", Usage: "connections loading the tables in parallel"},
+		{Name: "load-method", Kind: suite.String, Default: "insert", Usage: "how the load writes rows: insert (multi-row INSERTs, comparable with sysbench prepare) or copy (COPY on PostgreSQL, LOAD DATA LOCAL INFILE on MySQL-family servers: for when the load is only setup)"},
 		{Name: "no-load", Kind: suite.Bool, Usage: "keep the tables an earlier qpslab load left in the sandbox (with --sandbox)"},
 	}
 }
@@ -158,6 +159,7 @@ type Options struct {
 	Tests               []string
 	PostwriteScale      float64
 	LoadThreads         int
+	LoadMethod          string // LoadInsert or LoadCopy
 	NoLoad, NoPrepare   bool
 }
 
@@ -174,6 +176,7 @@ func (sysbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		Tests:          c.List("tests"),
 		PostwriteScale: c.Float("postwrite-scale", 0, 1000),
 		LoadThreads:    int(c.Int("load-threads", 1, 1<<16)),
+		LoadMethod:     c.OneOf("load-method", LoadInsert, LoadCopy),
 		NoLoad:         c.Bool("no-load"),
 		NoPrepare:      c.Bool("no-prepare"),
 	}
@@ -249,10 +252,16 @@ func (o Options) target(s *suite.Server) Target {
 
 // loadStep loads the tables, measured as the reference measures its
 // prepare step: rows/s, and the hardware cost per row. Tables of an
-// earlier load are dropped first, outside the timing.
+// earlier load are dropped first, outside the timing. A load by COPY or
+// LOAD DATA records its method (runs of the two methods are not repeats
+// of each other).
 func (o Options) loadStep() suite.Step {
+	var params map[string]string
+	if o.LoadMethod == LoadCopy {
+		params = map[string]string{"load_method": LoadCopy}
+	}
 	return suite.Step{
-		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads},
+		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads}, Params: params,
 		Headline: suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }},
 		Before: func(ctx context.Context, s *suite.Server) error {
 			s.Log(fmt.Sprintf("loading %d table(s) × %d rows", o.Tables, o.Rows))
@@ -261,7 +270,7 @@ func (o Options) loadStep() suite.Step {
 		Task: &suite.Task{Run: func(ctx context.Context, s *suite.Server, threads int, seed uint64, io suite.TaskIO) (result.Totals, error) {
 			rows := int64(o.Tables) * o.Rows
 			io.Progress(0, rows)
-			err := o.target(s).Load(ctx, LoadOptions{Threads: threads, Seed: seed, Progress: func(n int64) { io.Progress(n, rows) }})
+			err := o.target(s).Load(ctx, LoadOptions{Threads: threads, Method: o.LoadMethod, Seed: seed, Progress: func(n int64) { io.Progress(n, rows) }})
 			if err != nil {
 				return result.Totals{}, err
 			}

@@ -22,7 +22,8 @@
 //	Layout5, Layout4           the group names, in report order
 //
 //	Target                     where the tables live: protocol, dial, tables, rows
-//	Target.Load(ctx, opts)     create, load (LoadOptions: threads, seed, progress), index
+//	Target.Load(ctx, opts)     create, load (LoadOptions: threads, method insert or copy,
+//	                           seed, progress), index
 //	Target.Drop(ctx)           drop the recorded sbtest1..N
 //	Target.Postwrite(ctx, s)   analyze/vacuum, flush, then sleep out PostwriteWait()*s
 //	Workload                   a Target plus a Test and a seed: engine.Workload; its

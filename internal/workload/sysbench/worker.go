@@ -85,7 +85,10 @@ type worker struct {
 	zipf   *zipf
 	table  int             // scan's table, bound to the worker id
 	stmts  [][]client.Stmt // [table][statement of Test.Queries]
-	args   []any           // reused argument list
+	args   []client.Arg    // reused argument list: typed, so that binding allocates nothing
+	c, pad [cLen]byte      // reused c and pad values (pad uses padLen bytes)
+	text   []byte          // the insert test's reused statement
+	o      engine.Outcome  // the event's outcome, filled in place
 	event  func(ctx context.Context, o *engine.Outcome) error
 }
 
@@ -94,9 +97,11 @@ func (w *worker) Close() error { return w.conn.Close() }
 // Event runs one event. On an error inside BEGIN…COMMIT it rolls back
 // before returning; the error keeps its cause for client.Retryable.
 func (w *worker) Event(ctx context.Context) (engine.Outcome, error) {
-	var o engine.Outcome
-	err := w.event(ctx, &o)
-	return o, err
+	// The event fills the worker's own Outcome: a local one would escape
+	// through the event function, a heap allocation per event.
+	w.o = engine.Outcome{}
+	err := w.event(ctx, &w.o)
+	return w.o, err
 }
 
 // fail wraps err with the test and the statement (cut short: an IN list of
@@ -118,17 +123,38 @@ func (w *worker) pickTable() int { return 1 + w.r.IntN(w.tables) }
 // id is get_id: uniform in [1, rows] (--rand-type=uniform).
 func (w *worker) id() int64 { return 1 + w.r.Int64N(w.rows) }
 
-func (w *worker) argv(n int) []any {
+func (w *worker) argv(n int) []client.Arg {
 	if cap(w.args) < n {
-		w.args = make([]any, n)
+		w.args = make([]client.Arg, n)
 	}
 	return w.args[:n]
 }
 
+// ids are arguments: the given ids.
+func (w *worker) ids(v ...int64) []client.Arg {
+	a := w.argv(len(v))
+	for i, x := range v {
+		a[i] = client.Int(x)
+	}
+	return a
+}
+
+// randC and randPad draw a new c or pad value into the worker's buffer, as
+// an argument that holds no string of its own.
+func (w *worker) randC() client.Arg {
+	digits(w.r, w.c[:cLen])
+	return client.Bytes(w.c[:cLen])
+}
+
+func (w *worker) randPad() client.Arg {
+	digits(w.r, w.pad[:padLen])
+	return client.Bytes(w.pad[:padLen])
+}
+
 // read runs a reading statement and adds its rows to o.
-func (w *worker) read(ctx context.Context, o *engine.Outcome, tb, i int, args ...any) error {
+func (w *worker) read(ctx context.Context, o *engine.Outcome, tb, i int, args []client.Arg) error {
 	o.Statements++
-	n, err := w.stmts[tb][i].Query(ctx, args...)
+	n, err := w.stmts[tb][i].QueryArgs(ctx, args)
 	o.Rows += n
 	if err != nil {
 		return w.fail(tb, i, err)
@@ -137,9 +163,9 @@ func (w *worker) read(ctx context.Context, o *engine.Outcome, tb, i int, args ..
 }
 
 // write runs a writing statement and adds the rows it changed to o.
-func (w *worker) write(ctx context.Context, o *engine.Outcome, tb, i int, args ...any) error {
+func (w *worker) write(ctx context.Context, o *engine.Outcome, tb, i int, args []client.Arg) error {
 	o.Statements++
-	n, err := w.stmts[tb][i].Exec(ctx, args...)
+	n, err := w.stmts[tb][i].ExecArgs(ctx, args)
 	o.Rows += n
 	if err != nil {
 		return w.fail(tb, i, err)
@@ -174,7 +200,7 @@ func (w *worker) trx(ctx context.Context, o *engine.Outcome, body func() error) 
 func (w *worker) pointSelects(ctx context.Context, o *engine.Outcome) error {
 	tb := w.pickTable()
 	for range 10 {
-		if err := w.read(ctx, o, tb, 0, w.id()); err != nil {
+		if err := w.read(ctx, o, tb, 0, w.ids(w.id())); err != nil {
 			return err
 		}
 	}
@@ -187,7 +213,7 @@ func (w *worker) ranges(ctx context.Context, o *engine.Outcome, from, to int) er
 	for i := from; i < to; i++ {
 		tb := w.pickTable()
 		start := w.id()
-		if err := w.read(ctx, o, tb, i, start, start+int64(w.t.Range)-1); err != nil {
+		if err := w.read(ctx, o, tb, i, w.ids(start, start+int64(w.t.Range)-1)); err != nil {
 			return err
 		}
 	}
@@ -199,27 +225,33 @@ func (w *worker) ranges(ctx context.Context, o *engine.Outcome, from, to int) er
 // from..from+3 of Queries.
 func (w *worker) writes(ctx context.Context, o *engine.Outcome, from int) error {
 	tb := w.pickTable()
-	if err := w.write(ctx, o, tb, from, w.id()); err != nil {
+	if err := w.write(ctx, o, tb, from, w.ids(w.id())); err != nil {
 		return err
 	}
 	tb = w.pickTable()
-	if err := w.write(ctx, o, tb, from+1, randC(w.r), w.id()); err != nil {
+	c := w.randC()
+	a := w.argv(2)
+	a[0], a[1] = c, client.Int(w.id())
+	if err := w.write(ctx, o, tb, from+1, a); err != nil {
 		return err
 	}
 	tb = w.pickTable()
 	id, k := w.id(), w.id()
-	if err := w.write(ctx, o, tb, from+2, id); err != nil {
+	if err := w.write(ctx, o, tb, from+2, w.ids(id)); err != nil {
 		return err
 	}
-	return w.write(ctx, o, tb, from+3, id, k, randC(w.r), randPad(w.r))
+	c, pad := w.randC(), w.randPad()
+	a = w.argv(4)
+	a[0], a[1], a[2], a[3] = client.Int(id), client.Int(k), c, pad
+	return w.write(ctx, o, tb, from+3, a)
 }
 
 // inList fills n arguments after skip leading ones with uniform ids (or k
 // values, which have the same range).
-func (w *worker) inList(skip, n int) []any {
+func (w *worker) inList(skip, n int) []client.Arg {
 	a := w.argv(skip + n)
 	for i := skip; i < skip+n; i++ {
-		a[i] = w.id()
+		a[i] = client.Int(w.id())
 	}
 	return a
 }
@@ -230,7 +262,7 @@ func (w *worker) pick() func(ctx context.Context, o *engine.Outcome) error {
 	switch t.Name {
 	case "point-query": // oltp_point_select.lua --skip-trx
 		return func(ctx context.Context, o *engine.Outcome) error {
-			return w.read(ctx, o, w.pickTable(), 0, w.id())
+			return w.read(ctx, o, w.pickTable(), 0, w.ids(w.id()))
 		}
 	case "random-points", "points-covered-pk", "points-notcovered-pk", "points-covered-si", "points-notcovered-si":
 		n := 100
@@ -239,22 +271,22 @@ func (w *worker) pick() func(ctx context.Context, o *engine.Outcome) error {
 		}
 		return func(ctx context.Context, o *engine.Outcome) error {
 			tb := w.pickTable()
-			return w.read(ctx, o, tb, 0, w.inList(0, n)...)
+			return w.read(ctx, o, tb, 0, w.inList(0, n))
 		}
 	case "hot-points": // the same 100 rows every time: rows/2+1 … rows/2+100
-		hot := make([]any, 100)
+		hot := make([]client.Arg, 100)
 		for i := range hot {
-			hot[i] = w.rows/2 + int64(i) + 1
+			hot[i] = client.Int(w.rows/2 + int64(i) + 1)
 		}
 		return func(ctx context.Context, o *engine.Outcome) error {
-			return w.read(ctx, o, w.pickTable(), 0, hot...)
+			return w.read(ctx, o, w.pickTable(), 0, hot)
 		}
 	case "range-covered-pk", "range-notcovered-pk", "range-covered-si", "range-notcovered-si":
 		// oltp_range_covered.lua: BETWEEN start AND start+random_points (101 values)
 		return func(ctx context.Context, o *engine.Outcome) error {
 			tb := w.pickTable()
 			start := w.id()
-			return w.read(ctx, o, tb, 0, start, start+100)
+			return w.read(ctx, o, tb, 0, w.ids(start, start+100))
 		}
 	case "read-only", "read-only-simple", "read-only-sum", "read-only-order", "read-only-distinct":
 		n := len(templates(t.Name, t.Range))
@@ -281,29 +313,30 @@ func (w *worker) pick() func(ctx context.Context, o *engine.Outcome) error {
 		}
 	case "update-index":
 		return func(ctx context.Context, o *engine.Outcome) error {
-			return w.write(ctx, o, w.pickTable(), 0, w.id())
+			return w.write(ctx, o, w.pickTable(), 0, w.ids(w.id()))
 		}
-	case "update-nonindex":
+	case "update-nonindex", "update-one", "update-zipf":
+		// update-one: run.sh passes --table-size=1, so always id 1.
 		return func(ctx context.Context, o *engine.Outcome) error {
 			tb := w.pickTable()
-			return w.write(ctx, o, tb, 0, randC(w.r), w.id())
-		}
-	case "update-one": // run.sh passes --table-size=1: always id 1
-		return func(ctx context.Context, o *engine.Outcome) error {
-			tb := w.pickTable()
-			return w.write(ctx, o, tb, 0, randC(w.r), int64(1))
-		}
-	case "update-zipf":
-		return func(ctx context.Context, o *engine.Outcome) error {
-			tb := w.pickTable()
-			return w.write(ctx, o, tb, 0, randC(w.r), w.zipf.next(w.r))
+			c := w.randC()
+			id := int64(1)
+			switch t.Name {
+			case "update-nonindex":
+				id = w.id()
+			case "update-zipf":
+				id = w.zipf.next(w.r)
+			}
+			a := w.argv(2)
+			a[0], a[1] = c, client.Int(id)
+			return w.write(ctx, o, tb, 0, a)
 		}
 	case "update-inlist":
 		return func(ctx context.Context, o *engine.Outcome) error {
 			tb := w.pickTable()
 			a := w.inList(1, inlistUpdateIDs)
-			a[0] = randC(w.r)
-			return w.write(ctx, o, tb, 0, a...)
+			a[0] = w.randC()
+			return w.write(ctx, o, tb, 0, a)
 		}
 	case "write-only":
 		return func(ctx context.Context, o *engine.Outcome) error {
@@ -323,15 +356,17 @@ func (w *worker) pick() func(ctx context.Context, o *engine.Outcome) error {
 		}
 	case "delete":
 		return func(ctx context.Context, o *engine.Outcome) error {
-			return w.write(ctx, o, w.pickTable(), 0, w.id())
+			return w.write(ctx, o, w.pickTable(), 0, w.ids(w.id()))
 		}
 	case "insert": // oltp_insert.lua: con:query, never prepared
 		return func(ctx context.Context, o *engine.Outcome) error {
 			tb := w.pickTable()
 			k := w.id()
-			q := insertText(w.proto, tb, k, randC(w.r), randPad(w.r))
+			digits(w.r, w.c[:cLen])
+			digits(w.r, w.pad[:padLen])
+			w.text = appendInsertText(w.text[:0], w.proto, tb, k, w.c[:cLen], w.pad[:padLen])
 			o.Statements++
-			n, err := w.conn.Exec(ctx, q)
+			n, err := w.conn.Exec(ctx, string(w.text))
 			o.Rows += n
 			if err != nil {
 				return fmt.Errorf("sysbench %s: insert into sbtest%d: %w", t.Label(), tb, err)
