@@ -53,7 +53,8 @@ func newRoot() *cobra.Command {
 		Short: "A database performance lab: did this build or config make my database faster or slower?",
 		Long: `qpslab benchmarks MariaDB, MySQL and PostgreSQL servers that it starts itself,
 each from a named build (a version's binaries) and a named config (a my.cnf or
-postgresql.conf fragment), in a sandbox of its own. It runs benchmark suites
+postgresql.conf fragment), in a sandbox of its own, and RocksDB's db_bench
+with named option sets. It runs benchmark suites
 (qpslab suites lists them) over builds × configs × thread counts × repeats,
 interleaved, keeps every run in its store, and compares, reports and follows
 the results over history.
