@@ -20,7 +20,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 # files lists a target's corpus: files PKG TARGET.
-files() { find "$1/testdata/fuzz/$2" -type f 2>/dev/null | sort; }
+files() { { find "$1/testdata/fuzz/$2" -type f 2>/dev/null || true; } | sort; }
 
 n=0
 for f in $(grep -rlE --include='*_test.go' "$fuzzfunc" internal cmd | sort); do
