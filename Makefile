@@ -13,8 +13,9 @@ LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 # client programs and tools the tests, the demo and the benchmarks use
 # (chromium renders the HTML report and drives the dashboard of qpslab serve
 # in their tests; python3-venv holds Apache
-# Otava for the changepoint benchmark).
-APT_PKGS := mariadb-server mariadb-plugin-rocksdb mariadb-client postgresql postgresql-client rocksdb-tools sysbench maven ca-certificates procps time jq chromium python3-venv
+# Otava for the changepoint benchmark; eu-stack from elfutils, gdb and perf
+# capture the server's stacks and profiles for --pmp and --perf).
+APT_PKGS := mariadb-server mariadb-plugin-rocksdb mariadb-client postgresql postgresql-client rocksdb-tools sysbench maven ca-certificates procps time jq chromium python3-venv elfutils gdb linux-perf
 
 .PHONY: setup packages build demo test fuzz bench clean
 
