@@ -432,7 +432,12 @@ params:
 	t.Run("cancel, failure, retry", func(t *testing.T) {
 		long := submit(t, ctl, dsn, "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100", "--tables", "1", "--rows", "2000",
 			"--read-secs", "120", "--warmup", "0", "--hosts", "alpha")[0]
-		waitFor(t, 2*time.Minute, "alpha runs the long test", func() bool { return runsOfJob(t, st, long)[1]["running"] == 1 })
+		// The load is a run of its own: wait until it is done and the
+		// measured test is the one running, or the cancel may catch the load.
+		waitFor(t, 2*time.Minute, "alpha runs the long test", func() bool {
+			c := runsOfJob(t, st, long)[1]
+			return c["running"] == 1 && c[result.OK] == 1
+		})
 		if r := qpslabIn(t, ctl, "fleet", "cancel", "--store", dsn, strconv.FormatInt(long, 10)); r.code != 0 || !strings.Contains(r.stdout, "cancelling") {
 			t.Fatalf("fleet cancel: exit %d %s%s", r.code, r.stdout, r.stderr)
 		}
