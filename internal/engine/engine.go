@@ -186,13 +186,100 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 	if o.Threads < 1 {
 		return nil, fmt.Errorf("threads must be at least 1")
 	}
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, w, o.Threads)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Run(ctx, o)
+}
+
+// check refuses options no run can follow.
+func (o Options) check() error {
+	if o.Duration <= 0 && o.Events <= 0 && !o.UntilScheduled {
+		return fmt.Errorf("give a duration or an event count")
+	}
+	return nil
+}
+
+// Session is a workload's workers, each on its own connection, kept open
+// over several runs. Test-level interleaving runs a test as short slices
+// that alternate between servers: each server's slices are runs of one
+// session, so a slice opens no connection and prepares no statement, and
+// each worker's random stream goes on where the last slice left it, the
+// same on every server when the slices are bounded by an event count.
+// Merge makes one run of a session's slices.
+type Session struct {
+	workers   []Worker
+	scheduled int
+	classify  func(error) ErrorClass
+	// per run the session returned: each worker's events and the most
+	// workers that completed nothing in one second (fairness, for Merge)
+	mu   sync.Mutex
+	fair map[*result.Run]fairness
+}
+
+type fairness struct {
+	perWorker  []int64
+	starvedMax int
+}
+
+// Open starts threads workers of w. Close them with Close.
+func Open(ctx context.Context, w Workload, threads int) (*Session, error) {
+	if threads < 1 {
+		return nil, fmt.Errorf("threads must be at least 1")
+	}
+	s := &Session{fair: map[*result.Run]fairness{}}
+	for i := 0; i < threads; i++ {
+		wk, err := w.NewWorker(ctx, i)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("start worker %d: %w", i, err)
+		}
+		s.workers = append(s.workers, wk)
+		if _, ok := wk.(Scheduler); ok {
+			s.scheduled++
+		}
+	}
+	if c, ok := w.(Classifier); ok {
+		s.classify = c.Classify
+	} else {
+		s.classify = func(error) ErrorClass { return Fatal }
+	}
+	return s, nil
+}
+
+// Close closes every worker's connection.
+func (s *Session) Close() {
+	for _, wk := range s.workers {
+		wk.Close()
+	}
+	s.workers = nil
+}
+
+// Threads is how many workers the session has.
+func (s *Session) Threads() int { return len(s.workers) }
+
+// Run runs the session's workers under o (o.Threads is theirs: 0 or the
+// session's count) and returns what was measured, as the package's Run.
+func (s *Session) Run(ctx context.Context, o Options) (*result.Run, error) {
+	if o.Threads != 0 && o.Threads != len(s.workers) {
+		return nil, fmt.Errorf("the session has %d workers, not %d", len(s.workers), o.Threads)
+	}
+	if len(s.workers) == 0 {
+		return nil, fmt.Errorf("the session is closed")
+	}
+	o.Threads = len(s.workers)
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	if o.Warmup == 0 {
 		o.Warmup = 5 * time.Second
 	} else if o.Warmup < 0 {
 		o.Warmup = 0
-	}
-	if o.Duration <= 0 && o.Events <= 0 && !o.UntilScheduled {
-		return nil, fmt.Errorf("give a duration or an event count")
 	}
 	if o.ReportInterval <= 0 {
 		o.ReportInterval = 10 * time.Second
@@ -204,20 +291,6 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 		o.Arrivals = Poisson
 	}
 
-	workers := make([]Worker, 0, o.Threads)
-	defer func() {
-		for _, wk := range workers {
-			wk.Close()
-		}
-	}()
-	for i := 0; i < o.Threads; i++ {
-		wk, err := w.NewWorker(ctx, i)
-		if err != nil {
-			return nil, fmt.Errorf("start worker %d: %w", i, err)
-		}
-		workers = append(workers, wk)
-	}
-
 	// No garbage collection while measuring, unless the heap reaches
 	// gcMemoryLimit: a collection stops the world, which would show up as
 	// client latency, and waits for connections that wait on the server
@@ -226,22 +299,16 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	debug.SetMemoryLimit(gcMemoryLimit)
 
-	r := &runner{o: o, n: len(workers)}
-	for _, wk := range workers {
-		if _, ok := wk.(Scheduler); ok {
-			r.scheduled++
-		}
-	}
+	r := &runner{o: o, n: len(s.workers), scheduled: s.scheduled, classify: s.classify}
 	if o.UntilScheduled && r.scheduled == 0 {
 		return nil, fmt.Errorf("the run ends when its scheduled workers are done, but the workload has none")
 	}
 	r.schedLeft.Store(int64(r.scheduled))
-	if c, ok := w.(Classifier); ok {
-		r.classify = c.Classify
-	} else {
-		r.classify = func(error) ErrorClass { return Fatal }
-	}
-	return r.run(ctx, workers)
+	res, f, err := r.run(ctx, s.workers)
+	s.mu.Lock()
+	s.fair[res] = f
+	s.mu.Unlock()
+	return res, err
 }
 
 type runner struct {
@@ -257,7 +324,7 @@ type runner struct {
 	done []atomic.Int64
 	held []atomic.Pointer[secData]
 
-	measured atomic.Int64 // measured events, for Options.Events
+	claimed atomic.Int64 // measured events started, for Options.Events
 	// scheduled is how many workers keep their own schedule; schedLeft how
 	// many of them still have events (Options.UntilScheduled).
 	scheduled int
@@ -294,7 +361,7 @@ func (r *runner) sec(t time.Time) int {
 	return int(d / time.Second)
 }
 
-func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, error) {
+func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, fairness, error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	r.cancel = cancel
@@ -385,6 +452,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 	if r.scheduled == 0 && t.Seconds > 0 && len(col.samples) > 0 {
 		t.Figures = Fairness(col.workerTotal, t.Seconds, col.starvedMax)
 	}
+	f := fairness{perWorker: col.workerTotal, starvedMax: col.starvedMax}
 	res.Status = result.OK
 	if r.o.Rate > 0 {
 		v := sustained(r.o.Rate, t, res.Samples)
@@ -403,7 +471,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, err
 		err = parent.Err()
 		res.Status, res.Error = result.Aborted, "interrupted"
 	}
-	return res, err
+	return res, f, err
 }
 
 // Fairness are the figures of how evenly the connections were served
@@ -608,6 +676,14 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 		if r.sched == nil && sch == nil {
 			intended = start
 		}
+		// An event count is claimed before each measured event starts, not
+		// counted after it ends: exactly Events events run in the window,
+		// and none is cut short by a cancellation (a slice that writes
+		// leaves every server's tables alike, and its connections usable).
+		claimed := r.o.Events > 0 && !start.Before(r.mt0)
+		if claimed && r.claimed.Add(1) > r.o.Events {
+			return
+		}
 		// Data of an earlier second would otherwise wait in this worker for
 		// as long as the coming event takes.
 		if s := r.sec(start); cur != nil && cur.sec < s {
@@ -641,6 +717,9 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 				if cur != nil {
 					cur.retries++
 				}
+				if claimed {
+					r.claimed.Add(-1) // the retry is the same event
+				}
 				continue
 			}
 			if class == ConnectionLost {
@@ -666,10 +745,6 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 		}
 		if start.Sub(intended) > lateThreshold {
 			cur.late++
-		}
-		if r.o.Events > 0 && r.measured.Add(1) >= r.o.Events {
-			r.cancel() // the event count is reached: the run ends as planned
-			return
 		}
 	}
 }

@@ -142,8 +142,64 @@ func TestEventCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Totals.Events < 200 || res.Totals.Events > 202 {
-		t.Errorf("%d events, want 200 (up to 2 more finishing at once)", res.Totals.Events)
+	if res.Totals.Events != 200 || f.events.Load() != 200 {
+		t.Errorf("%d events measured, %d run: want exactly 200 of each (an event count is claimed before each event starts)", res.Totals.Events, f.events.Load())
+	}
+}
+
+// A session's workers serve several runs (the slices of a test), each
+// bounded by an event count, and Merge lays them end to end: counts add
+// up, the samples follow each other, fairness covers every slice, the
+// latency comes from the merged histograms.
+func TestSessionSlices(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 2}
+	ctx := context.Background()
+	s, err := Open(ctx, f, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var parts []*result.Run
+	for i := 0; i < 3; i++ {
+		res, err := s.Run(ctx, Options{Warmup: -1, Events: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Totals.Events != 50 {
+			t.Errorf("slice %d: %d events, want 50", i, res.Totals.Events)
+		}
+		parts = append(parts, res)
+	}
+	if _, err := s.Run(ctx, Options{Threads: 3, Warmup: -1, Events: 1}); err == nil {
+		t.Error("a session of 2 workers ran 3 threads")
+	}
+	m := s.Merge(parts)
+	tot := m.Totals
+	if tot.Events != 150 || tot.Statements != 300 || f.events.Load() != 150 {
+		t.Errorf("merged: %d events, %d statements (%d run), want 150 and 300", tot.Events, tot.Statements, f.events.Load())
+	}
+	want := parts[0].Totals.Seconds + parts[1].Totals.Seconds + parts[2].Totals.Seconds
+	if math.Abs(tot.Seconds-want) > 1e-9 || math.Abs(tot.TPS-150/want) > 1e-6 {
+		t.Errorf("merged seconds %.3f tps %.1f, want %.3f and %.1f", tot.Seconds, tot.TPS, want, 150/want)
+	}
+	if tot.Service.Count != 150 || tot.Service.Mean < 1000 {
+		t.Errorf("merged service latency %+v", tot.Service)
+	}
+	var sum int64
+	for i, smp := range m.Samples {
+		sum += smp.Events
+		if i > 0 && smp.Second <= m.Samples[i-1].Second {
+			t.Errorf("samples not renumbered: %d after %d", smp.Second, m.Samples[i-1].Second)
+		}
+	}
+	if sum != 150 || len(m.Samples) < 3 {
+		t.Errorf("merged samples: %d of them, %d events", len(m.Samples), sum)
+	}
+	if tot.Figures["jain"] < 0.5 || tot.Figures["starved"] != 0 {
+		t.Errorf("merged fairness %v", tot.Figures)
+	}
+	if m.Started != parts[0].Started || m.Ended != parts[2].Ended || m.Status != result.OK {
+		t.Errorf("merged span %v–%v status %s", m.Started, m.Ended, m.Status)
 	}
 }
 
