@@ -373,3 +373,56 @@ func number(s sql.NullString) (float64, bool) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s.String), 64)
 	return v, err == nil
 }
+
+// Merge makes one window's counters of parts, the windows of one run laid
+// end to end (a test's slices): a counter's changes add up, a level's
+// means are weighted by their windows' seconds, the seconds add up, and
+// each note is kept once. Nil parts are left out; nil when all are.
+func Merge(parts []*result.ServerCounters) *result.ServerCounters {
+	var out *result.ServerCounters
+	idx := map[string]int{}
+	levelW := map[string]float64{}
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if out == nil {
+			out = &result.ServerCounters{Source: p.Source}
+		}
+		out.Seconds += p.Seconds
+		for _, n := range p.Notes {
+			if !seen[n] {
+				seen[n] = true
+				out.Notes = append(out.Notes, n)
+			}
+		}
+		for _, v := range p.Values {
+			i, ok := idx[v.Name]
+			if !ok {
+				i = len(out.Values)
+				idx[v.Name] = i
+				nv := v
+				nv.Value = 0
+				out.Values = append(out.Values, nv)
+			}
+			if v.Level {
+				out.Values[i].Value += v.Value * p.Seconds
+				levelW[v.Name] += p.Seconds
+			} else {
+				out.Values[i].Value += v.Value
+			}
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	for i, v := range out.Values {
+		if v.Level {
+			if w := levelW[v.Name]; w > 0 {
+				out.Values[i].Value /= w
+			}
+		}
+	}
+	return out
+}

@@ -200,6 +200,44 @@ func (r *Reader) PSS() (uint64, error) {
 	return kb, nil
 }
 
+// TreeCPU is the CPU time (user+system, reaped children included, in
+// seconds) of each process tree rooted at pids, from one listing of the
+// processes: what a plan reads of its idle servers around another
+// server's measured slice. A root that is gone has no entry.
+func TreeCPU(roots host.Roots, pids ...int) (map[int]float64, error) {
+	fs, err := procfs.NewFS(roots.Proc)
+	if err != nil {
+		return nil, fmt.Errorf("open procfs at %s: %w", roots.Proc, err)
+	}
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return nil, fmt.Errorf("list processes in %s: %w", roots.Proc, err)
+	}
+	cpu := make(map[int]float64, len(procs))
+	children := map[int][]int{}
+	for _, p := range procs {
+		ps, err := p.Stat()
+		if err != nil {
+			continue
+		}
+		cpu[p.PID] = float64(int64(ps.UTime)+int64(ps.STime)+int64(ps.CUTime)+int64(ps.CSTime)) / 100 // USER_HZ
+		children[ps.PPID] = append(children[ps.PPID], p.PID)
+	}
+	out := map[int]float64{}
+	for _, root := range pids {
+		if _, ok := cpu[root]; !ok {
+			continue
+		}
+		var sum float64
+		for queue := []int{root}; len(queue) > 0; queue = queue[1:] {
+			sum += cpu[queue[0]]
+			queue = append(queue, children[queue[0]]...)
+		}
+		out[root] = sum
+	}
+	return out, nil
+}
+
 // readTree sums the CPU and RSS of the server process and its descendants
 // (PostgreSQL's backends). utime+stime+cutime+cstime over the tree stays
 // continuous when a child exits: its time moves into its parent's cutime.

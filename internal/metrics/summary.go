@@ -70,20 +70,132 @@ func Summarize(snaps []Snapshot, w Window) *result.HW {
 		hw.Avg.FreqMHz += f / float64(len(hw.FreqMHz))
 	}
 
-	if ops := w.OpsPerSec; ops > 0 {
-		a := hw.Avg
-		hw.CPUPerOp = (a.User + a.System) / ops
-		hw.HostCPUUsOp = (a.User + a.System) / 100 * float64(hw.CPUs) * 1e6 / ops
-		hw.ServerCPUUsOp = a.ServerCPU / 100 * 1e6 / ops
-		hw.ClientCPUUsOp = a.ClientCPU / 100 * 1e6 / ops
-		hw.CSPerOp = a.CS / ops
-		if len(w.Disks) > 0 {
-			hw.ReadsPerOp = a.Reads / ops
-			hw.ReadKBPerOp = a.ReadKB / ops
-			hw.WriteKBPerOp = a.WriteKB / ops
-		}
-	}
+	perOp(hw, w.OpsPerSec, len(w.Disks) > 0)
 	return hw
+}
+
+// perOp normalises hw's averages per operation at ops operations per
+// second: the reference's cpu/o, cs/o, r/o, rKB/o, wKB/o (the disk's only
+// when it was measured) and CPU µs per op.
+func perOp(hw *result.HW, ops float64, disk bool) {
+	if ops <= 0 {
+		return
+	}
+	a := hw.Avg
+	hw.CPUPerOp = (a.User + a.System) / ops
+	hw.HostCPUUsOp = (a.User + a.System) / 100 * float64(hw.CPUs) * 1e6 / ops
+	hw.ServerCPUUsOp = a.ServerCPU / 100 * 1e6 / ops
+	hw.ClientCPUUsOp = a.ClientCPU / 100 * 1e6 / ops
+	hw.CSPerOp = a.CS / ops
+	if disk {
+		hw.ReadsPerOp = a.Reads / ops
+		hw.ReadKBPerOp = a.ReadKB / ops
+		hw.WriteKBPerOp = a.WriteKB / ops
+	}
+}
+
+// Merge makes one window's figures of parts, the windows of one run laid
+// end to end (a test's slices, measured between other servers' slices):
+// each average weighted by its window's seconds (so a rate is the parts'
+// counts over their summed time, as Summarize's first-to-last average
+// is), the largest RSS and PSS, the series one after the other, the
+// parts' flags and notes once each; then the cost per op at opsPerSec (the
+// merged run's reported figure, in unit op). A part that measured nothing
+// (nil, or a window too short for two snapshots) adds only its notes; the
+// server's counters (HW.Server) are the caller's to merge.
+func Merge(parts []*result.HW, opsPerSec float64, op string) *result.HW {
+	var out *result.HW
+	var wsum float64
+	seenNote, seenFlag := map[string]bool{}, map[string]bool{}
+	var freqW float64
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if out == nil {
+			out = &result.HW{Op: op, OpsPerSec: opsPerSec, NoDisk: true, NoCPUTime: p.NoCPUTime, FreqMinMHz: math.Inf(1)}
+		}
+		for _, n := range p.Notes {
+			if !seenNote[n] {
+				seenNote[n] = true
+				out.Notes = append(out.Notes, n)
+			}
+		}
+		for _, f := range p.Flags {
+			if !seenFlag[f.Name] {
+				seenFlag[f.Name] = true
+				out.Flags = append(out.Flags, f)
+			}
+		}
+		out.Skipped += p.Skipped
+		if p.Samples < 2 || p.Avg.Dur <= 0 {
+			continue
+		}
+		w := p.Avg.Dur
+		for _, s := range p.Series {
+			s.T += out.Seconds
+			out.Series = append(out.Series, s)
+		}
+		out.Seconds += p.Seconds
+		out.Samples += p.Samples
+		out.CPUs = p.CPUs
+		if !p.NoDisk {
+			out.NoDisk, out.Device = false, p.Device
+		}
+		a, b := &out.Avg, p.Avg
+		for _, f := range [][2]*float64{
+			{&a.User, &b.User}, {&a.System, &b.System}, {&a.IOWait, &b.IOWait}, {&a.Steal, &b.Steal}, {&a.Idle, &b.Idle},
+			{&a.CS, &b.CS}, {&a.Intr, &b.Intr}, {&a.Reads, &b.Reads}, {&a.ReadKB, &b.ReadKB}, {&a.Writes, &b.Writes},
+			{&a.WriteKB, &b.WriteKB}, {&a.Util, &b.Util}, {&a.ServerCPU, &b.ServerCPU}, {&a.ClientCPU, &b.ClientCPU},
+		} {
+			*f[0] += w * *f[1]
+		}
+		a.Dur += w
+		a.ServerRSS, a.ServerPSS, a.ServerProc = max(a.ServerRSS, b.ServerRSS), max(a.ServerPSS, b.ServerPSS), max(a.ServerProc, b.ServerProc)
+		if b.FreqMHz > 0 {
+			a.FreqMHz += w * b.FreqMHz
+			freqW += w
+		}
+		if len(p.FreqMHz) > 0 {
+			if out.FreqMHz == nil {
+				out.FreqMHz = make([]float64, len(p.FreqMHz))
+			}
+			for i := range out.FreqMHz {
+				if i < len(p.FreqMHz) {
+					out.FreqMHz[i] += w * p.FreqMHz[i]
+				}
+			}
+			out.FreqMinMHz, out.FreqMaxMHz = math.Min(out.FreqMinMHz, p.FreqMinMHz), math.Max(out.FreqMaxMHz, p.FreqMaxMHz)
+		}
+		wsum += w
+	}
+	if out == nil {
+		return nil
+	}
+	if math.IsInf(out.FreqMinMHz, 1) {
+		out.FreqMinMHz = 0
+	}
+	if wsum > 0 {
+		a := &out.Avg
+		for _, f := range []*float64{&a.User, &a.System, &a.IOWait, &a.Steal, &a.Idle, &a.CS, &a.Intr, &a.Reads, &a.ReadKB,
+			&a.Writes, &a.WriteKB, &a.Util, &a.ServerCPU, &a.ClientCPU} {
+			*f /= wsum
+		}
+		if a.Reads > 0 {
+			a.RareqSz = a.ReadKB / a.Reads
+		}
+		if a.Writes > 0 {
+			a.WareqSz = a.WriteKB / a.Writes
+		}
+		for i := range out.FreqMHz {
+			out.FreqMHz[i] /= wsum
+		}
+		perOp(out, opsPerSec, !out.NoDisk)
+	}
+	if freqW > 0 {
+		out.Avg.FreqMHz /= freqW
+	}
+	return out
 }
 
 // interval is the rates between two snapshots.
