@@ -300,6 +300,55 @@ type Run struct {
 	// Stacks are the server's thread stacks captured during the window
 	// (--pmp) and its on-CPU profile (--perf), one set per source.
 	Stacks []Stacks `json:"stacks,omitempty"`
+	// Plan identifies the qpslab run (one invocation's plan) the run was
+	// part of; its Rounds pair with the rounds of the other labels' runs of
+	// the same plan, test, thread count and conditions.
+	Plan string `json:"plan,omitempty"`
+	// Pairing is how the plan put the run beside the other labels' runs
+	// (PairedSlices, PairedTests, PairedPasses); "" for a run that was not
+	// measured beside others (a single label, an import, a store written
+	// before pairing).
+	Pairing string  `json:"pairing,omitempty"`
+	Rounds  []Round `json:"rounds,omitempty"`
+}
+
+// Pairings: how a plan puts the runs of its labels beside each other.
+const (
+	// PairedSlices: every label's server up for the whole plan, each test
+	// run as short slices that alternate between the labels in a
+	// counterbalanced order (A B B A …); a round is one slice per label,
+	// next to each other in time.
+	PairedSlices = "slices"
+	// PairedTests: servers up for the whole plan, each test run whole on
+	// every label in turn, the order alternating by repeat (tests whose
+	// point is sustained state, open loop, stack captures); a round is a
+	// repeat.
+	PairedTests = "tests"
+	// PairedPasses: each label's whole pass of the suite in turn, a fresh
+	// server each repeat (A B A B); a round is a repeat, minutes apart.
+	PairedPasses = "passes"
+)
+
+// Round is one of a run's paired observations: one slice of its measured
+// window (PairedSlices), or the whole run (a round of PairedTests or
+// PairedPasses). Rounds of the labels of one plan with the same Repeat and
+// Round were measured next to each other.
+type Round struct {
+	Repeat     int       `json:"repeat"`
+	Round      int       `json:"round"` // within the repeat, from 1
+	Started    time.Time `json:"started"`
+	Seconds    float64   `json:"seconds"` // measured
+	Events     int64     `json:"events"`
+	Statements int64     `json:"statements"`
+	Rows       int64     `json:"rows"`
+	// Value is the round's headline figure, as Totals.Reported is the
+	// run's.
+	Value float64 `json:"value"`
+	// IdleCPU is the CPU the plan's other servers used while this slice
+	// was measured (% of one CPU, summed over them): their background
+	// work (purge, checkpoints, autovacuum), which competes with the
+	// measured server. -1 where it was not measured.
+	IdleCPU float64 `json:"idle_cpu_pct"`
 }
 
 // Statuses of a run.
@@ -628,6 +677,19 @@ func (r Run) Check() error {
 			if err := bad(fmt.Sprintf("second %d count", s.Second), float64(c)); err != nil {
 				return err
 			}
+		}
+	}
+	for _, rd := range r.Rounds {
+		for _, f := range []struct {
+			n string
+			v float64
+		}{{"seconds", rd.Seconds}, {"value", rd.Value}, {"events", float64(rd.Events)}, {"statements", float64(rd.Statements)}, {"rows", float64(rd.Rows)}} {
+			if err := bad(fmt.Sprintf("round %d.%d %s", rd.Repeat, rd.Round, f.n), f.v); err != nil {
+				return err
+			}
+		}
+		if math.IsNaN(rd.IdleCPU) || math.IsInf(rd.IdleCPU, 0) {
+			return fmt.Errorf("%s %s: round %d.%d idle CPU is %v: a measured figure is finite", r.Test, r.Build, rd.Repeat, rd.Round, rd.IdleCPU)
 		}
 	}
 	if h := r.HW; h != nil {

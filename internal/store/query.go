@@ -79,7 +79,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT r.id, r.suite, r.test, r.build, b.flavor, b.version, r.config, r.threads, r.loop_mode, r.rate, r.arrivals,
 		r.params, r.seed, r.status, r.error, r.started, r.ended, r.warmup, r.duration, r.qpslab_version, r.totals, r.response_hist, r.service_hist,
-		h.fingerprint, m.hw, r.step, r.role, r.groups, r.verdicts
+		h.fingerprint, m.hw, r.step, r.role, r.groups, r.verdicts, r.plan_id, r.pairing
 		FROM runs r JOIN builds b ON b.name = r.build LEFT JOIN hosts h ON h.id = r.host_id LEFT JOIN metrics m ON m.run_id = r.id
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY r.started, r.id`), args...)
 	if err != nil {
@@ -96,7 +96,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		var groups, verdicts string
 		if err := rows.Scan(&id, &r.Suite, &r.Test, &r.Build, &r.Flavor, &r.Version, &r.Config, &r.Threads, &r.Loop, &r.Rate, &r.Arrivals,
 			&params, &seed, &r.Status, &r.Error, &started, &ended, &r.Warmup, &r.Duration, &r.QpslabVersion, &totals, &rh, &sh, &fp, &hw,
-			&r.Step, &r.Role, &groups, &verdicts); err != nil {
+			&r.Step, &r.Role, &groups, &verdicts, &r.Plan, &r.Pairing); err != nil {
 			return nil, fmt.Errorf("read store %s: %w", s.where, err)
 		}
 		r.SchemaVersion = result.SchemaVersion
@@ -136,6 +136,9 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
+	}
+	if err := s.rounds(ctx, ids, out); err != nil {
+		return nil, err
 	}
 	if f.Samples {
 		for i, id := range ids {
@@ -185,6 +188,45 @@ func (s *Store) stacks(ctx context.Context, id string) ([]result.Stacks, error) 
 		out = append(out, st)
 	}
 	return out, rows.Err()
+}
+
+// rounds fills the rounds of runs (stored under ids, in the same order),
+// reading them a few hundred runs at a time.
+func (s *Store) rounds(ctx context.Context, ids []string, runs []result.Run) error {
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	const batch = 500
+	for from := 0; from < len(ids); from += batch {
+		part := ids[from:min(from+batch, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := s.db.QueryContext(ctx, s.q(`SELECT run_id, repeat_no, round_no, started, seconds, events, statements, n_rows, value, idle_cpu
+			FROM rounds WHERE run_id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", ")+`) ORDER BY run_id, repeat_no, round_no`), args...)
+		if err != nil {
+			return fmt.Errorf("read rounds: %w", err)
+		}
+		for rows.Next() {
+			var id, started string
+			var rd result.Round
+			if err := rows.Scan(&id, &rd.Repeat, &rd.Round, &started, &rd.Seconds, &rd.Events, &rd.Statements, &rd.Rows, &rd.Value, &rd.IdleCPU); err != nil {
+				rows.Close()
+				return fmt.Errorf("read rounds: %w", err)
+			}
+			rd.Started, _ = time.Parse(time.RFC3339Nano, started)
+			r := &runs[at[id]]
+			r.Rounds = append(r.Rounds, rd)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("read rounds: %w", err)
+		}
+	}
+	return nil
 }
 
 func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error) {

@@ -365,12 +365,12 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	}
 	_, err = x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
 		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals, runner,
-		step, role, groups, job, job_attempt)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		step, role, groups, job, job_attempt, plan_id, pairing)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		id, r.Suite, r.Test, r.Build, r.Config, cfgName, hostID, hostname, r.Threads, r.Loop, r.Rate, r.Arrivals,
 		string(params), strconv.FormatUint(r.Seed, 10), status, r.Error, ts(r.Started), ts(r.Ended), r.Warmup, r.Duration,
 		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}", runnerOf(os.Getpid()),
-		r.Step, r.Role, string(groups), m.Job, m.JobAttempt)
+		r.Step, r.Role, string(groups), m.Job, m.JobAttempt, r.Plan, r.Pairing)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
@@ -446,6 +446,17 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 	for _, smp := range r.Samples {
 		if err := s.insertSample(ctx, x, id, smp); err != nil {
 			return err
+		}
+	}
+	if _, err := x.ExecContext(ctx, s.q(`UPDATE runs SET plan_id = ?, pairing = ? WHERE id = ?`), r.Plan, r.Pairing, id); err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	for _, rd := range r.Rounds {
+		_, err := x.ExecContext(ctx, s.q(`INSERT INTO rounds (run_id, repeat_no, round_no, started, seconds, events, statements, n_rows, value, idle_cpu)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, repeat_no, round_no) DO NOTHING`),
+			id, rd.Repeat, rd.Round, ts(rd.Started), rd.Seconds, rd.Events, rd.Statements, rd.Rows, rd.Value, rd.IdleCPU)
+		if err != nil {
+			return fmt.Errorf("store round %d.%d: %w", rd.Repeat, rd.Round, err)
 		}
 	}
 	for _, st := range r.Stacks {
