@@ -297,6 +297,9 @@ func runPlanWith(ctx context.Context, cmd *cobra.Command, h home.Home, p *plan.P
 	}
 	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s)%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
 		p.Suite.Name(), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
+	if why := p.Layout().Why; why != "" && len(p.Labels()) > 1 {
+		fmt.Fprintln(stderr, why)
+	}
 	p.Record = func(start result.Run) (plan.Recorder, error) {
 		r, err := sink.Begin(ctx, start)
 		if err != nil {

@@ -25,7 +25,7 @@ func TestItemsInterleaveEngines(t *testing.T) {
 		Builds:  []build.Build{{Name: "A", Flavor: build.MariaDB}, {Name: "P", Flavor: build.Postgres}},
 		Configs: []config.Config{{Name: "x"}},
 		Engines: []string{"innodb", "rocksdb"},
-		Threads: []int{1}, Repeat: 2,
+		Threads: []int{1}, Repeat: 2, Interleave: InterleavePass,
 	}
 	var got []string
 	for _, it := range p.Items() {

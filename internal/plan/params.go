@@ -31,7 +31,9 @@ var Common = []suite.Param{
 	{Name: "config", Kind: suite.List, Default: "default", Usage: "config(s): each build runs with each, in turn (comma-separated or repeated; see qpslab configs list)"},
 	{Name: "engine", Kind: suite.List, Default: "innodb", Usage: "MySQL family: storage engine(s) of the tables (innodb, rocksdb with --config myrocks, …); each build and config runs with each, in turn"},
 	{Name: "threads", Kind: suite.List, Default: "1", Usage: "thread counts, comma-separated (e.g. 1,4,16)"},
-	{Name: "repeat", Kind: suite.Int, Default: "1", Usage: "run the whole plan K times, builds and configs interleaved (A B A B …)"},
+	{Name: "repeat", Kind: suite.Int, Default: "1", Usage: "run the whole plan K times, builds and configs interleaved"},
+	{Name: "interleave", Kind: suite.String, Default: "test", Usage: "how the builds and configs take turns: test (every server up for the whole plan, each test's slices alternating between them, A B B A; where their buffer pools fit in memory) or pass (each one's whole pass in turn, a fresh server each repeat)"},
+	{Name: "slices", Kind: suite.Int, Default: "0", Usage: "with --interleave test: slices per repeat of each test (0: one a second, 4 to 20)"},
 	{Name: "seed", Kind: suite.String, Usage: "random seed (default: a new one, recorded with the results)"},
 	{Name: "warmup", Kind: suite.Seconds, Default: "5", Usage: "unmeasured seconds before each test (sysbench --warmup-time; 0 for none)"},
 	{Name: "rate", Kind: suite.Float, Default: "0", Usage: "open loop: events per second (0: closed loop)"},
@@ -74,6 +76,11 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	p := &Plan{Suite: s}
 	p.Threads = c.Ints("threads", 1, 1<<20)
 	p.Repeat = int(c.Int("repeat", 1, 1<<20))
+	p.Interleave = c.OneOf("interleave", InterleaveTest, InterleavePass)
+	p.Slices = int(c.Int("slices", 0, 1000))
+	if v.Changed("slices") && p.Interleave == InterleavePass {
+		c.Problem("--slices cuts each test into slices that alternate between the labels: it needs --interleave test")
+	}
 	p.Warmup = c.Seconds("warmup", true)
 	p.Rate = c.Float("rate", 0, 1e9)
 	if c.String("max-backlog") != "" {
@@ -191,7 +198,7 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		}
 		p.Builds = []build.Build{{Name: st.Build, Flavor: st.Flavor, Version: st.Version}}
 		p.Configs = []config.Config{{Name: st.Config}} // name@hash, as the sandbox recorded it
-		return nil
+		return p.Decide(host.Real)
 	}
 	if len(p.Builds) == 0 {
 		return fmt.Errorf("name the build(s) to run with --build (see qpslab builds list), or a running sandbox with --sandbox")
@@ -219,7 +226,7 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		p.Configs[i] = cfg
 	}
 	if len(p.Grid) == 0 {
-		return nil
+		return p.Decide(host.Real)
 	}
 	// One config per base config and grid point, stored like any config.
 	var derived []config.Config
@@ -235,7 +242,7 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		}
 	}
 	p.Configs = derived
-	return nil
+	return p.Decide(host.Real)
 }
 
 // joinLine joins errors on one line.

@@ -15,6 +15,8 @@ package plan
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +91,17 @@ type Plan struct {
 	PMP      time.Duration
 	Perf     bool
 
+	// Interleave is how the labels take turns (InterleaveTest or
+	// InterleavePass; "" is InterleaveTest where the servers fit in memory
+	// together), and Slices how many slices per repeat a sliced test runs
+	// (0: one a second, 4 to 20). Decide settles the Layout.
+	Interleave string
+	Slices     int
+	layout     Layout
+	// ID identifies the plan's runs, whose rounds pair with each other
+	// (result.Run.Plan); Run makes one when it is empty.
+	ID string
+
 	Watch Watcher
 	// Record, if set, is called as each run starts, with what is known of
 	// it; the Recorder it returns gets the run's samples as they are
@@ -123,10 +136,16 @@ type Item struct {
 	Seconds time.Duration // planned: warmup and measured time (0 for a task, which runs to its end)
 	// Engine is the storage engine of the tables ("" on PostgreSQL).
 	Engine string
+	// Group is the group of labels whose servers are up together, under
+	// test-level interleaving in pairs (Layout.Groups).
+	Group int
 }
 
-// Items lists the runs in the order they will run.
+// Items lists the runs in the order they will start.
 func (p *Plan) Items() []Item {
+	if p.testLevel() {
+		return p.testItems()
+	}
 	var out []Item
 	for rep := 1; rep <= max(p.Repeat, 1); rep++ {
 		for _, b := range p.Builds {
@@ -297,10 +316,21 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 			p.Perf = false
 		}
 	}
+	if p.layout.Mode == "" {
+		if err := p.Decide(host.Real); err != nil {
+			return err
+		}
+	}
+	if p.ID == "" {
+		p.ID = newID()
+	}
 	items := p.Items()
 	n := len(items)
 	if err := p.checkEngines(ctx, h, items); err != nil {
 		return err
+	}
+	if p.testLevel() {
+		return p.interleaved(ctx, h, items)
 	}
 	for i := 0; i < n; {
 		// One session: the items of one repeat, build, config and engine, on one server.
@@ -322,47 +352,95 @@ func (p *Plan) logf(format string, args ...any) {
 	}
 }
 
-// session runs items[from:to], which share a repeat, a build and a config,
-// on one server: a new sandbox, or the --sandbox one.
+// session runs items[from:to], which share a repeat, a build, a config
+// and an engine, on one server: a new sandbox, or the --sandbox one.
 func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to int) (err error) {
 	first := items[from]
-	b, cfg := first.Build, first.Config
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	maxConns := 1
+	for _, it := range items[from:to] {
+		maxConns = max(maxConns, p.connections(it))
+	}
+	s, err := p.up(ctx, cancel, h, first.spec(), maxConns, fmt.Sprintf(", repeat %d", first.Repeat))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if derr := s.down(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	return p.steps(ctx, s.srv, s.m, items, from, to, s.died)
+}
+
+// labelSpec is one label of a plan: a build with a config and a storage
+// engine.
+type labelSpec struct {
+	b build.Build
+	c config.Config
+	e string
+}
+
+func (it Item) spec() labelSpec { return labelSpec{it.Build, it.Config, it.Engine} }
+
+// same says whether two specs are one label.
+func (l labelSpec) same(o labelSpec) bool {
+	return l.b.Name == o.b.Name && configID(l.c) == configID(o.c) && l.e == o.e
+}
+
+// server is one label's server, up: what its steps run on, how to tell
+// that it died, and how to stop it.
+type server struct {
+	spec labelSpec
+	srv  *suite.Server
+	m    measure
+	pid  int // the server's main process (0 for a suite without a server)
+	died func() error
+	down func() error
+}
+
+// up starts the label's server (a new sandbox, the --sandbox one, or for a
+// suite without a server a scratch folder), watches it (if it dies, cancel
+// ends what runs on it, with why), pins it, and checks it takes maxConns
+// connections. what ends the log line that says it starts.
+func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Home, l labelSpec, maxConns int, what string) (_ *server, err error) {
+	b, cfg := l.b, l.c
 	if p.Steps.NoServer {
-		p.logf("== %s %s (%s) with config %s, repeat %d", b.Name, b.Version, b.Flavor, configID(cfg), first.Repeat)
+		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
 		srv, m, done, serr := p.scratch(h, b, cfg)
 		if serr != nil {
-			return serr
+			return nil, serr
 		}
-		defer func() {
-			if rerr := done(); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
-		return p.steps(ctx, srv, m, items, from, to, func() error { return nil })
+		return &server{spec: l, srv: srv, m: m, died: func() error { return nil }, down: done}, nil
 	}
+	s := &server{spec: l, died: func() error { return nil }, down: func() error { return nil }}
 	var st sandbox.State
-	died := func() error { return nil }
 	if p.Sandbox != "" {
 		if st, err = sandbox.Get(h, p.Sandbox); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
-		p.logf("== %s %s (%s) with config %s, repeat %d", b.Name, b.Version, b.Flavor, configID(cfg), first.Repeat)
-		srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: b, Config: cfg})
-		if err != nil {
-			return err
+		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
+		spec := sandbox.Spec{Build: b, Config: cfg}
+		if l.e != "" && l.e != owned.DefaultEngine {
+			// Its own sandbox beside the same build and config's with
+			// InnoDB, which test-level interleaving keeps up at once.
+			spec.Name = b.Name + "." + cfg.Name + "-" + l.e
 		}
+		srv, serr := sandbox.Start(ctx, h, spec)
+		if serr != nil {
+			return nil, serr
+		}
+		s.down = srv.Stop
 		defer func() {
-			if serr := srv.Stop(); serr != nil && err == nil {
-				err = serr
+			if err != nil {
+				srv.Stop()
 			}
 		}()
 		st = srv.State
 		// Watch the server: if it dies, what runs on it ends at once, and
 		// the run says the server died and why (its exit and its log).
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		defer cancel(nil)
 		go func() {
 			select {
 			case <-srv.Exited():
@@ -372,7 +450,7 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 			case <-ctx.Done():
 			}
 		}()
-		died = func() error {
+		s.died = func() error {
 			select {
 			case <-srv.Exited():
 			case <-time.After(serverDeathGrace):
@@ -384,31 +462,28 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 			return &ServerDied{Build: b.Name, Cause: srv.ExitCause()}
 		}
 	}
+	s.pid = st.PID
 	if len(p.ServerCPUs) > 0 {
 		if err := host.Pin(st.PID, p.ServerCPUs); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	m := p.measureOf(st)
+	s.m = p.measureOf(st)
 	if err := p.engineCheck(ctx, st, b, cfg); err != nil {
-		return err
-	}
-	maxConns := 1
-	for _, it := range items[from:to] {
-		maxConns = max(maxConns, p.connections(it))
+		return nil, err
 	}
 	copts := p.Client
 	copts.Transport = copts.Transport.Resolve(maxConns)
 	ep := st.Endpoint
-	srv := &suite.Server{
-		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: first.Engine,
+	s.srv = &suite.Server{
+		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.e,
 		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:  func(line string) { p.logf("%s", line) }, Warn: p.warn,
 	}
-	if err := checkServerConnections(ctx, srv, maxConns, configID(cfg)); err != nil {
-		return err
+	if err := checkServerConnections(ctx, s.srv, maxConns, configID(cfg)); err != nil {
+		return nil, err
 	}
-	return p.steps(ctx, srv, m, items, from, to, died)
+	return s, nil
 }
 
 // warn tells the user a warning whatever the verbosity.
@@ -458,7 +533,7 @@ func (p *Plan) steps(ctx context.Context, srv *suite.Server, m measure, items []
 			}
 		}
 		prevStep = it.Step
-		if err := p.runItem(ctx, srv, m, items, k, died); err != nil {
+		if err := p.runItem(ctx, srv, m, items, k, died, nil); err != nil {
 			return err
 		}
 		lastOfStep := k+1 == to || items[k+1].Step != it.Step
@@ -557,6 +632,14 @@ func (p *Plan) measureOf(st sandbox.State) measure {
 	return m
 }
 
+// newID is a plan's identity: its start time and random bits, so that
+// plans of several hosts sharing a store never collide.
+func newID() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
+}
+
 // seedFor derives a run's seed from the plan's, so that every run of a plan
 // is repeatable on its own.
 func seedFor(seed uint64, label string, threads int) uint64 {
@@ -573,6 +656,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 		Seed: seed, Threads: it.Threads, Loop: "closed", Started: time.Now().UTC(),
 		Build: it.Build.Name, Flavor: string(it.Build.Flavor), Version: it.Build.Version, Config: configID(it.Config),
 		Params: map[string]string{"repeat": strconv.Itoa(it.Repeat)},
+		Plan:   p.ID, Pairing: p.pairingOf(step),
 	}
 	if !p.Steps.NoServer {
 		r.Params["tcp"] = strconv.FormatBool(p.Client.TCP)
@@ -632,10 +716,10 @@ const serverDeathGrace = 2 * time.Second
 // runItem runs items[k] and records it. died says whether the server died
 // (waiting a moment for its exit to be seen): a run that fails is then
 // recorded as failed because the server died, with why.
-func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items []Item, k int, died func() error) error {
+func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items []Item, k int, died func() error, idle []int) error {
 	it := items[k]
 	step := p.Steps.Steps[it.Step]
-	seed := seedFor(p.Seed, step.Test, it.Threads)
+	seed := p.seedOf(step, it)
 	start := p.start(it, step, seed)
 	if srv.Client.Transport != "" {
 		start.Params["transport"] = string(srv.Client.Transport)
@@ -647,7 +731,7 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 	if err != nil {
 		return err
 	}
-	win := p.window(ctx, m)
+	win := p.window(ctx, m, idle)
 	var res *result.Run
 	if step.Drive != nil {
 		if step.Drive.UntilScheduled {
@@ -686,6 +770,12 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 				err = fmt.Errorf("after the run: %w", ferr)
 				res.Status, res.Error = result.Failed, err.Error()
 			}
+		}
+		res.Plan, res.Pairing = start.Plan, start.Pairing
+		if res.Pairing != "" {
+			t := res.Totals
+			res.Rounds = []result.Round{{Repeat: it.Repeat, Round: 1, Started: res.Started.Add(time.Duration(res.Warmup * float64(time.Second))).UTC(),
+				Seconds: t.Seconds, Events: t.Events, Statements: t.Statements, Rows: t.Rows, Value: t.Reported, IdleCPU: win.idleCPU()}}
 		}
 	}
 	var dead *ServerDied

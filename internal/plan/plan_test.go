@@ -125,15 +125,16 @@ func serverHome(t *testing.T) (home.Home, build.Build) {
 	return h, testenv.Build(t, h, "mariadb-system")
 }
 
-// Builds and configs interleave within each repeat (A B A B), every step
-// runs at each of its thread counts, and a step's own thread counts win.
-func TestItemsInterleave(t *testing.T) {
+// Pass-level interleaving: builds and configs take turns within each
+// repeat (A B A B), each running its whole pass; every step runs at each
+// of its thread counts, and a step's own thread counts win.
+func TestItemsInterleavePass(t *testing.T) {
 	p := &Plan{
 		Suite:   testSuite{},
 		Steps:   &suite.Plan{Steps: []suite.Step{task("load", nil), driven("q"), driven("scan", 8)}},
 		Builds:  []build.Build{{Name: "A"}, {Name: "B"}},
 		Configs: []config.Config{{Name: "x"}, {Name: "y"}},
-		Threads: []int{1, 4}, Repeat: 2, Warmup: time.Second,
+		Threads: []int{1, 4}, Repeat: 2, Warmup: time.Second, Interleave: InterleavePass,
 	}
 	var got []string
 	for _, it := range p.Items() {
@@ -153,6 +154,93 @@ func TestItemsInterleave(t *testing.T) {
 	}
 	if it := p.Items()[0]; it.Seconds != 0 {
 		t.Errorf("a task is planned for %s, want 0 (it runs to its end)", it.Seconds)
+	}
+	if p.pairingOf(p.Steps.Steps[1]) != result.PairedPasses {
+		t.Errorf("pass-level runs are paired as %q", p.pairingOf(p.Steps.Steps[1]))
+	}
+}
+
+// Test-level interleaving: every label's server is up for the whole plan,
+// and each step at each thread count runs on all of them before the next;
+// a step that runs once (the load) does so in the first repeat only.
+func TestItemsInterleaveTest(t *testing.T) {
+	load := task("load", nil)
+	load.Once = true
+	q := driven("q")
+	q.Slice = true
+	p := &Plan{
+		Suite:   testSuite{},
+		Steps:   &suite.Plan{Steps: []suite.Step{load, q, driven("scan", 8)}},
+		Builds:  []build.Build{{Name: "A"}, {Name: "B"}},
+		Configs: []config.Config{{Name: "x"}, {Name: "y"}},
+		Threads: []int{1, 4}, Repeat: 2, Warmup: time.Second,
+	}
+	var got []string
+	for _, it := range p.Items() {
+		got = append(got, fmt.Sprintf("%d%s%s:%s/%d", it.Repeat, it.Build.Name, it.Config.Name, it.Test, it.Threads))
+	}
+	var want []string
+	for _, rep := range []string{"1", "2"} {
+		for _, st := range []string{"load/1", "q/1", "q/4", "scan/8"} {
+			if rep == "2" && st == "load/1" {
+				continue
+			}
+			for _, bc := range []string{"Ax", "Ay", "Bx", "By"} {
+				want = append(want, rep+bc+":"+st)
+			}
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("order:\n got %v\nwant %v", got, want)
+	}
+	if it := p.Items()[4]; it.Seconds != 1300*time.Millisecond {
+		t.Errorf("a driven run is planned for %s, want its warmup and measured time", it.Seconds)
+	}
+	if a, b := p.pairingOf(p.Steps.Steps[1]), p.pairingOf(p.Steps.Steps[2]); a != result.PairedSlices || b != result.PairedTests {
+		t.Errorf("a sliced step is paired as %q, a whole one as %q", a, b)
+	}
+}
+
+// The rounds' order: pairs of rounds, the second the first reversed, each
+// pair rotated on (A B, B A, B A, A B for two labels): every label is
+// first and last equally often over a whole number of rotations.
+func TestCounterbalancedOrder(t *testing.T) {
+	var two []string
+	for g := 0; g < 8; g++ {
+		two = append(two, fmt.Sprint(order(2, g)))
+	}
+	if got := strings.Join(two, " "); got != "[0 1] [1 0] [1 0] [0 1] [0 1] [1 0] [1 0] [0 1]" {
+		t.Errorf("two labels: %s", got)
+	}
+	for _, n := range []int{2, 3, 4, 7} {
+		first, last := make([]int, n), make([]int, n)
+		pos := make([][]int, n)
+		for i := range pos {
+			pos[i] = make([]int, n)
+		}
+		for g := 0; g < 2*n; g++ {
+			o := order(n, g)
+			seen := map[int]bool{}
+			for p, l := range o {
+				seen[l] = true
+				pos[l][p]++
+			}
+			if len(seen) != n {
+				t.Fatalf("%d labels, round %d: %v is no permutation", n, g, o)
+			}
+			first[o[0]]++
+			last[o[n-1]]++
+		}
+		for l := 0; l < n; l++ {
+			if first[l] != 2 || last[l] != 2 {
+				t.Errorf("%d labels: label %d first %d times and last %d times in %d rounds, want 2 and 2", n, l, first[l], last[l], 2*n)
+			}
+			for p := 0; p < n; p++ {
+				if pos[l][p] != 2 {
+					t.Errorf("%d labels: label %d at position %d %d times in %d rounds, want 2", n, l, p, pos[l][p], 2*n)
+				}
+			}
+		}
 	}
 }
 

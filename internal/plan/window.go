@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/host"
@@ -24,11 +25,21 @@ type window struct {
 	perf  *stacks.Perf
 	notes []string // the hardware sampler's
 	more  []string // the rest's, logged
+	// the other servers of the plan, idle while this window is measured:
+	// their CPU time when it opened, and their CPU over it
+	idle  []int
+	idle0 map[int]float64
+	t0    time.Time
+	idleP float64 // % of one CPU, summed; -1 unknown
 }
 
-// window makes the window of one run on the server m measures.
-func (p *Plan) window(ctx context.Context, m measure) *window {
-	w := &window{}
+// window makes the window of one run on the server m measures; idle are
+// the plan's other servers, whose CPU over the window is measured too.
+func (p *Plan) window(ctx context.Context, m measure, idle []int) *window {
+	w := &window{idle: idle, idleP: -1}
+	if len(idle) == 0 {
+		w.idleP = 0
+	}
 	var err error
 	if w.hw, err = metrics.NewSampler(metrics.Spec{Roots: host.Real, ServerPID: m.serverPID, ClientPID: os.Getpid(), Disks: m.disks}); err != nil {
 		w.hw = nil
@@ -55,6 +66,10 @@ func (p *Plan) window(ctx context.Context, m measure) *window {
 // Open opens every part: the hardware sampler first, so that its first
 // snapshot marks the window's start.
 func (w *window) Open() {
+	if len(w.idle) > 0 {
+		w.idle0, _ = metrics.TreeCPU(host.Real, w.idle...)
+		w.t0 = time.Now()
+	}
 	w.hw.Open()
 	w.ctr.Open()
 	w.pmp.Open()
@@ -71,7 +86,24 @@ func (w *window) Close() {
 	w.pmp.Close()
 	w.ctr.Close()
 	w.perf.Close()
+	if len(w.idle) > 0 && w.idle0 != nil {
+		now, err := metrics.TreeCPU(host.Real, w.idle...)
+		if dt := time.Since(w.t0).Seconds(); err == nil && dt > 0 {
+			sum := 0.0
+			for pid, c0 := range w.idle0 {
+				if c1, ok := now[pid]; ok {
+					sum += c1 - c0
+				}
+			}
+			w.idleP = 100 * max(sum, 0) / dt
+		}
+	}
 }
+
+// idleCPU is the CPU the plan's other servers used while the window was
+// open (% of one CPU, summed over them): 0 with none, -1 when it could not
+// be read.
+func (w *window) idleCPU() float64 { return w.idleP }
 
 // finish puts what the window measured into res: the hardware cost per
 // op (o/s is the run's reported figure in unit op, perSec its per-second

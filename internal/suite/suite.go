@@ -137,6 +137,21 @@ type Step struct {
 	Finish func(ctx context.Context, s *Server, r *result.Run) error
 	Drive  *Drive
 	Task   *Task
+	// Slice: the step's figure is steady over its window (cached reads,
+	// short writes), so a plan that keeps every label's server up may run
+	// it as short slices that alternate between the labels. A step whose
+	// point is sustained state (the Insert Benchmark's l.i1 and l.i2,
+	// db_bench's overwrite with its compaction debt) leaves it unset and
+	// runs whole on each label in turn.
+	Slice bool
+	// Writes: the step changes the tables. Its slices are bounded by a
+	// number of events, the same on every label, so that every label's
+	// tables change alike whichever server is faster.
+	Writes bool
+	// Once: where each label's server stays up for the whole plan, the
+	// step runs in the first repeat only, and later repeats use what it
+	// made (sysbench's load).
+	Once bool
 }
 
 // Headline is how a step's reported figure comes from its totals: its

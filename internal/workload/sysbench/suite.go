@@ -261,7 +261,7 @@ func (o Options) loadStep() suite.Step {
 		params = map[string]string{"load_method": LoadCopy}
 	}
 	return suite.Step{
-		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads}, Params: params,
+		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads}, Params: params, Once: true,
 		Headline: suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }},
 		Before: func(ctx context.Context, s *suite.Server) error {
 			s.Log(fmt.Sprintf("loading %d table(s) × %d rows", o.Tables, o.Rows))
@@ -284,8 +284,12 @@ func (o Options) testStep(t Test, order int) suite.Step {
 	if t.Time == WarmSecs && o.Read < dur {
 		dur = o.Read // the reference's 60 s warm runs, shortened with the reads
 	}
+	// Every reported test is steady over its window (the tables are
+	// cached, the writes short), so it may be sliced; the writes' slices
+	// are bounded by events. The warm-up runs stay whole.
 	st := suite.Step{
 		Test: t.Label(), Order: order, Role: t.Role(), Groups: t.Placements(), Params: t.Params(o.NoPrepare), Seconds: dur,
+		Slice: !t.Warm(), Writes: isWrite(t.Name),
 		Drive: &suite.Drive{Retry: t.Retry, Workload: func(s *suite.Server, seed uint64) engine.Workload {
 			return &Workload{Target: o.target(s), Test: t, Seed: seed}
 		}},
