@@ -34,8 +34,8 @@ type PairedResult struct {
 
 // Paired concludes what rounds say about Other relative to Base, working
 // on the log ratios rᵢ = ln Otherᵢ − ln Baseᵢ (so values near the largest
-// float64 do not overflow). Rounds whose values are not finite and > 0 are
-// dropped and not counted. confidence is the interval's (0.95), alpha the
+// float64 do not overflow). Rounds with a value that is not a finite
+// number > 0 are dropped and not counted. confidence is the interval's (0.95), alpha the
 // test's level (0.05).
 //
 // The relative value is the geometric mean of the per-round ratios,

@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
@@ -36,13 +37,13 @@ func TestWilcoxonExactCounts(t *testing.T) {
 		6: {1, 1, 1, 2, 2, 3, 4, 4, 4, 5, 5, 5, 5, 4, 4, 4, 3, 2, 2, 1, 1, 1},
 	}
 	for n, want := range known {
-		if got := signRankCounts(n); !equalCounts(got, want) {
+		if got := signRankCounts(n); !slices.Equal(got, want) {
 			t.Errorf("n=%d: counts %v, want %v", n, got, want)
 		}
 	}
 	for n := 1; n <= 12; n++ {
 		got, want := signRankCounts(n), bruteSignRankCounts(n)
-		if !equalCounts(got, want) {
+		if !slices.Equal(got, want) {
 			t.Errorf("n=%d: recurrence %v, enumeration %v", n, got, want)
 		}
 	}
@@ -52,22 +53,10 @@ func TestWilcoxonExactCounts(t *testing.T) {
 		for _, v := range signRankCounts(n) {
 			sum += v
 		}
-		if n < 64 && sum != 1<<n {
+		if sum != 1<<n {
 			t.Errorf("n=%d: counts sum to %d, want 2^%d", n, sum, n)
 		}
 	}
-}
-
-func equalCounts(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestWilcoxonCriticalValues(t *testing.T) {
@@ -173,12 +162,16 @@ func TestWilcoxonNormalNearExact(t *testing.T) {
 	if worst > 0.005 {
 		t.Errorf("n=50: normal approximation off the exact p by %g at w=%d", worst, worstW)
 	}
-	// Near α the relative error matters: p ≈ 0.05 and 0.01.
-	for _, w := range []int{434, 466} {
-		e, a := signRankExactP(n, w), signRankNormalP(n, float64(w), 0)
-		t.Logf("n=50 w=%d: exact %.5f, normal %.5f", w, e, a)
-		if math.Abs(e-a) > 0.02*e {
-			t.Errorf("n=50 w=%d: exact %.5f, normal %.5f", w, e, a)
+	// Near α the relative error matters: p ≈ 0.05 and 0.01, where the
+	// approximation is off by about 1 % and 9 % of p (hence exact to 50).
+	for _, c := range []struct {
+		w   int
+		rel float64
+	}{{434, 0.02}, {371, 0.10}} {
+		e, a := signRankExactP(n, c.w), signRankNormalP(n, float64(c.w), 0)
+		t.Logf("n=50 w=%d: exact %.5f, normal %.5f", c.w, e, a)
+		if math.Abs(e-a) > c.rel*e {
+			t.Errorf("n=50 w=%d: exact %.5f, normal %.5f", c.w, e, a)
 		}
 	}
 	if _, _, exact := WilcoxonSignedRank(seq(50)); !exact {
