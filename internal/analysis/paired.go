@@ -19,17 +19,19 @@ type Round struct {
 
 // PairedResult is what Paired concludes from rounds.
 type PairedResult struct {
-	N           int     // rounds used (both values finite and > 0)
-	Blocks      int     // distinct blocks among them
-	Ratio       float64 // geometric mean of the per-round ratios Other/Base
-	Lo, Hi      float64 // its confidence interval (see Paired)
-	P           float64 // two-sided p-value of the Wilcoxon signed-rank test on the log ratios (NaN when N is 0)
-	Exact       bool    // P from the exact null distribution (no ties/zeros and N <= 50), else the normal approximation with tie correction
-	ICC         float64 // intraclass correlation of log ratios within blocks (0 when it cannot be estimated or is negative)
-	NEff        float64 // effective number of rounds after the design effect: N / (1 + (m − 1)·ICC), m the size-weighted mean block size
-	DF          float64 // degrees of freedom of the interval's t quantile (see Paired; NaN when N < 2)
-	CanReach    bool    // N >= MinRounds(alpha): the test can reach alpha at all
-	Significant bool    // CanReach && P < alpha && the interval excludes 1
+	N      int     // rounds used (both values finite and > 0)
+	Blocks int     // distinct blocks among them
+	Ratio  float64 // geometric mean of the per-round ratios Other/Base
+	Lo, Hi float64 // its confidence interval (see Paired)
+	P      float64 // two-sided p-value of the Wilcoxon signed-rank test on the log ratios (NaN when N is 0)
+	Exact  bool    // P from the exact null distribution (no ties/zeros and N <= 50), else the normal approximation with tie correction
+	ICC    float64 // intraclass correlation of log ratios within blocks (0 when it cannot be estimated or is negative)
+	NEff   float64 // effective number of rounds after the design effect: N / (1 + (m − 1)·ICC), m the size-weighted mean block size
+	DF     float64 // degrees of freedom of the interval's t quantile (see Paired; NaN when N < 2)
+	BlockP float64 // p-value of the F test of a block effect (1 with fewer than two blocks of two rounds); at most PoolLevel: the interval rests on the blocks
+
+	CanReach    bool // N >= MinRounds(alpha): the test can reach alpha at all
+	Significant bool // CanReach && P < alpha && the interval excludes 1
 }
 
 // Paired concludes what rounds say about Other relative to Base, working
@@ -67,26 +69,34 @@ type PairedResult struct {
 // when the log ratios are normal; with ICC = 0 it is wider than that one
 // (the sample variance exceeds MSB then), so it never covers less.
 //
-// The degrees of freedom are what that variance rests on. With one block,
-// or blocks of one round each, the rounds are taken as independent and
-// df = N − 1. Otherwise df = k − 1, however small the estimated ICC:
-// MSB, the spread between blocks, has only k − 1 degrees of freedom, and
-// an ICC estimated at 0 from a few blocks does not show that the blocks
-// are independent. The alternatives were measured on synthetic normal log
-// ratios (4 blocks × 5 rounds, 10,000 experiments per true ICC): for a
-// 95 % interval, df = max(NEff − 1, k − 1, 1) covered about 89 % at ICC
-// 0.3 and 88 % at 0.6; pooling to df = N − 1 whenever the ICC estimate is
-// ≤ 0 covered 93.1–93.9 % there; df = k − 1 covered 94.8–100 % at every
-// ICC from 0 to 0.9 (the exact 95 % when the ICC is high).
-// The cost is width when blocks are few and truly independent (2 blocks
-// give df = 1): a plan that wants narrow intervals needs more blocks
-// (repeats), not more rounds per block. With N < 2, Lo = Hi = DF = NaN.
+// Whether rounds of one block are correlated is decided from the rounds
+// themselves, by a preliminary F test of the block effect ("sometimes
+// pool", Bancroft 1944): F = MSB/MSW on k − 1 and N − k degrees of
+// freedom. Where its p-value is above PoolLevel (0.5: no sign of a block
+// effect, MSB about MSW or below) the rounds are pooled: SE² = s²/N with
+// the sample variance s² and df = N − 1. Otherwise the interval rests on
+// the spread between blocks: SE² = MSB/N (the σ and NEff above), df =
+// k − 1, the textbook interval for a mean under one-way random effects.
+// With one block, or blocks of one round each, the rounds are pooled.
+// Measured on synthetic normal log ratios (3,000 experiments per case,
+// true ratio 1.25), a 95 % interval covers:
+//
+//	blocks × rounds   ICC 0    0.1    0.3    0.5    0.8
+//	2 × 8             97.1 %  94.1 %  91.6 %  92.5 %  93.2 %
+//	4 × 5             97.0 %  95.4 %  95.2 %  94.9 %  95.2 %
+//	4 × 8             97.6 %  95.4 %  94.9 %  95.3 %  95.1 %
+//	8 × 4             96.5 %  96.5 %  95.2 %  95.1 %  95.1 %
+//
+// where always df = k − 1 covers 95–100 % but makes two repeats useless
+// (df = 1: a t quantile of 12.7), and pooling at the conventional 0.25
+// level covers 86–93 % with a moderate block effect and two blocks. With
+// N < 2, Lo = Hi = DF = NaN.
 //
 // P is WilcoxonSignedRank on the rᵢ, taking the rounds as exchangeable; it
 // does not know the blocks, which is why Significant also needs the
 // interval, which does, to exclude 1. CanReach is N ≥ MinRounds(alpha).
 func Paired(rounds []Round, confidence, alpha float64) PairedResult {
-	res := PairedResult{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), NEff: 0, DF: math.NaN()}
+	res := PairedResult{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), NEff: 0, DF: math.NaN(), BlockP: 1}
 	var logs []float64
 	byBlock := map[int][]float64{}
 	for _, r := range rounds {
@@ -136,11 +146,24 @@ func Paired(rounds []Round, confidence, alpha float64) PairedResult {
 		n0 := (n - sumSq/n) / (k - 1)
 		if sb2 := (msb - msw) / n0; sb2 > 0 {
 			res.ICC = sb2 / (sb2 + msw)
-			variance = sb2 + msw
 		}
-		m := sumSq / n
-		res.NEff = n / (1 + (m-1)*res.ICC)
-		df = k - 1
+		res.BlockP = 1
+		if msw > 0 {
+			res.BlockP = 1 - distuv.F{D1: k - 1, D2: n - k}.CDF(msb/msw)
+		} else if msb > 0 {
+			res.BlockP = 0
+		}
+		if res.BlockP <= PoolLevel {
+			// The spread between blocks: SE² = MSB/N with equal blocks,
+			// the design effect's for unequal ones.
+			if res.ICC > 0 {
+				variance = res.ICC*msw/(1-res.ICC) + msw
+				res.NEff = n / (1 + (sumSq/n-1)*res.ICC)
+			} else {
+				variance = msb
+			}
+			df = k - 1
+		}
 	}
 	res.DF = df
 	if !(confidence > 0 && confidence < 1) {
@@ -152,6 +175,10 @@ func Paired(rounds []Round, confidence, alpha float64) PairedResult {
 	res.Significant = res.CanReach && res.P < alpha && (res.Lo > 1 || res.Hi < 1)
 	return res
 }
+
+// PoolLevel is the p-value of the block effect's F test above which
+// Paired pools the rounds of all blocks (see Paired).
+const PoolLevel = 0.5
 
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
 

@@ -356,6 +356,11 @@ func TestPairedCoverage(t *testing.T) {
 		{"iid n=20, 4 blocks × 5", 4, 5, 0, 0.1, 0.94, false},
 		{"4 blocks × 5, block effect (ICC 0.5)", 4, 5, 0.1, 0.1, 0.94, true},
 		{"4 blocks × 5, strong block effect (ICC 0.8)", 4, 5, 0.2, 0.1, 0.94, true},
+		// Two repeats (the demo's): pooled when the F test sees no block
+		// effect, so a moderate one costs some coverage (Paired's table).
+		{"iid n=16, 2 blocks × 8", 2, 8, 0, 0.1, 0.94, false},
+		{"2 blocks × 8, block effect (ICC 0.3)", 2, 8, 0.065, 0.1, 0.90, true},
+		{"2 blocks × 8, strong block effect (ICC 0.8)", 2, 8, 0.2, 0.1, 0.91, true},
 	} {
 		r := rand.New(rand.NewPCG(28, uint64(c.blocks*100+c.perBlock)))
 		var cover, naive, neffDF int
