@@ -107,7 +107,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			if err != nil {
 				return err
 			}
-			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+			cmp, err := analysis.Compare(sets[0], sets[1:], compareOptions(cmd, st, sets, ""))
 			if err != nil {
 				return err
 			}

@@ -272,14 +272,15 @@ ran it side by side (one label is then enough), with each host's fingerprint.
 				return err
 			}
 			defer st.Close()
-			sets, err := sel.load(cmd, st, args, html != "")
+			// With the runs' seconds: a single run a side is judged by them.
+			sets, err := sel.load(cmd, st, args, true)
 			if err != nil {
 				return err
 			}
 			if err := twoSetsFound(sets); err != nil {
 				return err
 			}
-			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{Layout: groups})
+			cmp, err := analysis.Compare(sets[0], sets[1:], compareOptions(cmd, st, sets, groups))
 			if err != nil {
 				return err
 			}
@@ -401,7 +402,7 @@ func newReportCmd() *cobra.Command {
 			if err := twoSetsFound(sets); err != nil {
 				return err
 			}
-			cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{Layout: groups})
+			cmp, err := analysis.Compare(sets[0], sets[1:], compareOptions(cmd, st, sets, groups))
 			if err != nil {
 				return err
 			}
@@ -413,6 +414,22 @@ func newReportCmd() *cobra.Command {
 	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
 	c.Flags().StringVar(&html, "html", "", "the report file to write")
 	return c
+}
+
+// compareOptions are a comparison's options: the group layout, and the
+// noise floors of the host the base ran on (qpslab run --aa).
+func compareOptions(cmd *cobra.Command, st *store.Store, sets []analysis.Set, groups string) analysis.Options {
+	o := analysis.Options{Layout: groups}
+	if st == nil || len(sets) == 0 || len(sets[0].Runs) == 0 {
+		return o
+	}
+	noise, err := st.NoiseFor(cmd.Context(), sets[0].Runs[0].Suite, sets[0].Runs)
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no noise floor: %v\n", err)
+		return o
+	}
+	o.Noise = noise
+	return o
 }
 
 // writeHTML writes the report of sets (loaded with samples) and their

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
@@ -106,7 +107,7 @@ func (v *paramValue) Type() string       { return v.kind }
 
 func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	var out, html string
-	var listTests, verbose bool
+	var listTests, verbose, aa bool
 	long := s.Summary() + "."
 	if h, ok := s.(suite.Helper); ok {
 		long = h.Help()
@@ -122,12 +123,18 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	c.Flags().BoolVar(&listTests, "list-tests", false, "print the tests the run would execute, their seconds and the plan's total time, and exit")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")
 	c.Flags().StringVar(&html, "html", "", "also write the HTML report of this run's labels (the first build × config the base) to this file")
+	c.Flags().BoolVar(&aa, "aa", false, "an A/A run: the one --build and --config as two labels (CONFIG-aa1, CONFIG-aa2), interleaved as any run; the spread of their paired ratios is kept as this host's noise floor per test, which compare and the reports show, flagging no change inside it")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		h, err := resolveHome()
 		if err != nil {
 			return err
 		}
 		m, set := values()
+		if aa {
+			if err := aaConfigs(h, m, set); err != nil {
+				return err
+			}
+		}
 		v := suite.NewValues(m, set)
 		p, err := plan.Parse(s, v)
 		if err != nil {
@@ -158,9 +165,116 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 		if rerr := runReport(cmd, h, p, runs, html); rerr != nil && err == nil {
 			err = rerr
 		}
+		if aa && err == nil {
+			err = keepNoise(cmd, h, p, runs)
+		}
 		return err
 	}
 	return c
+}
+
+// aaConfigs makes the two labels of an A/A run: the one config named,
+// under two names of its own (CONFIG-aa1, CONFIG-aa2) with its settings
+// and nothing else, so the same server is measured against itself.
+func aaConfigs(h home.Home, m map[string]string, set map[string]bool) error {
+	builds, configs := splitList(m["build"]), splitList(m["config"])
+	if len(builds) != 1 || len(configs) != 1 || m["sandbox"] != "" || m["set"] != "" || m["grid"] != "" {
+		return fmt.Errorf("--aa measures one build and config against itself: give exactly one --build and one --config (no --sandbox, --set or --grid)")
+	}
+	if len(splitList(m["engine"])) > 1 {
+		return fmt.Errorf("--aa measures one build and config against itself: give at most one --engine")
+	}
+	cs := config.Store{Dir: h.Configs()}
+	base, err := cs.Find(configs[0])
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, n := range []string{"aa1", "aa2"} {
+		name := base.Name + "-" + n
+		content := fmt.Sprintf("# qpslab: base=%s\n# An A/A label of qpslab run --aa: %s's settings under a name of its own.\n", base.Name, base.Name)
+		if _, err := cs.AddContent(name, []byte(content), base.Family, true); err != nil {
+			return err
+		}
+		names = append(names, name)
+	}
+	m["config"], set["config"] = strings.Join(names, ","), true
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// keepNoise keeps what an A/A run measured as its host's noise floor, per
+// test, and prints it.
+func keepNoise(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run) error {
+	sets := labelSets(runs)
+	if len(sets) != 2 {
+		return fmt.Errorf("the A/A run stored %d label(s), not 2: no noise floor kept", len(sets))
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		return fmt.Errorf("the A/A run's comparison: %w", err)
+	}
+	floors := analysis.AAFloors(cmp)
+	if len(floors) == 0 {
+		return fmt.Errorf("the A/A run has no paired test to measure a noise floor from (it needs --interleave test and tests that run on both labels)")
+	}
+	hostID := ""
+	for _, r := range runs {
+		if id, err := store.HostID(r.Host); err == nil && len(r.Host) > 0 {
+			hostID = id
+			break
+		}
+	}
+	if hostID == "" {
+		return fmt.Errorf("the A/A run's runs record no host: no noise floor kept")
+	}
+	budget := map[string]string{"repeat": strconv.Itoa(max(p.Repeat, 1)), "slices": strconv.Itoa(p.Slices), "interleave": p.Layout().Mode}
+	for k, v := range p.Steps.Params {
+		budget[k] = v
+	}
+	var keep []store.NoiseFloor
+	now := time.Now().UTC()
+	for _, f := range floors {
+		keep = append(keep, store.NoiseFloor{HostID: hostID, Suite: cmp.Suite, Test: f.Test, Threads: f.Threads, Conditions: f.Conditions, Metric: store.HeadlineMetric,
+			Floor: f.Floor, Rel: f.Rel, Lo: f.Lo, Hi: f.Hi, Rounds: f.Rounds, Pairing: f.Pairing, Plan: p.ID, Build: p.Builds[0].Name,
+			Config: strings.TrimSuffix(p.Configs[0].Name, "-aa1"), Budget: budget, Measured: now})
+	}
+	st, err := openStore(cmd, h)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.SaveNoise(cmd.Context(), keep); err != nil {
+		return err
+	}
+	report.Floors(cmd.OutOrStdout(), cmp, floors, hostID)
+	return nil
+}
+
+// labelSets groups runs by label, in the order the labels first appear.
+func labelSets(runs []result.Run) []analysis.Set {
+	var sets []analysis.Set
+	at := map[string]int{}
+	for _, r := range runs {
+		l := r.Label()
+		i, ok := at[l]
+		if !ok {
+			i = len(sets)
+			at[l] = i
+			sets = append(sets, analysis.Set{Label: l})
+		}
+		sets[i].Runs = append(sets[i].Runs, r)
+	}
+	return sets
 }
 
 // runReport prints what the run's table does not show: for a suite run in
@@ -175,21 +289,16 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	if len(runs) == 0 {
 		return nil
 	}
-	var sets []analysis.Set
-	at := map[string]int{}
-	for _, r := range runs {
-		l := r.Label()
-		i, ok := at[l]
-		if !ok {
-			i = len(sets)
-			at[l] = i
-			sets = append(sets, analysis.Set{Label: l})
-		}
-		sets[i].Runs = append(sets[i].Runs, r)
-	}
+	sets := labelSets(runs)
 	if !steps && !why && len(sets) < 2 && html == "" {
 		return nil
 	}
+	st, err := openStore(cmd, h)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := compareOptions(cmd, st, sets, "")
 	labels := make([]string, len(sets))
 	for i, s := range sets {
 		labels[i] = s.Label
@@ -203,7 +312,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 		}
 		per = "per step"
 	case len(sets) > 1:
-		cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+		cmp, err := analysis.Compare(sets[0], sets[1:], opts)
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "no comparison: %v\n", err)
 			break
@@ -235,15 +344,10 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	if html == "" {
 		return nil
 	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	cmp, err := analysis.Compare(sets[0], sets[1:], opts)
 	if err != nil {
 		return fmt.Errorf("the HTML report: %w", err)
 	}
-	st, err := openStore(cmd, h)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
 	return writeHTML(cmd, st, sets, cmp, html)
 }
 

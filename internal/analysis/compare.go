@@ -106,13 +106,18 @@ type Summary struct {
 // Cell is an other label's result beside the base's.
 type Cell struct {
 	Summary
-	Missing bool    `json:"missing,omitempty"` // no result for this test
-	Rel     float64 `json:"rel"`               // Center / base Center
-	// With repeats on both sides: the p-value that the two come from the
-	// same distribution (Mann-Whitney U), and whether it is below Alpha.
+	Missing bool `json:"missing,omitempty"` // no result for this test
+	// Rel is the relative value: paired, the geometric mean of the
+	// per-round ratios; else Center / base Center.
+	Rel float64 `json:"rel"`
+	// P is the test's p-value (Verdict.P) where one was tested, and
+	// Significant whether it says the two differ.
 	P           float64 `json:"p,omitempty"`
 	Tested      bool    `json:"tested"`
 	Significant bool    `json:"significant"`
+	// Verdict is what the comparison concludes of the test, with its
+	// evidence: the pairing, the interval, the noise floor (Judge).
+	Verdict Verdict `json:"verdict"`
 }
 
 // Row is one test at one thread count.
@@ -165,6 +170,38 @@ type Comparison struct {
 	// conditions (open and closed loop, two table sizes) and has a row for
 	// each; reports then show each row's conditions.
 	MixedConditions bool `json:"mixed_conditions"`
+	// Confidence is the intervals' (0.95).
+	Confidence float64 `json:"confidence"`
+	// Tally counts the verdicts of the tests (not the load), per other
+	// label.
+	Tally []Tally `json:"tally"`
+	// Pairings are the ways the rows' figures were paired, each with how
+	// many rows (result.Paired*; "unpaired" for the rest).
+	Pairings map[string]int `json:"pairings"`
+	// Idle is, per label (the base first), the CPU its plan's other
+	// servers used while its rounds were measured (% of one CPU): their
+	// background work competing with it. Nil where none was measured.
+	Idle []IdleCPU `json:"idle,omitempty"`
+}
+
+// Tally counts one other label's verdicts over the tests.
+type Tally struct {
+	Better     int `json:"better"`
+	Worse      int `json:"worse"`
+	Same       int `json:"same"`
+	Inside     int `json:"inside_noise"`
+	CannotTell int `json:"cannot_tell"`
+	// Calibrated is how many of the tests had this host's noise floor.
+	Calibrated int `json:"calibrated"`
+}
+
+// IdleCPU is the other servers' CPU during one label's measured rounds:
+// the median over its rounds, and the most over any test.
+type IdleCPU struct {
+	Label   string  `json:"label"`
+	Median  float64 `json:"median_pct"`
+	Max     float64 `json:"max_pct"`
+	MaxTest string  `json:"max_test"`
 }
 
 // Set is the results of one label.
@@ -187,6 +224,9 @@ func (s Set) Version() string {
 type Options struct {
 	Layout     string  // a layout the runs carry; "" for their suite's default (the first)
 	Confidence float64 // of the intervals; default 0.95
+	// Noise, if set, is the host's noise floor of a test's headline (a
+	// fraction: 0.03 for ±3 %), where qpslab calibrate measured it.
+	Noise func(test string, threads int, conditions string) (float64, bool)
 }
 
 // key is what makes results repeats of each other: the test, the thread
@@ -207,7 +247,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		o.Confidence = 0.95
 	}
 	thr := benchmath.DefaultThresholds
-	c := &Comparison{Base: base.Label, Alpha: thr.CompareAlpha, IntervalN: IntervalN(o.Confidence)}
+	c := &Comparison{Base: base.Label, Alpha: thr.CompareAlpha, IntervalN: IntervalN(o.Confidence), Confidence: o.Confidence, Pairings: map[string]int{}}
 	all := append([]Set{base}, others...)
 	suites := map[string]bool{}
 	for _, s := range all {
@@ -289,6 +329,12 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		c.MixedConditions = c.MixedConditions || (a.test == b.test && a.threads == b.threads)
 	}
 
+	bRuns := runsByKey(base.Runs)
+	oRuns := make([]map[key][]result.Run, len(others))
+	for i, s := range others {
+		oRuns[i] = runsByKey(s.Runs)
+	}
+	c.Tally = make([]Tally, len(others))
 	rels := make([]map[string][]float64, len(others)) // per other: group → relative values
 	allRel := make([][]float64, len(others))
 	for i := range rels {
@@ -310,12 +356,42 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			if cell.N > 1 {
 				c.Repeats = true
 			}
+			floor, known := 0.0, false
+			if o.Noise != nil {
+				floor, known = o.Noise(k.test, k.threads, k.cond)
+			}
+			cell.Verdict = Judge(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), true, floor, known, o.Confidence, c.Alpha)
 			cell.Rel = cell.Center / row.Base.Center
-			if row.Base.N > 1 && cell.N > 1 {
-				// NewSample sorts its values in place: give it copies, so
-				// Values keep the run order (A B A B).
-				cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64{}, bv[k]...), &thr), benchmath.NewSample(append([]float64{}, v...), &thr))
-				cell.P, cell.Tested, cell.Significant = cmp.P, true, cmp.P < cmp.Alpha
+			if cell.Verdict.Method == MethodPaired && !math.IsNaN(cell.Verdict.Rel) {
+				cell.Rel = cell.Verdict.Rel
+			}
+			if !math.IsNaN(cell.Verdict.P) {
+				cell.P, cell.Tested, cell.Significant = cell.Verdict.P, true, cell.Verdict.Significant
+			}
+			if i == 0 {
+				pr := cell.Verdict.Pairing
+				if cell.Verdict.Method != MethodPaired {
+					pr = "unpaired"
+				}
+				c.Pairings[pr]++
+			}
+			if !pl.aside {
+				t := &c.Tally[i]
+				switch cell.Verdict.Kind {
+				case KindBetter:
+					t.Better++
+				case KindWorse:
+					t.Worse++
+				case KindSame:
+					t.Same++
+				case KindInsideNoise:
+					t.Inside++
+				default:
+					t.CannotTell++
+				}
+				if cell.Verdict.Calibrated {
+					t.Calibrated++
+				}
 			}
 			if !math.IsNaN(cell.Rel) && !math.IsInf(cell.Rel, 0) {
 				rels[i][row.Group] = append(rels[i][row.Group], cell.Rel)
@@ -342,7 +418,54 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		c.All = append(c.All, Describe(allRel[i]))
 		c.Geomean = append(c.Geomean, geomean(allRel[i]))
 	}
+	for _, s := range all {
+		if ic, ok := idleOf(s); ok {
+			c.Idle = append(c.Idle, ic)
+		}
+	}
 	return c, nil
+}
+
+// runsByKey groups the comparable runs by test, thread count and
+// conditions.
+func runsByKey(runs []result.Run) map[key][]result.Run {
+	m := map[key][]result.Run{}
+	for _, r := range runs {
+		if r.Comparable() {
+			k := key{r.Test, r.Threads, r.LabelConditions()}
+			m[k] = append(m[k], r)
+		}
+	}
+	return m
+}
+
+// idleOf is the other servers' CPU over s's measured rounds, where it was
+// measured.
+func idleOf(s Set) (IdleCPU, bool) {
+	ic := IdleCPU{Label: s.Label}
+	var all []float64
+	for _, r := range s.Runs {
+		if !r.Comparable() || r.Pairing == "" || r.Pairing == result.PairedPasses {
+			continue
+		}
+		var sum float64
+		n := 0
+		for _, rd := range r.Rounds {
+			if rd.IdleCPU >= 0 {
+				all = append(all, rd.IdleCPU)
+				sum += rd.IdleCPU
+				n++
+			}
+		}
+		if n > 0 && sum/float64(n) > ic.Max {
+			ic.Max, ic.MaxTest = sum/float64(n), r.Test
+		}
+	}
+	if len(all) == 0 {
+		return ic, false
+	}
+	ic.Median = median(all)
+	return ic, true
 }
 
 // placed is where a test's row goes: its group in the layout, the group's

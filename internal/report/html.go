@@ -68,6 +68,11 @@ type htmlCmp struct {
 	Cols          int // of the table
 	Rows          []htmlCmpRow
 	Stats         []htmlStatsRow
+	// Verdict leads the section: what changed beyond the noise; Legend
+	// says how the relative values were measured and tested.
+	Verdict []string
+	Legend  []string
+	Noise   bool // a NOISE column: the host's noise floor per test
 }
 
 // htmlCmpRow is a group header (Group set) or a test's row.
@@ -78,6 +83,7 @@ type htmlCmpRow struct {
 	Base      string
 	BaseTitle string
 	Unit      string
+	Noise     string // the host's noise floor of the test, "-" where not calibrated
 	Cells     []htmlCmpCell
 }
 
@@ -321,22 +327,14 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 			group = r.Group
 			v.Rows = append(v.Rows, htmlCmpRow{Group: group})
 		}
-		row := htmlCmpRow{Test: r.Test, Threads: r.Threads, Base: htmlNum(r.Base.Center) + htmlMissed(r.Base), BaseTitle: htmlSummaryTitle(r.Base), Unit: r.Unit}
+		row := htmlCmpRow{Test: r.Test, Threads: r.Threads, Base: htmlNum(r.Base.Center) + htmlMissed(r.Base), BaseTitle: htmlSummaryTitle(r.Base), Unit: r.Unit, Noise: noiseCell(r)}
 		for _, o := range r.Others {
 			if o.Missing {
 				row.Cells = append(row.Cells, htmlCmpCell{Abs: "-", Rel: "-", Title: "no result"})
 				continue
 			}
-			cell := htmlCmpCell{Abs: htmlNum(o.Center) + htmlMissed(o.Summary), AbsTitle: htmlSummaryTitle(o.Summary), Rel: htmlDec(o.Rel, 2), Class: analysis.Colour(o.Rel)}
-			if o.Tested {
-				p := strconv.FormatFloat(o.P, 'f', 3, 64)
-				if o.Significant {
-					cell.Title = fmt.Sprintf("p=%s < alpha %g: a significant difference (n=%d vs %d)", p, c.Alpha, r.Base.N, o.N)
-				} else {
-					cell.Mark = "~"
-					cell.Title = fmt.Sprintf("p=%s >= alpha %g: no significant difference (n=%d vs %d)", p, c.Alpha, r.Base.N, o.N)
-				}
-			}
+			cell := htmlCmpCell{Abs: htmlNum(o.Center) + htmlMissed(o.Summary), AbsTitle: htmlSummaryTitle(o.Summary), Rel: htmlDec(o.Rel, 2) + halfWidth(o.Verdict),
+				Class: o.Verdict.Colour(), Mark: strings.TrimSpace(verdictMark(o.Verdict)), Title: verdictTitle(o.Verdict, c.Alpha)}
 			row.Cells = append(row.Cells, cell)
 		}
 		v.Rows = append(v.Rows, row)
@@ -365,7 +363,47 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 		stats(g.Name, g.Stats, nil)
 	}
 	stats("all", c.All, c.Geomean)
+	var vb strings.Builder
+	VerdictSummary(&vb, c)
+	v.Verdict = strings.Split(strings.TrimSpace(vb.String()), "\n")
+	v.Legend = verdictLegend(c)
+	v.Noise = calibrated(c)
+	if v.Noise {
+		v.Cols++
+	}
 	return v
+}
+
+// verdictTitle says, on hover, how a relative value was measured and
+// tested and what was concluded.
+func verdictTitle(v analysis.Verdict, alpha float64) string {
+	t := v.Kind
+	switch v.Method {
+	case analysis.MethodPaired:
+		t += fmt.Sprintf(": %d paired rounds (%s) in %d repeat(s)", v.N, v.Pairing, v.Blocks)
+	case analysis.MethodRepeats:
+		t += fmt.Sprintf(": %d unpaired repeats a side", v.N)
+	case analysis.MethodSingle:
+		t += fmt.Sprintf(": one run a side, %d seconds", v.N)
+	case analysis.MethodNone:
+		t = "no test possible (one value a side, no seconds): coloured by the ±5 % convention"
+	}
+	if v.Lo > 0 && v.Hi > 0 {
+		t += fmt.Sprintf("; interval %.3f–%.3f", v.Lo, v.Hi)
+	}
+	if !math.IsNaN(v.P) {
+		t += fmt.Sprintf("; p=%.3g (alpha %g)", v.P, alpha)
+	}
+	if v.Method != analysis.MethodNone {
+		t += fmt.Sprintf("; floor ±%.1f%%", 100*v.Floor)
+		if v.Calibrated {
+			t += " (this host's)"
+		}
+	}
+	if v.Why != "" {
+		t += "; " + v.Why
+	}
+	return t
 }
 
 // htmlMissed marks a value whose run missed its goal (the insert SLA).
@@ -850,10 +888,11 @@ pre .hdr { font-weight: 600; }
 {{end}}{{template "sections" .}}{{define "sections"}}
 {{with .Cmp}}
 <h2 id="comparison">Comparison</h2>
-<p class="note">Relative values are other / base: red at or below {{.Worse}}, green at or above {{.Better}}.{{if .Repeats}} With repeats on both sides a Mann-Whitney U test compares them; <b>~</b> marks a difference that is not significant at alpha {{.Alpha}} (hover for the p-value).{{end}}</p>
+<div class="verdict">{{range .Verdict}}<p>{{.}}</p>{{end}}</div>
+<p class="note">Relative values are other / base.{{range .Legend}} {{.}}.{{end}} Hover a value for its evidence.</p>
 <table class="cmp">
 <thead>
-<tr><th rowspan="2">test</th><th rowspan="2">threads</th><th rowspan="2">{{index .Shown 0}}</th>{{range $i, $l := .Shown}}{{if $i}}<th colspan="2">{{$l}}</th>{{end}}{{end}}</tr>
+<tr><th rowspan="2">test</th><th rowspan="2">threads</th>{{if .Noise}}<th rowspan="2">noise</th>{{end}}<th rowspan="2">{{index .Shown 0}}</th>{{range $i, $l := .Shown}}{{if $i}}<th colspan="2">{{$l}}</th>{{end}}{{end}}</tr>
 <tr>{{range .Others}}<th>abs</th><th>rel</th>{{end}}</tr>
 </thead>
 <tbody>
@@ -861,7 +900,7 @@ pre .hdr { font-weight: 600; }
 {{- if .Group}}
 <tr class="group"><th colspan="{{$.Cmp.Cols}}">{{.Group}}</th></tr>
 {{- else}}
-<tr><td>{{.Test}}</td><td class="num">{{.Threads}}</td><td class="num"{{with .BaseTitle}} title="{{.}}"{{end}}>{{.Base}} <span class="unit">{{.Unit}}</span></td>
+<tr><td>{{.Test}}</td><td class="num">{{.Threads}}</td>{{if $.Cmp.Noise}}<td class="num">{{.Noise}}</td>{{end}}<td class="num"{{with .BaseTitle}} title="{{.}}"{{end}}>{{.Base}} <span class="unit">{{.Unit}}</span></td>
 {{- range .Cells}}<td class="num"{{with .AbsTitle}} title="{{.}}"{{end}}>{{.Abs}}</td><td class="num rel{{with .Class}} {{.}}{{end}}"{{with .Title}} title="{{.}}"{{end}}>{{.Rel}}{{with .Mark}}<span class="mark">{{.}}</span>{{end}}</td>{{end}}</tr>
 {{- end}}
 {{- end}}

@@ -166,7 +166,7 @@ func htmlRow(t *testing.T, page, test string) string {
 	return page[i : i+j]
 }
 
-var htmlRelCell = regexp.MustCompile(`<td class="num rel( red| green)?"[^>]*>([^<]*)(<span class="mark">~</span>)?</td>`)
+var htmlRelCell = regexp.MustCompile(`<td class="num rel( red| green)?"[^>]*>([^<]*)(?:<span class="mark">([^<]*)</span>)?</td>`)
 
 func TestHTMLComparison(t *testing.T) {
 	m := htmlTestModel(t)
@@ -189,40 +189,39 @@ func TestHTMLComparison(t *testing.T) {
 			t.Errorf("no group statistics for %s", g)
 		}
 	}
-	// Per row: the colour and value of each other label's relative cell,
-	// and "~" where the repeats differ insignificantly.
+	// Per row: the colour, value and verdict mark of each other label's
+	// relative cell. One value a side (no seconds): nothing to test with,
+	// coloured by the ±5 % convention, no mark; three repeats a side,
+	// unpaired: "?", Mann-Whitney cannot reach 0.05; five a side, a 20 %
+	// change: "+", green.
 	for test, want := range map[string]string{
 		"point-query.pre_range=100":    "red 0.90| 1.00",
 		"random-points.pre_range=1000": "green 1.12| 1.02",
 		"read-only.pre_range=10":       " 1.00|green 1.10",
 		"update-index_range=100":       "red 0.75|green 1.10",
-		"point-query_range=100":        " 1.00~|green 1.20",
-		"random-points_range=1000":     "green 1.20|red 0.75",
+		"point-query_range=100":        " 1.00?|green 1.20",
+		"random-points_range=1000":     "green 1.20+|red 0.75",
 		"scan_range=100":               " 1.03| -",
 		"read-only_range=10":           "red 0.94| 1.00",
 	} {
 		row := htmlRow(t, page, test)
 		var got []string
 		for _, mm := range htmlRelCell.FindAllStringSubmatch(row, -1) {
-			s := strings.TrimSpace(mm[1]) + " " + mm[2]
-			if mm[3] != "" {
-				s += "~"
-			}
-			got = append(got, s)
+			got = append(got, strings.TrimSpace(mm[1])+" "+mm[2]+html.UnescapeString(mm[3]))
 		}
 		if strings.Join(got, "|") != want {
 			t.Errorf("%s: relative cells %q, want %q\n%s", test, strings.Join(got, "|"), want, row)
 		}
 	}
-	if n := strings.Count(page, `<span class="mark">~</span>`); n != 1 {
-		t.Errorf("%d cells marked ~, want 1", n)
-	}
 	row := htmlRow(t, page, "point-query_range=100")
-	if !regexp.MustCompile(`title="p=[01]\.\d+ &gt;= alpha 0\.05: no significant difference \(n=3 vs 3\)">1\.00<span class="mark">~`).MatchString(row) {
-		t.Errorf("no p-value title on the ~ cell:\n%s", row)
+	if !strings.Contains(row, "cannot tell: 3 unpaired repeats a side") || !strings.Contains(row, "too few for the Mann-Whitney test to reach p &lt; 0.05") {
+		t.Errorf("no evidence on the ? cell:\n%s", row)
 	}
-	if row := htmlRow(t, page, "random-points_range=1000"); !strings.Contains(row, "a significant difference (n=5 vs 5)") {
+	if row := htmlRow(t, page, "random-points_range=1000"); !regexp.MustCompile(`title="better: 5 unpaired repeats a side; p=0\.00\d+ \(alpha 0\.05\)`).MatchString(row) {
 		t.Errorf("no significant p-value on random-points_range=1000:\n%s", row)
+	}
+	if !strings.Contains(page, "1 test(s) changed beyond the noise (0 worse, 1 better)") {
+		t.Errorf("the comparison does not lead with its verdict")
 	}
 	if row := htmlRow(t, page, "scan_range=100"); !strings.Contains(row, `3.5 <span class="unit">Krows/s</span>`) || !strings.Contains(row, `<td class="num">-</td><td class="num rel" title="no result">-</td>`) {
 		t.Errorf("scan row: unit or missing cell:\n%s", row)

@@ -64,11 +64,12 @@ func relCell(c analysis.Cell, colour bool) string {
 		return "-"
 	}
 	s := fmt.Sprintf("%.2f", c.Rel)
-	if c.Tested && !c.Significant {
-		s += " ~"
+	if h := halfWidth(c.Verdict); h != "" {
+		s += h
 	}
+	s += verdictMark(c.Verdict)
 	if colour {
-		switch analysis.Colour(c.Rel) {
+		switch c.Verdict.Colour() {
 		case "red":
 			s = ansiRed + s + ansiReset
 		case "green":
@@ -76,6 +77,123 @@ func relCell(c analysis.Cell, colour bool) string {
 		}
 	}
 	return s
+}
+
+// halfWidth is a verdict's interval as "±h%": half its width on the log
+// scale, in per cent of the value ("" where it has none).
+func halfWidth(v analysis.Verdict) string {
+	if !(v.Lo > 0) || !(v.Hi > 0) || math.IsInf(v.Hi, 0) {
+		return ""
+	}
+	h := 100 * (math.Sqrt(v.Hi/v.Lo) - 1)
+	switch {
+	case math.IsNaN(h) || math.IsInf(h, 0):
+		return ""
+	case h < 10:
+		return fmt.Sprintf("±%.1f%%", h)
+	}
+	return fmt.Sprintf("±%.0f%%", h)
+}
+
+// verdictMark is what follows a relative value: + better and - worse
+// (beyond the noise), ~ no significant change, = significant but inside
+// the noise floor, ? cannot tell; nothing where there was nothing to test
+// with (one imported value a side).
+func verdictMark(v analysis.Verdict) string {
+	switch v.Kind {
+	case analysis.KindBetter:
+		return " +"
+	case analysis.KindWorse:
+		return " -"
+	case analysis.KindSame:
+		return " ~"
+	case analysis.KindInsideNoise:
+		return " ="
+	}
+	if v.Method == analysis.MethodNone {
+		return ""
+	}
+	return " ?"
+}
+
+// verdictLegend says what the relative values, their intervals and marks
+// mean in this comparison.
+func verdictLegend(c *analysis.Comparison) []string {
+	var out []string
+	if n := c.Pairings[result.PairedSlices] + c.Pairings[result.PairedTests] + c.Pairings[result.PairedPasses]; n > 0 {
+		var how []string
+		for _, p := range []struct{ k, what string }{
+			{result.PairedSlices, "test-level, slices alternating between the servers"},
+			{result.PairedTests, "test-level, whole tests alternating"},
+			{result.PairedPasses, "pass-level, each label's whole pass in turn (rounds minutes apart)"},
+		} {
+			if c.Pairings[p.k] > 0 {
+				how = append(how, fmt.Sprintf("%d %s", c.Pairings[p.k], p.what))
+			}
+		}
+		out = append(out, fmt.Sprintf("paired rows (%s): rel is the geometric mean of the per-round ratios, ±h%% half its %.0f %% interval; tested by the signed-rank test and the interval", strings.Join(how, "; "), 100*c.Confidence))
+	}
+	if n := c.Pairings["unpaired"]; n > 0 {
+		out = append(out, fmt.Sprintf("%d unpaired row(s): rel is the ratio of medians (repeats: Mann-Whitney U; one run a side: each run's own seconds, which miss the drift between runs)", n))
+	}
+	floor := fmt.Sprintf("±%.0f %% (the default; qpslab calibrate measures this host's noise floor)", 100*analysis.DefaultFloor)
+	if calibrated(c) {
+		floor = "this host's noise floor (the NOISE column, from qpslab calibrate), ±5 % where it is not known"
+	}
+	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and beyond %s; ~ no significant change; = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor))
+	return out
+}
+
+// calibrated says whether some row has this host's noise floor.
+func calibrated(c *analysis.Comparison) bool {
+	for _, r := range c.Rows {
+		for _, o := range r.Others {
+			if o.Verdict.Calibrated {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noiseCell is a row's noise floor, "±x%", or "-" where not calibrated.
+func noiseCell(r analysis.Row) string {
+	for _, o := range r.Others {
+		if o.Verdict.Calibrated {
+			return fmt.Sprintf("±%.1f%%", 100*o.Verdict.Floor)
+		}
+	}
+	return "-"
+}
+
+// VerdictSummary leads a comparison: per other label, which tests changed
+// beyond the noise, by how much, with the interval, and how many did not.
+func VerdictSummary(w io.Writer, c *analysis.Comparison) {
+	for i, o := range c.Others {
+		t := c.Tally[i]
+		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better); %d no significant change, %d inside the noise floor, %d cannot tell\n",
+			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, t.Same, t.Inside, t.CannotTell)
+		for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
+			for _, r := range c.Rows {
+				v := r.Others[i].Verdict
+				if v.Kind != kind || r.Group == "load" {
+					continue
+				}
+				iv := ""
+				if v.Lo > 0 && v.Hi > 0 {
+					iv = fmt.Sprintf(" [%.2f, %.2f]", v.Lo, v.Hi)
+				}
+				how := v.Method
+				if v.Method == analysis.MethodPaired {
+					how = fmt.Sprintf("%d rounds, %s", v.N, v.Pairing)
+				}
+				fmt.Fprintf(w, "  %-6s %s, %d thread(s): %.2f%s (%s)\n", kind, rowName(c, r), r.Threads, v.Rel, iv, how)
+			}
+		}
+	}
+	for _, ic := range c.Idle {
+		fmt.Fprintf(w, "The other servers' CPU while %s was measured: median %.1f %% of one CPU, at most %.1f %% (%s)\n", ic.Label, ic.Median, ic.Max, ic.MaxTest)
+	}
 }
 
 func absCell(s analysis.Summary) string {
@@ -161,7 +279,14 @@ func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 		return writeJSON(w, c)
 	case "csv", "tsv":
 		cw := newCSV(w, f)
-		cw.Write([]string{"test", "threads", "conditions", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant"})
+		cw.Write([]string{"test", "threads", "conditions", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant",
+			"rel_lo", "rel_hi", "method", "pairing", "rounds", "floor", "floor_calibrated", "verdict"})
+		num := func(v float64, prec int) string {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return ""
+			}
+			return strconv.FormatFloat(v, 'f', prec, 64)
+		}
 		for _, r := range c.Rows {
 			for i, o := range r.Others {
 				p, sig := "", ""
@@ -170,10 +295,16 @@ func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 				}
 				val, rel := "", ""
 				if !o.Missing {
-					val, rel = strconv.FormatFloat(o.Center, 'f', 2, 64), strconv.FormatFloat(o.Rel, 'f', 4, 64)
+					val, rel = strconv.FormatFloat(o.Center, 'f', 2, 64), num(o.Rel, 4)
+				}
+				v := o.Verdict
+				rounds := ""
+				if v.Method == analysis.MethodPaired {
+					rounds = strconv.Itoa(v.N)
 				}
 				cw.Write([]string{r.Test, strconv.Itoa(r.Threads), r.Conditions, r.Group, r.Unit, c.Base, strconv.FormatFloat(r.Base.Center, 'f', 2, 64),
-					strconv.Itoa(r.Base.N), c.Others[i], val, strconv.Itoa(o.N), rel, p, sig})
+					strconv.Itoa(r.Base.N), c.Others[i], val, strconv.Itoa(o.N), rel, p, sig,
+					num(v.Lo, 4), num(v.Hi, 4), v.Method, v.Pairing, rounds, num(v.Floor, 4), strconv.FormatBool(v.Calibrated), v.Kind})
 			}
 		}
 		cw.Flush()
@@ -191,16 +322,26 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 	for i, o := range c.Others {
 		fmt.Fprintf(w, "col-%d: %s%s\n", i+1, o, versionOf(c, i+1))
 	}
+	fmt.Fprintln(w)
+	VerdictSummary(w, c)
+	fmt.Fprintln(w)
 	if c.Repeats {
-		fmt.Fprintf(w, "with repeats: the median, ± its 95%% interval where %d or more repeats give one; \"~\" marks a change that is not significant (Mann-Whitney U, p ≥ %.2f)\n", c.IntervalN, c.Alpha)
+		fmt.Fprintf(w, "values with repeats: the median, ± its 95%% interval where %d or more runs give one\n", c.IntervalN)
 	}
-	fmt.Fprintf(w, "relative = col / base; ≤ %.2f is worse, ≥ %.2f better\n", analysis.Worse, analysis.Better)
+	for _, l := range verdictLegend(c) {
+		fmt.Fprintln(w, l)
+	}
 	if l := missedLegend(c); l != "" {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := []string{"TEST", "THR", "BASE"}
+	noise := calibrated(c)
+	head := []string{"TEST", "THR"}
+	if noise {
+		head = append(head, "NOISE")
+	}
+	head = append(head, "BASE")
 	for i := range c.Others {
 		head = append(head, fmt.Sprintf("col-%d", i+1), fmt.Sprintf("rel-%d", i+1))
 	}
@@ -211,7 +352,11 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 			group = r.Group
 			fmt.Fprintf(tw, "[%s]%s\n", group, strings.Repeat("\t", len(head)-1)) // tabs keep one alignment for all groups
 		}
-		cells := []string{rowName(c, r), strconv.Itoa(r.Threads), absCell(r.Base) + unitSuffix(r.Unit) + marked(r.Base)}
+		cells := []string{rowName(c, r), strconv.Itoa(r.Threads)}
+		if noise {
+			cells = append(cells, noiseCell(r))
+		}
+		cells = append(cells, absCell(r.Base)+unitSuffix(r.Unit)+marked(r.Base))
 		for _, o := range r.Others {
 			cells = append(cells, absCell(o.Summary)+marked(o.Summary), relCell(o, colour))
 		}
@@ -303,7 +448,11 @@ func groupText(w io.Writer, c *analysis.Comparison, colour bool) error {
 }
 
 func compareMD(w io.Writer, c *analysis.Comparison) error {
-	fmt.Fprintf(w, "Base: `%s`. Relative = other / base (≤ %.2f worse, ≥ %.2f better).\n\n", c.Base, analysis.Worse, analysis.Better)
+	fmt.Fprintf(w, "Base: `%s`. Relative = other / base.\n\n", c.Base)
+	for _, l := range verdictLegend(c) {
+		fmt.Fprintf(w, "%s.\n", l)
+	}
+	fmt.Fprintln(w)
 	if l := missedLegend(c); l != "" {
 		fmt.Fprintf(w, "%s\n\n", l)
 	}
@@ -319,7 +468,7 @@ func compareMD(w io.Writer, c *analysis.Comparison) error {
 		line := fmt.Sprintf("| %s | %d | %s |", rowName(c, r), r.Threads, absCell(r.Base)+unitSuffix(r.Unit)+marked(r.Base))
 		for _, o := range r.Others {
 			rel := relCell(o, false)
-			if col := analysis.Colour(o.Rel); col == "red" || col == "green" {
+			if col := o.Verdict.Colour(); col == "red" || col == "green" {
 				rel = "**" + rel + "**"
 			}
 			line += fmt.Sprintf(" %s | %s |", absCell(o.Summary)+marked(o.Summary), rel)

@@ -604,7 +604,11 @@ func (s *Server) compare(r *http.Request, c compareQuery, samples bool) (*analys
 		}
 		sets = append(sets, analysis.Set{Label: l, Runs: runs})
 	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{Layout: c.Groups})
+	o := analysis.Options{Layout: c.Groups}
+	if noise, err := s.st.NoiseFor(r.Context(), sets[0].Runs[0].Suite, sets[0].Runs); err == nil {
+		o.Noise = noise
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], o)
 	if err != nil {
 		return nil, nil, badInput("%s", strings.ReplaceAll(strings.ReplaceAll(err.Error(), "--suite", "suite="), "--groups ", "groups="))
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -62,5 +63,47 @@ func TestRoundsOnStoreOfTheLastRelease(t *testing.T) {
 		if want := r.Rounds[i]; rd != want {
 			t.Errorf("round %d: %+v, want %+v", i, rd, want)
 		}
+	}
+}
+
+// Migration 10 adds the noise floor to a store of the last release: a
+// floor is kept, read back by its host, and replaced by a newer
+// calibration of the same test; a non-finite one is refused and nothing
+// is stored.
+func TestNoiseOnStoreOfTheLastRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	copyFile(t, filepath.Join("testdata", "release-86cc443.db"), path)
+	s, err := Open(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if fl, err := s.Noise(ctx, ""); err != nil || len(fl) != 0 {
+		t.Fatalf("a new store has floors %v (%v)", fl, err)
+	}
+	t0 := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	f := NoiseFloor{HostID: "h1", Suite: "sysbench", Test: "point-query_range=100", Threads: 1, Conditions: "loop=closed", Metric: "qps",
+		Floor: 0.031, Rel: 1.01, Lo: 0.98, Hi: 1.031, Rounds: 8, Pairing: "slices", Plan: "p1", Build: "b", Config: "c", Budget: map[string]string{"read-secs": "1"}, Measured: t0}
+	other := f
+	other.HostID, other.Floor = "h2", 0.2
+	if err := s.SaveNoise(ctx, []NoiseFloor{f, other}); err != nil {
+		t.Fatal(err)
+	}
+	newer := f
+	newer.Floor, newer.Plan, newer.Measured = 0.02, "p2", t0.Add(time.Hour)
+	if err := s.SaveNoise(ctx, []NoiseFloor{newer}); err != nil {
+		t.Fatal(err)
+	}
+	bad := f
+	bad.Test, bad.Floor = "x", math.Inf(1)
+	if err := s.SaveNoise(ctx, []NoiseFloor{bad}); err == nil {
+		t.Error("an infinite floor was stored")
+	}
+	got, err := s.Noise(ctx, "h1")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("floors of h1: %v (%v)", got, err)
+	}
+	if g := got[0]; g.Floor != 0.02 || g.Plan != "p2" || !g.Measured.Equal(newer.Measured) || g.Budget["read-secs"] != "1" {
+		t.Errorf("floor read back: %+v", g)
 	}
 }
