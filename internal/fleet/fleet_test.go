@@ -113,15 +113,6 @@ func (x *fake) stop(t *testing.T) {
 	x.done <- nil // for a second stop
 }
 
-func wait(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(within); !cond(); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-	}
-}
-
 func hostState(t *testing.T, f *Fleet, name string) string {
 	t.Helper()
 	hs, err := f.Hosts(context.Background())
@@ -157,7 +148,7 @@ func TestAgents(t *testing.T) {
 	}
 	a := startFake(t, f, "alpha", "small")
 	b := startFake(t, f, "beta", "big")
-	wait(t, 30*time.Second, "both registered", func() bool { return hostState(t, f, "alpha") == "idle" && hostState(t, f, "beta") == "idle" })
+	testenv.WaitFor(t, 30*time.Second, "both registered", func() bool { return hostState(t, f, "alpha") == "idle" && hostState(t, f, "beta") == "idle" })
 	// A second agent of a live name is refused.
 	dup := &Agent{Fleet: f, Host: Host{Name: "alpha", Fingerprint: []byte(`{}`), Hostname: "there", Interval: time.Second}, Work: a.a.Work}
 	testenv.WantErr(t, dup.Run(ctx, nil), "an agent named alpha is running on here")
@@ -182,14 +173,14 @@ func TestAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "alpha and beta working", func() bool { return a.running.Load() == 1 && b.running.Load() == 1 })
+	testenv.WaitFor(t, 30*time.Second, "alpha and beta working", func() bool { return a.running.Load() == 1 && b.running.Load() == 1 })
 	if hostState(t, f, "alpha") != "working" {
 		t.Errorf("alpha is %s while it works", hostState(t, f, "alpha"))
 	}
 	for i := 0; i < 3; i++ {
 		a.release <- struct{}{}
 	}
-	wait(t, 30*time.Second, "alpha's jobs done", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "alpha's jobs done", func() bool {
 		for _, id := range ids {
 			if job(t, f, id).State != "completed" {
 				return false
@@ -210,7 +201,7 @@ func TestAgents(t *testing.T) {
 	if _, err := f.Cancel(ctx, bid[0]); err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "beta's job cancelled", func() bool { return job(t, f, bid[0]).State == "cancelled" })
+	testenv.WaitFor(t, 30*time.Second, "beta's job cancelled", func() bool { return job(t, f, bid[0]).State == "cancelled" })
 	_, err = f.Cancel(ctx, bid[0])
 	testenv.WantErr(t, err, "cancelled already")
 	_, err = f.Retry(ctx, ids[0])
@@ -218,11 +209,11 @@ func TestAgents(t *testing.T) {
 	if _, err := f.Retry(ctx, bid[0]); err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "beta works its job again", func() bool { return job(t, f, bid[0]).State == "running" && b.running.Load() == 1 })
+	testenv.WaitFor(t, 30*time.Second, "beta works its job again", func() bool { return job(t, f, bid[0]).State == "running" && b.running.Load() == 1 })
 	_, err = f.Retry(ctx, bid[0])
 	testenv.WantErr(t, err, "is running", "fleet cancel")
 	b.release <- struct{}{}
-	wait(t, 30*time.Second, "beta's job completed", func() bool { return job(t, f, bid[0]).State == "completed" })
+	testenv.WaitFor(t, 30*time.Second, "beta's job completed", func() bool { return job(t, f, bid[0]).State == "completed" })
 	if j := job(t, f, bid[0]); j.Attempt != 2 || j.Job.Host != "beta" {
 		t.Errorf("beta's job: attempt %d, host %s", j.Attempt, j.Job.Host)
 	}
@@ -233,7 +224,7 @@ func TestAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "the job beta cannot run cancelled", func() bool { return job(t, f, pid[0]).State == "cancelled" })
+	testenv.WaitFor(t, 30*time.Second, "the job beta cannot run cancelled", func() bool { return job(t, f, pid[0]).State == "cancelled" })
 	if j := job(t, f, pid[0]); j.Attempt != 1 || !strings.Contains(j.LastError(), `not retried (this host cannot run it as it is): unknown suite "unknown"`) {
 		t.Errorf("the job beta cannot run: attempt %d, %q", j.Attempt, j.LastError())
 	}
@@ -246,7 +237,7 @@ func TestAgents(t *testing.T) {
 	if err := f.register(ctx, Host{Name: "gamma", Fingerprint: []byte(`{}`), Interval: time.Second}, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 10*time.Second, "gamma lost", func() bool { return hostState(t, f, "gamma") == Lost })
+	testenv.WaitFor(t, 10*time.Second, "gamma lost", func() bool { return hostState(t, f, "gamma") == Lost })
 	// A lost agent's name can be taken, and the lost one learns it.
 	if err := f.register(ctx, Host{Name: "gamma", Fingerprint: []byte(`{}`), Interval: time.Second}, "new"); err != nil {
 		t.Errorf("take a lost agent's name: %v", err)
