@@ -147,18 +147,6 @@ func qpslabIn(t *testing.T, h home.Home, args ...string) outcome {
 	return r
 }
 
-// waitFor polls cond until it holds, failing the test after within.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
 // submit queues a plan and returns the jobs' ids, one per host it names.
 func submit(t *testing.T, h home.Home, dsn string, args ...string) []int64 {
 	t.Helper()
@@ -226,7 +214,7 @@ func TestFleet(t *testing.T) {
 	top := t
 	alpha := startAgent(t, top, ha, dsn, "alpha", "small,amd")
 	beta := startAgent(t, top, hb, dsn, "beta", "big,amd")
-	waitFor(t, time.Minute, "both agents registered", func() bool {
+	testenv.WaitFor(t, time.Minute, "both agents registered", func() bool {
 		s := fleetStatus(t, ctl, dsn)
 		return s.host("alpha").State == "idle" && s.host("beta").State == "idle"
 	})
@@ -294,7 +282,7 @@ params:
 		if len(small) != 1 || len(both) != 2 {
 			t.Fatalf("jobs %v and %v: want one for small, one per host for amd", small, both)
 		}
-		waitFor(t, 6*time.Minute, "the three jobs completed", func() bool {
+		testenv.WaitFor(t, 6*time.Minute, "the three jobs completed", func() bool {
 			s := fleetStatus(t, ctl, dsn)
 			for _, id := range append(small, both...) {
 				if j := s.job(id); j.State != "completed" {
@@ -384,18 +372,18 @@ params:
 			"--tables", "1", "--rows", "2000", "--read-secs", "2", "--write-secs", "2", "--warmup", "0", "--postwrite-scale", "0",
 			"--hosts", "beta", "--timeout", "75s")
 		id := ids[0]
-		waitFor(t, 3*time.Minute, "beta's job stored a run and runs another", func() bool {
+		testenv.WaitFor(t, 3*time.Minute, "beta's job stored a run and runs another", func() bool {
 			c := runsOfJob(t, st, id)
 			return c[1][result.OK] >= 1 && c[1]["running"] == 1
 		})
 		syscall.Kill(beta.cmd.Process.Pid, syscall.SIGKILL)
 		<-beta.done
-		waitFor(t, 30*time.Second, "beta shown lost", func() bool { return fleetStatus(t, ctl, dsn).host("beta").State == fleet.Lost })
+		testenv.WaitFor(t, 30*time.Second, "beta shown lost", func() bool { return fleetStatus(t, ctl, dsn).host("beta").State == fleet.Lost })
 		if s := fleetStatus(t, ctl, dsn); s.job(id).State != "running" {
 			t.Errorf("the lost agent's job is %s before its timeout", s.job(id).State)
 		}
 		beta = startAgent(t, top, hb, dsn, "beta", "big,amd") // the machine is back
-		waitFor(t, 5*time.Minute, "the job retried and completed", func() bool {
+		testenv.WaitFor(t, 5*time.Minute, "the job retried and completed", func() bool {
 			j := fleetStatus(t, ctl, dsn).job(id)
 			if j.State == "discarded" {
 				t.Fatalf("job %d discarded: %s", id, j.LastError)
@@ -434,18 +422,18 @@ params:
 			"--read-secs", "120", "--warmup", "0", "--hosts", "alpha")[0]
 		// The load is a run of its own: wait until it is done and the
 		// measured test is the one running, or the cancel may catch the load.
-		waitFor(t, 2*time.Minute, "alpha runs the long test", func() bool {
+		testenv.WaitFor(t, 2*time.Minute, "alpha runs the long test", func() bool {
 			c := runsOfJob(t, st, long)[1]
 			return c["running"] == 1 && c[result.OK] == 1
 		})
 		if r := qpslabIn(t, ctl, "fleet", "cancel", "--store", dsn, strconv.FormatInt(long, 10)); r.code != 0 || !strings.Contains(r.stdout, "cancelling") {
 			t.Fatalf("fleet cancel: exit %d %s%s", r.code, r.stdout, r.stderr)
 		}
-		waitFor(t, time.Minute, "the job cancelled", func() bool { return fleetStatus(t, ctl, dsn).job(long).State == "cancelled" })
+		testenv.WaitFor(t, time.Minute, "the job cancelled", func() bool { return fleetStatus(t, ctl, dsn).job(long).State == "cancelled" })
 		if c := runsOfJob(t, st, long); c[1][result.Aborted] != 1 || c[1]["running"] != 0 {
 			t.Errorf("runs of the cancelled job: %v", c)
 		}
-		waitFor(t, 30*time.Second, "alpha idle, its server stopped", func() bool {
+		testenv.WaitFor(t, 30*time.Second, "alpha idle, its server stopped", func() bool {
 			return fleetStatus(t, ctl, dsn).host("alpha").State == "idle" && len(testenv.Processes(filepath.Join(ha.Root, "sandboxes"))) == 0
 		})
 		if r := qpslabIn(t, ctl, "fleet", "cancel", "--store", dsn, strconv.FormatInt(long, 10)); r.code != 1 || !strings.Contains(r.stderr, "cancelled already") {
@@ -454,7 +442,7 @@ params:
 		// A job that fails keeps the server log's tail; retry runs it again.
 		bad := submit(t, ctl, dsn, "sysbench", "--build", "mariadb-system", "--config", "broken", "--tests", "point-query_range=100",
 			"--hosts", "alpha", "--attempts", "1")[0]
-		waitFor(t, 2*time.Minute, "the broken job discarded", func() bool { return fleetStatus(t, ctl, dsn).job(bad).State == "discarded" })
+		testenv.WaitFor(t, 2*time.Minute, "the broken job discarded", func() bool { return fleetStatus(t, ctl, dsn).job(bad).State == "discarded" })
 		j := fleetStatus(t, ctl, dsn).job(bad)
 		if !strings.Contains(j.LastError, "no_such_variable_qpslab") || !strings.Contains(j.LastError, "full log:") {
 			t.Errorf("the failed job's error lacks the server log's tail: %q", j.LastError)
@@ -462,7 +450,7 @@ params:
 		if r := qpslabIn(t, ctl, "fleet", "retry", "--store", dsn, strconv.FormatInt(bad, 10)); r.code != 0 {
 			t.Fatalf("fleet retry: exit %d %s", r.code, r.stderr)
 		}
-		waitFor(t, 2*time.Minute, "the retried job failed again", func() bool {
+		testenv.WaitFor(t, 2*time.Minute, "the retried job failed again", func() bool {
 			j := fleetStatus(t, ctl, dsn).job(bad)
 			return j.State == "discarded" && j.Attempt == 2
 		})
@@ -478,7 +466,7 @@ params:
 	t.Run("SIGTERM", func(t *testing.T) {
 		// finish (the default): the job in progress ends, then the agent.
 		id := submit(t, ctl, dsn, append(fleetQuick, "--hosts", "alpha")...)[0]
-		waitFor(t, 2*time.Minute, "alpha works", func() bool { return fleetStatus(t, ctl, dsn).host("alpha").State == "working" })
+		testenv.WaitFor(t, 2*time.Minute, "alpha works", func() bool { return fleetStatus(t, ctl, dsn).host("alpha").State == "working" })
 		if err := alpha.stop(t, syscall.SIGTERM, 3*time.Minute); err != nil {
 			t.Errorf("alpha after SIGTERM: %v", err)
 		}
@@ -495,7 +483,7 @@ params:
 		beta = startAgent(t, top, hb, dsn, "beta", "big,amd", "--on-term", "abort")
 		id = submit(t, ctl, dsn, "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100", "--tables", "1", "--rows", "2000",
 			"--read-secs", "120", "--warmup", "0", "--hosts", "beta")[0]
-		waitFor(t, 2*time.Minute, "beta runs the long test", func() bool {
+		testenv.WaitFor(t, 2*time.Minute, "beta runs the long test", func() bool {
 			c := runsOfJob(t, st, id)
 			return c[1][result.OK] == 1 && c[1]["running"] == 1 // the load, and the test
 		})

@@ -42,11 +42,14 @@ type Agent struct {
 	// Log is told what the agent does.
 	Log func(line string)
 
-	runner   string
-	mu       sync.Mutex
-	state    string
-	job      int64
-	stopping bool
+	runner string
+	mu     sync.Mutex // guards state and job
+	state  string     // Idle, Working, Stopping, Stopped: moved by move alone
+	job    int64
+	// wmu makes the writes of the state one at a time, each of the state
+	// as it is when its turn comes: they reach the store in the order of
+	// the moves, and none carries a state older than the one before.
+	wmu sync.Mutex
 }
 
 func (a *Agent) logf(format string, args ...any) {
@@ -55,18 +58,31 @@ func (a *Agent) logf(format string, args ...any) {
 	}
 }
 
-// set changes the agent's state and says so in a heartbeat at once.
-func (a *Agent) set(state string, job int64) error {
+// enter moves the agent to state (as move allows: a stopping agent stays
+// stopping) with job, in memory.
+func (a *Agent) enter(state string, job int64) {
 	a.mu.Lock()
-	if a.stopping && state != "stopped" {
-		state = "stopping"
-	}
-	a.state, a.job = state, job
-	a.mu.Unlock()
+	defer a.mu.Unlock()
+	a.state, a.job = move(a.state, state), job
+}
+
+// is reports whether the agent is in state.
+func (a *Agent) is(state string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.state == state
+}
+
+// set moves the agent to state and says so in a heartbeat at once.
+func (a *Agent) set(state string, job int64) error {
+	a.enter(state, job)
 	return a.beat()
 }
 
+// beat writes the agent's state and job as they are now, with a heartbeat.
 func (a *Agent) beat() error {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
 	a.mu.Lock()
 	state, job := a.state, a.job
 	a.mu.Unlock()
@@ -80,7 +96,8 @@ func (a *Agent) beat() error {
 // once, or later: a second signal), which cancels it (its run is stored
 // aborted, its servers stopped, and River retries it when the agent is
 // back). The host is then recorded stopped. A heartbeat that finds another
-// agent holding the name ends the agent too.
+// agent holding the name ends the agent too. The heartbeat ends before the
+// last state is written: no heartbeat in flight can overwrite stopped.
 func (a *Agent) Run(ctx context.Context, abort <-chan struct{}) error {
 	if err := ValidName(a.Host.Name); err != nil {
 		return err
@@ -101,7 +118,7 @@ func (a *Agent) Run(ctx context.Context, abort <-chan struct{}) error {
 	if err := a.Fleet.register(ctx, a.Host, a.runner); err != nil {
 		return err
 	}
-	a.state = "idle"
+	a.state = Idle
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &worker{a: a}); err != nil {
 		return err
@@ -133,8 +150,10 @@ func (a *Agent) Run(ctx context.Context, abort <-chan struct{}) error {
 	a.logf("agent %s: registered in %s (host %s, labels %v); works queue %s one job at a time; heartbeat every %s", a.Host.Name, a.Fleet.where,
 		a.Host.HostID, a.Host.Labels, Queue(a.Host.Name), a.Host.Interval)
 	fatal := make(chan error, 1)
-	done := make(chan struct{})
+	done := make(chan struct{})    // closed: the heartbeat ends
+	beating := make(chan struct{}) // closed when it has
 	go func() {
+		defer close(beating)
 		t := time.NewTicker(a.Host.Interval)
 		defer t.Stop()
 		for {
@@ -159,11 +178,11 @@ func (a *Agent) Run(ctx context.Context, abort <-chan struct{}) error {
 		abort = closed()
 	}
 	a.mu.Lock()
-	a.stopping = true
-	working := a.state == "working"
+	working := a.state == Working
+	a.state = move(a.state, Stopping) // with its job, if it works on one
 	a.mu.Unlock()
 	if runErr == nil {
-		if err := a.set("stopping", a.currentJob()); err != nil {
+		if err := a.beat(); err != nil {
 			a.logf("agent %s: %v", a.Host.Name, err)
 		}
 	}
@@ -195,6 +214,7 @@ func (a *Agent) Run(ctx context.Context, abort <-chan struct{}) error {
 		}
 	}
 	close(done)
+	<-beating // a heartbeat in flight ends before the last state is written
 	if !errors.Is(runErr, errTaken) {
 		a.stopped()
 	}
@@ -214,12 +234,10 @@ func (a *Agent) currentJob() int64 {
 	return a.job
 }
 
-// stopped records the host stopped: a clean end, not a loss.
+// stopped records the host stopped: a clean end, not a loss. It is the
+// agent's last write: nothing moves it out of stopped but a registration.
 func (a *Agent) stopped() {
-	a.mu.Lock()
-	a.state, a.job = "stopped", 0
-	a.mu.Unlock()
-	if err := a.beat(); err != nil {
+	if err := a.set(Stopped, 0); err != nil {
 		a.logf("agent %s: %v", a.Host.Name, err)
 	}
 }
@@ -255,15 +273,13 @@ func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
 	if j.Args.Host != a.Host.Name { // only its queue's jobs reach an agent
 		return river.JobCancel(fmt.Errorf("job %d is for host %s, not %s", j.ID, j.Args.Host, a.Host.Name))
 	}
-	if err := a.set("working", j.ID); err != nil {
+	if err := a.set(Working, j.ID); err != nil {
 		a.logf("agent %s: %v", a.Host.Name, err)
 	}
 	a.logf("job %d, attempt %d of %d: %s on %s (timeout %s)", j.ID, j.Attempt, j.MaxAttempts, j.Args.Suite, a.Host.Name, j.Args.TimeoutDuration())
 	err := a.Work(ctx, Attempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
 	if err != nil && ctx.Err() != nil {
-		a.mu.Lock()
-		stopping := a.stopping
-		a.mu.Unlock()
+		stopping := a.is(Stopping)
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, river.ErrJobCancelledRemotely):
 			err = fmt.Errorf("cancelled (qpslab fleet cancel): %w", err)
@@ -273,7 +289,7 @@ func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
 			// River puts a job its client stopped under back in the
 			// queue as it was (the attempt not counted, no error kept).
 			a.logf("job %d, attempt %d: interrupted (%v): the agent stops; River puts the job back in its queue, to run again when the agent is back", j.ID, j.Attempt, err)
-			_ = a.set("stopping", 0)
+			_ = a.set(Stopping, 0)
 			return fmt.Errorf("its agent was stopped mid-job: %w", err)
 		}
 	}
@@ -285,7 +301,7 @@ func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
 		}
 		cancel()
 	}
-	if serr := a.set("idle", 0); serr != nil {
+	if serr := a.set(Idle, 0); serr != nil {
 		a.logf("agent %s: %v", a.Host.Name, serr)
 	}
 	var p permanent

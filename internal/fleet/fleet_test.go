@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,15 +117,6 @@ func (x *fake) stop(t *testing.T) {
 	x.done <- nil // for a second stop
 }
 
-func wait(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(within); !cond(); time.Sleep(200 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-	}
-}
-
 func hostState(t *testing.T, f *Fleet, name string) string {
 	t.Helper()
 	hs, err := f.Hosts(context.Background())
@@ -157,7 +152,7 @@ func TestAgents(t *testing.T) {
 	}
 	a := startFake(t, f, "alpha", "small")
 	b := startFake(t, f, "beta", "big")
-	wait(t, 30*time.Second, "both registered", func() bool { return hostState(t, f, "alpha") == "idle" && hostState(t, f, "beta") == "idle" })
+	testenv.WaitFor(t, 30*time.Second, "both registered", func() bool { return hostState(t, f, "alpha") == "idle" && hostState(t, f, "beta") == "idle" })
 	// A second agent of a live name is refused.
 	dup := &Agent{Fleet: f, Host: Host{Name: "alpha", Fingerprint: []byte(`{}`), Hostname: "there", Interval: time.Second}, Work: a.a.Work}
 	testenv.WantErr(t, dup.Run(ctx, nil), "an agent named alpha is running on here")
@@ -182,14 +177,14 @@ func TestAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "alpha and beta working", func() bool { return a.running.Load() == 1 && b.running.Load() == 1 })
+	testenv.WaitFor(t, 30*time.Second, "alpha and beta working", func() bool { return a.running.Load() == 1 && b.running.Load() == 1 })
 	if hostState(t, f, "alpha") != "working" {
 		t.Errorf("alpha is %s while it works", hostState(t, f, "alpha"))
 	}
 	for i := 0; i < 3; i++ {
 		a.release <- struct{}{}
 	}
-	wait(t, 30*time.Second, "alpha's jobs done", func() bool {
+	testenv.WaitFor(t, 30*time.Second, "alpha's jobs done", func() bool {
 		for _, id := range ids {
 			if job(t, f, id).State != "completed" {
 				return false
@@ -210,7 +205,7 @@ func TestAgents(t *testing.T) {
 	if _, err := f.Cancel(ctx, bid[0]); err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "beta's job cancelled", func() bool { return job(t, f, bid[0]).State == "cancelled" })
+	testenv.WaitFor(t, 30*time.Second, "beta's job cancelled", func() bool { return job(t, f, bid[0]).State == "cancelled" })
 	_, err = f.Cancel(ctx, bid[0])
 	testenv.WantErr(t, err, "cancelled already")
 	_, err = f.Retry(ctx, ids[0])
@@ -218,11 +213,11 @@ func TestAgents(t *testing.T) {
 	if _, err := f.Retry(ctx, bid[0]); err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "beta works its job again", func() bool { return job(t, f, bid[0]).State == "running" && b.running.Load() == 1 })
+	testenv.WaitFor(t, 30*time.Second, "beta works its job again", func() bool { return job(t, f, bid[0]).State == "running" && b.running.Load() == 1 })
 	_, err = f.Retry(ctx, bid[0])
 	testenv.WantErr(t, err, "is running", "fleet cancel")
 	b.release <- struct{}{}
-	wait(t, 30*time.Second, "beta's job completed", func() bool { return job(t, f, bid[0]).State == "completed" })
+	testenv.WaitFor(t, 30*time.Second, "beta's job completed", func() bool { return job(t, f, bid[0]).State == "completed" })
 	if j := job(t, f, bid[0]); j.Attempt != 2 || j.Job.Host != "beta" {
 		t.Errorf("beta's job: attempt %d, host %s", j.Attempt, j.Job.Host)
 	}
@@ -233,7 +228,7 @@ func TestAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 30*time.Second, "the job beta cannot run cancelled", func() bool { return job(t, f, pid[0]).State == "cancelled" })
+	testenv.WaitFor(t, 30*time.Second, "the job beta cannot run cancelled", func() bool { return job(t, f, pid[0]).State == "cancelled" })
 	if j := job(t, f, pid[0]); j.Attempt != 1 || !strings.Contains(j.LastError(), `not retried (this host cannot run it as it is): unknown suite "unknown"`) {
 		t.Errorf("the job beta cannot run: attempt %d, %q", j.Attempt, j.LastError())
 	}
@@ -246,12 +241,318 @@ func TestAgents(t *testing.T) {
 	if err := f.register(ctx, Host{Name: "gamma", Fingerprint: []byte(`{}`), Interval: time.Second}, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	wait(t, 10*time.Second, "gamma lost", func() bool { return hostState(t, f, "gamma") == Lost })
+	testenv.WaitFor(t, 10*time.Second, "gamma lost", func() bool { return hostState(t, f, "gamma") == Lost })
 	// A lost agent's name can be taken, and the lost one learns it.
 	if err := f.register(ctx, Host{Name: "gamma", Fingerprint: []byte(`{}`), Interval: time.Second}, "new"); err != nil {
 		t.Errorf("take a lost agent's name: %v", err)
 	}
 	if err := f.beat(ctx, "gamma", "gone", "idle", 0); !errors.Is(err, errTaken) {
 		t.Errorf("the lost agent's heartbeat: %v", err)
+	}
+}
+
+// agentEvents are what one agent of TestStopLoop tells: its log lines and
+// the jobs its Work starts.
+type agentEvents struct {
+	registered chan struct{} // it heartbeats and works its queue
+	finishing  chan struct{} // stopped with a job in progress, it waits for the job to end
+	started    chan int64    // Work began a job
+	release    chan struct{} // Work's job ends
+	ended      chan struct{} // closed when Run has returned, err set
+	err        error         // Run's
+}
+
+// loopAgent starts an agent named loop whose heartbeat is every 5 ms, and
+// returns what it tells.
+func loopAgent(f *Fleet, ctx context.Context, abort <-chan struct{}) *agentEvents {
+	ev := &agentEvents{registered: make(chan struct{}), finishing: make(chan struct{}), started: make(chan int64, 1),
+		release: make(chan struct{}, 1), ended: make(chan struct{})}
+	var once1, once2 sync.Once
+	a := &Agent{Fleet: f, Host: Host{Name: "loop", HostID: "id-loop", Fingerprint: []byte(`{}`), Hostname: "here", Interval: 5 * time.Millisecond},
+		Work: func(ctx context.Context, at Attempt) error {
+			ev.started <- at.ID
+			select {
+			case <-ev.release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+		Log: func(line string) {
+			switch {
+			case strings.Contains(line, ": registered in "):
+				once1.Do(func() { close(ev.registered) })
+			case strings.Contains(line, ": stopping after job "):
+				once2.Do(func() { close(ev.finishing) })
+			}
+		}}
+	go func() { ev.err = a.Run(ctx, abort); close(ev.ended) }()
+	return ev
+}
+
+// next waits for ch (an event of the agent); an agent that ends first, or
+// an event that does not come within a minute, is an error.
+func next[T any](ev *agentEvents, ch <-chan T, what string) (T, error) {
+	var zero T
+	select {
+	case v := <-ch:
+		return v, nil
+	case <-ev.ended:
+		return zero, fmt.Errorf("the agent ended before %s: %v", what, ev.err)
+	case <-time.After(time.Minute):
+		return zero, fmt.Errorf("%s: not within a minute", what)
+	}
+}
+
+// An agent stopped as SIGTERM stops it, with a job in progress that it
+// finishes (--on-term finish) or aborts (--on-term abort), or idle, is
+// recorded stopped, every time, and can register again at once: the
+// heartbeat in flight when it stops (every 5 ms here) never overwrites its
+// last state.
+func TestStopLoop(t *testing.T) {
+	f, _ := open(t)
+	ctx := context.Background()
+	const n = 240
+	began := time.Now()
+	failed := 0
+	for i := 0; i < n; i++ {
+		mode := []string{"finish", "abort", "idle"}[i%3]
+		if err := stopOnce(f, ctx, mode); err != nil {
+			if failed++; failed <= 10 {
+				t.Errorf("iteration %d (%s): %v", i, mode, err)
+			}
+			// Count each iteration's fault once: the next starts when the
+			// name is free again (stopped, or lost).
+			testenv.WaitFor(t, 30*time.Second, "the agent's name free", func() bool {
+				s := hostState(t, f, "loop")
+				return s == Stopped || s == Lost
+			})
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d iterations failed", failed, n)
+	}
+	t.Logf("%d iterations in %s", n, time.Since(began).Round(time.Millisecond))
+	// The last one too can register again at once.
+	if err := f.register(ctx, Host{Name: "loop", Fingerprint: []byte(`{}`), Interval: time.Second}, "again"); err != nil {
+		t.Errorf("register after the last stop: %v", err)
+	}
+}
+
+// stopOnce starts the agent, stops it in the mode given, and says what went
+// wrong.
+func stopOnce(f *Fleet, ctx context.Context, mode string) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	abort := make(chan struct{})
+	ev := loopAgent(f, runCtx, abort)
+	defer func() { // on an early return too, the agent ends before the next starts
+		cancel()
+		select {
+		case <-abort:
+		default:
+			close(abort)
+		}
+		select {
+		case <-ev.ended:
+		case <-time.After(time.Minute): // reported already
+		}
+	}()
+	if _, err := next(ev, ev.registered, "registered"); err != nil {
+		return err
+	}
+	var id int64
+	if mode != "idle" {
+		ids, err := f.Submit(ctx, []Job{{Suite: "s", Host: "loop", Timeout: 60}}, 2)
+		if err != nil {
+			return err
+		}
+		if id, err = next(ev, ev.started, "the job started"); err != nil {
+			return err
+		}
+		if id != ids[0] {
+			return fmt.Errorf("the agent works job %d, not %d", id, ids[0])
+		}
+	}
+	cancel() // SIGTERM
+	switch mode {
+	case "finish":
+		if _, err := next(ev, ev.finishing, "the agent waits for its job"); err != nil {
+			return err
+		}
+		ev.release <- struct{}{}
+	case "abort":
+		close(abort)
+	}
+	select {
+	case <-ev.ended:
+	case <-time.After(time.Minute):
+		return errors.New("the agent did not end within a minute of its stop")
+	}
+	if ev.err != nil {
+		return fmt.Errorf("the agent ended: %v", ev.err)
+	}
+	switch j, err := f.Job(ctx, id); {
+	case mode == "idle":
+	case err != nil:
+		return err
+	case mode == "finish" && j.State != "completed":
+		return fmt.Errorf("the finished job is %s", j.State)
+	case mode == "abort":
+		if j.State != "available" {
+			return fmt.Errorf("the aborted job is %s, not back in the queue", j.State)
+		}
+		if _, err := f.Cancel(ctx, id); err != nil { // or the next agent works it
+			return err
+		}
+	}
+	hs, err := f.Hosts(ctx)
+	if err != nil {
+		return err
+	}
+	if len(hs) != 1 {
+		return fmt.Errorf("%d hosts, want 1", len(hs))
+	}
+	if h := hs[0]; h.State != Stopped {
+		return fmt.Errorf("stopped, the host is %s (job %d, its last heartbeat %s ago)", h.State, h.Job, h.Since.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// The store refuses the moves that the agent's states do not allow, in
+// the heartbeat's UPDATE itself: nothing leaves stopped but a registration,
+// nothing leaves stopping but stopped, and a heartbeat of an agent whose
+// name another took is errTaken.
+func TestMoves(t *testing.T) {
+	f, _ := open(t)
+	ctx := context.Background()
+	h := Host{Name: "delta", Fingerprint: []byte(`{}`), Interval: time.Second}
+	if err := f.register(ctx, h, "one"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		state string
+		err   error
+	}{
+		{Working, nil}, {Idle, nil}, {Working, nil}, {Stopping, nil}, {Stopping, nil}, {Working, errMove}, {Idle, errMove},
+		{Stopped, nil}, {Stopped, errMove}, {Stopping, errMove}, {Idle, errMove}, {Working, errMove},
+	} {
+		err := f.beat(ctx, "delta", "one", m.state, 0)
+		if !errors.Is(err, m.err) || (m.err == nil) != (err == nil) {
+			t.Errorf("heartbeat %s after %s: %v, want %v", m.state, hostState(t, f, "delta"), err, m.err)
+		}
+	}
+	if s := hostState(t, f, "delta"); s != Stopped {
+		t.Errorf("delta is %s, want stopped", s)
+	}
+	if err := f.register(ctx, h, "two"); err != nil {
+		t.Fatalf("register a stopped agent's name: %v", err)
+	}
+	if s := hostState(t, f, "delta"); s != Idle {
+		t.Errorf("delta registered is %s, want idle", s)
+	}
+	if err := f.beat(ctx, "delta", "one", Stopped, 0); !errors.Is(err, errTaken) {
+		t.Errorf("the old agent's heartbeat: %v, want errTaken", err)
+	}
+	for from, want := range map[string]string{Idle: Stopping, Working: Stopping, Stopping: Stopping, Stopped: Stopped} {
+		if got := move(from, Stopping); got != want {
+			t.Errorf("move(%s, stopping) = %s, want %s", from, got, want)
+		}
+	}
+	for from, want := range map[string]string{Idle: Working, Working: Working, Stopping: Stopping, Stopped: Stopped} {
+		if got := move(from, Working); got != want {
+			t.Errorf("move(%s, working) = %s, want %s", from, got, want)
+		}
+	}
+}
+
+// TestAgentProcess is not a test of its own: TestKilled runs it, in a
+// process of its own, as an agent it can kill with SIGKILL. It does nothing
+// (and passes) without QPSLAB_FLEET_AGENT.
+func TestAgentProcess(t *testing.T) {
+	dsn := os.Getenv("QPSLAB_FLEET_AGENT")
+	if dsn == "" {
+		return
+	}
+	f, err := Open(context.Background(), dsn, "the test's store")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// SIGTERM stops it as it stops qpslab agent.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	a := &Agent{Fleet: f, Host: Host{Name: os.Getenv("QPSLAB_FLEET_AGENT_NAME"), Fingerprint: []byte(`{}`), Hostname: "here", Interval: 100 * time.Millisecond},
+		Work: func(ctx context.Context, _ Attempt) error { <-ctx.Done(); return ctx.Err() },
+		Log:  func(line string) { fmt.Println(line) }}
+	if err := a.Run(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An agent killed with SIGKILL (in a process of its own: TestAgentProcess)
+// writes nothing more and is shown lost once LostAfter has passed; one
+// stopped with SIGTERM is stopped and stays so past LostAfter.
+func TestKilled(t *testing.T) {
+	f, dsn := open(t)
+	type proc struct {
+		cmd  *exec.Cmd
+		out  strings.Builder
+		err  error
+		done chan struct{} // closed when it has ended, err set
+	}
+	procs := map[string]*proc{}
+	for _, name := range []string{"killed", "termed"} {
+		p := &proc{done: make(chan struct{})}
+		p.cmd = exec.Command(os.Args[0], "-test.run=^TestAgentProcess$", "-test.count=1", "-test.v")
+		p.cmd.Env = append(os.Environ(), "QPSLAB_FLEET_AGENT="+dsn, "QPSLAB_FLEET_AGENT_NAME="+name)
+		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[name] = p
+		go func() { p.err = p.cmd.Wait(); close(p.done) }()
+		t.Cleanup(func() {
+			p.cmd.Process.Kill()
+			<-p.done
+			if t.Failed() {
+				t.Logf("agent %s:\n%s", name, p.out.String())
+			}
+		})
+	}
+	testenv.WaitFor(t, time.Minute, "both agents registered", func() bool {
+		return hostState(t, f, "killed") == Idle && hostState(t, f, "termed") == Idle
+	})
+	procs["killed"].cmd.Process.Signal(syscall.SIGKILL)
+	procs["termed"].cmd.Process.Signal(syscall.SIGTERM)
+	for name, want := range map[string]string{"killed": "signal: killed", "termed": "<nil>"} {
+		select {
+		case <-procs[name].done:
+			if got := fmt.Sprint(procs[name].err); got != want {
+				t.Errorf("agent %s ended: %s, want %s", name, got, want)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("agent %s did not end within a minute", name)
+		}
+	}
+	if s := hostState(t, f, "termed"); s != Stopped {
+		t.Errorf("the agent stopped with SIGTERM is %s", s)
+	}
+	testenv.WaitFor(t, 30*time.Second, "the killed agent lost", func() bool { return hostState(t, f, "killed") == Lost })
+	// Past LostAfter by the store's clock, the stopped agent is stopped.
+	var termed Host
+	testenv.WaitFor(t, 30*time.Second, "LostAfter passed since the stopped agent's last heartbeat", func() bool {
+		hs, err := f.Hosts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hs {
+			if h.Name == "termed" {
+				termed = h
+			}
+		}
+		return termed.Since > LostAfter(termed.Interval)
+	})
+	if termed.State != Stopped {
+		t.Errorf("the agent stopped with SIGTERM is %s %s after its last heartbeat", termed.State, termed.Since)
 	}
 }

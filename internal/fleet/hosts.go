@@ -23,8 +23,8 @@ type Host struct {
 	Hostname    string          `json:"hostname"`    // the machine's
 	Builds      []Build         `json:"builds"`
 	Configs     []Config        `json:"configs"`
-	// State is idle, working, stopping (finishing its job after SIGTERM),
-	// stopped (it ended cleanly), or lost: no heartbeat for LostAfter.
+	// State is Idle, Working, Stopping (finishing its job after SIGTERM),
+	// Stopped (it ended cleanly), or Lost: no heartbeat for LostAfter.
 	State     string        `json:"state"`
 	Job       int64         `json:"job,omitempty"` // the job it works on
 	Interval  time.Duration `json:"interval_ns"`   // its heartbeat interval
@@ -48,8 +48,63 @@ type Config struct {
 	ID     string `json:"id"`
 }
 
-// Lost is the state of a host whose heartbeats stopped.
-const Lost = "lost"
+// The states of a host. Its agent records Idle, Working, Stopping and
+// Stopped; Lost is never recorded: Hosts shows it for a host, not
+// stopped, whose last heartbeat is older than LostAfter.
+const (
+	Idle     = "idle"     // registered, waiting for a job
+	Working  = "working"  // working on a job
+	Stopping = "stopping" // stopped by SIGTERM: its job in progress ends (or is aborted), then the agent
+	Stopped  = "stopped"  // it ended cleanly
+	Lost     = "lost"     // its heartbeats stopped: killed, or its machine or network is gone
+)
+
+// moves are the moves between the recorded states that an agent may make,
+// from each state to the states listed. A heartbeat repeats the state it
+// is in (x → x); registration is not a move: it records idle under a new
+// agent process (runner), and it alone leaves stopped (or lost).
+//
+//	from \ to    idle  working  stopping  stopped
+//	idle         yes   yes      yes       yes
+//	working      yes   yes      yes       yes
+//	stopping     -     -        yes       yes
+//	stopped      -     -        -         -
+//
+// Stopping leads only to stopped: a job that starts while its agent stops
+// (River fetched it just before) is shown stopping, with its job, not
+// working. The writes of an agent's state (beat) are guarded by this
+// table in the UPDATE itself, so that no write that was overtaken by a
+// later one (a heartbeat in flight as the agent stops) can undo it.
+var moves = map[string][]string{
+	Idle:     {Idle, Working, Stopping, Stopped},
+	Working:  {Idle, Working, Stopping, Stopped},
+	Stopping: {Stopping, Stopped},
+	Stopped:  {},
+}
+
+// movesInto returns the states from which an agent may move to state.
+func movesInto(state string) []string {
+	var from []string
+	for _, s := range []string{Idle, Working, Stopping, Stopped} {
+		if slices.Contains(moves[s], state) {
+			from = append(from, s)
+		}
+	}
+	return from
+}
+
+// move returns the state an agent in state from enters when it is told to
+// enter state to: to if the table allows it; stopping if it is stopping
+// and told idle or working (it finishes its job, then stops); else from.
+func move(from, to string) string {
+	switch {
+	case slices.Contains(moves[from], to):
+		return to
+	case from == Stopping && (to == Idle || to == Working):
+		return Stopping
+	}
+	return from
+}
 
 // LostAfter is how long a host may go without a heartbeat before it is
 // lost: three missed heartbeats.
@@ -99,7 +154,7 @@ func (f *Fleet) Hosts(ctx context.Context) ([]Host, error) {
 		if err := errors.Join(json.Unmarshal(builds, &h.Builds), json.Unmarshal(configs, &h.Configs)); err != nil {
 			return nil, fmt.Errorf("host %s in %s: %w", h.Name, f.where, err)
 		}
-		if h.State != "stopped" && h.Since > LostAfter(h.Interval) {
+		if h.State != Stopped && h.Since > LostAfter(h.Interval) {
 			h.State = Lost
 		}
 		out = append(out, h)
@@ -190,7 +245,7 @@ func (f *Fleet) register(ctx context.Context, h Host, runner string) error {
 		case errors.Is(err, pgx.ErrNoRows):
 		case err != nil:
 			return fmt.Errorf("register host %s in %s: %w", h.Name, f.where, err)
-		case state != "stopped" && time.Duration(since*float64(time.Second)) <= LostAfter(time.Duration(ms)*time.Millisecond):
+		case state != Stopped && time.Duration(since*float64(time.Second)) <= LostAfter(time.Duration(ms)*time.Millisecond):
 			return fmt.Errorf("an agent named %s is running on %s (its last heartbeat %.0f s ago): stop it, or give this one another --name", h.Name, hostname, since)
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO fleet_hosts (name, labels, host_id, fingerprint, hostname, builds, configs, runner, state, job, interval_ms, started, heartbeat)
@@ -210,20 +265,39 @@ func (f *Fleet) register(ctx context.Context, h Host, runner string) error {
 // agent now (this one was lost, and another took its name).
 var errTaken = errors.New("another agent took this agent's name")
 
-// beat records a heartbeat with the agent's state and job.
+// errMove is a heartbeat's error when the move from the state recorded to
+// the one it writes is not one of moves (the host is recorded stopped).
+var errMove = errors.New("a move the agent's states do not allow")
+
+// beat records a heartbeat with the agent's state and job, if the agent
+// (runner) still holds the name and the state recorded may move to state
+// (moves): the UPDATE's own condition, so that no concurrent write comes
+// between the check and the write. A heartbeat that writes nothing is
+// errTaken if the row is another agent's, else errMove; the row is read
+// again only to say which, not to decide the write: neither answer can
+// change back (a runner is never reused, and a row it recorded stopped
+// changes only by another runner's registration).
 func (f *Fleet) beat(ctx context.Context, name, runner, state string, job int64) error {
 	var j any
 	if job != 0 {
 		j = job
 	}
-	tag, err := f.pool.Exec(ctx, `UPDATE fleet_hosts SET heartbeat = now(), state = $1, job = $2 WHERE name = $3 AND runner = $4`, state, j, name, runner)
+	tag, err := f.pool.Exec(ctx, `UPDATE fleet_hosts SET heartbeat = now(), state = $1, job = $2 WHERE name = $3 AND runner = $4 AND state = ANY($5)`,
+		state, j, name, runner, movesInto(state))
 	if err != nil {
 		return fmt.Errorf("heartbeat of %s in %s: %w", name, f.where, err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("%s: %w (it found this one lost)", name, errTaken)
+	if tag.RowsAffected() == 1 {
+		return nil
 	}
-	return nil
+	var holder, was string
+	switch err := f.pool.QueryRow(ctx, `SELECT runner, state FROM fleet_hosts WHERE name = $1`, name).Scan(&holder, &was); {
+	case errors.Is(err, pgx.ErrNoRows) || err == nil && holder != runner:
+		return fmt.Errorf("%s: %w (it found this one lost)", name, errTaken)
+	case err != nil:
+		return fmt.Errorf("heartbeat of %s in %s: %w", name, f.where, err)
+	}
+	return fmt.Errorf("heartbeat of %s in %s: %s to %s: %w", name, f.where, was, state, errMove)
 }
 
 // publish records what the agent has now (after a job fetched a build).
