@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
@@ -131,7 +132,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 		}
 		m, set := values()
 		if aa {
-			if err := aaConfigs(h, m, set); err != nil {
+			if err := aaConfigs(cmd.Context(), h, m, set); err != nil {
 				return err
 			}
 		}
@@ -176,7 +177,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 // aaConfigs makes the two labels of an A/A run: the one config named,
 // under two names of its own (CONFIG-aa1, CONFIG-aa2) with its settings
 // and nothing else, so the same server is measured against itself.
-func aaConfigs(h home.Home, m map[string]string, set map[string]bool) error {
+func aaConfigs(ctx context.Context, h home.Home, m map[string]string, set map[string]bool) error {
 	builds, configs := splitList(m["build"]), splitList(m["config"])
 	if len(builds) != 1 || len(configs) != 1 || m["sandbox"] != "" || m["set"] != "" || m["grid"] != "" {
 		return fmt.Errorf("--aa measures one build and config against itself: give exactly one --build and one --config (no --sandbox, --set or --grid)")
@@ -184,8 +185,12 @@ func aaConfigs(h home.Home, m map[string]string, set map[string]bool) error {
 	if len(splitList(m["engine"])) > 1 {
 		return fmt.Errorf("--aa measures one build and config against itself: give at most one --engine")
 	}
+	b, err := (build.Registry{Dir: h.Builds(), Cache: h.Cache}).Get(ctx, builds[0])
+	if err != nil {
+		return err
+	}
 	cs := config.Store{Dir: h.Configs()}
-	base, err := cs.Find(configs[0])
+	base, err := cs.Get(configs[0], config.FamilyOf(string(b.Flavor)))
 	if err != nil {
 		return err
 	}

@@ -90,12 +90,19 @@ func CounterMetric(name string) (Metric, bool) {
 				if !ok || v.Level {
 					return 0, false
 				}
-				// The ops of the window: its o/s over its seconds. The
-				// counters' own reads bracket the window (the last may
-				// come late, after a stack capture), and the workload
-				// stops at its end, so the change counts the window's
-				// work.
-				return v.Value / (r.HW.OpsPerSec * r.HW.Seconds), true
+				// The ops of the window: its o/s over its measured
+				// seconds. The counters' own reads bracket the window
+				// (the last may come late, after a stack capture), and
+				// the workload stops at its end, so the change counts
+				// the window's work. The measured seconds, not the
+				// hardware sampler's: its first and last snapshots take
+				// some milliseconds each, which a short slice of a test
+				// (test-level interleaving) would count as ops.
+				secs := r.Totals.Seconds
+				if secs <= 0 {
+					secs = r.HW.Seconds
+				}
+				return v.Value / (r.HW.OpsPerSec * secs), true
 			}}, true
 	}
 	if c, ok := strings.CutSuffix(name, LevelSuffix); ok && validCounter(c) {
