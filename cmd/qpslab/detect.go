@@ -196,6 +196,12 @@ in the file's order, as Otava reads them) or Nyrkiö's JSON upload shape
 				if series, err = hf.series(cmd, st); err != nil {
 					return err
 				}
+				// The noise floor of a calibrated host is a headline
+				// series' minimum magnitude unless one is given.
+				if settings.Floors, err = st.Floors(cmd.Context()); err != nil {
+					return err
+				}
+				settings.MagnitudeGiven = fl.Changed("min-magnitude")
 			}
 			changes, err := analysis.Detect(series, settings, base)
 			if err != nil {

@@ -45,6 +45,28 @@ type BuildChange struct {
 	Alpha      float64 `json:"alpha"`
 	// Newest: To is the series' newest build.
 	Newest bool `json:"newest"`
+	// Method is how the two builds were tested (Verdict's methods):
+	// paired rounds of one plan (Pairing, Rounds; Magnitude is then the
+	// geometric mean of the per-round ratios less 1, within Lo and Hi),
+	// or unpaired repeats.
+	Method  string  `json:"method"`
+	Pairing string  `json:"pairing,omitempty"`
+	Rounds  int     `json:"rounds,omitempty"`
+	Lo      float64 `json:"lo,omitempty"`
+	Hi      float64 `json:"hi,omitempty"`
+}
+
+// pointSide is a build's point as one side of a Test: its observations
+// (its runs' rounds and repeats, for pairing).
+func pointSide(p history.Point) Side {
+	if len(p.Obs) > 0 {
+		return Side{Obs: p.Obs, Runs: p.N}
+	}
+	s := Side{Runs: p.N}
+	for _, v := range p.Values {
+		s.Obs = append(s.Obs, Obs{Value: v})
+	}
+	return s
 }
 
 // Kinds of BuildChange besides regression and improvement.
@@ -71,7 +93,7 @@ func Builds(series []history.Series, settings DetectSettings, base changepoint.O
 		if want == 0 || !comparesBuilds(s, want) {
 			continue
 		}
-		o := settings.Options(base, s.Test, s.Metric)
+		o, floorWhy := settings.seriesOptions(base, s)
 		for i := 1; i < len(s.Points); i++ {
 			from, to := s.Points[i-1], s.Points[i]
 			b := BuildChange{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
@@ -80,28 +102,34 @@ func Builds(series []history.Series, settings DetectSettings, base changepoint.O
 				b.Magnitude = (to.Value - from.Value) / from.Value
 			}
 			nf, nt := len(from.Values), len(to.Values)
+			v := Test(pointSide(from), pointSide(to), 0.95, b.Alpha)
+			b.Method, b.Pairing, b.Rounds = v.Method, v.Pairing, v.N
+			if v.Method == MethodPaired {
+				b.Magnitude = v.Rel - 1
+				b.Lo, b.Hi = v.Lo, v.Hi
+			}
 			switch {
-			case nf < 2 && nt < 2:
+			case v.Kind == CannotTell && v.Method == MethodNone && nf < 2 && nt < 2:
 				b.Kind = CannotTell
-				b.Why = "one run per build, so no spread to tell a change from noise: repeat the runs (qpslab run --repeat 5)"
-			case nf < 2 || nt < 2:
+				b.Why = "one run per build, so no spread to tell a change from noise: repeat the runs (qpslab run --repeat 5), or run the builds in one plan (paired rounds)"
+			case v.Kind == CannotTell && v.Method == MethodNone:
 				b.Kind = CannotTell
 				b.Why = fmt.Sprintf("%s: one run shows no spread; repeat the runs (qpslab run --repeat 5)", runsOf(nf, nt))
-			case minMannWhitneyP(nf, nt) >= b.Alpha:
-				b.Kind = CannotTell
-				b.Why = fmt.Sprintf("%s: too few for the Mann-Whitney test to reach p < %g (4 runs each can)", runsOf(nf, nt), b.Alpha)
+			case v.Kind == CannotTell:
+				b.Kind, b.Why = CannotTell, v.Why
 			default:
-				// NewSample sorts in place: give it copies.
-				cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64{}, from.Values...), &thr), benchmath.NewSample(append([]float64{}, to.Values...), &thr))
-				b.Tested, b.PValue, b.Confidence = true, cmp.P, 1-cmp.P
-				worse := to.Value < from.Value
+				b.Tested, b.PValue, b.Confidence = true, v.P, 1-v.P
+				rel := v.Rel
+				worse := rel < 1
 				if !s.HigherIsBetter {
-					worse = to.Value > from.Value
+					worse = rel > 1
 				}
 				switch {
-				case !(cmp.P < b.Alpha):
+				case !v.Significant:
 					b.Kind = NoChange
-				case !(magnitude(from.Value, to.Value) > o.MinMagnitude):
+				case !(magnitude(1, rel) > o.MinMagnitude) && floorWhy != "":
+					b.Kind, b.Why = NoChange, fmt.Sprintf("below the minimum magnitude %g%s", o.MinMagnitude, floorWhy)
+				case !(magnitude(1, rel) > o.MinMagnitude):
 					b.Kind, b.Why = NoChange, fmt.Sprintf("below --min-magnitude %g", o.MinMagnitude)
 				case worse:
 					b.Kind = "regression"

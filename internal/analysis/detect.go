@@ -23,6 +23,37 @@ type DetectSettings struct {
 	MinSegment   *int       `yaml:"min_segment"`
 	Method       *string    `yaml:"method"`
 	Tests        []Override `yaml:"tests"`
+	// Floors, if set, is the noise floor of a test's headline on a host
+	// (qpslab run --aa): the minimum magnitude of a headline series of
+	// one host where neither the command line (MagnitudeGiven) nor the
+	// file sets one.
+	Floors         func(hostID, suite, test string, threads int, conditions string) (float64, bool) `yaml:"-"`
+	MagnitudeGiven bool                                                                          `yaml:"-"`
+}
+
+// seriesOptions are the detector's options for series sr: Options, with
+// the host's noise floor as the minimum magnitude where nothing sets one;
+// why says so, for the messages.
+func (s DetectSettings) seriesOptions(base changepoint.Options, sr history.Series) (o changepoint.Options, why string) {
+	o = s.Options(base, sr.Test, sr.Metric)
+	if s.Floors == nil || s.MagnitudeGiven || s.MinMagnitude != nil || sr.Metric != history.HeadlineMetric || sr.HostID == "" {
+		return o, ""
+	}
+	for _, ov := range s.Tests {
+		if ok, _ := path.Match(ov.Match, sr.Test); ok && ov.MinMagnitude != nil {
+			if ov.Metric == "" {
+				return o, ""
+			}
+			if ok, _ := path.Match(ov.Metric, sr.Metric); ok {
+				return o, ""
+			}
+		}
+	}
+	if f, ok := s.Floors(sr.HostID, sr.Suite, sr.Test, sr.Threads, sr.Conditions); ok {
+		o.MinMagnitude = f
+		return o, " (this host's noise floor for the test, from qpslab run --aa)"
+	}
+	return o, ""
 }
 
 // Override is the settings for the tests (and metrics) its globs match.
@@ -189,7 +220,7 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 		if shortOf(s, settings, base) > 0 {
 			continue
 		}
-		o := settings.Options(base, s.Test, s.Metric)
+		o, _ := settings.seriesOptions(base, s)
 		vals := make([]float64, len(s.Points))
 		for i, p := range s.Points {
 			vals[i] = p.Value

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -83,13 +84,7 @@ func (v Verdict) Colour() string {
 // Obs is one observation of a label's figure, with where it was measured,
 // for pairing: two observations pair when they share a plan (non-empty),
 // a repeat and a round.
-type Obs struct {
-	Plan    string
-	Pairing string
-	Repeat  int
-	Round   int
-	Value   float64
-}
+type Obs = history.Obs
 
 // Side is one label's observations of a figure for one test, and for a
 // single run its per-second values.
@@ -173,10 +168,34 @@ type pairKey struct {
 // beyond floor (the host's noise floor where calibrated, else
 // DefaultFloor; calibrated says which). higher says which way is better.
 func Judge(base, other Side, higher bool, floor float64, calibrated bool, confidence, alpha float64) Verdict {
-	v := Verdict{Method: MethodNone, Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Floor: floor, Calibrated: calibrated, Kind: CannotTell}
+	v := Test(base, other, confidence, alpha)
 	if !(floor > 0) {
-		v.Floor, v.Calibrated = DefaultFloor, false
+		floor, calibrated = DefaultFloor, false
 	}
+	v.Floor, v.Calibrated = floor, calibrated
+	if v.Kind == CannotTell && v.Why != "" {
+		return v
+	}
+	switch {
+	case !v.Significant:
+		v.Kind = KindSame
+	case !beyond(v.Rel, v.Floor):
+		v.Kind = KindInsideNoise
+		v.Why = fmt.Sprintf("significant, but within the noise floor ±%.1f %%%s", 100*v.Floor, floorWhat(v.Calibrated))
+	case (v.Rel > 1) == higher:
+		v.Kind = KindBetter
+	default:
+		v.Kind = KindWorse
+	}
+	return v
+}
+
+// Test is Judge's evidence without its conclusion: the method, the
+// relative value, its interval and the test's p-value and significance.
+// Its Kind is CannotTell (with Why) when nothing can be concluded, else
+// empty for the caller to decide.
+func Test(base, other Side, confidence, alpha float64) Verdict {
+	v := Verdict{Method: MethodNone, Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Kind: CannotTell}
 	bm := map[pairKey]float64{}
 	for _, o := range base.Obs {
 		if o.Plan != "" && o.Pairing != "" {
@@ -237,9 +256,7 @@ func Judge(base, other Side, higher bool, floor float64, calibrated bool, confid
 		}
 		v.Significant = sv.Verdict == BeyondRunNoise
 		if !v.Significant {
-			v.Kind = KindSame
 			v.Why = InsideRunNoise + ": " + sv.Why
-			return v
 		}
 	default:
 		if len(base.Obs) > 0 && len(other.Obs) > 0 {
@@ -251,17 +268,7 @@ func Judge(base, other Side, higher bool, floor float64, calibrated bool, confid
 		v.Why = "one value a side and no per-second samples: nothing to tell a change from noise with (run --repeat, or qpslab run rather than an import)"
 		return v
 	}
-	switch {
-	case !v.Significant:
-		v.Kind = KindSame
-	case !beyond(v.Rel, v.Floor):
-		v.Kind = KindInsideNoise
-		v.Why = fmt.Sprintf("significant, but within the noise floor ±%.1f %%%s", 100*v.Floor, floorWhat(v.Calibrated))
-	case (v.Rel > 1) == higher:
-		v.Kind = KindBetter
-	default:
-		v.Kind = KindWorse
-	}
+	v.Kind = ""
 	return v
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -31,7 +32,41 @@ type Point struct {
 	// Values are the runs' values behind a build's point, in ascending
 	// order (for comparing builds by their repeats).
 	Values []float64 `json:"values,omitempty"`
+	// Obs are the observations behind a build's point with where each was
+	// measured, for pairing two builds' runs of one plan: the headline's
+	// rounds (test-level interleaving), or each run by its repeat.
+	Obs []Obs `json:"-"`
 }
+
+// Obs is one observation of a point: a value, and the plan, repeat and
+// round it was measured in (Plan empty: not paired with anything).
+type Obs struct {
+	Plan, Pairing string
+	Repeat, Round int
+	Value         float64
+}
+
+// observations are the observations of run r's value v of metric m: its
+// rounds for the headline figure, which pairs them round by round with
+// the other labels' of its plan; else the run, paired by its repeat.
+func observations(r result.Run, m result.Metric, v float64) []Obs {
+	rep, _ := strconv.Atoi(r.Params["repeat"])
+	if r.Pairing == "" || r.Plan == "" {
+		return []Obs{{Repeat: rep, Value: v}}
+	}
+	if m.Name == HeadlineMetric && len(r.Rounds) > 0 {
+		out := make([]Obs, 0, len(r.Rounds))
+		for _, rd := range r.Rounds {
+			out = append(out, Obs{Plan: r.Plan, Pairing: r.Pairing, Repeat: rd.Repeat, Round: rd.Round, Value: rd.Value})
+		}
+		return out
+	}
+	return []Obs{{Plan: r.Plan, Pairing: r.Pairing, Repeat: rep, Value: v}}
+}
+
+// HeadlineMetric is the catalogue's name of a step's headline figure,
+// whose rounds a paired run keeps.
+const HeadlineMetric = "qps"
 
 // Series is one metric of one test over builds or time.
 type Series struct {
@@ -47,6 +82,10 @@ type Series struct {
 	// test has series under other conditions too, so names show them.
 	Conditions string  `json:"conditions,omitempty"`
 	Mixed      bool    `json:"-"`
+	// HostID is the fingerprint id of the host every run of the series
+	// ran on ("" when they ran on several, or record none): the key of
+	// its noise floor.
+	HostID string `json:"-"`
 	Order      string  `json:"order"` // OrderVersion, OrderTime, OrderName, OrderVersionName or OrderFile
 	Points     []Point `json:"points"`
 }
@@ -136,9 +175,27 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 		plain.cond = ""
 		s.Mixed = mixed[plain]
 		s.Points, s.Order = points(groups[k], m)
+		s.HostID = hostIDOf(groups[k])
 		out = append(out, s)
 	}
 	return out
+}
+
+// hostIDOf is the fingerprint id of the host all runs ran on, "" when
+// they ran on several or one records none.
+func hostIDOf(runs []result.Run) string {
+	id := ""
+	for _, r := range runs {
+		if len(r.Host) == 0 {
+			return ""
+		}
+		h, err := host.ID(r.Host)
+		if err != nil || (id != "" && h != id) {
+			return ""
+		}
+		id = h
+	}
+	return id
 }
 
 // The orders of a series' points (Series.Order).
@@ -187,6 +244,7 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 			for _, r := range rs {
 				v, _ := m.Of(r)
 				vals = append(vals, v)
+				p.Obs = append(p.Obs, observations(r, m, v)...)
 				if r.Started.After(p.Time) {
 					p.Time = r.Started
 				}

@@ -120,9 +120,12 @@ func gateText(g *GateResult) string {
 // −12.3% (5538 → 4857, 5 and 5 runs, p=0.008, 99.2% confidence)".
 func buildLine(b analysis.BuildChange, kind func(string) string) string {
 	s := fmt.Sprintf("%s between %s and %s: %+.1f%% (%s → %s", kind(b.Kind), pointName(b.From), pointName(b.To), 100*b.Magnitude, textNum(b.From.Value), textNum(b.To.Value))
-	if b.Tested {
+	switch {
+	case b.Tested && b.Method == analysis.MethodPaired:
+		s += fmt.Sprintf(", %d paired rounds (%s), interval %.3f–%.3f, p=%.2g)", b.Rounds, b.Pairing, b.Lo, b.Hi, b.PValue)
+	case b.Tested:
 		s += fmt.Sprintf(", %s, p=%.2g, %.1f%% confidence)", runCount(b), b.PValue, 100*b.Confidence)
-	} else {
+	default:
 		s += ", " + runCount(b) + ")"
 	}
 	if b.Why != "" {
@@ -172,7 +175,15 @@ func detectCounts(d Detection) string {
 				parts = append(parts, fmt.Sprintf("%d %s", n, k.many))
 			}
 		}
-		s += fmt.Sprintf("; neighbouring builds compared by their repeats in %d series (Mann-Whitney U, α %g): %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
+		paired := false
+		for _, b := range d.Builds {
+			paired = paired || b.Method == analysis.MethodPaired
+		}
+		if paired {
+			s += fmt.Sprintf("; neighbouring builds compared in %d series by their paired rounds where one plan ran them (the signed-rank test and the interval), else by their repeats (Mann-Whitney U), α %g: %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
+		} else {
+			s += fmt.Sprintf("; neighbouring builds compared by their repeats in %d series (Mann-Whitney U, α %g): %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
+		}
 	}
 	return s
 }

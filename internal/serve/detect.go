@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
@@ -24,5 +26,16 @@ func seriesOf(runs []result.Run, metric string) ([]history.Series, error) {
 // detect finds the change points of series with the settings qpslab
 // detect would use.
 func (s *Server) detect(series []history.Series) ([]analysis.Change, error) {
-	return analysis.Detect(series, s.o.Settings, s.o.Detect)
+	return analysis.Detect(series, s.settings(), s.o.Detect)
+}
+
+// settings are the detect settings qpslab detect would use: the server's,
+// with the calibrated hosts' noise floors as the minimum magnitude where
+// they set none.
+func (s *Server) settings() analysis.DetectSettings {
+	set := s.o.Settings
+	if f, err := s.st.Floors(context.Background()); err == nil {
+		set.Floors = f
+	}
+	return set
 }

@@ -518,7 +518,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 				v.Why = fmt.Sprintf("a change point needs %d points, this series has %d", need, len(sr.Points))
 				// A few builds with repeats are compared with each other
 				// instead (qpslab detect's few-builds verdicts).
-				for _, b := range analysis.Builds([]history.Series{sr.Series}, s.o.Settings, s.o.Detect) {
+				for _, b := range analysis.Builds([]history.Series{sr.Series}, s.settings(), s.o.Detect) {
 					v.Why += fmt.Sprintf("; %s → %s: %s", b.From.Build, b.To.Build, b.Kind)
 					if b.Tested {
 						v.Why += fmt.Sprintf(" (%+.1f%%, p=%.2g)", 100*b.Magnitude, b.PValue)

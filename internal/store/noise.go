@@ -141,3 +141,27 @@ func (s *Store) NoiseFor(ctx context.Context, suite string, runs []result.Run) (
 // HeadlineMetric is the metric name of a test's headline figure in the
 // noise floor table.
 const HeadlineMetric = "qps"
+
+// Floors is the lookup of every host's noise floors of the headline, for
+// detect's minimum magnitude (analysis.DetectSettings.Floors).
+func (s *Store) Floors(ctx context.Context) (func(hostID, suite, test string, threads int, conditions string) (float64, bool), error) {
+	floors, err := s.Noise(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	type k struct {
+		host, suite, test string
+		threads           int
+		cond              string
+	}
+	m := map[k]float64{}
+	for _, f := range floors {
+		if f.Metric == HeadlineMetric {
+			m[k{f.HostID, f.Suite, f.Test, f.Threads, f.Conditions}] = f.Floor
+		}
+	}
+	return func(hostID, suite, test string, threads int, conditions string) (float64, bool) {
+		v, ok := m[k{hostID, suite, test, threads, conditions}]
+		return v, ok
+	}, nil
+}
