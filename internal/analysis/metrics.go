@@ -6,6 +6,8 @@ import (
 	"path"
 	"sort"
 
+	"golang.org/x/perf/benchmath"
+
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 )
@@ -59,6 +61,11 @@ type MetricRow struct {
 	// Device are DeviceNames, for runs that report them; empty for others.
 	Device []float64 `json:"device,omitempty"`
 	Op     string    `json:"op"`
+	// Verdicts and HonestVerdicts judge Abs and Honest against the first
+	// row's (Judge: paired round by round where the runs' slices carry
+	// them, else by repeat); empty for the first row.
+	Verdicts       []Verdict `json:"verdicts,omitempty"`
+	HonestVerdicts []Verdict `json:"honest_verdicts,omitempty"`
 }
 
 // MetricTable is the table of one test at one thread count; the first row
@@ -156,6 +163,14 @@ func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTabl
 			if dev, have := mediansOf(runs, DeviceMetrics); have {
 				row.Device = dev
 			}
+			if i > 0 {
+				for _, m := range hwMetrics {
+					row.Verdicts = append(row.Verdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), m.HigherIsBetter, 0, false, 0.95, benchAlpha))
+				}
+				for _, m := range honestMetric {
+					row.HonestVerdicts = append(row.HonestVerdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), m.HigherIsBetter, 0, false, 0.95, benchAlpha))
+				}
+			}
 			t.Rows = append(t.Rows, row)
 		}
 		t.Server, t.HiddenServer = serverLines(rowRuns, choice)
@@ -163,6 +178,9 @@ func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTabl
 	}
 	return out, nil
 }
+
+// benchAlpha is compare's α (benchmath's default).
+var benchAlpha = benchmath.DefaultThresholds.CompareAlpha
 
 // mediansOf is medianOf of each of ms, and whether any run has one.
 func mediansOf(runs []result.Run, ms []result.Metric) ([]float64, bool) {

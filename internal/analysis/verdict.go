@@ -119,16 +119,29 @@ func HeadlineSide(runs []result.Run) Side {
 	return s
 }
 
-// RunSide is the side of a per-run figure (a per-op metric): one
-// observation per run, paired by its plan and repeat.
-func RunSide(runs []result.Run, of func(result.Run) (float64, bool)) Side {
+// RunSide is the side of metric m: each run's rounds where they carry
+// it (a sliced run's hardware cost per slice), paired round by round;
+// else one observation per run, paired by its plan and repeat.
+func RunSide(runs []result.Run, m result.Metric) Side {
 	var s Side
 	for _, r := range runs {
-		v, ok := of(r)
-		if !ok {
+		v, ok := m.Of(r)
+		if !ok || math.IsNaN(v) {
 			continue
 		}
 		s.Runs++
+		if r.Pairing != "" && r.Plan != "" && len(r.Rounds) > 0 {
+			var obs []Obs
+			for _, rd := range r.Rounds {
+				if x, ok := rd.Figures[m.Name]; ok {
+					obs = append(obs, Obs{Plan: r.Plan, Pairing: r.Pairing, Repeat: rd.Repeat, Round: rd.Round, Value: x})
+				}
+			}
+			if len(obs) == len(r.Rounds) {
+				s.Obs = append(s.Obs, obs...)
+				continue
+			}
+		}
 		rep, _ := strconv.Atoi(r.Params["repeat"])
 		o := Obs{Repeat: rep, Value: v}
 		if r.Pairing != "" {

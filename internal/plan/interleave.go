@@ -638,8 +638,17 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 	}
 	l.parts = append(l.parts, res)
 	t := res.Totals
-	l.rounds = append(l.rounds, result.Round{Repeat: l.it.Repeat, Round: r, Started: res.Started.Add(time.Duration(res.Warmup * float64(time.Second))).UTC(),
-		Seconds: t.Seconds, Events: t.Events, Statements: t.Statements, Rows: t.Rows, Value: t.Reported, IdleCPU: win.idleCPU()})
+	rd := result.Round{Repeat: l.it.Repeat, Round: r, Started: res.Started.Add(time.Duration(res.Warmup * float64(time.Second))).UTC(),
+		Seconds: t.Seconds, Events: t.Events, Statements: t.Statements, Rows: t.Rows, Value: t.Reported, IdleCPU: win.idleCPU()}
+	for _, m := range append(result.MetricsOf(result.ClassHW), result.MetricsOf(result.ClassCPU)...) {
+		if v, ok := m.Of(*res); ok && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+			if rd.Figures == nil {
+				rd.Figures = map[string]float64{}
+			}
+			rd.Figures[m.Name] = v
+		}
+	}
+	l.rounds = append(l.rounds, rd)
 	return err
 }
 

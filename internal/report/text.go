@@ -95,6 +95,12 @@ func halfWidth(v analysis.Verdict) string {
 	return fmt.Sprintf("±%.0f%%", h)
 }
 
+// metricMark is verdictMark without its space, "" where nothing was
+// tested.
+func metricMark(v analysis.Verdict) string {
+	return strings.TrimSpace(verdictMark(v))
+}
+
 // verdictMark is what follows a relative value: + better and - worse
 // (beyond the noise), ~ no significant change, = significant but inside
 // the noise floor, ? cannot tell; nothing where there was nothing to test
@@ -757,7 +763,11 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			var a, re, h []string
 			for i, v := range r.Abs {
 				a = append(a, absMetric(i, v))
-				re = append(re, analysis.RelString(base.Abs[i], v))
+				rs := analysis.RelString(base.Abs[i], v)
+				if i < len(r.Verdicts) && rs != "-" {
+					rs += metricMark(r.Verdicts[i])
+				}
+				re = append(re, rs)
 			}
 			if dev {
 				for i, v := range deviceOf(r) {
@@ -775,7 +785,7 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			honest = append(honest, append(h, r.Label))
 		}
 		table(head, abs)
-		fmt.Fprintln(w, "relative to first result ("+base.Label+")")
+		fmt.Fprintln(w, "relative to first result ("+base.Label+"); + better, - worse (significant and beyond ±5 %), ~ no significant change, = within ±5 %, ? cannot tell (too few rounds or repeats)")
 		fmt.Fprintln(w)
 		table(head, rel)
 		op := base.Op

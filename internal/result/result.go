@@ -349,6 +349,11 @@ type Round struct {
 	// work (purge, checkpoints, autovacuum), which competes with the
 	// measured server. -1 where it was not measured.
 	IdleCPU float64 `json:"idle_cpu_pct"`
+	// Figures are the slice's own hardware cost per op (the catalogue's
+	// hardware and CPU metrics by name: cpu/o, cs/o, server_cpu_us/o, …),
+	// so that they too are compared round by round; empty for a whole run,
+	// whose figures are the run's.
+	Figures map[string]float64 `json:"figures,omitempty"`
 }
 
 // Statuses of a run.
@@ -685,6 +690,11 @@ func (r Run) Check() error {
 			v float64
 		}{{"seconds", rd.Seconds}, {"value", rd.Value}, {"events", float64(rd.Events)}, {"statements", float64(rd.Statements)}, {"rows", float64(rd.Rows)}} {
 			if err := bad(fmt.Sprintf("round %d.%d %s", rd.Repeat, rd.Round, f.n), f.v); err != nil {
+				return err
+			}
+		}
+		for name, v := range rd.Figures {
+			if err := bad(fmt.Sprintf("round %d.%d %s", rd.Repeat, rd.Round, name), v); err != nil {
 				return err
 			}
 		}

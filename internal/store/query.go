@@ -204,17 +204,23 @@ func (s *Store) rounds(ctx context.Context, ids []string, runs []result.Run) err
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := s.db.QueryContext(ctx, s.q(`SELECT run_id, repeat_no, round_no, started, seconds, events, statements, n_rows, value, idle_cpu
+		rows, err := s.db.QueryContext(ctx, s.q(`SELECT run_id, repeat_no, round_no, started, seconds, events, statements, n_rows, value, idle_cpu, figures
 			FROM rounds WHERE run_id IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", ")+`) ORDER BY run_id, repeat_no, round_no`), args...)
 		if err != nil {
 			return fmt.Errorf("read rounds: %w", err)
 		}
 		for rows.Next() {
-			var id, started string
+			var id, started, fig string
 			var rd result.Round
-			if err := rows.Scan(&id, &rd.Repeat, &rd.Round, &started, &rd.Seconds, &rd.Events, &rd.Statements, &rd.Rows, &rd.Value, &rd.IdleCPU); err != nil {
+			if err := rows.Scan(&id, &rd.Repeat, &rd.Round, &started, &rd.Seconds, &rd.Events, &rd.Statements, &rd.Rows, &rd.Value, &rd.IdleCPU, &fig); err != nil {
 				rows.Close()
 				return fmt.Errorf("read rounds: %w", err)
+			}
+			if fig != "{}" && fig != "" {
+				if err := json.Unmarshal([]byte(fig), &rd.Figures); err != nil {
+					rows.Close()
+					return fmt.Errorf("read rounds of run %s: %w", id, err)
+				}
 			}
 			rd.Started, _ = time.Parse(time.RFC3339Nano, started)
 			r := &runs[at[id]]

@@ -2,6 +2,7 @@ package store
 
 import (
 	"math"
+	"reflect"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,7 +41,8 @@ func TestRoundsOnStoreOfTheLastRelease(t *testing.T) {
 	for rep := 1; rep <= 2; rep++ {
 		for k := 1; k <= 3; k++ {
 			r.Rounds = append(r.Rounds, result.Round{Repeat: rep, Round: k, Started: t0.Add(time.Duration(rep*10+k) * time.Second),
-				Seconds: 0.25, Events: 100 + int64(k), Statements: 100 + int64(k), Value: 400 + float64(k), IdleCPU: 1.5})
+				Seconds: 0.25, Events: 100 + int64(k), Statements: 100 + int64(k), Value: 400 + float64(k), IdleCPU: 1.5,
+				Figures: map[string]float64{"cpu/o": 0.001 * float64(k), "server_cpu_us/o": 50 + float64(rep)}})
 		}
 	}
 	r.Started, r.Seed = t0, 42
@@ -60,7 +62,7 @@ func TestRoundsOnStoreOfTheLastRelease(t *testing.T) {
 		t.Fatalf("read back: plan %q pairing %q, %d rounds", g.Plan, g.Pairing, len(g.Rounds))
 	}
 	for i, rd := range g.Rounds {
-		if want := r.Rounds[i]; rd != want {
+		if want := r.Rounds[i]; !reflect.DeepEqual(rd, want) {
 			t.Errorf("round %d: %+v, want %+v", i, rd, want)
 		}
 	}

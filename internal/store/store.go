@@ -452,9 +452,13 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 		return fmt.Errorf("store run: %w", err)
 	}
 	for _, rd := range r.Rounds {
-		_, err := x.ExecContext(ctx, s.q(`INSERT INTO rounds (run_id, repeat_no, round_no, started, seconds, events, statements, n_rows, value, idle_cpu)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, repeat_no, round_no) DO NOTHING`),
-			id, rd.Repeat, rd.Round, ts(rd.Started), rd.Seconds, rd.Events, rd.Statements, rd.Rows, rd.Value, rd.IdleCPU)
+		fig, err := json.Marshal(rd.Figures)
+		if err != nil || rd.Figures == nil {
+			fig = []byte("{}")
+		}
+		_, err = x.ExecContext(ctx, s.q(`INSERT INTO rounds (run_id, repeat_no, round_no, started, seconds, events, statements, n_rows, value, idle_cpu, figures)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, repeat_no, round_no) DO NOTHING`),
+			id, rd.Repeat, rd.Round, ts(rd.Started), rd.Seconds, rd.Events, rd.Statements, rd.Rows, rd.Value, rd.IdleCPU, string(fig))
 		if err != nil {
 			return fmt.Errorf("store round %d.%d: %w", rd.Repeat, rd.Round, err)
 		}

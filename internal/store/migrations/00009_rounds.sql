@@ -19,6 +19,7 @@ CREATE TABLE rounds (
     n_rows     BIGINT NOT NULL,
     value      DOUBLE PRECISION NOT NULL,
     idle_cpu   DOUBLE PRECISION NOT NULL, -- % of one CPU, the plan's other servers; -1 unknown
+    figures    TEXT NOT NULL DEFAULT '{}', -- JSON: the slice's hardware cost per op by metric name
     PRIMARY KEY (run_id, repeat_no, round_no)
 );
 
