@@ -225,7 +225,7 @@ type Options struct {
 	Layout     string  // a layout the runs carry; "" for their suite's default (the first)
 	Confidence float64 // of the intervals; default 0.95
 	// Noise, if set, is the host's noise floor of a test's headline (a
-	// fraction: 0.03 for ±3 %), where qpslab calibrate measured it.
+	// fraction: 0.03 for ±3 %), where qpslab run --aa measured it.
 	Noise func(test string, threads int, conditions string) (float64, bool)
 }
 

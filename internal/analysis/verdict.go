@@ -29,7 +29,7 @@ const (
 )
 
 // DefaultFloor is the smallest change a verdict calls better or worse
-// where the host's noise floor is not known (qpslab calibrate measures
+// where the host's noise floor is not known (qpslab run --aa measures
 // it): the reference's colour thresholds, ±5 %.
 const DefaultFloor = Better - 1
 
@@ -53,7 +53,7 @@ type Verdict struct {
 	// α; single: the interval excludes 1).
 	Significant bool `json:"significant"`
 	// Floor is the smallest change called better or worse (a fraction):
-	// the host's noise floor for the test where qpslab calibrate measured
+	// the host's noise floor for the test where qpslab run --aa measured
 	// it (Calibrated), else DefaultFloor.
 	Floor      float64 `json:"floor"`
 	Calibrated bool    `json:"calibrated,omitempty"`
@@ -292,9 +292,9 @@ func beyond(rel, floor float64) bool {
 
 func floorWhat(calibrated bool) string {
 	if calibrated {
-		return " (this host's, from qpslab calibrate)"
+		return " (this host's, from qpslab run --aa)"
 	}
-	return " (the default: qpslab calibrate measures this host's)"
+	return " (the default: qpslab run --aa measures this host's)"
 }
 
 func obsValues(obs []Obs) []float64 {

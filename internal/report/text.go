@@ -142,9 +142,9 @@ func verdictLegend(c *analysis.Comparison) []string {
 	if n := c.Pairings["unpaired"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d unpaired row(s): rel is the ratio of medians (repeats: Mann-Whitney U; one run a side: each run's own seconds, which miss the drift between runs)", n))
 	}
-	floor := fmt.Sprintf("±%.0f %% (the default; qpslab calibrate measures this host's noise floor)", 100*analysis.DefaultFloor)
+	floor := fmt.Sprintf("±%.0f %% (the default; qpslab run --aa measures this host's noise floor)", 100*analysis.DefaultFloor)
 	if calibrated(c) {
-		floor = "this host's noise floor (the NOISE column, from qpslab calibrate), ±5 % where it is not known"
+		floor = "this host's noise floor (the NOISE column, from qpslab run --aa), ±5 % where it is not known"
 	}
 	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and beyond %s; ~ no significant change; = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor))
 	return out
