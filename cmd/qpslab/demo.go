@@ -32,10 +32,12 @@ func newDemoCmd() *cobra.Command {
   2. the registry build mariadb-10.2.11, fetched once (cached after);
   3. the sysbench suite on mariadb-10.2.11 and mariadb-system with the same
      config ("demo", the shipped default under its own name), 1 table of
-     --rows rows, all 42 tests with short windows, the builds interleaved
-     (A B A B, --repeat), as qpslab run sysbench would;
-  4. the comparison of mariadb-system.demo against mariadb-10.2.11.demo with
-     the group statistics, and the HTML report.
+     --rows rows, all 42 tests with short windows, both servers up and each
+     test's slices alternating between them (--repeat times), as qpslab run
+     sysbench would;
+  4. the comparison of mariadb-system.demo against mariadb-10.2.11.demo,
+     led by the verdict (which tests changed beyond the noise, by how much,
+     with their intervals), with the group statistics, and the HTML report.
 
 Results go to the store like any run's, under the labels
 mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
@@ -129,7 +131,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 	}
 	c.Flags().IntVar(&rows, "rows", 100_000, "rows in the table")
 	c.Flags().Float64Var(&secs, "secs", 1, "seconds per test")
-	c.Flags().IntVar(&repeat, "repeat", 2, "times the builds run, interleaved")
+	c.Flags().IntVar(&repeat, "repeat", 2, "repeats of every test on both builds (each one's slices alternating)")
 	c.Flags().StringVar(&html, "html", "", "the report file (default <home>/reports/demo-TIME.html)")
 	c.Flags().StringVar(&tests, "tests", "", "only these tests (globs, as qpslab run sysbench --tests); default all 42")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")

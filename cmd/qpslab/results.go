@@ -242,17 +242,23 @@ func newCompareCmd() *cobra.Command {
 	var groups, format, html string
 	c := &cobra.Command{
 		Use:   "compare BASE OTHER...",
-		Short: "Compare builds test by test: absolute and relative QPS, group statistics, significance over repeats",
+		Short: "Compare builds test by test: the verdict, relative QPS with paired intervals and the noise floor, group statistics",
 		Long: `Compare the results of OTHER labels with BASE's, test by test. A label is
 build.config, or build.config:ENGINE for a storage engine other than InnoDB
-(see qpslab labels). Each test shows BASE's QPS, each OTHER's,
-and OTHER / BASE with two decimals: ≤ 0.95 is red, ≥ 1.05 green. Then, per
-group of the reference's layout (--groups 5 or 4), the avg, median, min, max
-and stddev of the relative values, and their geomean over all tests.
+(see qpslab labels). First the verdict: which tests changed beyond the
+noise, by how much, with their intervals. Then each test shows BASE's QPS,
+each OTHER's, and OTHER / BASE with its interval and a mark: + better and
+- worse (significant at 0.05 and beyond the noise floor: this host's from
+qpslab run --aa, else ±5 %; coloured), ~ no significant change, = inside the
+floor, ? cannot tell. Then, per group of the reference's layout (--groups 5
+or 4), the avg, median, min, max and stddev of the relative values, and
+their geomean over all tests.
 
-With repeats (qpslab run --repeat K), values are medians with a 95 %
-interval, and "~" marks a change that a Mann-Whitney U test does not find
-significant (p ≥ 0.05), as benchstat does.
+Runs one qpslab run made side by side pair round by round: the relative
+value is the geometric mean of the per-round ratios, with a t-interval on
+their logs and the Wilcoxon signed-rank test. Unpaired repeats are medians
+tested with Mann-Whitney U, as benchstat does; one run a side is judged by
+its own seconds (docs/results.md).
 
 A label may name one host's results: build.config@HOST (a hostname, fleet
 agent name or host id prefix); --by-host puts each label once per host that

@@ -30,11 +30,19 @@ the last returns). With --rate, open loop: events arrive at that rate whatever
 the server does; response time counts from each event's intended start,
 service time from the actual send.
 
-Builds × configs × engines × thread counts × repeats, interleaved: each repeat
-runs every build with every config and (MySQL family) every storage engine in
-turn (A B A B …), each in a fresh sandbox. An engine other than InnoDB must be
-in the server (MyRocks: --config myrocks); one that is not ends the run before
-anything is measured.
+Builds × configs × engines (MySQL family) × thread counts × repeats: each
+build × config × engine is a label. By default (--interleave test) every
+label's server is started once and stays up for the whole run, and each test
+runs on all of them before the next: as slices alternating between them in a
+counterbalanced order (A B B A …; --slices per repeat, writes bounded by the
+same event count on every label), or whole on each in turn for tests whose
+point is sustained state; so that every round is a paired observation made
+under the same host conditions. Where the servers' buffer pools do not fit in
+memory together, each label runs beside the first in turn, or each label's
+whole pass in turn (--interleave pass: a fresh server per label and repeat),
+and the run says so. An engine other than InnoDB must be in the server
+(MyRocks: --config myrocks); one that is not ends the run before anything is
+measured. --aa measures this host's noise floor (docs/results.md).
 
 It shows a progress bar, then a table of the results; -v prints what happens
 and every run's figures and hardware cost as it ends. Every run goes to the

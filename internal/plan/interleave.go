@@ -59,12 +59,12 @@ const memoryShare = 0.8
 
 // Labels are the plan's labels in run order: each build with each config
 // with each storage engine; the first is the base of comparisons.
-func (p *Plan) Labels() []labelSpec {
-	var out []labelSpec
+func (p *Plan) Labels() []LabelSpec {
+	var out []LabelSpec
 	for _, b := range p.Builds {
 		for _, c := range p.Configs {
 			for _, e := range p.enginesOf(b) {
-				out = append(out, labelSpec{b, c, e})
+				out = append(out, LabelSpec{b, c, e})
 			}
 		}
 	}
@@ -95,10 +95,10 @@ func (p *Plan) Decide(roots host.Roots) error {
 	need := make([]int64, len(labels))
 	var what []string
 	for i, l := range labels {
-		if l.c.Content == nil {
+		if l.Config.Content == nil {
 			continue
 		}
-		n, w, err := config.Memory(l.c)
+		n, w, err := config.Memory(l.Config)
 		if err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ func (p *Plan) testItems() []Item {
 				for _, nt := range p.threadsOf(st) {
 					for _, li := range g {
 						l := labels[li]
-						it := Item{Repeat: rep, Build: l.b, Config: l.c, Engine: l.e, Step: i, Test: st.Test, Threads: nt, Group: gi}
+						it := Item{Repeat: rep, Build: l.Build, Config: l.Config, Engine: l.Engine, Step: i, Test: st.Test, Threads: nt, Group: gi}
 						switch {
 						case st.Drive != nil && st.Drive.UntilScheduled:
 							it.Seconds = st.Seconds
@@ -297,7 +297,7 @@ func (p *Plan) interleaved(ctx context.Context, h home.Home, items []Item) error
 		}
 		if len(p.layout.Groups) > 1 {
 			g := p.layout.Groups[items[i].Group]
-			p.logf("== pair %d of %d: %s beside %s", items[i].Group+1, len(p.layout.Groups), p.Labels()[g[1]].label(), p.Labels()[g[0]].label())
+			p.logf("== pair %d of %d: %s beside %s", items[i].Group+1, len(p.layout.Groups), p.Labels()[g[1]].Label(), p.Labels()[g[0]].Label())
 		}
 		if err := p.group(ctx, h, items, i, j); err != nil {
 			return err
@@ -307,8 +307,9 @@ func (p *Plan) interleaved(ctx context.Context, h home.Home, items []Item) error
 	return nil
 }
 
-func (l labelSpec) label() string {
-	return Item{Build: l.b, Config: l.c, Engine: l.e}.Label()
+// Label is how the label's results are addressed (Item.Label).
+func (l LabelSpec) Label() string {
+	return Item{Build: l.Build, Config: l.Config, Engine: l.Engine}.Label()
 }
 
 // group starts the servers of items[from:to]'s labels, keeps them up
@@ -318,10 +319,10 @@ func (l labelSpec) label() string {
 func (p *Plan) group(ctx context.Context, h home.Home, items []Item, from, to int) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	var specs []labelSpec
+	var specs []LabelSpec
 	conns := map[int]int{}
 	for _, it := range items[from:to] {
-		i := slices.IndexFunc(specs, func(l labelSpec) bool { return l.same(it.spec()) })
+		i := slices.IndexFunc(specs, func(l LabelSpec) bool { return l.same(it.spec()) })
 		if i < 0 {
 			i = len(specs)
 			specs = append(specs, it.spec())
@@ -344,7 +345,7 @@ func (p *Plan) group(ctx context.Context, h home.Home, items []Item, from, to in
 		srvs = append(srvs, s)
 	}
 	of := func(it Item) *server {
-		return srvs[slices.IndexFunc(specs, func(l labelSpec) bool { return l.same(it.spec()) })]
+		return srvs[slices.IndexFunc(specs, func(l LabelSpec) bool { return l.same(it.spec()) })]
 	}
 	for k := from; k < to; {
 		j := k
@@ -393,7 +394,7 @@ func (p *Plan) hooks(ctx context.Context, srvs []*server, hook func(context.Cont
 			defer wg.Done()
 			if err := hook(ctx, s.srv); err != nil {
 				if what != "" {
-					err = fmt.Errorf("%s on %s: %w", what, s.spec.b.Name, err)
+					err = fmt.Errorf("%s on %s: %w", what, s.spec.Build.Name, err)
 				}
 				errs[i] = hookErr(ctx, s.died, err)
 			}
@@ -660,7 +661,7 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, items []Item, lan
 	why := ""
 	for _, l := range lanes {
 		if l.err != nil {
-			why = fmt.Sprintf("%s on %s: %v", st.Test, l.s.spec.label(), l.err)
+			why = fmt.Sprintf("%s on %s: %v", st.Test, l.s.spec.Label(), l.err)
 			break
 		}
 	}
@@ -729,7 +730,7 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 		}
 	}
 	if l.guard {
-		p.warn(fmt.Sprintf("%s on %s: an event-bounded slice reached its time guard, so its tables took fewer writes than the other labels'", st.Test, l.s.spec.label()))
+		p.warn(fmt.Sprintf("%s on %s: an event-bounded slice reached its time guard, so its tables took fewer writes than the other labels'", st.Test, l.s.spec.Label()))
 	}
 	if res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
 		if res.Totals.Figures == nil {

@@ -374,25 +374,25 @@ func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to 
 	return p.steps(ctx, s.srv, s.m, items, from, to, s.died)
 }
 
-// labelSpec is one label of a plan: a build with a config and a storage
+// LabelSpec is one label of a plan: a build with a config and a storage
 // engine.
-type labelSpec struct {
-	b build.Build
-	c config.Config
-	e string
+type LabelSpec struct {
+	Build  build.Build
+	Config config.Config
+	Engine string
 }
 
-func (it Item) spec() labelSpec { return labelSpec{it.Build, it.Config, it.Engine} }
+func (it Item) spec() LabelSpec { return LabelSpec{it.Build, it.Config, it.Engine} }
 
 // same says whether two specs are one label.
-func (l labelSpec) same(o labelSpec) bool {
-	return l.b.Name == o.b.Name && configID(l.c) == configID(o.c) && l.e == o.e
+func (l LabelSpec) same(o LabelSpec) bool {
+	return l.Build.Name == o.Build.Name && configID(l.Config) == configID(o.Config) && l.Engine == o.Engine
 }
 
 // server is one label's server, up: what its steps run on, how to tell
 // that it died, and how to stop it.
 type server struct {
-	spec labelSpec
+	spec LabelSpec
 	srv  *suite.Server
 	m    measure
 	pid  int // the server's main process (0 for a suite without a server)
@@ -404,8 +404,8 @@ type server struct {
 // suite without a server a scratch folder), watches it (if it dies, cancel
 // ends what runs on it, with why), pins it, and checks it takes maxConns
 // connections. what ends the log line that says it starts.
-func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Home, l labelSpec, maxConns int, what string) (_ *server, err error) {
-	b, cfg := l.b, l.c
+func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Home, l LabelSpec, maxConns int, what string) (_ *server, err error) {
+	b, cfg := l.Build, l.Config
 	if p.Steps.NoServer {
 		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
 		srv, m, done, serr := p.scratch(h, b, cfg)
@@ -423,10 +423,10 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	} else {
 		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
 		spec := sandbox.Spec{Build: b, Config: cfg}
-		if l.e != "" && l.e != owned.DefaultEngine {
+		if l.Engine != "" && l.Engine != owned.DefaultEngine {
 			// Its own sandbox beside the same build and config's with
 			// InnoDB, which test-level interleaving keeps up at once.
-			spec.Name = b.Name + "." + cfg.Name + "-" + l.e
+			spec.Name = b.Name + "." + cfg.Name + "-" + l.Engine
 		}
 		srv, serr := sandbox.Start(ctx, h, spec)
 		if serr != nil {
@@ -476,7 +476,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	copts.Transport = copts.Transport.Resolve(maxConns)
 	ep := st.Endpoint
 	s.srv = &suite.Server{
-		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.e,
+		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
 		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:  func(line string) { p.logf("%s", line) }, Warn: p.warn,
 	}
