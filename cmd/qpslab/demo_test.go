@@ -33,6 +33,8 @@ func TestDemoOnAFreshMachine(t *testing.T) {
 	s := string(out)
 	for _, want := range []string{
 		"== host check", "mariadb-10.2.11.demo", "mariadb-system.demo", "Relative QPS by group", "geomean col-1",
+		"test-level interleaving: the 2 labels' servers up together", "Verdict for mariadb-system.demo against mariadb-10.2.11.demo: ",
+		"paired rows (3 test-level, slices alternating between the servers",
 		"update-index_range=100", "scan_range=100", "load", "The HTML report: ",
 	} {
 		if !strings.Contains(s, want) {

@@ -250,7 +250,7 @@ func Test(base, other Side, confidence, alpha float64) Verdict {
 			v.Rel = os.Center / bs.Center
 		}
 		if minMannWhitneyP(len(bv), len(ov)) >= alpha {
-			v.Why = fmt.Sprintf("%s, unpaired: too few for the Mann-Whitney test to reach p < %g (4 runs each can)", runsOf(len(bv), len(ov)), alpha)
+			v.Why = fmt.Sprintf("%s: too few for the Mann-Whitney test to reach p < %g (4 runs each can)", runsOf(len(bv), len(ov)), alpha)
 			return v
 		}
 		cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64{}, bv...), &thr), benchmath.NewSample(append([]float64{}, ov...), &thr))

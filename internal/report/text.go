@@ -198,7 +198,11 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 		}
 	}
 	for _, ic := range c.Idle {
-		fmt.Fprintf(w, "The other servers' CPU while %s was measured: median %.1f %% of one CPU, at most %.1f %% (%s)\n", ic.Label, ic.Median, ic.Max, ic.MaxTest)
+		most := ""
+		if ic.MaxTest != "" {
+			most = fmt.Sprintf(", at most %.1f %% (%s)", ic.Max, ic.MaxTest)
+		}
+		fmt.Fprintf(w, "The other servers' CPU while %s was measured: median %.1f %% of one CPU%s\n", ic.Label, ic.Median, most)
 	}
 }
 
@@ -332,7 +336,7 @@ func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
 	VerdictSummary(w, c)
 	fmt.Fprintln(w)
 	if c.Repeats {
-		fmt.Fprintf(w, "values with repeats: the median, ± its 95%% interval where %d or more runs give one\n", c.IntervalN)
+		fmt.Fprintf(w, "values with repeats: the median, ± its 95%% interval where %d or more repeats give one\n", c.IntervalN)
 	}
 	for _, l := range verdictLegend(c) {
 		fmt.Fprintln(w, l)

@@ -160,11 +160,16 @@ func TestPagesShowHistoryAndComparison(t *testing.T) {
 	if a.status != 200 {
 		t.Fatalf("compare: %d %s", a.status, a.body)
 	}
-	if n := strings.Count(a.body, `<td class="num rel green">1.10</td>`); n != 17 { // the 17 point tests
+	// Paired rounds: the point tests better and green, the writes worse
+	// and red, each with its interval and mark.
+	if n := len(regexp.MustCompile(`<td class="num rel green" title="better: 8 paired rounds \(slices\) in 2 repeat\(s\)[^"]*">1\.10±\d\.\d%<span class="mark">&#43;</span></td>`).FindAllString(a.body, -1)); n != 17 { // the 17 point tests
 		t.Errorf("%d point tests at 1.10 in green, want 17", n)
 	}
-	if n := strings.Count(a.body, `<td class="num rel red">0.90</td>`); n != 10 { // the 10 writes
+	if n := len(regexp.MustCompile(`<td class="num rel red" title="worse: [^"]*">0\.90±\d\.\d%<span class="mark">-</span></td>`).FindAllString(a.body, -1)); n != 10 { // the 10 writes
 		t.Errorf("%d writes at 0.90 in red, want 10", n)
+	}
+	if !strings.Contains(a.body, "27 test(s) changed beyond the noise (10 worse, 17 better)") {
+		t.Errorf("the compare page does not lead with the verdict")
 	}
 	for _, want := range []string{"Group statistics of the relative values", `data-chart="rel:point-1"`, `href="/api/v1/compare?`, "base.demo (10.11.1)", "Timelines"} {
 		if !strings.Contains(a.body, want) {
