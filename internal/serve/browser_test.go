@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 // The dashboard in a real browser: Debian's Chromium, driven by chromedp
@@ -28,16 +28,7 @@ import (
 // HTML report's test.
 
 func chromiumPath(t *testing.T) string {
-	for _, n := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("QPSLAB_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("QPSLAB_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)")
-	}
-	t.Skip("no chromium on PATH: the dashboard is not tested in a browser (apt-get install chromium; QPSLAB_REQUIRE_CHROMIUM=1 makes this a failure)")
-	return ""
+	return testenv.Chromium(t, "the dashboard is not tested in a browser")
 }
 
 // browser starts Chromium with a profile and HOME of its own under a

@@ -119,7 +119,7 @@ func TestCloseWaitsForACapture(t *testing.T) {
 func TestPerf(t *testing.T) {
 	srv, _ := testenv.StartServer(t, "mariadb-system")
 	if err := CheckPerf(context.Background()); err != nil {
-		t.Skipf("perf cannot record on this machine: %v", err)
+		testenv.Skip(t, "perf cannot record on this machine: "+err.Error())
 	}
 	p := NewPerf(context.Background(), srv.PID)
 	p.Open()
