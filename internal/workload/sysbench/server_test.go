@@ -134,9 +134,6 @@ func (s *server) worker(test Test, id int, seed uint64) (*worker, *recConn) {
 }
 
 func TestServers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts MariaDB and PostgreSQL")
-	}
 	for _, c := range []struct{ name, build, config, engine string }{
 		{"mariadb-system", "mariadb-system", "default", ""},
 		{"mariadb-system-myrocks", "mariadb-system", "myrocks", "rocksdb"}, // every test on MyRocks tables
@@ -566,9 +563,6 @@ func (s *server) withClient(o client.Options) *server {
 // writes the same rows, issues the same statements, and leaves the same
 // tables.
 func TestPathsAgree(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts MariaDB and PostgreSQL")
-	}
 	for _, name := range []string{"mariadb-system", "postgres-system"} {
 		t.Run(name, func(t *testing.T) {
 			s := startServer(t, name)
