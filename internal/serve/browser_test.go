@@ -177,17 +177,16 @@ func TestBrowser(t *testing.T) {
 		}
 		// The drag navigates: wait for the new address, then its page.
 		var zoomed string
-		for zoomed == "" {
+		testenv.WaitFor(t, time.Minute, "the address the drag navigates to", func() bool {
 			loc, err := chromedp.Run(ctx, chromedp.Location())
 			if err != nil {
 				t.Fatalf("no zoom after a drag: %v", err)
 			}
 			if strings.Contains(loc, "from=") {
 				zoomed = loc
-				break
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return zoomed != ""
+		})
 		open(t, bctx, zoomed)
 		loc := eval[string](t, bctx, `location.search`)
 		q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?"))
