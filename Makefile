@@ -46,12 +46,14 @@ demo: setup
 # fuzzing. On the machine make setup prepares the only skips are the mysql
 # flavor's sandbox tests (no MySQL basedir: QPSLAB_MYSQL_BASEDIR, or a MySQL
 # tarball fetched into the cache); elsewhere (not root, no block device, ...)
-# others may join them.
+# others may join them. TESTFLAGS go to go test (scripts/fresh-check.sh
+# passes -v, for each test's time).
+TESTFLAGS ?=
 test: setup
 	$(GO) vet ./...
 	@skips=$$(mktemp); status=0; \
-	echo "QPSLAB_BIN=$(CURDIR)/bin/qpslab QPSLAB_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -timeout 25m ./..."; \
-	QPSLAB_SKIP_LOG=$$skips QPSLAB_BIN=$(CURDIR)/bin/qpslab QPSLAB_REQUIRE_CHROMIUM=1 $(GO) test -count=1 -timeout 25m ./... || status=$$?; \
+	echo "QPSLAB_BIN=$(CURDIR)/bin/qpslab QPSLAB_REQUIRE_CHROMIUM=1 $(GO) test $(TESTFLAGS) -count=1 -timeout 25m ./..."; \
+	QPSLAB_SKIP_LOG=$$skips QPSLAB_BIN=$(CURDIR)/bin/qpslab QPSLAB_REQUIRE_CHROMIUM=1 $(GO) test $(TESTFLAGS) -count=1 -timeout 25m ./... || status=$$?; \
 	if [ $$status = 0 ]; then FUZZTIME=$(FUZZTIME_TEST) GO=$(GO) scripts/fuzz.sh || status=$$?; fi; \
 	if [ -s $$skips ]; then \
 	  echo "make test: $$(wc -l < $$skips) test(s) skipped:"; \
