@@ -206,19 +206,21 @@ func TestServerDetached(t *testing.T) {
 }
 
 // SIGINT or SIGTERM at any moment stops every server qpslab started: while it
-// runs in the foreground, and in the middle of a start (initdb, bootstrap).
+// runs in the foreground, and in the middle of a start: while the init
+// program runs (initdb, mysql_install_db), and while the bootstrap server
+// it starts runs (postgres --boot or --single, mysqld --bootstrap).
 func TestSignalsLeaveNoProcess(t *testing.T) {
 	for _, tc := range []struct {
 		build string
 		sig   syscall.Signal
-		when  string // "running" or a delay after launch
+		when  string // "running", "init" or "bootstrap": signalled once seen
 	}{
 		{"mariadb-system", syscall.SIGINT, "running"},
 		{"postgres-system", syscall.SIGTERM, "running"},
 		{"postgres-12.17.0", syscall.SIGINT, "running"},
-		{"postgres-system", syscall.SIGINT, "300ms"},
-		{"mariadb-10.2.11", syscall.SIGTERM, "500ms"},
-		{"postgres-12.17.0", syscall.SIGINT, "1s"},
+		{"postgres-system", syscall.SIGINT, "init"},
+		{"mariadb-10.2.11", syscall.SIGTERM, "bootstrap"},
+		{"postgres-12.17.0", syscall.SIGINT, "bootstrap"},
 	} {
 		t.Run(fmt.Sprintf("%s/%v/%s", tc.build, tc.sig, tc.when), func(t *testing.T) {
 			h := newHome(t)
@@ -233,6 +235,12 @@ func TestSignalsLeaveNoProcess(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { // a test that failed before its signal
+				if cmd.ProcessState == nil {
+					cmd.Process.Signal(syscall.SIGTERM)
+					cmd.Wait()
+				}
+			})
 			ready := make(chan bool, 1)
 			var out bytes.Buffer
 			go func() {
@@ -260,8 +268,20 @@ func TestSignalsLeaveNoProcess(t *testing.T) {
 					t.Fatalf("no server process found before the signal: %q", testenv.Processes(h.Root))
 				}
 			} else {
-				d, _ := time.ParseDuration(tc.when)
-				time.Sleep(d)
+				marks := []string{"/initdb ", "install_db "}
+				if tc.when == "bootstrap" {
+					marks = []string{" --boot", " --single", " --bootstrap", " --initialize"}
+				}
+				testenv.WaitFor(t, 3*time.Minute, "the "+tc.when+" step of the start", func() bool {
+					for _, p := range testenv.Processes(h.Root) {
+						for _, m := range marks {
+							if strings.Contains(p+" ", m) {
+								return true
+							}
+						}
+					}
+					return false
+				})
 			}
 			cmd.Process.Signal(tc.sig)
 			err := cmd.Wait()

@@ -31,8 +31,8 @@ func TestRunKilledLeavesNoServer(t *testing.T) {
 			go func() { cmd.Wait(); close(done) }()
 			defer func() { cmd.Process.Kill(); <-done }()
 
-			// Wait until the sandbox records a live server, then give the
-			// load (1000 rows) and the start of the 30 s test a moment.
+			// Wait until the sandbox records a live server, then until the
+			// 30 s test has measured a second (the load of 1000 rows done).
 			var st sandbox.State
 			for deadline := time.Now().Add(3 * time.Minute); ; {
 				if sts, _ := sandbox.List(h); len(sts) == 1 && sts[0].Running() {
@@ -48,7 +48,7 @@ func TestRunKilledLeavesNoServer(t *testing.T) {
 					t.Fatal("no running server within 3 minutes")
 				}
 			}
-			time.Sleep(2 * time.Second)
+			waitSamples(t, h, "point-query.pre_range=100", 1, done)
 			select {
 			case <-done:
 				t.Fatalf("qpslab run ended before the kill: stdout %q stderr %q", out.String(), errb.String())

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/store"
@@ -146,6 +147,39 @@ func TestRunHardwareCost(t *testing.T) {
 
 func near(a, b float64) bool { return a-b < 1e-6*b && b-a < 1e-6*b }
 
+// waitSamples waits until h's store holds n samples of the running run of
+// test, stored as qpslab measures them (each second of the measured
+// window); it fails at once if ended is closed first (the qpslab command
+// ended; nil: not watched).
+func waitSamples(t *testing.T, h home.Home, test string, n int, ended <-chan struct{}) {
+	t.Helper()
+	var st *store.Store
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	testenv.WaitFor(t, 3*time.Minute, fmt.Sprintf("%d sample(s) of %s in the store", n, test), func() bool {
+		select {
+		case <-ended:
+			t.Fatalf("qpslab ended before %d sample(s) of %s were stored", n, test)
+		default:
+		}
+		if st == nil {
+			if _, err := os.Stat(h.StoreFile()); err != nil {
+				return false
+			}
+			s, err := store.Open(context.Background(), "", h.StoreFile())
+			if err != nil {
+				return false
+			}
+			st = s
+		}
+		runs, err := st.Runs(context.Background(), store.Filter{Test: test, Status: []string{"running"}, Samples: true})
+		return err == nil && len(runs) == 1 && len(runs[0].Samples) >= n
+	})
+}
+
 func hwSummary(hw *result.HW) string {
 	return fmt.Sprintf("device %v wKB/o %.3f cpu/o %.5f CPU µs/op host %.1f server %.1f client %.1f, %d samples",
 		hw.Device, hw.WriteKBPerOp, hw.CPUPerOp, hw.HostCPUUsOp, hw.ServerCPUUsOp, hw.ClientCPUUsOp, hw.Samples)
@@ -185,7 +219,7 @@ func TestRunSIGINTKeepsSamples(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("the test did not start")
 	}
-	time.Sleep(3 * time.Second)
+	waitSamples(t, h, "point-query.pre_range=100", 2, nil) // two seconds measured
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -204,7 +238,7 @@ func TestRunSIGINTKeepsSamples(t *testing.T) {
 		t.Errorf("status %s, %d samples, %d events", run.Status, len(run.Samples), run.Totals.Events)
 	}
 	if run.Duration > 30 {
-		t.Errorf("recorded duration %.0f s for a run stopped after ~3 s", run.Duration)
+		t.Errorf("recorded duration %.0f s for a run stopped after its second sample", run.Duration)
 	}
 	st, err := store.Open(context.Background(), "", filepath.Join(h.Root, "qpslab.db"))
 	if err != nil {
@@ -252,19 +286,22 @@ func TestRunOpenLoopShowsStall(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // into the measured window
+	ended := make(chan struct{})
+	go func() { cmd.Wait(); close(ended) }()
+	waitSamples(t, h, "update-one_range=100", 1, ended) // into the measured window
 	if err := locker.Begin(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := locker.Query(ctx, "SELECT c FROM sbtest1 WHERE id = 1 FOR UPDATE"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // the stall under test: the row lock held a second
 	if err := locker.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("run: %v: %s", err, stderr.String())
+	<-ended
+	if !cmd.ProcessState.Success() {
+		t.Fatalf("run: %v: %s", cmd.ProcessState, stderr.String())
 	}
 	f, err := result.Read(out)
 	if err != nil {

@@ -550,7 +550,7 @@ func TestNearestVersions(t *testing.T) {
 // client) and one to fetch.
 func TestFetchVersionNotInRegistry(t *testing.T) {
 	if _, err := exec.LookPath("mvn"); err != nil {
-		t.Skip("no mvn (make setup installs maven)")
+		testenv.Skip(t, "no mvn on PATH (make setup installs maven)")
 	}
 	r := freshRegistry(t)
 	_, err := r.Fetch(context.Background(), "mariadb-10.2.99", build.FetchOptions{})

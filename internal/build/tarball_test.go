@@ -32,7 +32,7 @@ func arch(t *testing.T) string {
 	case "arm64":
 		return "aarch64"
 	}
-	t.Skipf("the projects publish no tarballs for %s", runtime.GOARCH)
+	testenv.Skip(t, "the projects publish no tarballs for "+runtime.GOARCH)
 	return ""
 }
 

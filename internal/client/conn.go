@@ -163,6 +163,11 @@ type canceller struct {
 	busy   atomic.Int64 // gen of the context whose statement is in flight; 0 when idle
 }
 
+// endHandled, when a test sets it, is called once the watcher of a
+// context that ended has done its part (closed the connection under the
+// statement in flight, or left an idle one alone); nil in production.
+var endHandled atomic.Pointer[func(context.Context)]
+
 // arm watches ctx and returns the context to hand the driver; done must
 // follow when the statement is over. A context that ends while none of its
 // statements is in flight closes nothing (a rollback's short timeout ends
@@ -185,6 +190,9 @@ func (c *canceller) arm(ctx context.Context) (context.Context, error) {
 			// Claim the statement in flight, if it is one of this context's.
 			if nc != nil && c.busy.CompareAndSwap(g, -g) {
 				nc.Close()
+			}
+			if f := endHandled.Load(); f != nil {
+				(*f)(ctx)
 			}
 		})
 	}

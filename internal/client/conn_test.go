@@ -169,11 +169,22 @@ func TestIdleContextEndKeepsConnection(t *testing.T) {
 					t.Fatal(err)
 				}
 				short, cancel := context.WithTimeout(context.Background(), time.Minute)
+				handled := make(chan struct{})
+				remove := client.OnEndHandled(func(ctx context.Context) {
+					if ctx == short {
+						close(handled)
+					}
+				})
 				if _, err := c.Query(short, "SELECT 1"); err != nil {
 					t.Fatal(err)
 				}
 				cancel()
-				time.Sleep(50 * time.Millisecond)
+				select { // the connection's watcher has seen the end
+				case <-handled:
+				case <-time.After(time.Minute):
+					t.Fatal("the end of an idle context was not handled within a minute")
+				}
+				remove()
 				run, stop := context.WithCancel(context.Background())
 				if _, err := c.Query(run, "SELECT 1"); err != nil {
 					t.Errorf("%s: after an idle context ended, the connection fails: %v", tr, err)

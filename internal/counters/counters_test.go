@@ -90,9 +90,12 @@ func TestMariaDBCounters(t *testing.T) {
 	}
 	defer r.Release()
 	const n = 200
+	r.SetEvery(200 * time.Millisecond)
 	r.Open()
 	work(t, ep, n)
-	time.Sleep(1200 * time.Millisecond) // a level reading or two inside the window
+	// Level readings of the reader's loop inside the window (beside
+	// Open's), whose own statements Result must take out.
+	testenv.WaitFor(t, time.Minute, "two level readings of the loop", func() bool { return r.LevelReads() >= 3 })
 	r.Close()
 	sc := r.Result()
 	if sc == nil || sc.Seconds <= 0 {
@@ -169,15 +172,11 @@ func TestPostgresCounters(t *testing.T) {
 	work(t, ep, n)
 	// The work's backend publishes its statistics as it exits; wait until
 	// they are in the view, then close the window.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.WaitFor(t, time.Minute, "the work's inserts in pg_stat_database", func() bool {
 		var now float64
 		setup.QueryRow("SELECT sum(tup_inserted) FROM pg_stat_database").Scan(&now)
-		if now-before >= n || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return now-before >= n
+	})
 	r.Close()
 	sc := r.Result()
 	if sc == nil || sc.Seconds <= 0 {

@@ -357,13 +357,13 @@ type kindWorker struct{ k *kindWorkload }
 func (w kindWorker) Event(ctx context.Context) (Outcome, error) {
 	n := w.k.n.Add(1)
 	if n%2 == 0 {
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // the insert's work: its time is what its latency measures
 		return Outcome{Statements: 1, Rows: 1, Kind: "insert"}, nil
 	}
 	if n%10 == 1 {
 		return Outcome{Kind: "query"}, errRetry
 	}
-	time.Sleep(3 * time.Millisecond)
+	time.Sleep(3 * time.Millisecond) // the query's work, likewise
 	return Outcome{Statements: 1, Rows: 10, Kind: "query"}, nil
 }
 func (kindWorker) Close() error { return nil }
@@ -491,7 +491,7 @@ func (w *schedWorker) Next(ctx context.Context) (time.Time, bool) {
 func (w *schedWorker) Event(ctx context.Context) (Outcome, error) {
 	w.ran++
 	if w.ran == w.w.stallAt {
-		time.Sleep(w.w.stallFor)
+		time.Sleep(w.w.stallFor) // the injected stall the test is about
 	}
 	return Outcome{Statements: 1, Rows: 10, Kind: "insert"}, nil
 }
@@ -592,7 +592,7 @@ func (s sleepWorkload) NewWorker(context.Context, int) (Worker, error) { return 
 type sleepWorker sleepWorkload
 
 func (s sleepWorker) Event(context.Context) (Outcome, error) {
-	time.Sleep(s.d)
+	time.Sleep(s.d) // the event's work: a wait that allocates nothing
 	return Outcome{Statements: 1, Rows: 1}, nil
 }
 func (sleepWorker) Close() error { return nil }

@@ -248,15 +248,23 @@ func TestDisksOfThisMachine(t *testing.T) {
 	}
 }
 
-// The sampler over the real /proc: it samples only between Open and Close,
-// and sees this process's CPU as the client's.
+// The sampler over the real /proc: it samples only between Open and Close
+// (a snapshot at each and one every tick between), and sees this process's
+// CPU as the client's.
 func TestSamplerOnThisMachine(t *testing.T) {
 	s, err := NewSampler(Spec{Roots: host.Real, ServerPID: 1, ClientPID: os.Getpid()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.every = 200 * time.Millisecond
-	time.Sleep(300 * time.Millisecond) // not sampled: not open yet
+	snaps := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.snaps)
+	}
+	if s.stop != nil || snaps() != 0 { // not sampled: not open yet
+		t.Fatalf("the sampler samples before Open: %d snapshots", snaps())
+	}
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -264,16 +272,34 @@ func TestSamplerOnThisMachine(t *testing.T) {
 	}
 	c0, t0 := cpu(), time.Now()
 	s.Open()
-	for end := time.Now().Add(time.Second); time.Now().Before(end); { // busy: client CPU
+	// Busy (client CPU) until five ticks have been sampled after the
+	// Open's snapshot: the window's length follows the sampler's ticks,
+	// whatever the machine's stalls do to the wall clock.
+	const ticks = 5
+	for deadline := time.Now().Add(time.Minute); snaps() < 1+ticks; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d snapshots in a minute at one per %s", snaps(), s.every)
+		}
+		for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); {
+		}
 	}
 	s.Close()
+	window := time.Since(t0)
 	// What the process really got: on a loaded machine a busy loop gets
 	// less than a CPU, so the sampler is held to that, not to 100 %.
-	used := 100 * float64(cpu()-c0) / float64(time.Since(t0))
-	time.Sleep(300 * time.Millisecond) // not sampled: closed
+	used := 100 * float64(cpu()-c0) / float64(window)
+	select { // not sampled: closed, its loop is over
+	case <-s.done:
+	default:
+		t.Fatal("the sampler's loop outlived Close")
+	}
 	hw := s.Result(100, "statement", nil, nil)
-	if hw == nil || hw.Samples < 3 || hw.Samples > 8 || hw.Seconds < 0.9 || hw.Seconds > 3 { // bounds loose: this machine stalls
-		t.Fatalf("samples: %+v", hw)
+	// Open's snapshot, the five ticks (a sixth if it came before Close
+	// took the lock), Close's; the window from Open's snapshot to Close's,
+	// at least the five ticks and at most what the test saw.
+	if hw == nil || hw.Samples < 2+ticks || hw.Samples > 3+ticks ||
+		hw.Seconds < ticks*s.every.Seconds()-0.01 || hw.Seconds > window.Seconds() {
+		t.Fatalf("samples: %+v (the window seen: %s)", hw, window)
 	}
 	if hw.Avg.ClientCPU < 0.6*used || hw.Avg.ClientCPU > 1.5*used+5 || hw.ClientCPUUsOp <= 0 {
 		t.Errorf("a busy client shows %.0f%% CPU, and used %.0f%% (getrusage)", hw.Avg.ClientCPU, used)

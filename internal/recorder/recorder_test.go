@@ -13,6 +13,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 var ctx = context.Background()
@@ -25,7 +26,7 @@ func smallDisk(t *testing.T, size int) string {
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
 		if errors.Is(err, syscall.EPERM) {
-			t.Skipf("mounting a small tmpfs needs root: %v", err)
+			testenv.Skip(t, "mounting a small tmpfs needs root: "+err.Error())
 		}
 		t.Fatal(err)
 	}

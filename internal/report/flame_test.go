@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/stacks"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 // stackRun is an ok run of update-index whose pmp stacks are s.
@@ -151,19 +151,7 @@ func TestHTMLStacks(t *testing.T) {
 // Chromium runs the page's search: typing a function's name highlights its
 // frames and says their share of the samples.
 func TestFlameSearchChromium(t *testing.T) {
-	bin := ""
-	for _, n := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(n); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("QPSLAB_REQUIRE_CHROMIUM") == "1" {
-			t.Fatal("QPSLAB_REQUIRE_CHROMIUM=1 but no chromium on PATH")
-		}
-		t.Skip("no chromium on PATH: the flame graph's search is not run")
-	}
+	bin := testenv.Chromium(t, "the flame graph's search is not run")
 	var b bytes.Buffer
 	if err := HTML(&b, Model{Title: "stacks", Stacks: StackSections(stackSets())}); err != nil {
 		t.Fatal(err)

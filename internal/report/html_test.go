@@ -24,6 +24,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/testenv"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
 
@@ -559,19 +560,7 @@ func TestUnifiedDiff(t *testing.T) {
 // chart to be drawn (the page's script counts them into the body's data-
 // attributes, which --dump-dom shows).
 func TestHTMLChromium(t *testing.T) {
-	bin := ""
-	for _, n := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(n); err == nil {
-			bin = p
-			break
-		}
-	}
-	if bin == "" {
-		if os.Getenv("QPSLAB_REQUIRE_CHROMIUM") == "1" {
-			t.Fatal("QPSLAB_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)")
-		}
-		t.Skip("no chromium on PATH: the HTML report is not rendered (apt-get install chromium; QPSLAB_REQUIRE_CHROMIUM=1 makes this a failure)")
-	}
+	bin := testenv.Chromium(t, "the HTML report is not rendered")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	var b bytes.Buffer

@@ -15,6 +15,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 // These tests write sandbox folders by hand: what Prune and Recover decide
@@ -77,7 +78,7 @@ func fakeServer(t *testing.T, datadir string) *exec.Cmd {
 func bootID(t *testing.T) string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
-		t.Skip("no boot id:", err)
+		testenv.Skip(t, "no boot id, by which qpslab names its processes: "+err.Error())
 	}
 	return strings.TrimSpace(string(b))
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 // The dashboard in a real browser: Debian's Chromium, driven by chromedp
@@ -29,16 +29,7 @@ import (
 // HTML report's test.
 
 func chromiumPath(t *testing.T) string {
-	for _, n := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("QPSLAB_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("QPSLAB_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)")
-	}
-	t.Skip("no chromium on PATH: the dashboard is not tested in a browser (apt-get install chromium; QPSLAB_REQUIRE_CHROMIUM=1 makes this a failure)")
-	return ""
+	return testenv.Chromium(t, "the dashboard is not tested in a browser")
 }
 
 // browser starts Chromium with a profile and HOME of its own under a
@@ -187,17 +178,16 @@ func TestBrowser(t *testing.T) {
 		}
 		// The drag navigates: wait for the new address, then its page.
 		var zoomed string
-		for zoomed == "" {
+		testenv.WaitFor(t, time.Minute, "the address the drag navigates to", func() bool {
 			loc, err := chromedp.Run(ctx, chromedp.Location())
 			if err != nil {
 				t.Fatalf("no zoom after a drag: %v", err)
 			}
 			if strings.Contains(loc, "from=") {
 				zoomed = loc
-				break
 			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return zoomed != ""
+		})
 		open(t, bctx, zoomed)
 		loc := eval[string](t, bctx, `location.search`)
 		q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?"))

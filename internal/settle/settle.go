@@ -11,6 +11,7 @@ package settle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -70,6 +71,14 @@ var innodbFlush = []struct {
 // and puts the InnoDB variables back. It returns an error wrapping
 // ctx.Err() if ctx ends first, after restoring the variables.
 func Run(ctx context.Context, o Options) (err error) {
+	// A statement that ctx's end cut fails with its connection's error (the
+	// client closes the connection under it): the error still says it was
+	// ctx, so an interrupted settle is told as interrupted, not failed.
+	defer func() {
+		if cerr := ctx.Err(); err != nil && cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %v", cerr, err)
+		}
+	}()
 	if o.Dial == nil {
 		return fmt.Errorf("settle: no dial function")
 	}

@@ -2,6 +2,7 @@ package settle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -115,4 +116,62 @@ func TestRunMyRocks(t *testing.T) {
 	}
 	err = Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"rx'; DROP TABLE rx; --"}})
 	testenv.WantErr(t, err, "is not one qpslab makes")
+}
+
+// slowAnalyze runs SELECT SLEEP(60) before each ANALYZE TABLE: a statement
+// in flight when the test ends Run's context.
+type slowAnalyze struct{ client.Conn }
+
+func (s slowAnalyze) Query(ctx context.Context, q string, args ...any) (int64, error) {
+	if strings.HasPrefix(q, "ANALYZE TABLE") {
+		if _, err := s.Conn.Query(ctx, "SELECT SLEEP(60)"); err != nil {
+			return 0, err
+		}
+	}
+	return s.Conn.Query(ctx, q, args...)
+}
+
+// A context that ends while a statement is in flight ends Run with an
+// error wrapping the context's, although the statement fails with the
+// connection's own (the client closes the connection under it), so that
+// an interrupted postwrite is told as interrupted, not failed.
+func TestRunCancelledInAStatement(t *testing.T) {
+	srv, _ := testenv.StartServer(t, "mariadb-system")
+	ep := srv.Endpoint()
+	bg := context.Background()
+	look, err := client.Dial(bg, ep, client.Options{Transport: client.Blocking})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer look.Close()
+	if _, err := look.Exec(bg, "CREATE TABLE t1 (id INT PRIMARY KEY) ENGINE = InnoDB"); err != nil {
+		t.Fatal(err)
+	}
+	dial := func(ctx context.Context) (client.Conn, error) {
+		c, err := client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+		if err != nil {
+			return nil, err
+		}
+		return slowAnalyze{c}, nil
+	}
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"t1"}}) }()
+	testenv.WaitFor(t, time.Minute, "the ANALYZE's connection in its sleep", func() bool {
+		n, _ := client.Scalar(bg, look, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(60)'")
+		return n > 0
+	})
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Run cancelled in a statement: %v, want an error wrapping context.Canceled", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not end within a minute of its cancel")
+	}
+	if v, err := client.Scalar(bg, look, "SELECT CAST(@@global.innodb_max_dirty_pages_pct_lwm AS SIGNED)"); err != nil || v == 1 {
+		t.Errorf("innodb_max_dirty_pages_pct_lwm after a cancelled Run: %d %v, want it put back", v, err)
+	}
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/qpslab/qpslab/internal/testenv"
 )
 
-// hold runs q (a statement that waits) on its own connection until the
-// test ends.
+// hold runs q (a statement that sleeps: SLEEP or pg_sleep) on its own
+// connection until the test ends, and returns once the server shows it
+// sleeping.
 func hold(t *testing.T, ep client.Endpoint, q string) {
 	t.Helper()
 	db, err := client.Open(ep, false)
@@ -23,7 +24,27 @@ func hold(t *testing.T, ep client.Endpoint, q string) {
 	done := make(chan struct{})
 	go func() { db.ExecContext(ctx, q); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; db.Close() })
-	time.Sleep(500 * time.Millisecond) // it is waiting now
+	look, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer look.Close()
+	sleeping := "SELECT count(*) FROM information_schema.PROCESSLIST WHERE INFO = '" + q + "' AND STATE = 'User sleep'"
+	if ep.Protocol == client.Postgres {
+		sleeping = "SELECT count(*) FROM pg_stat_activity WHERE query = '" + q + "' AND wait_event = 'PgSleep'"
+	}
+	testenv.WaitFor(t, time.Minute, q+" sleeping in the server", func() bool {
+		var n int
+		look.QueryRow(sleeping).Scan(&n)
+		return n > 0
+	})
+}
+
+// captures is how many captures p has made so far.
+func captures(p *PMP) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.captures
 }
 
 func has(s *result.Stacks, frame, state string) bool {
@@ -52,7 +73,7 @@ func TestCaptureKnownWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.Open()
-			time.Sleep(1500 * time.Millisecond)
+			testenv.WaitFor(t, time.Minute, "two captures", func() bool { return captures(p) >= 2 })
 			p.Close()
 			s := p.Result()
 			if s == nil || s.Captures < 1 || s.Tool != EuStack || s.PauseMaxMs <= 0 || s.PauseMeanMs > s.PauseMaxMs {
@@ -97,7 +118,16 @@ func TestCloseWaitsForACapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Open()
-	time.Sleep(500 * time.Millisecond) // gdb is attached by now, for seconds
+	// Close once gdb holds the server's threads stopped (in tracing stop),
+	// as it does for seconds.
+	testenv.WaitFor(t, time.Minute, "gdb holding the server's threads", func() bool {
+		for _, st := range threadStates(p.fs, srv.PID) {
+			if st == "t" {
+				return true
+			}
+		}
+		return false
+	})
 	p.Close()
 	s := p.Result()
 	if s == nil || s.Captures < 1 || len(s.Stacks) == 0 || s.Tool != GDB {
@@ -119,7 +149,7 @@ func TestCloseWaitsForACapture(t *testing.T) {
 func TestPerf(t *testing.T) {
 	srv, _ := testenv.StartServer(t, "mariadb-system")
 	if err := CheckPerf(context.Background()); err != nil {
-		t.Skipf("perf cannot record on this machine: %v", err)
+		testenv.Skip(t, "perf cannot record on this machine: "+err.Error())
 	}
 	p := NewPerf(context.Background(), srv.PID)
 	p.Open()
@@ -141,10 +171,10 @@ func TestPerf(t *testing.T) {
 		t.Errorf("no on-CPU stack through Item_func_benchmark::val_int: %+v", s.Stacks[:min(5, len(s.Stacks))])
 	}
 
-	// A process that is gone: perf cannot attach, and the result says so.
+	// A process that is gone: perf cannot attach, and the result says so
+	// (Open finds no such process: there is nothing to wait for).
 	gone := NewPerf(context.Background(), 1<<22)
 	gone.Open()
-	time.Sleep(300 * time.Millisecond)
 	gone.Close()
 	g := gone.Result()
 	if g == nil || len(g.Notes) != 1 || len(g.Stacks) != 0 {

@@ -57,8 +57,12 @@ func roundTrip(t *testing.T, s *Store) {
 	for _, smp := range done.Samples[:2] {
 		w.Sample(smp)
 	}
-	time.Sleep(200 * time.Millisecond)
-	running, err := s.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{"running"}, Samples: true})
+	// The writer's goroutine stores them: wait until both are there.
+	var running []result.Run
+	testenv.WaitFor(t, 30*time.Second, "the running run's 2 samples stored", func() bool {
+		running, err = s.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{"running"}, Samples: true})
+		return err != nil || len(running) != 1 || len(running[0].Samples) >= 2
+	})
 	if err != nil || len(running) != 1 || len(running[0].Samples) != 2 {
 		t.Fatalf("a running run: %d runs, %v", len(running), err)
 	}
@@ -156,7 +160,13 @@ func TestAbortedRuns(t *testing.T) {
 	w2 := begin(t, s, meta("insert_range=100", 1))
 	w2.Sample(result.Sample{Second: 0, Events: 5})
 	w2.Sample(result.Sample{Second: 1, Events: 6})
-	time.Sleep(200 * time.Millisecond)
+	// Its process is "killed" below once the writer's goroutine has stored
+	// both samples.
+	testenv.WaitFor(t, 30*time.Second, "the running run's 2 samples stored", func() bool {
+		var n int
+		s.db.QueryRow(s.q(`SELECT count(*) FROM samples WHERE run_id = ?`), w2.ID()).Scan(&n)
+		return n >= 2
+	})
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
@@ -283,10 +293,14 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 }
 
+// TestWriterProcess is not a test of its own: it is the writer process that
+// TestConcurrentWriters starts (this test binary, run with
+// QPSLAB_STORE_WRITER set). In any other run it returns at once, and is no
+// skip.
 func TestWriterProcess(t *testing.T) {
 	path := os.Getenv("QPSLAB_STORE_WRITER")
 	if path == "" {
-		t.Skip("run by TestConcurrentWriters")
+		return // a subprocess helper of TestConcurrentWriters
 	}
 	s, err := Open(ctx, path, "")
 	if err != nil {

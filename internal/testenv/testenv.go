@@ -121,13 +121,8 @@ func WantErr(t testing.TB, err error, subs ...string) {
 // wherever a MySQL basedir is present (QPSLAB_MYSQL_BASEDIR, or a MySQL
 // tarball fetched into the shared cache with qpslab builds fetch
 // mysql-VERSION); without one the test is skipped, and the skip is named
-// in `make test`'s summary (SkipLog).
+// in `make test`'s summary (Skip).
 const MySQL = "mysql"
-
-// SkipLog is the environment variable naming a file to which tests append
-// a line for each test skipped for want of a MySQL basedir; `make test`
-// prints them at its end.
-const SkipLog = "QPSLAB_SKIP_LOG"
 
 // mysqlBuild registers the MySQL basedir of QPSLAB_MYSQL_BASEDIR, or else
 // the first MySQL build unpacked in the shared cache, in h, or skips t.
@@ -158,12 +153,6 @@ func mysqlBuild(t testing.TB, h home.Home) build.Build {
 		return b
 	}
 	why := "no MySQL basedir (set QPSLAB_MYSQL_BASEDIR to a MySQL install prefix, or run qpslab builds fetch mysql-8.0.36 on a connected machine)"
-	if p := os.Getenv(SkipLog); p != "" {
-		if f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(f, "%s: %s\n", t.Name(), why)
-			f.Close()
-		}
-	}
-	t.Skip(why)
+	Skip(t, why)
 	return build.Build{}
 }

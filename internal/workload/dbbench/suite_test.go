@@ -158,7 +158,7 @@ func TestReadaheadWarning(t *testing.T) {
 	}
 	d, ok := host.StorageOf(host.Real, h.Sandboxes()).SmallestMaxSectors()
 	if !ok {
-		t.Skip("the home is on no block device with max_sectors_kb")
+		testenv.Skip(t, "the home is on no block device with max_sectors_kb")
 	}
 	write := func(name, text string) {
 		p := filepath.Join(t.TempDir(), name+".flags")

@@ -33,7 +33,7 @@ func (c stallConn) Exec(ctx context.Context, q string, _ ...any) (int64, error) 
 	}
 }
 func (c stallConn) Query(context.Context, string, ...any) (int64, error) {
-	time.Sleep(time.Millisecond)
+	time.Sleep(time.Millisecond) // the statement's time, as every statement here takes
 	return 10, nil
 }
 func (c stallConn) Prepare(context.Context, string) (client.Stmt, error) { return nil, nil }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Runs `make test` N times (default 3) on a fresh clone of this repository,
+# as CI or a new user would: committed work only, each run with a qpslab
+# home of its own and empty Go build and test caches, so that nothing passes
+# for having passed before. Prints pass or fail per run with its time and
+# its ten slowest tests (by their own time), and exits non-zero if any run
+# failed.
+#   scripts/fresh-check.sh [N]      or      N=5 scripts/fresh-check.sh
+#
+# What is shared between the runs, and with the user's own:
+#   - the artifact cache (QPSLAB_CACHE, else the default home's cache): the
+#     tests fetch registry builds (mariadb-10.2.11, postgres-12.17.0) into
+#     it once; a fresh cache per run would download them again each time;
+#   - the Go module cache (GOMODCACHE): modules, not build results.
+# Everything else lives in a temporary folder that is removed at the end:
+# the clone, each run's QPSLAB_HOME, GOCACHE and make test's output (the
+# last lines of a failed run's output are printed).
+set -euo pipefail
+
+n=${1:-${N:-3}}
+if ! [[ $n =~ ^[1-9][0-9]*$ ]]; then
+  echo "fresh-check: N must be a positive number of runs, not '$n'" >&2
+  exit 2
+fi
+
+top=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+if [ -n "${QPSLAB_CACHE:-}" ]; then
+  cache=$QPSLAB_CACHE
+elif [ -n "${QPSLAB_HOME:-}" ]; then
+  cache=$QPSLAB_HOME/cache
+elif [ "$(id -u)" = 0 ]; then
+  cache=/var/lib/qpslab/cache # internal/home's default home for root
+else
+  cache=$HOME/.qpslab/cache
+fi
+modcache=$(cd "$top" && go env GOMODCACHE)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/qpslab-fresh-check-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+src=$tmp/qpslab
+git clone --quiet --no-checkout "$top" "$src"
+git -C "$src" fetch --quiet "$top" HEAD
+git -C "$src" checkout --quiet --detach FETCH_HEAD
+echo "fresh-check: $n run(s) of make test on a clone of $(git -C "$src" log -1 --format='%h %s')"
+if ! git -C "$top" diff --quiet HEAD; then
+  echo "fresh-check: uncommitted changes in $top are not in the clone"
+fi
+
+# slowest LOG: the ten slowest tests of make test's -v output, by their own
+# time, each with its package. A package's output comes in one block, ended
+# by its "ok" or "FAIL" line.
+slowest() {
+  awk -v mod="$module/" '
+    /^--- (PASS|FAIL|SKIP): / {
+      t = $3; d = $4; gsub(/[()s]/, "", d); names[++k] = t; secs[k] = d; next
+    }
+    /^(ok|FAIL)[ \t]+[^ \t]+[ \t]/ {
+      pkg = $2
+      if (index(pkg, mod) == 1) pkg = substr(pkg, length(mod) + 1)
+      for (i = 1; i <= k; i++) printf "%8.2f s  %s %s\n", secs[i], pkg, names[i]
+      k = 0
+    }
+  ' "$1" | sort -rn | head -n 10
+}
+module=$(awk '$1 == "module" { print $2 }' "$src/go.mod")
+
+failed=0
+for i in $(seq 1 "$n"); do
+  run=$tmp/run$i
+  mkdir -p "$run/home" "$run/gocache"
+  log=$run/make-test.log
+  start=$SECONDS
+  status=pass
+  if ! (cd "$src" && env QPSLAB_HOME="$run/home" QPSLAB_CACHE="$cache" \
+        GOCACHE="$run/gocache" GOMODCACHE="$modcache" \
+        make test TESTFLAGS=-v) >"$log" 2>&1; then
+    status=FAIL
+    failed=$((failed + 1))
+  fi
+  took=$((SECONDS - start))
+  printf 'run %d/%d: %s in %dm%02ds\n' "$i" "$n" "$status" $((took / 60)) $((took % 60))
+  echo "  the ten slowest tests:"
+  slowest "$log" | sed 's/^/  /'
+  sed -n '/^make test: /,$p' "$log" | sed 's/^/  /'
+  if [ "$status" = FAIL ]; then
+    echo "  what failed:"
+    { grep -E '^(\s*--- FAIL|FAIL|panic:)' "$log" || true; } | sed 's/^/    /'
+    echo "  the last lines of its output:"
+    tail -n 30 "$log" | sed 's/^/    /'
+  fi
+done
+
+if [ "$failed" -gt 0 ]; then
+  echo "fresh-check: $failed of $n run(s) failed"
+  exit 1
+fi
+echo "fresh-check: all $n run(s) passed"
