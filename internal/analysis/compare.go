@@ -178,6 +178,11 @@ type Comparison struct {
 	// Pairings are the ways the rows' figures were paired, each with how
 	// many rows (result.Paired*; "unpaired" for the rest).
 	Pairings map[string]int `json:"pairings"`
+	// RepeatEffects is, per other label, the repeat effect over its paired
+	// tests (PlanRepeatEffect): how alike one repeat's rounds are beyond
+	// chance, which every test's interval allows for where the tests
+	// together have MinRepeatDF between-repeat degrees of freedom.
+	RepeatEffects []RepeatEffect `json:"repeat_effect"`
 	// Idle is, per label (the base first), the CPU its plan's other
 	// servers used while its rounds were measured (% of one CPU): their
 	// background work competing with it. Nil where none was measured.
@@ -333,6 +338,15 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	oRuns := make([]map[key][]result.Run, len(others))
 	for i, s := range others {
 		oRuns[i] = runsByKey(s.Runs)
+		// The repeat effect over every paired test of this label against
+		// the base, which each test's interval then allows for.
+		var all [][]Round
+		for _, k := range keys {
+			if rounds, _ := PairRounds(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k])); len(rounds) > 0 {
+				all = append(all, rounds)
+			}
+		}
+		c.RepeatEffects = append(c.RepeatEffects, PlanRepeatEffect(all))
 	}
 	c.Tally = make([]Tally, len(others))
 	rels := make([]map[string][]float64, len(others)) // per other: group → relative values
@@ -360,7 +374,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			if o.Noise != nil {
 				floor, known = o.Noise(k.test, k.threads, k.cond)
 			}
-			cell.Verdict = Judge(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), true, floor, known, o.Confidence, c.Alpha)
+			cell.Verdict = JudgeIn(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), true, floor, known, o.Confidence, c.Alpha, &c.RepeatEffects[i])
 			cell.Rel = cell.Center / row.Base.Center
 			if cell.Verdict.Method == MethodPaired && !math.IsNaN(cell.Verdict.Rel) {
 				cell.Rel = cell.Verdict.Rel

@@ -96,6 +96,25 @@ type PairedResult struct {
 // does not know the blocks, which is why Significant also needs the
 // interval, which does, to exclude 1. CanReach is N ≥ MinRounds(alpha).
 func Paired(rounds []Round, confidence, alpha float64) PairedResult {
+	return paired(rounds, confidence, alpha, nil)
+}
+
+// PairedIn is Paired for one test of a comparison whose repeat effect was
+// estimated over all its tests (PlanRepeatEffect, with MinRepeatDF or more
+// between-repeat degrees of freedom): the rounds' variance is inflated by
+// that effect's design effect, NEff = N / (1 + (m − 1)·ICC), m the
+// size-weighted mean repeat size, SE² = s² / NEff with the rounds' sample
+// variance s², and df = max(NEff − 1, 1). A test of one repeat, or a
+// comparison with too few repeats for the estimate, is judged as Paired
+// judges it.
+func PairedIn(rounds []Round, confidence, alpha float64, e RepeatEffect) PairedResult {
+	if e.DFB < MinRepeatDF {
+		return paired(rounds, confidence, alpha, nil)
+	}
+	return paired(rounds, confidence, alpha, &e)
+}
+
+func paired(rounds []Round, confidence, alpha float64, plan *RepeatEffect) PairedResult {
 	res := PairedResult{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), NEff: 0, DF: math.NaN(), BlockP: 1}
 	var logs []float64
 	byBlock := map[int][]float64{}
@@ -130,7 +149,16 @@ func Paired(rounds []Round, confidence, alpha float64) PairedResult {
 	n, k := float64(res.N), float64(res.Blocks)
 	variance := stat.Variance(logs, nil)
 	df := n - 1
-	if res.Blocks >= 2 && res.N > res.Blocks {
+	if plan != nil && res.Blocks >= 2 {
+		// The comparison's repeat effect, estimated over its tests.
+		var sumSq float64
+		for _, g := range byBlock {
+			sumSq += float64(len(g)) * float64(len(g))
+		}
+		res.ICC, res.BlockP = plan.ICC, plan.P
+		res.NEff = n / (1 + (sumSq/n-1)*plan.ICC)
+		df = math.Max(res.NEff-1, 1)
+	} else if res.Blocks >= 2 && res.N > res.Blocks {
 		var ssb, ssw, sumSq float64
 		for _, b := range keys {
 			g := byBlock[b]

@@ -181,7 +181,13 @@ type pairKey struct {
 // beyond floor (the host's noise floor where calibrated, else
 // DefaultFloor; calibrated says which). higher says which way is better.
 func Judge(base, other Side, higher bool, floor float64, calibrated bool, confidence, alpha float64) Verdict {
-	v := Test(base, other, confidence, alpha)
+	return JudgeIn(base, other, higher, floor, calibrated, confidence, alpha, nil)
+}
+
+// JudgeIn is Judge for one test of a comparison whose repeat effect was
+// estimated over all its tests (nil: judge the test's rounds alone).
+func JudgeIn(base, other Side, higher bool, floor float64, calibrated bool, confidence, alpha float64, e *RepeatEffect) Verdict {
+	v := TestIn(base, other, confidence, alpha, e)
 	if !(floor > 0) {
 		floor, calibrated = DefaultFloor, false
 	}
@@ -208,7 +214,13 @@ func Judge(base, other Side, higher bool, floor float64, calibrated bool, confid
 // Its Kind is CannotTell (with Why) when nothing can be concluded, else
 // empty for the caller to decide.
 func Test(base, other Side, confidence, alpha float64) Verdict {
-	v := Verdict{Method: MethodNone, Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Kind: CannotTell}
+	return TestIn(base, other, confidence, alpha, nil)
+}
+
+// PairRounds are the rounds base and other share (the same plan, repeat
+// and round), each repeat of a plan a block, and the pairings they were
+// measured with, counted.
+func PairRounds(base, other Side) ([]Round, map[string]int) {
 	bm := map[pairKey]float64{}
 	for _, o := range base.Obs {
 		if o.Plan != "" && o.Pairing != "" {
@@ -230,9 +242,22 @@ func Test(base, other Side, confidence, alpha float64) Verdict {
 		rounds = append(rounds, Round{Block: blocks[bk], Base: b, Other: o.Value})
 		pairings[o.Pairing]++
 	}
+	return rounds, pairings
+}
+
+// TestIn is Test with the comparison's repeat effect (nil: the test's
+// rounds alone; see PairedIn).
+func TestIn(base, other Side, confidence, alpha float64, e *RepeatEffect) Verdict {
+	v := Verdict{Method: MethodNone, Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Kind: CannotTell}
+	rounds, pairings := PairRounds(base, other)
 	switch {
 	case len(rounds) > 0:
-		res := Paired(rounds, confidence, alpha)
+		var res PairedResult
+		if e != nil {
+			res = PairedIn(rounds, confidence, alpha, *e)
+		} else {
+			res = Paired(rounds, confidence, alpha)
+		}
 		v.Method, v.Pairing, v.N, v.Blocks = MethodPaired, mostOf(pairings), res.N, res.Blocks
 		v.Rel, v.Lo, v.Hi, v.P, v.Significant = res.Ratio, res.Lo, res.Hi, res.P, res.Significant
 		if !res.CanReach {

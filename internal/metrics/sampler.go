@@ -121,6 +121,19 @@ func (s *Sampler) Close() {
 	<-done
 }
 
+// Seconds is how long the window was open (0 before it closed).
+func (s *Sampler) Seconds() float64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.opened || !s.closed || s.to.IsZero() {
+		return 0
+	}
+	return s.to.Sub(s.from).Seconds()
+}
+
 // Result summarises the window: o/s is the run's reported figure, op its
 // unit, perSecond the measured ops of each second
 // (for the drift flag). It is nil when the window never opened.

@@ -588,30 +588,36 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 
 // slice runs one slice of lane l: its warm-up (warm, or warmEvents for a
 // step that writes), then its measured part (dur, or events with a time
-// guard), with its own window (hardware, counters, the idle servers'
-// CPU), and keeps what it measured as round r.
+// guard), and keeps what it measured as round r. The slice's window (the
+// hardware sampler, the server's counters, the idle servers' CPU) opens
+// after the warm-up and closes after the measured events, while the
+// server is quiet: their reads take milliseconds and queries, which inside
+// a slice of a quarter second would be a noticeable and varying part of
+// it; the cost per op is then over the window's own length.
 func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, dur time.Duration, events, warmEvents int64, idle []int) error {
-	win := p.window(ctx, l.s.m, idle)
-	next := l.next
-	o := engine.Options{Warmup: warm, Duration: dur, Seed: l.start.Seed, Window: win,
-		OnSample: func(s result.Sample) { s.Second += next; l.rec.Sample(s) }}
-	if warm <= 0 {
-		o.Warmup = -1
-	}
-	if st.Writes {
-		if warmEvents > 0 {
-			res, err := l.sess.Run(ctx, engine.Options{Warmup: -1, Events: warmEvents, Duration: guard(warm)})
+	if warm > 0 || warmEvents > 0 {
+		wo := engine.Options{Warmup: -1, Duration: warm}
+		if st.Writes {
+			wo.Events, wo.Duration = warmEvents, guard(warm)
+		}
+		if wo.Events > 0 || wo.Duration > 0 {
+			res, err := l.sess.Run(ctx, wo)
 			if err != nil {
-				win.release()
 				return err
 			}
 			l.warm += res.Totals.Seconds
 		}
-		o.Warmup, o.Events, o.Duration = -1, events, guard(dur)
-	} else {
-		l.warm += o.Warmup.Seconds()
 	}
+	win := p.window(ctx, l.s.m, idle)
+	next := l.next
+	o := engine.Options{Warmup: -1, Duration: dur, Seed: l.start.Seed,
+		OnSample: func(s result.Sample) { s.Second += next; l.rec.Sample(s) }}
+	if st.Writes {
+		o.Events, o.Duration = events, guard(dur)
+	}
+	win.Open()
 	res, err := l.sess.Run(ctx, o)
+	win.Close()
 	if res == nil {
 		win.release()
 		return err
@@ -628,6 +634,7 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 		perSec = append(perSec, s.Count(res.Totals.Series))
 		l.next = max(l.next, next+s.Second+1)
 	}
+	win.opsOver(res.Totals.Reported * res.Totals.Seconds)
 	win.finish(res, op, perSec, p.logf)
 	if stalled, longest := result.Stalls(res.Samples, res.Totals.Series, res.Totals.Seconds, result.StallFraction); res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
 		l.stalls += float64(len(stalled))
@@ -639,7 +646,7 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 	}
 	l.parts = append(l.parts, res)
 	t := res.Totals
-	rd := result.Round{Repeat: l.it.Repeat, Round: r, Started: res.Started.Add(time.Duration(res.Warmup * float64(time.Second))).UTC(),
+	rd := result.Round{Repeat: l.it.Repeat, Round: r, Started: res.Started.UTC(),
 		Seconds: t.Seconds, Events: t.Events, Statements: t.Statements, Rows: t.Rows, Value: t.Reported, IdleCPU: win.idleCPU()}
 	for _, m := range append(result.MetricsOf(result.ClassHW), result.MetricsOf(result.ClassCPU)...) {
 		if v, ok := m.Of(*res); ok && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
@@ -722,8 +729,22 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 	res.Warmup = l.warm
 	res.Params["slices"] = fmt.Sprint(len(l.rounds))
 	op := st.Headline.Of(&res.Totals)
-	res.HW = metrics.Merge(l.hws, res.Totals.Reported, op)
+	// The cost per op over the slices' windows: their ops over their
+	// summed length (each window a little wider than its measured time).
+	var ops, secs float64
+	for _, part := range l.parts {
+		if part.HW.Measured() {
+			ops += part.Totals.Reported * part.Totals.Seconds
+			secs += part.HW.Avg.Dur
+		}
+	}
+	rate := res.Totals.Reported
+	if ops > 0 && secs > 0 {
+		rate = ops / secs
+	}
+	res.HW = metrics.Merge(l.hws, rate, op)
 	if res.HW != nil {
+		res.HW.OpsPerSec = res.Totals.Reported
 		res.HW.Server = counters.Merge(l.ctrs)
 		if l.guard {
 			res.HW.Notes = append(res.HW.Notes, "an event-bounded slice reached its time guard: this label's tables took fewer writes than the others'")

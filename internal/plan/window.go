@@ -31,6 +31,10 @@ type window struct {
 	idle0 map[int]float64
 	t0    time.Time
 	idleP float64 // % of one CPU, summed; -1 unknown
+	// rate, if set, is the ops per second over the sampler's window, for
+	// the cost per op where the window is wider than the measured time
+	// (a slice's, opened and closed on a quiet server around it).
+	rate float64
 }
 
 // window makes the window of one run on the server m measures; idle are
@@ -100,6 +104,15 @@ func (w *window) Close() {
 	}
 }
 
+// opsOver sets the window's rate from the ops measured inside it: a
+// slice's window is opened before its measured events start and closed
+// after they end, so its cost per op is over the window's own length.
+func (w *window) opsOver(ops float64) {
+	if secs := w.hw.Seconds(); secs > 0 && ops > 0 {
+		w.rate = ops / secs
+	}
+}
+
 // idleCPU is the CPU the plan's other servers used while the window was
 // open (% of one CPU, summed over them): 0 with none, -1 when it could not
 // be read.
@@ -111,7 +124,14 @@ func (w *window) idleCPU() float64 { return w.idleP }
 // connection.
 func (w *window) finish(res *result.Run, op string, perSec []float64, logf func(string, ...any)) {
 	defer w.ctr.Release()
-	res.HW = w.hw.Result(res.Totals.Reported, op, perSec, w.notes)
+	rate := res.Totals.Reported
+	if w.rate > 0 {
+		rate = w.rate
+	}
+	res.HW = w.hw.Result(rate, op, perSec, w.notes)
+	if res.HW != nil {
+		res.HW.OpsPerSec = res.Totals.Reported // o/s is the run's figure; the cost per op is over the window's ops
+	}
 	for _, n := range w.more {
 		logf("%s", n)
 		if res.HW != nil {

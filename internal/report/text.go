@@ -139,6 +139,14 @@ func verdictLegend(c *analysis.Comparison) []string {
 		}
 		out = append(out, fmt.Sprintf("paired rows (%s): rel is the geometric mean of the per-round ratios, ±h%% half its %.0f %% interval; tested by the signed-rank test and the interval", strings.Join(how, "; "), 100*c.Confidence))
 	}
+	for i, e := range c.RepeatEffects {
+		switch {
+		case e.DFB >= analysis.MinRepeatDF && e.ICC > 0:
+			out = append(out, fmt.Sprintf("%s: the rounds of one repeat are alike beyond chance over its %d paired tests (intraclass correlation %.2f, F test p=%.2g): every interval allows for it", c.Others[i], e.Tests, e.ICC, e.P))
+		case e.DFB >= analysis.MinRepeatDF:
+			out = append(out, fmt.Sprintf("%s: no repeat effect over its %d paired tests (F test p=%.2g): each test's rounds are pooled", c.Others[i], e.Tests, e.P))
+		}
+	}
 	if n := c.Pairings["unpaired"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d unpaired row(s): rel is the ratio of medians (repeats: Mann-Whitney U; one run a side: each run's own seconds, which miss the drift between runs)", n))
 	}
