@@ -1,10 +1,8 @@
 package main_test
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +24,7 @@ func TestInterleavedServersLeaveNothing(t *testing.T) {
 			cmd := exec.Command(bin, "run", "sysbench", "--build", "mariadb-system", "--config", "default,twin",
 				"--rows", "1000", "--read-secs", "60", "--warmup", "0", "--tests", "point-query.pre*", "-v")
 			cmd.Env = testenv.Env(h)
-			var out, errb syncBuffer
+			var out, errb lockedBuf // serve_test.go's
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -77,23 +75,4 @@ func TestInterleavedServersLeaveNothing(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's
-// reads at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -28,7 +28,7 @@ type DetectSettings struct {
 	// one host where neither the command line (MagnitudeGiven) nor the
 	// file sets one.
 	Floors         func(hostID, suite, test string, threads int, conditions string) (float64, bool) `yaml:"-"`
-	MagnitudeGiven bool                                                                          `yaml:"-"`
+	MagnitudeGiven bool                                                                             `yaml:"-"`
 }
 
 // seriesOptions are the detector's options for series sr: Options, with

@@ -40,20 +40,3 @@ func AAFloors(c *Comparison) []Floor {
 	}
 	return out
 }
-
-// NoiseOf is a lookup of floors for Options.Noise.
-func NoiseOf(floors []Floor) func(test string, threads int, conditions string) (float64, bool) {
-	type k struct {
-		test    string
-		threads int
-		cond    string
-	}
-	m := map[k]float64{}
-	for _, f := range floors {
-		m[k{f.Test, f.Threads, f.Conditions}] = f.Floor
-	}
-	return func(test string, threads int, conditions string) (float64, bool) {
-		v, ok := m[k{test, threads, conditions}]
-		return v, ok
-	}
-}

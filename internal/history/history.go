@@ -80,14 +80,14 @@ type Series struct {
 	Threads        int    `json:"threads,omitempty"`
 	// Conditions are the runs' (result.Run.Conditions); Mixed says the
 	// test has series under other conditions too, so names show them.
-	Conditions string  `json:"conditions,omitempty"`
-	Mixed      bool    `json:"-"`
+	Conditions string `json:"conditions,omitempty"`
+	Mixed      bool   `json:"-"`
 	// HostID is the fingerprint id of the host every run of the series
 	// ran on ("" when they ran on several, or record none): the key of
 	// its noise floor.
-	HostID string `json:"-"`
-	Order      string  `json:"order"` // OrderVersion, OrderTime, OrderName, OrderVersionName or OrderFile
-	Points     []Point `json:"points"`
+	HostID string  `json:"-"`
+	Order  string  `json:"order"` // OrderVersion, OrderTime, OrderName, OrderVersionName or OrderFile
+	Points []Point `json:"points"`
 }
 
 // Name is how reports name the series.

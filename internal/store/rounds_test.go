@@ -2,8 +2,8 @@ package store
 
 import (
 	"math"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
