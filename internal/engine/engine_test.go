@@ -195,6 +195,15 @@ func TestSessionSlices(t *testing.T) {
 	if sum != 150 || len(m.Samples) < 3 {
 		t.Errorf("merged samples: %d of them, %d events", len(m.Samples), sum)
 	}
+	// Each slice (well under a second) is one sample covering its length.
+	for i, smp := range m.Samples {
+		if want := parts[i].Totals.Seconds; len(m.Samples) == 3 && math.Abs(smp.Dur-want) > 1e-9 {
+			t.Errorf("sample %d covers %v s, want its slice's %v", i, smp.Dur, want)
+		}
+		if r := smp.Rate(result.SeriesEvents); math.Abs(r-float64(smp.Events)/smp.Dur) > 1e-6 || r < 100 {
+			t.Errorf("sample %d: rate %v of %d events in %v s", i, r, smp.Events, smp.Dur)
+		}
+	}
 	if tot.Figures["jain"] < 0.5 || tot.Figures["starved"] != 0 {
 		t.Errorf("merged fairness %v", tot.Figures)
 	}

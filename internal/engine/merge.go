@@ -71,6 +71,10 @@ func (s *Session) Merge(parts []*result.Run) *result.Run {
 		}
 		top := next
 		for _, smp := range p.Samples {
+			// The last second of a slice is cut short by its end.
+			if left := pt.Seconds - float64(smp.Second); left > 0 && left < 1 {
+				smp.Dur = left
+			}
 			smp.Second += next
 			out.Samples = append(out.Samples, smp)
 			top = max(top, smp.Second+1)

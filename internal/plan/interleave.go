@@ -610,8 +610,10 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 	}
 	win := p.window(ctx, l.s.m, idle)
 	next := l.next
-	o := engine.Options{Warmup: -1, Duration: dur, Seed: l.start.Seed,
-		OnSample: func(s result.Sample) { s.Second += next; l.rec.Sample(s) }}
+	// No sample goes to the recorder as it is measured: the run's samples
+	// are its slices' laid end to end, written with it when it ends
+	// (engine.Session.Merge gives each slice's last its length).
+	o := engine.Options{Warmup: -1, Duration: dur, Seed: l.start.Seed}
 	if st.Writes {
 		o.Events, o.Duration = events, guard(dur)
 	}

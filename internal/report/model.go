@@ -144,7 +144,7 @@ func seriesOf(label string, r result.Run) Series {
 		if smp.Second < 0 || smp.Second >= n {
 			continue
 		}
-		s.Rate[smp.Second] = smp.Count(r.Totals.Series)
+		s.Rate[smp.Second] = smp.Rate(r.Totals.Series)
 		s.P99Ms[smp.Second] = smp.Response.P99 / 1000
 	}
 	s.Stalls, _ = result.Stalls(r.Samples, r.Totals.Series, r.Totals.Seconds, result.StallFraction)

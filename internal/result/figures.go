@@ -15,13 +15,20 @@ const StallFraction = 0.10
 // to speak of.
 func Stalls(samples []Sample, series string, seconds, frac float64) (stalled []int, longest int) {
 	n := int(seconds)
+	for _, s := range samples {
+		// A run of slices numbers its samples one after the other, those
+		// shorter than a second with their length: each counts.
+		if s.Dur > 0 && s.Second >= n {
+			n = s.Second + 1
+		}
+	}
 	if n < 3 {
 		return nil, 0
 	}
 	per := make([]float64, n)
 	for _, s := range samples {
 		if s.Second >= 0 && s.Second < n {
-			per[s.Second] = s.Count(series)
+			per[s.Second] = s.Rate(series)
 		}
 	}
 	sorted := append([]float64{}, per...)

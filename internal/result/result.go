@@ -56,6 +56,19 @@ type Sample struct {
 	// Ops is this second per operation kind, for a workload whose events
 	// are of several kinds (inserts beside queries); empty otherwise.
 	Ops []OpSample `json:"ops,omitempty"`
+	// Dur is the seconds the sample covers where that is not a whole
+	// second: the part of a second a slice of a test ended in, or a whole
+	// slice shorter than a second (test-level interleaving); 0 for a
+	// whole second. Its rate is its counts over Dur.
+	Dur float64 `json:"dur,omitempty"`
+}
+
+// Rate is a sample's count of series per second of what it covers.
+func (s Sample) Rate(series string) float64 {
+	if s.Dur > 0 {
+		return s.Count(series) / s.Dur
+	}
+	return s.Count(series)
 }
 
 // OpSample is one operation kind's part of one second.
@@ -682,6 +695,9 @@ func (r Run) Check() error {
 			if err := bad(fmt.Sprintf("second %d count", s.Second), float64(c)); err != nil {
 				return err
 			}
+		}
+		if err := bad(fmt.Sprintf("second %d length", s.Second), s.Dur); err != nil || s.Dur > 1 {
+			return fmt.Errorf("%s %s: second %d covers %v s: a sample covers at most a second", r.Test, r.Build, s.Second, s.Dur)
 		}
 	}
 	for _, rd := range r.Rounds {

@@ -236,7 +236,7 @@ func (s *Store) rounds(ctx context.Context, ids []string, runs []result.Run) err
 }
 
 func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops, backlog
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops, backlog, dur
 		FROM samples WHERE run_id = ? ORDER BY second`), id)
 	if err != nil {
 		return nil, fmt.Errorf("read samples: %w", err)
@@ -247,7 +247,7 @@ func (s *Store) samples(ctx context.Context, id string) ([]result.Sample, error)
 		var smp result.Sample
 		var lat string
 		var ops sql.NullString
-		if err := rows.Scan(&smp.Second, &smp.Events, &smp.Statements, &smp.Rows, &smp.Errors, &smp.Retries, &smp.Late, &lat, &smp.ResponseHist, &smp.ServiceHist, &ops, &smp.Backlog); err != nil {
+		if err := rows.Scan(&smp.Second, &smp.Events, &smp.Statements, &smp.Rows, &smp.Errors, &smp.Retries, &smp.Late, &lat, &smp.ResponseHist, &smp.ServiceHist, &ops, &smp.Backlog, &smp.Dur); err != nil {
 			return nil, fmt.Errorf("read samples: %w", err)
 		}
 		var l map[string]result.Latency

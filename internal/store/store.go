@@ -403,9 +403,9 @@ func (s *Store) insertSample(ctx context.Context, x execer, id string, smp resul
 		}
 		ops = string(b)
 	}
-	_, err = x.ExecContext(ctx, s.q(`INSERT INTO samples (run_id, second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops, backlog)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, second) DO NOTHING`),
-		id, smp.Second, smp.Events, smp.Statements, smp.Rows, smp.Errors, smp.Retries, smp.Late, string(lat), nullBytes(smp.ResponseHist), nullBytes(smp.ServiceHist), ops, smp.Backlog)
+	_, err = x.ExecContext(ctx, s.q(`INSERT INTO samples (run_id, second, events, statements, n_rows, errors, retries, late, latency, response_hist, service_hist, ops, backlog, dur)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, second) DO NOTHING`),
+		id, smp.Second, smp.Events, smp.Statements, smp.Rows, smp.Errors, smp.Retries, smp.Late, string(lat), nullBytes(smp.ResponseHist), nullBytes(smp.ServiceHist), ops, smp.Backlog, smp.Dur)
 	if err != nil {
 		return fmt.Errorf("store sample: %w", err)
 	}

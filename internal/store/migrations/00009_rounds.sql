@@ -1,13 +1,16 @@
 -- Paired runs: the plan (one qpslab run) a run belongs to, how that plan
 -- put it beside the other labels' runs (slices, tests or passes: see
 -- result.Paired*), and its rounds, one slice or one whole run per repeat
--- and round, so that any later analysis can pair them. Runs stored before
+-- and round, so that any later analysis can pair them; and the length of
+-- a sample that covers less than a second. Runs stored before
 -- this have no plan and no rounds: they are compared unpaired.
 
 -- +goose Up
 ALTER TABLE runs ADD COLUMN plan_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN pairing TEXT NOT NULL DEFAULT '';
 CREATE INDEX runs_plan ON runs (plan_id);
+-- A sample shorter than a second (the end of a test's slice): its length.
+ALTER TABLE samples ADD COLUMN dur DOUBLE PRECISION NOT NULL DEFAULT 0;
 CREATE TABLE rounds (
     run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     repeat_no  INTEGER NOT NULL,
@@ -25,6 +28,7 @@ CREATE TABLE rounds (
 
 -- +goose Down
 DROP TABLE rounds;
+ALTER TABLE samples DROP COLUMN dur;
 DROP INDEX runs_plan;
 ALTER TABLE runs DROP COLUMN pairing;
 ALTER TABLE runs DROP COLUMN plan_id;
