@@ -17,7 +17,9 @@
 #      it calls changed.
 # Every figure comes from qpslab compare --format json of the runs, as a
 # user would get it. AA_RUNS, PASS_RUNS, AB_RUNS and AB_SECS set the work
-# (defaults 10, 3, 3, 8): about 90 minutes on a 2-core VM.
+# (defaults 10, 3, 3, 8): about 90 minutes on a 2-core VM. AA_SECS (default
+# 1, the demo's) sets the A/A runs' seconds per test and repeat, to see what
+# budget this host needs for goal (a); DEMO_RUN=0 leaves out (c).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Q=$PWD/bin/qpslab
@@ -25,6 +27,8 @@ AA_RUNS=${AA_RUNS:-10}
 PASS_RUNS=${PASS_RUNS:-3}
 AB_RUNS=${AB_RUNS:-3}
 AB_SECS=${AB_SECS:-8}
+AA_SECS=${AA_SECS:-1}
+DEMO_RUN=${DEMO_RUN:-1}
 PG_A=${PG_A:-postgres-16.13.0}
 PG_B=${PG_B:-postgres-17.0.0}
 command -v jq >/dev/null || { echo "verdicts.sh: jq is missing (make setup installs it)" >&2; exit 2; }
@@ -33,8 +37,8 @@ export QPSLAB_HOME=$work/home
 trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 out=$work/out; mkdir -p "$out"
 
-# The demo's budget, as qpslab demo passes it.
-DEMO=(--rows 100000 --read-secs 1 --write-secs 1 --insert-secs 1 --warmup 0.5 --postwrite-scale 0 --repeat 2 --report-interval 60)
+# The demo's budget, as qpslab demo passes it (AA_SECS=1).
+DEMO=(--rows 100000 --read-secs "$AA_SECS" --write-secs "$AA_SECS" --insert-secs "$AA_SECS" --warmup 0.5 --postwrite-scale 0 --repeat 2 --report-interval 60)
 
 # aa NAME MODE: one A/A run of mariadb-system under two configs with the
 # default's settings; its comparison as JSON in $out/NAME.json.
@@ -50,6 +54,7 @@ aa() {
 # largest group median's distance from 1 (in %), the tests significant and
 # changed; then all of them pooled.
 summary() {
+  [ -e "$1" ] || { echo "  (no runs)"; return 0; }
   jq -s -r '
     def tests: [.rows[] | select(.group != "load") | .others[0]];
     (map(
@@ -66,7 +71,7 @@ summary() {
   ' "$@"
 }
 
-echo "== (a) A/A at the demo's budget: test-level interleaving, $AA_RUNS runs"
+echo "== (a) A/A at $AA_SECS s per test and repeat (the demo's budget is 1 s): test-level interleaving, $AA_RUNS runs"
 for i in $(seq 1 "$AA_RUNS"); do aa "aat$i" test; done
 summary "$out"/aat*.json
 echo "== (a) for contrast: pass-level interleaving (--interleave pass), $PASS_RUNS runs"
@@ -84,6 +89,7 @@ for i in $(seq 1 "$AB_RUNS"); do
     "  run \($i): hot-points_range=100 \(.rel * 1000 | round / 1000) [\(.verdict.lo * 1000 | round / 1000), \(.verdict.hi * 1000 | round / 1000)], \(.verdict.n) rounds (\(.verdict.pairing)), p=\(.verdict.p), \(.verdict.kind)"' "$out/ab$i.json"
 done
 
+[ "$DEMO_RUN" = 0 ] && exit 0
 echo "== (c) the demo: MariaDB 10.11 against 10.2.11, 42 tests"
 $Q demo >"$out/demo.log" 2>&1
 $Q compare mariadb-10.2.11.demo mariadb-system.demo --format json >"$out/demo.json"
