@@ -465,6 +465,62 @@ func TestMoves(t *testing.T) {
 	}
 }
 
+// Two agents registering one new name at once: the second waits for the
+// first's registration to commit and is refused, instead of passing the
+// check on a name with no row yet and taking over the row the first wrote.
+func TestRegisterSameNewName(t *testing.T) {
+	f, _ := open(t)
+	ctx := context.Background()
+	h := Host{Name: "twin", Fingerprint: []byte(`{}`), Hostname: "here", Interval: time.Minute}
+	checked, release := make(chan struct{}), make(chan struct{})
+	registerChecked = func(name, runner string) {
+		if runner == "first" {
+			close(checked)
+			<-release
+		}
+	}
+	t.Cleanup(func() { registerChecked = nil })
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the fleet's Close, should the test fail while the first waits
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() { first <- f.register(ctx, h, "first") }()
+	<-checked
+	go func() { second <- f.register(ctx, h, "second") }()
+	// The second registration has either ended (it did not wait for the
+	// first: the race) or waits in the store on a lock the first's
+	// transaction holds.
+	var early error
+	ended := false
+	testenv.WaitFor(t, 30*time.Second, "the second registration to end or wait on a lock", func() bool {
+		select {
+		case early = <-second:
+			ended = true
+			return true
+		default:
+		}
+		var n int
+		err := f.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&n)
+		return err == nil && n > 0
+	})
+	free()
+	if ended && early == nil {
+		<-first
+		t.Fatal("the second registration of a new name did not wait for the first's and was not refused")
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("the first registration: %v", err)
+	}
+	if !ended {
+		early = <-second
+	}
+	testenv.WantErr(t, early, "an agent named twin is running")
+	var runner string
+	if err := f.pool.QueryRow(ctx, `SELECT runner FROM fleet_hosts WHERE name = 'twin'`).Scan(&runner); err != nil || runner != "first" {
+		t.Errorf("twin's row belongs to %q (%v), want the first agent's", runner, err)
+	}
+}
+
 // TestAgentProcess is not a test of its own: TestKilled runs it, in a
 // process of its own, as an agent it can kill with SIGKILL. It does nothing
 // (and passes) without QPSLAB_FLEET_AGENT.

@@ -223,9 +223,16 @@ func labels(hs []Host) []string {
 	return out
 }
 
+// registerChecked, when set (tests only), runs inside a registration's
+// transaction once its check has passed, before its write.
+var registerChecked func(name, runner string)
+
 // register records the agent (a new row, or the row of its name when the
 // agent that had it stopped or is lost), refusing a name whose agent is
-// alive.
+// alive. Registrations of one name take turns on a transaction-scoped
+// advisory lock: SELECT … FOR UPDATE locks no row while the name is new, so
+// without it two agents registering a new name at once would both pass the
+// check and the second's upsert would take the first's row.
 func (f *Fleet) register(ctx context.Context, h Host, runner string) error {
 	builds, err1 := json.Marshal(h.Builds)
 	configs, err2 := json.Marshal(h.Configs)
@@ -236,6 +243,9 @@ func (f *Fleet) register(ctx context.Context, h Host, runner string) error {
 		h.Labels = []string{}
 	}
 	return pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('qpslab fleet host'), hashtext($1))`, h.Name); err != nil {
+			return fmt.Errorf("register host %s in %s: %w", h.Name, f.where, err)
+		}
 		var state, hostname string
 		var since float64
 		var ms int64
@@ -247,6 +257,9 @@ func (f *Fleet) register(ctx context.Context, h Host, runner string) error {
 			return fmt.Errorf("register host %s in %s: %w", h.Name, f.where, err)
 		case state != Stopped && time.Duration(since*float64(time.Second)) <= LostAfter(time.Duration(ms)*time.Millisecond):
 			return fmt.Errorf("an agent named %s is running on %s (its last heartbeat %.0f s ago): stop it, or give this one another --name", h.Name, hostname, since)
+		}
+		if registerChecked != nil {
+			registerChecked(h.Name, runner)
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO fleet_hosts (name, labels, host_id, fingerprint, hostname, builds, configs, runner, state, job, interval_ms, started, heartbeat)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'idle', NULL, $9, now(), now())
