@@ -186,11 +186,12 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 // under two names of its own (CONFIG-aa1, CONFIG-aa2) with its settings
 // and nothing else, so the same server is measured against itself.
 func aaConfigs(ctx context.Context, h home.Home, m map[string]string, set map[string]bool) error {
-	builds, configs := splitList(m["build"]), splitList(m["config"])
+	c := suite.NewValues(m, set).Check()
+	builds, configs := c.List("build"), c.List("config")
 	if len(builds) != 1 || len(configs) != 1 || m["sandbox"] != "" || m["set"] != "" || m["grid"] != "" {
 		return fmt.Errorf("--aa measures one build and config against itself: give exactly one --build and one --config (no --sandbox, --set or --grid)")
 	}
-	if len(splitList(m["engine"])) > 1 {
+	if len(c.List("engine")) > 1 {
 		return fmt.Errorf("--aa measures one build and config against itself: give at most one --engine")
 	}
 	b, err := (build.Registry{Dir: h.Builds(), Cache: h.Cache}).Get(ctx, builds[0])
@@ -213,16 +214,6 @@ func aaConfigs(ctx context.Context, h home.Home, m map[string]string, set map[st
 	}
 	m["config"], set["config"] = strings.Join(names, ","), true
 	return nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // keepNoise keeps what an A/A run measured as its host's noise floor, per
