@@ -33,18 +33,18 @@ import (
 // openFleet opens the shared PostgreSQL store (migrating it: River's
 // schema is among its migrations) and the fleet in it.
 func openFleet(cmd *cobra.Command) (*store.Store, *fleet.Fleet, error) {
-	if !strings.HasPrefix(storeDSN, "postgres://") && !strings.HasPrefix(storeDSN, "postgresql://") {
+	if !strings.HasPrefix(storeDSN(cmd), "postgres://") && !strings.HasPrefix(storeDSN(cmd), "postgresql://") {
 		return nil, nil, fmt.Errorf("the fleet lives in a shared PostgreSQL store: give --store postgres://user@host/db (or $QPSLAB_STORE) on every host and where jobs are submitted")
 	}
 	h, err := resolveHome()
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(cmd.Context(), storeDSN, h.StoreFile())
+	st, err := store.Open(cmd.Context(), storeDSN(cmd), h.StoreFile())
 	if err != nil {
 		return nil, nil, err
 	}
-	fl, err := fleet.Open(cmd.Context(), storeDSN, st.Where())
+	fl, err := fleet.Open(cmd.Context(), storeDSN(cmd), st.Where())
 	if err != nil {
 		st.Close()
 		return nil, nil, err
@@ -234,7 +234,7 @@ func runJob(ctx context.Context, cmd *cobra.Command, h home.Home, name, agent st
 		return fleet.Permanent(err)
 	}
 	job := strconv.FormatInt(at.ID, 10)
-	st, err := store.Open(ctx, storeDSN, h.StoreFile())
+	st, err := store.Open(ctx, storeDSN(cmd), h.StoreFile())
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -15,44 +14,12 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
-	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/importer"
 	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 )
-
-// storeDSN is the --store flag (all commands).
-var storeDSN string
-
-func addStoreFlag(root *cobra.Command) {
-	root.PersistentFlags().StringVar(&storeDSN, "store", os.Getenv("QPSLAB_STORE"),
-		"results store: a SQLite file (default <home>/qpslab.db) or postgres://user@host/db (the password is never stored); $QPSLAB_STORE")
-}
-
-func openStore(cmd *cobra.Command, h home.Home) (*store.Store, error) {
-	return store.Open(cmd.Context(), storeDSN, h.StoreFile())
-}
-
-// readStore opens the store of the qpslab home (or --store) for a command
-// that only reads: it creates nothing (store.ErrNoStore when there is none).
-func readStore(cmd *cobra.Command) (*store.Store, error) {
-	h, err := resolveHome()
-	if err != nil {
-		return nil, err
-	}
-	return store.OpenRead(cmd.Context(), storeDSN, h.StoreFile())
-}
-
-// homeStore opens the store of the qpslab home (or --store), creating it.
-func homeStore(cmd *cobra.Command) (*store.Store, error) {
-	h, err := resolveHome()
-	if err != nil {
-		return nil, err
-	}
-	return openStore(cmd, h)
-}
 
 // selection is how labels are narrowed: --suite, --threads and --host;
 // LABEL@HOST and --by-host put one label's hosts side by side.

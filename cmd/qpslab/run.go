@@ -387,7 +387,7 @@ func runPlanWith(ctx context.Context, cmd *cobra.Command, h home.Home, p *plan.P
 		return nil, err
 	}
 	report.HostRisks(stderr, hc.Risks)
-	st, err := store.Open(ctx, storeDSN, h.StoreFile())
+	st, err := store.Open(ctx, storeDSN(cmd), h.StoreFile())
 	if err != nil {
 		return nil, err
 	}

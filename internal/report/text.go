@@ -17,19 +17,6 @@ import (
 	"github.com/qpslab/qpslab/internal/result"
 )
 
-// Formats of the text reports.
-var Formats = []string{"text", "md", "csv", "tsv", "json", "qps.abs", "qps.rel"}
-
-// CheckFormat refuses a format this package does not write.
-func CheckFormat(f string) error {
-	for _, x := range Formats {
-		if f == x {
-			return nil
-		}
-	}
-	return fmt.Errorf("--format %s: use one of %s", f, strings.Join(Formats, ", "))
-}
-
 const (
 	ansiRed   = "\x1b[41;97m"
 	ansiGreen = "\x1b[42;30m"
