@@ -9,6 +9,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -156,7 +157,7 @@ type Comparison struct {
 	Others []string `json:"others"`
 	// Versions are the builds' versions, the base's first ("" unknown).
 	Versions []string  `json:"versions"`
-	Layout   string    `json:"layout"` // the runs' layout: sysbench's "5" or "4"
+	Layout   string    `json:"layout"` // the layout the groups are of (result.LayoutNames of the suite, or an import's own)
 	Rows     []Row     `json:"rows"`
 	Groups   []Group   `json:"groups"`
 	All      []Stats   `json:"all"`     // over every test (not the load), per other label
@@ -227,7 +228,7 @@ func (s Set) Version() string {
 
 // Options of a comparison.
 type Options struct {
-	Layout     string  // a layout the runs carry; "" for their suite's default (the first)
+	Layout     string  // a layout the runs are placed in (result.Placements); "" for their suite's default (the first)
 	Confidence float64 // of the intervals; default 0.95
 	// Noise, if set, is the host's noise floor of a test's headline (a
 	// fraction: 0.03 for ±3 %), where qpslab run --aa measured it.
@@ -244,9 +245,11 @@ type key struct {
 }
 
 // Compare compares each of others with base, test by test, over the runs
-// that ended ok and are not warm-up steps. Runs are ordered and grouped as
-// they say (result.Run's Step, Role and Groups): the load in a group of its
-// own after the layout's groups, never in "all" nor the geomean.
+// that ended ok and are not warm-up steps. Runs are ordered as they say
+// (result.Run's Step and Role) and grouped by their suite's registered
+// layouts as they are now (result.Placements: a placement stored with a run
+// is derived, unless an import brought it as its own): the load in a group
+// of its own after the layout's groups, never in "all" nor the geomean.
 func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	if o.Confidence == 0 {
 		o.Confidence = 0.95
@@ -510,33 +513,47 @@ func placeOf(r result.Run, layout string) placed {
 
 type layoutChoice struct{ name string }
 
-// groups lists the groups the rows fall in, in layout order, "other" and
-// "load" last.
+// groups lists the groups the rows fall in, in layout order (by position,
+// then name: a group an import brought of its own may share a position
+// with one of the registered layout's), "other" and "load" last.
 func (l layoutChoice) groups(info map[key]placed) []string {
-	byPos := map[int]string{}
-	var pos []int
+	type at struct {
+		pos   int
+		group string
+	}
+	seen := map[at]bool{}
+	var all []at
 	for _, p := range info {
-		if _, ok := byPos[p.pos]; !ok {
-			byPos[p.pos] = p.group
-			pos = append(pos, p.pos)
+		if a := (at{p.pos, p.group}); !seen[a] {
+			seen[a] = true
+			all = append(all, a)
 		}
 	}
-	sort.Ints(pos)
-	out := make([]string, len(pos))
-	for i, p := range pos {
-		out[i] = byPos[p]
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].pos != all[j].pos {
+			return all[i].pos < all[j].pos
+		}
+		return all[i].group < all[j].group
+	})
+	out := make([]string, len(all))
+	for i, a := range all {
+		out[i] = a.group
 	}
 	return out
 }
 
-// chooseLayout is the layout asked for, which the runs must carry, or the
-// runs' default: the first layout the first placed run names.
+// chooseLayout is the layout asked for, which the runs must be placed in,
+// or the runs' default: the first layout the first placed run is in. Where
+// runs are placed is what their suite's registered layouts say now
+// (result.Placements), not what was stored with them.
 func chooseLayout(sets []Set, want string) (layoutChoice, error) {
 	have := map[string]bool{}
 	def := ""
+	suite := ""
 	for _, s := range sets {
 		for _, r := range s.Runs {
-			for i, p := range r.Groups {
+			suite = r.Suite
+			for i, p := range result.Placements(r) {
 				have[p.Layout] = true
 				if def == "" && i == 0 {
 					def = p.Layout
@@ -549,10 +566,17 @@ func chooseLayout(sets []Set, want string) (layoutChoice, error) {
 		return layoutChoice{def}, nil
 	case have[want]:
 		return layoutChoice{want}, nil
-	case len(have) == 0:
+	}
+	offer := result.LayoutNames(suite)
+	for _, n := range sortedKeys(have) {
+		if !slices.Contains(offer, n) {
+			offer = append(offer, n)
+		}
+	}
+	if len(offer) == 0 {
 		return layoutChoice{}, fmt.Errorf("--groups %s: these runs carry no group layout: leave --groups out", want)
 	}
-	return layoutChoice{}, fmt.Errorf("--groups %s: these runs carry the layout(s) %s", want, strings.Join(sortedKeys(have), ", "))
+	return layoutChoice{}, fmt.Errorf("--groups %s: %s's runs are grouped by the layout(s) %s (qpslab suites lists their groups)", want, suite, strings.Join(offer, ", "))
 }
 
 func sortedKeys(m map[string]bool) []string {

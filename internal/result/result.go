@@ -252,13 +252,6 @@ type Flag struct {
 	Detail string `json:"detail"`
 }
 
-// Placement is where a step sits in one of its suite's report layouts.
-type Placement struct {
-	Layout string `json:"layout"` // the layout's name: sysbench's "5" or "4"
-	Group  string `json:"group"`  // point-1, range-2, writes, …
-	Pos    int    `json:"pos"`    // the group's position in the layout's report order
-}
-
 // Verdict is a step's pass or fail against a stated goal (an SLA, a
 // sustained rate).
 type Verdict struct {
@@ -280,10 +273,13 @@ type Run struct {
 	QpslabVersion string `json:"qpslab_version"`
 	Suite         string `json:"suite"` // sysbench
 	Test          string `json:"test"`  // label as result tables print it: point-query_range=100
-	// Step is the test's position in its suite's run order, Role whether it
-	// is reported, and Groups where it sits in each of the suite's report
-	// layouts (the first is the suite's default layout). Analysis orders
-	// and groups by these, never by knowing the suite.
+	// Step is the test's position in its suite's run order and Role
+	// whether it is reported; analysis orders by these, never by knowing
+	// the suite. Groups are where it sits in each of the suite's report
+	// layouts (the first is the default) as written: derived, not
+	// authoritative. Its suite's registered layouts decide when the run is
+	// read (Placements, layouts.go); only a placement marked Own, or in a
+	// layout the suite does not register, stands as written.
 	Step     int               `json:"step"`
 	Role     string            `json:"role,omitempty"`
 	Groups   []Placement       `json:"groups,omitempty"`
@@ -421,6 +417,7 @@ func Read(path string) (File, error) {
 	}
 	for i := range f.Runs {
 		Upgrade(&f.Runs[i])
+		Regroup(&f.Runs[i])
 		if err := f.Runs[i].Check(); err != nil {
 			return File{}, fmt.Errorf("results %s: run %d: %w: fix or remove the file", path, i+1, err)
 		}
@@ -467,8 +464,8 @@ func Upgrade(r *Run) {
 }
 
 // legacyLayouts are sysbench's two layouts as schema 2 recorded them (a
-// param per layout). Only Upgrade needs them: newer runs carry their
-// placements.
+// param per layout). Only Upgrade needs them, and only where sysbench's
+// layouts are not registered: where they are, they decide (Placements).
 var legacyLayouts = []struct {
 	name, param string
 	groups      []string
@@ -493,17 +490,6 @@ func (h *HW) Measured() bool { return h != nil && h.Samples >= 2 && h.OpsPerSec 
 // Comparable says whether a run counts in comparisons and histories: it
 // ended ok and is not an unreported warm-up step.
 func (r Run) Comparable() bool { return r.Status == OK && r.Role != RoleWarm }
-
-// Placement returns the run's group in layout ("" for its suite's
-// default layout, the first).
-func (r Run) Placement(layout string) (Placement, bool) {
-	for _, p := range r.Groups {
-		if layout == "" || p.Layout == layout {
-			return p, true
-		}
-	}
-	return Placement{}, false
-}
 
 // ConfigName is a config id's name: "default@0123456789ab" → "default".
 func ConfigName(id string) string {

@@ -109,6 +109,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		if err := json.Unmarshal([]byte(groups), &r.Groups); err != nil {
 			return nil, bad("groups", err)
 		}
+		result.Regroup(&r) // the suite's layouts decide, not what was stored
 		if err := json.Unmarshal([]byte(verdicts), &r.Verdicts); err != nil {
 			return nil, bad("verdicts", err)
 		}

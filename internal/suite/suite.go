@@ -40,7 +40,9 @@ type Suite interface {
 	Params() []Param
 	// Tests are every test the suite knows, in its reference order.
 	Tests() []Test
-	// Layouts are its report layouts, the default first.
+	// Layouts are its report layouts, the default first: data that
+	// Register hands to result.RegisterLayouts, which then decides the
+	// groups of the suite's runs when they are read.
 	Layouts() []Layout
 	// Figures are what it reports for its steps.
 	Figures() []Figure
@@ -63,16 +65,11 @@ type Test struct {
 	Note   string             `json:"note"` // one line: what it runs, for how long
 }
 
-// Layout is one way a suite groups its tests in reports.
-type Layout struct {
-	Name   string   `json:"name"`   // as --groups names it: "5"
-	Title  string   `json:"title"`  // "the 2023-2024 five-group layout"
-	Groups []string `json:"groups"` // in report order
-	// Steps: the suite runs a few dependent steps, and compare also prints
-	// them as the reference's step tables (labels as rows, steps as
-	// columns, goals marked) and its response-time buckets.
-	Steps bool `json:"steps,omitempty"`
-}
+// Layout is one way a suite groups its tests in reports: data (its groups
+// in report order and each group's members), registered with the suite
+// (result.RegisterLayouts) and applied when runs are read, so that a
+// corrected layout regroups old results too.
+type Layout = result.Layout
 
 // Figure is one figure a suite reports: its name in the metric catalogue
 // (result.Catalog, or a per-kind KIND/s), its unit, whether higher is
@@ -259,6 +256,7 @@ func Register(s Suite) {
 		panic("suite: " + s.Name() + " registered twice")
 	}
 	registry.m[s.Name()] = s
+	result.RegisterLayouts(s.Name(), s.Layouts())
 }
 
 // Get returns the suite called name.

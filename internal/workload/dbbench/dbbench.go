@@ -141,10 +141,25 @@ var loads = map[string]string{
 	"bulkload": "load the keys in random order with compaction off, then compact (keys/s of the load)",
 }
 
+// Layouts are the suite's report layouts as data, registered with the
+// suite: they decide the groups of its runs when they are read. "workload"
+// puts every step of a workload (its load and warm-ups too) in its group;
+// "ops" puts each reported step of sequence in its group, in every
+// workload.
 func (dbbenchSuite) Layouts() []suite.Layout {
+	byWorkload := map[string][]string{}
+	for _, wl := range workloads {
+		byWorkload[wl] = []string{"*." + wl}
+	}
+	byKind := map[string][]string{}
+	for _, s := range sequence {
+		if s.group != "" {
+			byKind[s.group] = append(byKind[s.group], s.name+".*")
+		}
+	}
 	return []suite.Layout{
-		{Name: "workload", Title: "by workload: cached, IO-bound", Groups: workloads},
-		{Name: "ops", Title: "by kind: read-only, write-only, read+write (benchmark_compare.sh's sections)", Groups: []string{GroupRead, GroupWrite, GroupRW}},
+		{Name: "workload", Title: "by workload: cached, IO-bound", Groups: workloads, Members: byWorkload},
+		{Name: "ops", Title: "by kind: read-only, write-only, read+write (benchmark_compare.sh's sections)", Groups: []string{GroupRead, GroupWrite, GroupRW}, Members: byKind},
 	}
 }
 
@@ -160,13 +175,8 @@ func (dbbenchSuite) Figures() []suite.Figure {
 	return fs
 }
 
-func placement(wl, group string) []result.Placement {
-	out := []result.Placement{{Layout: "workload", Group: wl, Pos: indexOf(workloads, wl)}}
-	if group != "" {
-		out = append(out, result.Placement{Layout: "ops", Group: group, Pos: indexOf([]string{GroupRead, GroupWrite, GroupRW}, group)})
-	}
-	return out
-}
+// placement is where the suite's registered layouts put test.
+func placement(test string) []result.Placement { return result.TestPlacements(Name, test) }
 
 func indexOf(list []string, s string) int {
 	for i, x := range list {
@@ -181,10 +191,10 @@ func (dbbenchSuite) Tests() []suite.Test {
 	var out []suite.Test
 	for _, wl := range workloads {
 		for _, l := range []string{"fillseq", "bulkload"} {
-			out = append(out, suite.Test{Name: l + "." + wl, Role: result.RoleLoad, Groups: placement(wl, ""), Note: loads[l]})
+			out = append(out, suite.Test{Name: l + "." + wl, Role: result.RoleLoad, Groups: placement(l + "." + wl), Note: loads[l]})
 		}
 		for _, s := range sequence {
-			out = append(out, suite.Test{Name: s.name + "." + wl, Role: s.role, Groups: placement(wl, s.group), Note: s.note})
+			out = append(out, suite.Test{Name: s.name + "." + wl, Role: s.role, Groups: placement(s.name + "." + wl), Note: s.note})
 		}
 	}
 	return out
@@ -328,7 +338,7 @@ func (o Options) Plan() *suite.Plan {
 // step makes one step of workload wl.
 func (o Options) step(wl string, s step, order int) suite.Step {
 	st := suite.Step{
-		Test: s.name + "." + wl, Order: order, Role: s.role, Groups: placement(wl, s.group),
+		Test: s.name + "." + wl, Order: order, Role: s.role, Groups: placement(s.name + "." + wl),
 		Params: map[string]string{"workload": wl, "cache_mb": strconv.FormatFloat(float64(o.CacheBytes(wl))/(1<<20), 'f', 2, 64)},
 		Headline: suite.Headline{Unit: "ops/s", Op: "op", Series: result.SeriesEvents, Value: func(t result.Totals) float64 {
 			if v, ok := t.Figures["ops_sec"]; ok {

@@ -93,8 +93,12 @@ const (
 	GroupRW   = "read+write"
 )
 
+// Layouts are the suite's report layout as data, registered with the
+// suite: it decides the groups of its runs when they are read. The
+// read+write steps are qr<rate> and qp<rate> at any rate.
 func (ibenchSuite) Layouts() []suite.Layout {
-	return []suite.Layout{{Name: "steps", Title: "the reference's load and read+write steps", Groups: []string{GroupLoad, GroupRW}, Steps: true}}
+	return []suite.Layout{{Name: "steps", Title: "the reference's load and read+write steps", Groups: []string{GroupLoad, GroupRW}, Steps: true,
+		Members: map[string][]string{GroupLoad: loadSteps, GroupRW: {"qr*", "qp*"}}}}
 }
 
 func (ibenchSuite) Figures() []suite.Figure {
@@ -122,13 +126,8 @@ func rwName(point bool, rate int) string {
 	return "qr" + strconv.Itoa(rate)
 }
 
-func placement(group string) []result.Placement {
-	pos := 0
-	if group == GroupRW {
-		pos = 1
-	}
-	return []result.Placement{{Layout: "steps", Group: group, Pos: pos}}
-}
+// placement is where the suite's registered layout puts test.
+func placement(test string) []result.Placement { return result.TestPlacements(Name, test) }
 
 func (ibenchSuite) Tests() []suite.Test {
 	notes := map[string]string{
@@ -139,7 +138,7 @@ func (ibenchSuite) Tests() []suite.Test {
 	}
 	var out []suite.Test
 	for _, s := range loadSteps {
-		out = append(out, suite.Test{Name: s, Role: result.RoleTest, Groups: placement(GroupLoad), Note: notes[s]})
+		out = append(out, suite.Test{Name: s, Role: result.RoleTest, Groups: placement(s), Note: notes[s]})
 	}
 	for _, r := range []int{100, 500, 1000} {
 		for _, point := range []bool{false, true} {
@@ -147,7 +146,7 @@ func (ibenchSuite) Tests() []suite.Test {
 			if point {
 				kind = "point"
 			}
-			out = append(out, suite.Test{Name: rwName(point, r), Role: result.RoleTest, Groups: placement(GroupRW),
+			out = append(out, suite.Test{Name: rwName(point, r), Role: result.RoleTest, Groups: placement(rwName(point, r)),
 				Note: fmt.Sprintf("inserts at %d rows/s per client beside %s queries (queries/s)", r, kind)})
 		}
 	}
@@ -291,32 +290,27 @@ func indexOf(list []string, s string) int {
 
 // step makes one step.
 func (o Options) step(name string, order int) suite.Step {
-	st := suite.Step{Test: name, Order: order, Role: result.RoleTest, Threads: []int{o.Clients}, Finish: o.finish(name)}
+	st := suite.Step{Test: name, Order: order, Role: result.RoleTest, Groups: placement(name), Threads: []int{o.Clients}, Finish: o.finish(name)}
 	ins := suite.Headline{Unit: "rows/s", Op: "insert", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }}
 	perClient := func(total int64) int64 { return (total + int64(o.Clients) - 1) / int64(o.Clients) }
 	switch name {
 	case "l.i0":
-		st.Groups = placement(GroupLoad)
 		st.Headline = ins
 		st.Before = o.create
 		st.Drive = o.drive(phase{rows: perClient(o.NR1()), perCommit: 100})
 	case "l.x":
-		st.Groups = placement(GroupLoad)
 		st.Headline = suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }}
 		st.Task = &suite.Task{Run: o.index}
 	case "l.i1":
-		st.Groups = placement(GroupLoad)
 		st.Headline = ins
 		st.Drive = o.drive(phase{rows: perClient(int64(math.Round(float64(o.NR2()) * 4 / 5))), perCommit: 50, deletes: o.Deletes})
 	case "l.i2":
-		st.Groups = placement(GroupLoad)
 		st.Headline = ins
 		st.Drive = o.drive(phase{rows: perClient(int64(math.Round(float64(o.NR2()) / 5))), perCommit: 5, deletes: o.Deletes})
 		st.After = o.wait
 	default:
 		point := strings.HasPrefix(name, "qp")
 		rate, _ := strconv.Atoi(name[2:])
-		st.Groups = placement(GroupRW)
 		st.Params = map[string]string{"insert_rate": strconv.Itoa(rate)}
 		st.Headline = suite.Headline{Unit: "queries/s", Op: "query", Series: result.SeriesOp(KindQuery), Value: func(t result.Totals) float64 {
 			q, _ := t.Op(KindQuery)

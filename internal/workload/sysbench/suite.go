@@ -61,12 +61,7 @@ func (sysbenchSuite) Params() []suite.Param {
 	}
 }
 
-func (sysbenchSuite) Layouts() []suite.Layout {
-	return []suite.Layout{
-		{Name: "5", Title: "the 2023-2024 five-group layout", Groups: Layout5},
-		{Name: "4", Title: "the 2025 four-group layout", Groups: Layout4},
-	}
-}
+func (sysbenchSuite) Layouts() []suite.Layout { return Layouts }
 
 func (sysbenchSuite) Figures() []suite.Figure {
 	fs := []suite.Figure{
@@ -81,18 +76,6 @@ func (sysbenchSuite) Figures() []suite.Figure {
 		fs = append(fs, suite.Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per})
 	}
 	return fs
-}
-
-// Placements are t's groups in the suite's two layouts; a warm-up run has
-// none.
-func (t Test) Placements() []result.Placement {
-	if t.Warm() {
-		return nil
-	}
-	return []result.Placement{
-		{Layout: "5", Group: t.Group5, Pos: indexOf(Layout5, t.Group5)},
-		{Layout: "4", Group: t.Group4, Pos: indexOf(Layout4, t.Group4)},
-	}
 }
 
 // Role is how reports treat t's results.
@@ -110,15 +93,6 @@ func (t Test) Params(noPrepare bool) map[string]string {
 		"statements_per_event": strconv.Itoa(t.Statements),
 		"prepared":             strconv.FormatBool(t.Prepared && !noPrepare),
 	}
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return len(list)
 }
 
 // Tests are the 2024 order's tests, then the 2025 list's that it lacks.

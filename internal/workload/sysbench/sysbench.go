@@ -108,8 +108,8 @@ type Test struct {
 	PerTable   bool   // run with threads = tables (point-query.warm, scan)
 	Load       bool   // the tables are loaded before it (point-query.warm)
 	Postwrite  bool   // flush and wait after it (point-query.warm, read-write R=100)
-	Group5     string // group in Layout5; "" for warm runs
-	Group4     string // group in Layout4; "" for warm runs
+	Group5     string // group in the shipped layout "5" (Layouts); "" for warm runs
+	Group4     string // group in the shipped layout "4" (Layouts); "" for warm runs
 }
 
 // ID is the testType with its variant: "point-query.pre".
@@ -163,7 +163,9 @@ var kinds = map[string]struct {
 	"insert":               {1, false},
 }
 
-// isWrite, isPoint and the rest are sum_qps_csv.sh's classifier (§1.5).
+// isWrite is sum_qps_csv.sh's classifier of writes (§1.5): it decides
+// which tests retry and run for the write duration. (The groups are data:
+// Layouts.)
 func isWrite(name string) bool {
 	for _, w := range []string{"delete", "insert", "update", "write"} {
 		if strings.Contains(name, w) {
@@ -172,8 +174,6 @@ func isWrite(name string) bool {
 	}
 	return false
 }
-
-func isPoint(name string) bool { return !isWrite(name) && strings.Contains(name, "point") }
 
 // step builds one test from its testType, variant and range.
 func step(name, variant string, r int) Test {
@@ -196,26 +196,7 @@ func step(name, variant string, r int) Test {
 	t.BindTable = name == "scan"
 	t.Krows = name == "scan"
 	t.PerTable = name == "scan" || t.ID() == "point-query.warm"
-	if t.Warm() {
-		return t
-	}
-	switch {
-	case isWrite(name):
-		t.Group5, t.Group4 = Writes, Writes
-	case isPoint(name):
-		t.Group5, t.Group4 = Point2, Point
-		if variant == "pre" {
-			t.Group5 = Point1
-		}
-	default:
-		t.Group5, t.Group4 = Range2, RangeNoAgg
-		if variant == "pre" {
-			t.Group5 = Range1
-		}
-		if strings.HasPrefix(name, "read-only") {
-			t.Group4 = RangeAgg
-		}
-	}
+	t.Group5, t.Group4 = groupIn("5", t.Label()), groupIn("4", t.Label()) // the shipped Layouts' data
 	return t
 }
 

@@ -1,0 +1,159 @@
+package sysbench
+
+import (
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// Layouts are the suite's report layouts as data: each group's tests by
+// label (§1.5; docs/tests.md lists them). The suite registers them
+// (suite.Register hands them to result.RegisterLayouts), and they decide
+// the groups of every sysbench run when it is read: the store's, a results
+// file's, an import's, whatever placements those were written with. A test
+// no group lists (the load, the warm-ups) has no group in the layout.
+//
+// This is the one place a test's group is written: Test.Group5 and
+// Test.Group4 are read from it.
+var Layouts = []suite.Layout{
+	{
+		Name: "5", Title: "the 2023-2024 five-group layout", Groups: Layout5,
+		Members: map[string][]string{
+			Point1: {
+				"point-query.pre_range=100",
+				"random-points.pre_range=10",
+				"random-points.pre_range=100",
+				"random-points.pre_range=1000",
+				"points-covered-pk.pre_range=100",
+				"points-notcovered-pk.pre_range=100",
+				"points-covered-si.pre_range=100",
+				"points-notcovered-si.pre_range=100",
+			},
+			Range1: {
+				"read-only.pre_range=10",
+				"read-only.pre_range=100",
+				"read-only.pre_range=10000",
+				"range-covered-pk.pre_range=100",
+				"range-notcovered-pk.pre_range=100",
+				"range-covered-si.pre_range=100",
+				"range-notcovered-si.pre_range=100",
+			},
+			Writes: {
+				"update-inlist_range=100",
+				"update-index_range=100",
+				"update-nonindex_range=100",
+				"update-one_range=100",
+				"update-zipf_range=100",
+				"write-only_range=10000",
+				"read-write_range=10",
+				"read-write_range=100",
+				"delete_range=100",
+				"insert_range=100",
+			},
+			Point2: {
+				"point-query_range=100",
+				"random-points_range=10",
+				"random-points_range=100",
+				"random-points_range=1000",
+				"hot-points_range=100",
+				"points-covered-pk_range=100",
+				"points-notcovered-pk_range=100",
+				"points-covered-si_range=100",
+				"points-notcovered-si_range=100",
+			},
+			Range2: {
+				"read-only_range=10",
+				"read-only_range=100",
+				"read-only_range=10000",
+				"range-covered-pk_range=100",
+				"range-notcovered-pk_range=100",
+				"range-covered-si_range=100",
+				"range-notcovered-si_range=100",
+				"scan_range=100",
+				"read-only-simple_range=1000",
+				"read-only-sum_range=1000",
+				"read-only-order_range=1000",
+				"read-only-distinct_range=1000",
+				"read-only-count_range=1000",
+			},
+		},
+	},
+	{
+		Name: "4", Title: "the 2025 four-group layout", Groups: Layout4,
+		Members: map[string][]string{
+			Point: {
+				"point-query.pre_range=100",
+				"random-points.pre_range=10",
+				"random-points.pre_range=100",
+				"random-points.pre_range=1000",
+				"points-covered-pk.pre_range=100",
+				"points-notcovered-pk.pre_range=100",
+				"points-covered-si.pre_range=100",
+				"points-notcovered-si.pre_range=100",
+				"point-query_range=100",
+				"random-points_range=10",
+				"random-points_range=100",
+				"random-points_range=1000",
+				"hot-points_range=100",
+				"points-covered-pk_range=100",
+				"points-notcovered-pk_range=100",
+				"points-covered-si_range=100",
+				"points-notcovered-si_range=100",
+			},
+			RangeNoAgg: {
+				"range-covered-pk.pre_range=100",
+				"range-notcovered-pk.pre_range=100",
+				"range-covered-si.pre_range=100",
+				"range-notcovered-si.pre_range=100",
+				"range-covered-pk_range=100",
+				"range-notcovered-pk_range=100",
+				"range-covered-si_range=100",
+				"range-notcovered-si_range=100",
+				"scan_range=100",
+			},
+			RangeAgg: {
+				"read-only.pre_range=10",
+				"read-only.pre_range=100",
+				"read-only.pre_range=10000",
+				"read-only_range=10",
+				"read-only_range=100",
+				"read-only_range=10000",
+				"read-only-simple_range=1000",
+				"read-only-sum_range=1000",
+				"read-only-order_range=1000",
+				"read-only-distinct_range=1000",
+				"read-only-count_range=1000",
+			},
+			Writes: {
+				"update-inlist_range=100",
+				"update-index_range=100",
+				"update-nonindex_range=100",
+				"update-one_range=100",
+				"update-zipf_range=100",
+				"write-only_range=10000",
+				"read-write_range=10",
+				"read-write_range=100",
+				"delete_range=100",
+				"insert_range=100",
+			},
+		},
+	},
+}
+
+// groupIn is label's group in the shipped layout named name ("" for none).
+func groupIn(name, label string) string {
+	for _, l := range Layouts {
+		if l.Name == name {
+			if p, ok := l.Place(label); ok {
+				return p.Group
+			}
+		}
+	}
+	return ""
+}
+
+// Placements are t's groups in the suite's registered layouts (the
+// shipped Layouts, unless something registered others since); a warm-up
+// run has none.
+func (t Test) Placements() []result.Placement {
+	return result.TestPlacements(Name, t.Label())
+}
