@@ -130,10 +130,9 @@ func LayoutNames(suite string) []string {
 	return out
 }
 
-// LayoutsHelp says, for a --groups flag, which layouts each suite offers:
-// "db_bench: workload or ops; sysbench: 5 (the 2023-2024 five-group
-// layout) or 4 (…)". Suites with one layout are left out: there is no
-// choice to make.
+// LayoutsHelp says, for a --groups flag, which layouts each suite offers,
+// its default first: "db_bench: workload or ops; sysbench: 5 or 4". Suites
+// with one layout are left out: there is no choice to make.
 func LayoutsHelp() string {
 	layouts.RLock()
 	defer layouts.RUnlock()
@@ -148,7 +147,7 @@ func LayoutsHelp() string {
 	for _, s := range suites {
 		var names []string
 		for _, l := range layouts.m[s] {
-			names = append(names, l.Name+" ("+l.Title+")")
+			names = append(names, l.Name)
 		}
 		out = append(out, s+": "+orList(names))
 	}
@@ -213,8 +212,8 @@ func (r Run) Placement(layout string) (Placement, bool) {
 	return Placement{}, false
 }
 
-// TestPlacements are where suite's registered layouts put test, the
+// PlacementsOf are where suite's registered layouts put test, the
 // default first: what `qpslab suites` shows and a new run is written with.
-func TestPlacements(suite, test string) []Placement {
+func PlacementsOf(suite, test string) []Placement {
 	return Placements(Run{Suite: suite, Test: test})
 }

@@ -176,7 +176,7 @@ func (dbbenchSuite) Figures() []suite.Figure {
 }
 
 // placement is where the suite's registered layouts put test.
-func placement(test string) []result.Placement { return result.TestPlacements(Name, test) }
+func placement(test string) []result.Placement { return result.PlacementsOf(Name, test) }
 
 func indexOf(list []string, s string) int {
 	for i, x := range list {

@@ -127,7 +127,7 @@ func rwName(point bool, rate int) string {
 }
 
 // placement is where the suite's registered layout puts test.
-func placement(test string) []result.Placement { return result.TestPlacements(Name, test) }
+func placement(test string) []result.Placement { return result.PlacementsOf(Name, test) }
 
 func (ibenchSuite) Tests() []suite.Test {
 	notes := map[string]string{

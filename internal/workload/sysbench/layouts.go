@@ -155,5 +155,5 @@ func groupIn(name, label string) string {
 // shipped Layouts, unless something registered others since); a warm-up
 // run has none.
 func (t Test) Placements() []result.Placement {
-	return result.TestPlacements(Name, t.Label())
+	return result.PlacementsOf(Name, t.Label())
 }
