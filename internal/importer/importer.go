@@ -19,6 +19,13 @@
 // histograms, rows, and everything in HW that an.sh does not compute. The
 // build's version and flavor come from the Source, or else from the
 // reference's build-name convention (ReferenceVersion).
+//
+// Groups: none of these formats carries a grouping of its own (the
+// reference's scripts print none; docs/reference.md §1.5), so a run is
+// written with its suite's placements, which are derived: the suite's
+// layouts decide them again whenever the run is read (result.Placements).
+// A grouping that came with the data would be marked result.Placement.Own
+// and kept, as a qpslab results file's own placements are.
 package importer
 
 import (

@@ -59,10 +59,10 @@ type Helper interface {
 
 // Test is one test a suite knows, as `qpslab suites` lists it.
 type Test struct {
-	Name   string             `json:"name"` // the label its results carry: point-query.pre_range=100
-	Role   string             `json:"role"` // result.RoleTest, RoleLoad or RoleWarm
-	Groups []result.Placement `json:"groups"`
-	Note   string             `json:"note"` // one line: what it runs, for how long
+	Name   string             `json:"name"`   // the label its results carry: point-query.pre_range=100
+	Role   string             `json:"role"`   // result.RoleTest, RoleLoad or RoleWarm
+	Groups []result.Placement `json:"groups"` // where its Layouts put it (result.PlacementsOf)
+	Note   string             `json:"note"`   // one line: what it runs, for how long
 }
 
 // Layout is one way a suite groups its tests in reports: data (its groups
@@ -110,8 +110,11 @@ type Step struct {
 	// Order is the step's position in the suite's whole run order (not
 	// only the selected steps'), so reports order runs of different
 	// selections alike.
-	Order  int
-	Role   string // result.RoleTest, RoleLoad or RoleWarm
+	Order int
+	Role  string // result.RoleTest, RoleLoad or RoleWarm
+	// Groups are where the suite's Layouts put the step
+	// (result.PlacementsOf), written with its runs: derived, since the
+	// layouts registered when the runs are read decide.
 	Groups []result.Placement
 	Params map[string]string // recorded with the step's runs
 	// Threads, if set, replaces the plan's thread counts for this step
