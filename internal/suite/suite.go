@@ -119,6 +119,21 @@ func CommonFigures(except ...string) []Figure {
 	return out
 }
 
+// StepTabler is implemented by a suite whose default layout runs in steps
+// (Layout.Steps): the reference's step tables compare prints, one per
+// figure.
+type StepTabler interface {
+	StepTables() []StepTable
+}
+
+// StepTable is one step table: its figure (a registered metric's name),
+// its title, whether it is also shown relative to the first label, and
+// whether the steps' targets mark it.
+type StepTable struct {
+	Metric, Title     string
+	Relative, Targets bool
+}
+
 // Plan is a configured suite: its steps in run order, and what every run
 // of it records.
 type Plan struct {

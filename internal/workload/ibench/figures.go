@@ -2,6 +2,7 @@ package ibench
 
 import (
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/suite"
 )
 
 // The Insert Benchmark's own figures (result.Register): per inserted row
@@ -52,5 +53,14 @@ func perInsert(disk bool, f func(result.HWSecond) float64) func(result.Run) (flo
 			return 0, false
 		}
 		return f(r.HW.Avg) / (float64(r.Totals.Rows) / r.Totals.Seconds), true
+	}
+}
+
+// StepTables are the reference's step tables: throughput, and the
+// background insert rate of the read+write steps against their target.
+func (ibenchSuite) StepTables() []suite.StepTable {
+	return []suite.StepTable{
+		{Metric: "qps", Title: "Throughput: rows/s for the load steps (indexed rows/s for l.x), queries/s for the read+write steps; * the column's best among steps that met their SLA, ! missed it", Relative: true},
+		{Metric: FigureIPS, Title: "Background insert rate (rows/s) in the read+write steps; ! below 95 % of the target", Targets: true},
 	}
 }
