@@ -18,7 +18,7 @@ func init() {
 // did not record the counter lacks it. It is false for a name of neither
 // form.
 func CounterMetric(name string) (result.Metric, bool) {
-	if c, ok := strings.CutSuffix(name, result.CounterSuffix); ok && validCounter(c) {
+	if c, ok := strings.CutSuffix(name, result.CounterSuffix); ok && validName(c) {
 		return result.Metric{Name: name, Per: "op", Class: result.ClassServer, Verb: "%.4g",
 			Help: "server counter " + c + " per op",
 			Of: func(r result.Run) (float64, bool) {
@@ -44,7 +44,7 @@ func CounterMetric(name string) (result.Metric, bool) {
 				return v.Value / (r.HW.OpsPerSec * secs), true
 			}}, true
 	}
-	if c, ok := strings.CutSuffix(name, result.LevelSuffix); ok && validCounter(c) {
+	if c, ok := strings.CutSuffix(name, result.LevelSuffix); ok && validName(c) {
 		return result.Metric{Name: name, Per: "s", Class: result.ClassServer, Verb: "%.3g",
 			Help: "server level " + c + ", mean over the window",
 			Of: func(r result.Run) (float64, bool) {
@@ -56,18 +56,4 @@ func CounterMetric(name string) (result.Metric, bool) {
 			}}, true
 	}
 	return result.Metric{}, false
-}
-
-// validCounter: lower-case letters, digits and underscores, starting with
-// a letter (the servers' names, lower-cased).
-func validCounter(c string) bool {
-	if c == "" || c[0] < 'a' || c[0] > 'z' {
-		return false
-	}
-	for _, ch := range c {
-		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_') {
-			return false
-		}
-	}
-	return true
 }

@@ -29,19 +29,11 @@ func init() {
 		result.Metric{Name: "client_cpu_us/o", Unit: "µs", Per: "op", Class: result.ClassCPU, Verb: "%.1f", Aliases: []string{"client_cpu_us_o", "client µs/o"},
 			Of: cpuOf(func(h *result.HW) float64 { return h.ClientCPUUsOp }), Help: "CPU time per op of qpslab's client"},
 		result.Metric{Name: "pss_mb", Header: "pss MB", Unit: "MB", Per: "run", Class: result.ClassServer, Verb: "%.1f",
-			Of: func(r result.Run) (float64, bool) {
-				if !r.HW.Measured() || r.HW.Avg.ServerPSS == 0 {
-					return 0, false
-				}
-				return float64(r.HW.Avg.ServerPSS) / 1024, true
-			}, Help: "the server tree's proportional set size: shared pages (PostgreSQL's shared_buffers) counted once"},
+			Of:   memOf(func(a result.HWSecond) uint64 { return a.ServerPSS }),
+			Help: "the server tree's proportional set size: shared pages (PostgreSQL's shared_buffers) counted once"},
 		result.Metric{Name: "rss_mb", Header: "rss MB", Unit: "MB", Per: "run", Class: result.ClassServer, Verb: "%.1f",
-			Of: func(r result.Run) (float64, bool) {
-				if !r.HW.Measured() || r.HW.Avg.ServerRSS == 0 {
-					return 0, false
-				}
-				return float64(r.HW.Avg.ServerRSS) / 1024, true
-			}, Help: "the server tree's resident set summed over its processes (shared pages once per process)"},
+			Of:   memOf(func(a result.HWSecond) uint64 { return a.ServerRSS }),
+			Help: "the server tree's resident set summed over its processes (shared pages once per process)"},
 	)
 }
 
@@ -73,5 +65,16 @@ func cpuOf(f func(*result.HW) float64) func(result.Run) (float64, bool) {
 			return 0, false
 		}
 		return f(r.HW), true
+	}
+}
+
+// memOf is the server tree's memory in MB, which a run lacks where it was
+// not read.
+func memOf(f func(result.HWSecond) uint64) func(result.Run) (float64, bool) {
+	return func(r result.Run) (float64, bool) {
+		if !r.HW.Measured() || f(r.HW.Avg) == 0 {
+			return 0, false
+		}
+		return float64(f(r.HW.Avg)) / 1024, true
 	}
 }

@@ -77,6 +77,14 @@ func TestMetricColumnsDroppedOnStoreOfTheLastRelease(t *testing.T) {
 	}
 
 	r.HW.ServerCPUUsOp = 123.5
+	if got := storeAndRead(t, s, r); got.HW == nil || got.HW.ServerCPUUsOp != 123.5 {
+		t.Fatalf("a new run's hardware figures: %+v", got.HW)
+	}
+}
+
+// storeAndRead stores r as a new run, whole, and reads it back.
+func storeAndRead(t *testing.T, s *Store, r result.Run) result.Run {
+	t.Helper()
 	w, err := s.Begin(ctx, r, Meta{})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +93,8 @@ func TestMetricColumnsDroppedOnStoreOfTheLastRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := s.Runs(ctx, Filter{ID: w.ID()})
-	if err != nil || len(got) != 1 || got[0].HW == nil || got[0].HW.ServerCPUUsOp != 123.5 {
-		t.Fatalf("a new run's hardware figures: %v %v", got, err)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%d runs, %v", len(got), err)
 	}
+	return got[0]
 }
