@@ -79,7 +79,7 @@ func RunLine(w io.Writer, r result.Run) {
 }
 
 // HWLine is a run's hardware cost in the reference's metric names, from
-// the metric catalogue; "-" for what was not measured.
+// the metric registry; "-" for what was not measured.
 func HWLine(r result.Run) string {
 	hw := r.HW
 	if !hw.Measured() {

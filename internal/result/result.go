@@ -362,7 +362,7 @@ type Round struct {
 	// work (purge, checkpoints, autovacuum), which competes with the
 	// measured server. -1 where it was not measured.
 	IdleCPU float64 `json:"idle_cpu_pct"`
-	// Figures are the slice's own hardware cost per op (the catalogue's
+	// Figures are the slice's own hardware cost per op (the registry's
 	// hardware and CPU metrics by name: cpu/o, cs/o, server_cpu_us/o, …),
 	// so that they too are compared round by round; empty for a whole run,
 	// whose figures are the run's.

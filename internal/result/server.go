@@ -10,7 +10,7 @@ import (
 // statistics views (PostgreSQL) between the window's first and last read,
 // and the mean of each level sampled once a second (threads running).
 // Values are raw: per-op figures divide them by the window's ops, its o/s
-// over its seconds (CounterMetric).
+// over its seconds (internal/counters's CounterMetric).
 type ServerCounters struct {
 	Source  string         `json:"source"`  // "global status", "statistics views"
 	Seconds float64        `json:"seconds"` // between the first and the last read
