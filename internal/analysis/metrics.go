@@ -36,7 +36,7 @@ func DeviceNames() []string { return names(DeviceMetrics()) }
 func names(ms []result.Metric) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
-		out[i] = m.Label()
+		out[i] = m.Name
 	}
 	return out
 }

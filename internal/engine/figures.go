@@ -12,12 +12,12 @@ import (
 // rate and response times (OpMetric).
 func init() {
 	result.Register(
-		result.Metric{Name: "qps", Header: "QPS", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Sweep: 1,
+		result.Metric{Name: "qps", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Sweep: 1,
 			Of:   func(r result.Run) (float64, bool) { return r.Totals.Reported, r.Totals.Reported > 0 },
 			Help: "the step's reported figure, in its unit: statements/s (sysbench), Krows/s (scan), rows/s (a load)"},
-		result.Metric{Name: "tps", Header: "TPS", Unit: "events/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f",
+		result.Metric{Name: "tps", Unit: "events/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f",
 			Of: perSec(func(t result.Totals) float64 { return t.TPS }), Help: "events (transactions) per second"},
-		result.Metric{Name: "rows/s", Header: "ROWS/S", Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f",
+		result.Metric{Name: "rows/s", Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f",
 			Of: perSec(func(t result.Totals) float64 { return t.RowsPerSec }), Help: "rows read or changed per second"},
 		result.Metric{Name: "p50", Unit: "ms", Per: "event", Class: result.ClassLatency, Of: latency(func(l result.Latency) float64 { return l.P50 }), Help: "median response time"},
 		result.Metric{Name: "p95", Unit: "ms", Per: "event", Class: result.ClassLatency, Sweep: 2, Of: latency(func(l result.Latency) float64 { return l.P95 }), Help: "95th percentile response time"},
@@ -25,7 +25,7 @@ func init() {
 		result.Metric{Name: "max", Unit: "ms", Per: "event", Class: result.ClassLatency, Of: latency(func(l result.Latency) float64 { return l.Max }), Help: "largest response time"},
 		result.Metric{Name: FigureStalls, Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "seconds whose rate fell below 10 % of the run's median second"},
-		result.Metric{Name: FigureStallMax, Header: "longest stall", Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
+		result.Metric{Name: FigureStallMax, Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "the longest run of consecutive stalled seconds"},
 		result.Metric{Name: "jain", HigherIsBetter: true, Per: "run", Class: result.ClassFigure, Verb: "%.3f", Sweep: 3,
 			Help: "Jain's fairness index of the connections' rates: 1 when all are served alike, 1/n when one gets everything"},

@@ -28,10 +28,10 @@ func init() {
 			Of: cpuOf(func(h *result.HW) float64 { return h.ServerCPUUsOp }), Help: "CPU time per op of the server's process tree"},
 		result.Metric{Name: "client_cpu_us/o", Unit: "µs", Per: "op", Class: result.ClassCPU, Verb: "%.1f", Aliases: []string{"client_cpu_us_o", "client µs/o"},
 			Of: cpuOf(func(h *result.HW) float64 { return h.ClientCPUUsOp }), Help: "CPU time per op of qpslab's client"},
-		result.Metric{Name: "pss_mb", Header: "pss MB", Unit: "MB", Per: "run", Class: result.ClassServer, Verb: "%.1f",
+		result.Metric{Name: "pss_mb", Unit: "MB", Per: "run", Class: result.ClassServer, Verb: "%.1f",
 			Of:   memOf(func(a result.HWSecond) uint64 { return a.ServerPSS }),
 			Help: "the server tree's proportional set size: shared pages (PostgreSQL's shared_buffers) counted once"},
-		result.Metric{Name: "rss_mb", Header: "rss MB", Unit: "MB", Per: "run", Class: result.ClassServer, Verb: "%.1f",
+		result.Metric{Name: "rss_mb", Unit: "MB", Per: "run", Class: result.ClassServer, Verb: "%.1f",
 			Of:   memOf(func(a result.HWSecond) uint64 { return a.ServerRSS }),
 			Help: "the server tree's resident set summed over its processes (shared pages once per process)"},
 	)

@@ -126,11 +126,11 @@ func htmlSweeps(sws []analysis.Sweep, colour map[string]string) []htmlSweep {
 				}
 				lines = append(lines, svgLine{Name: l, Colour: colour[l], Values: vals})
 			}
-			y := m.Label()
+			y := m.Name
 			if m.Unit != "" {
 				y += " " + m.Unit
 			}
-			if c := svgSweepChart("sweep:"+sw.Test+":"+name, sw.Test+": "+m.Label()+" by clients", y, sw.Threads, lines, name != "qps" && name != "jain"); c != "" {
+			if c := svgSweepChart("sweep:"+sw.Test+":"+name, sw.Test+": "+m.Name+" by clients", y, sw.Threads, lines, name != "qps" && name != "jain"); c != "" {
 				v.Charts = append(v.Charts, c)
 			}
 		}

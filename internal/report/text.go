@@ -866,7 +866,7 @@ func Sweeps(w io.Writer, sweeps []analysis.Sweep, md bool) {
 			if unit != "" {
 				unit = " (" + unit + ")"
 			}
-			stepTable(w, md, fmt.Sprintf("%s by clients: %s%s", sw.Test, m.Label(), unit), head, rows)
+			stepTable(w, md, fmt.Sprintf("%s by clients: %s%s", sw.Test, m.Name, unit), head, rows)
 		}
 	}
 }

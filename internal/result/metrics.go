@@ -17,7 +17,6 @@ import (
 // registry (All, MetricsOf, Lookup); none lists the names again.
 type Metric struct {
 	Name           string // the one name, as users type it and JSON and the store keep it: qps, p99, cpu/o, server_cpu_us/o
-	Header         string // as table headers print it, where a capital or space reads better ("" is Name)
 	Unit           string // "" where the run says (the headline's ReportedUnit)
 	HigherIsBetter bool
 	Per            string // what it is counted per: the headline's op, an event, a second
@@ -52,14 +51,6 @@ const (
 	ClassInsert  = "insert"  // hardware cost per inserted row (the Insert Benchmark's cpu/i … wKB/i)
 	ClassDevice  = "device"  // the disk's request sizes (iostat's rareq-sz, wareq-sz)
 )
-
-// Label is the metric's table header.
-func (m Metric) Label() string {
-	if m.Header != "" {
-		return m.Header
-	}
-	return m.Name
-}
 
 // Format prints v as the metric's tables do; "-" for a missing value.
 func (m Metric) Format(v float64) string {

@@ -11,13 +11,13 @@ import (
 // the step).
 func init() {
 	result.Register(
-		result.Metric{Name: FigureIPS, Header: "IPS", Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f", Suite: Name,
+		result.Metric{Name: FigureIPS, Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f", Suite: Name,
 			Help: "rows inserted per second over the step (the Insert Benchmark's IPS)"},
 		result.Metric{Name: FigureSLA, Unit: "%", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "share of whole seconds whose insert rate reached 95 % of the target (read+write steps)"},
-		result.Metric{Name: FigureDBMB, Header: "db MB", Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
+		result.Metric{Name: FigureDBMB, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "the tables' size after the step, as the server counts it (data and indexes)"},
-		result.Metric{Name: FigureDatadirMB, Header: "dir MB", Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
+		result.Metric{Name: FigureDatadirMB, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "the datadir's size on disk after the step (du)"},
 		result.Metric{Name: "cpu/i", Per: "insert", Class: result.ClassInsert, Verb: "%.6f", Suite: Name,
 			Of:   perInsert(false, func(a result.HWSecond) float64 { return a.User + a.System }),
