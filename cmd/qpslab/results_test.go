@@ -51,7 +51,7 @@ func TestCompareMetricsReport(t *testing.T) {
 		t.Errorf("qps.abs: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = qpslab(t, h, "metrics", "mariadb-10.2.11.default", "mariadb-system.default", "--test", "update-index*")
-	if r.code != 0 || !strings.Contains(r.stdout, "cpu/o") || !strings.Contains(r.stdout, "relative to first result") || !strings.Contains(r.stdout, "server µs/o") {
+	if r.code != 0 || !strings.Contains(r.stdout, "cpu/o") || !strings.Contains(r.stdout, "relative to first result") || !strings.Contains(r.stdout, "server_cpu_us/o") {
 		t.Errorf("metrics: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = qpslab(t, h, "labels")

@@ -464,7 +464,7 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("ran %v, want 3 thread counts × 2 configs", seen)
 	}
 	c := qpslab(t, h, "compare", "mariadb-system.pool-of-threads", "mariadb-system.one-thread-per-connection")
-	for _, want := range []string{"by clients: QPS", "by clients: p95 (ms)", "by clients: jain", "\n512 "} {
+	for _, want := range []string{"by clients: qps", "by clients: p95 (ms)", "by clients: jain", "\n512 "} {
 		if !strings.Contains(c.stdout, want) {
 			t.Errorf("compare lacks %q:\n%s", want, c.stdout)
 		}

@@ -237,7 +237,7 @@ func TestMetricsSeedExample(t *testing.T) {
 	rows := tables[0].Rows
 	rel := func(i int) string {
 		var s []string
-		for j := range MetricNames {
+		for j := range MetricNames() {
 			s = append(s, RelString(rows[0].Abs[j], rows[i].Abs[j]))
 		}
 		return strings.Join(s, " ")
@@ -269,7 +269,7 @@ func TestMetricsUnmeasuredIsNotZero(t *testing.T) {
 	imp, own := tables[0].Rows[0], tables[0].Rows[1]
 	for i, v := range imp.Honest {
 		if !math.IsNaN(v) {
-			t.Errorf("imported %s = %v, want unknown", HonestNames[i], v)
+			t.Errorf("imported %s = %v, want unknown", HonestNames()[i], v)
 		}
 	}
 	if imp.Abs[0] != 0.01 || !math.IsNaN(own.Abs[2]) || !math.IsNaN(own.Abs[4]) || own.Honest[1] != 30 {

@@ -45,7 +45,7 @@ func serverLines(rows [][]result.Run, c CounterChoice) (lines []CounterLine, hid
 		}
 		return l, nonzero
 	}
-	for _, m := range result.MemoryMetrics {
+	for _, m := range result.MetricsOf(result.ClassServer) {
 		if l, ok := line(m, m.Unit); ok {
 			lines = append(lines, l)
 		}
@@ -70,8 +70,8 @@ func serverLines(rows [][]result.Run, c CounterChoice) (lines []CounterLine, hid
 		}
 	}
 	for _, name := range names {
-		m, ok := result.CounterMetric(name)
-		if !ok {
+		m, ok := result.Lookup(name)
+		if !ok || m.Class != result.ClassServer {
 			continue
 		}
 		if l, ok := line(m, units[name]); ok {

@@ -26,8 +26,8 @@ func TestMetricsDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := tables[0].Rows
-	if len(rows) != 3 || len(DeviceNames) != 2 || DeviceNames[0] != "rareq-sz" {
-		t.Fatalf("rows %+v, device names %v", rows, DeviceNames)
+	if len(rows) != 3 || len(DeviceNames()) != 2 || DeviceNames()[0] != "rareq-sz" {
+		t.Fatalf("rows %+v, device names %v", rows, DeviceNames())
 	}
 	if rows[0].Device == nil || rows[0].Device[0] != 84.5 || rows[0].Device[1] != 100 {
 		t.Errorf("db_bench row %+v", rows[0].Device)

@@ -12,38 +12,31 @@ import (
 	"github.com/qpslab/qpslab/internal/result"
 )
 
-// MetricNames are the seeds' per-op columns, in their order (sum_met.sh),
-// and HonestNames the CPU columns in honest units: the metric catalogue's
-// hardware and CPU classes.
-var (
-	MetricNames  = names(result.MetricsOf(result.ClassHW))
-	HonestNames  = names(result.MetricsOf(result.ClassCPU))
-	hwMetrics    = result.MetricsOf(result.ClassHW)
-	honestMetric = result.MetricsOf(result.ClassCPU)
-	// InsertNames are the hardware figures per inserted row of runs that
-	// insert beside other work (the Insert Benchmark's cpu/i … wKB/i).
-	InsertNames   = names(insertMetrics)
-	insertMetrics = classOf(result.InsertCatalog, result.ClassHW)
-	// DeviceNames are the disk's request sizes (iostat's rareq-sz and
-	// wareq-sz) of runs that report them (db_bench's), beside MetricNames.
-	DeviceNames   = names(DeviceMetrics)
-	DeviceMetrics = classOf(result.DbBenchCatalog, result.ClassHW)
-)
+// The per-op tables' columns, from the metric registry (result.MetricsOf),
+// read when a table is made (the registry fills as packages initialise):
+// the seeds' per-op columns in their order (sum_met.sh), the CPU columns in
+// honest units, the hardware figures per inserted row of runs that insert
+// beside other work (the Insert Benchmark's cpu/i … wKB/i), and the disk's
+// request sizes (iostat's rareq-sz and wareq-sz) of runs that report them
+// (db_bench's).
+func hwMetrics() []result.Metric     { return result.MetricsOf(result.ClassHW) }
+func honestMetrics() []result.Metric { return result.MetricsOf(result.ClassCPU) }
+func insertMetrics() []result.Metric { return result.MetricsOf(result.ClassInsert) }
 
-func classOf(ms []result.Metric, class string) []result.Metric {
-	var out []result.Metric
-	for _, m := range ms {
-		if m.Class == class {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+// DeviceMetrics are the disk's request sizes, beside MetricNames.
+func DeviceMetrics() []result.Metric { return result.MetricsOf(result.ClassDevice) }
+
+// MetricNames, HonestNames, InsertNames and DeviceNames are the columns'
+// headers.
+func MetricNames() []string { return names(hwMetrics()) }
+func HonestNames() []string { return names(honestMetrics()) }
+func InsertNames() []string { return names(insertMetrics()) }
+func DeviceNames() []string { return names(DeviceMetrics()) }
 
 func names(ms []result.Metric) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
-		out[i] = m.Label()
+		out[i] = m.Name
 	}
 	return out
 }
@@ -53,8 +46,8 @@ func names(ms []result.Metric) []string {
 type MetricRow struct {
 	Label  string    `json:"label"`
 	N      int       `json:"n"`      // results with hardware metrics
-	Abs    []float64 `json:"abs"`    // MetricNames
-	Honest []float64 `json:"honest"` // HonestNames
+	Abs    []float64 `json:"abs"`    // MetricNames()
+	Honest []float64 `json:"honest"` // HonestNames()
 	// Insert are InsertNames, for runs that insert beside other work;
 	// empty for others.
 	Insert []float64 `json:"insert,omitempty"`
@@ -144,15 +137,16 @@ func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTabl
 			if len(runs) > 0 {
 				row.Op = runs[0].HW.Op
 			}
-			for _, m := range hwMetrics {
+			hw, honest := hwMetrics(), honestMetrics()
+			for _, m := range hw {
 				row.Abs = append(row.Abs, medianOf(runs, m))
 			}
-			for _, m := range honestMetric {
+			for _, m := range honest {
 				row.Honest = append(row.Honest, medianOf(runs, m))
 			}
 			var ins []float64
 			have := false
-			for _, m := range insertMetrics {
+			for _, m := range insertMetrics() {
 				v := medianOf(runs, m)
 				ins = append(ins, v)
 				have = have || !math.IsNaN(v)
@@ -160,14 +154,14 @@ func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTabl
 			if have {
 				row.Insert = ins
 			}
-			if dev, have := mediansOf(runs, DeviceMetrics); have {
+			if dev, have := mediansOf(runs, DeviceMetrics()); have {
 				row.Device = dev
 			}
 			if i > 0 {
-				for _, m := range hwMetrics {
+				for _, m := range hw {
 					row.Verdicts = append(row.Verdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), m.HigherIsBetter, 0, false, 0.95, benchAlpha))
 				}
-				for _, m := range honestMetric {
+				for _, m := range honest {
 					row.HonestVerdicts = append(row.HonestVerdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), m.HigherIsBetter, 0, false, 0.95, benchAlpha))
 				}
 			}

@@ -8,9 +8,23 @@ import (
 )
 
 // SweepMetrics are the figures a concurrency sweep is read by, as the
-// seeds tabulate them: throughput, the 95th percentile response time, and
-// how fairly the connections were served.
-var SweepMetrics = []string{"qps", "p95", "jain"}
+// seeds tabulate them (the registry's metrics with a Sweep place, in its
+// order): throughput, the 95th percentile response time, and how fairly the
+// connections were served.
+func SweepMetrics() []string {
+	var ms []result.Metric
+	for _, m := range result.All() {
+		if m.Sweep > 0 {
+			ms = append(ms, m)
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Sweep < ms[j].Sweep })
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Name
+	}
+	return out
+}
 
 // Sweep is one test over the thread counts its labels ran at: for each
 // metric, a table of thread counts (rows) by labels (columns), the median
@@ -51,7 +65,7 @@ func Sweeps(sets []Set) []Sweep {
 		if len(threads[k]) < 3 {
 			continue
 		}
-		sw := Sweep{Test: k.test, Conditions: k.cond, Metrics: SweepMetrics}
+		sw := Sweep{Test: k.test, Conditions: k.cond, Metrics: SweepMetrics()}
 		for t := range threads[k] {
 			sw.Threads = append(sw.Threads, t)
 		}
@@ -59,7 +73,7 @@ func Sweeps(sets []Set) []Sweep {
 		for _, s := range sets {
 			sw.Labels = append(sw.Labels, s.Label)
 		}
-		for _, name := range SweepMetrics {
+		for _, name := range sw.Metrics {
 			m, err := result.MetricNamed(name)
 			if err != nil {
 				continue

@@ -4,12 +4,19 @@
 package arch
 
 import (
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/qpslab/qpslab/internal/result"
+	_ "github.com/qpslab/qpslab/internal/workload" // every figure's owner registers it
 )
 
 const module = "github.com/qpslab/qpslab/"
@@ -130,4 +137,130 @@ func TestTheRuleCanFail(t *testing.T) {
 	if layer["internal/engine"] >= layer["internal/plan"] || layer["internal/sandbox"] >= layer["internal/plan"] {
 		t.Error("the plan must sit above the sandbox and the engine it drives")
 	}
+}
+
+// The metric registry (result.Register) is the one list of figures: only
+// the packages that register figures (the engine, internal/metrics,
+// internal/counters, each suite) name them in lists. A composite literal
+// elsewhere that holds two or more registered names (or old names, the
+// aliases) is a second catalogue, which drifts (serve's own figure list
+// did); a result.Metric literal elsewhere is a figure with no owner. Name
+// one figure where a default needs it (detect's qps); ask the registry for
+// lists (result.All, MetricsOf, Names).
+func TestFigureNamesOnlyWhereRegistered(t *testing.T) {
+	names := map[string]bool{}
+	for _, m := range result.All() {
+		names[m.Name] = true
+		for _, a := range m.Aliases {
+			names[a] = true
+		}
+	}
+	if !names["server_cpu_us/o"] || !names["ips"] {
+		t.Fatal("the registry is empty: the test must import internal/workload")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hit struct {
+		pkg, where, names string
+		metric            bool // a result.Metric literal
+	}
+	var hits []hit
+	owners := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.CallExpr:
+				// A package that registers figures, or a suite (which
+				// declares its headline per kind of test), owns names.
+				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Register" || sel.Sel.Name == "RegisterForm") {
+					if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "result" || id.Name == "suite" && sel.Sel.Name == "Register") {
+						owners[rel] = true
+					}
+				}
+			case *ast.CompositeLit:
+				var found []string
+				ast.Inspect(x, func(n ast.Node) bool {
+					if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						if s, err := strconv.Unquote(lit.Value); err == nil && names[s] {
+							found = append(found, s)
+						}
+					}
+					return true
+				})
+				metric := metricLit(x.Type, rel) && len(x.Elts) > 0
+				if len(found) >= 2 || metric {
+					hits = append(hits, hit{rel, fset.Position(x.Pos()).String(), strings.Join(found, " "), metric})
+				}
+				return false // the outermost literal counts its nested ones
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if owners[h.pkg] {
+			continue
+		}
+		where, _ := filepath.Rel(root, h.where)
+		if why, ok := foreignNames[h.pkg]; ok && !h.metric {
+			t.Logf("%s: %s (%s)", where, h.names, why)
+			continue
+		}
+		t.Errorf("%s lists figures (%s) outside the packages that register them: ask the metric registry (result.All, MetricsOf, Lookup), or register the figure where it is made", where, h.names)
+	}
+	for _, p := range []string{"internal/engine", "internal/metrics", "internal/counters", "internal/workload/sysbench", "internal/workload/ibench", "internal/workload/dbbench"} {
+		if !owners[p] {
+			t.Errorf("%s registers no figure: who does?", p)
+		}
+	}
+	if owners["internal/result"] {
+		t.Error("internal/result registers figures: it keeps the registry, its owners the catalogue")
+	}
+}
+
+// metricLit says whether a composite literal's type is result.Metric or
+// a slice or array of it (Metric, in package result itself).
+func metricLit(typ ast.Expr, pkg string) bool {
+	if a, ok := typ.(*ast.ArrayType); ok {
+		typ = a.Elt
+	}
+	switch x := typ.(type) {
+	case *ast.SelectorExpr:
+		id, ok := x.X.(*ast.Ident)
+		return ok && id.Name == "result" && x.Sel.Name == "Metric"
+	case *ast.Ident:
+		return pkg == "internal/result" && x.Name == "Metric"
+	}
+	return false
+}
+
+// foreignNames are packages whose lists of names are not the catalogue's,
+// though some are figure names too: why each may keep them.
+var foreignNames = map[string]string{
+	"internal/importer": "the column names of the files it imports (the reference's sum_met.sh and io tables), which it reads into result.HW and Totals",
+	"internal/result":   "Check names the result type's own fields (Totals' qps, tps and rows/s; a latency summary's p50 … max) in its messages",
 }

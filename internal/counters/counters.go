@@ -6,7 +6,7 @@
 // autovacuum runs, …), read once when the window opens and once when it
 // closes, and the levels a server reports (threads running, backends
 // waiting for a lock) sampled once a second between. The deltas are kept
-// raw (result.ServerCounters); result.CounterMetric divides them per op.
+// raw (result.ServerCounters); CounterMetric divides them per op.
 //
 // Each flavor has a curated set (MySQL, Postgres below), in the order
 // tables show it; --counters adds any other counter by name, or all of

@@ -135,7 +135,7 @@ func TestMariaDBCounters(t *testing.T) {
 	if !strings.Contains(strings.Join(sc.Notes, "\n"), "no_such_counter") {
 		t.Errorf("an unknown counter is not named in the notes: %q", sc.Notes)
 	}
-	// Per op, as the metric catalogue reads it: the window's 500
+	// Per op, as the metric registry reads it: the window's 500
 	// statements as o/s over its seconds.
 	run := result.Run{HW: &result.HW{Samples: 2, Seconds: sc.Seconds, OpsPerSec: float64(n+n+n/2) / sc.Seconds, Server: sc}}
 	m, err := result.MetricNamed("handler_write/o")

@@ -64,7 +64,7 @@ func observations(r result.Run, m result.Metric, v float64) []Obs {
 	return []Obs{{Plan: r.Plan, Pairing: r.Pairing, Repeat: rep, Value: v}}
 }
 
-// HeadlineMetric is the catalogue's name of a step's headline figure,
+// HeadlineMetric is the registry's name of a step's headline figure,
 // whose rounds a paired run keeps.
 const HeadlineMetric = "qps"
 

@@ -815,7 +815,7 @@ func (d *ibData) run(src Source, st suite.Step, common map[string]string) (resul
 	if d.step.rate > 0 {
 		t.Reported = d.res.qps
 	}
-	t.Figures = map[string]float64{"ips": t.RowsPerSec}
+	t.Figures = map[string]float64{ibench.FigureIPS: t.RowsPerSec}
 	// The reference's per-second rate percentiles are over the seconds its
 	// clients reported.
 	for k, v := range ibench.RatePercentiles(run.Samples, float64(span)) {
@@ -824,13 +824,13 @@ func (d *ibData) run(src Source, st suite.Step, common map[string]string) (resul
 	if d.step.rate > 0 {
 		v, share := ibench.SLA(float64(d.step.rate*d.dop), *t, run.Samples)
 		run.Verdicts = append(run.Verdicts, v)
-		t.Figures["sla%"] = share
+		t.Figures[ibench.FigureSLA] = share
 	}
 	if d.res.hasDB {
-		t.Figures["db_mb"] = d.res.dbGB * 1024
+		t.Figures[ibench.FigureDBMB] = d.res.dbGB * 1024
 	}
 	if d.res.hasDir {
-		t.Figures["datadir_mb"] = d.res.dbdirGB * 1024
+		t.Figures[ibench.FigureDatadirMB] = d.res.dbdirGB * 1024
 	}
 	section := "insert"
 	if d.step.rate > 0 {

@@ -756,10 +756,7 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 		p.warn(fmt.Sprintf("%s on %s: an event-bounded slice reached its time guard, so its tables took fewer writes than the other labels'", st.Test, l.s.spec.Label()))
 	}
 	if res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
-		if res.Totals.Figures == nil {
-			res.Totals.Figures = map[string]float64{}
-		}
-		res.Totals.Figures["stalls"], res.Totals.Figures["stall_max"] = l.stalls, l.stall
+		engine.SetStalls(&res.Totals, l.stalls, l.stall)
 	}
 	if l.err == nil && res.Status == result.OK && st.Finish != nil {
 		if ferr := st.Finish(ctx, l.s.srv, res); ferr != nil {

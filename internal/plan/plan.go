@@ -760,10 +760,7 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 		}
 		win.finish(res, op, perSec, p.logf)
 		if stalled, longest := result.Stalls(res.Samples, res.Totals.Series, res.Totals.Seconds, result.StallFraction); res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
-			if res.Totals.Figures == nil {
-				res.Totals.Figures = map[string]float64{}
-			}
-			res.Totals.Figures["stalls"], res.Totals.Figures["stall_max"] = float64(len(stalled)), float64(longest)
+			engine.SetStalls(&res.Totals, float64(len(stalled)), float64(longest))
 		}
 		if err == nil && step.Finish != nil {
 			if ferr := step.Finish(ctx, srv, res); ferr != nil {

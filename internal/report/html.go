@@ -126,11 +126,11 @@ func htmlSweeps(sws []analysis.Sweep, colour map[string]string) []htmlSweep {
 				}
 				lines = append(lines, svgLine{Name: l, Colour: colour[l], Values: vals})
 			}
-			y := m.Label()
+			y := m.Name
 			if m.Unit != "" {
 				y += " " + m.Unit
 			}
-			if c := svgSweepChart("sweep:"+sw.Test+":"+name, sw.Test+": "+m.Label()+" by clients", y, sw.Threads, lines, name != "qps" && name != "jain"); c != "" {
+			if c := svgSweepChart("sweep:"+sw.Test+":"+name, sw.Test+": "+m.Name+" by clients", y, sw.Threads, lines, name != "qps" && name != "jain"); c != "" {
 				v.Charts = append(v.Charts, c)
 			}
 		}
@@ -485,13 +485,13 @@ func htmlTimelineCharts(t Timeline, colour map[string]string) htmlTimeline {
 func htmlMetrics(t analysis.MetricTable) htmlMetric {
 	v := htmlMetric{
 		Title: fmt.Sprintf("%s, %d thread(s)", t.Test, t.Threads),
-		Names: analysis.MetricNames, HonestNames: analysis.HonestNames,
-		Cols: len(analysis.MetricNames) + 1,
+		Names: analysis.MetricNames(), HonestNames: analysis.HonestNames(),
+		Cols: len(analysis.MetricNames()) + 1,
 	}
 	cats := make([]string, len(t.Rows))
-	series := make([]svgBars, len(analysis.HonestNames))
-	for i, n := range analysis.HonestNames {
-		series[i] = svgBars{Name: strings.TrimSuffix(n, " µs/o"), Colour: svgColour(i)}
+	series := make([]svgBars, len(analysis.HonestNames()))
+	for i, n := range analysis.HonestNames() {
+		series[i] = svgBars{Name: strings.TrimSuffix(n, "_cpu_us/o"), Colour: svgColour(i)}
 	}
 	for ri, r := range t.Rows {
 		line := func(vals []float64, n int, f func(int, float64) string) htmlMetricLine {
@@ -505,10 +505,10 @@ func htmlMetrics(t analysis.MetricTable) htmlMetric {
 			}
 			return l
 		}
-		v.Abs = append(v.Abs, line(r.Abs, len(analysis.MetricNames), func(_ int, x float64) string { return htmlNum(x) }))
+		v.Abs = append(v.Abs, line(r.Abs, len(analysis.MetricNames()), func(_ int, x float64) string { return htmlNum(x) }))
 		if ri > 0 {
 			base := t.Rows[0].Abs
-			v.Rel = append(v.Rel, line(r.Abs, len(analysis.MetricNames), func(j int, x float64) string {
+			v.Rel = append(v.Rel, line(r.Abs, len(analysis.MetricNames()), func(j int, x float64) string {
 				b := math.NaN()
 				if j < len(base) {
 					b = base[j]
@@ -516,7 +516,7 @@ func htmlMetrics(t analysis.MetricTable) htmlMetric {
 				return analysis.RelString(b, x)
 			}))
 		}
-		v.Honest = append(v.Honest, line(r.Honest, len(analysis.HonestNames), func(_ int, x float64) string { return htmlNum(x) }))
+		v.Honest = append(v.Honest, line(r.Honest, len(analysis.HonestNames()), func(_ int, x float64) string { return htmlNum(x) }))
 		cats[ri] = r.Label
 		for i := range series {
 			x := math.NaN()
@@ -524,7 +524,7 @@ func htmlMetrics(t analysis.MetricTable) htmlMetric {
 				x = r.Honest[i]
 			}
 			series[i].Values = append(series[i].Values, x)
-			series[i].Tips = append(series[i].Tips, fmt.Sprintf("%s %s: %s", r.Label, analysis.HonestNames[i], htmlNum(x)))
+			series[i].Tips = append(series[i].Tips, fmt.Sprintf("%s %s: %s", r.Label, analysis.HonestNames()[i], htmlNum(x)))
 		}
 	}
 	v.Chart = svgBarChart(fmt.Sprintf("cpu-us-op:%s:%d", t.Test, t.Threads), v.Title+": CPU µs per op", "CPU µs/op", cats, series, false)

@@ -257,7 +257,7 @@ func TestHTMLSections(t *testing.T) {
 		// cpu/o 1.10, cs/o 1.00, r/o 0/0 = 1, rKB/o x/0 = inf, wKB/o 0.50, o/s 1.00
 		`<td class="num">1.10</td><td class="num">1.00</td><td class="num">1</td><td class="num">inf</td><td class="num">0.50</td><td class="num">1.00</td><td>` + htmlNew + `</td>`,
 		`<td class="num">-</td><td class="num">-</td><td class="num">-</td><td class="num">-</td><td class="num">-</td><td class="num">-</td><td>` + htmlTuned + `</td>`,
-		"<th>host µs/o</th><th>server µs/o</th><th>client µs/o</th>",
+		"<th>host_cpu_us/o</th><th>server_cpu_us/o</th><th>client_cpu_us/o</th>",
 		`<td>` + htmlNew + `</td><td class="num">3</td><td>statement</td><td class="num">105</td><td class="num">66</td><td class="num">21</td>`,
 	} {
 		if !strings.Contains(page, s) {

@@ -79,7 +79,7 @@ func RunLine(w io.Writer, r result.Run) {
 }
 
 // HWLine is a run's hardware cost in the reference's metric names, from
-// the metric catalogue; "-" for what was not measured.
+// the metric registry; "-" for what was not measured.
 func HWLine(r result.Run) string {
 	hw := r.HW
 	if !hw.Measured() {
@@ -94,10 +94,10 @@ func HWLine(r result.Run) string {
 		}
 		fmt.Fprintf(&b, " %s %s", m.Name, m.Format(v))
 	}
-	fmt.Fprintf(&b, " | CPU µs/%s", hw.Op)
+	fmt.Fprintf(&b, " | per %s:", hw.Op)
 	for _, m := range result.MetricsOf(result.ClassCPU) {
 		v, _ := m.Of(r)
-		fmt.Fprintf(&b, " %s %s", strings.Fields(m.Label())[0], m.Format(v))
+		fmt.Fprintf(&b, " %s %s", m.Name, m.Format(v))
 	}
 	a := hw.Avg
 	fmt.Fprintf(&b, " | us %.0f sy %.0f wa %.0f st %.1f", a.User, a.System, a.IOWait, a.Steal)
@@ -122,10 +122,10 @@ func Summary(w io.Writer, runs []result.Run) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUILD\tCONFIG\tTEST\tTHR\tREPORTED\tUNIT\tp99 ms\tserver µs/op\tclient µs/op\tERRORS\tSTATUS\t")
 	server, _ := result.MetricNamed("server_cpu_us/o")
 	client, _ := result.MetricNamed("client_cpu_us/o")
 	p99, _ := result.MetricNamed("p99")
+	fmt.Fprintf(tw, "BUILD\tCONFIG\tTEST\tTHR\tREPORTED\tUNIT\t%s ms\t%s\t%s\tERRORS\tSTATUS\t\n", p99.Name, server.Name, client.Name)
 	for _, r := range runs {
 		unit := r.Totals.ReportedUnit
 		val := "-"

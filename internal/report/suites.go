@@ -30,7 +30,7 @@ func Suites(w io.Writer, suites []suite.Suite, format string) error {
 	case "json":
 		var out []js
 		for _, s := range suites {
-			out = append(out, js{s.Name(), s.Summary(), s.Params(), s.Layouts(), s.Figures(), s.Tests()})
+			out = append(out, js{s.Name(), s.Summary(), s.Params(), s.Layouts(), suite.FiguresOf(s), s.Tests()})
 		}
 		return writeJSON(w, out)
 	case "text":
@@ -51,7 +51,7 @@ func Suites(w io.Writer, suites []suite.Suite, format string) error {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  FIGURE\tUNIT\tBETTER\tPER\tTESTS")
-		for _, f := range s.Figures() {
+		for _, f := range suite.FiguresOf(s) {
 			better := "lower"
 			if f.HigherIsBetter {
 				better = "higher"

@@ -697,13 +697,13 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 	case "csv", "tsv":
 		cw := newCSV(w, f)
 		head := []string{"test", "threads", "conditions", "dbms", "n", "op"}
-		head = append(append(head, analysis.MetricNames...), analysis.HonestNames...)
+		head = append(append(head, analysis.MetricNames()...), analysis.HonestNames()...)
 		dev := false
 		for _, t := range tables {
 			dev = dev || hasDevice(t)
 		}
 		if dev {
-			head = append(head, analysis.DeviceNames...)
+			head = append(head, analysis.DeviceNames()...)
 		}
 		cw.Write(head)
 		for _, t := range tables {
@@ -750,10 +750,10 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			cond = " [" + t.Conditions + "]"
 		}
 		fmt.Fprintf(w, "%s, %d thread(s)%s\n\n", t.Test, t.Threads, cond)
-		head := append([]string{}, analysis.MetricNames...)
+		head := append([]string{}, analysis.MetricNames()...)
 		dev := hasDevice(t) // the disk's request sizes, beside the per-op columns (db_bench's runs)
 		if dev {
-			head = append(head, analysis.DeviceNames...)
+			head = append(head, analysis.DeviceNames()...)
 		}
 		head = append(head, "dbms")
 		var abs, rel, honest [][]string
@@ -770,7 +770,7 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			}
 			if dev {
 				for i, v := range deviceOf(r) {
-					a = append(a, analysis.DeviceMetrics[i].Format(v))
+					a = append(a, analysis.DeviceMetrics()[i].Format(v))
 					re = append(re, analysis.RelString(deviceOf(base)[i], v))
 				}
 			}
@@ -792,7 +792,7 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			op = "op"
 		}
 		fmt.Fprintf(w, "CPU µs per %s: the whole host, the server's processes, the client\n\n", op)
-		table(append(append([]string{}, analysis.HonestNames...), "dbms"), honest)
+		table(append(append([]string{}, analysis.HonestNames()...), "dbms"), honest)
 		var ins [][]string
 		for _, r := range t.Rows {
 			if r.Insert == nil {
@@ -807,7 +807,7 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 		if len(ins) > 0 && op != "insert" {
 			fmt.Fprintln(w, "per inserted row (the reference's per-insert columns)")
 			fmt.Fprintln(w)
-			table(append(append([]string{}, analysis.InsertNames...), "dbms"), ins)
+			table(append(append([]string{}, analysis.InsertNames()...), "dbms"), ins)
 		}
 		serverTable(w, t, table)
 	}
@@ -866,7 +866,7 @@ func Sweeps(w io.Writer, sweeps []analysis.Sweep, md bool) {
 			if unit != "" {
 				unit = " (" + unit + ")"
 			}
-			stepTable(w, md, fmt.Sprintf("%s by clients: %s%s", sw.Test, m.Label(), unit), head, rows)
+			stepTable(w, md, fmt.Sprintf("%s by clients: %s%s", sw.Test, m.Name, unit), head, rows)
 		}
 	}
 }
@@ -895,7 +895,7 @@ func deviceOf(r analysis.MetricRow) []float64 {
 	if r.Device != nil {
 		return r.Device
 	}
-	out := make([]float64, len(analysis.DeviceNames))
+	out := make([]float64, len(analysis.DeviceNames()))
 	for i := range out {
 		out[i] = math.NaN()
 	}

@@ -52,27 +52,3 @@ func Stalls(samples []Sample, series string, seconds, frac float64) (stalled []i
 	}
 	return stalled, longest
 }
-
-// FigureCatalog are the metrics every run may have beyond the catalogue's
-// (Totals.Figures): its stalls, and the fairness between its connections.
-// They follow Catalog in tables.
-var FigureCatalog = []Metric{
-	{Name: "stalls", Unit: "s", Per: "run", Class: ClassFigure, Verb: "%.0f", Of: figure("stalls"),
-		Help: "seconds whose rate fell below 10 % of the run's median second"},
-	{Name: "stall_max", Header: "longest stall", Unit: "s", Per: "run", Class: ClassFigure, Verb: "%.0f", Of: figure("stall_max"),
-		Help: "the longest run of consecutive stalled seconds"},
-	{Name: "jain", HigherIsBetter: true, Per: "run", Class: ClassFigure, Verb: "%.3f", Of: figure("jain"),
-		Help: "Jain's fairness index of the connections' rates: 1 when all are served alike, 1/n when one gets everything"},
-	{Name: "conn/s.min", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: ClassFigure, Verb: "%.1f", Of: figure("conn/s.min"),
-		Help: "the slowest connection's events per second over the window"},
-	{Name: "conn/s.p5", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: ClassFigure, Verb: "%.1f", Of: figure("conn/s.p5"),
-		Help: "the 5th percentile of the connections' events per second"},
-	{Name: "conn/s.median", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: ClassFigure, Verb: "%.1f", Of: figure("conn/s.median"),
-		Help: "the median connection's events per second"},
-	{Name: "conn/s.max", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: ClassFigure, Verb: "%.1f", Of: figure("conn/s.max"),
-		Help: "the fastest connection's events per second"},
-	{Name: "starved", Unit: "connections", Per: "run", Class: ClassFigure, Verb: "%.0f", Of: figure("starved"),
-		Help: "connections that completed nothing in the whole window"},
-	{Name: "starved_1s", Unit: "connections", Per: "s", Class: ClassFigure, Verb: "%.0f", Of: figure("starved_1s"),
-		Help: "the most connections that completed nothing in one second"},
-}

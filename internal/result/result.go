@@ -358,7 +358,7 @@ type Round struct {
 	// work (purge, checkpoints, autovacuum), which competes with the
 	// measured server. -1 where it was not measured.
 	IdleCPU float64 `json:"idle_cpu_pct"`
-	// Figures are the slice's own hardware cost per op (the catalogue's
+	// Figures are the slice's own hardware cost per op (the registry's
 	// hardware and CPU metrics by name: cpu/o, cs/o, server_cpu_us/o, …),
 	// so that they too are compared round by round; empty for a whole run,
 	// whose figures are the run's.
@@ -704,16 +704,16 @@ func (r Run) Check() error {
 			return fmt.Errorf("%s %s: round %d.%d idle CPU is %v: a measured figure is finite", r.Test, r.Build, rd.Repeat, rd.Round, rd.IdleCPU)
 		}
 	}
-	if h := r.HW; h != nil {
-		for _, f := range []struct {
-			n string
-			v float64
-		}{{"cpu/o", h.CPUPerOp}, {"cs/o", h.CSPerOp}, {"r/o", h.ReadsPerOp}, {"rKB/o", h.ReadKBPerOp}, {"wKB/o", h.WriteKBPerOp},
-			{"o/s", h.OpsPerSec}, {"host µs/o", h.HostCPUUsOp}, {"server µs/o", h.ServerCPUUsOp}, {"client µs/o", h.ClientCPUUsOp}} {
-			if err := bad(f.n, f.v); err != nil {
+	// Every registered figure the run has: its hardware cost per op, the
+	// suites' own figures.
+	for _, m := range All() {
+		if v, ok := m.Of(r); ok {
+			if err := bad(m.Name, v); err != nil {
 				return err
 			}
 		}
+	}
+	if h := r.HW; h != nil {
 		if err := h.Server.check(); err != nil {
 			return fmt.Errorf("%s %s: %w", r.Test, r.Build, err)
 		}

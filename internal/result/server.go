@@ -3,7 +3,6 @@ package result
 import (
 	"fmt"
 	"math"
-	"strings"
 )
 
 // ServerCounters are what the server counted over a run's measured window:
@@ -11,7 +10,7 @@ import (
 // statistics views (PostgreSQL) between the window's first and last read,
 // and the mean of each level sampled once a second (threads running).
 // Values are raw: per-op figures divide them by the window's ops, its o/s
-// over its seconds (CounterMetric).
+// over its seconds (internal/counters's CounterMetric).
 type ServerCounters struct {
 	Source  string         `json:"source"`  // "global status", "statistics views"
 	Seconds float64        `json:"seconds"` // between the first and the last read
@@ -56,69 +55,6 @@ const (
 	LevelSuffix   = ".avg"
 )
 
-// MemoryMetrics are the server tree's memory, beside the counters.
-var MemoryMetrics = []Metric{
-	{Name: "pss_mb", Header: "pss MB", Unit: "MB", Per: "run", Class: ClassServer, Verb: "%.1f",
-		Of: func(r Run) (float64, bool) {
-			if !r.HW.Measured() || r.HW.Avg.ServerPSS == 0 {
-				return 0, false
-			}
-			return float64(r.HW.Avg.ServerPSS) / 1024, true
-		}, Help: "the server tree's proportional set size: shared pages (PostgreSQL's shared_buffers) counted once"},
-	{Name: "rss_mb", Header: "rss MB", Unit: "MB", Per: "run", Class: ClassServer, Verb: "%.1f",
-		Of: func(r Run) (float64, bool) {
-			if !r.HW.Measured() || r.HW.Avg.ServerRSS == 0 {
-				return 0, false
-			}
-			return float64(r.HW.Avg.ServerRSS) / 1024, true
-		}, Help: "the server tree's resident set summed over its processes (shared pages once per process)"},
-}
-
-// CounterMetric is the metric of a server counter: "innodb_os_log_written/o"
-// (its change per op) or "threads_running.avg" (a level's mean). A run that
-// did not record the counter lacks it. It is false for a name of neither
-// form.
-func CounterMetric(name string) (Metric, bool) {
-	if c, ok := strings.CutSuffix(name, CounterSuffix); ok && validCounter(c) {
-		return Metric{Name: name, Per: "op", Class: ClassServer, Verb: "%.4g",
-			Help: "server counter " + c + " per op",
-			Of: func(r Run) (float64, bool) {
-				if !r.HW.Measured() || r.HW.Server == nil || r.HW.Seconds <= 0 {
-					return 0, false
-				}
-				v, ok := r.HW.Server.Counter(c)
-				if !ok || v.Level {
-					return 0, false
-				}
-				// The ops of the window: its o/s over its measured
-				// seconds. The counters' own reads bracket the window
-				// (the last may come late, after a stack capture), and
-				// the workload stops at its end, so the change counts
-				// the window's work. The measured seconds, not the
-				// hardware sampler's: its first and last snapshots take
-				// some milliseconds each, which a short slice of a test
-				// (test-level interleaving) would count as ops.
-				secs := r.Totals.Seconds
-				if secs <= 0 {
-					secs = r.HW.Seconds
-				}
-				return v.Value / (r.HW.OpsPerSec * secs), true
-			}}, true
-	}
-	if c, ok := strings.CutSuffix(name, LevelSuffix); ok && validCounter(c) {
-		return Metric{Name: name, Per: "s", Class: ClassServer, Verb: "%.3g",
-			Help: "server level " + c + ", mean over the window",
-			Of: func(r Run) (float64, bool) {
-				v, ok := r.HW.Server.Counter(c)
-				if !r.HW.Measured() || !ok || !v.Level {
-					return 0, false
-				}
-				return v.Value, true
-			}}, true
-	}
-	return Metric{}, false
-}
-
 // MetricOfCounter is the metric name of a recorded counter: NAME/o or
 // NAME.avg.
 func MetricOfCounter(v CounterValue) string {
@@ -126,20 +62,6 @@ func MetricOfCounter(v CounterValue) string {
 		return v.Name + LevelSuffix
 	}
 	return v.Name + CounterSuffix
-}
-
-// validCounter: lower-case letters, digits and underscores, starting with
-// a letter (the servers' names, lower-cased).
-func validCounter(c string) bool {
-	if c == "" || c[0] < 'a' || c[0] > 'z' {
-		return false
-	}
-	for _, ch := range c {
-		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // checkServer refuses counters no measurement gives.

@@ -224,14 +224,6 @@ func metricParam(q url.Values) (result.Metric, error) {
 	return m, nil
 }
 
-func metricNames() []string {
-	var out []string
-	for _, m := range append(slices.Clone(result.Catalog), result.InsertCatalog...) {
-		out = append(out, m.Name)
-	}
-	return out
-}
-
 // ---- home
 
 type suiteLine struct {
@@ -353,7 +345,7 @@ func (s *Server) pageSuite(w http.ResponseWriter, r *http.Request) {
 		Higher                       bool
 		Metrics                      []string
 		Rows                         []suiteRow
-	}{Suite: suite, Metric: m.Name, Higher: m.HigherIsBetter, Metrics: metricNames(),
+	}{Suite: suite, Metric: m.Name, Higher: m.HigherIsBetter, Metrics: result.Names(),
 		Worse: strconv.FormatFloat(analysis.Worse, 'f', 2, 64), Better: strconv.FormatFloat(analysis.Better, 'f', 2, 64)}
 	found := false
 	for _, t := range tests {
@@ -446,7 +438,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		Narrowed                       bool
 		Metrics                        []string
 		Series                         []seriesView
-	}{Suite: suite, Test: test, Metric: m.Name, Metrics: metricNames(), Narrowed: f.any(),
+	}{Suite: suite, Test: test, Metric: m.Name, Metrics: result.Names(), Narrowed: f.any(),
 		All:  withQuery(testHref(suite, test), url.Values{"metric": {m.Name}}),
 		JSON: withQuery("/api/v1/history", mergeValues(url.Values{"suite": {suite}, "test": {test}}, q))}
 	var shown []Series

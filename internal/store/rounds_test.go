@@ -46,18 +46,7 @@ func TestRoundsOnStoreOfTheLastRelease(t *testing.T) {
 		}
 	}
 	r.Started, r.Seed = t0, 42
-	w, err := s.Begin(ctx, r, Meta{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Done(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Runs(ctx, Filter{ID: w.ID()})
-	if err != nil || len(got) != 1 {
-		t.Fatalf("%d runs, %v", len(got), err)
-	}
-	g := got[0]
+	g := storeAndRead(t, s, r)
 	if g.Plan != r.Plan || g.Pairing != r.Pairing || len(g.Rounds) != 6 {
 		t.Fatalf("read back: plan %q pairing %q, %d rounds", g.Plan, g.Pairing, len(g.Rounds))
 	}

@@ -3,7 +3,7 @@
 // shared PostgreSQL. One schema and one set of migrations (goose) serve
 // both. It keeps hosts (fingerprints), builds, configs (name and content),
 // runs (written as they go: a run is inserted when it starts, its samples
-// each second, its totals and per-op metrics when it ends), and reads them
+// each second, its totals and hardware cost when it ends), and reads them
 // back as result.Run values by label. It never stores a password: the
 // connection string is used, not kept.
 package store
@@ -419,7 +419,7 @@ func nullBytes(b []byte) any {
 	return b
 }
 
-// finishRun writes the run's end: status, totals, per-op metrics, and any
+// finishRun writes the run's end: status, totals, hardware cost, and any
 // sample not written yet.
 func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run) error {
 	t := r.Totals
@@ -477,9 +477,7 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 		if err != nil {
 			return fmt.Errorf("store run %s: hardware figures: %w", r.Test, err)
 		}
-		_, err = x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, cpu_o, cs_o, r_o, rkb_o, wkb_o, o_s, host_cpu_us_o, server_cpu_us_o, client_cpu_us_o, hw)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`),
-			id, hw.Op, hw.CPUPerOp, hw.CSPerOp, hw.ReadsPerOp, hw.ReadKBPerOp, hw.WriteKBPerOp, hw.OpsPerSec, hw.HostCPUUsOp, hw.ServerCPUUsOp, hw.ClientCPUUsOp, string(b))
+		_, err = x.ExecContext(ctx, s.q(`INSERT INTO metrics (run_id, op, hw) VALUES (?, ?, ?) ON CONFLICT (run_id) DO NOTHING`), id, hw.Op, string(b))
 		if err != nil {
 			return fmt.Errorf("store metrics: %w", err)
 		}

@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,7 +45,9 @@ type Suite interface {
 	// Register hands to result.RegisterLayouts, which then decides the
 	// groups of the suite's runs when they are read.
 	Layouts() []Layout
-	// Figures are what it reports for its steps.
+	// Figures are its headline for each kind of its tests, and any of
+	// every run's figures it lists; FiguresOf adds the figures it
+	// registered (result.Register with its name as the Metric's Suite).
 	Figures() []Figure
 	// Configure checks the values (every problem at once, before anything
 	// starts) and returns the plan's steps.
@@ -71,16 +74,61 @@ type Test struct {
 // corrected layout regroups old results too.
 type Layout = result.Layout
 
-// Figure is one figure a suite reports: its name in the metric catalogue
-// (result.Catalog, or a per-kind KIND/s), its unit, whether higher is
-// better, what it is counted per, and which of the suite's tests report
-// it ("" for all).
+// Figure is one figure a suite reports, as `qpslab suites` lists it: a
+// registered metric (result.Metric: its name, unit, direction, what it is
+// counted per), or the suite's headline for some of its tests, and which of
+// the suite's tests report it ("" for all).
 type Figure struct {
 	Name           string `json:"name"`
 	Unit           string `json:"unit"`
 	HigherIsBetter bool   `json:"higher_is_better"`
 	Per            string `json:"per"`
 	Tests          string `json:"tests,omitempty"`
+}
+
+// FigureOf is a registered metric as a suite lists it.
+func FigureOf(m result.Metric) Figure {
+	return Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per}
+}
+
+// FiguresOf is everything s reports: what its Figures say (its headline
+// for each kind of test, and any figures of every run it lists), then the
+// figures it registered itself (result.Metric.Suite).
+func FiguresOf(s Suite) []Figure {
+	out := s.Figures()
+	for _, m := range result.All() {
+		if m.Suite == s.Name() {
+			out = append(out, FigureOf(m))
+		}
+	}
+	return out
+}
+
+// CommonFigures are the registered figures every run may have (those of
+// no suite), but those named in except, for a suite's Figures.
+func CommonFigures(except ...string) []Figure {
+	var out []Figure
+	for _, m := range result.All() {
+		if m.Suite == "" && !slices.Contains(except, m.Name) {
+			out = append(out, FigureOf(m))
+		}
+	}
+	return out
+}
+
+// StepTabler is implemented by a suite whose default layout runs in steps
+// (Layout.Steps): the reference's step tables compare prints, one per
+// figure.
+type StepTabler interface {
+	StepTables() []StepTable
+}
+
+// StepTable is one step table: its figure (a registered metric's name),
+// its title, whether it is also shown relative to the first label, and
+// whether the steps' targets mark it.
+type StepTable struct {
+	Metric, Title     string
+	Relative, Targets bool
 }
 
 // Plan is a configured suite: its steps in run order, and what every run

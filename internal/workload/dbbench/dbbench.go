@@ -11,7 +11,7 @@
 // in the run's scratch sandbox folder (suite.Plan.NoServer), reads its
 // per-second report file as the run's samples while it runs, and parses
 // its output into the step's totals (ops/s, the --histogram latencies) and
-// figures (write amplification, compaction, stalls; result.DbBenchCatalog).
+// figures (write amplification, compaction, stalls; figures.go registers them).
 package dbbench
 
 import (
@@ -164,15 +164,7 @@ func (dbbenchSuite) Layouts() []suite.Layout {
 }
 
 func (dbbenchSuite) Figures() []suite.Figure {
-	fs := []suite.Figure{{Name: "qps", Unit: "ops/s", HigherIsBetter: true, Per: "op", Tests: "db_bench's ops/sec"}}
-	for _, m := range result.DbBenchCatalog {
-		unit := m.Unit
-		if unit == "" {
-			unit = "-"
-		}
-		fs = append(fs, suite.Figure{Name: m.Name, Unit: unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per})
-	}
-	return fs
+	return []suite.Figure{{Name: "qps", Unit: "ops/s", HigherIsBetter: true, Per: "op", Tests: "db_bench's ops/sec"}}
 }
 
 // placement is where the suite's registered layouts put test.

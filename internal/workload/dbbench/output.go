@@ -346,8 +346,8 @@ func (h Histogram) Percentile(q float64) float64 {
 }
 
 // Figures are what a step reports beside its headline: the columns of
-// benchmark.sh's report.tsv that a run of one step has (result.DbBenchCatalog
-// names them).
+// benchmark.sh's report.tsv that a run of one step has (figures.go
+// registers them).
 func (o *Output) Figures(b BenchLine, h *Histogram) map[string]float64 {
 	f := map[string]float64{"ops_sec": b.OpsPerSec, "usec_op": b.MicrosPerOp}
 	if b.HasMB {

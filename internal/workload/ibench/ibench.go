@@ -107,13 +107,11 @@ func (ibenchSuite) Figures() []suite.Figure {
 		{Name: "qps", Unit: "rows/s", HigherIsBetter: true, Per: "row", Tests: "l.x: rows indexed per second"},
 		{Name: "qps", Unit: "queries/s", HigherIsBetter: true, Per: "query", Tests: "qr*, qp*: queries per second beside the inserts"},
 	}
-	for _, m := range result.InsertCatalog {
-		fs = append(fs, suite.Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per})
-	}
 	for _, k := range []string{KindInsert, KindDelete, KindQuery} {
-		m, _ := result.OpMetric(k + "/s")
-		fs = append(fs, suite.Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: true, Per: "s"},
-			suite.Figure{Name: k + ".p99", Unit: "ms", Per: k})
+		for _, name := range []string{k + "/s", k + ".p99"} {
+			m, _ := engine.OpMetric(name)
+			fs = append(fs, suite.FigureOf(m))
+		}
 	}
 	return fs
 }
@@ -434,7 +432,7 @@ func (o Options) finish(name string) func(ctx context.Context, s *suite.Server, 
 			t.Figures = map[string]float64{}
 		}
 		if t.Seconds > 0 {
-			t.Figures["ips"] = float64(t.Rows) / t.Seconds
+			t.Figures[FigureIPS] = float64(t.Rows) / t.Seconds
 		}
 		for k, v := range RatePercentiles(r.Samples, t.Seconds) {
 			t.Figures[k] = v
@@ -442,16 +440,16 @@ func (o Options) finish(name string) func(ctx context.Context, s *suite.Server, 
 		if rate, err := strconv.Atoi(r.Params["insert_rate"]); err == nil {
 			v, share := SLA(float64(rate*r.Threads), *t, r.Samples)
 			r.Verdicts = append(r.Verdicts, v)
-			t.Figures["sla%"] = share
+			t.Figures[FigureSLA] = share
 		}
 		db, err := dbSize(ctx, s, o.distinct())
 		if err != nil {
 			return fmt.Errorf("database size after %s: %w", name, err)
 		}
-		t.Figures["db_mb"] = db
+		t.Figures[FigureDBMB] = db
 		if s.Datadir != "" {
 			if mb, err := dirMB(s.Datadir); err == nil {
-				t.Figures["datadir_mb"] = mb
+				t.Figures[FigureDatadirMB] = mb
 			}
 		}
 		return nil

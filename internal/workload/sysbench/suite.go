@@ -69,13 +69,7 @@ func (sysbenchSuite) Figures() []suite.Figure {
 		{Name: "qps", Unit: "Krows/s", HigherIsBetter: true, Per: "Krow", Tests: "scan: thousands of rows per second of one scan"},
 		{Name: "qps", Unit: "rows/s", HigherIsBetter: true, Per: "row", Tests: "load"},
 	}
-	for _, m := range result.Catalog {
-		if m.Name == "qps" {
-			continue
-		}
-		fs = append(fs, suite.Figure{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter, Per: m.Per})
-	}
-	return fs
+	return append(fs, suite.CommonFigures("qps")...)
 }
 
 // Role is how reports treat t's results.

@@ -1,0 +1,59 @@
+package counters
+
+import (
+	"strings"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// The figures of the server's own counters (result.RegisterForm): a
+// counter per op (COUNTER/o) and a level's mean over the window
+// (LEVEL.avg), for whatever counters a run recorded.
+func init() {
+	result.RegisterForm(result.Form{Names: []string{"COUNTER" + result.CounterSuffix, "LEVEL" + result.LevelSuffix}, Metric: CounterMetric})
+}
+
+// CounterMetric is the metric of a server counter: "innodb_os_log_written/o"
+// (its change per op) or "threads_running.avg" (a level's mean). A run that
+// did not record the counter lacks it. It is false for a name of neither
+// form.
+func CounterMetric(name string) (result.Metric, bool) {
+	if c, ok := strings.CutSuffix(name, result.CounterSuffix); ok && validName(c) {
+		return result.Metric{Name: name, Per: "op", Class: result.ClassServer, Verb: "%.4g",
+			Help: "server counter " + c + " per op",
+			Of: func(r result.Run) (float64, bool) {
+				if !r.HW.Measured() || r.HW.Server == nil || r.HW.Seconds <= 0 {
+					return 0, false
+				}
+				v, ok := r.HW.Server.Counter(c)
+				if !ok || v.Level {
+					return 0, false
+				}
+				// The ops of the window: its o/s over its measured
+				// seconds. The counters' own reads bracket the window
+				// (the last may come late, after a stack capture), and
+				// the workload stops at its end, so the change counts
+				// the window's work. The measured seconds, not the
+				// hardware sampler's: its first and last snapshots take
+				// some milliseconds each, which a short slice of a test
+				// (test-level interleaving) would count as ops.
+				secs := r.Totals.Seconds
+				if secs <= 0 {
+					secs = r.HW.Seconds
+				}
+				return v.Value / (r.HW.OpsPerSec * secs), true
+			}}, true
+	}
+	if c, ok := strings.CutSuffix(name, result.LevelSuffix); ok && validName(c) {
+		return result.Metric{Name: name, Per: "s", Class: result.ClassServer, Verb: "%.3g",
+			Help: "server level " + c + ", mean over the window",
+			Of: func(r result.Run) (float64, bool) {
+				v, ok := r.HW.Server.Counter(c)
+				if !r.HW.Measured() || !ok || !v.Level {
+					return 0, false
+				}
+				return v.Value, true
+			}}, true
+	}
+	return result.Metric{}, false
+}

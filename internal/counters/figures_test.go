@@ -1,0 +1,37 @@
+package counters
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// COUNTER/o divides the window's change by its seconds and o/s; LEVEL.avg
+// is the level's mean; a run without the counter lacks it; bad names are
+// refused with the forms named.
+func TestCounterMetrics(t *testing.T) {
+	r := result.Run{HW: &result.HW{Samples: 3, OpsPerSec: 500, Seconds: 10, Server: &result.ServerCounters{Seconds: 10, Values: []result.CounterValue{
+		{Name: "wal_bytes", Value: 5e6}, {Name: "active_backends", Value: 1.5, Level: true}}}}}
+	for name, want := range map[string]float64{"wal_bytes/o": 1000, "active_backends.avg": 1.5} {
+		m, err := result.MetricNamed(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := m.Of(r); !ok || v != want {
+			t.Errorf("%s = %v %v, want %v", name, v, ok, want)
+		}
+	}
+	for _, name := range []string{"blks_hit/o", "wal_bytes.avg", "active_backends/o"} {
+		m, err := result.MetricNamed(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := m.Of(r); ok {
+			t.Errorf("%s = %v: the run does not have it", name, v)
+		}
+	}
+	if _, err := result.MetricNamed("WAL-bytes/o"); err == nil || !strings.Contains(err.Error(), "COUNTER/o") {
+		t.Errorf("a bad name: %v", err)
+	}
+}

@@ -1,0 +1,5 @@
+package history
+
+// The metric registry fills as the packages that own figures initialise:
+// the tests see every figure, as the binary does.
+import _ "github.com/qpslab/qpslab/internal/workload"
