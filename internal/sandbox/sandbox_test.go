@@ -83,7 +83,7 @@ func TestStartQueryStop(t *testing.T) {
 				t.Errorf("server says %q, build version is %s", v, b.Version)
 			}
 			db := "SELECT database()"
-			if b.Flavor == build.Postgres {
+			if ep.Protocol == client.Postgres {
 				db = "SELECT current_database()"
 			}
 			if got := queryOne(t, ep, true, db); got != sandbox.Database {
