@@ -37,7 +37,7 @@ func newHome(t *testing.T) home.Home {
 }
 
 func defaultConfig(t *testing.T, b build.Build) config.Config {
-	c, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
+	c, err := config.Store{Dir: t.TempDir()}.Get("default", config.Family(b.Flavor.Describe().Family))
 	if err != nil {
 		t.Fatal(err)
 	}
