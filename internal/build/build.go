@@ -3,8 +3,10 @@
 // and the directory holding the binaries. Builds come from the Debian
 // packages ("system"), from any install prefix the user names (a basedir,
 // or for rocksdb the program itself), or from registry artifacts fetched
-// once into the cache. This package finds binaries and records builds; it
-// never starts a server.
+// once into the cache. What differs between flavors is each flavor's
+// Descriptor (flavor.go), which the packages above ask instead of comparing
+// flavors. This package finds binaries and records builds; it never starts
+// a server.
 package build
 
 import (
@@ -14,40 +16,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 )
-
-// Flavor is a server family with its own binaries and init procedure.
-type Flavor string
-
-const (
-	MariaDB  Flavor = "mariadb"
-	MySQL    Flavor = "mysql"
-	Postgres Flavor = "postgres"
-	// RocksDB is a db_bench program: no server, the db_bench suite runs it.
-	RocksDB Flavor = "rocksdb"
-)
-
-// HasServer says whether builds of the flavor are servers (a sandbox starts
-// them); a rocksdb build is a program a suite runs itself.
-func (f Flavor) HasServer() bool { return f != RocksDB }
-
-// ParseFlavor accepts the flavor names users type.
-func ParseFlavor(s string) (Flavor, error) {
-	switch strings.ToLower(s) {
-	case "mariadb", "maria":
-		return MariaDB, nil
-	case "mysql":
-		return MySQL, nil
-	case "postgres", "postgresql", "pg":
-		return Postgres, nil
-	case "rocksdb", "db_bench":
-		return RocksDB, nil
-	}
-	return "", fmt.Errorf("unknown flavor %q: use mariadb, mysql, postgres or rocksdb", s)
-}
 
 // Build is one registered build. It is stored as YAML, one file per build.
 type Build struct {
@@ -115,64 +86,37 @@ func FindLayout(f Flavor, basedir string) (Layout, error) {
 	if st, err := os.Stat(basedir); err != nil || !st.IsDir() {
 		return Layout{}, fmt.Errorf("basedir %s is not a directory", basedir)
 	}
-	var l Layout
-	switch f {
-	case MariaDB, MySQL:
-		l.Server = firstFile(basedir, "sbin/mariadbd", "bin/mariadbd", "sbin/mysqld", "bin/mysqld", "libexec/mysqld")
-		l.InstallDB = firstFile(basedir, "scripts/mariadb-install-db", "bin/mariadb-install-db", "scripts/mysql_install_db", "bin/mysql_install_db")
-		for _, d := range []string{"share/mariadb", "share/mysql", "share"} {
-			if firstFile(basedir, filepath.Join(d, "english/errmsg.sys")) != "" {
-				l.Share = filepath.Join(basedir, d)
-				break
-			}
-		}
-	case Postgres:
-		l.Server = firstFile(basedir, "bin/postgres")
-		l.InstallDB = firstFile(basedir, "bin/initdb")
-		if l.Server != "" && l.InstallDB == "" {
-			return Layout{}, fmt.Errorf("basedir %s has bin/postgres but no bin/initdb", basedir)
-		}
-	case RocksDB:
-		l.Server = firstFile(basedir, rocksDBPrograms...)
-	default:
+	d, ok := lookup(f)
+	if !ok {
 		return Layout{}, fmt.Errorf("unknown flavor %q", f)
 	}
-	if l.Server == "" {
-		want := "sbin/mariadbd, bin/mariadbd, sbin/mysqld or bin/mysqld"
-		switch f {
-		case Postgres:
-			want = "bin/postgres"
-		case RocksDB:
-			return Layout{}, fmt.Errorf("basedir %s has no db_bench (looked for %s): point --basedir at the RocksDB source or install tree, or name the program with --path", basedir, strings.Join(rocksDBPrograms, ", "))
-		}
-		return Layout{}, fmt.Errorf("basedir %s has no %s server binary (looked for %s)", basedir, f, want)
+	l, err := d.layout(f, basedir)
+	if err != nil {
+		return Layout{}, err
 	}
-	for _, d := range []string{"libs", "lib"} {
+	var libs []string
+	for _, dir := range []string{"libs", "lib"} {
 		// Only bundled-library folders; a system prefix such as /usr has lib/
 		// too, and putting that first would change nothing but is noise.
-		if p := firstDir(basedir, d); p != "" && basedir != "/usr" && basedir != "/usr/local" {
-			l.LibDirs = append(l.LibDirs, p)
+		if p := firstDir(basedir, dir); p != "" && !systemPrefix(basedir) {
+			libs = append(libs, p)
 		}
 	}
-	if f == RocksDB && basedir != "/usr" && basedir != "/usr/local" {
-		if m, _ := filepath.Glob(filepath.Join(filepath.Dir(l.Server), "librocksdb.so*")); len(m) > 0 {
-			l.LibDirs = append(l.LibDirs, filepath.Dir(l.Server)) // a source tree built with make shared_lib
-		}
-	}
+	l.LibDirs = append(libs, l.LibDirs...)
 	return l, nil
 }
 
-var (
-	mysqlVerRE = regexp.MustCompile(`Ver\s+(\d+\.\d+\.\d+)(\S*)`)
-	pgVerRE    = regexp.MustCompile(`\(PostgreSQL\)\s+(\d+(?:\.\d+)*)`)
-)
+// systemPrefix says whether basedir is the system's own install prefix,
+// whose libraries the dynamic loader finds without help.
+func systemPrefix(basedir string) bool { return basedir == "/usr" || basedir == "/usr/local" }
 
 // ReadVersion runs the server binary with --version and returns the flavor it
-// reports (MariaDB says so; anything else with "Ver" is MySQL), the numeric
-// version and the whole banner. Names are never trusted for this.
+// reports (each flavor's descriptor reads its own banner: MariaDB says so,
+// anything else with "Ver" is MySQL), the numeric version and the whole
+// banner. Names are never trusted for this.
 func ReadVersion(ctx context.Context, f Flavor, l Layout) (Flavor, string, string, error) {
-	if f == RocksDB {
-		return readDBBenchVersion(ctx, l)
+	if d, ok := lookup(f); ok && d.readVersion != nil {
+		return d.readVersion(ctx, l)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -187,14 +131,13 @@ func ReadVersion(ctx context.Context, f Flavor, l Layout) (Flavor, string, strin
 		}
 		return "", "", banner, fmt.Errorf("run %s --version: %w", l.Server, err)
 	}
-	if m := pgVerRE.FindStringSubmatch(banner); m != nil {
-		return Postgres, m[1], banner, nil
-	}
-	if m := mysqlVerRE.FindStringSubmatch(banner); m != nil {
-		if strings.Contains(banner, "MariaDB") {
-			return MariaDB, m[1], banner, nil
+	for _, d := range flavors {
+		if d.version == nil {
+			continue
 		}
-		return MySQL, m[1], banner, nil
+		if ver, ok := d.version(banner); ok {
+			return d.Flavor, ver, banner, nil
+		}
 	}
 	return "", "", banner, fmt.Errorf("%s --version printed no version: %q", l.Server, firstLine(banner))
 }
@@ -224,27 +167,16 @@ func Inspect(ctx context.Context, f Flavor, basedir string) (Layout, Flavor, str
 	return l, got, ver, banner, nil
 }
 
-// installScripts are where FindLayout looks for the MySQL family's script
-// that makes a datadir.
-const installScripts = "scripts/mariadb-install-db, bin/mariadb-install-db, scripts/mysql_install_db or bin/mysql_install_db"
-
 // checkStartable checks that a basedir holds what qpslab needs to make a
-// datadir and start a server of its flavor: MariaDB always initialises with
-// its install script, MySQL before 5.7 too (5.7 brought mysqld
-// --initialize); PostgreSQL needs initdb beside postgres (FindLayout checks
-// that).
+// datadir and start a server of its flavor: an install script always does;
+// without one, the flavor's descriptor says (MariaDB needs its script,
+// MySQL before 5.7 too; PostgreSQL's initdb is part of its layout).
 func checkStartable(f Flavor, ver, basedir string, l Layout) error {
-	if l.InstallDB != "" {
+	d, ok := lookup(f)
+	if l.InstallDB != "" || !ok || d.startable == nil {
 		return nil
 	}
-	rel, _ := filepath.Rel(basedir, l.Server)
-	switch {
-	case f == MariaDB:
-		return fmt.Errorf("basedir %s has %s but no install script to make a datadir with (looked for %s): point --basedir at the whole install prefix, which holds the script too", basedir, rel, installScripts)
-	case f == MySQL && CompareVersions(ver, "5.7") < 0:
-		return fmt.Errorf("basedir %s has MySQL %s, which makes a datadir with mysql_install_db (mysqld --initialize came in 5.7), and no such script (looked for %s): point --basedir at the whole install prefix", basedir, ver, installScripts)
-	}
-	return nil
+	return d.startable(ver, basedir, l)
 }
 
 // Layout finds this build's programs.

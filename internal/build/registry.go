@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -32,25 +31,18 @@ func ValidName(name string) error {
 	return nil
 }
 
-// systemCandidates are the Debian packages' builds, by name.
+// systemCandidates are the Debian packages' builds, by name
+// (FLAVOR-system), where a flavor's descriptor knows its package's prefix.
 func systemCandidates() []Build {
 	var out []Build
-	out = append(out, Build{Name: "mariadb-system", Flavor: MariaDB, Basedir: "/usr", Source: "system"})
-	// postgresql-NN installs under /usr/lib/postgresql/NN; take the newest.
-	if ents, err := os.ReadDir("/usr/lib/postgresql"); err == nil {
-		var majors []string
-		for _, e := range ents {
-			if firstFile(filepath.Join("/usr/lib/postgresql", e.Name()), "bin/postgres") != "" {
-				majors = append(majors, e.Name())
-			}
+	for _, d := range flavors {
+		if d.system == nil {
+			continue
 		}
-		sort.Slice(majors, func(i, j int) bool { return CompareVersions(majors[i], majors[j]) < 0 })
-		if len(majors) > 0 {
-			out = append(out, Build{Name: "postgres-system", Flavor: Postgres, Basedir: filepath.Join("/usr/lib/postgresql", majors[len(majors)-1]), Source: "system"})
+		if dir := d.system(); dir != "" {
+			out = append(out, Build{Name: string(d.Flavor) + "-system", Flavor: d.Flavor, Basedir: dir, Source: "system"})
 		}
 	}
-	// rocksdb-tools: /usr/bin/db_bench.
-	out = append(out, Build{Name: "rocksdb-system", Flavor: RocksDB, Basedir: "/usr", Source: "system"})
 	return out
 }
 

@@ -12,6 +12,26 @@ import (
 	"time"
 )
 
+// rocksDB: RocksDB's db_bench, a program the db_bench suite runs; no server.
+var rocksDB = Descriptor{
+	Flavor: RocksDB, Title: "RocksDB", Names: []string{"db_bench"},
+	Family: "rocksdb",
+	layout: func(f Flavor, basedir string) (Layout, error) {
+		l := Layout{Server: firstFile(basedir, rocksDBPrograms...)}
+		if l.Server == "" {
+			return Layout{}, fmt.Errorf("basedir %s has no db_bench (looked for %s): point --basedir at the RocksDB source or install tree, or name the program with --path", basedir, strings.Join(rocksDBPrograms, ", "))
+		}
+		if !systemPrefix(basedir) {
+			if m, _ := filepath.Glob(filepath.Join(filepath.Dir(l.Server), "librocksdb.so*")); len(m) > 0 {
+				l.LibDirs = append(l.LibDirs, filepath.Dir(l.Server)) // a source tree built with make shared_lib
+			}
+		}
+		return l, nil
+	},
+	readVersion: readDBBenchVersion,
+	system:      func() string { return "/usr" }, // rocksdb-tools: /usr/bin/db_bench
+}
+
 // rocksDBPrograms are where a rocksdb basedir holds db_bench: an install
 // prefix (bin/, as Debian's rocksdb-tools), a source tree built with make
 // (the top), or one built with cmake (build/).

@@ -299,8 +299,8 @@ func defaultTarballName(b Build, spec string) string {
 	if !isURL(spec) {
 		return spec
 	}
-	if b.Flavor == MariaDB {
-		return "mariadb-" + b.Version
+	if b.Flavor != MySQL { // MySQL's tarballs are MySQL's or Percona Server's
+		return string(b.Flavor) + "-" + b.Version
 	}
 	if strings.Contains(b.Banner, "Percona") {
 		v := b.Version

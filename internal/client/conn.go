@@ -245,15 +245,17 @@ type myConn struct {
 
 // named converts arguments the way database/sql would (int to int64, …),
 // through the driver's own checker.
-func (m *myConn) named(args []any) ([]driver.NamedValue, error) {
+func (m *myConn) named(p params) ([]driver.NamedValue, error) {
 	// One goroutine uses a connection, and the driver is done with the
 	// arguments when the call returns: reuse one slice.
-	if cap(m.nv) < len(args) {
-		m.nv = make([]driver.NamedValue, len(args))
+	n := p.len()
+	if cap(m.nv) < n {
+		m.nv = make([]driver.NamedValue, n)
 	}
-	nv := m.nv[:len(args)]
+	nv := m.nv[:n]
 	chk, _ := m.c.(driver.NamedValueChecker)
-	for i, a := range args {
+	for i := range nv {
+		a := p.value(i)
 		nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
 		if driver.IsValue(a) {
 			continue
@@ -271,21 +273,6 @@ func (m *myConn) named(args []any) ([]driver.NamedValue, error) {
 	return nv, nil
 }
 
-// begin arms cancellation for one statement and converts its arguments; the
-// caller defers m.cancel.done() when err is nil.
-func (m *myConn) begin(ctx context.Context, args []any) (context.Context, []driver.NamedValue, error) {
-	ctx, err := m.cancel.arm(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	nv, err := m.named(args)
-	if err != nil {
-		m.cancel.done()
-		return nil, nil, err
-	}
-	return ctx, nv, nil
-}
-
 func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 	ctx, err := m.cancel.arm(ctx)
 	if err != nil {
@@ -294,79 +281,65 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 	defer m.cancel.done()
 	switch {
 	case m.noPrepare && m.w != nil:
-		return &myText{m, parseTemplate(MySQL, q)}, nil
+		return &stmt{cancel: &m.cancel, buf: &m.w.args, k: &leanText{m.w, m, MySQL, parseTemplate(MySQL, q)}}, nil
 	case m.noPrepare:
-		return textStmt{m, q}, nil
+		return &stmt{cancel: &m.cancel, k: driverText{m, q}}, nil
 	case m.w != nil:
 		id, n, err := m.w.prepare(q)
 		if err != nil {
 			return nil, err
 		}
-		return &myLean{c: m, id: id, nparams: n}, nil
+		return &stmt{cancel: &m.cancel, buf: &m.w.args, k: &myLean{w: m.w, id: id, nparams: n}}, nil
 	}
 	s, err := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return myStmt{m, s}, nil
+	return &stmt{cancel: &m.cancel, k: myPrepared{m, s}}, nil
 }
 
 func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	if m.w != nil && len(args) == 0 {
-		if _, err := m.cancel.arm(ctx); err != nil {
-			return 0, err
-		}
-		n, _, err := m.w.queryString(q)
-		m.cancel.done()
-		return n, err
+	return runText(ctx, &m.cancel, m, q, params{vals: args}, false)
+}
+
+func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
+	return runText(ctx, &m.cancel, m, q, params{vals: args}, true)
+}
+
+// text runs q as a text statement: on the lean path when it has no
+// arguments, else through the driver, which writes them in (with
+// NoPrepare) or prepares q for them.
+func (m *myConn) text(ctx context.Context, q string, p params, query bool) (int64, error) {
+	if m.w != nil && p.empty() {
+		affected, rows, err := m.w.queryString(q)
+		return pick(query, affected, rows, err)
 	}
-	ctx, nv, err := m.begin(ctx, args)
+	nv, err := m.named(p)
 	if err != nil {
 		return 0, err
 	}
-	defer m.cancel.done()
-	r, err := m.c.(driver.ExecerContext).ExecContext(ctx, q, nv)
+	var res driver.Result
+	var rows driver.Rows
+	if query {
+		rows, err = m.c.(driver.QueryerContext).QueryContext(ctx, q, nv)
+	} else {
+		res, err = m.c.(driver.ExecerContext).ExecContext(ctx, q, nv)
+	}
 	if err == driver.ErrSkip { // arguments without client-side interpolation
 		s, perr := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
 		if perr != nil {
 			return 0, perr
 		}
 		defer s.Close()
-		r, err = s.(driver.StmtExecContext).ExecContext(ctx, nv)
+		return myPrepared{m, s}.run(ctx, p, query)
 	}
 	if err != nil {
 		return 0, err
 	}
-	return r.RowsAffected()
-}
-
-func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	if m.w != nil && len(args) == 0 {
-		if _, err := m.cancel.arm(ctx); err != nil {
-			return 0, err
-		}
-		_, n, err := m.w.queryString(q)
-		m.cancel.done()
-		return n, err
+	if query {
+		return m.drain(rows)
 	}
-	ctx, nv, err := m.begin(ctx, args)
-	if err != nil {
-		return 0, err
-	}
-	defer m.cancel.done()
-	rows, err := m.c.(driver.QueryerContext).QueryContext(ctx, q, nv)
-	if err == driver.ErrSkip {
-		s, perr := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
-		if perr != nil {
-			return 0, perr
-		}
-		defer s.Close()
-		rows, err = s.(driver.StmtQueryContext).QueryContext(ctx, nv)
-	}
-	if err != nil {
-		return 0, err
-	}
-	return m.drain(rows)
+	return res.RowsAffected()
 }
 
 func (m *myConn) Begin(ctx context.Context) error    { _, err := m.Exec(ctx, "BEGIN"); return err }
@@ -397,179 +370,62 @@ func (m *myConn) drain(rows driver.Rows) (int64, error) {
 	return n, rows.Close()
 }
 
-type myStmt struct {
+// myPrepared is a server-side prepared statement run by the driver
+// (Options.Driver).
+type myPrepared struct {
 	c *myConn
 	s driver.Stmt
 }
 
-func (s myStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	ctx, nv, err := s.c.begin(ctx, args)
+func (k myPrepared) run(ctx context.Context, p params, query bool) (int64, error) {
+	nv, err := k.c.named(p)
 	if err != nil {
 		return 0, err
 	}
-	defer s.c.cancel.done()
-	r, err := s.s.(driver.StmtExecContext).ExecContext(ctx, nv)
+	if query {
+		rows, err := k.s.(driver.StmtQueryContext).QueryContext(ctx, nv)
+		if err != nil {
+			return 0, err
+		}
+		return k.c.drain(rows)
+	}
+	r, err := k.s.(driver.StmtExecContext).ExecContext(ctx, nv)
 	if err != nil {
 		return 0, err
 	}
 	return r.RowsAffected()
 }
 
-func (s myStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	ctx, nv, err := s.c.begin(ctx, args)
-	if err != nil {
-		return 0, err
-	}
-	defer s.c.cancel.done()
-	rows, err := s.s.(driver.StmtQueryContext).QueryContext(ctx, nv)
-	if err != nil {
-		return 0, err
-	}
-	return s.c.drain(rows)
-}
-
-func (s myStmt) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
-	return s.Exec(ctx, anyArgs(args)...)
-}
-func (s myStmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
-	return s.Query(ctx, anyArgs(args)...)
-}
-
 // myLean is a server-side prepared statement run by the lean path.
 type myLean struct {
-	c       *myConn
+	w       *myWire
 	id      uint32
 	nparams int
 	types   []byte // the parameter types the server has (see myWire.execute)
 }
 
-func (s *myLean) run(ctx context.Context, args []Arg) (affected, rows int64, err error) {
-	if _, err := s.c.cancel.arm(ctx); err != nil {
+func (k *myLean) run(_ context.Context, p params, query bool) (int64, error) {
+	args, err := p.typed()
+	if err != nil {
+		return 0, err
+	}
+	affected, rows, err := k.w.execute(k.id, k.nparams, &k.types, args)
+	return pick(query, affected, rows, err)
+}
+
+// textRequest begins a text statement (COM_QUERY), to which the caller
+// appends the text.
+func (m *myWire) textRequest() []byte { return m.start(0x03) }
+
+// keepText keeps b, a request textRequest began, as the request buffer.
+func (m *myWire) keepText(b []byte) { m.wbuf = b }
+
+// sendText sends the text statement b, which textRequest began.
+func (m *myWire) sendText(b []byte) (affected, rows int64, err error) {
+	if err := m.send(b); err != nil {
 		return 0, 0, err
 	}
-	affected, rows, err = s.c.w.execute(s.id, s.nparams, &s.types, args)
-	s.c.cancel.done()
-	return affected, rows, err
-}
-
-func (s *myLean) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
-	n, _, err := s.run(ctx, args)
-	return n, err
-}
-
-func (s *myLean) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
-	_, n, err := s.run(ctx, args)
-	return n, err
-}
-
-func (s *myLean) Exec(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.c.w.args, args)
-	s.c.w.args = a
-	if err != nil {
-		return 0, err
-	}
-	return s.ExecArgs(ctx, a)
-}
-
-func (s *myLean) Query(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.c.w.args, args)
-	s.c.w.args = a
-	if err != nil {
-		return 0, err
-	}
-	return s.QueryArgs(ctx, a)
-}
-
-// myText is a text statement of the lean path (--no-prepare): its text
-// with the arguments written in, sent as COM_QUERY. An argument it cannot
-// write (see template.appendText) sends the statement through the driver.
-type myText struct {
-	c *myConn
-	t template
-}
-
-// build writes the statement with args into the request buffer; false
-// when an argument is for the driver to write.
-func (s *myText) build(args []Arg) ([]byte, bool, error) {
-	if len(args) != s.t.n {
-		return nil, false, fmt.Errorf("the statement takes %d arguments, got %d", s.t.n, len(args))
-	}
-	b, ok := s.t.appendText(MySQL, s.c.w.start(0x03), args)
-	s.c.w.wbuf = b
-	return b, ok, nil
-}
-
-func (s *myText) send(ctx context.Context, b []byte) (affected, rows int64, err error) {
-	if _, err := s.c.cancel.arm(ctx); err != nil {
-		return 0, 0, err
-	}
-	defer s.c.cancel.done()
-	if err := s.c.w.send(b); err != nil {
-		return 0, 0, err
-	}
-	return s.c.w.reply()
-}
-
-func (s *myText) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
-	b, ok, err := s.build(args)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return s.c.Exec(ctx, s.t.q, anyArgs(args)...)
-	}
-	n, _, err := s.send(ctx, b)
-	return n, err
-}
-
-func (s *myText) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
-	b, ok, err := s.build(args)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return s.c.Query(ctx, s.t.q, anyArgs(args)...)
-	}
-	_, n, err := s.send(ctx, b)
-	return n, err
-}
-
-func (s *myText) Exec(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.c.w.args, args)
-	s.c.w.args = a
-	if err != nil {
-		return 0, err
-	}
-	return s.ExecArgs(ctx, a)
-}
-
-func (s *myText) Query(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.c.w.args, args)
-	s.c.w.args = a
-	if err != nil {
-		return 0, err
-	}
-	return s.QueryArgs(ctx, a)
-}
-
-// textStmt runs its query as text each time (--no-prepare), through the
-// driver.
-type textStmt struct {
-	c Conn
-	q string
-}
-
-func (s textStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	return s.c.Exec(ctx, s.q, args...)
-}
-func (s textStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	return s.c.Query(ctx, s.q, args...)
-}
-func (s textStmt) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
-	return s.c.Exec(ctx, s.q, anyArgs(args)...)
-}
-func (s textStmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
-	return s.c.Query(ctx, s.q, anyArgs(args)...)
+	return m.reply()
 }
 
 // ---- PostgreSQL: pgx's own connection -----------------------------------------
@@ -617,9 +473,9 @@ func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 	defer p.cancel.done()
 	switch {
 	case p.noPrepare && p.w != nil && p.w.text:
-		return &pgText{p, parseTemplate(Postgres, q)}, nil
+		return &stmt{cancel: &p.cancel, buf: &p.w.args, k: &leanText{p.w, p, Postgres, parseTemplate(Postgres, q)}}, nil
 	case p.noPrepare:
-		return textStmt{p, q}, nil
+		return &stmt{cancel: &p.cancel, k: driverText{p, q}}, nil
 	}
 	p.n++
 	name := "qpslab_" + strconv.Itoa(p.n)
@@ -628,52 +484,32 @@ func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &pgLean{p, name, len(sd.ParamOIDs)}, nil
+		return &stmt{cancel: &p.cancel, buf: &p.w.args, k: &pgLean{p.w, name, len(sd.ParamOIDs)}}, nil
 	}
 	sd, err := p.c.Prepare(ctx, name, q)
 	if err != nil {
 		return nil, err
 	}
-	return &pgStmt{p: p, sd: sd}, nil
+	return &stmt{cancel: &p.cancel, k: pgPrepared{p, sd.Name}}, nil
 }
 
 func (p *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	if p.w != nil && len(args) == 0 {
-		if _, err := p.cancel.arm(ctx); err != nil {
-			return 0, err
-		}
-		n, _, err := p.w.queryString(q)
-		p.cancel.done()
-		return n, err
-	}
-	ctx, err := p.cancel.arm(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer p.cancel.done()
-	tag, err := p.c.Exec(ctx, q, args...)
-	return tag.RowsAffected(), err
+	return runText(ctx, &p.cancel, p, q, params{vals: args}, false)
 }
 
 func (p *pgConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	if p.w != nil && len(args) == 0 {
-		if _, err := p.cancel.arm(ctx); err != nil {
-			return 0, err
-		}
-		_, n, err := p.w.queryString(q)
-		p.cancel.done()
-		return n, err
+	return runText(ctx, &p.cancel, p, q, params{vals: args}, true)
+}
+
+// text runs q as a text statement: on the lean path when it has no
+// arguments, else through pgx, which takes a statement's text where it
+// takes a prepared statement's name.
+func (p *pgConn) text(ctx context.Context, q string, a params, query bool) (int64, error) {
+	if p.w != nil && a.empty() {
+		affected, rows, err := p.w.queryString(q)
+		return pick(query, affected, rows, err)
 	}
-	ctx, err := p.cancel.arm(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer p.cancel.done()
-	rows, err := p.c.Query(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	return drainPg(rows)
+	return pgPrepared{p, q}.run(ctx, a, query)
 }
 
 func drainPg(rows pgx.Rows) (int64, error) {
@@ -695,153 +531,202 @@ func (p *pgConn) Close() error {
 	return p.c.Close(ctx)
 }
 
-// pgStmt runs a prepared statement through the extended protocol, binding
-// arguments in the formats the server described at Prepare.
-type pgStmt struct {
-	p  *pgConn
-	sd *pgconn.StatementDescription
+// pgPrepared runs a statement through pgx: a prepared statement by its
+// name (Options.Driver), binding arguments in the formats the server
+// described at Prepare, or a text statement with arguments.
+type pgPrepared struct {
+	p   *pgConn
+	sql string // the prepared statement's name, or the statement's text
 }
 
-func (s *pgStmt) Exec(ctx context.Context, args ...any) (int64, error) {
-	ctx, err := s.p.cancel.arm(ctx)
-	if err != nil {
-		return 0, err
+func (k pgPrepared) run(ctx context.Context, a params, query bool) (int64, error) {
+	if query {
+		rows, err := k.p.c.Query(ctx, k.sql, a.values()...)
+		if err != nil {
+			return 0, err
+		}
+		return drainPg(rows)
 	}
-	defer s.p.cancel.done()
-	tag, err := s.p.c.Exec(ctx, s.sd.Name, args...)
+	tag, err := k.p.c.Exec(ctx, k.sql, a.values()...)
 	return tag.RowsAffected(), err
-}
-
-func (s *pgStmt) Query(ctx context.Context, args ...any) (int64, error) {
-	ctx, err := s.p.cancel.arm(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer s.p.cancel.done()
-	rows, err := s.p.c.Query(ctx, s.sd.Name, args...)
-	if err != nil {
-		return 0, err
-	}
-	return drainPg(rows)
-}
-
-func (s *pgStmt) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
-	return s.Exec(ctx, anyArgs(args)...)
-}
-func (s *pgStmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
-	return s.Query(ctx, anyArgs(args)...)
 }
 
 // pgLean is a server-side prepared statement run by the lean path.
 type pgLean struct {
-	p       *pgConn
+	w       *pgWire
 	name    string
 	nparams int
 }
 
-func (s *pgLean) run(ctx context.Context, args []Arg) (affected, rows int64, err error) {
-	if _, err := s.p.cancel.arm(ctx); err != nil {
-		return 0, 0, err
-	}
-	affected, rows, err = s.p.w.execute(s.name, s.nparams, args)
-	s.p.cancel.done()
-	return affected, rows, err
-}
-
-func (s *pgLean) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
-	n, _, err := s.run(ctx, args)
-	return n, err
-}
-
-func (s *pgLean) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
-	_, n, err := s.run(ctx, args)
-	return n, err
-}
-
-func (s *pgLean) Exec(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.p.w.args, args)
-	s.p.w.args = a
+func (k *pgLean) run(_ context.Context, p params, query bool) (int64, error) {
+	args, err := p.typed()
 	if err != nil {
 		return 0, err
 	}
-	return s.ExecArgs(ctx, a)
+	affected, rows, err := k.w.execute(k.name, k.nparams, args)
+	return pick(query, affected, rows, err)
 }
 
-func (s *pgLean) Query(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.p.w.args, args)
-	s.p.w.args = a
+// textRequest begins a text statement: its text, which query wraps in a
+// Query message.
+func (p *pgWire) textRequest() []byte { return p.buf[:0] }
+
+// keepText keeps b, a request textRequest began, as the text buffer.
+func (p *pgWire) keepText(b []byte) { p.buf = b }
+
+// sendText sends the text statement b, which textRequest began.
+func (p *pgWire) sendText(b []byte) (affected, rows int64, err error) { return p.query(b) }
+
+// ---- statements: one type, a kind per path -------------------------------------
+
+// stmt is every statement Prepare returns. Exec, Query, ExecArgs and
+// QueryArgs are one path: arm the cancellation, then the statement's kind
+// runs it with the arguments in the form the caller gave them.
+type stmt struct {
+	cancel *canceller
+	buf    *[]Arg // the lean path's buffer for Exec's and Query's arguments; nil on the drivers'
+	k      kind
+}
+
+// kind runs a statement on one path, under the context the canceller armed
+// (the one to hand a driver). query says which count the caller wants: rows
+// returned (Query) or affected (Exec).
+type kind interface {
+	run(ctx context.Context, p params, query bool) (int64, error)
+}
+
+func (s *stmt) Exec(ctx context.Context, args ...any) (int64, error) {
+	return s.do(ctx, params{vals: args, buf: s.buf}, false)
+}
+func (s *stmt) Query(ctx context.Context, args ...any) (int64, error) {
+	return s.do(ctx, params{vals: args, buf: s.buf}, true)
+}
+func (s *stmt) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.do(ctx, params{args: args}, false)
+}
+func (s *stmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
+	return s.do(ctx, params{args: args}, true)
+}
+
+func (s *stmt) do(ctx context.Context, p params, query bool) (int64, error) {
+	ctx, err := s.cancel.arm(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return s.QueryArgs(ctx, a)
+	n, err := s.k.run(ctx, p, query)
+	s.cancel.done()
+	return n, err
 }
 
-// pgText is a text statement of the lean path (--no-prepare): its text
-// with the arguments written in, sent as a simple-protocol Query. An
-// argument it cannot write (see template.appendText) sends the statement
-// through pgx.
-type pgText struct {
-	p *pgConn
+// texter is a connection's text statement, armed (myConn.text, pgConn.text).
+type texter interface {
+	text(ctx context.Context, q string, p params, query bool) (int64, error)
+}
+
+// runText is a connection's Exec and Query: arm the cancellation, run q.
+func runText(ctx context.Context, c *canceller, t texter, q string, p params, query bool) (int64, error) {
+	ctx, err := c.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.text(ctx, q, p, query)
+	c.done()
+	return n, err
+}
+
+// driverText runs its query as text each time (--no-prepare), through the
+// driver.
+type driverText struct {
+	c texter
+	q string
+}
+
+func (k driverText) run(ctx context.Context, p params, query bool) (int64, error) {
+	return k.c.text(ctx, k.q, p, query)
+}
+
+// textWire is the lean path's side of a text statement on one protocol.
+type textWire interface {
+	textRequest() []byte
+	keepText(b []byte)
+	sendText(b []byte) (affected, rows int64, err error)
+}
+
+// leanText is a text statement of the lean path (--no-prepare): its text
+// with the arguments written in, sent as one text request (COM_QUERY, a
+// simple-protocol Query). An argument it cannot write (see
+// template.appendText) sends the statement through the driver.
+type leanText struct {
+	w textWire
+	c texter
+	p Protocol
 	t template
 }
 
-func (s *pgText) build(args []Arg) ([]byte, bool, error) {
-	if len(args) != s.t.n {
-		return nil, false, fmt.Errorf("the statement takes %d arguments, got %d", s.t.n, len(args))
-	}
-	b, ok := s.t.appendText(Postgres, s.p.w.buf[:0], args)
-	s.p.w.buf = b
-	return b, ok, nil
-}
-
-func (s *pgText) send(ctx context.Context, b []byte) (affected, rows int64, err error) {
-	if _, err := s.p.cancel.arm(ctx); err != nil {
-		return 0, 0, err
-	}
-	defer s.p.cancel.done()
-	return s.p.w.query(b)
-}
-
-func (s *pgText) ExecArgs(ctx context.Context, args []Arg) (int64, error) {
-	b, ok, err := s.build(args)
+func (k *leanText) run(ctx context.Context, p params, query bool) (int64, error) {
+	args, err := p.typed()
 	if err != nil {
 		return 0, err
 	}
+	if len(args) != k.t.n {
+		return 0, fmt.Errorf("the statement takes %d arguments, got %d", k.t.n, len(args))
+	}
+	b, ok := k.t.appendText(k.p, k.w.textRequest(), args)
+	k.w.keepText(b)
 	if !ok {
-		return s.p.Exec(ctx, s.t.q, anyArgs(args)...)
+		return k.c.text(ctx, k.t.q, p, query)
 	}
-	n, _, err := s.send(ctx, b)
-	return n, err
+	affected, rows, err := k.w.sendText(b)
+	return pick(query, affected, rows, err)
 }
 
-func (s *pgText) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
-	b, ok, err := s.build(args)
-	if err != nil {
-		return 0, err
-	}
-	if !ok {
-		return s.p.Query(ctx, s.t.q, anyArgs(args)...)
-	}
-	_, n, err := s.send(ctx, b)
-	return n, err
+// params are a statement's arguments as its caller gave them: typed
+// (ExecArgs, QueryArgs) or as values (Exec, Query). Each path takes the
+// form it needs: the lean path []Arg (converting values into buf, which
+// it reuses), the drivers []any.
+type params struct {
+	args []Arg
+	vals []any
+	buf  *[]Arg
 }
 
-func (s *pgText) Exec(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.p.w.args, args)
-	s.p.w.args = a
-	if err != nil {
-		return 0, err
+func (p params) empty() bool { return len(p.args) == 0 && len(p.vals) == 0 }
+
+func (p params) len() int { return max(len(p.args), len(p.vals)) }
+
+// value is argument i as the drivers take it.
+func (p params) value(i int) any {
+	if p.vals != nil {
+		return p.vals[i]
 	}
-	return s.ExecArgs(ctx, a)
+	return p.args[i].Value()
 }
 
-func (s *pgText) Query(ctx context.Context, args ...any) (int64, error) {
-	a, err := argsOf(s.p.w.args, args)
-	s.p.w.args = a
-	if err != nil {
-		return 0, err
+func (p params) typed() ([]Arg, error) {
+	if p.vals == nil {
+		return p.args, nil
 	}
-	return s.QueryArgs(ctx, a)
+	a, err := argsOf(*p.buf, p.vals)
+	*p.buf = a
+	return a, err
+}
+
+// values are the arguments as the drivers take them (typed ones
+// allocate here; the lean path never calls it).
+func (p params) values() []any {
+	if p.vals != nil || len(p.args) == 0 {
+		return p.vals
+	}
+	return anyArgs(p.args)
+}
+
+// pick returns the count the caller wants: rows returned for a query, else
+// rows affected.
+func pick(query bool, affected, rows int64, err error) (int64, error) {
+	if query {
+		return rows, err
+	}
+	return affected, err
 }
 
 // ---- errors ---------------------------------------------------------------------

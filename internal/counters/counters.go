@@ -8,8 +8,8 @@
 // waiting for a lock) sampled once a second between. The deltas are kept
 // raw (result.ServerCounters); CounterMetric divides them per op.
 //
-// Each flavor has a curated set (MySQL, Postgres below), in the order
-// tables show it; --counters adds any other counter by name, or all of
+// Each flavor names its curated set (MySQL, Postgres below; sets), in the
+// order tables show it; --counters adds any other counter by name, or all of
 // them. It reads over its own connection; it never writes.
 package counters
 
@@ -81,13 +81,25 @@ func validName(x string) bool {
 	return true
 }
 
-// Curated returns the curated set of a protocol's servers.
-func Curated(p client.Protocol) []Def {
-	if p == client.Postgres {
-		return Postgres
-	}
-	return MySQL
+// set is one curated set of counters and how a server's are read.
+type set struct {
+	defs []Def
+	// open makes the reader of one server, over db (PostgreSQL's reads
+	// its version first).
+	open func(ctx context.Context, db *sql.DB) (flavor, error)
 }
+
+// sets are the curated sets, by the name a flavor's descriptor gives them
+// (build.Descriptor.Counters). A flavor whose servers count like one of
+// these names it; one that counts otherwise adds its set here.
+var sets = map[string]set{
+	"mysql":    {MySQL, openMySQL},
+	"postgres": {Postgres, openPostgres},
+}
+
+// Curated returns the curated set named name (a flavor's Counters); nil
+// when there is none.
+func Curated(name string) []Def { return sets[name].defs }
 
 // flavor reads one family of servers.
 type flavor interface {
@@ -131,11 +143,16 @@ type Reader struct {
 const queryTimeout = 5 * time.Second
 
 // Open connects to the server at ep (over TCP when tcp) for a run's
-// counters. It connects now, before the window, so that its own
+// counters, the curated set named name (its flavor's Counters) and what
+// sel adds. It connects now, before the window, so that its own
 // connection is not counted in it. ctx bounds every read.
-func Open(ctx context.Context, ep client.Endpoint, tcp bool, sel Selection) (*Reader, error) {
+func Open(ctx context.Context, name string, ep client.Endpoint, tcp bool, sel Selection) (*Reader, error) {
 	if sel.None {
 		return nil, nil
+	}
+	cs, ok := sets[name]
+	if !ok {
+		return nil, fmt.Errorf("server counters: no counter set named %q", name)
 	}
 	db, err := client.Open(ep, tcp)
 	if err != nil {
@@ -144,23 +161,13 @@ func Open(ctx context.Context, ep client.Endpoint, tcp bool, sel Selection) (*Re
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
-	r := &Reader{ctx: ctx, db: db, sel: sel, every: time.Second, defs: Curated(ep.Protocol),
+	r := &Reader{ctx: ctx, db: db, sel: sel, every: time.Second, defs: cs.defs,
 		levelSum: map[string]float64{}, levelN: map[string]int{}}
 	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	if ep.Protocol == client.Postgres {
-		pg := &postgres{}
-		if err := db.QueryRowContext(qctx, "SELECT current_setting('server_version_num')::int").Scan(&pg.version); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("server counters: read the server's version: %w", err)
-		}
-		r.fl = pg
-	} else {
-		if err := db.PingContext(qctx); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("server counters: connect: %w", err)
-		}
-		r.fl = mysqlFamily{}
+	if r.fl, err = cs.open(qctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("server counters: %w", err)
 	}
 	r.calibrate(qctx)
 	return r, nil

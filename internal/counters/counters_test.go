@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/result"
@@ -84,7 +85,7 @@ func TestMariaDBCounters(t *testing.T) {
 	mustExec(t, setup, "CREATE TABLE t (id int primary key, v int) ENGINE=InnoDB")
 	setup.Close()
 
-	r, err := counters.Open(context.Background(), ep, false, counters.Selection{Names: []string{"innodb_pages_created", "no_such_counter"}})
+	r, err := counters.Open(context.Background(), srv.Flavor.Describe().Counters, ep, false, counters.Selection{Names: []string{"innodb_pages_created", "no_such_counter"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestPostgresCounters(t *testing.T) {
 	defer setup.Close()
 	mustExec(t, setup, "CREATE TABLE t (id int primary key, v int)")
 
-	r, err := counters.Open(context.Background(), ep, false, counters.Selection{All: true})
+	r, err := counters.Open(context.Background(), srv.Flavor.Describe().Counters, ep, false, counters.Selection{All: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestPostgresCounters(t *testing.T) {
 // A nil reader (--counters none) and a window that never opened have no
 // result.
 func TestNoReader(t *testing.T) {
-	r, err := counters.Open(context.Background(), client.Endpoint{}, false, counters.Selection{None: true})
+	r, err := counters.Open(context.Background(), "", client.Endpoint{}, false, counters.Selection{None: true})
 	if err != nil || r != nil {
 		t.Fatalf("none: %v %v", r, err)
 	}
@@ -226,4 +227,20 @@ func TestNoReader(t *testing.T) {
 	if r.Result() != nil {
 		t.Error("a nil reader has a result")
 	}
+}
+
+// Every flavor with a server names a counter set the package has: a new
+// flavor whose descriptor names none fails here, not in its first run's
+// notes.
+func TestEveryServerFlavorHasACounterSet(t *testing.T) {
+	for _, f := range build.Flavors() {
+		if !f.HasServer() {
+			continue
+		}
+		if name := f.Describe().Counters; len(counters.Curated(name)) == 0 {
+			t.Errorf("flavor %s names counter set %q, which has no counters", f, name)
+		}
+	}
+	_, err := counters.Open(context.Background(), "nosuch", client.Endpoint{}, false, counters.Selection{})
+	testenv.WantErr(t, err, `no counter set named "nosuch"`)
 }

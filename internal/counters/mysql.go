@@ -56,6 +56,13 @@ var MySQL = []Def{
 // mysqlFamily reads SHOW GLOBAL STATUS.
 type mysqlFamily struct{}
 
+func openMySQL(ctx context.Context, db *sql.DB) (flavor, error) {
+	if err := db.PingContext(ctx); err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return mysqlFamily{}, nil
+}
+
 func (mysqlFamily) source() string { return "global status" }
 
 func (mysqlFamily) counters(ctx context.Context, db *sql.DB) (map[string]float64, error) {

@@ -53,6 +53,14 @@ var Postgres = []Def{
 // server_version_num).
 type postgres struct{ version int }
 
+func openPostgres(ctx context.Context, db *sql.DB) (flavor, error) {
+	pg := &postgres{}
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('server_version_num')::int").Scan(&pg.version); err != nil {
+		return nil, fmt.Errorf("read the server's version: %w", err)
+	}
+	return pg, nil
+}
+
 func (*postgres) source() string { return "statistics views" }
 
 // pgView is a view whose numeric columns are summed over its rows.

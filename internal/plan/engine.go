@@ -17,7 +17,7 @@ import (
 // engine, not only the session's, so that the first session of a build and
 // config finds a missing one before the load of the engines before it.
 func (p *Plan) engineCheck(ctx context.Context, st sandbox.State, b build.Build, cfg config.Config) error {
-	if st.Endpoint.Protocol != client.MySQL {
+	if !b.Flavor.Describe().Engines {
 		return nil
 	}
 	conn, err := client.Dial(ctx, st.Endpoint, client.Options{Transport: client.Blocking})
@@ -51,7 +51,7 @@ func (p *Plan) checkEngines(ctx context.Context, h home.Home, items []Item) erro
 	seen := map[string]bool{}
 	for i, it := range items {
 		key := it.Build.Name + "\x00" + it.Config.Name
-		if seen[key] || it.Build.Flavor == build.Postgres {
+		if seen[key] || !it.Build.Flavor.Describe().Engines {
 			continue
 		}
 		seen[key] = true

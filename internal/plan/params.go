@@ -211,9 +211,9 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		}
 		p.Builds[i] = rb
 	}
-	fam := config.FamilyOf(string(p.Builds[0].Flavor))
+	fam := config.Family(p.Builds[0].Flavor.Describe().Family)
 	for _, b := range p.Builds[1:] {
-		if config.FamilyOf(string(b.Flavor)) != fam {
+		if config.Family(b.Flavor.Describe().Family) != fam {
 			return fmt.Errorf("builds %s (%s) and %s (%s) take configs of different families: run them in two commands", p.Builds[0].Name, p.Builds[0].Flavor, b.Name, b.Flavor)
 		}
 	}

@@ -180,10 +180,10 @@ func (it Item) Label() string {
 	return l
 }
 
-// enginesOf are the storage engines build b runs with: the plan's on the
-// MySQL family (InnoDB when Engines is empty), none on PostgreSQL.
+// enginesOf are the storage engines build b runs with: the plan's where
+// its flavor's tables take one (InnoDB when Engines is empty), else none.
 func (p *Plan) enginesOf(b build.Build) []string {
-	if b.Flavor == build.Postgres {
+	if !b.Flavor.Describe().Engines {
 		return []string{""}
 	}
 	if len(p.Engines) == 0 {
@@ -222,17 +222,18 @@ func (p *Plan) Check(h home.Home) error {
 		case !p.Steps.NoServer && b.Flavor != "" && !b.Flavor.HasServer():
 			return fmt.Errorf("build %s is %s, which is no server, and suite %s needs one: see qpslab suites for one that runs it", b.Name, b.Flavor, p.Suite.Name())
 		}
-		fam := config.FamilyOf(string(b.Flavor))
+		d := b.Flavor.Describe()
+		fam := config.Family(d.Family)
 		for _, c := range p.Configs {
 			if c.Content != nil && c.Family != fam {
 				return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", c.Name, c.Family, b.Name, b.Flavor, fam)
 			}
 		}
-		if ps := p.Steps.Protocols; len(ps) > 0 && !slices.Contains(ps, protocolOf(b.Flavor)) {
+		if ps := p.Steps.Protocols; len(ps) > 0 && !slices.Contains(ps, client.Protocol(d.Protocol)) {
 			return fmt.Errorf("suite %s does not run on %s (build %s)", p.Suite.Name(), b.Flavor, b.Name)
 		}
-		if b.Flavor == build.Postgres && p.EngineSet {
-			return fmt.Errorf("--engine chooses a MySQL-family storage engine, and build %s is PostgreSQL, which has none to choose: leave --engine out", b.Name)
+		if !d.Engines && p.EngineSet {
+			return fmt.Errorf("--engine chooses a MySQL-family storage engine, and build %s is %s, which has none to choose: leave --engine out", b.Name, d.Title)
 		}
 	}
 	if len(p.Steps.Steps) == 0 {
@@ -285,13 +286,6 @@ func flavorList(fs []build.Flavor) string {
 		out = append(out, string(f))
 	}
 	return strings.Join(out, " or ")
-}
-
-func protocolOf(f build.Flavor) client.Protocol {
-	if f == build.Postgres {
-		return client.Postgres
-	}
-	return client.MySQL
 }
 
 // Run runs the plan, after Check. On cancellation the run in progress is
@@ -608,12 +602,13 @@ func configID(c config.Config) string {
 type measure struct {
 	serverPID int
 	ep        client.Endpoint // for the server's counters
+	counters  string          // its flavor's counter set
 	disks     []string
 	notes     []string
 }
 
 func (p *Plan) measureOf(st sandbox.State) measure {
-	m := measure{serverPID: st.PID, ep: st.Endpoint}
+	m := measure{serverPID: st.PID, ep: st.Endpoint, counters: st.Flavor.Describe().Counters}
 	if p.Device != "" {
 		m.disks = []string{p.Device}
 	} else if d, err := metrics.DisksOf(host.Real, st.Datadir); err == nil {

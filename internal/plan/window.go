@@ -51,7 +51,7 @@ func (p *Plan) window(ctx context.Context, m measure, idle []int) *window {
 	} else {
 		w.notes = append([]string(nil), m.notes...)
 	}
-	if w.ctr, err = counters.Open(ctx, m.ep, p.Client.TCP, p.Counters); err != nil {
+	if w.ctr, err = counters.Open(ctx, m.counters, m.ep, p.Client.TCP, p.Counters); err != nil {
 		w.ctr = nil
 		w.more = append(w.more, "no server counters: "+err.Error())
 	}

@@ -11,15 +11,16 @@ import (
 	"syscall"
 
 	"github.com/qpslab/qpslab/internal/build"
-	"github.com/qpslab/qpslab/internal/client"
 )
 
-// flavor is what differs between server families: how a datadir is made, how
-// the server is started, how it is told to stop, and how qpslab's database is
-// created. Everything else in the lifecycle is shared.
+// flavor is a start procedure: what differs between server families in how
+// a datadir is made, how the server is started, how it is told to stop, and
+// how qpslab's database is created. Everything else in the lifecycle is
+// shared.
 type flavor interface {
-	protocol() client.Protocol
 	adminUser() string
+	adminDatabase() string // the database an admin connection names; "" for none
+	refusesRoot() bool     // the server will not run as root (it runs as serverUser)
 	initialized(datadir string) bool
 	initCommand(s *setup) (path string, args []string)
 	writeConfig(s *setup) error
@@ -30,11 +31,23 @@ type flavor interface {
 	addrInUse(logLine string) bool
 }
 
-func flavorOf(b build.Build) flavor {
-	if b.Flavor == build.Postgres {
-		return postgres{}
+// starts are the start procedures, by the name a flavor's descriptor gives
+// them (build.Descriptor.Start). A flavor that starts like one of these
+// names it; one that starts otherwise adds its procedure here.
+var starts = map[string]flavor{
+	"mariadb":  mysqlFamily{normalRoot: "10.4"},
+	"mysql":    mysqlFamily{selfInit: "5.7", noX: true},
+	"postgres": postgres{},
+}
+
+// flavorOf is the start procedure of flavor f's servers.
+func flavorOf(f build.Flavor) (flavor, error) {
+	d := f.Describe()
+	fl, ok := starts[d.Start]
+	if !ok {
+		return nil, fmt.Errorf("flavor %s names start procedure %q, which the sandbox does not have (internal/sandbox/flavor.go)", f, d.Start)
 	}
-	return mysqlFamily{mysql: b.Flavor == build.MySQL}
+	return fl, nil
 }
 
 // setup is one start attempt's resolved paths and settings.
@@ -51,10 +64,23 @@ type setup struct {
 
 // ---- MariaDB and MySQL -----------------------------------------------------
 
-type mysqlFamily struct{ mysql bool }
+// mysqlFamily starts MariaDB and MySQL, whose differences are its fields.
+type mysqlFamily struct {
+	// selfInit is the version from which the server makes its own datadir
+	// (mysqld --initialize-insecure, MySQL 5.7); before it, or when "", the
+	// install script does.
+	selfInit string
+	// normalRoot is the version from which the install script must be told
+	// to give root a password login (MariaDB 10.4 made root@localhost
+	// unix_socket-only); "" never.
+	normalRoot string
+	// noX turns the X plugin off (MySQL: else every sandbox wants port 33060).
+	noX bool
+}
 
-func (mysqlFamily) protocol() client.Protocol { return client.MySQL }
-func (mysqlFamily) adminUser() string         { return "root" }
+func (mysqlFamily) adminUser() string     { return "root" }
+func (mysqlFamily) adminDatabase() string { return "" }
+func (mysqlFamily) refusesRoot() bool     { return false } // it runs as root when told --user=root
 func (mysqlFamily) stopSignal() syscall.Signal {
 	return syscall.SIGTERM // mysqld shuts down cleanly on SIGTERM
 }
@@ -85,11 +111,11 @@ func (f mysqlFamily) initCommand(s *setup) (string, []string) {
 	}
 	// MySQL 5.7 and later initialise with the server itself; older MySQL and
 	// every MariaDB use the install script.
-	if f.mysql && (s.b.AtLeast("5.7") || s.layout.InstallDB == "") {
+	if f.selfInit != "" && (s.b.AtLeast(f.selfInit) || s.layout.InstallDB == "") {
 		return s.layout.Server, append([]string{"--no-defaults", "--initialize-insecure"}, common...)
 	}
 	args := append([]string{"--no-defaults", "--force"}, common...)
-	if !f.mysql && s.b.AtLeast("10.4") {
+	if f.normalRoot != "" && s.b.AtLeast(f.normalRoot) {
 		// 10.4 made root@localhost unix_socket-only; a sandbox bound to
 		// loopback keeps the plain passwordless root that older servers have.
 		args = append(args, "--auth-root-authentication-method=normal")
@@ -132,7 +158,7 @@ func (f mysqlFamily) serverCommand(s *setup) (string, []string) {
 	if s.layout.Share != "" {
 		args = append(args, "--lc-messages-dir="+s.layout.Share)
 	}
-	if f.mysql {
+	if f.noX {
 		args = append(args, "--loose-mysqlx=OFF") // else every sandbox wants port 33060
 	}
 	if os.Geteuid() == 0 {
@@ -154,8 +180,9 @@ func (mysqlFamily) addrInUse(l string) bool {
 
 type postgres struct{}
 
-func (postgres) protocol() client.Protocol { return client.Postgres }
-func (postgres) adminUser() string         { return "postgres" }
+func (postgres) adminUser() string     { return "postgres" }
+func (postgres) adminDatabase() string { return "postgres" }
+func (postgres) refusesRoot() bool     { return true }
 func (postgres) stopSignal() syscall.Signal {
 	return syscall.SIGINT // "fast" shutdown: roll back sessions, checkpoint, exit
 }

@@ -24,12 +24,13 @@ type runAs struct {
 
 var createUserMu sync.Mutex
 
-// serverUser returns the account PostgreSQL runs as when qpslab runs as root
-// (PostgreSQL refuses root): the Debian postgres user if there is one, else a
-// system user qpslab creates, called qpslab. For qpslab's own user, and for the
-// MySQL family (which runs as root when told --user=root), it returns nil.
-func serverUser(postgres bool) (*runAs, error) {
-	if os.Geteuid() != 0 || !postgres {
+// serverUser returns the account a server that refuses root (PostgreSQL)
+// runs as when qpslab runs as root: the Debian postgres user if there is
+// one, else a system user qpslab creates, called qpslab. For qpslab's own
+// user, and for a server that runs as root when told (the MySQL family's
+// --user=root), it returns nil.
+func serverUser(refusesRoot bool) (*runAs, error) {
+	if os.Geteuid() != 0 || !refusesRoot {
 		return nil, nil
 	}
 	createUserMu.Lock()

@@ -213,8 +213,12 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if !spec.Build.Flavor.HasServer() {
 		return nil, fmt.Errorf("build %s is %s, which has no server to start: a suite runs it (qpslab run db_bench --build %s)", spec.Build.Name, spec.Build.Flavor, spec.Build.Name)
 	}
-	if config.FamilyOf(string(spec.Build.Flavor)) != spec.Config.Family {
-		return nil, fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", spec.Config.Name, spec.Config.Family, spec.Build.Name, spec.Build.Flavor, config.FamilyOf(string(spec.Build.Flavor)))
+	if fam := config.Family(spec.Build.Flavor.Describe().Family); fam != spec.Config.Family {
+		return nil, fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", spec.Config.Name, spec.Config.Family, spec.Build.Name, spec.Build.Flavor, fam)
+	}
+	fl, err := flavorOf(spec.Build.Flavor)
+	if err != nil {
+		return nil, err
 	}
 	if spec.Port < 0 || spec.Port > 65535 {
 		return nil, fmt.Errorf("--port %d: give a TCP port from 1 to 65535, or leave --port out for a free one", spec.Port)
@@ -268,8 +272,7 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if err := startReaper(); err != nil {
 		return nil, err
 	}
-	fl := flavorOf(spec.Build)
-	as, err := serverUser(spec.Build.Flavor == build.Postgres)
+	as, err := serverUser(fl.refusesRoot())
 	if err != nil {
 		return nil, err
 	}
@@ -541,7 +544,7 @@ func launch(ctx context.Context, s *setup, fl flavor, st State, spec Spec) (*Ser
 	st.Started = time.Now().UTC()
 	st.Stopped = time.Time{}
 	st.Failed, st.Died = "", ""
-	st.Endpoint = client.Endpoint{Protocol: fl.protocol(), Socket: fl.socket(s), Host: "127.0.0.1", Port: s.port, User: fl.adminUser(), Database: Database}
+	st.Endpoint = client.Endpoint{Protocol: client.Protocol(s.b.Flavor.Describe().Protocol), Socket: fl.socket(s), Host: "127.0.0.1", Port: s.port, User: fl.adminUser(), Database: Database}
 	srv.State = st
 	live.Lock()
 	live.m[srv] = struct{}{}
@@ -604,9 +607,7 @@ func exitStatus(ps *os.ProcessState) string {
 func (srv *Server) waitReady(ctx context.Context, timeout time.Duration, logPath string, logStart int64) error {
 	deadline := time.Now().Add(timeout)
 	admin := srv.State.Endpoint.WithDatabase("")
-	if srv.fl.protocol() == client.Postgres {
-		admin.Database = "postgres"
-	}
+	admin.Database = srv.fl.adminDatabase()
 	var lastErr error
 	for {
 		if err := ctx.Err(); err != nil { // a cancel always wins, even over an exit
@@ -847,8 +848,8 @@ func stopState(st State, timeout time.Duration) error {
 		timeout = 2 * time.Minute
 	}
 	sig := syscall.SIGTERM
-	if st.Flavor == build.Postgres {
-		sig = syscall.SIGINT
+	if fl, err := flavorOf(st.Flavor); err == nil {
+		sig = fl.stopSignal()
 	}
 	err := stopPID(st.PID, st.Datadir, sig, timeout, nil)
 	killGroupWait(st.PID, 5*time.Second)

@@ -37,7 +37,7 @@ func newHome(t *testing.T) home.Home {
 }
 
 func defaultConfig(t *testing.T, b build.Build) config.Config {
-	c, err := config.Store{Dir: t.TempDir()}.Get("default", config.FamilyOf(string(b.Flavor)))
+	c, err := config.Store{Dir: t.TempDir()}.Get("default", config.Family(b.Flavor.Describe().Family))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestStartQueryStop(t *testing.T) {
 				t.Errorf("server says %q, build version is %s", v, b.Version)
 			}
 			db := "SELECT database()"
-			if b.Flavor == build.Postgres {
+			if ep.Protocol == client.Postgres {
 				db = "SELECT current_database()"
 			}
 			if got := queryOne(t, ep, true, db); got != sandbox.Database {

@@ -31,7 +31,7 @@ func StartServerWith(t testing.TB, build, configName string) (*sandbox.Server, h
 		}
 	})
 	b := Build(t, h, build)
-	cfg, err := config.Store{Dir: t.TempDir()}.Get(configName, config.FamilyOf(string(b.Flavor)))
+	cfg, err := config.Store{Dir: t.TempDir()}.Get(configName, config.Family(b.Flavor.Describe().Family))
 	if err != nil {
 		t.Fatal(err)
 	}

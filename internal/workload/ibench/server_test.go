@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/result"
@@ -108,7 +107,7 @@ func TestStepsOnServers(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/deletes=%v", c.name, deletes), func(t *testing.T) {
 				srv, _ := testenv.StartServerWith(t, c.build, c.config)
 				ep := srv.Endpoint()
-				d := db{t: t, ep: ep, pg: srv.Flavor == build.Postgres}
+				d := db{t: t, ep: ep, pg: ep.Protocol == client.Postgres}
 				s := &suite.Server{Protocol: ep.Protocol, Flavor: string(srv.Flavor), Version: srv.Version, Datadir: srv.Datadir,
 					Log: func(string) {}, Engine: c.engine,
 					Dial: func(ctx context.Context) (client.Conn, error) {

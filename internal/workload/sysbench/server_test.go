@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
@@ -39,7 +38,7 @@ func startServer(t *testing.T, name string) *server {
 func startServerWith(t *testing.T, name, config, engine string) *server {
 	srv, _ := testenv.StartServerWith(t, name, config)
 	ep := srv.Endpoint()
-	return &server{t: t, ep: ep, pg: srv.Flavor == build.Postgres, target: Target{
+	return &server{t: t, ep: ep, pg: ep.Protocol == client.Postgres, target: Target{
 		Protocol: ep.Protocol, Tables: srvTables, Rows: srvRows, Engine: engine,
 		Dial: func(ctx context.Context) (client.Conn, error) {
 			return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})

@@ -1,0 +1,123 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Flavor is a server family with its own binaries and init procedure.
+type Flavor string
+
+// The flavors qpslab knows. Each is described by a Descriptor in a file of
+// its own (mariadb.go, mysql.go, postgres.go, rocksdb.go), registered in
+// flavors below.
+const (
+	MariaDB  Flavor = "mariadb"
+	MySQL    Flavor = "mysql"
+	Postgres Flavor = "postgres"
+	// RocksDB is a db_bench program: no server, the db_bench suite runs it.
+	RocksDB Flavor = "rocksdb"
+)
+
+// Descriptor is everything that differs between flavors. The rest of
+// qpslab asks a build's descriptor instead of comparing its flavor: the
+// packages above this one keep what they do per flavor in a registration
+// keyed by the names a descriptor gives (the client by Protocol, config by
+// Family, the sandbox by Start, counters by Counters), so a flavor that
+// reuses them is its descriptor alone.
+type Descriptor struct {
+	Flavor Flavor
+	Title  string   // as messages name it: MariaDB, PostgreSQL
+	Names  []string // what --flavor also takes for it
+	// Protocol is the wire protocol its servers speak, a client.Protocol
+	// (mysql, postgres); "" when its builds are no server but a program a
+	// suite runs (rocksdb).
+	Protocol string
+	// Family is the config family its configs are of, a config.Family
+	// (mysql, postgres, rocksdb).
+	Family string
+	// Engines says its tables take a storage engine (ENGINE=, qpslab run
+	// --engine); false for a server with only one.
+	Engines bool
+	// Start names the sandbox's procedure that makes its datadir and
+	// starts and stops its server; "" for no server.
+	Start string
+	// Counters names the curated set of server counters a run reads (the
+	// counters package's sets); "" for none.
+	Counters string
+	// Maven is the group:artifact of its builds on Maven Central (qpslab
+	// builds fetch FLAVOR-VERSION); "" for none.
+	Maven string
+
+	// layout finds its programs under basedir: Server at least, else an
+	// error that says what was looked for. FindLayout adds the bundled
+	// library folders.
+	layout func(f Flavor, basedir string) (Layout, error)
+	// version reads the numeric version from what the server's --version
+	// printed; ok is false when the banner is not this flavor's.
+	version func(banner string) (ver string, ok bool)
+	// readVersion, when set, reads the version itself instead of --version
+	// (db_bench: a run's header where --version is missing).
+	readVersion func(ctx context.Context, l Layout) (Flavor, string, string, error)
+	// system, when set, is the install prefix of the flavor's Debian
+	// package (the build FLAVOR-system); "" when it is not installed.
+	system func() string
+	// startable, when set, says what a basedir without an install script
+	// lacks to make a datadir of this version.
+	startable func(ver, basedir string, l Layout) error
+}
+
+// flavors are the flavors qpslab knows, in the order lists and messages
+// show them. A new flavor: a file with its Descriptor, and its name here.
+var flavors = []*Descriptor{&mariaDB, &mySQL, &postgres, &rocksDB}
+
+// Flavors are the flavors qpslab knows, in the order lists show them.
+func Flavors() []Flavor {
+	out := make([]Flavor, len(flavors))
+	for i, d := range flavors {
+		out[i] = d.Flavor
+	}
+	return out
+}
+
+func lookup(f Flavor) (*Descriptor, bool) {
+	for _, d := range flavors {
+		if d.Flavor == f {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// Describe returns f's descriptor. A flavor qpslab does not know (a build
+// recorded without one) is described as MariaDB, the flavor qpslab began
+// with: a MySQL-family server.
+func (f Flavor) Describe() Descriptor {
+	if d, ok := lookup(f); ok {
+		return *d
+	}
+	return mariaDB
+}
+
+// HasServer says whether builds of the flavor are servers (a sandbox starts
+// them); a rocksdb build is a program a suite runs itself.
+func (f Flavor) HasServer() bool { return f.Describe().Protocol != "" }
+
+// ParseFlavor accepts the flavor names users type.
+func ParseFlavor(s string) (Flavor, error) {
+	s = strings.ToLower(s)
+	var names []string
+	for _, d := range flavors {
+		if s == string(d.Flavor) {
+			return d.Flavor, nil
+		}
+		for _, n := range d.Names {
+			if s == n {
+				return d.Flavor, nil
+			}
+		}
+		names = append(names, string(d.Flavor))
+	}
+	return "", fmt.Errorf("unknown flavor %q: use %s or %s", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+}

