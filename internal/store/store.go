@@ -228,8 +228,30 @@ func (s *Store) migrate(ctx context.Context, d goose.Dialect, opts ...goose.Prov
 	if err != nil {
 		return fmt.Errorf("store %s: migrations: %w", s.where, err)
 	}
+	if err := s.notNewer(ctx, p); err != nil {
+		return err
+	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("store %s: migrate: %w", s.where, err)
+	}
+	return nil
+}
+
+// notNewer refuses a store that a later qpslab migrated past the
+// migrations this one knows: its tables may lack columns this one writes
+// (migration 11 drops the metrics table's per-op columns), so writing
+// would fail after a whole run. Refused at open, before anything runs.
+func (s *Store) notNewer(ctx context.Context, p *goose.Provider) error {
+	cur, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return nil // a new store: no version table yet
+	}
+	var known int64
+	for _, m := range p.ListSources() {
+		known = max(known, m.Version)
+	}
+	if cur > known {
+		return fmt.Errorf("store %s has schema version %d, newer than this qpslab's %d: upgrade qpslab on this host (every host of a fleet shares the store's schema)", s.where, cur, known)
 	}
 	return nil
 }

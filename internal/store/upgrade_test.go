@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/result"
@@ -89,5 +90,28 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A store a later qpslab migrated past this one's migrations is refused at
+// open, in one line that says to upgrade, and is left as it was: writing
+// into it could fail after a whole run (a column this qpslab writes may be
+// gone, as migration 11 dropped the per-op columns).
+func TestStoreOfANewerReleaseRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "newer.db")
+	s, err := Open(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, true)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err = Open(ctx, path, "")
+	if err == nil || !strings.Contains(err.Error(), "schema version 9999, newer than this qpslab's") || !strings.Contains(err.Error(), "upgrade qpslab") {
+		t.Fatalf("open a store of a newer qpslab: %v", err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("not one line: %q", err)
 	}
 }
