@@ -201,7 +201,7 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	cmp, _, err := s.compare(r, c, true) // with the seconds: a single run a side is judged by them, as the CLI does
+	cmp, _, err := s.compare(r, c)
 	if err != nil {
 		s.fail(w, r, err)
 		return

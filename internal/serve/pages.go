@@ -25,6 +25,7 @@ import (
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -137,23 +138,16 @@ func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) 
 // fail answers an error: 404 for what the store does not hold, 400 for a
 // request that cannot be answered as it is, else 500.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var nf *errNotFound
-	var bad *errBadInput
-	status := 0
-	switch {
-	case errors.As(err, &nf):
-		status = http.StatusNotFound
-	case errors.As(err, &bad):
-		status = http.StatusBadRequest
-	default:
+	code := status(err)
+	if code == 0 {
 		s.serverError(w, r, err)
 		return
 	}
 	if isAPI(r) {
-		apiError(w, status, err.Error())
+		apiError(w, code, err.Error())
 		return
 	}
-	s.errorPage(w, r, status, err.Error())
+	s.errorPage(w, r, code, err.Error())
 }
 
 // parseStored reads a time as the store keeps it (zero for none).
@@ -362,8 +356,7 @@ func (s *Server) pageSuite(w http.ResponseWriter, r *http.Request) {
 		}
 		found = true
 		series, err := s.cache.history(ctx, suite, t.Test, m.Name)
-		var nf *errNotFound
-		if errors.As(err, &nf) {
+		if status(err) == http.StatusNotFound {
 			continue
 		}
 		if err != nil {
@@ -499,7 +492,11 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 			zq.Set("to", strconv.Itoa(min(len(sr.Points), c.Index+50)))
 			row.Zoom = withQuery(testHref(suite, test), zq) + "#" + url.PathEscape(row.Anchor)
 			if c.Before.Build != "" && c.Arrived.Build != "" && c.Before.Build != c.Arrived.Build && sr.Config != "" {
-				cq := url.Values{"base": {c.Before.Build + "." + sr.Config}, "other": {c.Arrived.Build + "." + sr.Config}, "suite": {suite}}
+				cfg := sr.Config
+				if sr.Engine != "" {
+					cfg += ":" + sr.Engine
+				}
+				cq := url.Values{"base": {c.Before.Build + "." + cfg}, "other": {c.Arrived.Build + "." + cfg}, "suite": {suite}}
 				if sr.Threads > 0 {
 					cq.Set("threads", strconv.Itoa(sr.Threads))
 				}
@@ -583,36 +580,16 @@ func parseCompare(q url.Values) (compareQuery, error) {
 	return c, nil
 }
 
-// compare loads the labels' runs and compares them as qpslab compare does.
-func (s *Server) compare(r *http.Request, c compareQuery, samples bool) (*analysis.Comparison, []analysis.Set, error) {
-	var sets []analysis.Set
-	for _, l := range append([]string{c.Base}, c.Others...) {
-		lb, err := analysis.ParseLabel(l)
-		if err != nil {
-			return nil, nil, badInput("%v", err)
-		}
-		runs, err := s.st.Runs(r.Context(), store.Filter{Suite: c.Suite, Build: lb.Build, Config: lb.Config, Threads: c.Threads, Host: c.Host, Samples: samples})
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(runs) == 0 {
-			narrowed := ""
-			if c.Threads > 0 || c.Host != "" || c.Suite != "" {
-				narrowed = " with these suite, threads and host"
-			}
-			return nil, nil, notFound("no ok results for %s%s: see /api/v1/labels", l, narrowed)
-		}
-		sets = append(sets, analysis.Set{Label: l, Runs: runs})
+// compare loads the labels' runs and compares them: selector's one
+// comparison, which qpslab compare makes too.
+func (s *Server) compare(r *http.Request, c compareQuery) (*analysis.Comparison, []analysis.Set, error) {
+	sel := selector.Selection{Suite: c.Suite, Threads: c.Threads, Host: c.Host, See: "/api/v1/labels"}
+	cmp, sets, err := sel.Compare(r.Context(), s.st, append([]string{c.Base}, c.Others...), c.Groups, nil)
+	var se *selector.Error
+	if errors.As(err, &se) {
+		return nil, nil, &selector.Error{NotFound: se.NotFound, Msg: strings.ReplaceAll(strings.ReplaceAll(se.Msg, "--suite", "suite="), "--groups ", "groups=")}
 	}
-	o := analysis.Options{Layout: c.Groups}
-	if noise, err := s.st.NoiseFor(r.Context(), sets[0].Runs[0].Suite, sets[0].Runs); err == nil {
-		o.Noise = noise
-	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], o)
-	if err != nil {
-		return nil, nil, badInput("%s", strings.ReplaceAll(strings.ReplaceAll(err.Error(), "--suite", "suite="), "--groups ", "groups="))
-	}
-	return cmp, sets, nil
+	return cmp, sets, err
 }
 
 func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
@@ -630,21 +607,17 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	title := "compare"
-	status := http.StatusOK
+	code := http.StatusOK
 	if q.Has("base") || q.Has("other") {
 		c, err := parseCompare(q)
 		var cmp *analysis.Comparison
 		var sets []analysis.Set
 		if err == nil {
-			cmp, sets, err = s.compare(r, c, true)
+			cmp, sets, err = s.compare(r, c)
 		}
-		var nf *errNotFound
-		var bad *errBadInput
 		switch {
-		case errors.As(err, &nf):
-			status, data.Error = http.StatusNotFound, err.Error()
-		case errors.As(err, &bad):
-			status, data.Error = http.StatusBadRequest, err.Error()
+		case err != nil && status(err) != 0:
+			code, data.Error = status(err), err.Error()
 		case err != nil:
 			s.serverError(w, r, err)
 			return
@@ -672,7 +645,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			title = strings.Join(c.Others, ", ") + " against " + c.Base
 		}
 	}
-	s.render(w, r, status, "compare", title, data)
+	s.render(w, r, code, "compare", title, data)
 }
 
 // ---- runs
@@ -690,11 +663,14 @@ func runQuery(q url.Values) (store.RunQuery, string, error) {
 	rq := store.RunQuery{Suite: q.Get("suite"), Test: q.Get("test"), Status: q.Get("status"), Host: q.Get("host"), Build: q.Get("build"), Config: q.Get("config")}
 	label := strings.TrimSpace(q.Get("label"))
 	if label != "" {
-		lb, err := analysis.ParseLabel(label)
+		lb, host, err := selector.ParseLabel(label)
 		if err != nil {
-			return rq, label, badInput("%v", err)
+			return rq, label, err
 		}
 		rq.Build, rq.Config = lb.Build, lb.Config
+		if host != "" {
+			rq.Host = host
+		}
 	}
 	if t := q.Get("threads"); t != "" {
 		n, err := strconv.Atoi(t)
