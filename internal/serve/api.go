@@ -3,12 +3,15 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -18,9 +21,7 @@ import (
 // apiJSON writes v as JSON, or a 500 when v does not encode.
 func (s *Server) apiJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetIndent("", " ")
-	if err := e.Encode(v); err != nil {
+	if err := report.JSON(&b, v); err != nil {
 		s.serverError(w, r, err)
 		return
 	}
@@ -51,6 +52,7 @@ var endpoints = []endpoint{
 	{"GET", "/api/v1/history", "suite, test (required); metric (default qps); threads, config, host, cond (narrow the series); from, to (a range of points); buckets (at most this many spans: min, max, mean)", "the test's history series per host, config and thread count, with their change points"},
 	{"GET", "/api/v1/changes", "metric (default qps); suite, test (narrow)", "the change points of every series (qpslab detect's analysis), each with its link"},
 	{"GET", "/api/v1/compare", "base, other (repeated or comma-separated); suite, threads, host, groups", "the comparison qpslab compare --format json prints"},
+	{"GET", "/api/v1/metrics", "label (repeated or comma-separated, the first the base); suite, threads, host, test (a glob); counters (default, all, or names)", "the per-op tables qpslab metrics --format json prints"},
 	{"GET", "/api/v1/runs", "suite, label, test, threads, status, host; limit (default 100, at most 1000), offset", "runs, the newest first, with their total"},
 	{"GET", "/api/v1/runs/{id}", "", "one run: totals, per-second samples, verdicts, host fingerprint (qpslab's results JSON of one run)"},
 	{"GET", "/api/v1/alerts", "", "the change points the alerts know of, and what was sent"},
@@ -206,13 +208,61 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.reportJSON(w, r, func(b io.Writer) error { return report.Compare(b, cmp, "json", false) })
+}
+
+// reportJSON answers what write writes: the report's JSON, the bytes the
+// command's --format json prints.
+func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request, write func(io.Writer) error) {
 	var b bytes.Buffer
-	if err := report.Compare(&b, cmp, "json", false); err != nil {
+	if err := write(&b); err != nil {
 		s.serverError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+func (s *Server) apiMetrics(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	sel := selector.Selection{Suite: q.Get("suite"), Host: q.Get("host"), See: "/api/v1/labels"}
+	if t := q.Get("threads"); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 1 {
+			s.fail(w, r, badInput("threads=%s: give a thread count of 1 or more, or leave it out for all", t))
+			return
+		}
+		sel.Threads = n
+	}
+	labels, counters := listParam(q["label"]), listParam(q["counters"])
+	if len(labels) == 0 {
+		s.fail(w, r, badInput("name the labels: label=BUILD.CONFIG (one or more, the first the base; see /api/v1/labels)"))
+		return
+	}
+	sets, err := sel.Sets(r.Context(), s.st, labels)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	tables, err := analysis.MetricsCounters(sets, q.Get("test"), analysis.ParseCounterChoice(counters))
+	if err != nil {
+		s.fail(w, r, badInput("%v", err))
+		return
+	}
+	s.reportJSON(w, r, func(b io.Writer) error { return report.Metrics(b, tables, "json") })
+}
+
+// listParam is a parameter's values, each comma-separated list split.
+func listParam(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }
 
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {

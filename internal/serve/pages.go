@@ -560,13 +560,7 @@ type compareQuery struct {
 
 func parseCompare(q url.Values) (compareQuery, error) {
 	c := compareQuery{Base: strings.TrimSpace(q.Get("base")), Suite: q.Get("suite"), Host: q.Get("host"), Groups: q.Get("groups")}
-	for _, o := range q["other"] {
-		for _, l := range strings.Split(o, ",") {
-			if l = strings.TrimSpace(l); l != "" {
-				c.Others = append(c.Others, l)
-			}
-		}
-	}
+	c.Others = listParam(q["other"])
 	if t := q.Get("threads"); t != "" {
 		n, err := strconv.Atoi(t)
 		if err != nil || n < 1 {
