@@ -118,7 +118,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			if err := home.Ensure(filepath.Dir(html)); err != nil {
 				return err
 			}
-			if err := htmlReport(cmd, st, sets, cmp, html); err != nil {
+			if err := report.HTMLReport(cmd.ErrOrStderr(), html, sets, cmp, selector.Content(cmd.Context(), st)); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "\nThe HTML report: %s\n", html)

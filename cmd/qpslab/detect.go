@@ -5,9 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/changepoint"
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/report"
@@ -16,66 +14,37 @@ import (
 	"github.com/qpslab/qpslab/internal/store"
 )
 
-// exitGate is detect's exit status when --fail-on finds a regression: not
-// 1 (an error) nor 2 (usage, by convention), so that a CI job can tell a
-// regression from a broken command.
-const exitGate = 3
-
-// exitError ends qpslab with its code after printing its message.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e exitError) Error() string { return e.msg }
-
 // historyFlags offers the flags that select series into q.
 func historyFlags(c *cobra.Command, q *selector.HistoryQuery) {
-	c.Flags().IntVar(&q.Threads, "threads", 0, "only results at this thread count")
-	c.Flags().StringVar(&q.Host, "host", "", "only results from this host (a hostname, or a host id prefix from qpslab labels)")
-	c.Flags().StringVar(&q.Suite, "suite", "", "only results of this suite (qpslab suites lists them)")
+	selFlags(c, &q.Selection, false)
 	c.Flags().StringVar(&q.Test, "test", "", "only tests whose label matches this glob (e.g. 'update-*')")
 	c.Flags().StringSliceVar(&q.Metrics, "metric", []string{"qps"}, "metric(s): "+result.MetricNames()+" (KIND is an operation kind, e.g. insert/s)")
 	c.Flags().StringVar(&q.Config, "config", "", "only results of this config name")
 }
 
-// given is p when flag name was given, else nil.
-func given[T any](fl *pflag.FlagSet, name string, p *T) *T {
-	if fl.Changed(name) {
-		return p
-	}
-	return nil
-}
-
 func newDetectCmd() *cobra.Command {
 	var q selector.DetectQuery
-	var o changepoint.Options
-	var settingsFile, format, failOn, method string
+	var format string
 	c := &cobra.Command{
 		Use:   "detect",
 		Short: "Find change points over the stored history: where each regression or improvement arrived",
 		Long: `Detect change points in benchmark history, per test, metric, host, config,
 server flavor and thread count (a MySQL and a MariaDB build under one config
 name are two series). Points are builds in natural version order (10.2.44 <
-10.11.7 < 11.4.1), each the median of its runs; a series of one build's runs,
-or of builds without a version whose runs all have a time, is runs in time
-order. Builds with neither (an import without --version whose name does not
-give one, nor --time) come after any versioned ones in natural name order
-(ma9 < ma10), and detect says so in a line starting "order:". Each change
-point is a regression or an improvement given the metric's direction (QPS:
-higher is better; latency and per-op costs: lower), with its magnitude, the
-means before and after, its p-value, the build where it arrived and the
-builds between which it arrived at 95 % confidence.
+10.11.7 < 11.4.1), each the median of its runs; one build's runs, or builds
+without a version whose runs all have a time, are runs in time order; builds
+with neither come after the versioned ones in name order (ma9 < ma10), which
+a line starting "order:" says. Each change point is a regression or an
+improvement given the metric's direction, with its magnitude, the means
+before and after, its p-value, the build where it arrived and the builds
+between which it arrived at 95 % confidence.
 
 The detector (docs/changepoint.md) is E-divisive means as Apache Otava 0.8
-uses it, with a minimum segment so one spike is never a change point, and
-a calibrated test (--method calibrated, the default): outliers replaced,
-the noise's autocorrelation accounted for, and the p-value corrected for the
-number of positions a change could be at, for about 0.01 false change
-points per 1,000 points of noise at --pvalue 0.001 (Otava's t-test,
---method otava: about 1 on white noise, 25 on autocorrelated noise as a
-shared host's runs have). Settings come from the built-in defaults, then the
-top level of the settings file (--settings, default <home>/detect.yaml),
+uses it, with a minimum segment so one spike is never a change point, and a
+calibrated test (--method calibrated: about 0.01 false change points per
+1,000 points of noise at --pvalue 0.001; --method otava is Otava's t-test,
+with hundreds of times the false alarms). Settings come from the built-in
+defaults, then the settings file (--settings, default <home>/detect.yaml),
 then the flags; the file's per-test entries win for the tests they match:
 
   pvalue: 0.001
@@ -83,75 +52,45 @@ then the flags; the file's per-test entries win for the tests they match:
     - match: "scan*"
       min_magnitude: 0.10
 
-A series of 2 to 5 builds (fewer than 2 × --min-segment) has no change
-points; detect compares each build with the next by their repeats instead,
-as compare does (Mann-Whitney U, α 0.05), and prints "regression between X
-and Y" with the change of the medians and the confidence, or says it cannot
-tell (one run per build, or too few runs).
+A series of 2 to 5 builds has no change points: detect compares each build
+with the next by their repeats instead (Mann-Whitney U, α 0.05) and prints
+"regression between X and Y", or says it cannot tell.
 
---fail-on regression[:N%] is a CI gate: it exits with status 3, after one
-line per regression on standard error, when the newest build brings a
-regression (of N % or more): between the two newest builds of a few, or as
-the last change point of a longer history, once the newest build makes it
-certain. --format md (or markdown) gives a summary a CI job can post. Exit
-status: 0 (the gate passed, or no gate), 1 (an error), 3 (the gate failed).
+--fail-on regression[:N%] is a CI gate: exit status 3, after one line per
+regression on standard error, when the newest build brings a regression (of
+N % or more); --format md (or markdown) gives a summary a CI job can post.
+Exit status: 0 (passed, or no gate), 1 (an error), 3 (the gate failed).
 
---input reads a history file instead of the store: Otava's CSV layout (rows
-in the file's order, as Otava reads them) or Nyrkiö's JSON upload shape
-(results in time order); see qpslab export.`,
+--input reads a history file instead of the store: Otava's CSV (rows in the
+file's order) or Nyrkiö's JSON (results in time order); see qpslab export.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fl := cmd.Flags()
-			if settingsFile == "" {
+			if q.SettingsFile == "" {
 				h, err := resolveHome()
 				if err != nil {
 					return err
 				}
-				settingsFile = h.DetectSettings()
+				q.SettingsFile = h.DetectSettings()
 			}
-			var err error
-			if q.Settings, err = analysis.LoadDetectSettings(settingsFile, fl.Changed("settings")); err != nil {
-				return err
-			}
-			var gate *analysis.Gate
-			if fl.Changed("fail-on") {
-				g, err := analysis.ParseGate(failOn)
-				if err != nil {
-					return err
-				}
-				gate = &g
-			}
-			gv := analysis.Given{PValue: given(fl, "pvalue", &o.PValue), Window: given(fl, "window", &o.Window),
-				MinMagnitude: given(fl, "min-magnitude", &o.MinMagnitude), MinSegment: given(fl, "min-segment", &o.MinSegment), Method: given(fl, "method", &method)}
-			if q.Base, err = q.Settings.Resolve(gv, settingsFile); err != nil {
-				return err
-			}
-			if !fl.Changed("lower-is-better") {
-				q.Lower = nil
-			}
-			q.Given = fl.Changed
+			q.Given = cmd.Flags().Changed
 			d, err := selector.Detect(cmd.Context(), func() (*store.Store, error) { return readStore(cmd) }, q)
 			if err != nil {
 				return err
 			}
 			fmt.Fprint(cmd.ErrOrStderr(), d.TooShort())
-			failed, summary, err := report.DetectOut(cmd.OutOrStdout(), cmd.ErrOrStderr(), d.Series,
-				report.Detection{Series: len(d.Series), Changes: d.Changes, Builds: d.Builds}, gate, format)
-			if err == nil && failed {
-				return exitError{code: exitGate, msg: summary}
-			}
-			return err
+			return report.DetectOut(cmd.OutOrStdout(), cmd.ErrOrStderr(), d.Series, report.Detection{Series: len(d.Series), Changes: d.Changes, Builds: d.Builds}, d.Gate, format)
 		},
 	}
 	historyFlags(c, &q.History)
 	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment}
+	o := &q.Options
 	c.Flags().Float64Var(&o.PValue, "pvalue", def.PValue, "significance of a change point (Student t-test)")
 	c.Flags().IntVar(&o.Window, "window", def.Window, "points per sliding window")
 	c.Flags().Float64Var(&o.MinMagnitude, "min-magnitude", def.MinMagnitude, "smallest relative change reported (0.05 = 5 %)")
 	c.Flags().IntVar(&o.MinSegment, "min-segment", def.MinSegment, "fewest points on each side of a change point (a spike is shorter)")
-	c.Flags().StringVar(&settingsFile, "settings", "", "settings file with per-test overrides (default <home>/detect.yaml, if present)")
-	c.Flags().StringVar(&method, "method", string(changepoint.Calibrated), "how a change point's significance is judged: calibrated, or otava (Otava 0.8's t-test: hundreds of times the false alarms on noise, docs/changepoint.md)")
-	c.Flags().StringVar(&failOn, "fail-on", "", "CI gate: exit with status 3 when the newest build brings a regression (of N % or more): regression or regression:N%")
+	c.Flags().StringVar(&q.SettingsFile, "settings", "", "settings file with per-test overrides (default <home>/detect.yaml, if present)")
+	c.Flags().StringVar(&q.Method, "method", string(changepoint.Calibrated), "how a change point's significance is judged: calibrated, or otava (Otava 0.8's t-test: hundreds of times the false alarms on noise, docs/changepoint.md)")
+	c.Flags().StringVar(&q.FailOn, "fail-on", "", "CI gate: exit with status 3 when the newest build brings a regression (of N % or more): regression or regression:N%")
 	report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json")
 	c.Flags().StringVar(&q.Input, "input", "", "read this history file instead of the store: .csv (Otava) or .json (Nyrkiö)")
 	c.Flags().StringVar(&q.TimeColumn, "time-column", "time", "with --input .csv: the time column")
@@ -165,15 +104,12 @@ func newExportCmd() *cobra.Command {
 		Use:   "export otava-csv|nyrkio-json DIR",
 		Short: "Export the stored history as Otava CSV files (with otava.yaml) or Nyrkiö JSON uploads",
 		Long: `Export the stored history, in the order qpslab detect uses (see its help),
-as Otava CSV files with an otava.yaml (Otava reads rows in the file's order),
-or as Nyrkiö JSON upload arrays. A series is a test, metric, host, config,
-server flavor and thread count; where two flavors share a config name, the
-flavor is part of the file and test names (docs/results.md). A row's time is
-its runs' own, or empty when they have none (results imported without
---time): no time is made up. Otava needs a time in every row, and Nyrkiö
-orders results by theirs, so nyrkio-json refuses, in one line, a history
-whose rows lack a time or whose times do not follow its order (builds run out
-of version order): use otava-csv there.`,
+as Otava CSV files with an otava.yaml, or as Nyrkiö JSON upload arrays. Where
+two server flavors share a config name, the flavor is part of the series'
+file and test names (docs/results.md). A row's time is its runs' own, or
+empty when they have none: no time is made up, so nyrkio-json, which orders
+results by time, refuses a history whose rows lack a time or whose times do
+not follow its order: use otava-csv there.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := history.CheckExport(args[0]); err != nil {

@@ -119,7 +119,9 @@ func TestParityCLIAndAPI(t *testing.T) {
 		if a := api("/api/v1/compare?" + url.Values{"base": {"b1.cfg" + e}, "other": {"b2.cfg" + e}}.Encode()); c != a {
 			t.Errorf("compare b1.cfg%s: the CLI's\n%s\nthe API's\n%s", e, c, a)
 		}
-		var cmp struct{ Rows []struct{ Base struct{ N int } } }
+		var cmp struct {
+			Rows []struct{ Base struct{ N int } }
+		}
 		if json.Unmarshal([]byte(c), &cmp); len(cmp.Rows) != 1 || cmp.Rows[0].Base.N != 3 {
 			t.Errorf("compare b1.cfg%s: %+v, want one row of 3 runs (one engine's)", e, cmp)
 		}
@@ -137,7 +139,9 @@ func TestParityCLIAndAPI(t *testing.T) {
 	json.Unmarshal([]byte(cli("detect", "--format", "json")), &cd)
 	json.Unmarshal([]byte(api("/api/v1/changes")), &ad)
 	bySeries := func(cs []analysis.Change) {
-		sort.Slice(cs, func(i, j int) bool { return cs[i].Series+fmt.Sprint(cs[i].Index) < cs[j].Series+fmt.Sprint(cs[j].Index) })
+		sort.Slice(cs, func(i, j int) bool {
+			return cs[i].Series+fmt.Sprint(cs[i].Index) < cs[j].Series+fmt.Sprint(cs[j].Index)
+		})
 	}
 	bySeries(cd.Changes)
 	bySeries(ad.Changes)

@@ -353,7 +353,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	if err != nil {
 		return fmt.Errorf("the HTML report: %w", err)
 	}
-	return htmlReport(cmd, st, sets, cmp, html)
+	return report.HTMLReport(cmd.ErrOrStderr(), html, sets, cmp, selector.Content(cmd.Context(), st))
 }
 
 // planRun is where runPlan keeps a plan's runs and what it prints.

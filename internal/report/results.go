@@ -74,14 +74,19 @@ func MetricsOf(w io.Writer, sets []analysis.Set, tables []analysis.MetricTable, 
 }
 
 // HTMLReport writes the report of sets (loaded with samples) and their
-// comparison to file; content gives a config's text by its id.
-func HTMLReport(file string, sets []analysis.Set, cmp *analysis.Comparison, content func(id string) string, now time.Time) error {
-	m := NewModel(sets, cmp, store.HostID, content, now)
+// comparison to file, and says so on note; content gives a config's text
+// by its id.
+func HTMLReport(note io.Writer, file string, sets []analysis.Set, cmp *analysis.Comparison, content func(id string) string) error {
+	m := NewModel(sets, cmp, store.HostID, content, time.Now().UTC())
 	var err error
 	if m.Steps, err = StepSections(sets, cmp.Suite); err != nil {
 		return err
 	}
-	return WriteHTML(file, m)
+	if err := WriteHTML(file, m); err != nil {
+		return err
+	}
+	fmt.Fprintf(note, "report: %s\n", file)
+	return nil
 }
 
 // Stacks are the sections of sets' stacks of source (pmp or perf) whose
@@ -111,50 +116,86 @@ func Stacks(sets []analysis.Set, labels []string, test, source string) ([]StackS
 	return out, nil
 }
 
-// StacksOut prints sections' stacks: their top n in text or json, or one
-// label's stacks of one test as folded lines or a pprof profile, to file
-// (folded: standard output w when file is ""); note says where it went.
-func StacksOut(w, note io.Writer, secs []StackSection, n int, f, file string) error {
-	var sets []StackSet
+// StackQuery is what qpslab stacks and stacks diff show of labels'
+// stacks: a test glob ("": all), the source (pmp or perf), the format,
+// the top N stacks per list (0: all), the file of a folded or pprof export
+// (Out), and diff's Threshold (percent of the samples below which a stack
+// is noise in both).
+type StackQuery struct {
+	Test, Source, Format, Out string
+	Top                       int
+	Threshold                 float64
+}
+
+// Show prints the stacks q selects of sets (the labels'): their top in
+// text or json, or one label's stacks of one test as folded lines or a
+// pprof profile, to q.Out (folded: w when "") and says so on note.
+func (q StackQuery) Show(w, note io.Writer, sets []analysis.Set, labels []string) error {
+	if q.Top < 0 {
+		return fmt.Errorf("--top %d: give 0 (all) or more", q.Top)
+	}
+	secs, err := Stacks(sets, labels, q.Test, q.Source)
+	if err != nil {
+		return err
+	}
+	var all []StackSet
 	for _, s := range secs {
-		sets = append(sets, s.Sets...)
+		all = append(all, s.Sets...)
 	}
-	if f == "text" || f == "json" {
-		return StackTop(w, sets, n, f)
+	if q.Format == "text" || q.Format == "json" {
+		return StackTop(w, all, q.Top, q.Format)
 	}
-	if len(sets) != 1 {
+	if len(all) != 1 {
 		var names []string
-		for _, s := range sets {
+		for _, s := range all {
 			names = append(names, s.Title())
 		}
-		return fmt.Errorf("--format %s writes one label's stacks of one test: narrow with one LABEL, --test and --threads (there are %d: %s)", f, len(sets), strings.Join(names, "; "))
+		return fmt.Errorf("--format %s writes one label's stacks of one test: narrow with one LABEL, --test and --threads (there are %d: %s)", q.Format, len(all), strings.Join(names, "; "))
 	}
-	if f == "pprof" && file == "" {
+	if q.Format == "pprof" && q.Out == "" {
 		return fmt.Errorf("--format pprof writes a binary profile: name its file with --out (then: go tool pprof -top FILE)")
 	}
 	var out *os.File
-	if file != "" {
-		var err error
-		if out, err = os.Create(file); err != nil {
+	if q.Out != "" {
+		if out, err = os.Create(q.Out); err != nil {
 			return fmt.Errorf("write the export: %w", err)
 		}
 		w = out
 	}
-	var err error
-	if f == "pprof" {
-		err = stacks.WritePprof(w, sets[0].Stacks)
+	if q.Format == "pprof" {
+		err = stacks.WritePprof(w, all[0].Stacks)
 	} else {
-		err = stacks.WriteFolded(w, sets[0].Stacks)
+		err = stacks.WriteFolded(w, all[0].Stacks)
 	}
 	if out != nil {
 		if cerr := out.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("write the export %s: %w", file, cerr)
+			err = fmt.Errorf("write the export %s: %w", q.Out, cerr)
 		}
 		if err == nil {
-			fmt.Fprintf(note, "%s: %s (%s)\n", f, file, sets[0].Title())
+			fmt.Fprintf(note, "%s: %s (%s)\n", q.Format, q.Out, all[0].Title())
 		}
 	}
 	return err
+}
+
+// Diff prints the diff of label a's stacks with b's (of sets) in every
+// section q selects that has both.
+func (q StackQuery) Diff(w io.Writer, sets []analysis.Set, a, b string) error {
+	if q.Threshold < 0 || q.Threshold >= 100 {
+		return fmt.Errorf("--threshold %g: give a percentage of the samples from 0 to below 100", q.Threshold)
+	}
+	if q.Top < 0 {
+		return fmt.Errorf("--top %d: give 0 (all) or more", q.Top)
+	}
+	secs, err := Stacks(sets, []string{a, b}, q.Test, q.Source)
+	if err != nil {
+		return err
+	}
+	diffs, err := StackDiffsOf(secs, a, b, q.Source, q.Threshold, q.Top)
+	if err != nil {
+		return err
+	}
+	return StackDiffs(w, diffs, q.Format)
 }
 
 // StackDiffsOf compares label a's stacks with b's in every section that
@@ -240,31 +281,42 @@ func Why(w io.Writer, sets []analysis.Set) error {
 	return nil
 }
 
+// ExitGate is qpslab detect's exit status when --fail-on finds a
+// regression: not 1 (an error) nor 2 (usage, by convention), so that a CI
+// job can tell a regression from a broken command.
+const ExitGate = 3
+
+// GateFailed is the error of a failed gate: its summary, and the exit
+// status ExitGate.
+type GateFailed struct{ Summary string }
+
+func (g *GateFailed) Error() string { return g.Summary }
+
+// ExitCode is the status qpslab exits with.
+func (g *GateFailed) ExitCode() int { return ExitGate }
+
 // DetectOut prints a detection in format f (md for markdown), the order
 // note (on note when the format is a data format, so that it stays whole)
-// and, with a gate, its lines and summary on note; failed says the gate
-// failed (summary is its one line).
-func DetectOut(w, note io.Writer, series []history.Series, d Detection, gate *analysis.Gate, f string) (failed bool, summary string, err error) {
+// and, with a gate, its lines and summary on note; a failed gate is a
+// *GateFailed error.
+func DetectOut(w, note io.Writer, series []history.Series, d Detection, gate *analysis.Gate, f string) error {
 	if gate != nil {
 		d.Gate = NewGateResult(*gate, d)
 	}
 	if err := Detect(w, d, f, IsTTY(w)); err != nil {
-		return false, "", err
+		return err
 	}
 	on := w
 	if f != "text" && f != "md" {
 		on = note
 	}
-	if err := OrderNote(on, series); err != nil {
-		return false, "", err
-	}
-	if d.Gate == nil {
-		return false, "", nil
+	if err := OrderNote(on, series); err != nil || d.Gate == nil {
+		return err
 	}
 	GateLines(note, d.Gate)
 	if d.Gate.Failed {
-		return true, GateSummary(d.Gate), nil
+		return &GateFailed{GateSummary(d.Gate)}
 	}
 	fmt.Fprintln(note, GateSummary(d.Gate))
-	return false, "", nil
+	return nil
 }

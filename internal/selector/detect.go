@@ -21,10 +21,13 @@ type DetectQuery struct {
 	// where lower is better (nil: guessed from their names).
 	Input, TimeColumn string
 	Lower             []string
-	// Settings and Base are the settings file's and the options every
-	// series starts from (analysis.DetectSettings.Resolve).
-	Settings analysis.DetectSettings
-	Base     changepoint.Options
+	// SettingsFile holds the settings (per-test overrides); Options and
+	// Method are the command line's, each applied where Given says it was
+	// given (analysis.DetectSettings.Resolve). FailOn is the CI gate
+	// (regression or regression:N%), when given.
+	SettingsFile   string
+	Options        changepoint.Options
+	Method, FailOn string
 	// Given says which of the command's flags were given: a flag that
 	// selects in the store does nothing with Input, and the reverse.
 	Given func(flag string) bool
@@ -38,6 +41,7 @@ type Detection struct {
 	Changes     []analysis.Change
 	Builds      []analysis.BuildChange
 	Short, Need int
+	Gate        *analysis.Gate // --fail-on's, if given
 }
 
 // Detect reads q's series and finds their change points with the store's
@@ -49,15 +53,34 @@ func Detect(ctx context.Context, open func() (*store.Store, error), q DetectQuer
 	if given == nil {
 		given = func(string) bool { return false }
 	}
-	settings := q.Settings
+	settings, err := analysis.LoadDetectSettings(q.SettingsFile, given("settings"))
+	if err != nil {
+		return d, err
+	}
+	if given("fail-on") {
+		g, err := analysis.ParseGate(q.FailOn)
+		if err != nil {
+			return d, err
+		}
+		d.Gate = &g
+	}
+	o := q.Options
+	base, err := settings.Resolve(analysis.Given{PValue: ifGiven(given, "pvalue", &o.PValue), Window: ifGiven(given, "window", &o.Window),
+		MinMagnitude: ifGiven(given, "min-magnitude", &o.MinMagnitude), MinSegment: ifGiven(given, "min-segment", &o.MinSegment), Method: ifGiven(given, "method", &q.Method)}, q.SettingsFile)
+	if err != nil {
+		return d, err
+	}
 	if q.Input != "" {
 		for _, name := range []string{"test", "threads", "host", "config", "suite"} {
 			if given(name) {
 				return d, bad("--%s selects results in the store; with --input it would do nothing: leave it out", name)
 			}
 		}
-		var err error
-		if d.Series, err = history.Read(q.Input, q.TimeColumn, q.Lower); err != nil {
+		lower := q.Lower
+		if !given("lower-is-better") {
+			lower = nil
+		}
+		if d.Series, err = history.Read(q.Input, q.TimeColumn, lower); err != nil {
 			return d, err
 		}
 		if given("metric") {
@@ -73,8 +96,8 @@ func Detect(ctx context.Context, open func() (*store.Store, error), q DetectQuer
 				return d, bad("--%s is for --input files; the store knows its metrics", name)
 			}
 		}
-		if q.History.Threads < 0 {
-			return d, bad("--threads %d: give a thread count of 1 or more, or leave it out for all", q.History.Threads)
+		if err := q.History.Check(); err != nil {
+			return d, err
 		}
 		st, err := open()
 		if err != nil {
@@ -91,13 +114,20 @@ func Detect(ctx context.Context, open func() (*store.Store, error), q DetectQuer
 		}
 		settings.MagnitudeGiven = given("min-magnitude")
 	}
-	var err error
-	if d.Changes, err = analysis.Detect(d.Series, settings, q.Base); err != nil {
+	if d.Changes, err = analysis.Detect(d.Series, settings, base); err != nil {
 		return d, err
 	}
-	d.Builds = analysis.Builds(d.Series, settings, q.Base)
-	d.Short, d.Need = analysis.TooShort(d.Series, settings, q.Base)
+	d.Builds = analysis.Builds(d.Series, settings, base)
+	d.Short, d.Need = analysis.TooShort(d.Series, settings, base)
 	return d, nil
+}
+
+// ifGiven is p when flag name was given, else nil.
+func ifGiven[T any](given func(string) bool, name string, p *T) *T {
+	if given(name) {
+		return p
+	}
+	return nil
 }
 
 // TooShort is the line that says how many series are too short, or "".

@@ -14,34 +14,29 @@ import (
 // and host, one series per metric, test, host, config, flavor, thread
 // count and conditions (engine included).
 type HistoryQuery struct {
-	Suite, Test, Config, Host string
-	Threads                   int
-	// TestName is one test by its exact name (the dashboard's pages);
-	// Test is a glob.
-	TestName string
-	Metrics  []string // default qps
-	See      string   // where the tests are listed, for the errors' fix
+	Selection // Suite, Threads and Host narrow; See names where the tests are listed
+	// Test is a glob over test names; TestName one test by its exact
+	// name (the dashboard's pages).
+	Test, TestName string
+	Config         string   // a config name
+	Metrics        []string // default qps
 }
 
 // History makes q's series: the one history of qpslab detect, export, the
 // dashboard and its API.
 func History(ctx context.Context, st *store.Store, q HistoryQuery) ([]history.Series, error) {
-	if q.Threads < 0 {
-		return nil, bad("--threads %d: give a thread count of 1 or more, or leave it out for all", q.Threads)
+	if err := q.Check(); err != nil {
+		return nil, err
 	}
 	runs, err := st.Runs(ctx, store.Filter{Suite: q.Suite, Test: q.TestName, Config: q.Config, Threads: q.Threads, Host: q.Host})
 	if err != nil {
 		return nil, err
 	}
 	if len(runs) == 0 {
-		see := q.See
-		if see == "" {
-			see = "qpslab labels"
-		}
 		if q.TestName != "" {
-			return nil, notFound("no ok results of test %s in suite %s: see %s", q.TestName, q.Suite, see)
+			return nil, notFound("no ok results of test %s in suite %s: see %s", q.TestName, q.Suite, q.see())
 		}
-		return nil, notFound("no ok results match: see %s", see)
+		return nil, notFound("no ok results match: see %s", q.see())
 	}
 	ms := q.Metrics
 	if len(ms) == 0 {

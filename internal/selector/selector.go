@@ -251,3 +251,12 @@ func (s Selection) CompareArgs(labels []string) error {
 	}
 	return s.Check()
 }
+
+// Content gives a stored config's text by its id ("" when the store has
+// none: imports may not).
+func Content(ctx context.Context, st *store.Store) func(id string) string {
+	return func(id string) string {
+		_, c, _ := st.Config(ctx, id)
+		return c
+	}
+}

@@ -155,7 +155,7 @@ func (c *cache) history(ctx context.Context, suite, test, metric string) ([]Seri
 // compute reads one test's ok runs and finds its series and their change
 // points.
 func (c *cache) compute(ctx context.Context, suite, test, metric string) ([]Series, error) {
-	hs, err := selector.History(ctx, c.s.st, selector.HistoryQuery{Suite: suite, TestName: test, Metrics: []string{metric}, See: "/suites/" + url.PathEscape(suite)})
+	hs, err := selector.History(ctx, c.s.st, selector.HistoryQuery{Selection: selector.Selection{Suite: suite, See: "/suites/" + url.PathEscape(suite)}, TestName: test, Metrics: []string{metric}})
 	if err != nil {
 		return nil, err
 	}

@@ -616,11 +616,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			s.serverError(w, r, err)
 			return
 		default:
-			content := func(id string) string {
-				_, c, _ := s.st.Config(r.Context(), id) // imports may have no content
-				return c
-			}
-			m := report.NewModel(sets, cmp, store.HostID, content, s.o.Now().UTC())
+			m := report.NewModel(sets, cmp, store.HostID, selector.Content(r.Context(), s.st), s.o.Now().UTC())
 			if m.Steps, err = report.StepSections(sets, cmp.Suite); err != nil {
 				s.serverError(w, r, err)
 				return
