@@ -28,41 +28,28 @@ func newDetectCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "detect",
 		Short: "Find change points over the stored history: where each regression or improvement arrived",
-		Long: `Detect change points in benchmark history, per test, metric, host, config,
-server flavor and thread count (a MySQL and a MariaDB build under one config
-name are two series). Points are builds in natural version order (10.2.44 <
-10.11.7 < 11.4.1), each the median of its runs; one build's runs, or builds
-without a version whose runs all have a time, are runs in time order; builds
-with neither come after the versioned ones in name order (ma9 < ma10), which
-a line starting "order:" says. Each change point is a regression or an
-improvement given the metric's direction, with its magnitude, the means
-before and after, its p-value, the build where it arrived and the builds
-between which it arrived at 95 % confidence.
+		Long: `Detect change points in benchmark history: a series per test, metric, host,
+config, server flavor and thread count (a MySQL and a MariaDB build under
+one config name are two), its points builds in natural version order (10.2.44
+< 10.11.7 < 11.4.1), each the median of its runs, or runs in time order (one
+build's, or builds without a version whose runs have a time); builds with
+neither come last in name order (ma9 < ma10), as a line "order:" says. Each
+change point is a regression or an improvement (given the metric's
+direction) with its magnitude, means, p-value, the build where it arrived
+and the builds between which it did at 95 % confidence. A series of 2 to 5
+builds is compared build by build instead (Mann-Whitney U, α 0.05).
 
-The detector (docs/changepoint.md) is E-divisive means as Apache Otava 0.8
-uses it, with a minimum segment so one spike is never a change point, and a
-calibrated test (--method calibrated: about 0.01 false change points per
-1,000 points of noise at --pvalue 0.001; --method otava is Otava's t-test,
-with hundreds of times the false alarms). Settings come from the built-in
-defaults, then the settings file (--settings, default <home>/detect.yaml),
-then the flags; the file's per-test entries win for the tests they match:
+The detector is E-divisive means as Apache Otava 0.8 uses it, with a minimum
+segment and, by default, a calibrated test (--method; docs/changepoint.md).
+Settings: the built-in defaults, then the settings file (--settings, default
+<home>/detect.yaml), then the flags; its per-test entries win for the tests
+they match ("tests: [{match: 'scan*', min_magnitude: 0.10}]").
 
-  pvalue: 0.001
-  tests:
-    - match: "scan*"
-      min_magnitude: 0.10
-
-A series of 2 to 5 builds has no change points: detect compares each build
-with the next by their repeats instead (Mann-Whitney U, α 0.05) and prints
-"regression between X and Y", or says it cannot tell.
-
---fail-on regression[:N%] is a CI gate: exit status 3, after one line per
+--fail-on regression[:N%] is a CI gate: exit status 3, one line per
 regression on standard error, when the newest build brings a regression (of
-N % or more); --format md (or markdown) gives a summary a CI job can post.
-Exit status: 0 (passed, or no gate), 1 (an error), 3 (the gate failed).
-
---input reads a history file instead of the store: Otava's CSV (rows in the
-file's order) or Nyrkiö's JSON (results in time order); see qpslab export.`,
+N % or more); 0 when it passes, 1 on an error. --format md (or markdown) is a
+summary a CI job can post. --input reads a history file instead of the store:
+Otava's CSV (rows in the file's order) or Nyrkiö's JSON (see qpslab export).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if q.SettingsFile == "" {

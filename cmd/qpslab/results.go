@@ -91,23 +91,17 @@ func comparisonCmd(use, short, long string, tables bool) *cobra.Command {
 
 func newCompareCmd() *cobra.Command {
 	return comparisonCmd("compare BASE OTHER...", "Compare builds test by test: the verdict, relative QPS with paired intervals and the noise floor, group statistics",
-		`Compare the results of OTHER labels with BASE's, test by test. A label is
-build.config, build.config:ENGINE for a storage engine other than InnoDB, or
-build.config@HOST for one host's results (a hostname, fleet agent name or
-host id prefix); --by-host puts each label once per host that ran it side by
-side (one label is then enough). See qpslab labels.
-
-First the verdict: which tests changed beyond the noise, by how much, with
-their intervals. Then each test: BASE's QPS, each OTHER's, OTHER / BASE with
-its interval and a mark: + better and - worse (significant at 0.05 and beyond
-the noise floor: this host's from qpslab run --aa, else ±5 %), ~ no
-significant change, = inside the floor, ? cannot tell. Then, per group of
-the reference's layout (--groups), statistics of the relative values and
-their geomean. Runs one qpslab run made side by side pair round by round
-(geometric mean of the per-round ratios, Wilcoxon signed-rank test); unpaired
-repeats are medians tested with Mann-Whitney U; one run a side is judged by
-its own seconds (docs/results.md). --format qps.abs and qps.rel write the
-reference's sum_qps_csv.sh TSV layout.`, true)
+		`Compare OTHER labels with BASE test by test. A label is build.config,
+build.config:ENGINE (a storage engine other than InnoDB) or build.config@HOST
+(one host's runs); --by-host puts a label once per host side by side (see
+qpslab labels). First the verdict, then per test BASE's QPS, each OTHER's,
+OTHER / BASE with its interval and a mark: + better, - worse (significant at
+0.05 and beyond the noise floor: the host's from qpslab run --aa, else ±5 %),
+~ no significant change, = inside the floor, ? cannot tell; then group
+statistics of the reference's layout (--groups) and the geomean. Paired runs
+(one qpslab run side by side) are judged round by round, unpaired repeats by
+Mann-Whitney U, one run a side by its seconds (docs/results.md). --format
+qps.abs and qps.rel write the reference's sum_qps_csv.sh TSV layout.`, true)
 }
 
 func newReportCmd() *cobra.Command {
@@ -121,13 +115,11 @@ func newMetricsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "metrics LABEL...",
 		Short: "Cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s relative to the first label, CPU µs/op, and the server's own counters per op",
-		Long: `Cost per operation of each test, per label, the first label the base: the
-reference's per-op columns (cpu/o cs/o r/o rKB/o wKB/o o/s) and relative to
-the base, CPU µs per op of the host, the server and the client, and the
-server's own figures: its memory (pss_mb, rss_mb), its counters per op
-(NAME/o) and its levels (NAME.avg); by default the flavor's curated counters
-(those zero in every run left out). --format csv and tsv give the OS
-figures, json the server's too.`,
+		Long: `Cost per operation of each test per label, the first the base: the
+reference's per-op columns (cpu/o cs/o r/o rKB/o wKB/o o/s) and relative
+values, CPU µs per op of the host, server and client, and the server's own
+figures: memory (pss_mb, rss_mb), counters per op (NAME/o) and levels
+(NAME.avg). --format csv and tsv give the OS figures, json the server's too.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd, func(st *store.Store) error {
@@ -135,11 +127,7 @@ figures, json the server's too.`,
 				if err != nil {
 					return err
 				}
-				tables, err := analysis.MetricsCounters(sets, test, analysis.ParseCounterChoice(counters))
-				if err != nil {
-					return err
-				}
-				return report.MetricsOf(cmd.OutOrStdout(), sets, tables, format)
+				return report.MetricsOf(cmd.OutOrStdout(), sets, test, analysis.ParseCounterChoice(counters), format)
 			})
 		},
 	}
@@ -176,13 +164,8 @@ func importCmd(use, short, long string, args cobra.PositionalArgs, facts bool, r
 			return recorder.Import(cmd.Context(), st, runs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}}
 	if facts {
-		c.Long += `
-
-The build's version orders its results in history (qpslab detect, export):
---version gives it; without it, a build named the reference harness's way
-gives it (ma100433_rel is MariaDB 10.4.33, my8036 MySQL 8.0.36, pg1222
-PostgreSQL 12.22). A build with no version is said so, and its results come
-after the versioned builds' in history, in name order (ma9 < ma10).`
+		c.Long += "\n\nThe build's version orders history (detect, export): --version, else a name the reference's way\n" +
+			"gives it (ma100433_rel: MariaDB 10.4.33, my8036: MySQL 8.0.36); unversioned builds come last, by name."
 		c.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 		c.Flags().StringVar(&version, "version", "", "the build's version, e.g. 10.6.17 (default: read from a build name such as ma100617_rel)")
 		c.Flags().StringVar(&commit, "commit", "", "the build's source commit")
@@ -197,9 +180,6 @@ func newImportCmd() *cobra.Command {
 	sb := importCmd("sysbench FILE... --label BUILD.CONFIG --test TEST [--version V] [--commit C] [--time T]", "Import sysbench 1.0 or 1.1 run output (one file per thread count or repeat)",
 		"Import sysbench 1.0 or 1.1 run output, one file per thread count or repeat.", cobra.MinimumNArgs(1), true,
 		func(src *importer.Source, files []string) ([]result.Run, error) {
-			if test == "" {
-				return nil, fmt.Errorf("name the test the output is of with --test (e.g. point-query_range=100; see qpslab run sysbench --list-tests)")
-			}
 			return importer.SysbenchFiles(files, *src, test)
 		})
 	sb.Flags().StringVar(&test, "test", "", "the test the output is of, as qpslab names it (point-query_range=100)")

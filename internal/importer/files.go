@@ -8,8 +8,11 @@ import (
 )
 
 // SysbenchFiles imports sysbench run output, one file per thread count or
-// repeat, as test's runs.
+// repeat, as test's runs (the output does not name its test).
 func SysbenchFiles(files []string, src Source, test string) ([]result.Run, error) {
+	if test == "" {
+		return nil, fmt.Errorf("name the test the output is of with --test (e.g. point-query_range=100; see qpslab run sysbench --list-tests)")
+	}
 	var runs []result.Run
 	for _, f := range files {
 		r, err := Sysbench(f, src, test)

@@ -61,9 +61,15 @@ func Steps(w io.Writer, sets []analysis.Set, suiteName, f string) error {
 	return BucketTables(w, bt, f)
 }
 
-// MetricsOf prints the per-op tables of sets in format f, with the hosts
-// of the sets for text and Markdown.
-func MetricsOf(w io.Writer, sets []analysis.Set, tables []analysis.MetricTable, f string) error {
+// MetricsOf prints the per-op tables of sets' tests matching the glob
+// test ("": all), with the server counters choice shows, in format f, and
+// the hosts of the sets for text and Markdown: qpslab metrics and the
+// API's metrics.
+func MetricsOf(w io.Writer, sets []analysis.Set, test string, choice analysis.CounterChoice, f string) error {
+	tables, err := analysis.MetricsCounters(sets, test, choice)
+	if err != nil {
+		return err
+	}
 	if err := Metrics(w, tables, f); err != nil {
 		return err
 	}

@@ -216,7 +216,7 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request, write func(io.Writer) error) {
 	var b bytes.Buffer
 	if err := write(&b); err != nil {
-		s.serverError(w, r, err)
+		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -244,12 +244,12 @@ func (s *Server) apiMetrics(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	tables, err := analysis.MetricsCounters(sets, q.Get("test"), analysis.ParseCounterChoice(counters))
-	if err != nil {
-		s.fail(w, r, badInput("%v", err))
-		return
-	}
-	s.reportJSON(w, r, func(b io.Writer) error { return report.Metrics(b, tables, "json") })
+	s.reportJSON(w, r, func(b io.Writer) error {
+		if err := report.MetricsOf(b, sets, q.Get("test"), analysis.ParseCounterChoice(counters), "json"); err != nil {
+			return badInput("%v", err) // what the runs lack, or a bad test glob
+		}
+		return nil
+	})
 }
 
 // listParam is a parameter's values, each comma-separated list split.
