@@ -49,7 +49,7 @@ type endpoint struct {
 var endpoints = []endpoint{
 	{"GET", "/api/v1/labels", "", "every build.config label with its version, suite, runs, tests, thread counts, statuses, hosts and sources (qpslab labels --format json)"},
 	{"GET", "/api/v1/tests", "", "every suite's tests with ok runs, in the suite's order"},
-	{"GET", "/api/v1/history", "suite, test (required); metric (default qps); threads, config, host, cond (narrow the series); from, to (a range of points); buckets (at most this many spans: min, max, mean)", "the test's history series per host, config and thread count, with their change points"},
+	{"GET", "/api/v1/history", "suite, test (required); metric (default qps); threads, config, flavor, host, cond (narrow the series); from, to (a range of points); buckets (at most this many spans: min, max, mean)", "the test's history series per host, config, flavor and thread count, with their change points"},
 	{"GET", "/api/v1/changes", "metric (default qps); suite, test (narrow)", "the change points of every series (qpslab detect's analysis), each with its link"},
 	{"GET", "/api/v1/compare", "base, other (repeated or comma-separated); suite, threads, host, groups", "the comparison qpslab compare --format json prints"},
 	{"GET", "/api/v1/metrics", "label (repeated or comma-separated, the first the base); suite, threads, host, test (a glob); counters (default, all, or names)", "the per-op tables qpslab metrics --format json prints"},
@@ -154,7 +154,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 		out = append(out, a)
 	}
 	if len(out) == 0 && f.any() {
-		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, host and cond", suite, test, m.Name))
+		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, flavor, host and cond", suite, test, m.Name))
 		return
 	}
 	s.apiJSON(w, r, http.StatusOK, map[string]any{"suite": suite, "test": test, "metric": m.Name, "series": out})

@@ -382,6 +382,9 @@ func (s *Server) suiteRow(suite string, sr Series) suiteRow {
 	if sr.Mixed {
 		row.Cond = sr.Conditions
 	}
+	if sr.MixedFlavor { // two flavors under one config name: two rows
+		row.Config += " (" + sr.Flavor + ")"
+	}
 	if n := len(sr.Points); n > 0 {
 		last := sr.Points[n-1]
 		row.Latest, row.Value = pointName(last, sr.Order), report.Num(last.Value)
@@ -449,7 +452,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(shown) == 0 && f.any() {
-		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, host and cond: see %s", suite, test, m.Name, data.All))
+		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, flavor, host and cond: see %s", suite, test, m.Name, data.All))
 		return
 	}
 	if _, err := clampWindow(q.Get("from"), q.Get("to"), math.MaxInt); err != nil {
