@@ -164,8 +164,8 @@ func importCmd(use, short, long string, args cobra.PositionalArgs, facts bool, r
 			return recorder.Import(cmd.Context(), st, runs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}}
 	if facts {
-		c.Long += "\n\nThe build's version orders history (detect, export): --version, else a name the reference's way\n" +
-			"gives it (ma100433_rel: MariaDB 10.4.33, my8036: MySQL 8.0.36); unversioned builds come last, by name."
+		c.Long += "\n\nThe build's version orders history (detect, export): --version gives it, else\na build name of the reference's (ma100433_rel: MariaDB 10.4.33, my8036: MySQL\n" +
+			"8.0.36); builds without a version come last, by name (ma9 < ma10)."
 		c.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 		c.Flags().StringVar(&version, "version", "", "the build's version, e.g. 10.6.17 (default: read from a build name such as ma100617_rel)")
 		c.Flags().StringVar(&commit, "commit", "", "the build's source commit")

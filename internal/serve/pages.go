@@ -660,7 +660,7 @@ func runQuery(q url.Values) (store.RunQuery, string, error) {
 		if err != nil {
 			return rq, label, err
 		}
-		rq.Build, rq.Config = lb.Build, lb.Config
+		rq.Build, rq.Config, rq.Engine = lb.Build, lb.Config, lb.EngineFilter()
 		if host != "" {
 			rq.Host = host
 		}

@@ -79,4 +79,19 @@ func TestCompareSeparatesEngines(t *testing.T) {
 			t.Errorf("the compare page of b1.cfg%s shows the other engine's %s", c.engine, other)
 		}
 	}
+	for label, want := range map[string]int{"b1.cfg": 6, "b1.cfg:rocksdb": 6, "b1.cfg:innodb": 6, "b2.cfg:tokudb": 0} {
+		var list struct{ Total int }
+		decode(t, ts.get(t, "/api/v1/runs?label="+url.QueryEscape(label)), &list)
+		if list.Total != want {
+			t.Errorf("runs of %s: %d, want %d", label, list.Total, want)
+		}
+	}
+	var list struct{ Runs []struct{ ID string } }
+	decode(t, ts.get(t, "/api/v1/runs?label=b1.cfg:rocksdb"), &list)
+	for _, r := range list.Runs {
+		var one struct{ Run result.Run }
+		if decode(t, ts.get(t, "/api/v1/runs/"+r.ID), &one); one.Run.Engine() != "rocksdb" {
+			t.Errorf("runs of b1.cfg:rocksdb list %s, a run of engine %q", r.ID, one.Run.Engine())
+		}
+	}
 }
