@@ -8,13 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/suite"
 )
 
@@ -105,11 +105,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 				return err
 			}
 			defer st.Close()
-			sets, err := selection{suite: s.Name()}.load(cmd, st, []string{"mariadb-10.2.11.demo", "mariadb-system.demo"}, true)
-			if err != nil {
-				return err
-			}
-			cmp, err := analysis.Compare(sets[0], sets[1:], compareOptions(cmd, st, sets, ""))
+			cmp, sets, err := selector.Selection{Suite: s.Name()}.Compare(cmd.Context(), st, []string{"mariadb-10.2.11.demo", "mariadb-system.demo"}, "", cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -122,7 +118,7 @@ mariadb-10.2.11.demo and mariadb-system.demo; a second demo adds repeats.`,
 			if err := home.Ensure(filepath.Dir(html)); err != nil {
 				return err
 			}
-			if err := writeHTML(cmd, st, sets, cmp, html); err != nil {
+			if err := report.HTMLReport(cmd.ErrOrStderr(), html, sets, cmp, selector.Content(cmd.Context(), st)); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "\nThe HTML report: %s\n", html)

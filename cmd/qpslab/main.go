@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
 	_ "github.com/qpslab/qpslab/internal/workload" // registers every suite
@@ -35,9 +36,9 @@ func main() {
 			os.Exit(130)
 		}
 		fmt.Fprintln(os.Stderr, "qpslab: "+oneLine(err.Error()))
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
+		var gate *report.GateFailed // detect --fail-on
+		if errors.As(err, &gate) {
+			os.Exit(gate.ExitCode())
 		}
 		os.Exit(1)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/suite"
 )
@@ -302,7 +303,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 		return err
 	}
 	defer st.Close()
-	opts := compareOptions(cmd, st, sets, "")
+	opts := selector.Options(cmd.Context(), st, sets, "", cmd.ErrOrStderr())
 	labels := make([]string, len(sets))
 	for i, s := range sets {
 		labels[i] = s.Label
@@ -311,7 +312,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	per := "per test"
 	switch {
 	case steps:
-		if err := stepTables(cmd, sets, p.Suite.Name(), "text"); err != nil {
+		if err := report.Steps(cmd.OutOrStdout(), sets, p.Suite.Name(), "text"); err != nil {
 			return err
 		}
 		per = "per step"
@@ -341,7 +342,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 		}
 	}
 	if why {
-		if err := whyReport(w, sets); err != nil {
+		if err := report.Why(w, sets); err != nil {
 			return err
 		}
 	}
@@ -352,7 +353,7 @@ func runReport(cmd *cobra.Command, h home.Home, p *plan.Plan, runs []result.Run,
 	if err != nil {
 		return fmt.Errorf("the HTML report: %w", err)
 	}
-	return writeHTML(cmd, st, sets, cmp, html)
+	return report.HTMLReport(cmd.ErrOrStderr(), html, sets, cmp, selector.Content(cmd.Context(), st))
 }
 
 // planRun is where runPlan keeps a plan's runs and what it prints.

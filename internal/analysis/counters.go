@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/qpslab/qpslab/internal/result"
 )
@@ -14,6 +15,22 @@ import (
 type CounterChoice struct {
 	All   bool
 	Names []string
+}
+
+// ParseCounterChoice reads --counters: default (the curated set), all, or
+// names to add.
+func ParseCounterChoice(list []string) CounterChoice {
+	var c CounterChoice
+	for _, n := range list {
+		switch n = strings.ToLower(strings.TrimSpace(n)); n {
+		case "", "default":
+		case "all":
+			c.All = true
+		default:
+			c.Names = append(c.Names, n)
+		}
+	}
+	return c
 }
 
 // CounterLine is one server figure of a test's table: the server tree's

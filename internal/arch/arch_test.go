@@ -37,8 +37,8 @@ var layer = map[string]int{
 	// Orchestrating runs, importing others' results, keeping results,
 	// concluding from them.
 	"internal/workload": 4, "internal/plan": 4, "internal/importer": 4, "internal/recorder": 4, "internal/analysis": 4,
-	// Presenting.
-	"internal/report": 5,
+	// Presenting; selecting the runs a question is about, for every surface.
+	"internal/report": 5, "internal/selector": 5,
 	// Serving what is presented: the dashboard, its API and alerts.
 	"internal/serve": 6,
 	// Wiring.

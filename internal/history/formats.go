@@ -215,6 +215,9 @@ func fileName(s Series) string {
 	if s.Config != "" {
 		n += "." + s.Config
 	}
+	if s.MixedFlavor {
+		n += "." + s.Flavor
+	}
 	if s.Host != "" {
 		n += "." + s.Host
 	}
@@ -603,4 +606,31 @@ func Read(path, timeColumn string, lower []string) ([]Series, error) {
 		return ReadNyrkioJSON(path, lower)
 	}
 	return nil, fmt.Errorf("%s: read .csv (Otava's layout) or .json (Nyrkiö's upload shape)", path)
+}
+
+// CheckExport refuses an export format Write does not write.
+func CheckExport(format string) error {
+	if format != "otava-csv" && format != "nyrkio-json" {
+		return fmt.Errorf("export %s: use otava-csv or nyrkio-json", format)
+	}
+	return nil
+}
+
+// Write exports series to dir in format otava-csv (with otava.yaml) or
+// nyrkio-json, and returns the files it wrote.
+func Write(dir, format string, series []Series) ([]string, error) {
+	if err := CheckExport(format); err != nil {
+		return nil, err
+	}
+	var files []string
+	var err error
+	if format == "otava-csv" {
+		files, err = WriteOtavaCSV(dir, series)
+	} else {
+		files, err = WriteNyrkioJSON(dir, series)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	return files, nil
 }

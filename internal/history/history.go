@@ -1,5 +1,6 @@
 // Package history owns benchmark history as series: one per test, metric,
-// host, config and thread count, its points ordered by build version in
+// host, config, server flavor and thread count (and conditions, the
+// storage engine among them), its points ordered by build version in
 // natural order (10.2.44 < 10.11.7 < 11.4.1), or by time when the builds
 // carry no version (a nightly build, commits), or, when they carry neither,
 // by build name in natural order (ma9 < ma10), never in the store's order.
@@ -77,7 +78,16 @@ type Series struct {
 	HigherIsBetter bool   `json:"higher_is_better"`
 	Host           string `json:"host,omitempty"`
 	Config         string `json:"config,omitempty"`
-	Threads        int    `json:"threads,omitempty"`
+	// Flavor is the runs' server flavor (mysql, mariadb, postgres, …):
+	// a MySQL and a MariaDB build run under one config name are two
+	// series, never one version-ordered one. MixedFlavor says the test
+	// has series of other flavors under the same names, so names show it.
+	Flavor      string `json:"flavor,omitempty"`
+	MixedFlavor bool   `json:"-"`
+	// Engine is the runs' storage engine when it is not InnoDB (it is in
+	// Conditions too).
+	Engine  string `json:"engine,omitempty"`
+	Threads int    `json:"threads,omitempty"`
 	// Conditions are the runs' (result.Run.Conditions); Mixed says the
 	// test has series under other conditions too, so names show them.
 	Conditions string `json:"conditions,omitempty"`
@@ -102,6 +112,9 @@ func (s Series) Name() string {
 	if s.Config != "" {
 		n += " config=" + s.Config
 	}
+	if s.MixedFlavor {
+		n += " flavor=" + s.Flavor
+	}
 	if s.Host != "" {
 		n += " host=" + s.Host
 	}
@@ -113,12 +126,13 @@ func (s Series) Name() string {
 
 type seriesKey struct {
 	suite, test, host, config string
+	flavor, engine            string // a MySQL and a MariaDB build never share a series
 	threads                   int
 	cond                      string // result.Run.Conditions: runs made otherwise are another series
 }
 
-// FromRuns makes a series of metric m for every suite, test, host, config
-// and thread count in runs (ok runs only). With two builds or more, a point
+// FromRuns makes a series of metric m for every suite, test, host, config,
+// flavor, engine, thread count and conditions in runs (ok runs only). With two builds or more, a point
 // is a build (the median of its runs), in version order when every run
 // names one; when some do not, a point is a run in time order if every run
 // has a time, else still a build, the builds without a version after the
@@ -134,7 +148,7 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 			continue
 		}
 		cfg := result.ConfigName(r.Config)
-		k := seriesKey{r.Suite, r.Test, hostOf(r), cfg, r.Threads, r.Conditions()}
+		k := seriesKey{r.Suite, r.Test, hostOf(r), cfg, r.Flavor, r.OtherEngine(), r.Threads, r.Conditions()}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -154,31 +168,44 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 		if a.config != b.config {
 			return a.config < b.config
 		}
+		if a.flavor != b.flavor {
+			return a.flavor < b.flavor
+		}
 		if a.host != b.host {
 			return a.host < b.host
 		}
 		return a.cond < b.cond
 	})
-	// A test with series under several conditions names them.
-	mixed := map[seriesKey]bool{}
-	for i := 1; i < len(keys); i++ {
-		a, b := keys[i-1], keys[i]
-		a.cond, b.cond = "", ""
-		if a == b {
-			mixed[a] = true
-		}
+	// A test with series under several conditions (or engines) names
+	// them; one with series of several flavors under one config names
+	// the flavors.
+	byCond, byFlavor := map[seriesKey]int{}, map[seriesKey]int{}
+	for _, k := range keys {
+		byCond[noCond(k)]++
+		byFlavor[noFlavor(k)]++
 	}
 	var out []Series
 	for _, k := range keys {
-		s := Series{Suite: k.suite, Test: k.test, Metric: m.Name, Unit: m.UnitOf(groups[k][0]), HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config, Threads: k.threads, Conditions: k.cond}
-		plain := k
-		plain.cond = ""
-		s.Mixed = mixed[plain]
+		s := Series{Suite: k.suite, Test: k.test, Metric: m.Name, Unit: m.UnitOf(groups[k][0]), HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config,
+			Flavor: k.flavor, Engine: k.engine, Threads: k.threads, Conditions: k.cond}
+		s.Mixed, s.MixedFlavor = byCond[noCond(k)] > 1, byFlavor[noFlavor(k)] > 1
 		s.Points, s.Order = points(groups[k], m)
 		s.HostID = hostIDOf(groups[k])
 		out = append(out, s)
 	}
 	return out
+}
+
+// noCond is k without its conditions (and the engine they hold).
+func noCond(k seriesKey) seriesKey {
+	k.cond, k.engine = "", ""
+	return k
+}
+
+// noFlavor is k without its flavor.
+func noFlavor(k seriesKey) seriesKey {
+	k.flavor = ""
+	return k
 }
 
 // hostIDOf is the fingerprint id of the host all runs ran on, "" when

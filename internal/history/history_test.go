@@ -302,3 +302,50 @@ func TestSeriesSplitByConditions(t *testing.T) {
 		t.Errorf("a test run one way: %q", one[0].Name())
 	}
 }
+
+// A MySQL and a MariaDB build under one config name are two series, each
+// in its own version order, named apart (and exported to two files); a
+// flavor alone under its config is named as before.
+func TestFlavorsApart(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var runs []result.Run
+	for i, v := range []string{"10.6.1", "10.6.2", "10.6.3"} {
+		r := run("ma"+v, v, "point-query_range=100", 1, 1000, t0.Add(time.Duration(i)*time.Hour))
+		r.Flavor = "mariadb"
+		runs = append(runs, r)
+	}
+	for i, v := range []string{"8.0.1", "8.0.2"} {
+		r := run("my"+v, v, "point-query_range=100", 1, 500, t0.Add(time.Duration(i)*time.Hour))
+		r.Flavor = "mysql"
+		runs = append(runs, r)
+	}
+	other := run("pg", "16.1", "scan_range=100", 1, 10, t0)
+	other.Flavor = "postgres"
+	runs = append(runs, other)
+	qps, _ := result.MetricNamed("qps")
+	s := FromRuns(runs, qps, func(result.Run) string { return "" })
+	if len(s) != 3 {
+		t.Fatalf("%d series, want mariadb's, mysql's and the scan's: %+v", len(s), s)
+	}
+	ma, my := s[0], s[1]
+	if ma.Flavor != "mariadb" || len(ma.Points) != 3 || my.Flavor != "mysql" || len(my.Points) != 2 || ma.Points[0].Value != 1000 || my.Points[0].Value != 500 {
+		t.Errorf("series: %+v / %+v", ma, my)
+	}
+	if ma.Name() == my.Name() || !strings.Contains(ma.Name(), "flavor=mariadb") || strings.Contains(s[2].Name(), "flavor=") {
+		t.Errorf("names: %q %q %q", ma.Name(), my.Name(), s[2].Name())
+	}
+	dir := t.TempDir()
+	files, err := WriteOtavaCSV(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csvs := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".csv") {
+			csvs++
+		}
+	}
+	if csvs != 3 {
+		t.Errorf("files %v: want a CSV per series", files)
+	}
+}

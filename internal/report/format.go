@@ -23,6 +23,8 @@ var formats = []Format{
 	{"json", "JSON, the same numbers as the API's"},
 	{"qps.abs", "the reference harness's absolute QPS layout"},
 	{"qps.rel", "the reference harness's relative QPS layout"},
+	{"folded", "folded stacks (flamegraph.pl, speedscope)"},
+	{"pprof", "a pprof profile (go tool pprof)"},
 }
 
 // Formats are the names of every registered format.

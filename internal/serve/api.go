@@ -3,12 +3,15 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -18,9 +21,7 @@ import (
 // apiJSON writes v as JSON, or a 500 when v does not encode.
 func (s *Server) apiJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetIndent("", " ")
-	if err := e.Encode(v); err != nil {
+	if err := report.JSON(&b, v); err != nil {
 		s.serverError(w, r, err)
 		return
 	}
@@ -48,9 +49,10 @@ type endpoint struct {
 var endpoints = []endpoint{
 	{"GET", "/api/v1/labels", "", "every build.config label with its version, suite, runs, tests, thread counts, statuses, hosts and sources (qpslab labels --format json)"},
 	{"GET", "/api/v1/tests", "", "every suite's tests with ok runs, in the suite's order"},
-	{"GET", "/api/v1/history", "suite, test (required); metric (default qps); threads, config, host, cond (narrow the series); from, to (a range of points); buckets (at most this many spans: min, max, mean)", "the test's history series per host, config and thread count, with their change points"},
+	{"GET", "/api/v1/history", "suite, test (required); metric (default qps); threads, config, flavor, host, cond (narrow the series); from, to (a range of points); buckets (at most this many spans: min, max, mean)", "the test's history series per host, config, flavor and thread count, with their change points"},
 	{"GET", "/api/v1/changes", "metric (default qps); suite, test (narrow)", "the change points of every series (qpslab detect's analysis), each with its link"},
 	{"GET", "/api/v1/compare", "base, other (repeated or comma-separated); suite, threads, host, groups", "the comparison qpslab compare --format json prints"},
+	{"GET", "/api/v1/metrics", "label (repeated or comma-separated, the first the base); suite, threads, host, test (a glob); counters (default, all, or names)", "the per-op tables qpslab metrics --format json prints"},
 	{"GET", "/api/v1/runs", "suite, label, test, threads, status, host; limit (default 100, at most 1000), offset", "runs, the newest first, with their total"},
 	{"GET", "/api/v1/runs/{id}", "", "one run: totals, per-second samples, verdicts, host fingerprint (qpslab's results JSON of one run)"},
 	{"GET", "/api/v1/alerts", "", "the change points the alerts know of, and what was sent"},
@@ -152,7 +154,7 @@ func (s *Server) apiHistory(w http.ResponseWriter, r *http.Request) {
 		out = append(out, a)
 	}
 	if len(out) == 0 && f.any() {
-		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, host and cond", suite, test, m.Name))
+		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, flavor, host and cond", suite, test, m.Name))
 		return
 	}
 	s.apiJSON(w, r, http.StatusOK, map[string]any{"suite": suite, "test": test, "metric": m.Name, "series": out})
@@ -201,18 +203,66 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	cmp, _, err := s.compare(r, c, true) // with the seconds: a single run a side is judged by them, as the CLI does
+	cmp, _, err := s.compare(r, c)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	s.reportJSON(w, r, func(b io.Writer) error { return report.Compare(b, cmp, "json", false) })
+}
+
+// reportJSON answers what write writes: the report's JSON, the bytes the
+// command's --format json prints.
+func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request, write func(io.Writer) error) {
 	var b bytes.Buffer
-	if err := report.Compare(&b, cmp, "json", false); err != nil {
-		s.serverError(w, r, err)
+	if err := write(&b); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+func (s *Server) apiMetrics(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	sel := selector.Selection{Suite: q.Get("suite"), Host: q.Get("host"), See: "/api/v1/labels"}
+	if t := q.Get("threads"); t != "" {
+		n, err := strconv.Atoi(t)
+		if err != nil || n < 1 {
+			s.fail(w, r, badInput("threads=%s: give a thread count of 1 or more, or leave it out for all", t))
+			return
+		}
+		sel.Threads = n
+	}
+	labels, counters := listParam(q["label"]), listParam(q["counters"])
+	if len(labels) == 0 {
+		s.fail(w, r, badInput("name the labels: label=BUILD.CONFIG (one or more, the first the base; see /api/v1/labels)"))
+		return
+	}
+	sets, err := sel.Sets(r.Context(), s.st, labels)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.reportJSON(w, r, func(b io.Writer) error {
+		if err := report.MetricsOf(b, sets, q.Get("test"), analysis.ParseCounterChoice(counters), "json"); err != nil {
+			return badInput("%v", err) // what the runs lack, or a bad test glob
+		}
+		return nil
+	})
+}
+
+// listParam is a parameter's values, each comma-separated list split.
+func listParam(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }
 
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
-	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/selector"
 )
 
 // cache keeps each test's history of each metric with its change points
@@ -59,6 +60,25 @@ type errBadInput struct{ msg string }
 func (e *errBadInput) Error() string { return e.msg }
 
 func badInput(format string, a ...any) error { return &errBadInput{fmt.Sprintf(format, a...)} }
+
+// status is the answer to err: 404 for what the store does not hold, 400
+// for a request that cannot be answered as it is, else 0 (a server error).
+func status(err error) int {
+	var nf *errNotFound
+	var bad *errBadInput
+	var sel *selector.Error
+	switch {
+	case errors.As(err, &nf):
+		return http.StatusNotFound
+	case errors.As(err, &bad):
+		return http.StatusBadRequest
+	case errors.As(err, &sel) && sel.NotFound:
+		return http.StatusNotFound
+	case errors.As(err, &sel):
+		return http.StatusBadRequest
+	}
+	return 0
+}
 
 func newCache(s *Server) *cache { return &cache{s: s, entries: map[histKey]*histEntry{}} }
 
@@ -135,16 +155,9 @@ func (c *cache) history(ctx context.Context, suite, test, metric string) ([]Seri
 // compute reads one test's ok runs and finds its series and their change
 // points.
 func (c *cache) compute(ctx context.Context, suite, test, metric string) ([]Series, error) {
-	runs, err := c.s.st.Runs(ctx, store.Filter{Suite: suite, Test: test})
+	hs, err := selector.History(ctx, c.s.st, selector.HistoryQuery{Selection: selector.Selection{Suite: suite, See: "/suites/" + url.PathEscape(suite)}, TestName: test, Metrics: []string{metric}})
 	if err != nil {
 		return nil, err
-	}
-	if len(runs) == 0 {
-		return nil, notFound("no ok results of test %s in suite %s: see /suites/%s", test, suite, url.PathEscape(suite))
-	}
-	hs, err := seriesOf(runs, metric)
-	if err != nil {
-		return nil, badInput("%v", err)
 	}
 	changes, err := c.s.detect(hs)
 	if err != nil {
@@ -174,8 +187,7 @@ func (c *cache) allChanges(ctx context.Context, suite, metric string) ([]Series,
 			continue
 		}
 		ss, err := c.history(ctx, t.Suite, t.Test, metric)
-		var nf *errNotFound
-		if errors.As(err, &nf) {
+		if status(err) == http.StatusNotFound {
 			continue // its runs went between the two reads
 		}
 		if err != nil {
@@ -197,6 +209,9 @@ func seriesParams(s history.Series) url.Values {
 	if s.Config != "" {
 		v.Set("config", s.Config)
 	}
+	if s.MixedFlavor {
+		v.Set("flavor", s.Flavor)
+	}
 	if s.Host != "" {
 		v.Set("host", s.Host)
 	}
@@ -209,13 +224,13 @@ func seriesParams(s history.Series) url.Values {
 // seriesFilter narrows a test's series by the parameters seriesParams
 // writes (each one given must match).
 type seriesFilter struct {
-	threads      int
-	config, host string
-	cond         *string
+	threads              int
+	config, host, flavor string
+	cond                 *string
 }
 
 func parseSeriesFilter(q url.Values) (seriesFilter, error) {
-	f := seriesFilter{config: q.Get("config"), host: q.Get("host")}
+	f := seriesFilter{config: q.Get("config"), host: q.Get("host"), flavor: q.Get("flavor")}
 	if t := q.Get("threads"); t != "" {
 		n, err := strconv.Atoi(t)
 		if err != nil || n < 1 {
@@ -232,9 +247,9 @@ func parseSeriesFilter(q url.Values) (seriesFilter, error) {
 
 func (f seriesFilter) match(s history.Series) bool {
 	return (f.threads == 0 || s.Threads == f.threads) && (f.config == "" || s.Config == f.config) &&
-		(f.host == "" || s.Host == f.host) && (f.cond == nil || s.Conditions == *f.cond)
+		(f.host == "" || s.Host == f.host) && (f.flavor == "" || s.Flavor == f.flavor) && (f.cond == nil || s.Conditions == *f.cond)
 }
 
 func (f seriesFilter) any() bool {
-	return f.threads != 0 || f.config != "" || f.host != "" || f.cond != nil
+	return f.threads != 0 || f.config != "" || f.host != "" || f.flavor != "" || f.cond != nil
 }

@@ -15,10 +15,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/qpslab/qpslab/internal/analysis"
-	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/importer"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -72,10 +71,6 @@ type errTooLarge struct{ msg string }
 
 func (e *errTooLarge) Error() string { return e.msg }
 
-// versionRE is what version= accepts: a version as servers print theirs
-// (qpslab import's --version).
-var versionRE = regexp.MustCompile(`^[0-9][0-9A-Za-z.+~_-]*$`)
-
 // fileRE is what file= may name the output: a file name, no folder.
 var fileRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
@@ -88,24 +83,7 @@ func source(q map[string][]string) (importer.Source, error) {
 		}
 		return ""
 	}
-	label := get("label")
-	if label == "" {
-		return importer.Source{}, badInput("name the label to file the results under: label=BUILD.CONFIG (e.g. ma100244_rel.cz11a_bee)")
-	}
-	l, err := analysis.ParseLabel(label)
-	if err != nil {
-		return importer.Source{}, badInput("label=%s: %v", label, err)
-	}
-	src := importer.Source{Build: l.Build, Config: l.Config, Version: get("version"), Commit: get("commit")}
-	if src.Version != "" && !versionRE.MatchString(src.Version) {
-		return importer.Source{}, badInput("version=%s: give the build's version as its server prints it, e.g. 10.6.17 or 8.0.36", src.Version)
-	}
-	if t := get("time"); t != "" {
-		if src.Time, err = history.ParseTime(t); err != nil {
-			return importer.Source{}, badInput("time=%s: give when the results were measured: 2024-03-01, \"2024-03-01 12:00:00\" (UTC), RFC 3339 or unix seconds", t)
-		}
-	}
-	return src, nil
+	return selector.Source(get("label"), get("version"), get("commit"), get("time"), func(n string) string { return n + "=" })
 }
 
 // ingestAnswer is what a post is told.
@@ -200,9 +178,8 @@ func (s *Server) ingestError(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.As(err, &un):
 		apiError(w, http.StatusUnsupportedMediaType, un.msg)
 	default:
-		var bad *errBadInput
-		if errors.As(err, &bad) {
-			apiError(w, http.StatusBadRequest, "nothing was stored: "+bad.msg)
+		if status(err) == http.StatusBadRequest {
+			apiError(w, http.StatusBadRequest, "nothing was stored: "+err.Error())
 			return
 		}
 		s.serverError(w, r, err)

@@ -25,6 +25,7 @@ import (
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -137,23 +138,16 @@ func (s *Server) serverError(w http.ResponseWriter, r *http.Request, err error) 
 // fail answers an error: 404 for what the store does not hold, 400 for a
 // request that cannot be answered as it is, else 500.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var nf *errNotFound
-	var bad *errBadInput
-	status := 0
-	switch {
-	case errors.As(err, &nf):
-		status = http.StatusNotFound
-	case errors.As(err, &bad):
-		status = http.StatusBadRequest
-	default:
+	code := status(err)
+	if code == 0 {
 		s.serverError(w, r, err)
 		return
 	}
 	if isAPI(r) {
-		apiError(w, status, err.Error())
+		apiError(w, code, err.Error())
 		return
 	}
-	s.errorPage(w, r, status, err.Error())
+	s.errorPage(w, r, code, err.Error())
 }
 
 // parseStored reads a time as the store keeps it (zero for none).
@@ -354,8 +348,7 @@ func (s *Server) pageSuite(w http.ResponseWriter, r *http.Request) {
 		}
 		found = true
 		series, err := s.cache.history(ctx, suite, t.Test, m.Name)
-		var nf *errNotFound
-		if errors.As(err, &nf) {
+		if status(err) == http.StatusNotFound {
 			continue
 		}
 		if err != nil {
@@ -380,6 +373,9 @@ func (s *Server) suiteRow(suite string, sr Series) suiteRow {
 	}
 	if sr.Mixed {
 		row.Cond = sr.Conditions
+	}
+	if sr.MixedFlavor { // two flavors under one config name: two rows
+		row.Config += " (" + sr.Flavor + ")"
 	}
 	if n := len(sr.Points); n > 0 {
 		last := sr.Points[n-1]
@@ -448,7 +444,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(shown) == 0 && f.any() {
-		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, host and cond: see %s", suite, test, m.Name, data.All))
+		s.fail(w, r, notFound("no series of %s %s with metric %s matches these threads, config, flavor, host and cond: see %s", suite, test, m.Name, data.All))
 		return
 	}
 	if _, err := clampWindow(q.Get("from"), q.Get("to"), math.MaxInt); err != nil {
@@ -491,7 +487,11 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 			zq.Set("to", strconv.Itoa(min(len(sr.Points), c.Index+50)))
 			row.Zoom = withQuery(testHref(suite, test), zq) + "#" + url.PathEscape(row.Anchor)
 			if c.Before.Build != "" && c.Arrived.Build != "" && c.Before.Build != c.Arrived.Build && sr.Config != "" {
-				cq := url.Values{"base": {c.Before.Build + "." + sr.Config}, "other": {c.Arrived.Build + "." + sr.Config}, "suite": {suite}}
+				cfg := sr.Config
+				if sr.Engine != "" {
+					cfg += ":" + sr.Engine
+				}
+				cq := url.Values{"base": {c.Before.Build + "." + cfg}, "other": {c.Arrived.Build + "." + cfg}, "suite": {suite}}
 				if sr.Threads > 0 {
 					cq.Set("threads", strconv.Itoa(sr.Threads))
 				}
@@ -555,13 +555,7 @@ type compareQuery struct {
 
 func parseCompare(q url.Values) (compareQuery, error) {
 	c := compareQuery{Base: strings.TrimSpace(q.Get("base")), Suite: q.Get("suite"), Host: q.Get("host"), Groups: q.Get("groups")}
-	for _, o := range q["other"] {
-		for _, l := range strings.Split(o, ",") {
-			if l = strings.TrimSpace(l); l != "" {
-				c.Others = append(c.Others, l)
-			}
-		}
-	}
+	c.Others = listParam(q["other"])
 	if t := q.Get("threads"); t != "" {
 		n, err := strconv.Atoi(t)
 		if err != nil || n < 1 {
@@ -575,36 +569,16 @@ func parseCompare(q url.Values) (compareQuery, error) {
 	return c, nil
 }
 
-// compare loads the labels' runs and compares them as qpslab compare does.
-func (s *Server) compare(r *http.Request, c compareQuery, samples bool) (*analysis.Comparison, []analysis.Set, error) {
-	var sets []analysis.Set
-	for _, l := range append([]string{c.Base}, c.Others...) {
-		lb, err := analysis.ParseLabel(l)
-		if err != nil {
-			return nil, nil, badInput("%v", err)
-		}
-		runs, err := s.st.Runs(r.Context(), store.Filter{Suite: c.Suite, Build: lb.Build, Config: lb.Config, Threads: c.Threads, Host: c.Host, Samples: samples})
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(runs) == 0 {
-			narrowed := ""
-			if c.Threads > 0 || c.Host != "" || c.Suite != "" {
-				narrowed = " with these suite, threads and host"
-			}
-			return nil, nil, notFound("no ok results for %s%s: see /api/v1/labels", l, narrowed)
-		}
-		sets = append(sets, analysis.Set{Label: l, Runs: runs})
+// compare loads the labels' runs and compares them: selector's one
+// comparison, which qpslab compare makes too.
+func (s *Server) compare(r *http.Request, c compareQuery) (*analysis.Comparison, []analysis.Set, error) {
+	sel := selector.Selection{Suite: c.Suite, Threads: c.Threads, Host: c.Host, See: "/api/v1/labels"}
+	cmp, sets, err := sel.Compare(r.Context(), s.st, append([]string{c.Base}, c.Others...), c.Groups, nil)
+	var se *selector.Error
+	if errors.As(err, &se) {
+		return nil, nil, &selector.Error{NotFound: se.NotFound, Msg: strings.ReplaceAll(strings.ReplaceAll(se.Msg, "--suite", "suite="), "--groups ", "groups=")}
 	}
-	o := analysis.Options{Layout: c.Groups}
-	if noise, err := s.st.NoiseFor(r.Context(), sets[0].Runs[0].Suite, sets[0].Runs); err == nil {
-		o.Noise = noise
-	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], o)
-	if err != nil {
-		return nil, nil, badInput("%s", strings.ReplaceAll(strings.ReplaceAll(err.Error(), "--suite", "suite="), "--groups ", "groups="))
-	}
-	return cmp, sets, nil
+	return cmp, sets, err
 }
 
 func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
@@ -622,30 +596,22 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	title := "compare"
-	status := http.StatusOK
+	code := http.StatusOK
 	if q.Has("base") || q.Has("other") {
 		c, err := parseCompare(q)
 		var cmp *analysis.Comparison
 		var sets []analysis.Set
 		if err == nil {
-			cmp, sets, err = s.compare(r, c, true)
+			cmp, sets, err = s.compare(r, c)
 		}
-		var nf *errNotFound
-		var bad *errBadInput
 		switch {
-		case errors.As(err, &nf):
-			status, data.Error = http.StatusNotFound, err.Error()
-		case errors.As(err, &bad):
-			status, data.Error = http.StatusBadRequest, err.Error()
+		case err != nil && status(err) != 0:
+			code, data.Error = status(err), err.Error()
 		case err != nil:
 			s.serverError(w, r, err)
 			return
 		default:
-			content := func(id string) string {
-				_, c, _ := s.st.Config(r.Context(), id) // imports may have no content
-				return c
-			}
-			m := report.NewModel(sets, cmp, store.HostID, content, s.o.Now().UTC())
+			m := report.NewModel(sets, cmp, store.HostID, selector.Content(r.Context(), s.st), s.o.Now().UTC())
 			if m.Steps, err = report.StepSections(sets, cmp.Suite); err != nil {
 				s.serverError(w, r, err)
 				return
@@ -664,7 +630,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			title = strings.Join(c.Others, ", ") + " against " + c.Base
 		}
 	}
-	s.render(w, r, status, "compare", title, data)
+	s.render(w, r, code, "compare", title, data)
 }
 
 // ---- runs
@@ -682,11 +648,14 @@ func runQuery(q url.Values) (store.RunQuery, string, error) {
 	rq := store.RunQuery{Suite: q.Get("suite"), Test: q.Get("test"), Status: q.Get("status"), Host: q.Get("host"), Build: q.Get("build"), Config: q.Get("config")}
 	label := strings.TrimSpace(q.Get("label"))
 	if label != "" {
-		lb, err := analysis.ParseLabel(label)
+		lb, host, err := selector.ParseLabel(label)
 		if err != nil {
-			return rq, label, badInput("%v", err)
+			return rq, label, err
 		}
-		rq.Build, rq.Config = lb.Build, lb.Config
+		rq.Build, rq.Config, rq.Engine = lb.Build, lb.Config, lb.EngineFilter()
+		if host != "" {
+			rq.Host = host
+		}
 	}
 	if t := q.Get("threads"); t != "" {
 		n, err := strconv.Atoi(t)

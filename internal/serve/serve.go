@@ -179,6 +179,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/history", read(s.apiHistory))
 	m.HandleFunc("GET /api/v1/changes", read(s.apiChanges))
 	m.HandleFunc("GET /api/v1/compare", read(s.apiCompare))
+	m.HandleFunc("GET /api/v1/metrics", read(s.apiMetrics))
 	m.HandleFunc("GET /api/v1/runs", read(s.apiRuns))
 	m.HandleFunc("GET /api/v1/runs/{id}", read(s.apiRun))
 	m.HandleFunc("GET /api/v1/alerts", read(s.apiAlerts))

@@ -315,6 +315,7 @@ func (r RunInfo) Label() string { return r.Build + "." + r.Config }
 // RunQuery selects runs to list: each field narrows ("" or 0: any).
 type RunQuery struct {
 	ID, Suite, Build, Config, Test, Host, Status string
+	Engine                                       string // "": any; else that storage engine only (runs that record none count as InnoDB's)
 	Threads                                      int
 	Limit, Offset                                int // Limit 0: all
 }
@@ -338,6 +339,13 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 	}
 	if q.Host != "" {
 		add("(r.hostname = ? OR r.host_id LIKE ?)", q.Host, q.Host+"%")
+	}
+	switch e := otherEngine(q.Engine); {
+	case q.Engine == "":
+	case e == "": // params are json.Marshal's: no spaces
+		add(`(r.params NOT LIKE ? OR r.params LIKE ?)`, `%"engine":%`, `%"engine":"`+result.DefaultEngine+`"%`)
+	default:
+		add(`r.params LIKE ?`, `%"engine":"`+e+`"%`)
 	}
 	cond := strings.Join(where, " AND ")
 	var total int

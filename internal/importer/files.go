@@ -1,0 +1,42 @@
+package importer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/qpslab/qpslab/internal/result"
+)
+
+// SysbenchFiles imports sysbench run output, one file per thread count or
+// repeat, as test's runs (the output does not name its test).
+func SysbenchFiles(files []string, src Source, test string) ([]result.Run, error) {
+	if test == "" {
+		return nil, fmt.Errorf("name the test the output is of with --test (e.g. point-query_range=100; see qpslab run sysbench --list-tests)")
+	}
+	var runs []result.Run
+	for _, f := range files {
+		r, err := Sysbench(f, src, test)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// ResultsFiles reads the runs of qpslab results files (qpslab run --out);
+// files that hold none are an error.
+func ResultsFiles(files []string) ([]result.Run, error) {
+	var runs []result.Run
+	for _, f := range files {
+		rf, err := result.Read(f)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, rf.Runs...)
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s hold no runs", strings.Join(files, ", "))
+	}
+	return runs, nil
+}
