@@ -81,7 +81,7 @@ func comparisonCmd(use, short, long string, tables bool) *cobra.Command {
 			})
 		}}
 	selFlags(c, &sel, true)
-	c.Flags().StringVar(&groups, "groups", "", "group layout the runs carry (sysbench: 5, the 2023-2024 layout, or 4, the 2025 one; default: the suite's first)")
+	c.Flags().StringVar(&groups, "groups", "", "group layout ("+result.LayoutsHelp()+"; default: the suite's first)")
 	c.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
 	if tables {
 		report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json", "qps.abs", "qps.rel")
