@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -389,39 +388,14 @@ func newReportCmd() *cobra.Command {
 	return c
 }
 
-// compareOptions are a comparison's options: the group layout, and the
-// noise floors of the host the base ran on (qpslab run --aa).
+// compareOptions are a comparison's options (report.CompareOptions).
 func compareOptions(cmd *cobra.Command, st *store.Store, sets []analysis.Set, groups string) analysis.Options {
-	o := analysis.Options{Layout: groups}
-	if st == nil || len(sets) == 0 || len(sets[0].Runs) == 0 {
-		return o
-	}
-	noise, err := st.NoiseFor(cmd.Context(), sets[0].Runs[0].Suite, sets[0].Runs)
-	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "warning: no noise floor: %v\n", err)
-		return o
-	}
-	o.Noise = noise
-	return o
+	return report.CompareOptions(cmd.Context(), st, sets, groups, cmd.ErrOrStderr())
 }
 
-// writeHTML writes the report of sets (loaded with samples) and their
-// comparison.
+// writeHTML writes the report of sets and their comparison (report.HTMLFile).
 func writeHTML(cmd *cobra.Command, st *store.Store, sets []analysis.Set, cmp *analysis.Comparison, path string) error {
-	content := func(id string) string {
-		_, c, _ := st.Config(cmd.Context(), id) // imports may have no content
-		return c
-	}
-	m := report.NewModel(sets, cmp, store.HostID, content, time.Now().UTC())
-	var err error
-	if m.Steps, err = report.StepSections(sets, cmp.Suite); err != nil {
-		return err
-	}
-	if err := report.WriteHTML(path, m); err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "report: %s\n", path)
-	return nil
+	return report.HTMLFile(cmd.Context(), st, sets, cmp, path, cmd.ErrOrStderr())
 }
 
 // importBuildLong is what the sysbench and mytools imports say of the build.
@@ -591,21 +565,7 @@ func storeImport(cmd *cobra.Command, runs []result.Run) error {
 	return nil
 }
 
-// stepTables prints the step tables (report.StepSections) and the response-time
-// buckets after a comparison of a suite run in steps.
+// stepTables prints the step tables and buckets (report.StepReport).
 func stepTables(cmd *cobra.Command, sets []analysis.Set, suiteName, format string) error {
-	secs, err := report.StepSections(sets, suiteName)
-	if err != nil || len(secs) == 0 {
-		return err
-	}
-	w := cmd.OutOrStdout()
-	fmt.Fprintln(w)
-	if err := report.StepTables(w, secs, format, report.IsTTY(w)); err != nil {
-		return err
-	}
-	bt, err := analysis.Buckets(sets)
-	if err != nil {
-		return err
-	}
-	return report.BucketTables(w, bt, format)
+	return report.StepReport(cmd.OutOrStdout(), sets, suiteName, format)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/stacks"
 )
@@ -206,65 +205,4 @@ func writeExport(cmd *cobra.Command, file, format string, set report.StackSet) e
 		}
 	}
 	return err
-}
-
-// whyReport prints, after a run with --pmp or --perf, for each test with
-// stacks: the server's counters per op side by side, each label's top
-// stacks and, against the first label, their diff.
-func whyReport(w io.Writer, sets []analysis.Set) error {
-	secs := report.StackSections(sets)
-	if len(secs) == 0 {
-		return nil
-	}
-	shown := map[string]bool{}
-	for _, s := range secs {
-		key := fmt.Sprintf("%s/%d", s.Test, s.Threads)
-		if !shown[key] {
-			shown[key] = true
-			if tables, err := analysis.Metrics(sets, s.Test); err == nil {
-				for _, t := range tables {
-					if t.Threads == s.Threads && len(t.Server) > 0 {
-						fmt.Fprintf(w, "\n%s, %d thread(s): the server's own figures (qpslab metrics %s --test %s)\n\n", t.Test, t.Threads, labelsOf(sets), t.Test)
-						if err := report.ServerTable(w, t); err != nil {
-							return err
-						}
-					}
-				}
-			}
-		}
-		// Sets without samples (a load shorter than half the interval)
-		// have nothing to show or compare.
-		var with []report.StackSet
-		for _, set := range s.Sets {
-			if set.Stacks.Samples() > 0 {
-				with = append(with, set)
-			}
-		}
-		if len(with) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "%s, %d thread(s): top %s stacks (qpslab stacks %s --test %s --source %s)\n\n", s.Test, s.Threads, s.Source, labelsOf(sets), s.Test, s.Source)
-		if err := report.StackTop(w, with, 5, "text"); err != nil {
-			return err
-		}
-		if len(with) > 1 && with[0].Label == s.Sets[0].Label {
-			var diffs []report.StackDiff
-			for _, o := range with[1:] {
-				diffs = append(diffs, report.StackDiff{A: with[0], B: o, Diff: stacks.Compare(with[0].Stacks, o.Stacks, report.DiffThreshold, 5)})
-			}
-			fmt.Fprintf(w, "their diff (qpslab stacks diff %s %s --test %s --source %s)\n\n", with[0].Label, with[1].Label, s.Test, s.Source)
-			if err := report.StackDiffs(w, diffs, "text"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func labelsOf(sets []analysis.Set) string {
-	var l []string
-	for _, s := range sets {
-		l = append(l, s.Label)
-	}
-	return strings.Join(l, " ")
 }

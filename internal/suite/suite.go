@@ -49,6 +49,14 @@ type Suite interface {
 	Configure(v Values) (*Plan, error)
 }
 
+// Decliner is implemented by a suite that does not take some of the
+// plan's common parameters (plan.Common): their names, each with why, in
+// a few words. The command does not offer them as flags, and a plan that
+// names one is refused with the why.
+type Decliner interface {
+	Declines() map[string]string
+}
+
 // Helper is implemented by a suite with more to say in `qpslab run NAME
 // --help` than its summary.
 type Helper interface {
