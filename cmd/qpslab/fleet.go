@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,18 +52,9 @@ func newFleetSubmitCmd() *cobra.Command {
 	var planPath string
 	c := jobCmd("submit SUITE [plan flags] --hosts NAME|LABEL,… | submit --plan FILE", "Queue a plan (qpslab run's flags) as one job per host",
 		cobra.ArbitraryArgs, func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			switch {
-			case planPath == "" && len(args) == 0:
-				return fmt.Errorf("name the suite to run: qpslab fleet submit SUITE … --hosts …, or give a plan file with --plan FILE")
-			case planPath == "":
-				_, err := suite.Get(args[0]) // a known suite is its own subcommand
-				return err
-			case len(args) > 0:
-				return fmt.Errorf("--plan %s names the suite and its flags: give no suite %s", planPath, args[0])
-			}
-			return jobs.SubmitFile(cmd.Context(), e, planPath, o, cmd.Flags().Changed)
+			return jobs.SubmitFile(cmd.Context(), e, planPath, args, o, cmd.Flags().Changed)
 		})
-	c.Long = help("fleet-submit-SUITE", "fleet-submit-plan")
+	c.Long = help("fleet-submit-SUITE") + "\n\n" + help("fleet-submit-plan")
 	submitFlags(c, &o)
 	c.Flags().StringVar(&planPath, "plan", "", "a plan file: suite, hosts and parameters (YAML)")
 	for _, s := range suite.All() {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/host"
@@ -15,10 +17,7 @@ func newHostCmd() *cobra.Command {
 	var serverCPUs, clientCPUs, datadir string
 	check := jobCmd("check", "Report the host's frequency state and every variance risk, with the command that removes it", cobra.NoArgs,
 		func(_ *cobra.Command, e jobs.Env, _ []string) error {
-			if datadir == "" {
-				datadir = e.Home.Sandboxes()
-			}
-			c, err := host.CheckFor(roots, serverCPUs, clientCPUs, datadir)
+			c, err := host.CheckFor(roots, serverCPUs, clientCPUs, cmp.Or(datadir, e.Home.Sandboxes()))
 			switch {
 			case err != nil:
 				return err

@@ -47,24 +47,14 @@ func main() {
 }
 
 func newRoot() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "qpslab",
-		Short:         "A database performance lab: did this build or config make my database faster or slower?",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-	}
+	root := &cobra.Command{Use: "qpslab", Short: "A database performance lab: did this build or config make my database faster or slower?", SilenceErrors: true, SilenceUsage: true}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		&cobra.Command{
-			Use:   "version",
-			Short: "Print qpslab's version",
-			Args:  cobra.NoArgs,
-			Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) },
-		},
+		&cobra.Command{Use: "version", Short: "Print qpslab's version", Args: cobra.NoArgs,
+			Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) }},
 		newBuildsCmd(), newConfigsCmd(), newServerCmd(), newSuitesCmd(), newRunCmd(), newHostCmd(),
 		newLabelsCmd(), newCompareCmd(), newMetricsCmd(), newStacksCmd(), newReportCmd(), newImportCmd(),
-		newDetectCmd(), newExportCmd(), newDemoCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(), newFleetCmd(),
-	)
+		newDetectCmd(), newExportCmd(), newDemoCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(), newFleetCmd())
 	addStoreFlag(root)
 	setHelp(root)
 	return root
@@ -73,18 +63,14 @@ func newRoot() *cobra.Command {
 //go:embed help
 var helpFiles embed.FS
 
-// help is the text of the help files named, a blank line between them; a
-// missing one is a programming error, which every help test finds.
-func help(names ...string) string {
-	var parts []string
-	for _, n := range names {
-		b, err := helpFiles.ReadFile("help/" + n + ".txt")
-		if err != nil {
-			panic(err)
-		}
-		parts = append(parts, strings.TrimSpace(string(b)))
+// help is the text of help file name; a missing one is a programming
+// error, which every help test finds.
+func help(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err)
 	}
-	return strings.Join(parts, "\n\n")
+	return strings.TrimSpace(string(b))
 }
 
 // setHelp gives c and every command under it that has no long help its

@@ -1,29 +1,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/suite"
 )
 
 func newRunCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "run SUITE",
-		Short: "Run a benchmark suite against sandboxed builds (qpslab suites lists them)",
-		Args:  cobra.ArbitraryArgs,
+	c := &cobra.Command{Use: "run SUITE", Short: "Run a benchmark suite against sandboxed builds (qpslab suites lists them)", Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fmt.Errorf("name the suite to run: qpslab run SUITE (qpslab suites lists them)")
 			}
 			_, err := suite.Get(args[0]) // a known suite is its own subcommand: this is an unknown one
 			return err
-		},
-	}
+		}}
 	for _, s := range suite.All() {
 		c.AddCommand(newSuiteRunCmd(s))
 	}
@@ -61,22 +60,32 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 
 func newSuitesCmd() *cobra.Command {
 	var format string
-	c := &cobra.Command{
-		Use:   "suites [NAME]",
-		Short: "List the benchmark suites: their tests, report layouts and the figures they report",
-		Args:  cobra.MaximumNArgs(1),
+	c := &cobra.Command{Use: "suites [NAME]", Short: "List the benchmark suites: their tests, report layouts and the figures they report", Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			all := suite.All()
-			if len(args) == 1 {
-				s, err := suite.Get(args[0])
-				if err != nil {
-					return err
-				}
-				all = []suite.Suite{s}
+			ss, err := suite.Named(args...)
+			if err != nil {
+				return err
 			}
-			return report.Suites(cmd.OutOrStdout(), all, format)
-		},
-	}
+			return report.Suites(cmd.OutOrStdout(), ss, format)
+		}}
 	report.FormatFlag(c.Flags(), &format, "text", "json")
+	return c
+}
+
+func newDemoCmd() *cobra.Command {
+	var o jobs.DemoOptions
+	c := jobCmd("demo", "The seeds' experiment in miniature: MariaDB 10.2.11 against 10.11, all 42 sysbench tests, compared",
+		cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+			o.Load = func(_ context.Context, st *store.Store, suite string, labels []string) ([]analysis.Set, error) {
+				return selection{suite: suite}.load(cmd, st, labels, true)
+			}
+			return jobs.Demo(cmd.Context(), e, o)
+		})
+	c.Flags().IntVar(&o.Rows, "rows", 100_000, "rows in the table")
+	c.Flags().Float64Var(&o.Secs, "secs", 1, "seconds per test")
+	c.Flags().IntVar(&o.Repeat, "repeat", 2, "repeats of every test on both builds (each one's slices alternating)")
+	c.Flags().StringVar(&o.HTML, "html", "", "the report file (default <home>/reports/demo-TIME.html)")
+	c.Flags().StringVar(&o.Tests, "tests", "", "only these tests (globs, as qpslab run sysbench --tests); default all 42")
+	c.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")
 	return c
 }

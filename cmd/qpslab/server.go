@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -29,11 +27,10 @@ func newServerCmd() *cobra.Command {
 				return nil
 			}
 			<-cmd.Context().Done()
-			if err := srv.Stop(); err != nil {
-				return err
+			if err = srv.Stop(); err == nil {
+				report.Stopped(e.Out, srv.Name, true, false)
 			}
-			report.Stopped(e.Out, srv.Name, true, false)
-			return nil
+			return err
 		})
 	f := start.Flags()
 	f.StringVar(&spec.Name, "name", "", "sandbox name (default BUILD.CONFIG)")
@@ -65,13 +62,9 @@ func newServerCmd() *cobra.Command {
 	var tcp bool
 	sql := jobCmd("sql NAME QUERY", "Run one SQL statement on a running sandbox and print the rows, tab-separated", cobra.ExactArgs(2),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			st, err := sandbox.Running(e.Home, args[0])
+			cols, rows, err := sandbox.Query(cmd.Context(), e.Home, args[0], tcp, args[1])
 			if err != nil {
 				return err
-			}
-			cols, rows, err := client.Query(cmd.Context(), st.Endpoint, tcp, args[1])
-			if err != nil {
-				return fmt.Errorf("%s: %w", st.Name, err)
 			}
 			return report.Rows(e.Out, cols, rows)
 		})

@@ -231,4 +231,3 @@ func withLogTail(h home.Home, p *plan.Plan, err error) error {
 	}
 	return fmt.Errorf("%w; the server log of %s ends: %s (full log: %s)", err, last.Name, tail, last.Log)
 }
-

@@ -58,8 +58,19 @@ func (l *listOrText) UnmarshalYAML(n *yaml.Node) error {
 
 // SubmitFile queues the plan of the file at path (fleet submit --plan):
 // its suite, hosts, timeout, attempts and parameters; the options the
-// command line gave (given says which) win over the file's.
-func SubmitFile(ctx context.Context, e Env, path string, o SubmitOptions, given func(flag string) bool) error {
+// command line gave (given says which) win over the file's. args are the
+// command's arguments, which name no suite (each known one is a command
+// of its own).
+func SubmitFile(ctx context.Context, e Env, path string, args []string, o SubmitOptions, given func(flag string) bool) error {
+	switch {
+	case path == "" && len(args) == 0:
+		return fmt.Errorf("name the suite to run: qpslab fleet submit SUITE … --hosts …, or give a plan file with --plan FILE")
+	case path == "":
+		_, err := suite.Get(args[0]) // a known suite is its own subcommand: this is an unknown one
+		return err
+	case len(args) > 0:
+		return fmt.Errorf("--plan %s names the suite and its flags: give no suite %s", path, args[0])
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--plan: %w", err)

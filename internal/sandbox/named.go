@@ -3,9 +3,11 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
 )
@@ -44,4 +46,18 @@ func StopNamed(h home.Home, names []string, all bool, timeout time.Duration, sto
 		stopped(st.Name, was)
 	}
 	return nil
+}
+
+// Query runs one SQL statement on running sandbox name (qpslab server sql)
+// and returns its columns and rows as text.
+func Query(ctx context.Context, h home.Home, name string, tcp bool, q string) ([]string, [][]string, error) {
+	st, err := Running(h, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	cols, rows, err := client.Query(ctx, st.Endpoint, tcp, q)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", st.Name, err)
+	}
+	return cols, rows, nil
 }

@@ -110,15 +110,15 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 }
 
 // Tokens does one of qpslab tokens' commands (create, list, revoke) on
-// the store open opens: create prints the new token once on out and what
-// it is on errw.
-func Tokens(ctx context.Context, open func() (*store.Store, error), do string, args, scopes []string, out, errw io.Writer) error {
+// the store (dsn: --store; "" for the home's): create prints the new
+// token once on out and what it is on errw.
+func Tokens(ctx context.Context, h home.Home, dsn, do string, args, scopes []string, out, errw io.Writer) error {
 	if do == "create" {
 		if err := CheckScopes(scopes); err != nil {
 			return err
 		}
 	}
-	st, err := open()
+	st, err := store.Open(ctx, dsn, h.StoreFile())
 	if err != nil {
 		return err
 	}

@@ -290,6 +290,22 @@ func All() []Suite {
 	return out
 }
 
+// Named returns the suites named, or with none every one.
+func Named(names ...string) ([]Suite, error) {
+	if len(names) == 0 {
+		return All(), nil
+	}
+	var out []Suite
+	for _, n := range names {
+		s, err := Get(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 func namesLocked() []string {
 	var names []string
 	for n := range registry.m {
