@@ -10,21 +10,18 @@ import (
 
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/store"
 )
 
 // Status prints the fleet's hosts and jobs, or the jobs named (args: their
 // ids) in full, in format text or json.
 func Status(ctx context.Context, e Env, args []string, format string) error {
-	ids, err := parseJobIDs(args)
-	if err != nil {
-		return err
-	}
-	st, fl, err := e.openFleet(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	defer fl.Close()
+	return withFleet(ctx, e, args, func(st *store.Store, fl *fleet.Fleet, ids []int64) error {
+		return status(ctx, e, st, fl, ids, format)
+	})
+}
+
+func status(ctx context.Context, e Env, st *store.Store, fl *fleet.Fleet, ids []int64, format string) error {
 	hosts, err := fl.Hosts(ctx)
 	if err != nil {
 		return err
@@ -85,20 +82,16 @@ func Status(ctx context.Context, e Env, args []string, format string) error {
 
 // Hosts prints the hosts whose agents registered, in format text or json.
 func Hosts(ctx context.Context, e Env, format string) error {
-	st, fl, err := e.openFleet(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	defer fl.Close()
-	hosts, err := fl.Hosts(ctx)
-	if err != nil {
-		return err
-	}
-	if format == "json" {
-		return report.JSON(e.Out, hosts)
-	}
-	return report.FleetHosts(e.Out, hosts)
+	return withFleet(ctx, e, nil, func(_ *store.Store, fl *fleet.Fleet, _ []int64) error {
+		hosts, err := fl.Hosts(ctx)
+		if err != nil {
+			return err
+		}
+		if format == "json" {
+			return report.JSON(e.Out, hosts)
+		}
+		return report.FleetHosts(e.Out, hosts)
+	})
 }
 
 // Cancel cancels the jobs named: a queued one never runs, a running one
@@ -130,6 +123,23 @@ func Retry(ctx context.Context, e Env, args []string) error {
 // eachJob does f to each job named, saying what became of each; the first
 // failure is the command's error, after the rest were done.
 func eachJob(ctx context.Context, e Env, args []string, f func(*fleet.Fleet, int64) (string, error)) error {
+	return withFleet(ctx, e, args, func(_ *store.Store, fl *fleet.Fleet, ids []int64) error {
+		var errs []error
+		for _, id := range ids {
+			line, err := f(fl, id)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			fmt.Fprintln(e.Out, line)
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// withFleet reads the job ids in args and calls f with them and the
+// shared store and its fleet open.
+func withFleet(ctx context.Context, e Env, args []string, f func(*store.Store, *fleet.Fleet, []int64) error) error {
 	ids, err := parseJobIDs(args)
 	if err != nil {
 		return err
@@ -140,16 +150,7 @@ func eachJob(ctx context.Context, e Env, args []string, f func(*fleet.Fleet, int
 	}
 	defer st.Close()
 	defer fl.Close()
-	var errs []error
-	for _, id := range ids {
-		line, err := f(fl, id)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		fmt.Fprintln(e.Out, line)
-	}
-	return errors.Join(errs...)
+	return f(st, fl, ids)
 }
 
 // parseJobIDs reads job ids from the command line.
