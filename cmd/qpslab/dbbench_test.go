@@ -79,7 +79,7 @@ func TestDBBench(t *testing.T) {
 		{[]string{"run", "db_bench", "--build", "rocksdb-system", "--config", "bad"}, "config bad: the db_bench of build rocksdb-system has no flag --no_such_flag"},
 		{[]string{"run", "sysbench", "--build", "rocksdb-system", "--config", "default"}, "build rocksdb-system is rocksdb, which is no server"},
 		{[]string{"run", "db_bench", "--build", "mariadb-system"}, "suite db_bench runs rocksdb builds"},
-		{[]string{"run", "db_bench", "--build", "rocksdb-system", "--tcp"}, "--tcp does not apply to db_bench"},
+		{[]string{"run", "db_bench", "--build", "rocksdb-system", "--tcp"}, "unknown flag: --tcp: db_bench does not take it: db_bench runs no server"},
 		{[]string{"server", "start", "rocksdb-system", "default"}, "which has no server to start"},
 	} {
 		r := qpslab(t, h, c.args...)

@@ -1,10 +1,12 @@
 // Command qpslab is a database performance lab: it runs benchmarks against
 // servers it starts itself from named builds and configs. This package only
-// wires cobra commands to the internal packages.
+// wires cobra commands to the internal packages; each command's long help
+// is help/<its path, words joined by ->.txt.
 package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
@@ -35,7 +38,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "qpslab: interrupted; every server this run started has been stopped")
 			os.Exit(130)
 		}
-		fmt.Fprintln(os.Stderr, "qpslab: "+oneLine(err.Error()))
+		fmt.Fprintln(os.Stderr, "qpslab: "+strings.Join(strings.Fields(err.Error()), " "))
 		var gate *report.GateFailed // detect --fail-on
 		if errors.As(err, &gate) {
 			os.Exit(gate.ExitCode())
@@ -44,60 +47,61 @@ func main() {
 	}
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
 func newRoot() *cobra.Command {
-	root := &cobra.Command{
-		Use:   "qpslab",
-		Short: "A database performance lab: did this build or config make my database faster or slower?",
-		Long: `qpslab benchmarks MariaDB, MySQL and PostgreSQL servers that it starts itself,
-each from a named build (a version's binaries) and a named config (a my.cnf or
-postgresql.conf fragment), in a sandbox of its own, and RocksDB's db_bench
-with named option sets. It runs benchmark suites
-(qpslab suites lists them) over builds × configs × thread counts × repeats,
-interleaved, keeps every run in its store, and compares, reports and follows
-the results over history.
-
-Files live in the qpslab home: $QPSLAB_HOME, by default ~/.qpslab, or
-/var/lib/qpslab when run as root (PostgreSQL refuses to run as root, so qpslab
-runs it as an unprivileged user, which must be able to reach the datadir).
-Registry artifacts are cached in $QPSLAB_CACHE, by default <home>/cache.`,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-	}
+	root := &cobra.Command{Use: "qpslab", Short: "A database performance lab: did this build or config make my database faster or slower?", SilenceErrors: true, SilenceUsage: true}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		&cobra.Command{
-			Use:   "version",
-			Short: "Print qpslab's version",
-			Args:  cobra.NoArgs,
-			Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) },
-		},
-		newBuildsCmd(),
-		newConfigsCmd(),
-		newServerCmd(),
-		newSuitesCmd(),
-		newRunCmd(),
-		newHostCmd(),
-		newLabelsCmd(),
-		newCompareCmd(),
-		newMetricsCmd(),
-		newStacksCmd(),
-		newReportCmd(),
-		newImportCmd(),
-		newDetectCmd(),
-		newExportCmd(),
-		newDemoCmd(),
-		newServeCmd(),
-		newTokensCmd(),
-		newAgentCmd(),
-		newFleetCmd(),
-	)
+		&cobra.Command{Use: "version", Short: "Print qpslab's version", Args: cobra.NoArgs,
+			Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) }},
+		newBuildsCmd(), newConfigsCmd(), newServerCmd(), newSuitesCmd(), newRunCmd(), newHostCmd(),
+		newLabelsCmd(), newCompareCmd(), newMetricsCmd(), newStacksCmd(), newReportCmd(), newImportCmd(),
+		newDetectCmd(), newExportCmd(), newDemoCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(), newFleetCmd())
 	addStoreFlag(root)
+	setHelp(root)
 	return root
+}
+
+//go:embed help
+var helpFiles embed.FS
+
+// help is the text of help file name; a missing one is a programming
+// error, which every help test finds.
+func help(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// setHelp gives c and every command under it that has no long help its
+// help file, if there is one.
+func setHelp(c *cobra.Command) {
+	name := strings.ReplaceAll(strings.TrimPrefix(c.CommandPath(), "qpslab "), " ", "-")
+	if _, err := helpFiles.Open("help/" + name + ".txt"); err == nil && c.Long == "" {
+		c.Long = help(name)
+	}
+	for _, s := range c.Commands() {
+		setHelp(s)
+	}
 }
 
 // resolveHome returns the qpslab home.
 func resolveHome() (home.Home, error) { return home.Resolve() }
+
+// withEnv is a RunE that calls f with the command's env: the home, its
+// --store and its writers.
+func withEnv(f func(*cobra.Command, jobs.Env, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		h, err := resolveHome()
+		if err != nil {
+			return err
+		}
+		return f(cmd, jobs.Env{Home: h, Store: storeDSN(cmd), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}, args)
+	}
+}
+
+// jobCmd is a command that runs f with its env.
+func jobCmd(use, short string, args cobra.PositionalArgs, f func(*cobra.Command, jobs.Env, []string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: args, RunE: withEnv(f)}
+}

@@ -84,6 +84,13 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("--help does not mention %q:\n%s", want, r.stdout)
 		}
 	}
+	// A suite's help offers the plan's flags it takes, and no other.
+	if r := qpslab(t, h, "run", "ibench", "--help"); r.code != 0 || strings.Contains(r.stdout, "--rate ") || strings.Contains(r.stdout, "--warmup") || !strings.Contains(r.stdout, "--rates") {
+		t.Errorf("run ibench --help offers --rate or --warmup, or lacks --rates: %+v", r)
+	}
+	if r := qpslab(t, h, "run", "sysbench", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--rate ") || !strings.Contains(r.stdout, "With --rate, open loop") {
+		t.Errorf("run sysbench --help lacks --rate: %+v", r)
+	}
 	if r := qpslab(t, h, "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "qpslab ") {
 		t.Errorf("version: %+v", r)
 	}
@@ -159,6 +166,9 @@ func TestBadInput(t *testing.T) {
 		{"run with a bad transport", []string{"run", "sysbench", "--build", "mariadb-system", "--transport", "carrier-pigeon"}, []string{"unknown transport", "blocking"}},
 		{"run with no rows", []string{"run", "sysbench", "--build", "mariadb-system", "--rows", "0"}, []string{"--rows 0", "give a whole number from 1"}},
 		{"run on a stopped sandbox", []string{"run", "sysbench", "--sandbox", "nosuch"}, []string{"no sandbox named"}},
+		{"ibench given --rate", []string{"run", "ibench", "--build", "mariadb-system", "--rate", "10"}, []string{"unknown flag: --rate", "ibench does not take it", "--rates"}},
+		{"ibench submitted with --threads", []string{"fleet", "submit", "ibench", "--threads", "4"}, []string{"unknown flag: --threads", "--clients"}},
+		{"sysbench takes --rate", []string{"run", "sysbench", "--rate", "10"}, []string{"--build"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := qpslab(t, h, tc.args...)

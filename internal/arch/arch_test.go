@@ -39,8 +39,9 @@ var layer = map[string]int{
 	"internal/workload": 4, "internal/plan": 4, "internal/importer": 4, "internal/recorder": 4, "internal/analysis": 4,
 	// Presenting; selecting the runs a question is about, for every surface.
 	"internal/report": 5, "internal/selector": 5,
-	// Serving what is presented: the dashboard, its API and alerts.
-	"internal/serve": 6,
+	// Serving what is presented: the dashboard, its API and alerts; and
+	// running plans for the commands (qpslab run, the fleet, the demo).
+	"internal/serve": 6, "internal/jobs": 6,
 	// Wiring.
 	"cmd/qpslab": 7, "bench/changepoint": 7,
 }

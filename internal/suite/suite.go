@@ -54,6 +54,14 @@ type Suite interface {
 	Configure(v Values) (*Plan, error)
 }
 
+// Decliner is implemented by a suite that does not take some of the
+// plan's common parameters (plan.Common): their names, each with why, in
+// a few words. The command does not offer them as flags, and a plan that
+// names one is refused with the why.
+type Decliner interface {
+	Declines() map[string]string
+}
+
 // Helper is implemented by a suite with more to say in `qpslab run NAME
 // --help` than its summary.
 type Helper interface {
@@ -329,6 +337,22 @@ func All() []Suite {
 		out = append(out, registry.m[n])
 	}
 	return out
+}
+
+// Named returns the suites named, or with none every one.
+func Named(names ...string) ([]Suite, error) {
+	if len(names) == 0 {
+		return All(), nil
+	}
+	var out []Suite
+	for _, n := range names {
+		s, err := Get(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func namesLocked() []string {

@@ -206,6 +206,20 @@ type Options struct {
 	warned *sync.Map // warnings already given in this plan
 }
 
+// Declines are the plan's common parameters db_bench does not take.
+func (dbbenchSuite) Declines() map[string]string {
+	return map[string]string{
+		"warmup":      "each step runs db_bench whole, as benchmark.sh does",
+		"rate":        "db_bench runs closed loop",
+		"arrivals":    "db_bench runs closed loop",
+		"max-backlog": "db_bench runs closed loop",
+		"tcp":         "db_bench runs no server",
+		"no-prepare":  "db_bench runs no server",
+		"transport":   "db_bench runs no server",
+		"sandbox":     "db_bench runs no server: each run gets a scratch folder",
+	}
+}
+
 // Configure reads the suite's values and makes its steps.
 func (dbbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	c := v.Check()
@@ -244,20 +258,6 @@ func (dbbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	for _, t := range o.Tests {
 		if indexOf(names, t) == len(names) {
 			c.Problem("--tests %s: unknown step; db_bench's are %s (the load, --load, always runs)", suite.Quote(t), strings.Join(names, ", "))
-		}
-	}
-	for _, common := range []struct{ name, why string }{
-		{"warmup", "each step runs db_bench whole, as benchmark.sh does"},
-		{"rate", "db_bench runs closed loop"},
-		{"arrivals", "db_bench runs closed loop"},
-		{"max-backlog", "db_bench runs closed loop"},
-		{"tcp", "db_bench runs no server"},
-		{"no-prepare", "db_bench runs no server"},
-		{"transport", "db_bench runs no server"},
-		{"sandbox", "db_bench runs no server: each run gets a scratch folder"},
-	} {
-		if v.Changed(common.name) {
-			c.Problem("--%s does not apply to db_bench: %s", common.name, common.why)
 		}
 	}
 	if err := c.Err(); err != nil {

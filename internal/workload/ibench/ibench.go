@@ -173,6 +173,15 @@ func (o Options) NR1() int64 { return int64(math.Round(o.MR1 * 1e6 * float64(o.C
 // NR2 is the rows l.i1 and l.i2 insert together, over all clients.
 func (o Options) NR2() int64 { return int64(math.Round(o.MR2 * 1e6 * float64(o.Clients))) }
 
+// Declines are the plan's common parameters the Insert Benchmark does not take.
+func (ibenchSuite) Declines() map[string]string {
+	return map[string]string{
+		"threads": "the Insert Benchmark's concurrency is --clients",
+		"rate":    "its read+write steps pace their inserts at --rates",
+		"warmup":  "its steps run to the end of their rows, unwarmed, as the reference's",
+	}
+}
+
 // Configure reads the suite's values and makes its steps.
 func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	c := v.Check()
@@ -193,15 +202,6 @@ func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	}
 	if o.Deletes && o.Shared {
 		c.Problem("--delete-per-insert and --shared-table exclude each other (as in the reference): each client deletes the oldest rows of its own table")
-	}
-	for _, common := range []struct{ name, why string }{
-		{"threads", "the Insert Benchmark's concurrency is --clients"},
-		{"rate", "its read+write steps pace their inserts at --rates"},
-		{"warmup", "its steps run to the end of their rows, unwarmed, as the reference's"},
-	} {
-		if v.Changed(common.name) {
-			c.Problem("--%s does not apply to ibench: %s", common.name, common.why)
-		}
 	}
 	if err := c.Err(); err != nil {
 		return nil, err

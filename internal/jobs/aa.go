@@ -1,0 +1,117 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// aaConfigs makes the two labels of an A/A run: the one config named,
+// under two names of its own (CONFIG-aa1, CONFIG-aa2) with its settings
+// and nothing else, so the same server is measured against itself.
+func aaConfigs(ctx context.Context, h home.Home, v suite.Values) (suite.Values, error) {
+	c := v.Check()
+	builds, configs := c.List("build"), c.List("config")
+	if len(builds) != 1 || len(configs) != 1 || c.String("sandbox") != "" || len(c.List("set")) > 0 || c.String("grid") != "" {
+		return v, fmt.Errorf("--aa measures one build and config against itself: give exactly one --build and one --config (no --sandbox, --set or --grid)")
+	}
+	if len(c.List("engine")) > 1 {
+		return v, fmt.Errorf("--aa measures one build and config against itself: give at most one --engine")
+	}
+	b, err := (build.Registry{Dir: h.Builds(), Cache: h.Cache}).Get(ctx, builds[0])
+	if err != nil {
+		return v, err
+	}
+	cs := config.Store{Dir: h.Configs()}
+	base, err := cs.Get(configs[0], config.FamilyOf(string(b.Flavor)))
+	if err != nil {
+		return v, err
+	}
+	var names []string
+	for _, n := range []string{"aa1", "aa2"} {
+		name := base.Name + "-" + n
+		content := fmt.Sprintf("# qpslab: base=%s\n# An A/A label of qpslab run --aa: %s's settings under a name of its own.\n", base.Name, base.Name)
+		if _, err := cs.AddContent(name, []byte(content), base.Family, true); err != nil {
+			return v, err
+		}
+		names = append(names, name)
+	}
+	return v.With("config", strings.Join(names, ",")), nil
+}
+
+// keepNoise keeps what an A/A run measured as its host's noise floor, per
+// test, and prints it.
+func keepNoise(ctx context.Context, e Env, p *plan.Plan, runs []result.Run) error {
+	sets := labelSets(runs)
+	if len(sets) != 2 {
+		return fmt.Errorf("the A/A run stored %d label(s), not 2: no noise floor kept", len(sets))
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		return fmt.Errorf("the A/A run's comparison: %w", err)
+	}
+	floors := analysis.AAFloors(cmp)
+	if len(floors) == 0 {
+		return fmt.Errorf("the A/A run has no paired test to measure a noise floor from (it needs --interleave test and tests that run on both labels)")
+	}
+	hostID := ""
+	for _, r := range runs {
+		if id, err := store.HostID(r.Host); err == nil && len(r.Host) > 0 {
+			hostID = id
+			break
+		}
+	}
+	if hostID == "" {
+		return fmt.Errorf("the A/A run's runs record no host: no noise floor kept")
+	}
+	budget := map[string]string{"repeat": strconv.Itoa(max(p.Repeat, 1)), "slices": strconv.Itoa(p.Slices), "interleave": p.Layout().Mode}
+	for k, v := range p.Steps.Params {
+		budget[k] = v
+	}
+	var keep []store.NoiseFloor
+	now := time.Now().UTC()
+	for _, f := range floors {
+		keep = append(keep, store.NoiseFloor{HostID: hostID, Suite: cmp.Suite, Test: f.Test, Threads: f.Threads, Conditions: f.Conditions, Metric: store.HeadlineMetric,
+			Floor: f.Floor, Rel: f.Rel, Lo: f.Lo, Hi: f.Hi, Rounds: f.Rounds, Pairing: f.Pairing, Plan: p.ID, Build: p.Builds[0].Name,
+			Config: strings.TrimSuffix(p.Configs[0].Name, "-aa1"), Budget: budget, Measured: now})
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.SaveNoise(ctx, keep); err != nil {
+		return err
+	}
+	report.Floors(e.Out, cmp, floors, hostID)
+	return nil
+}
+
+// labelSets groups runs by label, in the order the labels first appear.
+func labelSets(runs []result.Run) []analysis.Set {
+	var sets []analysis.Set
+	at := map[string]int{}
+	for _, r := range runs {
+		l := r.Label()
+		i, ok := at[l]
+		if !ok {
+			i = len(sets)
+			at[l] = i
+			sets = append(sets, analysis.Set{Label: l})
+		}
+		sets[i].Runs = append(sets[i].Runs, r)
+	}
+	return sets
+}

@@ -1,0 +1,233 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/fleet"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// AgentOptions are what qpslab agent takes.
+type AgentOptions struct {
+	Name        string   // the host's name in the fleet ("": the hostname)
+	Labels      []string // what jobs are submitted by
+	OnTerm      string   // finish or abort the job in progress on SIGTERM
+	Heartbeat   time.Duration
+	RescueAfter time.Duration
+}
+
+// Agent registers this host in the fleet of the env's store and works its
+// jobs, one at a time, until ctx ends (docs/fleet.md).
+func Agent(ctx context.Context, e Env, o AgentOptions) error {
+	if o.OnTerm != "finish" && o.OnTerm != "abort" {
+		return fmt.Errorf("--on-term %s: give finish (the job in progress ends first) or abort (it is cancelled)", o.OnTerm)
+	}
+	if o.Heartbeat < time.Second {
+		return fmt.Errorf("--heartbeat %s: give 1s or more", o.Heartbeat)
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("read the hostname: %w", err)
+	}
+	name := o.Name
+	if name == "" {
+		name = fleet.DefaultName(hostname)
+	}
+	if err := fleet.ValidName(name); err != nil {
+		return fmt.Errorf("--name: %w", err)
+	}
+	for _, l := range o.Labels {
+		if err := fleet.ValidName(l); err != nil {
+			return fmt.Errorf("--labels %s: a label is named as an agent is: %w", l, err)
+		}
+	}
+	h := e.Home
+	Clean(h, e.Err) // what an agent that was killed left
+	st, fl, err := e.openFleet(ctx)
+	if err != nil {
+		return err
+	}
+	st.Close() // each job opens the store as qpslab run does
+	defer fl.Close()
+	fleet.SetRiverLog(e.Err)
+	hc, err := host.Inspect(host.Real)
+	if err != nil {
+		return fmt.Errorf("record the host fingerprint: %w", err)
+	}
+	agent := ""
+	if name != fleet.DefaultName(hostname) {
+		agent = name // its own host in the store (docs/fleet.md)
+	}
+	hc.Agent = agent
+	fp, err := json.Marshal(hc)
+	if err != nil {
+		return err
+	}
+	builds, configs, err := agentHas(ctx, h)
+	if err != nil {
+		return err
+	}
+	// A second signal (or the first, with --on-term abort) aborts the job
+	// in progress; the command's context ends at the first.
+	abort := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		n := 0
+		for range sigs {
+			if n++; n == 2 || o.OnTerm == "abort" {
+				close(abort)
+				return
+			}
+		}
+	}()
+	a := &fleet.Agent{
+		Fleet: fl,
+		Host: fleet.Host{Name: name, Labels: o.Labels, HostID: hc.ID(), Fingerprint: fp, Hostname: hostname,
+			Builds: builds, Configs: configs, Interval: o.Heartbeat},
+		RescueAfter: o.RescueAfter,
+		Work: func(ctx context.Context, at fleet.Attempt) error {
+			return runJob(ctx, e, name, agent, at)
+		},
+		Have: func() ([]fleet.Build, []fleet.Config) {
+			b, c, err := agentHas(context.Background(), h)
+			if err != nil {
+				fmt.Fprintf(e.Err, "agent %s: %v\n", name, err)
+			}
+			return b, c
+		},
+		Log: func(line string) { fmt.Fprintf(e.Err, "%s %s\n", time.Now().UTC().Format("15:04:05"), line) },
+	}
+	return a.Run(ctx, abort)
+}
+
+// agentHas lists the builds and configs of the agent's home.
+func agentHas(ctx context.Context, h home.Home) ([]fleet.Build, []fleet.Config, error) {
+	bs, err := build.Registry{Dir: h.Builds(), Cache: h.Cache}.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := config.Store{Dir: h.Configs()}.List()
+	if err != nil {
+		return nil, nil, err
+	}
+	var builds []fleet.Build
+	for _, b := range bs {
+		builds = append(builds, fleet.Build{Name: b.Name, Flavor: string(b.Flavor), Version: b.Version})
+	}
+	var configs []fleet.Config
+	for _, c := range cs {
+		configs = append(configs, fleet.Config{Name: c.Name, Family: string(c.Family), ID: c.ID()})
+	}
+	return builds, configs, nil
+}
+
+// runJob runs one attempt of a fleet job on this agent: the plan, through
+// the code qpslab run uses, with its runs stored under the agent's name and
+// the job's id and attempt; the runs of its earlier attempts stop counting
+// first.
+func runJob(ctx context.Context, e Env, name, agent string, at fleet.Attempt) error {
+	h := e.Home
+	// What this host cannot run as it is fails the job at once
+	// (fleet.Permanent); what may pass (a fetch, a server's start, a run)
+	// is retried.
+	s, err := suite.Get(at.Job.Suite)
+	if err != nil {
+		return fleet.Permanent(err)
+	}
+	v, err := plan.ValuesOf(s, at.Job.Params)
+	if err != nil {
+		return fleet.Permanent(err)
+	}
+	p, err := plan.Parse(s, v)
+	if err != nil {
+		return fleet.Permanent(err)
+	}
+	job := strconv.FormatInt(at.ID, 10)
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	lost, superseded, err := st.SupersedeJob(ctx, job, at.Attempt)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	if lost+superseded > 0 {
+		fmt.Fprintf(e.Err, "job %d, attempt %d: the runs of its earlier attempts stop counting: %d left running by a lost agent and %d finished are marked aborted\n",
+			at.ID, at.Attempt, lost, superseded)
+	}
+	// The builds a job names that this host lacks are fetched first.
+	reg := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+	for _, b := range p.Builds {
+		if _, err := reg.Get(ctx, b.Name); err == nil {
+			continue
+		}
+		if _, aerr := build.ParseArtifact(b.Name); aerr != nil {
+			return fleet.Permanent(fmt.Errorf("this host has no build %s, and it is not a registry build to fetch: add it (qpslab builds add) and retry the job", b.Name))
+		}
+		fmt.Fprintf(e.Err, "job %d: fetching build %s\n", at.ID, b.Name)
+		if _, err := reg.Fetch(ctx, b.Name, build.FetchOptions{Name: b.Name, Log: e.Err}); err != nil {
+			return fmt.Errorf("fetch build %s: %w", b.Name, err)
+		}
+	}
+	if err := p.Resolve(ctx, h); err != nil {
+		return fleet.Permanent(err)
+	}
+	if err := p.Check(h); err != nil {
+		return fleet.Permanent(err)
+	}
+	out := filepath.Join(h.Results(), fmt.Sprintf("fleet-job%d-attempt%d-%s.json", at.ID, at.Attempt, time.Now().UTC().Format("20060102-150405")))
+	if err := home.Ensure(filepath.Dir(out)); err != nil {
+		return err
+	}
+	_, err = runPlan(ctx, e, p, planRun{out: out, verbose: true, agent: agent,
+		meta: store.Meta{Hostname: name, Job: job, JobAttempt: at.Attempt}})
+	if err != nil {
+		return withLogTail(h, p, err)
+	}
+	return nil
+}
+
+// withLogTail adds to a failed job's error the tail of the server log of
+// the last sandbox it started, unless the error carries it already (a
+// server that died or failed to start says why from its log).
+func withLogTail(h home.Home, p *plan.Plan, err error) error {
+	if strings.Contains(err.Error(), "(full log: ") {
+		return err
+	}
+	var last sandbox.State
+	for _, b := range p.Builds {
+		for _, c := range p.Configs {
+			st, gerr := sandbox.Get(h, sandbox.DefaultName(b, c))
+			if gerr == nil && st.Log != "" && st.Started.After(last.Started) {
+				last = st
+			}
+		}
+	}
+	if last.Log == "" {
+		return err
+	}
+	tail := sandbox.LogTail(last.Log, 5)
+	if tail == "" {
+		return err
+	}
+	return fmt.Errorf("%w; the server log of %s ends: %s (full log: %s)", err, last.Name, tail, last.Log)
+}

@@ -1,0 +1,110 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/selector"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// DemoOptions are what qpslab demo takes.
+type DemoOptions struct {
+	Rows, Repeat int
+	Secs         float64 // seconds per test
+	HTML         string  // the report file ("": <home>/reports/demo-TIME.html)
+	Tests        string  // globs, as run sysbench --tests ("": all)
+	Verbose      bool
+}
+
+// Demo runs the seeds' experiment in miniature: the host check, the
+// registry build mariadb-10.2.11 against mariadb-system on sysbench's 42
+// tests, interleaved, and their comparison with its HTML report.
+func Demo(ctx context.Context, e Env, o DemoOptions) error {
+	if o.Rows < 1 || !(o.Secs > 0 && o.Secs <= 3600) || o.Repeat < 1 { // !(>): NaN too
+		return fmt.Errorf("qpslab demo needs --rows ≥ 1, --secs > 0 (at most 3600) and --repeat ≥ 1")
+	}
+	h, out, errw := e.Home, e.Out, e.Err
+	step := func(s string) { fmt.Fprintf(errw, "\n== %s\n", s) }
+
+	step("host check (qpslab host check shows it all)")
+	hc, err := host.Inspect(host.Real)
+	if err != nil {
+		return err
+	}
+	report.HostSummary(out, hc)
+
+	step("the builds: mariadb-10.2.11 from the registry (once), mariadb-system from Debian's packages")
+	reg := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+	if _, err := reg.Fetch(ctx, "mariadb-10.2.11", build.FetchOptions{Log: errw}); err != nil {
+		return err
+	}
+	// The demo's config is the shipped default under its own name (a
+	// config based on default with nothing of its own), so its labels
+	// never mix with other runs of the default config.
+	cs := config.Store{Dir: h.Configs()}
+	if _, err := cs.AddContent("demo", []byte("# qpslab: base=default\n# The demo's config: default's settings, under a name of its own.\n"), config.MySQL, true); err != nil {
+		return err
+	}
+
+	step("qpslab run sysbench --build mariadb-10.2.11,mariadb-system --config demo (builds interleaved)")
+	s, err := suite.Get("sysbench")
+	if err != nil {
+		return err
+	}
+	sec := strconv.FormatFloat(o.Secs, 'f', -1, 64)
+	v := suite.Defaults(plan.Common, s.Params())
+	for _, kv := range [][2]string{
+		{"build", "mariadb-10.2.11,mariadb-system"}, {"config", "demo"}, {"tables", "1"}, {"rows", strconv.Itoa(o.Rows)},
+		{"threads", "1"}, {"repeat", strconv.Itoa(o.Repeat)}, {"read-secs", sec}, {"write-secs", sec}, {"insert-secs", sec},
+		{"warmup", "0.5"}, {"postwrite-scale", "0"}, {"report-interval", "60"}, {"tests", o.Tests},
+	} {
+		v = v.With(kv[0], kv[1])
+	}
+	p, err := plan.New(ctx, h, s, v)
+	if err != nil {
+		return err
+	}
+	outFile := filepath.Join(h.Results(), "demo-"+time.Now().UTC().Format("20060102-150405")+".json")
+	if err := home.Ensure(h.Results()); err != nil {
+		return err
+	}
+	if _, err := runPlan(ctx, e, p, planRun{out: outFile, verbose: o.Verbose}); err != nil {
+		return err
+	}
+
+	step("qpslab compare mariadb-10.2.11.demo mariadb-system.demo")
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cmp, sets, err := selector.Selection{Suite: s.Name()}.Compare(ctx, st, []string{"mariadb-10.2.11.demo", "mariadb-system.demo"}, "", errw)
+	if err != nil {
+		return err
+	}
+	if err := report.Compare(out, cmp, "text", report.IsTTY(out)); err != nil {
+		return err
+	}
+	html := o.HTML
+	if html == "" {
+		html = filepath.Join(h.Reports(), "demo-"+time.Now().UTC().Format("20060102-150405")+".html")
+	}
+	if err := home.Ensure(filepath.Dir(html)); err != nil {
+		return err
+	}
+	if err := report.HTMLReport(errw, html, sets, cmp, selector.Content(ctx, st)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nThe HTML report: %s\n", html)
+	return nil
+}

@@ -1,0 +1,255 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/recorder"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/selector"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// RunOptions are what qpslab run SUITE takes beside the plan's values.
+type RunOptions struct {
+	Out       string // the results file ("": <home>/results/SUITE-TIME.json)
+	HTML      string // also write the HTML report of the run's labels here
+	ListTests bool   // print the tests the run would execute and stop
+	Verbose   bool   // every line and every run's figures, no progress bar
+	AA        bool   // an A/A run: keep the host's noise floor
+}
+
+// Run runs suite s with the parameters given (plan.ValuesOf) as qpslab
+// run does: the plan checked, run with its progress, its table and the
+// reports after it.
+func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o RunOptions) error {
+	h := e.Home
+	v, err := plan.ValuesOf(s, given)
+	if err != nil {
+		return err
+	}
+	if o.AA {
+		if v, err = aaConfigs(ctx, h, v); err != nil {
+			return err
+		}
+	}
+	p, err := plan.Parse(s, v)
+	if err != nil {
+		return err
+	}
+	if o.ListTests { // needs no build: the names are enough
+		return report.PlanTests(e.Out, p)
+	}
+	Clean(h, e.Err) // what an earlier qpslab that was killed left
+	if err := p.Resolve(ctx, h); err != nil {
+		return err
+	}
+	if err := p.Check(h); err != nil {
+		return err
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join(h.Results(), s.Name()+"-"+time.Now().UTC().Format("20060102-150405")+".json")
+	}
+	if err := home.Ensure(filepath.Dir(o.Out)); err != nil {
+		return err
+	}
+	if o.HTML != "" {
+		if err := home.Ensure(filepath.Dir(o.HTML)); err != nil {
+			return err
+		}
+	}
+	runs, err := runPlan(ctx, e, p, planRun{out: o.Out, verbose: o.Verbose})
+	if rerr := runReport(ctx, e, p, runs, o.HTML); rerr != nil && err == nil {
+		err = rerr
+	}
+	if o.AA && err == nil {
+		err = keepNoise(ctx, e, p, runs)
+	}
+	return err
+}
+
+// runReport prints what the run's table does not show: for a suite run in
+// steps, the reference's step tables; for a run of several labels (builds,
+// configs, engines), the comparison of each with the first (as qpslab
+// compare); and then the hardware cost per operation of this run's labels
+// (the first the base). It writes the HTML report of them when html is
+// set.
+func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html string) error {
+	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
+	why := p.PMP > 0 || p.Perf
+	if len(runs) == 0 {
+		return nil
+	}
+	sets := labelSets(runs)
+	if !steps && !why && len(sets) < 2 && html == "" {
+		return nil
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := selector.Options(ctx, st, sets, "", e.Err)
+	labels := make([]string, len(sets))
+	for i, s := range sets {
+		labels[i] = s.Label
+	}
+	w := e.Out
+	per := "per test"
+	switch {
+	case steps:
+		if err := report.Steps(w, sets, p.Suite.Name(), "text"); err != nil {
+			return err
+		}
+		per = "per step"
+	case len(sets) > 1:
+		cmp, err := analysis.Compare(sets[0], sets[1:], opts)
+		if err != nil {
+			fmt.Fprintf(e.Err, "no comparison: %v\n", err)
+			break
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Comparison with "+labels[0]+" (qpslab compare "+strings.Join(labels, " ")+")")
+		fmt.Fprintln(w)
+		if err := report.Compare(w, cmp, "text", report.IsTTY(w)); err != nil {
+			return err
+		}
+	}
+	if steps || len(sets) > 1 {
+		if tables, err := analysis.Metrics(sets, ""); err == nil {
+			if !steps {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintln(w, "Hardware cost per operation, "+per+" (qpslab metrics "+strings.Join(labels, " ")+")")
+			fmt.Fprintln(w)
+			if err := report.Metrics(w, tables, "text"); err != nil {
+				return err
+			}
+		}
+	}
+	if why {
+		if err := report.Why(w, sets); err != nil {
+			return err
+		}
+	}
+	if html == "" {
+		return nil
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], opts)
+	if err != nil {
+		return fmt.Errorf("the HTML report: %w", err)
+	}
+	return report.HTMLReport(e.Err, html, sets, cmp, selector.Content(ctx, st))
+}
+
+// planRun is where runPlan keeps a plan's runs and what it prints.
+type planRun struct {
+	out     string // the results file
+	verbose bool
+	// For a fleet agent's job (docs/fleet.md): the agent's name when it
+	// is not the hostname (part of the host's identity), and the name,
+	// job and attempt its runs are stored with.
+	agent string
+	meta  store.Meta
+}
+
+// runPlan runs p under ctx, keeping every run in the store and in o.out,
+// with a progress bar (or, verbose, every line), then prints the results'
+// table. qpslab run, the demo and a fleet agent's jobs run plans through
+// it alike.
+func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run, error) {
+	out, verbose := o.out, o.verbose
+	stdout, stderr := e.Out, e.Err
+	hc, err := host.Inspect(host.Real)
+	if err != nil {
+		return nil, fmt.Errorf("record the host fingerprint: %w", err)
+	}
+	hc.Storage = host.StorageOf(host.Real, e.Home.Sandboxes()) // the datadirs' disks, in the run's fingerprint
+	hc.Agent = o.agent
+	if p.Host, err = json.Marshal(hc); err != nil {
+		return nil, err
+	}
+	report.HostRisks(stderr, hc.Risks)
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	contents := map[string][]byte{}
+	for _, c := range p.Configs {
+		if c.Content != nil {
+			contents[c.ID()] = c.Content
+		}
+	}
+	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }, Meta: o.meta}
+	engines := ""
+	if len(p.Engines) > 1 {
+		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
+	}
+	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s)%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
+		p.Suite.Name(), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
+	if why := p.Layout().Why; why != "" && len(p.Labels()) > 1 {
+		fmt.Fprintln(stderr, why)
+	}
+	p.Record = func(start result.Run) (plan.Recorder, error) {
+		r, err := sink.Begin(ctx, start)
+		if err != nil {
+			return nil, err
+		}
+		return doneCtx{r, ctx}, nil
+	}
+	p.Watch.Warn = func(line string) { fmt.Fprintln(stderr, "warning: "+line) }
+	var bar *report.Progress
+	if verbose {
+		header := false
+		p.Watch.Log = func(line string) { fmt.Fprintln(stderr, line) }
+		p.Watch.Done = func(_, _ int, r result.Run) {
+			if !header {
+				report.RunHeader(stdout)
+				header = true
+			}
+			report.RunLine(stdout, r)
+		}
+	} else {
+		bar = report.NewProgress(stderr, len(p.Items()))
+		p.Watch.Start = func(i, _ int, it plan.Item) {
+			bar.Start(i, fmt.Sprintf("%s %s thr=%d", it.Test, it.Label(), it.Threads))
+		}
+		p.Watch.Done = func(i, _ int, _ result.Run) { bar.Done(i) }
+		p.Watch.Progress = bar.Step
+	}
+	err = p.Run(ctx, e.Home)
+	if bar != nil {
+		bar.Finish()
+	}
+	runs := sink.Runs()
+	if !verbose {
+		report.Summary(stdout, runs)
+	}
+	for _, l := range report.HostWarnings(runs) {
+		fmt.Fprintln(stderr, l)
+	}
+	if s := sink.Summary(); s != "" {
+		fmt.Fprintln(stderr, s)
+	}
+	return runs, err
+}
+
+// doneCtx gives a recorder.Run the plan's context at Done.
+type doneCtx struct {
+	r   *recorder.Run
+	ctx context.Context
+}
+
+func (d doneCtx) Sample(s result.Sample)  { d.r.Sample(s) }
+func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.ctx, r) }

@@ -1,0 +1,148 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// Command is qpslab serve's flags as given, checked by Run.
+type Command struct {
+	Listen        Listen
+	Read          string // public or token
+	Webhook       string // "" and not WebhookGiven: $QPSLAB_WEBHOOK
+	WebhookGiven  bool
+	PublicURL     string
+	Settings      string // the detect settings file ("": the home's)
+	SettingsGiven bool
+	MaxBody       string // a size, 64MiB
+	Threshold     float64
+	Metrics       []string
+	AlertExisting bool
+	Poll          time.Duration
+}
+
+// Run checks c (one error naming the flag and the fix), opens the store
+// (dsn: --store; "" for the home's) and serves it until ctx ends.
+func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Writer) error {
+	if err := c.Listen.Check(); err != nil {
+		return err
+	}
+	if c.Read != "public" && c.Read != "token" {
+		return fmt.Errorf("--read %s: use public (anyone may read) or token (reads need a token with the read scope)", c.Read)
+	}
+	if !c.WebhookGiven {
+		c.Webhook = os.Getenv("QPSLAB_WEBHOOK")
+	}
+	if c.Webhook != "" {
+		u, err := url.Parse(c.Webhook)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--webhook: give the http(s) URL of an incoming webhook (Slack, Mattermost, or any that takes JSON)")
+		}
+	}
+	if !(c.Threshold > 0 && c.Threshold < 10) {
+		return fmt.Errorf("--alert-threshold %g: give the smallest relative change that alerts, e.g. 0.05 for 5 %%", c.Threshold)
+	}
+	limit, err := humanize.ParseBytes(c.MaxBody)
+	if err != nil || limit < 1024 || limit > 1<<40 {
+		return fmt.Errorf("--max-body %s: give a size from 1KiB to 1TiB, e.g. 64MiB", c.MaxBody)
+	}
+	if c.Poll < time.Second {
+		return fmt.Errorf("--poll %s: give 1s or more", c.Poll)
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--public-url %s: give how the dashboard is reached, e.g. https://bench.example.com", c.PublicURL)
+		}
+	}
+	if c.Settings == "" {
+		c.Settings = h.DetectSettings()
+	}
+	settings, err := analysis.LoadDetectSettings(c.Settings, c.SettingsGiven)
+	if err != nil {
+		return err
+	}
+	base, err := settings.Resolve(analysis.Given{}, c.Settings)
+	if err != nil {
+		return err
+	}
+	for _, m := range c.Metrics {
+		if _, err := result.MetricNamed(m); err != nil {
+			return fmt.Errorf("--alert-metric %s: use one of %s", m, result.MetricNames())
+		}
+	}
+	st, err := store.Open(ctx, dsn, h.StoreFile())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := New(Options{
+		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public",
+		MaxBody: int64(limit), Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
+		PublicURL: c.PublicURL, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "",
+	})
+	if err != nil {
+		return err
+	}
+	return ListenAndServe(ctx, srv, c.Listen, func(addr string) {
+		reads := "reads are public"
+		if c.Read == "token" {
+			reads = "reads need a token with the read scope"
+		}
+		alerts := "no webhook"
+		if c.Webhook != "" {
+			alerts = fmt.Sprintf("alerts of %s regressions of %g%% or more to the webhook", strings.Join(c.Metrics, ","), 100*c.Threshold)
+		}
+		fmt.Fprintf(errw, "qpslab serve: %s (listening on %s) over %s; %s; %s\n", srv.PublicURL(), addr, st.Where(), reads, alerts)
+	})
+}
+
+// Tokens does one of qpslab tokens' commands (create, list, revoke) on
+// the store (dsn: --store; "" for the home's): create prints the new
+// token once on out and what it is on errw.
+func Tokens(ctx context.Context, h home.Home, dsn, do string, args, scopes []string, out, errw io.Writer) error {
+	if do == "create" {
+		if err := CheckScopes(scopes); err != nil {
+			return err
+		}
+	}
+	st, err := store.Open(ctx, dsn, h.StoreFile())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch do {
+	case "create":
+		tok, t, err := CreateToken(ctx, st, args[0], scopes, time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, tok)
+		fmt.Fprintf(errw, "token %s (%s, scopes %s) created in %s: it is shown this once; keep it in your CI's secrets\n", t.ID, t.Name, strings.Join(t.Scopes, ","), st.Where())
+		return nil
+	case "revoke":
+		t, err := st.RevokeToken(ctx, args[0], time.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "token %s (%s) revoked\n", t.ID, t.Name)
+		return nil
+	}
+	ts, err := st.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	return report.Tokens(out, ts)
+}
