@@ -18,7 +18,7 @@ func (r Registry) AddFrom(ctx context.Context, name, flavor, basedir, program st
 		return Build{}, fmt.Errorf("name the build's install prefix with --basedir DIR (or, for rocksdb, its db_bench with --path PROGRAM)")
 	case basedir != "" && program != "":
 		return Build{}, fmt.Errorf("--basedir and --path exclude each other: give the folder or the program")
-	case program != "" && f != RocksDB:
+	case program != "" && f.HasServer():
 		return Build{}, fmt.Errorf("--path names a rocksdb build's db_bench; a %s build is an install prefix: give --basedir DIR", f)
 	case program != "":
 		return r.AddProgram(ctx, name, program, replace)

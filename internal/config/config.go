@@ -70,21 +70,6 @@ func (f Family) Ext() string {
 	return ".cnf"
 }
 
-// FamilyOf maps a build flavor (mariadb, mysql, postgres, rocksdb) to its
-// config family.
-//
-// Deprecated: the flavor's descriptor knows its family, for flavors added
-// after these: config.Family(f.Describe().Family).
-func FamilyOf(flavor string) Family {
-	switch flavor {
-	case "postgres":
-		return Postgres
-	case "rocksdb":
-		return RocksDB
-	}
-	return MySQL
-}
-
 // ParseFamily reads a family as the command line gives it: its name or
 // another name for it (mariadb for mysql, db_bench for rocksdb).
 func ParseFamily(s string) (Family, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
@@ -326,9 +327,9 @@ func TestFamily(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.flavor, func(t *testing.T) {
-			got := config.FamilyOf(tt.flavor)
+			got := config.Family(build.Flavor(tt.flavor).Describe().Family)
 			if got != tt.want {
-				t.Errorf("FamilyOf(%q) = %q, want %q", tt.flavor, got, tt.want)
+				t.Errorf("%s's descriptor: family %q, want %q", tt.flavor, got, tt.want)
 			}
 			if got.Ext() != tt.ext {
 				t.Errorf("%s.Ext() = %q, want %q", got, got.Ext(), tt.ext)

@@ -35,7 +35,7 @@ func aaConfigs(ctx context.Context, h home.Home, v suite.Values) (suite.Values, 
 		return v, err
 	}
 	cs := config.Store{Dir: h.Configs()}
-	base, err := cs.Get(configs[0], config.FamilyOf(string(b.Flavor)))
+	base, err := cs.Get(configs[0], config.Family(b.Flavor.Describe().Family))
 	if err != nil {
 		return v, err
 	}

@@ -226,7 +226,7 @@ func checkHost(h fleet.Host, p *plan.Plan) (map[string]string, error) {
 			return nil, fmt.Errorf("host %s has no build %s (it has %s): add it there (qpslab builds add …) and restart its agent, or name a registry build such as mariadb-10.2.11 that agents fetch",
 				h.Name, b.Name, strings.Join(have, ", "))
 		}
-		f := config.FamilyOf(flavor)
+		f := config.Family(build.Flavor(flavor).Describe().Family)
 		if i == 0 {
 			fam = f
 		} else if f != fam {

@@ -19,7 +19,7 @@ func StartNamed(ctx context.Context, h home.Home, buildName, configName string, 
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Store{Dir: h.Configs()}.Get(configName, config.FamilyOf(string(b.Flavor)))
+	cfg, err := config.Store{Dir: h.Configs()}.Get(configName, config.Family(b.Flavor.Describe().Family))
 	if err != nil {
 		return nil, err
 	}

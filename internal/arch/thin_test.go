@@ -1,0 +1,113 @@
+package arch
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// goFiles calls f with each non-test Go file under dir (relative to the
+// module's root), parsed.
+func goFiles(t *testing.T, dir string, f func(rel string, fset *token.FileSet, file *ast.File)) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "testdata" || strings.HasPrefix(n, ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		fset := token.NewFileSet()
+		file, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		f(filepath.ToSlash(rel), fset, file)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cmd/qpslab only wires flags (docs/architecture.md): at most 1,000 lines
+// of it, and what it must leave to the packages it wires it cannot do:
+// encode JSON (report.JSON and report.FormatFlag are the one way out),
+// open a database of its own or compare a build's flavor (the flavor's
+// descriptor says what differs).
+func TestCommandsOnlyWire(t *testing.T) {
+	const most = 1000
+	lines := 0
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	goFiles(t, "cmd/qpslab", func(rel string, fset *token.FileSet, file *ast.File) {
+		fh, err := os.Open(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		for sc := bufio.NewScanner(fh); sc.Scan(); {
+			lines++
+		}
+		for _, imp := range file.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			switch p {
+			case "encoding/json", "database/sql":
+				t.Errorf("%s imports %s: cmd only wires flags; encode with report.JSON, query through the store", rel, p)
+			}
+		}
+	})
+	if lines > most {
+		t.Errorf("cmd/qpslab has %d lines of non-test Go, more than %d: move what does more than wire flags into the package that owns the concept", lines, most)
+	}
+}
+
+// A build's flavor is asked, never compared: outside internal/build (where
+// each flavor's descriptor lives) no code tests `flavor == build.X`;
+// it asks the descriptor (b.Flavor.Describe(): protocol, config family,
+// engines, start procedure, counter set). Naming a flavor to pick it
+// (a test's build, an importer's mapping of the seeds' name prefixes) is
+// not a comparison and is allowed.
+func TestFlavorsAreAskedNotCompared(t *testing.T) {
+	for _, dir := range []string{"cmd", "internal"} {
+		goFiles(t, dir, func(rel string, fset *token.FileSet, file *ast.File) {
+			if strings.HasPrefix(rel, "internal/build/") || strings.HasPrefix(rel, "internal/testenv/") {
+				return // the descriptors; the tests' choice of a MySQL build
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				b, ok := n.(*ast.BinaryExpr)
+				if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
+					return true
+				}
+				for _, side := range []ast.Expr{b.X, b.Y} {
+					if sel, ok := side.(*ast.SelectorExpr); ok {
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "build" {
+							switch sel.Sel.Name {
+							case "MariaDB", "MySQL", "Postgres", "RocksDB":
+								p := fset.Position(b.Pos())
+								t.Errorf("%s:%d: compares a flavor with build.%s: ask its descriptor (Flavor.Describe()) instead", rel, p.Line, sel.Sel.Name)
+							}
+						}
+					}
+				}
+				return true
+			})
+		})
+	}
+}
