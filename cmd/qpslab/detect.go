@@ -28,29 +28,7 @@ func newDetectCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "detect",
 		Short: "Find change points over the stored history: where each regression or improvement arrived",
-		Long: `Detect change points in benchmark history: a series per test, metric, host,
-config, server flavor and thread count (a MySQL and a MariaDB build under
-one config name are two), its points builds in natural version order (10.2.44
-< 10.11.7 < 11.4.1), each the median of its runs, or runs in time order (one
-build's, or builds without a version whose runs have a time); builds with
-neither come last in name order (ma9 < ma10), as a line "order:" says. Each
-change point is a regression or an improvement (given the metric's
-direction) with its magnitude, means, p-value, the build where it arrived
-and the builds between which it did at 95 % confidence. A series of 2 to 5
-builds is compared build by build instead (Mann-Whitney U, α 0.05).
-
-The detector is E-divisive means as Apache Otava 0.8 uses it, with a minimum
-segment and, by default, a calibrated test (--method; docs/changepoint.md).
-Settings: the built-in defaults, then the settings file (--settings, default
-<home>/detect.yaml), then the flags; its per-test entries win for the tests
-they match ("tests: [{match: 'scan*', min_magnitude: 0.10}]").
-
---fail-on regression[:N%] is a CI gate: exit status 3, one line per
-regression on standard error, when the newest build brings a regression (of
-N % or more); 0 when it passes, 1 on an error. --format md (or markdown) is a
-summary a CI job can post. --input reads a history file instead of the store:
-Otava's CSV (rows in the file's order) or Nyrkiö's JSON (see qpslab export).`,
-		Args: cobra.NoArgs,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if q.SettingsFile == "" {
 				h, err := resolveHome()
@@ -90,14 +68,7 @@ func newExportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export otava-csv|nyrkio-json DIR",
 		Short: "Export the stored history as Otava CSV files (with otava.yaml) or Nyrkiö JSON uploads",
-		Long: `Export the stored history, in the order qpslab detect uses (see its help),
-as Otava CSV files with an otava.yaml, or as Nyrkiö JSON upload arrays. Where
-two server flavors share a config name, the flavor is part of the series'
-file and test names (docs/results.md). A row's time is its runs' own, or
-empty when they have none: no time is made up, so nyrkio-json, which orders
-results by time, refuses a history whose rows lack a time or whose times do
-not follow its order: use otava-csv there.`,
-		Args: cobra.ExactArgs(2),
+		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := history.CheckExport(args[0]); err != nil {
 				return err

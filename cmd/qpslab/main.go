@@ -1,12 +1,11 @@
 // Command qpslab is a database performance lab: it runs benchmarks against
 // servers it starts itself from named builds and configs. This package only
 // wires cobra commands to the internal packages; each command's long help
-// is help/<its path, words joined by ->.txt.
+// is docs/help/<its path, words joined by ->.txt.
 package main
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/docs"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
@@ -61,25 +61,22 @@ func newRoot() *cobra.Command {
 	return root
 }
 
-//go:embed help
-var helpFiles embed.FS
-
-// help is the text of help file name; a missing one is a programming
-// error, which every help test finds.
+// help is the text of help file name (docs/help); a missing one is a
+// programming error, which every help test finds.
 func help(name string) string {
-	b, err := helpFiles.ReadFile("help/" + name + ".txt")
-	if err != nil {
-		panic(err)
+	h, ok := docs.Help(name)
+	if !ok {
+		panic("no help file docs/help/" + name + ".txt")
 	}
-	return strings.TrimSpace(string(b))
+	return h
 }
 
 // setHelp gives c and every command under it that has no long help its
 // help file, if there is one.
 func setHelp(c *cobra.Command) {
 	name := strings.ReplaceAll(strings.TrimPrefix(c.CommandPath(), "qpslab "), " ", "-")
-	if _, err := helpFiles.Open("help/" + name + ".txt"); err == nil && c.Long == "" {
-		c.Long = help(name)
+	if h, ok := docs.Help(name); ok && c.Long == "" {
+		c.Long = h
 	}
 	for _, s := range c.Commands() {
 		setHelp(s)

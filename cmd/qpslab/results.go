@@ -91,17 +91,7 @@ func comparisonCmd(use, short, long string, tables bool) *cobra.Command {
 
 func newCompareCmd() *cobra.Command {
 	return comparisonCmd("compare BASE OTHER...", "Compare builds test by test: the verdict, relative QPS with paired intervals and the noise floor, group statistics",
-		`Compare OTHER labels with BASE test by test. A label is build.config,
-build.config:ENGINE (a storage engine other than InnoDB) or build.config@HOST
-(one host's runs); --by-host puts a label once per host side by side (see
-qpslab labels). First the verdict, then per test BASE's QPS, each OTHER's,
-OTHER / BASE with its interval and a mark: + better, - worse (significant at
-0.05 and beyond the noise floor: the host's from qpslab run --aa, else ±5 %),
-~ no significant change, = inside the floor, ? cannot tell; then group
-statistics of the reference's layout (--groups) and the geomean. Paired runs
-(one qpslab run side by side) are judged round by round, unpaired repeats by
-Mann-Whitney U, one run a side by its seconds (docs/results.md). --format
-qps.abs and qps.rel write the reference's sum_qps_csv.sh TSV layout.`, true)
+		"", true)
 }
 
 func newReportCmd() *cobra.Command {
@@ -115,12 +105,7 @@ func newMetricsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "metrics LABEL...",
 		Short: "Cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s relative to the first label, CPU µs/op, and the server's own counters per op",
-		Long: `Cost per operation of each test per label, the first the base: the
-reference's per-op columns (cpu/o cs/o r/o rKB/o wKB/o o/s) and relative
-values, CPU µs per op of the host, server and client, and the server's own
-figures: memory (pss_mb, rss_mb), counters per op (NAME/o) and levels
-(NAME.avg). --format csv and tsv give the OS figures, json the server's too.`,
-		Args: cobra.MinimumNArgs(1),
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd, func(st *store.Store) error {
 				sets, err := sel.Sets(cmd.Context(), st, args)
@@ -164,8 +149,6 @@ func importCmd(use, short, long string, args cobra.PositionalArgs, facts bool, r
 			return recorder.Import(cmd.Context(), st, runs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}}
 	if facts {
-		c.Long += "\n\nThe build's version orders history (detect, export): --version gives it, else\na build name of the reference's (ma100433_rel: MariaDB 10.4.33, my8036: MySQL\n" +
-			"8.0.36); builds without a version come last, by name (ma9 < ma10)."
 		c.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 		c.Flags().StringVar(&version, "version", "", "the build's version, e.g. 10.6.17 (default: read from a build name such as ma100617_rel)")
 		c.Flags().StringVar(&commit, "commit", "", "the build's source commit")
@@ -178,17 +161,13 @@ func newImportCmd() *cobra.Command {
 	c := &cobra.Command{Use: "import", Short: "Import existing results: sysbench output, the reference harness's result folders, qpslab results files"}
 	var test string
 	sb := importCmd("sysbench FILE... --label BUILD.CONFIG --test TEST [--version V] [--commit C] [--time T]", "Import sysbench 1.0 or 1.1 run output (one file per thread count or repeat)",
-		"Import sysbench 1.0 or 1.1 run output, one file per thread count or repeat.", cobra.MinimumNArgs(1), true,
+		"", cobra.MinimumNArgs(1), true,
 		func(src *importer.Source, files []string) ([]result.Run, error) {
 			return importer.SysbenchFiles(files, *src, test)
 		})
 	sb.Flags().StringVar(&test, "test", "", "the test the output is of, as qpslab names it (point-query_range=100)")
 	my := importCmd("mytools DIR --label BUILD.CONFIG [--version V] [--commit C] [--time T]", "Import a result folder of the reference harness: sysbench or the Insert Benchmark",
-		`Import a result folder of the reference harness (mdcallag/mytools), told
-apart by its files: sysbench's (bench/sysbench.lua/run.sh: sb.r.qps.<test>.range<R>.pk<P>,
-sb.o.<...>.dop<N>, sb.met.<...>.dop<N>) or the Insert Benchmark's (bench/ibench/iq.sh's
-step folders l.i0 … qp<R>.L<k>, each with o.res.dop<N> and o.ib.dop<N>.<n>), filed
-under --label as the sysbench or ibench suite's (docs/results.md).`, cobra.ExactArgs(1), true,
+		"", cobra.ExactArgs(1), true,
 		func(src *importer.Source, dirs []string) ([]result.Run, error) {
 			return importer.Mytools(dirs[0], *src)
 		})

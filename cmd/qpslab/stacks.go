@@ -34,23 +34,13 @@ func stacksCmd(use, short, long string, args cobra.PositionalArgs, q *report.Sta
 func newStacksCmd() *cobra.Command {
 	var q, dq report.StackQuery
 	c := stacksCmd("stacks LABEL... [--test T]", "Where the server's threads were: the top stacks of runs made with --pmp or --perf, their diff, folded and pprof exports",
-		`Show the server's thread stacks captured during the measured windows of runs
-made with qpslab run … --pmp N (every thread's stack every N seconds: where
-threads run and where they wait) or --perf (on-CPU samples), collapsed as
-pt-pmp does and merged over a label's runs of a test: the top stacks with
-their count, share of the samples and thread state (R running, S sleeping,
-D waiting for I/O), innermost frame first. --format folded writes one test's
-stacks as folded lines (flamegraph.pl, speedscope); --format pprof a pprof
-profile to --out (go tool pprof). qpslab stacks diff compares two labels.`, cobra.MinimumNArgs(1), &q,
+		"", cobra.MinimumNArgs(1), &q,
 		func(cmd *cobra.Command, sets []analysis.Set, labels []string) error {
 			return q.Show(cmd.OutOrStdout(), cmd.ErrOrStderr(), sets, labels)
 		}, "text", "json", "folded", "pprof")
 	c.Flags().StringVar(&q.Out, "out", "", "write the folded or pprof export to this file (default for folded: standard output)")
 	diff := stacksCmd("diff A B [--test T]", "Compare two labels' stacks: what grew or shrank most, what is present in one and absent in the other",
-		`Compare the stacks of label A (the base) and label B, test by test: the
-stacks whose share of the samples grew and shrank most, and those present in
-one and absent in the other. Thread states are merged: a stack is its
-frames. Stacks below --threshold percent of the samples in both are noise.`, cobra.ExactArgs(2), &dq,
+		"", cobra.ExactArgs(2), &dq,
 		func(cmd *cobra.Command, sets []analysis.Set, labels []string) error {
 			return dq.Diff(cmd.OutOrStdout(), sets, labels[0], labels[1])
 		}, "text", "json")
