@@ -27,25 +27,6 @@ var formats = []Format{
 	{"pprof", "a pprof profile (go tool pprof)"},
 }
 
-// Formats are the names of every registered format.
-var Formats = func() []string {
-	var n []string
-	for _, f := range formats {
-		n = append(n, f.Name)
-	}
-	return n
-}()
-
-// CheckFormat refuses a format this package does not write.
-func CheckFormat(f string) error {
-	for _, x := range Formats {
-		if f == x {
-			return nil
-		}
-	}
-	return fmt.Errorf("--format %s: use one of %s", f, strings.Join(Formats, ", "))
-}
-
 // formatValue is a --format flag that accepts only the formats it offers,
 // so a command never sees one it cannot write (pflag reports the refusal
 // as "invalid argument … for --format": one line, before anything runs).

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
@@ -88,9 +90,32 @@ func TestCompareFormats(t *testing.T) {
 	if lines := strings.Count(csv.String(), "\n"); lines != 1+len(c.Rows) {
 		t.Errorf("csv has %d lines for %d rows", lines, len(c.Rows))
 	}
-	if CheckFormat("xml") == nil {
-		t.Error("--format xml accepted")
+}
+
+// --format offers what a command names from the registry and refuses the
+// rest (and a format the registry lacks) in one line, before anything runs.
+func TestFormatFlag(t *testing.T) {
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	var f string
+	FormatFlag(fs, &f, "text", "json", "md")
+	if f != "text" {
+		t.Errorf("default %q, want the first offered", f)
 	}
+	if err := fs.Parse([]string{"--format", "markdown"}); err != nil || f != "md" {
+		t.Errorf("markdown: %q %v", f, err)
+	}
+	for _, bad := range []string{"csv", "xml", "json\n"} {
+		err := fs.Parse([]string{"--format", bad})
+		if err == nil || !strings.Contains(err.Error(), "use one of text, json, md") {
+			t.Errorf("--format %q: %v", bad, err)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a format the registry lacks was offered")
+		}
+	}()
+	FormatFlag(pflag.NewFlagSet("y", pflag.ContinueOnError), &f, "text", "yaml")
 }
 
 // Two repeats give an infinite interval, a missing test a NaN: JSON holds
