@@ -6,8 +6,10 @@
 // base=default"): its effective settings are then the base's with its own laid
 // over them, by section and option. A config is identified by its name plus a
 // hash of its effective content, so an edited file, or an edited base, is a
-// different config. This package only reads, layers and writes fragments;
-// applying them to a server is the sandbox's job.
+// different config. Settings marked for it are sized to the host's memory
+// (sizing.go), as the shipped presets of the seeds' configs are. This
+// package only reads, layers, sizes and writes fragments; applying them to a
+// server is the sandbox's job.
 package config
 
 import (

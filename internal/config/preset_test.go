@@ -10,7 +10,6 @@ import (
 
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
-	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
 
@@ -190,27 +189,10 @@ func TestPresetsStartServers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.build+"/"+tc.preset, func(t *testing.T) {
-			h := testenv.Home(t)
-			t.Setenv("QPSLAB_HOME", h.Root)
-			t.Cleanup(func() {
-				sandbox.StopAll()
-				if left := testenv.Processes(h.Root); len(left) > 0 {
-					t.Errorf("processes left behind: %q", left)
-				}
-			})
-			b := testenv.Build(t, h, tc.build)
-			cfg, err := config.Store{Dir: t.TempDir(), Memory: 2 << 30}.Get(tc.preset, config.Family(b.Flavor.Describe().Family))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv, err := sandbox.Start(context.Background(), h, sandbox.Spec{Build: b, Config: cfg})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { srv.Stop() })
+			srv, _ := testenv.StartServerFrom(t, tc.build, tc.preset, config.Store{Dir: t.TempDir(), Memory: 2 << 30})
 			for k, w := range tc.want {
 				q, col := "SHOW GLOBAL VARIABLES LIKE '"+k+"'", 1
-				if cfg.Family == config.Postgres {
+				if srv.Endpoint().Protocol == client.Postgres {
 					q, col = "SHOW "+k, 0
 				}
 				_, rows, err := client.Query(context.Background(), srv.Endpoint(), false, q)
@@ -222,5 +204,45 @@ func TestPresetsStartServers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Size marks that cannot be followed are refused in one line naming the
+// line and the fix.
+func TestSizeMarksRefused(t *testing.T) {
+	for _, c := range []struct {
+		name, file, content string
+		want                []string
+	}{
+		{"two caches", "two.cnf", "[mysqld]\ninnodb_buffer_pool_size=4G  # qpslab: size=memory\nrocksdb_block_cache_size=4G  # qpslab: size=memory\n",
+			[]string{"line 3", "both marked size=memory", "mark one (the cache)"}},
+		{"not a size", "bad.cnf", "[mysqld]\ninnodb_buffer_pool_size=lots  # qpslab: size=memory\n",
+			[]string{"line 2", "innodb_buffer_pool_size=lots", "not a size"}},
+		{"no unit", "nounit.conf", "shared_buffers = 1280  # qpslab: size=memory\n",
+			[]string{"line 1", "needs its unit"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := config.Store{Dir: t.TempDir(), Memory: 8 << 30}
+			src := filepath.Join(t.TempDir(), c.file)
+			if err := os.WriteFile(src, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.AddWith("x", src, config.AddOptions{Base: "none"})
+			testenv.WantErr(t, err, c.want...)
+		})
+	}
+	// A scaled setting without a cache to scale with stays as written, and
+	// says so.
+	s := config.Store{Dir: t.TempDir(), Memory: 8 << 30}
+	src := filepath.Join(t.TempDir(), "wal.conf")
+	if err := os.WriteFile(src, []byte("max_wal_size = 40GB  # qpslab: size=scaled\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.AddWith("wal", src, config.AddOptions{Base: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setting(c.Content, "max_wal_size") != "40GB" || !strings.Contains(string(c.Content), "as written (no setting is marked size=memory") {
+		t.Errorf("a scaled setting without a cache:\n%s", c.Content)
 	}
 }

@@ -144,7 +144,11 @@ func sep(fam Family) string {
 
 func readSize(fam Family, v string) (int64, error) {
 	if fam == Postgres {
-		return pgSize(strings.Trim(v, "'"), 1<<20) // marked sizes carry their unit
+		v = strings.TrimSpace(strings.Trim(v, "'"))
+		if v == "" || v[len(v)-1] < 'A' {
+			return 0, fmt.Errorf("a size marked for sizing needs its unit (kB, MB, GB or TB)")
+		}
+		return pgSize(v, 1)
 	}
 	return mysqlSize(v)
 }
