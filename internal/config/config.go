@@ -6,8 +6,10 @@
 // base=default"): its effective settings are then the base's with its own laid
 // over them, by section and option. A config is identified by its name plus a
 // hash of its effective content, so an edited file, or an edited base, is a
-// different config. This package only reads, layers and writes fragments;
-// applying them to a server is the sandbox's job.
+// different config. Settings marked for it are sized to the host's memory
+// (sizing.go), as the shipped presets of the seeds' configs are. This
+// package only reads, layers, sizes and writes fragments; applying them to a
+// server is the sandbox's job.
 package config
 
 import (
@@ -115,7 +117,13 @@ func (c Config) ID() string { return c.Name + "@" + c.Hash()[:12] }
 var shipped embed.FS
 
 // Store reads shipped configs and the user's configs folder.
-type Store struct{ Dir string }
+type Store struct {
+	Dir string
+	// Memory is the host memory, in bytes, that settings marked
+	// "# qpslab: size=…" are sized to (sizing.go); 0: this host's total
+	// memory (MemTotal).
+	Memory int64
+}
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
@@ -210,6 +218,7 @@ func (s Store) load(name string, fam Family) (Config, error) {
 // configs that are on their way down to c, to find a cycle. For a config with
 // a base it also returns the layered fragment, for configs based on it.
 func (s Store) resolve(c Config, seen []string) (Config, *fragment, error) {
+	var err error
 	seen = append(seen, c.Name)
 	if c.Base == "" {
 		if c.Family == RocksDB { // db_bench takes every line as a flag: one that is none fails here, not in a run
@@ -217,7 +226,10 @@ func (s Store) resolve(c Config, seen []string) (Config, *fragment, error) {
 				return Config{}, nil, fmt.Errorf("config %s (%s): %w", c.Name, c.Source, err)
 			}
 		}
-		c.Content, c.Chain = c.Own, []string{c.Name}
+		c.Chain = []string{c.Name}
+		if c.Content, err = s.size(c.Family, c.Own); err != nil {
+			return Config{}, nil, fmt.Errorf("config %s (%s): %w", c.Name, c.Source, err)
+		}
 		return c, nil, nil
 	}
 	if slices.Contains(seen, c.Base) {
@@ -251,7 +263,9 @@ func (s Store) resolve(c Config, seen []string) (Config, *fragment, error) {
 	order := slices.Clone(c.Chain)
 	slices.Reverse(order)
 	header := fmt.Sprintf("# Effective settings of config %s: %s, later wins.\n# Lines marked \"# from NAME\" come from NAME, the others from %s.\n", c.Name, strings.Join(order, ", then "), root)
-	c.Content = merged.render(header, root)
+	if c.Content, err = s.size(c.Family, merged.render(header, root)); err != nil {
+		return Config{}, nil, fmt.Errorf("config %s (%s): %w", c.Name, c.Source, err)
+	}
 	return c, &merged, nil
 }
 

@@ -22,6 +22,13 @@ func StartServer(t testing.TB, build string) (*sandbox.Server, home.Home) {
 // MyRocks beside InnoDB).
 func StartServerWith(t testing.TB, build, configName string) (*sandbox.Server, home.Home) {
 	t.Helper()
+	return StartServerFrom(t, build, configName, config.Store{Dir: t.TempDir()})
+}
+
+// StartServerFrom is StartServerWith with the config read from cs (one
+// sized to a given host's memory, say).
+func StartServerFrom(t testing.TB, build, configName string, cs config.Store) (*sandbox.Server, home.Home) {
+	t.Helper()
 	h := Home(t)
 	t.Setenv("QPSLAB_HOME", h.Root)
 	t.Cleanup(func() {
@@ -31,7 +38,7 @@ func StartServerWith(t testing.TB, build, configName string) (*sandbox.Server, h
 		}
 	})
 	b := Build(t, h, build)
-	cfg, err := config.Store{Dir: t.TempDir()}.Get(configName, config.Family(b.Flavor.Describe().Family))
+	cfg, err := cs.Get(configName, config.Family(b.Flavor.Describe().Family))
 	if err != nil {
 		t.Fatal(err)
 	}
