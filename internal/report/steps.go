@@ -25,9 +25,10 @@ type stepCell struct{ Text, Class string }
 
 // stepView is one table, ready for text or HTML.
 type stepView struct {
-	Title string
-	Head  []string
-	Rows  [][]stepCell // the first cell of a row is its label
+	Title    string
+	Head     []string
+	Rows     [][]stepCell // the first cell of a row is its label
+	Relative bool         // the values are relative: their classes are shown
 }
 
 // stepViews lays the sections out as the reference's report does
@@ -81,7 +82,7 @@ func stepViews(sections []StepSection) []stepView {
 		if !sec.Relative || len(t.Labels) < 2 {
 			continue
 		}
-		rel := stepView{Title: v.Title + ", relative to " + t.Labels[0], Head: head}
+		rel := stepView{Title: v.Title + ", relative to " + t.Labels[0], Head: head, Relative: true}
 		for i := 1; i < len(t.Labels); i++ {
 			row := []stepCell{{Text: t.Labels[i]}}
 			for j, x := range t.Values[i] {
@@ -106,14 +107,21 @@ func StepTables(w io.Writer, sections []StepSection, f string, colour bool) erro
 	if f != "text" && f != "md" {
 		return nil
 	}
-	md := f == "md"
-	for _, v := range stepViews(sections) {
+	writeViews(w, stepViews(sections), f == "md", colour)
+	return nil
+}
+
+// writeViews writes tables laid out as stepViews does, as text or
+// Markdown: a relative table's gains and losses coloured on a terminal,
+// bold in Markdown.
+func writeViews(w io.Writer, views []stepView, md, colour bool) {
+	for _, v := range views {
 		var rows [][]string
 		for _, r := range v.Rows {
 			var cells []string
 			for k, c := range r {
 				text := c.Text
-				if k > 0 && strings.Contains(v.Title, "relative to") {
+				if k > 0 && v.Relative {
 					switch c.Class {
 					case "red":
 						text = paint(text, ansiRed, colour, md)
@@ -127,7 +135,6 @@ func StepTables(w io.Writer, sections []StepSection, f string, colour bool) erro
 		}
 		stepTable(w, md, v.Title, v.Head, rows)
 	}
-	return nil
 }
 
 func paint(s, ansi string, colour, md bool) string {
