@@ -84,19 +84,27 @@ func stepViews(sections []StepSection) []stepView {
 		}
 		rel := stepView{Title: v.Title + ", relative to " + t.Labels[0], Head: head, Relative: true}
 		for i := 1; i < len(t.Labels); i++ {
-			row := []stepCell{{Text: t.Labels[i]}}
-			for j, x := range t.Values[i] {
-				base := t.Values[0][j]
-				c := stepCell{Text: "-"}
-				if !math.IsNaN(x) && !math.IsNaN(base) && base != 0 {
-					c.Text = fmt.Sprintf("%.2f", x/base)
-					c.Class = analysis.Colour(x / base)
-				}
-				row = append(row, c)
-			}
-			rel.Rows = append(rel.Rows, row)
+			rel.Rows = append(rel.Rows, append([]stepCell{{Text: t.Labels[i]}}, relCells(t.Values[i], t.Values[0], true)...))
 		}
 		out = append(out, rel)
+	}
+	return out
+}
+
+// relCells are values relative to base, cell by cell: two decimals ("-"
+// where either is missing or the base is 0), green for a gain and red for
+// a loss, a gain being a rise when higherIsBetter and a fall otherwise.
+func relCells(vals, base []float64, higherIsBetter bool) []stepCell {
+	out := make([]stepCell, len(vals))
+	for j, x := range vals {
+		out[j] = stepCell{Text: "-"}
+		if math.IsNaN(x) || math.IsNaN(base[j]) || base[j] == 0 || (x == 0 && !higherIsBetter) {
+			continue
+		}
+		out[j] = stepCell{Text: fmt.Sprintf("%.2f", x/base[j]), Class: analysis.Colour(x / base[j])}
+		if !higherIsBetter {
+			out[j].Class = analysis.Colour(base[j] / x)
+		}
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"html/template"
 	"io"
 	"math"
@@ -54,20 +53,7 @@ func sweepViews(sweeps []analysis.Sweep) []stepView {
 			}
 			rel := stepView{Title: title + ", relative to " + sw.Labels[0], Head: head, Relative: true}
 			for li := 1; li < len(sw.Labels); li++ {
-				row := []stepCell{{Text: sw.Labels[li]}}
-				for ti, v := range vals[li] {
-					base := vals[0][ti]
-					c := stepCell{Text: "-"}
-					if !math.IsNaN(v) && !math.IsNaN(base) && base != 0 && v != 0 {
-						c.Text = fmt.Sprintf("%.2f", v/base)
-						c.Class = analysis.Colour(v / base)
-						if !m.HigherIsBetter {
-							c.Class = analysis.Colour(base / v)
-						}
-					}
-					row = append(row, c)
-				}
-				rel.Rows = append(rel.Rows, row)
+				rel.Rows = append(rel.Rows, append([]stepCell{{Text: sw.Labels[li]}}, relCells(vals[li], vals[0], m.HigherIsBetter)...))
 			}
 			out = append(out, rel)
 		}
