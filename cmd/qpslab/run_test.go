@@ -464,10 +464,17 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("ran %v, want 3 thread counts × 2 configs", seen)
 	}
 	c := qpslab(t, h, "compare", "mariadb-system.pool-of-threads", "mariadb-system.one-thread-per-connection")
-	for _, want := range []string{"by clients: qps", "by clients: p95 (ms)", "by clients: jain", "\n512 "} {
+	for _, want := range []string{"by clients: qps", "by clients: p95 (ms)", "by clients: jain", "by clients: tps (events/s)"} {
 		if !strings.Contains(c.stdout, want) {
 			t.Errorf("compare lacks %q:\n%s", want, c.stdout)
 		}
+	}
+	var norm []string // the lines with their cells one space apart
+	for _, l := range strings.Split(c.stdout, "\n") {
+		norm = append(norm, strings.Join(strings.Fields(l), " "))
+	}
+	if !strings.Contains(strings.Join(norm, "\n"), "\nlabel 4 64 512\n") {
+		t.Errorf("compare lacks the clients as columns:\n%s", c.stdout)
 	}
 	// The default config allows 1,000 connections.
 	r = qpslab(t, h, "run", "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100", "--threads", "1000")

@@ -9,8 +9,8 @@ import (
 
 // SweepMetrics are the figures a concurrency sweep is read by, as the
 // seeds tabulate them (the registry's metrics with a Sweep place, in its
-// order): throughput, the 95th percentile response time, and how fairly the
-// connections were served.
+// order): events/s and QPS, the response times (p95, p99 and the median),
+// and how fairly the connections were served.
 func SweepMetrics() []string {
 	var ms []result.Metric
 	for _, m := range result.All() {
@@ -26,20 +26,25 @@ func SweepMetrics() []string {
 	return out
 }
 
-// Sweep is one test over the thread counts its labels ran at: for each
-// metric, a table of thread counts (rows) by labels (columns), the median
-// over repeats; NaN where a label did not run a thread count.
+// Sweep is one test over the thread (client) counts its labels ran at, as
+// the seeds tabulate a concurrency sweep: for each metric, a table of
+// labels (rows) by thread counts (columns), the median over repeats; NaN
+// where a label did not run a thread count or its runs lack the figure.
+// Metrics no run has are left out.
 type Sweep struct {
 	Test       string        `json:"test"`
 	Conditions string        `json:"conditions"`
 	Threads    []int         `json:"threads"`
 	Labels     []string      `json:"labels"`
 	Metrics    []string      `json:"metrics"`
-	Values     [][][]float64 `json:"values"` // [metric][thread row][label]
+	Values     [][][]float64 `json:"values"` // [metric][label][thread count]
 }
 
-// Sweeps finds the tests the sets ran at three thread counts or more and
-// tabulates each (in the suites' order).
+// MinSweep is how many thread counts make a test a sweep.
+const MinSweep = 2
+
+// Sweeps finds the tests the sets ran at MinSweep thread counts or more
+// (under the same conditions) and tabulates each, in the suites' order.
 func Sweeps(sets []Set) []Sweep {
 	type tk struct{ test, cond string }
 	threads := map[tk]map[int]bool{}
@@ -50,7 +55,7 @@ func Sweeps(sets []Set) []Sweep {
 			if !r.Comparable() {
 				continue
 			}
-			k := tk{r.Test, r.Conditions()}
+			k := tk{r.Test, r.LabelConditions()}
 			if threads[k] == nil {
 				threads[k] = map[int]bool{}
 				keys = append(keys, k)
@@ -62,10 +67,10 @@ func Sweeps(sets []Set) []Sweep {
 	sort.SliceStable(keys, func(i, j int) bool { return order[keys[i]] < order[keys[j]] })
 	var out []Sweep
 	for _, k := range keys {
-		if len(threads[k]) < 3 {
+		if len(threads[k]) < MinSweep {
 			continue
 		}
-		sw := Sweep{Test: k.test, Conditions: k.cond, Metrics: SweepMetrics()}
+		sw := Sweep{Test: k.test, Conditions: k.cond}
 		for t := range threads[k] {
 			sw.Threads = append(sw.Threads, t)
 		}
@@ -73,28 +78,30 @@ func Sweeps(sets []Set) []Sweep {
 		for _, s := range sets {
 			sw.Labels = append(sw.Labels, s.Label)
 		}
-		for _, name := range sw.Metrics {
-			m, err := result.MetricNamed(name)
-			if err != nil {
+		for _, name := range SweepMetrics() {
+			m, ok := result.Lookup(name)
+			if !ok {
 				continue
 			}
-			table := make([][]float64, len(sw.Threads))
-			for ti, t := range sw.Threads {
-				table[ti] = make([]float64, len(sets))
-				for li, s := range sets {
+			table := make([][]float64, len(sets))
+			has := false
+			for li, s := range sets {
+				table[li] = make([]float64, len(sw.Threads))
+				for ti, t := range sw.Threads {
 					var runs []result.Run
 					for _, r := range s.Runs {
-						if r.Comparable() && r.Test == k.test && r.Threads == t && r.Conditions() == k.cond {
+						if r.Comparable() && r.Test == k.test && r.Threads == t && r.LabelConditions() == k.cond {
 							runs = append(runs, r)
 						}
 					}
-					table[ti][li] = medianOf(runs, m)
-					if len(runs) == 0 {
-						table[ti][li] = math.NaN()
-					}
+					table[li][ti] = medianOf(runs, m) // NaN without runs or the figure
+					has = has || !math.IsNaN(table[li][ti])
 				}
 			}
-			sw.Values = append(sw.Values, table)
+			if has {
+				sw.Metrics = append(sw.Metrics, name)
+				sw.Values = append(sw.Values, table)
+			}
 		}
 		out = append(out, sw)
 	}

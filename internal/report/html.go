@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
-	"github.com/qpslab/qpslab/internal/result"
 )
 
 // WriteHTML writes the report to the file path.
@@ -100,43 +99,6 @@ type htmlStatsRow struct {
 	Avg, Median, Min, Max, Stddev   string
 	AvgClass, MedianClass, GeoClass string
 	Geomean                         string
-}
-
-// htmlSweep is one test's concurrency sweep: a chart per metric against
-// clients, as the seeds draw them.
-type htmlSweep struct {
-	Title  string
-	Charts []template.HTML
-}
-
-func htmlSweeps(sws []analysis.Sweep, colour map[string]string) []htmlSweep {
-	var out []htmlSweep
-	for _, sw := range sws {
-		v := htmlSweep{Title: sw.Test}
-		for mi, name := range sw.Metrics {
-			m, err := result.MetricNamed(name)
-			if err != nil || mi >= len(sw.Values) {
-				continue
-			}
-			var lines []svgLine
-			for li, l := range sw.Labels {
-				vals := make([]float64, len(sw.Threads))
-				for ti := range sw.Threads {
-					vals[ti] = sw.Values[mi][ti][li]
-				}
-				lines = append(lines, svgLine{Name: l, Colour: colour[l], Values: vals})
-			}
-			y := m.Name
-			if m.Unit != "" {
-				y += " " + m.Unit
-			}
-			if c := svgSweepChart("sweep:"+sw.Test+":"+name, sw.Test+": "+m.Name+" by clients", y, sw.Threads, lines, name != "qps" && name != "jain"); c != "" {
-				v.Charts = append(v.Charts, c)
-			}
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 type htmlTimeline struct {
@@ -925,21 +887,15 @@ pre .hdr { font-weight: 600; }
 {{with .Steps}}
 <h2 id="steps">Steps</h2>
 {{range .}}<h3>{{.Title}}</h3>
-<table class="steps">
-<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>
-
-{{- range .Rows}}
-<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c.Text}}</td>{{else}}<td class="num{{with $c.Class}} {{.}}{{end}}">{{$c.Text}}</td>{{end}}{{end}}</tr>
-{{- end}}
-</tbody>
-</table>
+{{template "view" .}}
 {{end}}
 {{- end}}
 {{with .Sweeps}}
 <h2 id="sweeps">Concurrency</h2>
 {{range .}}<h3>{{.Title}}</h3>
-{{range .Charts}}{{.}}{{end}}
+{{range .Tables}}<h4>{{.Title}}</h4>
+{{template "view" .}}
+{{end}}{{range .Charts}}{{.}}{{end}}
 {{end}}
 {{- end}}
 {{with .Timelines}}
@@ -1011,6 +967,14 @@ pre .hdr { font-weight: 600; }
 {{end}}</pre>{{end}}
 {{end}}
 {{- end}}
+{{end}}{{define "view"}}<table class="steps">
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr>{{range $i, $c := .}}{{if eq $i 0}}<td>{{$c.Text}}</td>{{else}}<td class="num{{with $c.Class}} {{.}}{{end}}">{{$c.Text}}</td>{{end}}{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
 {{end}}<script>
 (function () {
   // Count the charts the browser really drew: laid out with a size, and

@@ -22,7 +22,7 @@ type Model struct {
 	Generated  time.Time
 	Comparison *analysis.Comparison   // BASE against OTHERS
 	Steps      []StepSection          // the reference's step tables, for a suite run in steps
-	Sweeps     []analysis.Sweep       // tests run at three thread counts or more
+	Sweeps     []analysis.Sweep       // tests run at several thread counts (analysis.MinSweep)
 	Metrics    []analysis.MetricTable // per test and thread count; may be empty
 	Timelines  []Timeline             // per test and thread count; may be empty
 	Hosts      []Host                 // the fingerprints of the hosts the labels ran on

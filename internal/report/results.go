@@ -37,7 +37,7 @@ func Comparison(w io.Writer, sets []analysis.Set, cmp *analysis.Comparison, f st
 		Effects(w, analysis.Effects(sets), tty)
 		if sw := analysis.Sweeps(sets); len(sw) > 0 {
 			fmt.Fprintln(w)
-			Sweeps(w, sw, f == "md")
+			Sweeps(w, sw, f == "md", tty)
 		}
 	}
 	return nil

@@ -25,9 +25,10 @@ type stepCell struct{ Text, Class string }
 
 // stepView is one table, ready for text or HTML.
 type stepView struct {
-	Title string
-	Head  []string
-	Rows  [][]stepCell // the first cell of a row is its label
+	Title    string
+	Head     []string
+	Rows     [][]stepCell // the first cell of a row is its label
+	Relative bool         // the values are relative: their classes are shown
 }
 
 // stepViews lays the sections out as the reference's report does
@@ -81,21 +82,29 @@ func stepViews(sections []StepSection) []stepView {
 		if !sec.Relative || len(t.Labels) < 2 {
 			continue
 		}
-		rel := stepView{Title: v.Title + ", relative to " + t.Labels[0], Head: head}
+		rel := stepView{Title: v.Title + ", relative to " + t.Labels[0], Head: head, Relative: true}
 		for i := 1; i < len(t.Labels); i++ {
-			row := []stepCell{{Text: t.Labels[i]}}
-			for j, x := range t.Values[i] {
-				base := t.Values[0][j]
-				c := stepCell{Text: "-"}
-				if !math.IsNaN(x) && !math.IsNaN(base) && base != 0 {
-					c.Text = fmt.Sprintf("%.2f", x/base)
-					c.Class = analysis.Colour(x / base)
-				}
-				row = append(row, c)
-			}
-			rel.Rows = append(rel.Rows, row)
+			rel.Rows = append(rel.Rows, append([]stepCell{{Text: t.Labels[i]}}, relCells(t.Values[i], t.Values[0], true)...))
 		}
 		out = append(out, rel)
+	}
+	return out
+}
+
+// relCells are values relative to base, cell by cell: two decimals ("-"
+// where either is missing or the base is 0), green for a gain and red for
+// a loss, a gain being a rise when higherIsBetter and a fall otherwise.
+func relCells(vals, base []float64, higherIsBetter bool) []stepCell {
+	out := make([]stepCell, len(vals))
+	for j, x := range vals {
+		out[j] = stepCell{Text: "-"}
+		if math.IsNaN(x) || math.IsNaN(base[j]) || base[j] == 0 || (x == 0 && !higherIsBetter) {
+			continue
+		}
+		out[j] = stepCell{Text: fmt.Sprintf("%.2f", x/base[j]), Class: analysis.Colour(x / base[j])}
+		if !higherIsBetter {
+			out[j].Class = analysis.Colour(base[j] / x)
+		}
 	}
 	return out
 }
@@ -106,14 +115,21 @@ func StepTables(w io.Writer, sections []StepSection, f string, colour bool) erro
 	if f != "text" && f != "md" {
 		return nil
 	}
-	md := f == "md"
-	for _, v := range stepViews(sections) {
+	writeViews(w, stepViews(sections), f == "md", colour)
+	return nil
+}
+
+// writeViews writes tables laid out as stepViews does, as text or
+// Markdown: a relative table's gains and losses coloured on a terminal,
+// bold in Markdown.
+func writeViews(w io.Writer, views []stepView, md, colour bool) {
+	for _, v := range views {
 		var rows [][]string
 		for _, r := range v.Rows {
 			var cells []string
 			for k, c := range r {
 				text := c.Text
-				if k > 0 && strings.Contains(v.Title, "relative to") {
+				if k > 0 && v.Relative {
 					switch c.Class {
 					case "red":
 						text = paint(text, ansiRed, colour, md)
@@ -127,7 +143,6 @@ func StepTables(w io.Writer, sections []StepSection, f string, colour bool) erro
 		}
 		stepTable(w, md, v.Title, v.Head, rows)
 	}
-	return nil
 }
 
 func paint(s, ansi string, colour, md bool) string {

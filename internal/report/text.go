@@ -843,43 +843,6 @@ func Effects(w io.Writer, effects []analysis.Effect, colour bool) {
 	tw.Flush()
 }
 
-// Sweeps writes each concurrency sweep as the seeds tabulate it: a table
-// per metric (throughput, p95 response time, fairness), thread counts as
-// rows and labels as columns.
-func Sweeps(w io.Writer, sweeps []analysis.Sweep, md bool) {
-	for _, sw := range sweeps {
-		for mi, name := range sw.Metrics {
-			m, err := result.MetricNamed(name)
-			if err != nil || mi >= len(sw.Values) {
-				continue
-			}
-			head := append([]string{"clients"}, sw.Labels...)
-			var rows [][]string
-			for ti, t := range sw.Threads {
-				row := []string{strconv.Itoa(t)}
-				for _, v := range sw.Values[mi][ti] {
-					row = append(row, sweepNum(m, v))
-				}
-				rows = append(rows, row)
-			}
-			unit := m.Unit
-			if unit != "" {
-				unit = " (" + unit + ")"
-			}
-			stepTable(w, md, fmt.Sprintf("%s by clients: %s%s", sw.Test, m.Name, unit), head, rows)
-		}
-	}
-}
-
-// sweepNum prints a sweep's value: whole from 100 on (a p95 of seconds in
-// ms reads 5090, not 5.09e+03), else as the metric does.
-func sweepNum(m result.Metric, v float64) string {
-	if !math.IsNaN(v) && math.Abs(v) >= 100 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return m.Format(v)
-}
-
 // hasDevice says whether a row of t has the disk's request sizes.
 func hasDevice(t analysis.MetricTable) bool {
 	for _, r := range t.Rows {

@@ -1,6 +1,7 @@
 package ibench
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -101,3 +102,54 @@ func TestStatements(t *testing.T) {
 }
 
 var testTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// --clients 1,4 is two passes of every step in order, the second on tables
+// of its own size: each step runs at its pass's count and records its
+// pass's sizes; one count keeps the plan as it was.
+func TestPlanPasses(t *testing.T) {
+	p, err := ibenchSuite{}.Configure(values("clients", "1,4", "mr1", "1", "mr2", "0.5", "rates", "100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range p.Steps {
+		if len(st.Threads) != 1 {
+			t.Fatalf("%s runs at %v", st.Test, st.Threads)
+		}
+		got = append(got, fmt.Sprintf("%s@%d:%s/%s/%s/%s", st.Test, st.Threads[0], st.Params["clients"], st.Params["rows"], st.Params["rows2"], st.Params["tables"]))
+	}
+	want := "l.i0@1:1/1000000/500000/1 l.x@1:1/1000000/500000/1 l.i1@1:1/1000000/500000/1 l.i2@1:1/1000000/500000/1 qr100@1:1/1000000/500000/1 qp100@1:1/1000000/500000/1 " +
+		"l.i0@4:4/4000000/2000000/4 l.x@4:4/4000000/2000000/4 l.i1@4:4/4000000/2000000/4 l.i2@4:4/4000000/2000000/4 qr100@4:4/4000000/2000000/4 qp100@4:4/4000000/2000000/4"
+	if strings.Join(got, " ") != want {
+		t.Errorf("steps\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	if _, ok := p.Params["rows"]; ok || p.Params["pacing"] != "smooth" {
+		t.Errorf("plan params %v: the sizes are each pass's", p.Params)
+	}
+	if p.Steps[6].Params["insert_rate"] != "" || p.Steps[10].Params["insert_rate"] != "100" || p.Steps[0].Order != p.Steps[6].Order {
+		t.Errorf("the second pass's steps: %+v, %+v", p.Steps[6].Params, p.Steps[10].Params)
+	}
+	one, err := ibenchSuite{}.Configure(values("clients", "4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Params["rows"] != "400000" || one.Steps[0].Params != nil || len(one.Steps) != 10 {
+		t.Errorf("one count: params %v, first step's %v, %d steps", one.Params, one.Steps[0].Params, len(one.Steps))
+	}
+}
+
+// A bad list of client counts is one line naming it and what to give.
+func TestClientsRefused(t *testing.T) {
+	for given, want := range map[string]string{
+		"":      `--clients "": give at least one client count (e.g. 1 or 1,4)`,
+		",":     `--clients ,: give at least one client count (e.g. 1 or 1,4)`,
+		"1,x":   "--clients 1,x: give whole numbers from 1 to 4096, comma-separated (e.g. 1,4,16)",
+		"0":     "--clients 0: give whole numbers from 1 to 4096, comma-separated (e.g. 1,4,16)",
+		"4,1,4": "--clients 4,1,4: 4 clients given twice; give each count once (e.g. 1,4)",
+	} {
+		_, err := ibenchSuite{}.Configure(values("clients", given))
+		if err == nil || err.Error() != want {
+			t.Errorf("--clients %q: %v, want %s", given, err, want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,7 +62,10 @@ share pi1 with --shared-table):
          query thread per client runs range queries on the secondary indexes
   qpR    the same with point queries (10 ids in the live range); R = 100, 500, 1000
 
-A read+write step ends when its inserts are done; it passes its SLA when its
+--clients 1,4 runs the whole sequence at 1 client, then again at 4 on
+fresh tables (rows scale with the clients), as --threads does for sysbench:
+each run records its client count, and compare shows each count's step
+tables. A read+write step ends when its inserts are done; it passes its SLA when its
 average insert rate is at least 95 % of clients × R. With --delete-per-insert
 the table keeps its size (a delete of the oldest rows per insert) from l.i1 on.
 See docs/ibench.md.`
@@ -69,7 +73,7 @@ See docs/ibench.md.`
 
 func (ibenchSuite) Params() []suite.Param {
 	return []suite.Param{
-		{Name: "clients", Kind: suite.Int, Default: "1", Usage: "clients (the reference's dop): each an inserter, a deleter with --delete-per-insert, and query threads"},
+		{Name: "clients", Kind: suite.List, Default: "1", Usage: "client counts, comma-separated (e.g. 1,4; the reference's dop): each count runs the whole sequence of steps on fresh tables; a client is an inserter, a deleter with --delete-per-insert, and query threads"},
 		{Name: "mr1", Kind: suite.Float, Default: "0.1", Usage: "million rows per client loaded by l.i0 (the reference's real runs: tens)"},
 		{Name: "mr2", Kind: suite.Float, Default: "0.02", Usage: "million rows per client inserted by l.i1 and l.i2 together"},
 		{Name: "query-secs", Kind: suite.Seconds, Default: "60", Usage: "seconds of inserts per read+write step at its rate (the reference's blog: 1800)"},
@@ -153,7 +157,14 @@ func (ibenchSuite) Tests() []suite.Test {
 
 // Options are the suite's configured parameters.
 type Options struct {
-	Clients      int
+	// Clients is the client count of one pass of the steps; Passes, if
+	// set, are the client counts, each its own pass of every step in
+	// order (--clients 1,4), and Clients is then ignored.
+	Clients int
+	Passes  []int
+	// dropUpTo: l.i0 drops the tables pi1..piN of every pass (an earlier
+	// pass may have had more clients), N the most clients of any pass.
+	dropUpTo     int
 	MR1, MR2     float64
 	QuerySecs    time.Duration
 	Rates        []int
@@ -186,7 +197,7 @@ func (ibenchSuite) Declines() map[string]string {
 func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	c := v.Check()
 	o := Options{
-		Clients:      int(c.Int("clients", 1, 4096)),
+		Passes:       c.Ints("clients", 1, 4096),
 		MR1:          c.Float("mr1", 0, 1e6),
 		MR2:          c.Float("mr2", 0, 1e6),
 		QuerySecs:    c.Seconds("query-secs", false),
@@ -200,6 +211,9 @@ func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		Steps:        c.List("steps"),
 		NoPrepare:    c.Bool("no-prepare"),
 	}
+	if err := passesProblem(c.String("clients"), o.Passes); err != "" {
+		c.Problem("%s", err)
+	}
 	if o.Deletes && o.Shared {
 		c.Problem("--delete-per-insert and --shared-table exclude each other (as in the reference): each client deletes the oldest rows of its own table")
 	}
@@ -207,6 +221,22 @@ func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		return nil, err
 	}
 	return o.Plan()
+}
+
+// passesProblem is what is wrong with a list of client counts that parses
+// (Checker.Ints said what does not): none given, or a count given twice.
+func passesProblem(given string, counts []int) string {
+	if len(counts) == 0 && !strings.ContainsFunc(given, func(r rune) bool { return r != ',' && r != ' ' }) { // "", ","
+		return "--clients " + suite.Quote(given) + ": give at least one client count (e.g. 1 or 1,4)"
+	}
+	seen := map[int]bool{}
+	for _, n := range counts {
+		if seen[n] {
+			return fmt.Sprintf("--clients %s: %d clients given twice; give each count once (e.g. 1,4)", suite.Quote(given), n)
+		}
+		seen[n] = true
+	}
+	return ""
 }
 
 func contains(list []string, s string) bool {
@@ -242,8 +272,55 @@ func (o Options) distinct() []string {
 	return o.Tables()
 }
 
-// Plan makes the steps in the reference's order (iq.sh).
+// Plan makes the steps in the reference's order (iq.sh), once per client
+// count (Passes, or Clients), each pass on tables of its own size: all of
+// them at the first count, then all at the next.
 func (o Options) Plan() (*suite.Plan, error) {
+	counts := o.Passes
+	if len(counts) == 0 {
+		counts = []int{o.Clients}
+	}
+	var p *suite.Plan
+	for _, n := range counts {
+		pass := o
+		pass.Clients, pass.dropUpTo = n, slices.Max(counts)
+		pp, err := pass.pass()
+		if err != nil {
+			return nil, err
+		}
+		if len(counts) > 1 {
+			for i := range pp.Steps {
+				st := &pp.Steps[i]
+				params := map[string]string{}
+				for k, v := range st.Params {
+					params[k] = v
+				}
+				for _, k := range passParams {
+					params[k] = pp.Params[k]
+				}
+				st.Params = params
+			}
+		}
+		if p == nil {
+			p = pp
+		} else {
+			p.Steps = append(p.Steps, pp.Steps...)
+		}
+	}
+	if len(counts) > 1 {
+		for _, k := range passParams {
+			delete(p.Params, k) // each step's own
+		}
+	}
+	return p, nil
+}
+
+// passParams are the recorded parameters that depend on the client count:
+// with several counts, each step records its pass's.
+var passParams = []string{"clients", "rows", "rows2", "tables"}
+
+// pass makes one pass of the steps at o.Clients.
+func (o Options) pass() (*suite.Plan, error) {
 	all := append([]string{}, loadSteps...)
 	for _, r := range o.Rates {
 		all = append(all, rwName(false, r), rwName(true, r))
@@ -340,7 +417,9 @@ func (o Options) create(ctx context.Context, s *suite.Server) error {
 	}
 	defer conn.Close()
 	names := o.distinct()
-	if err := owned.Drop(ctx, s.Protocol, conn, names); err != nil {
+	old := o
+	old.Clients = max(o.Clients, o.dropUpTo)
+	if err := owned.Drop(ctx, s.Protocol, conn, old.distinct()); err != nil {
 		return fmt.Errorf("create the ibench tables: %w", err)
 	}
 	var tables []owned.Table
