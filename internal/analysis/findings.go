@@ -65,6 +65,8 @@ type LabelFindings struct {
 	// MaxRegressions): tests judged worse, or, where one value a side
 	// allows no test, at or below the red threshold (Worse).
 	Regressions []Regression `json:"regressions"`
+	// Regressed counts every regression, Regressions the worst of them.
+	Regressed int `json:"regressed"`
 }
 
 // GroupFinding is one group's median relative value for a label, and
@@ -82,6 +84,9 @@ type GroupFinding struct {
 // has no per-op figures or none moved.
 type Regression struct {
 	Where
+	// Measured: the test has per-op figures of both labels, so an empty
+	// Hardware says none of HardwareSays went up.
+	Measured bool       `json:"measured"`
 	Hardware []HWChange `json:"hardware,omitempty"`
 }
 
@@ -165,7 +170,8 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 				g.Min = w
 			}
 			if cell.Verdict.Colour() == "red" {
-				regs = append(regs, Regression{Where: w, Hardware: hardwareUp(tables, r, c.Base, label)})
+				hw, measured := hardwareUp(tables, r, c.Base, label)
+				regs = append(regs, Regression{Where: w, Measured: measured, Hardware: hw})
 			}
 		}
 		for _, g := range c.Groups {
@@ -177,6 +183,7 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 			lf.Groups = append(lf.Groups, *gf)
 		}
 		sort.SliceStable(regs, func(a, b int) bool { return regs[a].Rel < regs[b].Rel })
+		lf.Regressed = len(regs)
 		if len(regs) > MaxRegressions {
 			regs = regs[:MaxRegressions]
 		}
@@ -186,20 +193,45 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 	return f
 }
 
+// FindingsFor concludes the findings of c, the comparison of sets by o
+// (the options it was made with; sets in any order, matched by label):
+// FindingsOf with the sets' per-op tables, and for a sweep (IsSweep) the
+// Arrivals between neighbouring builds. A sweep whose neighbours cannot be
+// compared (no test in common) has no arrivals. No I/O.
+func FindingsFor(c *Comparison, sets []Set, o Options) Findings {
+	bySet := map[string]Set{}
+	for _, s := range sets {
+		bySet[s.Label] = s
+	}
+	ordered := []Set{bySet[c.Base]}
+	for _, l := range c.Others {
+		ordered = append(ordered, bySet[l])
+	}
+	tables, _ := Metrics(ordered, "") // no per-op figures (imports without sb.met) is not an error here
+	f := FindingsOf(c, tables)
+	if f.Sweep {
+		if o.Layout == "" {
+			o.Layout = c.Layout
+		}
+		f.Arrivals, _ = Arrivals(ordered, o)
+	}
+	return f
+}
+
 // hardwareUp are the per-op figures (HardwareSays) of row's test that went
 // up from base to label: judged worse (beyond the noise), or, where one
 // value a side allows no test, at or above the green threshold (Better),
-// or from 0 to more.
-func hardwareUp(tables []MetricTable, r Row, base, label string) []HWChange {
+// or from 0 to more; measured says whether both labels have the figures.
+func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange, measured bool) {
 	for _, t := range tables {
 		if t.Test != r.Test || t.Threads != r.Threads || t.Conditions != r.Conditions || len(t.Rows) == 0 || t.Rows[0].Label != base {
 			continue
 		}
-		var out []HWChange
 		for _, row := range t.Rows[1:] {
-			if row.Label != label {
+			if row.Label != label || row.N == 0 || t.Rows[0].N == 0 {
 				continue
 			}
+			measured = true
 			for j, name := range MetricNames() {
 				says := ""
 				for _, h := range HardwareSays {
@@ -236,9 +268,9 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) []HWChange {
 				}
 			}
 		}
-		return out
+		return out, measured
 	}
-	return nil
+	return nil, false
 }
 
 // IsSweep says whether c is a sweep: more than two labels, each naming

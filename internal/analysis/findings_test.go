@@ -108,6 +108,9 @@ func TestFindingsKnownAnswers(t *testing.T) {
 	if len(l.Regressions) != 1 || l.Regressions[0].Test != "t30" {
 		t.Fatalf("regressions: %+v", l.Regressions)
 	}
+	if !l.Regressions[0].Measured || l.Regressed != 1 {
+		t.Errorf("t30: per-op figures measured %v, regressions %d", l.Regressions[0].Measured, l.Regressed)
+	}
 	hw := l.Regressions[0].Hardware
 	if len(hw) != 1 || hw[0].Metric != "cs/o" || math.Abs(hw[0].Base-8.44) > 1e-9 || math.Abs(hw[0].Other-36.08) > 1e-9 || hw[0].Verdict.Kind != KindWorse {
 		t.Errorf("t30's per-op figures that went up: %+v; want cs/o alone, 8.44 to 36.08", hw)
