@@ -21,6 +21,11 @@ type Findings struct {
 	// Arrivals the changes between neighbours (nil when not a sweep).
 	Sweep    bool      `json:"sweep"`
 	Arrivals []Arrival `json:"arrivals,omitempty"`
+	// Neighbours is how many tests' neighbour comparisons a sweep made,
+	// and Untold how many of them had no verdict to give (one value a
+	// side, too few repeats or rounds): changes there are not placed.
+	Neighbours int `json:"neighbours,omitempty"`
+	Untold     int `json:"untold,omitempty"`
 }
 
 // Where is one test's relative value for a label: the test (at a thread
@@ -213,7 +218,7 @@ func FindingsFor(c *Comparison, sets []Set, o Options) Findings {
 		if o.Layout == "" {
 			o.Layout = c.Layout
 		}
-		f.Arrivals, _ = Arrivals(ordered, o)
+		f.Arrivals, f.Neighbours, f.Untold, _ = arrivals(ordered, o)
 	}
 	return f
 }
@@ -314,6 +319,13 @@ type Arrival struct {
 // Arrival in the later build. Tests without a change have none. They come
 // in the tests' table order, each test's in build order, its first marked.
 func Arrivals(sets []Set, o Options) ([]Arrival, error) {
+	out, _, _, err := arrivals(sets, o)
+	return out, err
+}
+
+// arrivals are Arrivals, with how many neighbour comparisons of a test
+// were made and how many of them could not tell.
+func arrivals(sets []Set, o Options) (out []Arrival, n, untold int, err error) {
 	type tk struct {
 		test    string
 		threads int
@@ -325,7 +337,7 @@ func Arrivals(sets []Set, o Options) ([]Arrival, error) {
 	for i := 1; i < len(sets); i++ {
 		c, err := Compare(sets[i-1], []Set{sets[i]}, o)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		for _, r := range c.Rows {
 			k := tk{r.Test, r.Threads, r.Conditions}
@@ -333,7 +345,14 @@ func Arrivals(sets []Set, o Options) ([]Arrival, error) {
 				order[k] = len(order)
 			}
 			v := r.Others[0].Verdict
-			if r.Group == "load" || r.Others[0].Missing || !v.Changed() {
+			if r.Group == "load" || r.Others[0].Missing {
+				continue
+			}
+			n++
+			if v.Kind == CannotTell {
+				untold++
+			}
+			if !v.Changed() {
 				continue
 			}
 			if len(per[k]) == 0 {
@@ -345,9 +364,8 @@ func Arrivals(sets []Set, o Options) ([]Arrival, error) {
 		}
 	}
 	sort.SliceStable(keys, func(a, b int) bool { return order[keys[a]] < order[keys[b]] })
-	var out []Arrival
 	for _, k := range keys {
 		out = append(out, per[k]...)
 	}
-	return out, nil
+	return out, n, untold, nil
 }

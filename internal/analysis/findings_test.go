@@ -178,6 +178,26 @@ func TestArrivalsKnownBuild(t *testing.T) {
 	if !IsSweep(c) {
 		t.Errorf("five builds in version order are no sweep: %v", c.Versions)
 	}
+	f := FindingsFor(c, sets, Options{})
+	if !f.Sweep || len(f.Arrivals) != 3 || f.Neighbours != 16 || f.Untold != 0 {
+		t.Errorf("findings of the sweep: sweep %v, %d arrivals, %d neighbour comparisons, %d untold", f.Sweep, len(f.Arrivals), f.Neighbours, f.Untold)
+	}
+	// One run a build: nothing to tell a change from noise with, and the
+	// findings say so rather than that nothing changed.
+	var single []Set
+	for _, s := range sets {
+		s1 := Set{Label: s.Label}
+		for _, r := range s.Runs {
+			if r.Params["repeat"] == "0" {
+				s1.Runs = append(s1.Runs, r)
+			}
+		}
+		single = append(single, s1)
+	}
+	c1, _ := Compare(single[0], single[1:], Options{})
+	if f := FindingsFor(c1, single, Options{}); len(f.Arrivals) != 0 || f.Untold != 16 || f.Neighbours != 16 {
+		t.Errorf("one run a build: %d arrivals, %d of %d untold", len(f.Arrivals), f.Untold, f.Neighbours)
+	}
 	c2, _ := Compare(sets[2], []Set{sets[0], sets[1]}, Options{})
 	if IsSweep(c2) {
 		t.Errorf("builds out of version order are a sweep: %v", c2.Versions)

@@ -112,8 +112,14 @@ func findTLDR(f analysis.Findings) []string {
 				most = b
 			}
 		}
-		out = append(out, fmt.Sprintf("Across the sweep, %d %s arrived beyond the noise between neighbouring builds, the most (%d) in %s.",
-			len(f.Arrivals), findPlural(len(f.Arrivals), "change", "changes"), len(builds[most]), most))
+		s := fmt.Sprintf("Across the sweep, %d %s arrived beyond the noise between neighbouring builds, the most (%d) in %s",
+			len(f.Arrivals), findPlural(len(f.Arrivals), "change", "changes"), len(builds[most]), most)
+		if f.Untold > 0 {
+			s += fmt.Sprintf("; %d of the %d neighbour comparisons cannot tell", f.Untold, f.Neighbours)
+		}
+		out = append(out, s+".")
+	case f.Sweep && f.Untold > 0:
+		out = append(out, fmt.Sprintf("Across the sweep, no change between neighbouring builds is beyond the noise, but %d of the %d neighbour comparisons cannot tell (repeat the runs: qpslab run --repeat).", f.Untold, f.Neighbours))
 	case f.Sweep:
 		out = append(out, "Across the sweep, no change between neighbouring builds is beyond the noise.")
 	case len(f.Labels) > 1:
