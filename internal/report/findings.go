@@ -42,8 +42,12 @@ func FindingsWords(f analysis.Findings) FindingsSection {
 			continue
 		}
 		fl.Lines = append(fl.Lines, findCapital(findWinsLosses(l, findTestsWord(f.Suite)))+".")
-		fl.Lines = append(fl.Lines, fmt.Sprintf("The max, %.2f, is at %s; the min, %.2f, at %s; the geomean is %s.",
-			l.Max.Rel, findWhere(l.Max), l.Min.Rel, findWhere(l.Min), findRel(l.Geomean)))
+		if lo, hi := fmt.Sprintf("%.2f", l.Min.Rel), fmt.Sprintf("%.2f", l.Max.Rel); lo == hi {
+			fl.Lines = append(fl.Lines, fmt.Sprintf("Every test is at %s (from %s to %s).", lo, findWhere(l.Min), findWhere(l.Max)))
+		} else {
+			fl.Lines = append(fl.Lines, fmt.Sprintf("The max, %s, is at %s; the min, %s, at %s; the geomean is %s.",
+				hi, findWhere(l.Max), lo, findWhere(l.Min), findRel(l.Geomean)))
+		}
 		for _, g := range l.Groups {
 			line := fmt.Sprintf("%s: median %.2f over %d %s", g.Group, g.Median, g.N, findPlural(g.N, "test", "tests"))
 			switch lo, hi := fmt.Sprintf("%.2f", g.Min.Rel), fmt.Sprintf("%.2f", g.Max.Rel); {
@@ -106,14 +110,16 @@ func findTLDR(f analysis.Findings) []string {
 			}
 			builds[a.Label] = append(builds[a.Label], a.Test)
 		}
-		most := order[0]
-		for _, b := range order {
-			if len(builds[b]) > len(builds[most]) {
-				most = b
+		var in []string
+		for i, b := range order {
+			if i == 4 {
+				in = append(in, fmt.Sprintf("%d more %s", len(order)-i, findPlural(len(order)-i, "build", "builds")))
+				break
 			}
+			in = append(in, fmt.Sprintf("%d in %s", len(builds[b]), b))
 		}
-		s := fmt.Sprintf("Across the sweep, %d %s arrived beyond the noise between neighbouring builds, the most (%d) in %s",
-			len(f.Arrivals), findPlural(len(f.Arrivals), "change", "changes"), len(builds[most]), most)
+		s := fmt.Sprintf("Across the sweep, %d %s arrived beyond the noise between neighbouring builds: %s",
+			len(f.Arrivals), findPlural(len(f.Arrivals), "change", "changes"), strings.Join(in, ", "))
 		if f.Untold > 0 {
 			s += fmt.Sprintf("; %d of the %d neighbour comparisons cannot tell", f.Untold, f.Neighbours)
 		}

@@ -178,7 +178,7 @@ func TestFindingsSweep(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{
 		"Where each change arrived (neighbouring builds):\n\n- " + tests[1] + " changed in mariadb-10.5.1.c (0.70 - against mariadb-10.4.1.c).\n",
-		"Across the sweep, 1 change arrived beyond the noise between neighbouring builds, the most (1) in mariadb-10.5.1.c.",
+		"Across the sweep, 1 change arrived beyond the noise between neighbouring builds: 1 in mariadb-10.5.1.c.",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the Markdown lacks %q:\n%s", want, md)
