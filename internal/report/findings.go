@@ -193,45 +193,29 @@ func findArrivals(as []analysis.Arrival) []string {
 // (the sentences and the numbers they rest on).
 func FindingsOut(w io.Writer, f analysis.Findings, format string) error {
 	s := FindingsWords(f)
-	switch format {
-	case "json":
+	if format == "json" {
 		return writeJSON(w, findingsJSON{Words: s, Findings: f})
-	case "md":
-		if len(s.TLDR) > 0 {
-			fmt.Fprintf(w, "**tl;dr.** %s\n\n", strings.Join(s.TLDR, " "))
-		}
-		for _, l := range s.Labels {
-			fmt.Fprintf(w, "Findings for `%s` against `%s`:\n\n", l.Label, l.Base)
-			for _, line := range l.Lines {
-				fmt.Fprintf(w, "- %s\n", line)
-			}
-			fmt.Fprintln(w)
-		}
-		if len(s.Sweep) > 0 {
-			fmt.Fprintf(w, "Where each change arrived (neighbouring builds):\n\n")
-			for _, line := range s.Sweep {
-				fmt.Fprintf(w, "- %s\n", line)
-			}
-			fmt.Fprintln(w)
-		}
-		return nil
+	}
+	// Text and Markdown differ in their marks only.
+	tldr, quote, afterHead, item := "tl;dr: ", "", "\n", "  - "
+	if format == "md" {
+		tldr, quote, afterHead, item = "**tl;dr.** ", "`", "\n\n", "- "
 	}
 	if len(s.TLDR) > 0 {
-		fmt.Fprintf(w, "tl;dr: %s\n\n", strings.Join(s.TLDR, " "))
+		fmt.Fprintf(w, "%s%s\n\n", tldr, strings.Join(s.TLDR, " "))
+	}
+	list := func(head string, lines []string) {
+		fmt.Fprint(w, head+afterHead)
+		for _, line := range lines {
+			fmt.Fprintf(w, "%s%s\n", item, line)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, l := range s.Labels {
-		fmt.Fprintf(w, "Findings for %s against %s:\n", l.Label, l.Base)
-		for _, line := range l.Lines {
-			fmt.Fprintf(w, "  - %s\n", line)
-		}
-		fmt.Fprintln(w)
+		list(fmt.Sprintf("Findings for %s%s%s against %s%s%s:", quote, l.Label, quote, quote, l.Base, quote), l.Lines)
 	}
 	if len(s.Sweep) > 0 {
-		fmt.Fprintln(w, "Where each change arrived (neighbouring builds):")
-		for _, line := range s.Sweep {
-			fmt.Fprintf(w, "  - %s\n", line)
-		}
-		fmt.Fprintln(w)
+		list("Where each change arrived (neighbouring builds):", s.Sweep)
 	}
 	return nil
 }
