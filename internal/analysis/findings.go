@@ -97,7 +97,7 @@ type Regression struct {
 
 // HWChange is a per-op figure that went up on a regressed test: its base
 // and other values (medians over repeats), the ratio (+Inf where the base
-// is 0), the verdict on it, and what it means (Says, HardwareSays).
+// is 0), the verdict on it, and what its rise says (result.Metric.Rise).
 type HWChange struct {
 	Metric  string  `json:"metric"`
 	Base    float64 `json:"base"`
@@ -110,14 +110,17 @@ type HWChange struct {
 // MaxRegressions is how many regressions each label's findings name.
 const MaxRegressions = 5
 
-// HardwareSays are the per-op figures a regression's findings look at and
-// what each one's rise says, in the seeds' words: the figure and its
-// numbers, never a cause.
-var HardwareSays = []struct{ Metric, Says string }{
-	{"cpu/o", "more CPU per operation"},
-	{"cs/o", "more context switches per operation, the seeds' usual sign of a mutex or wake-up problem"},
-	{"rKB/o", "more IO per operation"},
-	{"wKB/o", "more IO per operation"},
+// HardwareSays are the per-op figures a regression's findings look at:
+// the per-op table's (MetricNames) whose rise the registry says something
+// of (result.Metric.Rise), in its order.
+func HardwareSays() []string {
+	var out []string
+	for _, m := range hwMetrics() {
+		if m.Rise != "" {
+			out = append(out, m.Name)
+		}
+	}
+	return out
 }
 
 // FindingsOf concludes c's findings; tables are the per-op tables of the
@@ -237,13 +240,8 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange
 				continue
 			}
 			measured = true
-			for j, name := range MetricNames() {
-				says := ""
-				for _, h := range HardwareSays {
-					if h.Metric == name {
-						says = h.Says
-					}
-				}
+			for j, m := range hwMetrics() {
+				name, says := m.Name, m.Rise
 				if says == "" || j >= len(row.Abs) || j >= len(t.Rows[0].Abs) {
 					continue
 				}

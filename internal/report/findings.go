@@ -163,11 +163,7 @@ func findRegression(r analysis.Regression) string {
 		}
 		s += "; " + strings.Join(parts, "; ")
 	case r.Measured:
-		var names []string
-		for _, h := range analysis.HardwareSays {
-			names = append(names, h.Metric)
-		}
-		s += "; none of its per-op figures (" + strings.Join(names, ", ") + ") went up"
+		s += "; none of its per-op figures (" + strings.Join(analysis.HardwareSays(), ", ") + ") went up"
 	}
 	return s + "."
 }
