@@ -176,7 +176,11 @@ func findArrivals(as []analysis.Arrival) []string {
 		var parts []string
 		for ; j < len(as) && as[j].Test == as[i].Test && as[j].Threads == as[i].Threads && as[j].Conditions == as[i].Conditions; j++ {
 			a := as[j]
-			parts = append(parts, fmt.Sprintf("in %s (%.2f %s against %s)", a.Label, a.Rel, strings.TrimSpace(verdictMark(a.Verdict)), a.Before))
+			via := ""
+			if a.Via == analysis.ViaChangePoint {
+				via = ", a change point"
+			}
+			parts = append(parts, fmt.Sprintf("in %s (%.2f %s against %s%s)", a.Label, a.Rel, strings.TrimSpace(verdictMark(a.Verdict)), a.Before, via))
 		}
 		w := analysis.Where{Test: as[i].Test, Threads: as[i].Threads}
 		out = append(out, fmt.Sprintf("%s changed %s.", findWhere(w), strings.Join(parts, ", then ")))
