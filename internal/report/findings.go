@@ -43,7 +43,7 @@ func FindingsWords(f analysis.Findings) FindingsSection {
 		}
 		fl.Lines = append(fl.Lines, findCapital(findWinsLosses(l, findTestsWord(f.Suite)))+".")
 		if lo, hi := fmt.Sprintf("%.2f", l.Min.Rel), fmt.Sprintf("%.2f", l.Max.Rel); lo == hi {
-			fl.Lines = append(fl.Lines, fmt.Sprintf("Every test is at %s (from %s to %s).", lo, findWhere(l.Min), findWhere(l.Max)))
+			fl.Lines = append(fl.Lines, fmt.Sprintf("All %d %s at %s, %s first in the table.", l.Tests, findPlural(l.Tests, "test is", "tests are"), lo, findWhere(l.Max)))
 		} else {
 			fl.Lines = append(fl.Lines, fmt.Sprintf("The max, %s, is at %s; the min, %s, at %s; the geomean is %s.",
 				hi, findWhere(l.Max), lo, findWhere(l.Min), findRel(l.Geomean)))

@@ -176,13 +176,34 @@ func TestFindingsSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := b.String()
-	for _, want := range []string{
-		"Where each change arrived (neighbouring builds):\n\n- " + tests[1] + " changed in mariadb-10.5.1.c (0.70 - against mariadb-10.4.1.c).\n",
-		"Across the sweep, 1 change arrived beyond the noise between neighbouring builds: 1 in mariadb-10.5.1.c.",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the Markdown lacks %q:\n%s", want, md)
-		}
+	// The findings, whole: the regression arrives in the third build.
+	g := c.Rows[0].Group // the layout's, whatever the suite calls it
+	golden := strings.NewReplacer("T0", tests[0], "T1", tests[1], "G", g).Replace(`**tl;dr.** mariadb-10.11.5.c against mariadb-10.2.11.c: faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 1, beyond the noise on 1 (verdicts: 0 +, 1 -, 2 ~, 0 =, 0 ?). Its relative values run from 0.70 (T1) to 1.00 (T0), geomean 0.89. The largest regression is T1 at 0.70. Across the sweep, 1 change arrived beyond the noise between neighbouring builds: 1 in mariadb-10.5.1.c.
+
+Findings for ` + "`mariadb-10.4.1.c` against `mariadb-10.2.11.c`" + `:
+
+- Faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 0, beyond the noise on 0 (verdicts: 0 +, 0 -, 3 ~, 0 =, 0 ?).
+- All 3 tests are at 1.00, T0 first in the table.
+- G: median 1.00 over 3 tests, each at 1.00.
+`)
+	for _, later := range []string{"10.5.1", "10.6.1", "10.11.5"} {
+		golden += strings.NewReplacer("T0", tests[0], "T1", tests[1], "L", later, "G", g).Replace(`
+Findings for ` + "`mariadb-L.c` against `mariadb-10.2.11.c`" + `:
+
+- Faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 1, beyond the noise on 1 (verdicts: 0 +, 1 -, 2 ~, 0 =, 0 ?).
+- The max, 1.00, is at T0; the min, 0.70, at T1; the geomean is 0.89.
+- G: median 1.00 over 3 tests, from 0.70 (T1) to 1.00 (T0).
+- Regression: T1 at 0.70 (-).
+`)
+	}
+	golden += strings.NewReplacer("T1", tests[1]).Replace(`
+Where each change arrived (neighbouring builds):
+
+- T1 changed in mariadb-10.5.1.c (0.70 - against mariadb-10.4.1.c).
+
+`)
+	if !strings.HasPrefix(md, golden) {
+		t.Errorf("the sweep's findings:\n%s\nwant:\n%s", md[:min(len(md), len(golden))], golden)
 	}
 	if strings.Contains(md, tests[0]+" changed") || strings.Contains(md, tests[2]+" changed") {
 		t.Errorf("a test that did not change has an arrival:\n%s", md)
