@@ -9,16 +9,17 @@ import "github.com/qpslab/qpslab/internal/result"
 // headers.
 func init() {
 	result.Register(
-		result.Metric{Name: "cpu/o", Per: "op", Class: result.ClassHW, Verb: "%.6f", Aliases: []string{"cpu_o"},
+		result.Metric{Name: "cpu/o", Per: "op", Class: result.ClassHW, Verb: "%.6f", Aliases: []string{"cpu_o"}, Rise: "more CPU per operation",
 			Of:   hwOf(func(h *result.HW) float64 { return h.CPUPerOp }),
 			Help: "avg(us+sy) / (o/s), vmstat's % of the whole host per op/s (the reference's cpu/o)"},
 		result.Metric{Name: "cs/o", Per: "op", Class: result.ClassHW, Verb: "%.3f", Aliases: []string{"cs_o"},
-			Of: hwOf(func(h *result.HW) float64 { return h.CSPerOp }), Help: "context switches per op"},
+			Rise: "more context switches per operation, the seeds' usual sign of a mutex or wake-up problem",
+			Of:   hwOf(func(h *result.HW) float64 { return h.CSPerOp }), Help: "context switches per op"},
 		result.Metric{Name: "r/o", Per: "op", Class: result.ClassHW, Verb: "%.4f", Aliases: []string{"r_o"},
 			Of: diskOf(func(h *result.HW) float64 { return h.ReadsPerOp }), Help: "disk reads per op"},
-		result.Metric{Name: "rKB/o", Unit: "KB", Per: "op", Class: result.ClassHW, Verb: "%.3f", Aliases: []string{"rkb_o"},
+		result.Metric{Name: "rKB/o", Unit: "KB", Per: "op", Class: result.ClassHW, Verb: "%.3f", Aliases: []string{"rkb_o"}, Rise: "more IO per operation",
 			Of: diskOf(func(h *result.HW) float64 { return h.ReadKBPerOp }), Help: "KB read from disk per op"},
-		result.Metric{Name: "wKB/o", Unit: "KB", Per: "op", Class: result.ClassHW, Verb: "%.3f", Aliases: []string{"wkb_o"},
+		result.Metric{Name: "wKB/o", Unit: "KB", Per: "op", Class: result.ClassHW, Verb: "%.3f", Aliases: []string{"wkb_o"}, Rise: "more IO per operation",
 			Of: diskOf(func(h *result.HW) float64 { return h.WriteKBPerOp }), Help: "KB written to disk per op"},
 		result.Metric{Name: "o/s", HigherIsBetter: true, Per: "s", Class: result.ClassHW, Verb: "%.0f", Aliases: []string{"o_s"},
 			Of: hwOf(func(h *result.HW) float64 { return h.OpsPerSec }), Help: "ops per second the per-op figures divide by"},

@@ -45,6 +45,7 @@ func HTML(w io.Writer, m Model) error {
 type htmlPage struct {
 	Title     string
 	Generated string
+	Findings  template.HTML // FindingsHTML: what the numbers say, first
 	Cmp       *htmlCmp
 	RelCharts []template.HTML
 	Steps     []stepView
@@ -166,6 +167,7 @@ func htmlBuildPage(m Model) htmlPage {
 		p.Generated = m.Generated.Format("2006-01-02 15:04:05 MST")
 	}
 	colour := htmlLabelColours(m)
+	p.Findings = FindingsHTML(m.Findings)
 	if c := m.Comparison; c != nil {
 		p.Cmp = htmlComparison(c)
 		p.RelCharts = htmlRelCharts(c, colour)
@@ -846,8 +848,9 @@ pre .hdr { font-weight: 600; }
 {{template "head" .}}{{define "head"}}
 <h1>{{.Title}}</h1>
 <p class="note">{{if .Generated}}Generated {{.Generated}}. {{end}}{{with .Cmp}}Base <b>{{index .Shown 0}}</b>; others {{range $i, $o := .Shown}}{{if gt $i 1}}, {{end}}{{if $i}}<b>{{$o}}</b>{{end}}{{end}}. Layout: {{.Layout}}. Alpha {{.Alpha}}.{{end}}</p>
-<nav>{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Sweeps}}<a href="#sweeps">concurrency</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Stacks}}<a href="#stacks">stacks</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
+<nav>{{if .Findings}}<a href="#findings">findings</a>{{end}}{{if .Cmp}}<a href="#comparison">comparison</a><a href="#groups">groups</a><a href="#charts">charts</a>{{end}}{{if .Steps}}<a href="#steps">steps</a>{{end}}{{if .Sweeps}}<a href="#sweeps">concurrency</a>{{end}}{{if .Timelines}}<a href="#timelines">timelines</a>{{end}}{{if .Metrics}}<a href="#hw">hardware per op</a>{{end}}{{if .Stacks}}<a href="#stacks">stacks</a>{{end}}{{if .Hosts}}<a href="#hosts">hosts</a>{{end}}{{if .Configs}}<a href="#configs">configs</a>{{end}}</nav>
 {{end}}{{template "sections" .}}{{define "sections"}}
+{{.Findings}}
 {{with .Cmp}}
 <h2 id="comparison">Comparison</h2>
 <div class="verdict">{{range .Verdict}}<p>{{.}}</p>{{end}}</div>

@@ -21,6 +21,7 @@ type Model struct {
 	Title      string
 	Generated  time.Time
 	Comparison *analysis.Comparison   // BASE against OTHERS
+	Findings   analysis.Findings      // what its numbers say (findings.go)
 	Steps      []StepSection          // the reference's step tables, for a suite run in steps
 	Sweeps     []analysis.Sweep       // tests run at several thread counts (analysis.MinSweep)
 	Metrics    []analysis.MetricTable // per test and thread count; may be empty
@@ -79,6 +80,7 @@ func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.Ra
 	m := Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: now, Comparison: cmp}
 	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
 	m.Sweeps = analysis.Sweeps(sets)
+	m.Findings = analysis.FindingsFor(cmp, sets, analysis.Options{Layout: cmp.Layout, Confidence: cmp.Confidence})
 	m.Stacks = StackSections(sets)
 	latest := make([]map[string]result.Run, len(sets))
 	hosts := map[string]*Host{}

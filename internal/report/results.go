@@ -17,16 +17,29 @@ import (
 // What the results commands (compare, metrics, report, stacks, detect)
 // print of what selector loaded: each is one call from cmd.
 
-// Comparison prints a comparison in format f: its table, then, for text
+// Comparison prints a comparison in format f: for text and Markdown its
+// findings first, its table (JSON: with the findings), then, for text
 // and Markdown, the hosts of the sets; the step tables and response-time
 // buckets of a suite run in steps; and, for text and Markdown, the effects
 // and sweeps.
 func Comparison(w io.Writer, sets []analysis.Set, cmp *analysis.Comparison, f string) error {
 	tty := IsTTY(w)
-	if err := Compare(w, cmp, f, tty); err != nil {
+	prose := f == "text" || f == "md"
+	if prose { // the findings head the comparison (findings.go)
+		fs := analysis.FindingsFor(cmp, sets, analysis.Options{Layout: cmp.Layout, Confidence: cmp.Confidence})
+		if err := FindingsOut(w, fs, f); err != nil {
+			return err
+		}
+	}
+	var err error
+	if f == "json" {
+		err = ComparisonJSON(w, sets, cmp)
+	} else {
+		err = Compare(w, cmp, f, tty)
+	}
+	if err != nil {
 		return err
 	}
-	prose := f == "text" || f == "md"
 	if prose {
 		SetHosts(w, sets, store.HostID)
 	}

@@ -36,6 +36,9 @@ type Metric struct {
 	// Aliases are names the figure had before (in older stores, files or
 	// scripts): Lookup takes them.
 	Aliases []string
+	// Rise is what the figure going up on a regressed test says, in the
+	// seeds' words, for compare's findings ("" where it says nothing).
+	Rise string
 	// Of returns the figure of r, and false where r does not have it (not
 	// measured is not zero). Nil: the run's own figure of that name
 	// (Totals.Figures), which a suite or the plan computed.

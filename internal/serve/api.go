@@ -203,12 +203,12 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	cmp, _, err := s.compare(r, c)
+	cmp, sets, err := s.compare(r, c)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.reportJSON(w, r, func(b io.Writer) error { return report.Compare(b, cmp, "json", false) })
+	s.reportJSON(w, r, func(b io.Writer) error { return report.ComparisonJSON(b, sets, cmp) })
 }
 
 // reportJSON answers what write writes: the report's JSON, the bytes the

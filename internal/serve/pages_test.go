@@ -171,6 +171,9 @@ func TestPagesShowHistoryAndComparison(t *testing.T) {
 	if !strings.Contains(a.body, "27 test(s) changed beyond the noise (10 worse, 17 better)") {
 		t.Errorf("the compare page does not lead with the verdict")
 	}
+	if f, c := strings.Index(a.body, `<h2 id="findings">`), strings.Index(a.body, `<h2 id="comparison">`); f < 0 || c < f || !strings.Contains(a.body, "faster on 17 of 42 microbenchmarks, beyond the noise on 17") {
+		t.Errorf("the compare page does not open with the findings (at %d, the comparison at %d)", f, c)
+	}
 	for _, want := range []string{"Group statistics of the relative values", `data-chart="rel:point-1"`, `href="/api/v1/compare?`, "base.demo (10.11.1)", "Timelines"} {
 		if !strings.Contains(a.body, want) {
 			t.Errorf("compare lacks %q", want)
