@@ -55,6 +55,10 @@ type Selection struct {
 	// See is where the labels are listed, for the errors' fix (default
 	// "qpslab labels").
 	See string
+	// LayoutFiles lets a comparison's layout be a YAML file's path besides
+	// a layout's name (the commands' --groups; never the API's groups=,
+	// which must not read the server's files).
+	LayoutFiles bool
 }
 
 // Check refuses a thread count below 0 (0 means any).
@@ -237,7 +241,11 @@ func (s Selection) Compare(ctx context.Context, st *store.Store, labels []string
 	if len(sets) < 2 {
 		return nil, nil, notFound("only %s has results: a comparison needs two; see %s for the hosts of each label", sets[0].Label, s.see())
 	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], Options(ctx, st, sets, layout, warn))
+	o := Options(ctx, st, sets, layout, warn)
+	if o.User, err = s.userLayout(sets, layout); err != nil {
+		return nil, nil, err
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], o)
 	if err != nil {
 		return nil, nil, bad("%v", err)
 	}
