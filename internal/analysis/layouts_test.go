@@ -194,3 +194,33 @@ func TestImportKeepsItsOwnGrouping(t *testing.T) {
 		t.Errorf("--groups seeds: %v; want one line listing the registered layouts, then the import's", err)
 	}
 }
+
+// A store written by an older release (da87266) placed scan in range-2,
+// the layout of its day; read now, it is in range-1 with the ranges that
+// do no aggregation (issue 30), and read-only stays in range-2.
+func TestOldStoreShowsTheSeedsGroups(t *testing.T) {
+	ctx := context.Background()
+	old, err := os.ReadFile(filepath.Join("..", "store", "testdata", "release-da87266.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(ctx, store.Filter{Suite: sysbench.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := groupOf(t, runs, "5", "scan_range=100"); g != sysbench.Range1 {
+		t.Errorf("scan in %q, want range-1", g)
+	}
+	if g := groupOf(t, runs, "5", "read-only_range=10"); g != sysbench.Range2 {
+		t.Errorf("read-only in %q, want range-2", g)
+	}
+}
