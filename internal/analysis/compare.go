@@ -157,7 +157,7 @@ type Comparison struct {
 	Others []string `json:"others"`
 	// Versions are the builds' versions, the base's first ("" unknown).
 	Versions []string  `json:"versions"`
-	Layout   string    `json:"layout"` // the layout the groups are of (result.LayoutNames of the suite, or an import's own)
+	Layout   string    `json:"layout"` // the layout the groups are of (result.LayoutNames of the suite, an import's own, or a user's file's)
 	Rows     []Row     `json:"rows"`
 	Groups   []Group   `json:"groups"`
 	All      []Stats   `json:"all"`     // over every test (not the load), per other label
@@ -273,12 +273,14 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	for _, s := range all {
 		c.Versions = append(c.Versions, s.Version())
 	}
-	layout, err := chooseLayout(all, o.Layout)
+	layout := layoutChoice{user: o.User}
 	if o.User != nil {
-		layout, err = layoutChoice{name: o.User.Name, user: o.User}, nil
-	}
-	if err != nil {
-		return nil, err
+		layout.name = o.User.Name
+	} else {
+		var err error
+		if layout, err = chooseLayout(all, o.Layout); err != nil {
+			return nil, err
+		}
 	}
 	c.Layout = layout.name
 	bv, units, info := values(base.Runs, layout)
