@@ -7,7 +7,8 @@
 // count and host. History series are made here from the store's runs
 // (history keys them by suite, test, host, config, flavor, thread count and
 // conditions, engine included) and their change points found with the
-// store's noise floors. It reads the store and hands runs to analysis; it
+// store's noise floors. It reads the store (and, for the commands only, a
+// layout file --groups names) and hands runs to analysis; it
 // prints nothing (report does) and offers no flags or parameters (cmd and
 // serve do; its errors name them as the command line does).
 package selector
