@@ -61,8 +61,8 @@ func newLabelsCmd() *cobra.Command {
 // comparisonCmd is compare (the tables, and with --html the report) or
 // report (the HTML report only, to --html).
 func comparisonCmd(use, short, long string, tables bool) *cobra.Command {
-	var sel selector.Selection
-	var groups, format, html string
+	sel := selector.Selection{LayoutFiles: true}
+	var groups, format, html, summary string
 	c := &cobra.Command{Use: use, Short: short, Long: long,
 		Args: func(_ *cobra.Command, args []string) error { return sel.CompareArgs(args) },
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,7 +72,7 @@ func comparisonCmd(use, short, long string, tables bool) *cobra.Command {
 			return withStore(cmd, func(st *store.Store) error {
 				cmp, sets, err := sel.Compare(cmd.Context(), st, args, groups, cmd.ErrOrStderr())
 				if err == nil && tables {
-					err = report.Comparison(cmd.OutOrStdout(), sets, cmp, format)
+					err = report.ComparisonAs(cmd.OutOrStdout(), sets, cmp, format, summary)
 				}
 				if err == nil && html != "" {
 					err = report.HTMLReport(cmd.ErrOrStderr(), html, sets, cmp, selector.Content(cmd.Context(), st))
@@ -81,10 +81,11 @@ func comparisonCmd(use, short, long string, tables bool) *cobra.Command {
 			})
 		}}
 	selFlags(c, &sel, true)
-	c.Flags().StringVar(&groups, "groups", "", "group layout ("+result.LayoutsHelp()+"; default: the suite's first)")
+	c.Flags().StringVar(&groups, "groups", "", "group layout ("+result.LayoutsHelp()+"; default: the suite's first), or a YAML layout file's path (docs/results.md)")
 	c.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
 	if tables {
 		report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json", "qps.abs", "qps.rel")
+		report.SummaryFlag(c.Flags(), &summary)
 	}
 	return c
 }

@@ -19,14 +19,14 @@ var placements = map[string]struct {
 	"point-query.warm_range=100": {1, result.RoleWarm, "", ""},
 	"point-query.pre_range=100":  {2, "", "point-1", "point"},
 	"update-index_range=100":     {20, "", "writes", "writes"},
-	"point-query_range=100":      {30, "", "point-2", "point"},
-	"scan_range=100":             {40, "", "range-2", "range-noagg"},
-	"hot-points_range=100":       {35, "", "point-2", "point"},
+	"point-query_range=100":      {30, "", "point-1", "point"},
+	"scan_range=100":             {40, "", "range-1", "range-noagg"},
+	"hot-points_range=100":       {35, "", "point-1", "point"},
 	"insert_range=100":           {42, "", "writes", "writes"},
 }
 
 var (
-	layout5 = []string{"point-1", "range-1", "writes", "point-2", "range-2"}
+	layout5 = []string{"point-1", "point-2", "range-1", "range-2", "writes"}
 	layout4 = []string{"point", "range-noagg", "range-agg", "writes"}
 )
 
@@ -88,8 +88,8 @@ func TestCompareKnownNumbers(t *testing.T) {
 	for _, r := range c.Rows {
 		got = append(got, r.Test+"/"+r.Group)
 	}
-	// Group order point-1, range-1, writes, point-2, range-2; the run order within.
-	want := "point-query.pre_range=100/point-1 update-index_range=100/writes insert_range=100/writes point-query_range=100/point-2 scan_range=100/range-2"
+	// Group order point-1, point-2, range-1, range-2, writes; the run order within.
+	want := "point-query.pre_range=100/point-1 point-query_range=100/point-1 scan_range=100/range-1 update-index_range=100/writes insert_range=100/writes"
 	if strings.Join(got, " ") != want {
 		t.Errorf("rows:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
@@ -148,7 +148,7 @@ func TestCompareLoadAndOther(t *testing.T) {
 	for _, r := range c.Rows {
 		got = append(got, r.Test+"/"+r.Group+"/"+r.Unit)
 	}
-	if want := "point-query_range=100/point-2/qps mystery/other/qps load/load/rows/s"; strings.Join(got, " ") != want {
+	if want := "point-query_range=100/point-1/qps mystery/other/qps load/load/rows/s"; strings.Join(got, " ") != want {
 		t.Errorf("rows %s, want %s", strings.Join(got, " "), want)
 	}
 	if a := c.All[0]; a.N != 2 || !near(c.Geomean[0], math.Sqrt(1.1*2)) {

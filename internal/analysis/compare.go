@@ -157,7 +157,7 @@ type Comparison struct {
 	Others []string `json:"others"`
 	// Versions are the builds' versions, the base's first ("" unknown).
 	Versions []string  `json:"versions"`
-	Layout   string    `json:"layout"` // the layout the groups are of (result.LayoutNames of the suite, or an import's own)
+	Layout   string    `json:"layout"` // the layout the groups are of (result.LayoutNames of the suite, an import's own, or a user's file's)
 	Rows     []Row     `json:"rows"`
 	Groups   []Group   `json:"groups"`
 	All      []Stats   `json:"all"`     // over every test (not the load), per other label
@@ -228,7 +228,10 @@ func (s Set) Version() string {
 
 // Options of a comparison.
 type Options struct {
-	Layout     string  // a layout the runs are placed in (result.Placements); "" for their suite's default (the first)
+	Layout string // a layout the runs are placed in (result.Placements); "" for their suite's default (the first)
+	// User, if set, is a user's layout (result.ReadLayout), which places
+	// the runs instead of Layout: by their test, whatever they carry.
+	User       *result.Layout
 	Confidence float64 // of the intervals; default 0.95
 	// Noise, if set, is the host's noise floor of a test's headline (a
 	// fraction: 0.03 for ±3 %), where qpslab run --aa measured it.
@@ -270,12 +273,17 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	for _, s := range all {
 		c.Versions = append(c.Versions, s.Version())
 	}
-	layout, err := chooseLayout(all, o.Layout)
-	if err != nil {
-		return nil, err
+	layout := layoutChoice{user: o.User}
+	if o.User != nil {
+		layout.name = o.User.Name
+	} else {
+		var err error
+		if layout, err = chooseLayout(all, o.Layout); err != nil {
+			return nil, err
+		}
 	}
 	c.Layout = layout.name
-	bv, units, info := values(base.Runs, layout.name)
+	bv, units, info := values(base.Runs, layout)
 	missed := func(s Set, k key, sum Summary) Summary {
 		for _, r := range s.Runs {
 			if r.Comparable() && r.Test == k.test && r.Threads == k.threads && r.LabelConditions() == k.cond {
@@ -298,7 +306,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	for i, s := range others {
 		c.Others = append(c.Others, s.Label)
 		var oinfo map[key]placed
-		ov[i], _, oinfo = values(s.Runs, layout.name)
+		ov[i], _, oinfo = values(s.Runs, layout)
 		if len(ov[i]) == 0 {
 			return nil, fmt.Errorf("no comparable results for %s (every run failed, or is a warm-up): see qpslab labels", s.Label)
 		}
@@ -501,17 +509,29 @@ const (
 	loadPos  = 1 << 21 // the load, after every test
 )
 
-func placeOf(r result.Run, layout string) placed {
+func placeOf(r result.Run, l layoutChoice) placed {
 	if r.Role == result.RoleLoad {
 		return placed{group: "load", pos: loadPos, step: r.Step, aside: true}
 	}
+	if l.user != nil {
+		if p, ok := l.user.Place(r.Test); ok {
+			return placed{group: p.Group, pos: p.Pos, step: r.Step}
+		}
+		return placed{group: "other", pos: otherPos, step: r.Step}
+	}
+	layout := l.name
 	if p, ok := r.Placement(layout); ok && (layout == "" || p.Layout == layout) {
 		return placed{group: p.Group, pos: p.Pos, step: r.Step}
 	}
 	return placed{group: "other", pos: otherPos, step: r.Step}
 }
 
-type layoutChoice struct{ name string }
+// layoutChoice is the layout a comparison groups by: a name (of the
+// suite's registered layouts, or one an import brought), or a user's.
+type layoutChoice struct {
+	name string
+	user *result.Layout
+}
 
 // groups lists the groups the rows fall in, in layout order (by position,
 // then name: a group an import brought of its own may share a position
@@ -563,9 +583,9 @@ func chooseLayout(sets []Set, want string) (layoutChoice, error) {
 	}
 	switch {
 	case want == "":
-		return layoutChoice{def}, nil
+		return layoutChoice{name: def}, nil
 	case have[want]:
-		return layoutChoice{want}, nil
+		return layoutChoice{name: want}, nil
 	}
 	offer := result.LayoutNames(suite)
 	for _, n := range sortedKeys(have) {
@@ -658,7 +678,7 @@ func IntervalN(confidence float64) int {
 
 // values collects the reported figure of each comparable run by test and
 // thread count, with each one's unit and place in the layout.
-func values(runs []result.Run, layout string) (map[key][]float64, map[key]string, map[key]placed) {
+func values(runs []result.Run, layout layoutChoice) (map[key][]float64, map[key]string, map[key]placed) {
 	v, u, p := map[key][]float64{}, map[key]string{}, map[key]placed{}
 	for _, r := range runs {
 		if !r.Comparable() {

@@ -66,19 +66,7 @@ func groupOf(t *testing.T, runs []result.Run, layout, test string) string {
 // stored placement and kept point-1.
 func TestLayoutDecidesGroupsOfAnOldStore(t *testing.T) {
 	ctx := context.Background()
-	old, err := os.ReadFile(filepath.Join("..", "store", "testdata", "release-86cc443.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	if err := os.WriteFile(path, old, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openOldStore(t, "release-86cc443.db")
 	const pq = "point-query.pre_range=100"
 	read := func() []result.Run {
 		runs, err := st.Runs(ctx, store.Filter{Suite: sysbench.Name})
@@ -193,4 +181,41 @@ func TestImportKeepsItsOwnGrouping(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--groups seeds: sysbench's runs are grouped by the layout(s) 5, 4, theirs") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("--groups seeds: %v; want one line listing the registered layouts, then the import's", err)
 	}
+}
+
+// A store written by an older release (da87266) placed scan in range-2,
+// the layout of its day; read now, it is in range-1 with the ranges that
+// do no aggregation (issue 30), and read-only stays in range-2.
+func TestOldStoreShowsTheSeedsGroups(t *testing.T) {
+	ctx := context.Background()
+	runs, err := openOldStore(t, "release-da87266.db").Runs(ctx, store.Filter{Suite: sysbench.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := groupOf(t, runs, "5", "scan_range=100"); g != sysbench.Range1 {
+		t.Errorf("scan in %q, want range-1", g)
+	}
+	if g := groupOf(t, runs, "5", "read-only_range=10"); g != sysbench.Range2 {
+		t.Errorf("read-only in %q, want range-2", g)
+	}
+}
+
+// openOldStore opens a copy of a store an older release wrote
+// (internal/store/testdata), closed when t ends.
+func openOldStore(t *testing.T, name string) *store.Store {
+	t.Helper()
+	old, err := os.ReadFile(filepath.Join("..", "store", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -58,7 +58,7 @@ func TestSysbench10PointSelect(t *testing.T) {
 		"source": "sysbench-1.0", "file": "sysbench-1.0.20-point-select.txt", "sysbench_version": "1.0.20",
 		"range": "100", "name": "point-query", "variant": "", "percentile": "95",
 	})
-	checkGroups(t, r, "point-2", "point")
+	checkGroups(t, r, "point-1", "point")
 	tot := r.Totals
 	if tot.Events != 316868 || tot.Statements != 316868 || tot.Errors != 0 || tot.ReportedUnit != "qps" {
 		t.Errorf("totals wrong: %+v", tot)

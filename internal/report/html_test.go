@@ -82,9 +82,9 @@ func htmlTestModel(t *testing.T) Model {
 	for _, r := range c.Rows {
 		groups = append(groups, r.Test+"/"+r.Group)
 	}
-	want := "point-query.pre_range=100/point-1 random-points.pre_range=1000/point-1 read-only.pre_range=10/range-1 " +
-		"update-index_range=100/writes point-query_range=100/point-2 random-points_range=1000/point-2 " +
-		"read-only_range=10/range-2 scan_range=100/range-2"
+	want := "point-query.pre_range=100/point-1 point-query_range=100/point-1 random-points.pre_range=1000/point-2 " +
+		"random-points_range=1000/point-2 scan_range=100/range-1 read-only.pre_range=10/range-2 " +
+		"read-only_range=10/range-2 update-index_range=100/writes"
 	if got := strings.Join(groups, " "); got != want {
 		t.Fatalf("fixture rows:\n got %s\nwant %s", got, want)
 	}
@@ -142,7 +142,7 @@ func htmlTestModel(t *testing.T) Model {
 // group, throughput and p99 per timeline (but no p99 without samples) and
 // CPU per op per metric table.
 var htmlWantCharts = []string{
-	"rel:point-1", "rel:range-1", "rel:writes", "rel:point-2", "rel:range-2",
+	"rel:point-1", "rel:point-2", "rel:range-1", "rel:range-2", "rel:writes",
 	"rate:point-query_range=100:1", "p99:point-query_range=100:1", "rate:update-index_range=100:1",
 	"cpu-us-op:point-query_range=100:1", "cpu-us-op:update-index_range=100:1",
 }
@@ -182,7 +182,7 @@ func TestHTMLComparison(t *testing.T) {
 			t.Errorf("no test label %s", r.Test)
 		}
 	}
-	for _, g := range []string{"point-1", "range-1", "writes", "point-2", "range-2", "all"} {
+	for _, g := range []string{"point-1", "point-2", "range-1", "range-2", "writes", "all"} {
 		if !strings.Contains(page, `<tr class="group"><th colspan="7">`+g+`</th></tr>`) && g != "all" {
 			t.Errorf("no group header row for %s", g)
 		}

@@ -7,7 +7,8 @@
 // count and host. History series are made here from the store's runs
 // (history keys them by suite, test, host, config, flavor, thread count and
 // conditions, engine included) and their change points found with the
-// store's noise floors. It reads the store and hands runs to analysis; it
+// store's noise floors. It reads the store (and, for the commands only, a
+// layout file --groups names) and hands runs to analysis; it
 // prints nothing (report does) and offers no flags or parameters (cmd and
 // serve do; its errors name them as the command line does).
 package selector
@@ -55,6 +56,10 @@ type Selection struct {
 	// See is where the labels are listed, for the errors' fix (default
 	// "qpslab labels").
 	See string
+	// LayoutFiles lets a comparison's layout be a YAML file's path besides
+	// a layout's name (the commands' --groups; never the API's groups=,
+	// which must not read the server's files).
+	LayoutFiles bool
 }
 
 // Check refuses a thread count below 0 (0 means any).
@@ -237,7 +242,11 @@ func (s Selection) Compare(ctx context.Context, st *store.Store, labels []string
 	if len(sets) < 2 {
 		return nil, nil, notFound("only %s has results: a comparison needs two; see %s for the hosts of each label", sets[0].Label, s.see())
 	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], Options(ctx, st, sets, layout, warn))
+	o := Options(ctx, st, sets, layout, warn)
+	if o.User, err = s.userLayout(sets, layout); err != nil {
+		return nil, nil, err
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], o)
 	if err != nil {
 		return nil, nil, bad("%v", err)
 	}

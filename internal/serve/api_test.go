@@ -122,6 +122,7 @@ func TestAPIReads(t *testing.T) {
 		{"/api/v1/compare?base=base.demo&other=none.default", 404, "no ok results for none.default"},
 		{"/api/v1/compare?base=base.demo&other=other.demo&threads=0", 400, "threads=0"},
 		{"/api/v1/compare?base=base.demo&other=other.demo&groups=9", 400, "groups=9"},
+		{"/api/v1/compare?base=base.demo&other=other.demo&groups=/etc/hostname", 400, "groups=/etc/hostname: sysbench's runs are grouped by the layout(s) 5, 4"}, // names only: the server reads no file
 		{"/api/v1/compare?base=base.demo&other=ma10.2.1.default&threads=2", 404, "with this suite, thread count and host"},
 		{"/api/v1/runs?limit=0", 400, "limit=0"},
 		{"/api/v1/runs?offset=-3", 400, "offset=-3"},
