@@ -92,7 +92,7 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := report.Compare(out, cmp, "text", report.IsTTY(out)); err != nil {
+	if err := report.Comparison(out, sets, cmp, "text"); err != nil {
 		return err
 	}
 	html := o.HTML
