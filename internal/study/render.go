@@ -80,7 +80,13 @@ func (s *Study) doc() []section {
 
 	// The summary: rows are builds, each group's min, max, avg and median.
 	sum := &table{Head: []string{"build"}}
+	var groups []analysis.Group // the load is no test: not summarised
 	for _, g := range s.Cmp.Groups {
+		if g.Name != "load" {
+			groups = append(groups, g)
+		}
+	}
+	for _, g := range groups {
 		for _, st := range []string{"min", "max", "avg", "median"} {
 			sum.Head = append(sum.Head, g.Name+" "+st)
 		}
@@ -88,7 +94,7 @@ func (s *Study) doc() []section {
 	sum.Head = append(sum.Head, "all median", "geomean")
 	for j, i := range s.Others {
 		row := []string{s.labelOf(i)}
-		for _, g := range s.Cmp.Groups {
+		for _, g := range groups {
 			st := g.Stats[j]
 			if st.N == 0 {
 				row = append(row, "-", "-", "-", "-")
@@ -100,7 +106,7 @@ func (s *Study) doc() []section {
 		sum.Rows = append(sum.Rows, row)
 	}
 	out = append(out, section{Title: "Summary per group", Level: 2,
-		Text:  []string{"Relative QPS against " + base + ", per group of tests: min, max, avg and median over the group's tests."},
+		Text:  []string{"Relative QPS against " + base + ", per group of tests: min, max, avg and median over the group's tests (the load is not a test: its row is in its own group below)."},
 		Table: sum})
 
 	// One chart and table per group: tests × builds.
@@ -162,10 +168,10 @@ func (s *Study) doc() []section {
 
 	// The hardware cost per operation of the tests that changed.
 	hw := section{Title: "Hardware per operation for the tests that changed", Level: 2,
-		Text: []string{"The median over repeats of each figure per operation (qpslab metrics): cpu/o up is more CPU per operation, cs/o up more context switches per operation, rKB/o and wKB/o up more IO per operation. In parentheses: relative to " + s.Labels[0] + "."}}
+		Text: []string{"The tests that changed between neighbours or against " + base + ". The median over repeats of each figure per operation (qpslab metrics): cpu/o up is more CPU per operation, cs/o up more context switches per operation, rKB/o and wKB/o up more IO per operation. In parentheses: relative to " + s.Labels[0] + "."}}
 	switch {
-	case len(s.Changes) == 0:
-		hw.Text = []string{"No test changed between neighbours."}
+	case len(s.Hardware) == 0 && s.hwChanged == 0:
+		hw.Text = []string{"No test changed beyond the noise, between neighbours or against " + base + "."}
 	case len(s.Hardware) == 0:
 		hw.Text = []string{"The runs measured no hardware figures (an import, or a run without them)."}
 	}

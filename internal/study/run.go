@@ -42,7 +42,7 @@ type RunOptions struct {
 	Findings  FindingsFunc
 }
 
-// Sizes are the plan values each --size sets where the command line does
+// Sizes are the plan values each --scale sets where the command line does
 // not, for the parameters the suite takes: tiny for a smoke test, small
 // for a sweep that ends in minutes, full for the suite's own defaults.
 var Sizes = map[string]map[string]string{
@@ -98,7 +98,7 @@ func Check(given map[string]string, o RunOptions) (Inputs, error) {
 		in.Size = "small"
 	}
 	if _, ok := Sizes[in.Size]; !ok {
-		return in, fmt.Errorf("--size %s: use tiny, small or full", in.Size)
+		return in, fmt.Errorf("--scale %s: use tiny, small or full", in.Size)
 	}
 	return in, nil
 }
@@ -242,7 +242,7 @@ func Commands(suiteName string, given map[string]string, in Inputs, dir string) 
 		flags = append(flags, "--"+k+" "+quote(given[k]))
 	}
 	head := "qpslab study " + suiteName + " --build " + quote(strings.Join(in.Builds, ",")) + " --config " + quote(in.Config) + " --base " + quote(in.Builds[in.Base])
-	run := head + " --size " + in.Size
+	run := head + " --scale " + in.Size
 	if len(flags) > 0 {
 		run += " " + strings.Join(flags, " ")
 	}

@@ -55,6 +55,7 @@ type Study struct {
 	Hardware   []analysis.MetricTable
 	// HardwareLeft is how many changed tests' tables were left out.
 	HardwareLeft int
+	hwChanged    int // tests that changed, between neighbours or against the base
 	Findings     []string
 	Commands     []string
 }
@@ -115,6 +116,15 @@ func Assemble(sets []analysis.Set, o Options) (*Study, error) {
 			changed[k] = math.Max(changed[k], math.Abs(math.Log(v.Rel)))
 		}
 	}
+	for _, r := range cmp.Rows { // changes that crept in over several builds
+		for _, c := range r.Others {
+			if !c.Missing && c.Verdict.Changed() {
+				k := [2]string{r.Test, fmt.Sprint(r.Threads)}
+				changed[k] = math.Max(changed[k], math.Abs(math.Log(c.Verdict.Rel)))
+			}
+		}
+	}
+	s.hwChanged = len(changed)
 	if o.Findings != nil {
 		s.Findings = o.Findings(cmp, s.Neighbours, sets)
 	}

@@ -72,6 +72,9 @@ func fixtureSets() []analysis.Set {
 				set.Runs = append(set.Runs, r)
 			}
 		}
+		// The load: in a group of its own, never in the summary.
+		set.Runs = append(set.Runs, result.Run{Suite: "fixture", Test: "load", Build: build, Version: fmt.Sprintf("1%d.0", b), Config: "cfg@abc", Threads: 2,
+			Status: result.OK, Role: result.RoleLoad, Params: map[string]string{"repeat": "1"}, Totals: result.Totals{Reported: 50000 + 1000*float64(b), ReportedUnit: "rows/s"}})
 		sets = append(sets, set)
 	}
 	return sets
@@ -98,6 +101,9 @@ func TestAssembleKnownChanges(t *testing.T) {
 	}
 	// The summary: v3 (fx-12.0) against the base, group point: min 0.80 at
 	// point-a, max 1.00.
+	if last := s.Cmp.Groups[len(s.Cmp.Groups)-1]; last.Name != "load" {
+		t.Errorf("the last group is %s, not the load", last.Name)
+	}
 	g := s.Cmp.Groups[0]
 	if g.Name != "point" || math.Abs(g.Stats[1].Min-0.8) > 0.005 || math.Abs(g.Stats[1].Max-1) > 0.005 {
 		t.Errorf("point group of fx-12.0: %+v", g)
@@ -135,7 +141,13 @@ func TestStudyMarkdownGolden(t *testing.T) {
 		t.Fatalf("%v (go test -run TestStudyMarkdownGolden -update writes it)", err)
 	}
 	if got := b.String(); got != string(want) {
-		t.Errorf("the study's Markdown differs from %s (go test -update rewrites it after a deliberate change):\n%s", golden, got)
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
+				t.Errorf("the study's Markdown differs from %s from line %d (go test -update rewrites it after a deliberate change):\ngot  %q\nwant %q", golden, i+1, at(gl, i), at(wl, i))
+				break
+			}
+		}
 	}
 	// The page and the charts come from the same study.
 	var page bytes.Buffer
@@ -187,7 +199,7 @@ func TestCheckRefusesBadInput(t *testing.T) {
 		{"shell in a name", map[string]string{"build": "a,b;rm -rf x"}, RunOptions{}, "--build"},
 		{"a build twice", map[string]string{"build": "a,b,a"}, RunOptions{}, "names a twice"},
 		{"two configs", map[string]string{"build": "a,b", "config": "x,y"}, RunOptions{}, "one config"},
-		{"unknown size", map[string]string{"build": "a,b"}, RunOptions{Size: "huge"}, "--size huge: use tiny, small or full"},
+		{"unknown size", map[string]string{"build": "a,b"}, RunOptions{Size: "huge"}, "--scale huge: use tiny, small or full"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Check(tc.given, tc.o)
@@ -218,4 +230,11 @@ func TestRunUnknownBuild(t *testing.T) {
 	if _, serr := os.Stat(out2); serr == nil {
 		t.Error("the study's directory was made for a study that cannot run")
 	}
+}
+
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "(end)"
 }
