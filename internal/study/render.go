@@ -69,7 +69,7 @@ func (s *Study) doc() []section {
 	base := s.Labels[s.Base]
 	var out []section
 	intro := []string{
-		fmt.Sprintf("%d builds of %s in sweep order: %s. The base is %s: relative values are each build's QPS over the base's (above 1 is faster), its groups are the %s layout's.",
+		fmt.Sprintf("%d builds of %s in sweep order: %s. The base is %s: relative values are each build's QPS over the base's (above 1 is faster). Tests are grouped by the layout %q (qpslab suites lists its groups).",
 			len(s.Labels), s.Suite, strings.Join(s.Labels, ", "), s.labelOf(s.Base), s.Layout),
 		"The figures are the host's that ran them: compare builds measured on one host, not figures across hosts.",
 	}
