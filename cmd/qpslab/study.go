@@ -13,13 +13,7 @@ import (
 
 func newStudyCmd() *cobra.Command {
 	c := &cobra.Command{Use: "study SUITE", Short: "A version sweep's study: run a suite on a list of builds and write its Markdown and HTML", Long: help("study"), Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return fmt.Errorf("name the suite to study: qpslab study SUITE --build B1,B2,… (qpslab suites lists them)")
-			}
-			_, err := suite.Get(args[0]) // a known suite is its own subcommand: this is an unknown one
-			return err
-		}}
+		RunE: suiteParent("study", "qpslab study SUITE --build B1,B2,…")}
 	for _, s := range suite.All() {
 		var o study.RunOptions
 		sc, given := suiteCmd(s, " --build B1,B2,… [--base B] [--scale S]", "Study "+s.Name()+" across builds", help("study"))
@@ -36,4 +30,16 @@ func newStudyCmd() *cobra.Command {
 		c.AddCommand(sc)
 	}
 	return c
+}
+
+// suiteParent is the RunE of a command whose suites are its subcommands
+// (run, study): reached without one, or with an unknown one.
+func suiteParent(verb, usage string) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("name the suite to %s: %s (qpslab suites lists them)", verb, usage)
+		}
+		_, err := suite.Get(args[0]) // a known suite is its own subcommand: this is an unknown one
+		return err
+	}
 }

@@ -1,9 +1,6 @@
 package main_test
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // Bad input to qpslab study stops it before anything runs, with one line
 // naming the problem and the fix.
@@ -27,20 +24,6 @@ func TestStudyBadInput(t *testing.T) {
 		{"unknown scale", []string{"study", "sysbench", "--build", "postgres-system,mariadb-system", "--scale", "huge"}, []string{"--scale huge", "tiny, small or full"}},
 		{"a flag the suite does not take", []string{"study", "sysbench", "--build", "a,b", "--clients", "4"}, []string{"unknown flag: --clients"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := qpslab(t, h, tc.args...)
-			if r.code == 0 {
-				t.Fatalf("exit 0 for %v; stdout %q", tc.args, r.stdout)
-			}
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-			if len(lines) != 1 || !strings.HasPrefix(lines[0], "qpslab: ") {
-				t.Errorf("want one line starting with \"qpslab: \", got %q", r.stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.stderr, w) {
-					t.Errorf("stderr %q does not contain %q", r.stderr, w)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { oneErrorLine(t, h, tc.args, tc.want) })
 	}
 }
