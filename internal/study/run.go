@@ -246,7 +246,7 @@ func Commands(suiteName string, given map[string]string, in Inputs, dir string) 
 	if len(flags) > 0 {
 		run += " " + strings.Join(flags, " ")
 	}
-	return []string{run, head + " --from-store --out " + quote(dir)}
+	return []string{run + " --out " + quote(dir), head + " --from-store --out " + quote(dir)}
 }
 
 // quote is s as a shell word.
