@@ -238,3 +238,19 @@ func at(lines []string, i int) string {
 	}
 	return "(end)"
 }
+
+// A group's chart draws relative QPS as the seeds do: its y axis does not
+// start at 0 (point's values are 0.80 to 1.00).
+func TestChartAxisNotFromZero(t *testing.T) {
+	s, err := Assemble(fixtureSets(), Options{Base: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := string(s.Chart("point"))
+	if !strings.Contains(c, `data-chart="rel-point"`) || strings.Count(c, `class="mark"`) != 8 {
+		t.Fatalf("the point chart is not 2 tests × 4 builds of bars:\n%s", c)
+	}
+	if strings.Contains(c, `>0</text>`) || strings.Contains(c, `>0.0</text>`) || strings.Contains(c, `>0.00</text>`) || !strings.Contains(c, `>0.78</text>`) {
+		t.Errorf("the y axis starts at 0, or not just below 0.80:\n%s", c)
+	}
+}
