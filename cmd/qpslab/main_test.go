@@ -170,21 +170,26 @@ func TestBadInput(t *testing.T) {
 		{"ibench submitted with --threads", []string{"fleet", "submit", "ibench", "--threads", "4"}, []string{"unknown flag: --threads", "--clients"}},
 		{"sysbench takes --rate", []string{"run", "sysbench", "--rate", "10"}, []string{"--build"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := qpslab(t, h, tc.args...)
-			if r.code == 0 {
-				t.Fatalf("exit 0 for %v; stdout %q", tc.args, r.stdout)
-			}
-			lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
-			if len(lines) != 1 || !strings.HasPrefix(lines[0], "qpslab: ") {
-				t.Errorf("want one line starting with \"qpslab: \", got %q", r.stderr)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.stderr, w) {
-					t.Errorf("stderr %q does not contain %q", r.stderr, w)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { oneErrorLine(t, h, tc.args, tc.want) })
+	}
+}
+
+// oneErrorLine runs qpslab with args and wants it to fail with one line
+// starting "qpslab: " that holds each of want.
+func oneErrorLine(t *testing.T, h home.Home, args, want []string) {
+	t.Helper()
+	r := qpslab(t, h, args...)
+	if r.code == 0 {
+		t.Fatalf("exit 0 for %v; stdout %q", args, r.stdout)
+	}
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "qpslab: ") {
+		t.Errorf("want one line starting with \"qpslab: \", got %q", r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr %q does not contain %q", r.stderr, w)
+		}
 	}
 }
 

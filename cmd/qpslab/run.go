@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/jobs"
@@ -13,13 +11,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	c := &cobra.Command{Use: "run SUITE", Short: "Run a benchmark suite against sandboxed builds (qpslab suites lists them)", Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return fmt.Errorf("name the suite to run: qpslab run SUITE (qpslab suites lists them)")
-			}
-			_, err := suite.Get(args[0]) // a known suite is its own subcommand: this is an unknown one
-			return err
-		}}
+		RunE: suiteParent("run", "qpslab run SUITE")}
 	for _, s := range suite.All() {
 		c.AddCommand(newSuiteRunCmd(s))
 	}

@@ -41,7 +41,7 @@ var layer = map[string]int{
 	"internal/report": 5, "internal/selector": 5,
 	// Serving what is presented: the dashboard, its API and alerts; and
 	// running plans for the commands (qpslab run, the fleet, the demo).
-	"internal/serve": 6, "internal/jobs": 6,
+	"internal/serve": 6, "internal/jobs": 6, "internal/study": 6,
 	// Wiring.
 	"cmd/qpslab": 7, "bench/changepoint": 7,
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/qpslab/qpslab/internal/jobs"
+	"github.com/qpslab/qpslab/internal/study"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+func newStudyCmd() *cobra.Command {
+	c := &cobra.Command{Use: "study SUITE", Short: "A version sweep's study: run a suite on a list of builds and write its Markdown and HTML", Long: help("study"), Args: cobra.ArbitraryArgs,
+		RunE: suiteParent("study", "qpslab study SUITE --build B1,B2,…")}
+	for _, s := range suite.All() {
+		var o study.RunOptions
+		sc, given := suiteCmd(s, " --build B1,B2,… [--base B] [--scale S]", "Study "+s.Name()+" across builds", help("study"))
+		sc.Flags().StringVar(&o.Base, "base", "", "the build every other is compared with (default the first of --build)")
+		sc.Flags().StringVar(&o.Size, "scale", "small", "tiny, small or full: the rows, seconds and repeats the plan takes where not given (the study's size)")
+		sc.Flags().StringVar(&o.Out, "out", "", "the study's directory (default <home>/reports/study-TIME)")
+		sc.Flags().BoolVar(&o.FromStore, "from-store", false, "run nothing: assemble the study from the store's runs of the builds")
+		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+			run := func(ctx context.Context, v map[string]string, file string) error {
+				return jobs.Run(ctx, e, s, v, jobs.RunOptions{Out: file})
+			}
+			return study.Run(cmd.Context(), study.Env{Home: e.Home, Store: e.Store, Out: e.Out, Err: e.Err, RunPlan: run}, s, given(), o)
+		})
+		c.AddCommand(sc)
+	}
+	return c
+}
+
+// suiteParent is the RunE of a command whose suites are its subcommands
+// (run, study): reached without one, or with an unknown one.
+func suiteParent(verb, usage string) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("name the suite to %s: %s (qpslab suites lists them)", verb, usage)
+		}
+		_, err := suite.Get(args[0]) // a known suite is its own subcommand: this is an unknown one
+		return err
+	}
+}

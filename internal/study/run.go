@@ -1,0 +1,282 @@
+package study
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/selector"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
+	"io"
+)
+
+// Env is what a study is given: the home, the store's DSN (--store; ""
+// for the home's SQLite file), where to print, and how to run a plan of
+// suite values into a results file (qpslab run's: jobs.Run, which the
+// command passes in: study sits beside jobs, not above it).
+type Env struct {
+	Home     home.Home
+	Store    string
+	Out, Err io.Writer
+	RunPlan  func(ctx context.Context, given map[string]string, file string) error
+}
+
+// RunOptions are what qpslab study SUITE takes beside the plan's values.
+type RunOptions struct {
+	Base      string // the base build ("": the first)
+	Size      string // a Sizes name ("": small)
+	Out       string // the study's directory ("": <home>/reports/study-TIME)
+	FromStore bool   // assemble from the store's runs of the builds; run nothing
+	Findings  FindingsFunc
+}
+
+// Sizes are the plan values each --scale sets where the command line does
+// not, for the parameters the suite takes: tiny for a smoke test, small
+// for a sweep that ends in minutes, full for the suite's own defaults.
+var Sizes = map[string]map[string]string{
+	"tiny":  {"rows": "10000", "read-secs": "2", "write-secs": "2", "warmup": "1", "repeat": "2", "postwrite-scale": "0"},
+	"small": {"rows": "100000", "read-secs": "10", "write-secs": "10", "warmup": "2", "repeat": "3", "postwrite-scale": "0"},
+	"full":  {},
+}
+
+// Inputs are a study's checked input: the builds in sweep order, the
+// base's index, the config.
+type Inputs struct {
+	Builds []string
+	Base   int
+	Config string
+	Size   string
+}
+
+// Check checks what qpslab study was given before anything runs: two
+// builds or more, each named once and a valid name, the base among them,
+// one config, a known size. Its errors are one line naming the fix.
+func Check(given map[string]string, o RunOptions) (Inputs, error) {
+	var in Inputs
+	for _, b := range strings.Split(given["build"], ",") {
+		if b = strings.TrimSpace(b); b == "" {
+			continue
+		}
+		if err := build.ValidName(b); err != nil {
+			return in, fmt.Errorf("--build: %v", err)
+		}
+		if slices.Contains(in.Builds, b) {
+			return in, fmt.Errorf("--build names %s twice: name each build once, in sweep order", b)
+		}
+		in.Builds = append(in.Builds, b)
+	}
+	if len(in.Builds) < 2 {
+		return in, fmt.Errorf("qpslab study needs two builds or more: give --build B1,B2,… in sweep order (qpslab builds list; registry builds such as postgres-12.22.0 are fetched once)")
+	}
+	in.Base = 0
+	if o.Base != "" {
+		if in.Base = slices.Index(in.Builds, o.Base); in.Base < 0 {
+			return in, fmt.Errorf("--base %s is not one of --build's builds (%s): name one of them", o.Base, strings.Join(in.Builds, ", "))
+		}
+	}
+	in.Config = "default"
+	if c := strings.TrimSpace(given["config"]); c != "" {
+		if strings.Contains(c, ",") {
+			return in, fmt.Errorf("--config %s: a study compares builds under one config: give one (a study per config for more)", c)
+		}
+		in.Config = c
+	}
+	in.Size = o.Size
+	if in.Size == "" {
+		in.Size = "small"
+	}
+	if _, ok := Sizes[in.Size]; !ok {
+		return in, fmt.Errorf("--scale %s: use tiny, small or full", in.Size)
+	}
+	return in, nil
+}
+
+// Run runs suite s on the builds of given (fetching registry builds that
+// are missing, once) with the study's size, the base first in the plan
+// (the plan pairs each build with it where their servers do not all fit
+// together), then assembles the study of the runs and writes it; with
+// FromStore it runs nothing and assembles the store's runs of the builds.
+func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o RunOptions) error {
+	in, err := Check(given, o)
+	if err != nil {
+		return err
+	}
+	if _, err := plan.ValuesOf(s, given); err != nil {
+		return err
+	}
+	if !o.FromStore {
+		if err := fetch(ctx, e, in.Builds); err != nil {
+			return err
+		}
+	}
+	dir := o.Out
+	if dir == "" {
+		dir = filepath.Join(e.Home.Reports(), "study-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	if err := home.Ensure(dir); err != nil {
+		return err
+	}
+	labels := make([]string, len(in.Builds))
+	for i, b := range in.Builds {
+		labels[i] = b + "." + in.Config
+	}
+	var sets []analysis.Set
+	if !o.FromStore {
+		if sets, err = runStudy(ctx, e, s, given, in, filepath.Join(dir, "study-runs.json"), labels); err != nil {
+			return err
+		}
+	}
+	st, err := store.Open(ctx, e.Store, e.Home.StoreFile())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if o.FromStore {
+		if sets, err = (selector.Selection{Suite: s.Name(), Samples: true}).Sets(ctx, st, labels); err != nil {
+			return err
+		}
+	}
+	base := []analysis.Set{sets[in.Base]}
+	sd, err := Assemble(sets, Options{Base: in.Base, Compare: selector.Options(ctx, st, base, "", e.Err), Findings: o.Findings, Commands: Commands(s.Name(), given, in, dir)})
+	if err != nil {
+		return err
+	}
+	if err := Write(dir, "study", sd); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Out, "study: %s and %s\n", filepath.Join(dir, "study.md"), filepath.Join(dir, "study.html"))
+	return nil
+}
+
+// fetch fetches the registry builds of builds that are not there yet
+// (once: the cache keeps them); a build that is neither registered nor a
+// registry build is refused with Get's error.
+func fetch(ctx context.Context, e Env, builds []string) error {
+	reg := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache}
+	for _, b := range builds {
+		_, err := reg.Get(ctx, b)
+		if err == nil {
+			continue
+		}
+		if _, perr := build.ParseArtifact(b); perr != nil {
+			return err
+		}
+		if _, err := reg.Fetch(ctx, b, build.FetchOptions{Name: b, Log: e.Err}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runStudy runs the plan
+// (the base first) into file, and reads its runs back as one set per
+// label, in sweep order.
+func runStudy(ctx context.Context, e Env, s suite.Suite, given map[string]string, in Inputs, file string, labels []string) ([]analysis.Set, error) {
+	v := map[string]string{}
+	for k, x := range given {
+		v[k] = x
+	}
+	taken := map[string]bool{}
+	for _, p := range plan.Params(s) {
+		taken[p.Name] = true
+	}
+	for k, x := range Sizes[in.Size] {
+		if _, set := given[k]; !set && taken[k] && plan.Declined(s, k) == "" {
+			v[k] = x
+		}
+	}
+	order := append([]string{in.Builds[in.Base]}, slices.Delete(slices.Clone(in.Builds), in.Base, in.Base+1)...)
+	v["build"], v["config"] = strings.Join(order, ","), in.Config
+	if err := e.RunPlan(ctx, v, file); err != nil {
+		return nil, err
+	}
+	f, err := result.Read(file)
+	if err != nil {
+		return nil, err
+	}
+	at := map[string]int{}
+	for i, b := range in.Builds {
+		at[b] = i
+	}
+	sets := make([]analysis.Set, len(in.Builds))
+	for _, r := range f.Runs {
+		i, ok := at[r.Build]
+		if !ok || r.Status != result.OK {
+			continue
+		}
+		sets[i].Runs = append(sets[i].Runs, r)
+	}
+	for i := range sets {
+		sets[i].Label = labels[i]
+		if len(sets[i].Runs) == 0 {
+			return nil, fmt.Errorf("%s has no ok runs in %s: see its log under %s", labels[i], file, e.Home.Logs())
+		}
+	}
+	return sets, nil
+}
+
+// Commands are the commands that reproduce a study: the run, and its
+// re-rendering from the store into dir.
+func Commands(suiteName string, given map[string]string, in Inputs, dir string) []string {
+	var flags []string
+	var keys []string
+	for k := range given {
+		if k != "build" && k != "config" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		flags = append(flags, "--"+k+" "+quote(given[k]))
+	}
+	head := "qpslab study " + suiteName + " --build " + quote(strings.Join(in.Builds, ",")) + " --config " + quote(in.Config) + " --base " + quote(in.Builds[in.Base])
+	run := head + " --scale " + in.Size
+	if len(flags) > 0 {
+		run += " " + strings.Join(flags, " ")
+	}
+	return []string{run + " --out " + quote(dir), head + " --from-store --out " + quote(dir)}
+}
+
+// quote is s as a shell word.
+func quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,_-/=:@+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Write writes study sd into dir: NAME.md, NAME.html and each group's
+// chart as NAME-GROUP.svg (the Markdown's images).
+func Write(dir, name string, sd *Study) error {
+	var md, page strings.Builder
+	if err := sd.Markdown(&md, name); err != nil {
+		return err
+	}
+	if err := sd.HTML(&page); err != nil {
+		return err
+	}
+	files := map[string]string{name + ".md": md.String(), name + ".html": page.String()}
+	for _, g := range sd.Cmp.Groups {
+		if c := sd.Chart(g.Name); c != "" {
+			// Standalone, the chart carries the page's chart style.
+			files[ChartFile(name, g.Name)] = strings.Replace(string(c), "<title>", "<style>"+chartStyle+"</style><title>", 1) + "\n"
+		}
+	}
+	var errs []error
+	for f, text := range files {
+		errs = append(errs, os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644))
+	}
+	return errors.Join(errs...)
+}
