@@ -35,11 +35,11 @@ type Env struct {
 
 // RunOptions are what qpslab study SUITE takes beside the plan's values.
 type RunOptions struct {
-	Base      string // the base build ("": the first)
-	Size      string // a Sizes name ("": small)
-	Out       string // the study's directory ("": <home>/reports/study-TIME)
-	FromStore bool   // assemble from the store's runs of the builds; run nothing
-	Findings  FindingsFunc
+	Base      string       // the base build ("": the first)
+	Size      string       // a Sizes name ("": small)
+	Out       string       // the study's directory ("": <home>/reports/study-TIME)
+	FromStore bool         // assemble from the store's runs of the builds; run nothing
+	Findings  FindingsFunc // nil: Findings (the generated findings)
 }
 
 // Sizes are the plan values each --scale sets where the command line does
@@ -149,7 +149,12 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 		}
 	}
 	base := []analysis.Set{sets[in.Base]}
-	sd, err := Assemble(sets, Options{Base: in.Base, Compare: selector.Options(ctx, st, base, "", e.Err), Findings: o.Findings, Commands: Commands(s.Name(), given, in, dir)})
+	co := selector.Options(ctx, st, base, "", e.Err)
+	findings := o.Findings
+	if findings == nil {
+		findings = Findings(co)
+	}
+	sd, err := Assemble(sets, Options{Base: in.Base, Compare: co, Findings: findings, Commands: Commands(s.Name(), given, in, dir)})
 	if err != nil {
 		return err
 	}

@@ -118,10 +118,7 @@ func TestAssembleKnownChanges(t *testing.T) {
 }
 
 func TestStudyMarkdownGolden(t *testing.T) {
-	findings := func(base *analysis.Comparison, neighbours []*analysis.Comparison, sets []analysis.Set) []string {
-		return []string{fmt.Sprintf("%d builds against %s; %d neighbour comparisons.", len(base.Others), base.Base, len(neighbours))}
-	}
-	s, err := Assemble(fixtureSets(), Options{Base: 0, Findings: findings,
+	s, err := Assemble(fixtureSets(), Options{Base: 0, Findings: Findings(analysis.Options{}),
 		Commands: Commands("fixture", map[string]string{"tests": "point-*,write-c"}, Inputs{Builds: []string{"fx-10.0", "fx-11.0", "fx-12.0", "fx-13.0", "fx-14.0"}, Config: "cfg", Size: "tiny"}, "out")})
 	if err != nil {
 		t.Fatal(err)
