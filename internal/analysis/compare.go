@@ -188,6 +188,9 @@ type Comparison struct {
 	// servers used while its rounds were measured (% of one CPU): their
 	// background work competing with it. Nil where none was measured.
 	Idle []IdleCPU `json:"idle,omitempty"`
+	// opts are the options it was made with, so that what is concluded
+	// from it (FindingsFor's neighbour comparisons) judges as it did.
+	opts Options
 }
 
 // Tally counts one other label's verdicts over the tests.
@@ -258,7 +261,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		o.Confidence = 0.95
 	}
 	thr := benchmath.DefaultThresholds
-	c := &Comparison{Base: base.Label, Alpha: thr.CompareAlpha, IntervalN: IntervalN(o.Confidence), Confidence: o.Confidence, Pairings: map[string]int{}}
+	c := &Comparison{Base: base.Label, Alpha: thr.CompareAlpha, IntervalN: IntervalN(o.Confidence), Confidence: o.Confidence, Pairings: map[string]int{}, opts: o}
 	all := append([]Set{base}, others...)
 	suites := map[string]bool{}
 	for _, s := range all {

@@ -206,7 +206,7 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 // FindingsOf with the sets' per-op tables, and for a sweep (IsSweep) the
 // Arrivals between neighbouring builds. A sweep whose neighbours cannot be
 // compared (no test in common) has no arrivals. No I/O.
-func FindingsFor(c *Comparison, sets []Set, o Options) Findings {
+func FindingsFor(c *Comparison, sets []Set) Findings {
 	bySet := map[string]Set{}
 	for _, s := range sets {
 		bySet[s.Label] = s
@@ -218,10 +218,13 @@ func FindingsFor(c *Comparison, sets []Set, o Options) Findings {
 	tables, _ := Metrics(ordered, "") // no per-op figures (imports without sb.met) is not an error here
 	f := FindingsOf(c, tables)
 	if f.Sweep {
-		if o.Layout == "" {
-			o.Layout = c.Layout
+		// The neighbours are compared as c was (its layout, a user's
+		// layout file, the noise floors); where they cannot be, the
+		// findings say nothing of a sweep rather than "no change".
+		var err error
+		if f.Arrivals, f.Neighbours, f.Untold, err = arrivals(ordered, c.opts); err != nil {
+			f.Sweep, f.Arrivals = false, nil
 		}
-		f.Arrivals, f.Neighbours, f.Untold, _ = arrivals(ordered, o)
 	}
 	return f
 }
@@ -310,60 +313,6 @@ type Arrival struct {
 	// First: the test's first change in the sweep; a later one is a
 	// further change (a recovery, or a second step).
 	First bool `json:"first"`
-	// Via is how the change was found: ViaNeighbours (Arrivals), or in a
-	// history series (HistoryArrivals) ViaChangePoint or ViaBuilds.
-	Via string `json:"via"`
-}
-
-// How an Arrival was found.
-const (
-	ViaNeighbours  = "neighbours"   // each build judged against the one before it (Arrivals)
-	ViaChangePoint = "change point" // the series' change point (Detect)
-	ViaBuilds      = "few builds"   // a series too short for change points: its neighbouring builds' verdicts (Builds)
-)
-
-// HistoryArrivals are the arrivals of history series' changes: each
-// change point (Detect) in the build it arrived in, against the build
-// before it, Rel the mean after over the mean before; and each
-// regression or improvement between neighbouring builds of a series too
-// short for change points (Builds). Kind is KindWorse for a regression,
-// KindBetter for an improvement; the Verdict carries the p-value. They come
-// in the order given, each series' first marked.
-func HistoryArrivals(changes []Change, builds []BuildChange) []Arrival {
-	var out []Arrival
-	seen := map[string]bool{}
-	kind := func(k string) string {
-		if k == "regression" {
-			return KindWorse
-		}
-		return KindBetter
-	}
-	for _, c := range changes {
-		a := Arrival{Test: c.Test, Threads: c.Threads, Index: c.Index, Label: c.Arrived.Build, Version: c.Arrived.Version, Before: c.Before.Build,
-			Kind: kind(c.Kind), Rel: math.NaN(), Via: ViaChangePoint, First: !seen[c.Series]}
-		if c.MeanBefore != 0 {
-			a.Rel = c.MeanAfter / c.MeanBefore
-		}
-		a.Verdict = Verdict{Method: ViaChangePoint, Rel: a.Rel, Lo: math.NaN(), Hi: math.NaN(), P: c.PValue, Significant: true, Kind: a.Kind}
-		seen[c.Series] = true
-		out = append(out, a)
-	}
-	index := map[string]int{}
-	for _, b := range builds {
-		index[b.Series]++
-		if b.Kind != "regression" && b.Kind != "improvement" {
-			continue
-		}
-		a := Arrival{Test: b.Test, Threads: b.Threads, Index: index[b.Series], Label: b.To.Build, Version: b.To.Version, Before: b.From.Build,
-			Kind: kind(b.Kind), Rel: 1 + b.Magnitude, Via: ViaBuilds, First: !seen[b.Series]}
-		a.Verdict = Verdict{Method: b.Method, Pairing: b.Pairing, Rel: a.Rel, Lo: math.NaN(), Hi: math.NaN(), P: b.PValue, Significant: true, Kind: a.Kind}
-		if b.Method == MethodPaired {
-			a.Verdict.Lo, a.Verdict.Hi = b.Lo, b.Hi
-		}
-		seen[b.Series] = true
-		out = append(out, a)
-	}
-	return out
 }
 
 // Arrivals are the changes of a sweep: sets are its labels' sets in build
@@ -413,7 +362,7 @@ func arrivals(sets []Set, o Options) (out []Arrival, n, untold int, err error) {
 			}
 			per[k] = append(per[k], Arrival{Test: r.Test, Threads: r.Threads, Conditions: r.Conditions, Group: r.Group,
 				Index: i, Label: sets[i].Label, Version: sets[i].Version(), Before: sets[i-1].Label,
-				Kind: v.Kind, Rel: r.Others[0].Rel, Verdict: v, First: len(per[k]) == 0, Via: ViaNeighbours})
+				Kind: v.Kind, Rel: r.Others[0].Rel, Verdict: v, First: len(per[k]) == 0})
 		}
 	}
 	sort.SliceStable(keys, func(a, b int) bool { return order[keys[a]] < order[keys[b]] })

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/qpslab/qpslab/internal/changepoint"
-	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -180,7 +178,7 @@ func TestArrivalsKnownBuild(t *testing.T) {
 	if !IsSweep(c) {
 		t.Errorf("five builds in version order are no sweep: %v", c.Versions)
 	}
-	f := FindingsFor(c, sets, Options{})
+	f := FindingsFor(c, sets)
 	if !f.Sweep || len(f.Arrivals) != 3 || f.Neighbours != 16 || f.Untold != 0 {
 		t.Errorf("findings of the sweep: sweep %v, %d arrivals, %d neighbour comparisons, %d untold", f.Sweep, len(f.Arrivals), f.Neighbours, f.Untold)
 	}
@@ -197,40 +195,11 @@ func TestArrivalsKnownBuild(t *testing.T) {
 		single = append(single, s1)
 	}
 	c1, _ := Compare(single[0], single[1:], Options{})
-	if f := FindingsFor(c1, single, Options{}); len(f.Arrivals) != 0 || f.Untold != 16 || f.Neighbours != 16 {
+	if f := FindingsFor(c1, single); len(f.Arrivals) != 0 || f.Untold != 16 || f.Neighbours != 16 {
 		t.Errorf("one run a build: %d arrivals, %d of %d untold", len(f.Arrivals), f.Untold, f.Neighbours)
 	}
 	c2, _ := Compare(sets[2], []Set{sets[0], sets[1]}, Options{})
 	if IsSweep(c2) {
 		t.Errorf("builds out of version order are a sweep: %v", c2.Versions)
-	}
-}
-
-// A history series: a change point at the fifth build of eight, and in a
-// series of three builds too short for one, a drop at the third.
-func TestHistoryArrivals(t *testing.T) {
-	var pts [][]float64
-	for _, v := range []float64{1000, 1003, 998, 1001, 700, 702, 699, 701} {
-		pts = append(pts, []float64{v})
-	}
-	long := versionSeries("qps", true, pts...)
-	a := []float64{1000, 1004, 997, 1001, 995}
-	b := []float64{880, 884, 877, 881, 875}
-	short := versionSeries("qps", true, a, a, b)
-	short.Test = "u"
-	o := changepoint.Options{Window: 50, PValue: 0.05, MinSegment: 3}
-	changes, err := Detect([]history.Series{long, short}, DetectSettings{}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	arr := HistoryArrivals(changes, Builds([]history.Series{long, short}, DetectSettings{}, o))
-	if len(arr) != 2 {
-		t.Fatalf("arrivals: %+v", arr)
-	}
-	if a := arr[0]; a.Test != "t" || a.Label != "b5" || a.Before != "b4" || a.Index != 4 || a.Kind != KindWorse || !a.First || math.Abs(a.Rel-0.70) > 0.01 {
-		t.Errorf("the change point: %+v", a)
-	}
-	if a := arr[1]; a.Test != "u" || a.Label != "b3" || a.Before != "b2" || a.Index != 2 || a.Kind != KindWorse || !a.First || math.Abs(a.Rel-0.88) > 0.01 {
-		t.Errorf("the few builds' drop: %+v", a)
 	}
 }

@@ -121,7 +121,7 @@ func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Comparison with "+labels[0]+" (qpslab compare "+strings.Join(labels, " ")+")")
 		fmt.Fprintln(w)
-		if err := report.FindingsOut(w, analysis.FindingsFor(cmp, sets, opts), "text"); err != nil {
+		if err := report.FindingsOut(w, analysis.FindingsFor(cmp, sets), "text"); err != nil {
 			return err
 		}
 		if err := report.Compare(w, cmp, "text", report.IsTTY(w)); err != nil {

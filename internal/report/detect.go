@@ -50,7 +50,7 @@ func Detect(w io.Writer, d Detection, f string, colour bool) error {
 		if d.Builds == nil {
 			d.Builds = []analysis.BuildChange{}
 		}
-		return writeJSON(w, d)
+		return JSON(w, d)
 	case "csv", "tsv":
 		return detectCSV(w, d, f)
 	case "md", "markdown":

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
@@ -103,13 +104,17 @@ func findTLDR(f analysis.Findings) []string {
 	switch {
 	case f.Sweep && len(f.Arrivals) > 0:
 		builds := map[string][]string{}
+		index := map[string]int{}
 		var order []string
 		for _, a := range f.Arrivals {
 			if len(builds[a.Label]) == 0 {
 				order = append(order, a.Label)
+				index[a.Label] = a.Index
 			}
 			builds[a.Label] = append(builds[a.Label], a.Test)
 		}
+		// In build order (the arrivals come in the tests' order).
+		sort.SliceStable(order, func(i, j int) bool { return index[order[i]] < index[order[j]] })
 		var in []string
 		for i, b := range order {
 			if i == 4 {
@@ -176,11 +181,7 @@ func findArrivals(as []analysis.Arrival) []string {
 		var parts []string
 		for ; j < len(as) && as[j].Test == as[i].Test && as[j].Threads == as[i].Threads && as[j].Conditions == as[i].Conditions; j++ {
 			a := as[j]
-			via := ""
-			if a.Via == analysis.ViaChangePoint {
-				via = ", a change point"
-			}
-			parts = append(parts, fmt.Sprintf("in %s (%.2f %s against %s%s)", a.Label, a.Rel, strings.TrimSpace(verdictMark(a.Verdict)), a.Before, via))
+			parts = append(parts, fmt.Sprintf("in %s (%.2f %s against %s)", a.Label, a.Rel, strings.TrimSpace(verdictMark(a.Verdict)), a.Before))
 		}
 		w := analysis.Where{Test: as[i].Test, Threads: as[i].Threads}
 		out = append(out, fmt.Sprintf("%s changed %s.", findWhere(w), strings.Join(parts, ", then ")))
@@ -194,7 +195,7 @@ func findArrivals(as []analysis.Arrival) []string {
 func FindingsOut(w io.Writer, f analysis.Findings, format string) error {
 	s := FindingsWords(f)
 	if format == "json" {
-		return writeJSON(w, findingsJSON{Words: s, Findings: f})
+		return JSON(w, findingsJSON{Words: s, Findings: f})
 	}
 	// Text and Markdown differ in their marks only.
 	tldr, quote, afterHead, item := "tl;dr: ", "", "\n", "  - "
@@ -237,8 +238,8 @@ type comparisonJSON struct {
 // (analysis.FindingsFor of sets) under "findings": qpslab compare --format
 // json and the API's compare.
 func ComparisonJSON(w io.Writer, sets []analysis.Set, cmp *analysis.Comparison) error {
-	f := analysis.FindingsFor(cmp, sets, analysis.Options{Layout: cmp.Layout, Confidence: cmp.Confidence})
-	return writeJSON(w, comparisonJSON{Comparison: cmp, Findings: findingsJSON{Words: FindingsWords(f), Findings: f}})
+	f := analysis.FindingsFor(cmp, sets)
+	return JSON(w, comparisonJSON{Comparison: cmp, Findings: findingsJSON{Words: FindingsWords(f), Findings: f}})
 }
 
 // FindingsHTML is the findings as a report section (id "findings"); empty

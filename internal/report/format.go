@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -77,5 +78,5 @@ func FormatFlag(fs *pflag.FlagSet, p *string, offers ...string) {
 func JSON(w io.Writer, v any) error {
 	e := json.NewEncoder(w)
 	e.SetIndent("", " ")
-	return e.Encode(v)
+	return e.Encode(finite(reflect.ValueOf(v))) // NaN and ±Inf as null
 }

@@ -80,7 +80,7 @@ func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.Ra
 	m := Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: now, Comparison: cmp}
 	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
 	m.Sweeps = analysis.Sweeps(sets)
-	m.Findings = analysis.FindingsFor(cmp, sets, analysis.Options{Layout: cmp.Layout, Confidence: cmp.Confidence})
+	m.Findings = analysis.FindingsFor(cmp, sets)
 	m.Stacks = StackSections(sets)
 	latest := make([]map[string]result.Run, len(sets))
 	hosts := map[string]*Host{}

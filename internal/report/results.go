@@ -26,7 +26,7 @@ func Comparison(w io.Writer, sets []analysis.Set, cmp *analysis.Comparison, f st
 	tty := IsTTY(w)
 	prose := f == "text" || f == "md"
 	if prose { // the findings head the comparison (findings.go)
-		fs := analysis.FindingsFor(cmp, sets, analysis.Options{Layout: cmp.Layout, Confidence: cmp.Confidence})
+		fs := analysis.FindingsFor(cmp, sets)
 		if err := FindingsOut(w, fs, f); err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ func StackTop(w io.Writer, sets []StackSet, n int, f string) error {
 			t.StackSet.Stacks.Stacks = nil // the top is what was asked for; --format folded has them all
 			out = append(out, t)
 		}
-		return writeJSON(w, out)
+		return JSON(w, out)
 	case "text":
 	default:
 		return fmt.Errorf("--format %s: qpslab stacks writes text, json, folded or pprof", f)
@@ -153,7 +153,7 @@ func StackDiffs(w io.Writer, diffs []StackDiff, f string) error {
 			o = append(o, out{A: d.A.Label, B: d.B.Label, Test: d.A.Test, Threads: d.A.Threads, Source: d.A.Stacks.Source, Diff: d.Diff,
 				How: stackHow(d.A.Stacks, d.A.Runs), HowB: stackHow(d.B.Stacks, d.B.Runs)})
 		}
-		return writeJSON(w, o)
+		return JSON(w, o)
 	case "text":
 	default:
 		return fmt.Errorf("--format %s: qpslab stacks diff writes text or json", f)

@@ -32,7 +32,7 @@ func Suites(w io.Writer, suites []suite.Suite, format string) error {
 		for _, s := range suites {
 			out = append(out, js{s.Name(), s.Summary(), s.Params(), s.Layouts(), suite.FiguresOf(s), s.Tests()})
 		}
-		return writeJSON(w, out)
+		return JSON(w, out)
 	case "text":
 	default:
 		return fmt.Errorf("--format %s: use text or json", format)

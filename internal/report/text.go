@@ -281,7 +281,7 @@ func versionOf(c *analysis.Comparison, i int) string {
 func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
 	switch f {
 	case "json":
-		return writeJSON(w, c)
+		return JSON(w, c)
 	case "csv", "tsv":
 		cw := newCSV(w, f)
 		cw.Write([]string{"test", "threads", "conditions", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant",
@@ -570,14 +570,6 @@ func qpsTSV(w io.Writer, c *analysis.Comparison, rel bool) error {
 	return nil
 }
 
-// writeJSON writes v as indented JSON with NaN and ±Inf as null (a missing
-// value, an interval too wide to state), which encoding/json refuses.
-func writeJSON(w io.Writer, v any) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", " ")
-	return e.Encode(finite(reflect.ValueOf(v)))
-}
-
 // finite turns v into maps, slices and values encoding/json writes as it
 // would write v (field names from json tags, omitempty, embedded structs
 // flattened, marshalers kept), with NaN and ±Inf as nil. No library does
@@ -693,7 +685,7 @@ func absMetric(i int, v float64) string {
 func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 	switch f {
 	case "json":
-		return writeJSON(w, tables)
+		return JSON(w, tables)
 	case "csv", "tsv":
 		cw := newCSV(w, f)
 		head := []string{"test", "threads", "conditions", "dbms", "n", "op"}

@@ -18,7 +18,7 @@ func Findings(o analysis.Options) FindingsFunc {
 		if base == nil {
 			return nil
 		}
-		w := report.FindingsWords(analysis.FindingsFor(base, sets, o))
+		w := report.FindingsWords(analysis.FindingsFor(base, sets))
 		out := append([]string(nil), w.TLDR...)
 		// The tl;dr already says the newest build's wins and losses and its
 		// range (its findings' first two lines): the rest follow it.
