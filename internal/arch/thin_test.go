@@ -91,16 +91,21 @@ func TestFlavorsAreAskedNotCompared(t *testing.T) {
 				return // the descriptors; the tests' choice of a MySQL build
 			}
 			ast.Inspect(file, func(n ast.Node) bool {
-				b, ok := n.(*ast.BinaryExpr)
-				if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
-					return true
+				var sides []ast.Expr
+				switch x := n.(type) {
+				case *ast.BinaryExpr: // f == build.X, f != build.X
+					if x.Op == token.EQL || x.Op == token.NEQ {
+						sides = []ast.Expr{x.X, x.Y}
+					}
+				case *ast.CaseClause: // switch f { case build.X: }
+					sides = x.List
 				}
-				for _, side := range []ast.Expr{b.X, b.Y} {
+				for _, side := range sides {
 					if sel, ok := side.(*ast.SelectorExpr); ok {
 						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "build" {
 							switch sel.Sel.Name {
 							case "MariaDB", "MySQL", "Postgres", "RocksDB":
-								p := fset.Position(b.Pos())
+								p := fset.Position(side.Pos())
 								t.Errorf("%s:%d: compares a flavor with build.%s: ask its descriptor (Flavor.Describe()) instead", rel, p.Line, sel.Sel.Name)
 							}
 						}

@@ -48,8 +48,11 @@ func CounterMetric(name string) (result.Metric, bool) {
 		return result.Metric{Name: name, Per: "s", Class: result.ClassServer, Verb: "%.3g",
 			Help: "server level " + c + ", mean over the window",
 			Of: func(r result.Run) (float64, bool) {
+				if !r.HW.Measured() || r.HW.Server == nil {
+					return 0, false // an import, a run without the counters
+				}
 				v, ok := r.HW.Server.Counter(c)
-				if !r.HW.Measured() || !ok || !v.Level {
+				if !ok || !v.Level {
 					return 0, false
 				}
 				return v.Value, true

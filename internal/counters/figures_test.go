@@ -31,6 +31,16 @@ func TestCounterMetrics(t *testing.T) {
 			t.Errorf("%s = %v: the run does not have it", name, v)
 		}
 	}
+	// A run without hardware figures (an import) or without the server's
+	// counters has neither form, and asking does not fail.
+	for _, bare := range []result.Run{{}, {HW: &result.HW{Samples: 3, OpsPerSec: 500, Seconds: 10}}} {
+		for _, name := range []string{"wal_bytes/o", "active_backends.avg"} {
+			m, _ := result.MetricNamed(name)
+			if v, ok := m.Of(bare); ok {
+				t.Errorf("%s = %v of a run without counters", name, v)
+			}
+		}
+	}
 	if _, err := result.MetricNamed("WAL-bytes/o"); err == nil || !strings.Contains(err.Error(), "COUNTER/o") {
 		t.Errorf("a bad name: %v", err)
 	}

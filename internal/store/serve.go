@@ -345,7 +345,9 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 	case e == "": // params are json.Marshal's: no spaces
 		add(`(r.params NOT LIKE ? OR r.params LIKE ?)`, `%"engine":%`, `%"engine":"`+result.DefaultEngine+`"%`)
 	default:
-		add(`r.params LIKE ?`, `%"engine":"`+e+`"%`)
+		// The engine's name as a literal: its _ and % are no wildcards.
+		lit := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(e)
+		add(`r.params LIKE ? ESCAPE '\'`, `%"engine":"`+lit+`"%`)
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
