@@ -13,6 +13,7 @@
 package config
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -425,6 +426,21 @@ func parseFile(file string) (Family, string, bool) {
 
 // AddContent stores content as the user's config name of family fam, as
 // Add does for a file.
+// Ensure writes a config qpslab names itself (the demo's, an A/A run's
+// labels): it creates it, keeps it when it holds exactly content, and
+// refuses one of that name with other settings (a config the user made),
+// which it never overwrites.
+func (s Store) Ensure(name string, content []byte, fam Family) (Config, error) {
+	dst := filepath.Join(s.Dir, name+fam.Ext())
+	if have, err := os.ReadFile(dst); err == nil {
+		if !bytes.Equal(have, content) {
+			return Config{}, fmt.Errorf("config %q (%s) exists with settings qpslab did not write: rename or remove it (qpslab names this config itself and never overwrites yours)", name, dst)
+		}
+		return Config{Name: name, Family: fam, Content: content, Source: dst}, nil
+	}
+	return s.AddContent(name, content, fam, false)
+}
+
 func (s Store) AddContent(name string, content []byte, fam Family, replace bool) (Config, error) {
 	if !nameRE.MatchString(name) {
 		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)

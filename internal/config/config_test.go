@@ -396,3 +396,28 @@ func TestShippedMyRocks(t *testing.T) {
 		t.Error("myrocks has default's hash")
 	}
 }
+
+// A config qpslab names itself is created once, kept when it holds the
+// same settings, and never written over when the user made one of that
+// name: one line says so.
+func TestEnsureNeverOverwrites(t *testing.T) {
+	cs := config.Store{Dir: t.TempDir()}
+	mine := []byte("# qpslab: base=default\n")
+	if _, err := cs.Ensure("demo", mine, config.MySQL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Ensure("demo", mine, config.MySQL); err != nil {
+		t.Fatalf("the same settings again: %v", err)
+	}
+	theirs := []byte("[mysqld]\ninnodb_buffer_pool_size=1G\n")
+	if err := os.WriteFile(filepath.Join(cs.Dir, "demo.cnf"), theirs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cs.Ensure("demo", mine, config.MySQL)
+	if err == nil || !strings.Contains(err.Error(), "qpslab did not write") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a user's config of that name: %v", err)
+	}
+	if have, _ := os.ReadFile(filepath.Join(cs.Dir, "demo.cnf")); string(have) != string(theirs) {
+		t.Errorf("the user's config was written over: %q", have)
+	}
+}

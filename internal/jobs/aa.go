@@ -43,7 +43,7 @@ func aaConfigs(ctx context.Context, h home.Home, v suite.Values) (suite.Values, 
 	for _, n := range []string{"aa1", "aa2"} {
 		name := base.Name + "-" + n
 		content := fmt.Sprintf("# qpslab: base=%s\n# An A/A label of qpslab run --aa: %s's settings under a name of its own.\n", base.Name, base.Name)
-		if _, err := cs.AddContent(name, []byte(content), base.Family, true); err != nil {
+		if _, err := cs.Ensure(name, []byte(content), base.Family); err != nil {
 			return v, err
 		}
 		names = append(names, name)

@@ -52,7 +52,7 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 	// config based on default with nothing of its own), so its labels
 	// never mix with other runs of the default config.
 	cs := config.Store{Dir: h.Configs()}
-	if _, err := cs.AddContent("demo", []byte("# qpslab: base=default\n# The demo's config: default's settings, under a name of its own.\n"), config.MySQL, true); err != nil {
+	if _, err := cs.Ensure("demo", []byte("# qpslab: base=default\n# The demo's config: default's settings, under a name of its own.\n"), config.MySQL); err != nil {
 		return err
 	}
 

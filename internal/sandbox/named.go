@@ -38,14 +38,17 @@ func StopNamed(h home.Home, names []string, all bool, timeout time.Duration, sto
 	if err != nil {
 		return err
 	}
+	// One that cannot be stopped does not keep the others running.
+	var errs []error
 	for _, st := range sts {
 		was, err := StopByName(h, st.Name, timeout)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		stopped(st.Name, was)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Query runs one SQL statement on running sandbox name (qpslab server sql)
