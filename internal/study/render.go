@@ -167,8 +167,14 @@ func (s *Study) doc() []section {
 	out = append(out, changes)
 
 	// The hardware cost per operation of the tests that changed.
+	var says []string // what a rise means, as the registry says it (result.Metric.Rise)
+	for _, m := range result.MetricsOf(result.ClassHW) {
+		if m.Rise != "" {
+			says = append(says, m.Name+" up is "+m.Rise)
+		}
+	}
 	hw := section{Title: "Hardware per operation for the tests that changed", Level: 2,
-		Text: []string{"The tests that changed between neighbours or against " + base + ". The median over repeats of each figure per operation (qpslab metrics): cpu/o up is more CPU per operation, cs/o up more context switches per operation, rKB/o and wKB/o up more IO per operation. In parentheses: relative to " + s.Labels[0] + "."}}
+		Text: []string{"The tests that changed between neighbours or against " + base + ". The median over repeats of each figure per operation (qpslab metrics): " + strings.Join(says, "; ") + ". In parentheses: relative to " + s.Labels[0] + "."}}
 	switch {
 	case len(s.Hardware) == 0 && s.hwChanged == 0:
 		hw.Text = []string{"No test changed beyond the noise, between neighbours or against " + base + "."}
