@@ -42,15 +42,15 @@ func History(ctx context.Context, st *store.Store, q HistoryQuery) ([]history.Se
 	if len(ms) == 0 {
 		ms = []string{history.HeadlineMetric}
 	}
-	series, err := analysis.Series(runs, q.Test, ms, HostID)
+	series, err := analysis.Series(runs, q.Test, ms, hostID)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
 	return series, nil
 }
 
-// HostID names a run's host in history: its fingerprint's id.
-func HostID(r result.Run) string {
+// hostID names a run's host in history: its fingerprint's id.
+func hostID(r result.Run) string {
 	id, _ := store.HostID(r.Host)
 	return id
 }

@@ -94,13 +94,13 @@ func ParseLabel(l string) (lb analysis.Label, hostSel string, err error) {
 			return lb, "", bad("label %q names no host after @: give build.config@HOST (a hostname, fleet agent name or host id prefix; qpslab labels lists them)", l)
 		}
 	}
-	lb, err = ParseLabelOnly(name)
+	lb, err = parseLabelOnly(name)
 	return lb, hostSel, err
 }
 
-// ParseLabelOnly reads a label without a host: build.config or
+// parseLabelOnly reads a label without a host: build.config or
 // build.config:ENGINE.
-func ParseLabelOnly(l string) (analysis.Label, error) {
+func parseLabelOnly(l string) (analysis.Label, error) {
 	lb, err := analysis.ParseLabel(l)
 	if err != nil {
 		return lb, bad("%v", err)

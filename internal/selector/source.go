@@ -21,7 +21,7 @@ func Source(label, version, commit, when string, param func(name string) string)
 	if label == "" {
 		return importer.Source{}, bad("name the label to file the results under: %sBUILD.CONFIG (e.g. ma100244_rel.cz11a_bee)", param("label"))
 	}
-	l, err := ParseLabelOnly(label)
+	l, err := parseLabelOnly(label)
 	if err != nil {
 		return importer.Source{}, bad("%s%s: %v", param("label"), label, err)
 	}
