@@ -226,13 +226,10 @@ func (s *Server) reportJSON(w http.ResponseWriter, r *http.Request, write func(i
 func (s *Server) apiMetrics(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	sel := selector.Selection{Suite: q.Get("suite"), Host: q.Get("host"), See: "/api/v1/labels"}
-	if t := q.Get("threads"); t != "" {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 {
-			s.fail(w, r, badInput("threads=%s: give a thread count of 1 or more, or leave it out for all", t))
-			return
-		}
-		sel.Threads = n
+	var err error
+	if sel.Threads, err = threadsParam(q); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	labels, counters := listParam(q["label"]), listParam(q["counters"])
 	if len(labels) == 0 {

@@ -231,12 +231,9 @@ type seriesFilter struct {
 
 func parseSeriesFilter(q url.Values) (seriesFilter, error) {
 	f := seriesFilter{config: q.Get("config"), host: q.Get("host"), flavor: q.Get("flavor")}
-	if t := q.Get("threads"); t != "" {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 {
-			return f, badInput("threads=%s: give a thread count of 1 or more", t)
-		}
-		f.threads = n
+	var err error
+	if f.threads, err = threadsParam(q); err != nil {
+		return f, err
 	}
 	if q.Has("cond") {
 		c := q.Get("cond")

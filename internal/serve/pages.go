@@ -556,12 +556,9 @@ type compareQuery struct {
 func parseCompare(q url.Values) (compareQuery, error) {
 	c := compareQuery{Base: strings.TrimSpace(q.Get("base")), Suite: q.Get("suite"), Host: q.Get("host"), Groups: q.Get("groups")}
 	c.Others = listParam(q["other"])
-	if t := q.Get("threads"); t != "" {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 {
-			return c, badInput("threads=%s: give a thread count of 1 or more, or leave it out for all", t)
-		}
-		c.Threads = n
+	var err error
+	if c.Threads, err = threadsParam(q); err != nil {
+		return c, err
 	}
 	if c.Base == "" || len(c.Others) == 0 {
 		return c, badInput("name the labels to compare: base=BUILD.CONFIG and other=BUILD.CONFIG (one or more; see /api/v1/labels)")
@@ -657,12 +654,9 @@ func runQuery(q url.Values) (store.RunQuery, string, error) {
 			rq.Host = host
 		}
 	}
-	if t := q.Get("threads"); t != "" {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 1 {
-			return rq, label, badInput("threads=%s: give a thread count of 1 or more", t)
-		}
-		rq.Threads = n
+	var err error
+	if rq.Threads, err = threadsParam(q); err != nil {
+		return rq, label, err
 	}
 	if !slices.Contains(statuses, rq.Status) {
 		return rq, label, badInput("status=%s: use one of %s", rq.Status, strings.Join(statuses[1:], ", "))
@@ -985,4 +979,18 @@ func unknownZero(v float64, text string) string {
 		return "-"
 	}
 	return text
+}
+
+// threadsParam reads a query's threads= (0, any, when it is not given),
+// refusing what is not a thread count of 1 or more.
+func threadsParam(q url.Values) (int, error) {
+	t := q.Get("threads")
+	if t == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 1 {
+		return 0, badInput("threads=%s: give a thread count of 1 or more, or leave it out for all", t)
+	}
+	return n, nil
 }
