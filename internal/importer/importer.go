@@ -24,8 +24,9 @@
 // reference's scripts print none; docs/reference.md §1.5), so a run is
 // written with its suite's placements, which are derived: the suite's
 // layouts decide them again whenever the run is read (result.Placements).
-// A grouping that came with the data would be marked result.Placement.Own
-// and kept, as a qpslab results file's own placements are.
+// A grouping that comes with the data is marked result.Placement.Own and
+// kept; today only a qpslab results file (or a posted one) can carry such
+// placements ("own": true); the formats here never do.
 package importer
 
 import (
