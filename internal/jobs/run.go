@@ -104,6 +104,12 @@ func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html
 	for i, s := range sets {
 		labels[i] = s.Label
 	}
+	// One comparison for the printed table and the HTML report.
+	var cmp *analysis.Comparison
+	var cmpErr error
+	if len(sets) > 1 || html != "" {
+		cmp, cmpErr = analysis.Compare(sets[0], sets[1:], opts)
+	}
 	w := e.Out
 	per := "per test"
 	switch {
@@ -113,9 +119,8 @@ func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html
 		}
 		per = "per step"
 	case len(sets) > 1:
-		cmp, err := analysis.Compare(sets[0], sets[1:], opts)
-		if err != nil {
-			fmt.Fprintf(e.Err, "no comparison: %v\n", err)
+		if cmpErr != nil {
+			fmt.Fprintf(e.Err, "no comparison: %v\n", cmpErr)
 			break
 		}
 		fmt.Fprintln(w)
@@ -148,9 +153,8 @@ func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html
 	if html == "" {
 		return nil
 	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], opts)
-	if err != nil {
-		return fmt.Errorf("the HTML report: %w", err)
+	if cmpErr != nil {
+		return fmt.Errorf("the HTML report: %w", cmpErr)
 	}
 	return report.HTMLReport(e.Err, html, sets, cmp, selector.Content(ctx, st))
 }
