@@ -47,7 +47,7 @@ type endpoint struct {
 }
 
 var endpoints = []endpoint{
-	{"GET", "/api/v1/labels", "", "every build.config label with its version, suite, runs, tests, thread counts, statuses, hosts and sources (qpslab labels --format json)"},
+	{"GET", "/api/v1/labels", "q (text in the label), suite, host, engine (narrow); page (from 0, 50 a page, as /labels; default every label)", "every build.config label with its version, suite, runs, tests, thread counts, statuses, hosts and sources (qpslab labels --format json); the header X-Total-Count says how many match"},
 	{"GET", "/api/v1/tests", "", "every suite's tests with ok runs, in the suite's order"},
 	{"GET", "/api/v1/history", "suite, test (required); metric (default qps); threads, config, flavor, host, cond (narrow the series); from, to (a range of points); buckets (at most this many spans: min, max, mean)", "the test's history series per host, config, flavor and thread count, with their change points"},
 	{"GET", "/api/v1/changes", "metric (default qps); suite, test (narrow)", "the change points of every series (qpslab detect's analysis), each with its link"},
@@ -61,18 +61,6 @@ var endpoints = []endpoint{
 
 func (s *Server) apiIndex(w http.ResponseWriter, r *http.Request) {
 	s.apiJSON(w, r, http.StatusOK, map[string]any{"version": "v1", "endpoints": endpoints})
-}
-
-func (s *Server) apiLabels(w http.ResponseWriter, r *http.Request) {
-	ls, err := s.st.Labels(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if ls == nil {
-		ls = []store.LabelInfo{}
-	}
-	s.apiJSON(w, r, http.StatusOK, ls)
 }
 
 func (s *Server) apiTests(w http.ResponseWriter, r *http.Request) {

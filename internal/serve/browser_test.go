@@ -288,7 +288,7 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		for _, p := range []struct{ path, text string }{
-			{"/", xssLabel},
+			{"/labels", xssLabel},
 			{"/runs/" + xssRun, xssBuild},
 			{"/runs/" + xssRun, "</pre><script>document.body.dataset.xss='config'</script>"},
 			{"/suites/xss-suite", xssTest},

@@ -37,7 +37,7 @@ var staticFS embed.FS
 
 // pages are the page templates, each the layout with its content.
 var pages = func() map[string]*template.Template {
-	layout := template.Must(template.New("layout").ParseFS(templateFS, "templates/layout.html"))
+	layout := template.Must(template.New("layout").Funcs(templateFuncs).ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -225,17 +225,6 @@ type suiteLine struct {
 	Tests, Runs, Labels int
 }
 
-type labelLine struct {
-	Label, Version, Suite, Threads, Status, Last, Hosts, Sources, Runs string
-	N, Tests                                                           int
-}
-
-type compareForm struct {
-	Suite  string
-	Labels []string
-	Size   int
-}
-
 func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	tests, err := s.st.Tests(ctx)
@@ -250,8 +239,7 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 	}
 	var data struct {
 		Suites []suiteLine
-		Labels []labelLine
-		Forms  []compareForm
+		Labels int // listed on /labels (labels.go)
 	}
 	idx := map[string]int{}
 	for _, t := range tests {
@@ -268,32 +256,10 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 			sl.Last = l
 		}
 	}
-	forms := map[string]*compareForm{}
-	var order []string
+	data.Labels = len(labels)
 	for _, l := range labels {
-		threads := make([]string, len(l.Threads))
-		for i, t := range l.Threads {
-			threads[i] = strconv.Itoa(t)
-		}
-		v := url.Values{"label": {l.Label}, "suite": {l.Suite}}
-		data.Labels = append(data.Labels, labelLine{Label: l.Label, Version: l.Version, Suite: l.Suite, Threads: strings.Join(threads, ","), Status: l.Status,
-			Last: fmtTime(parseStored(l.Last)), Hosts: strings.Join(l.Hosts, ", "), Sources: strings.Join(l.Sources, ", "),
-			Runs: withQuery("/runs", v), N: l.Runs, Tests: l.Tests})
 		if i, ok := idx[l.Suite]; ok {
 			data.Suites[i].Labels++
-		}
-		f, ok := forms[l.Suite]
-		if !ok {
-			f = &compareForm{Suite: l.Suite}
-			forms[l.Suite] = f
-			order = append(order, l.Suite)
-		}
-		f.Labels = append(f.Labels, l.Label)
-	}
-	for _, su := range order {
-		if f := forms[su]; len(f.Labels) >= 2 {
-			f.Size = min(len(f.Labels), 8)
-			data.Forms = append(data.Forms, *f)
 		}
 	}
 	s.render(w, r, http.StatusOK, "home", "suites", data)

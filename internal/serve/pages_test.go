@@ -109,17 +109,17 @@ func TestPagesShowHistoryAndComparison(t *testing.T) {
 	st := seeded(t)
 	ts := start(t, st, nil)
 	a := ts.get(t, "/suites/sysbench")
-	row := regexp.MustCompile(`(?s)<tr><td><a href="[^"]*config=default[^"]*">update-index_range=100</a>.*?</tr>`).FindString(a.body)
+	row := regexp.MustCompile(`(?s)<tr><td><a href="[^"]*config=default[^"]*"><bdi class="name" title="update-index_range=100">update-index_range=100</bdi></a>.*?</tr>`).FindString(a.body)
 	if !strings.Contains(row, "ma10.2.12 10.2.12") || !strings.Contains(row, `class="num rel ">1.00<`) ||
 		!strings.Contains(row, "regression -20.") || !strings.Contains(row, "in ma10.2.7 10.2.7") || !strings.Contains(row, "#cp-ma10.2.7") {
 		t.Errorf("the suite's row of the step history: %s", row)
 	}
 	// other.demo's point tests are its latest point: 1.10 × base.demo's.
-	row = regexp.MustCompile(`(?s)<tr><td><a href="[^"]*config=demo[^"]*">point-query_range=100</a>.*?</tr>`).FindString(a.body)
+	row = regexp.MustCompile(`(?s)<tr><td><a href="[^"]*config=demo[^"]*"><bdi class="name" title="point-query_range=100">point-query_range=100</bdi></a>.*?</tr>`).FindString(a.body)
 	if !strings.Contains(row, `class="num rel green">1.10<`) {
 		t.Errorf("the suite's row of point-query: %s", row)
 	}
-	row = regexp.MustCompile(`(?s)<tr><td><a href="[^"]*config=demo[^"]*">update-one_range=100</a>.*?</tr>`).FindString(a.body)
+	row = regexp.MustCompile(`(?s)<tr><td><a href="[^"]*config=demo[^"]*"><bdi class="name" title="update-one_range=100">update-one_range=100</bdi></a>.*?</tr>`).FindString(a.body)
 	if !strings.Contains(row, `class="num rel red">0.90<`) {
 		t.Errorf("the suite's row of update-one: %s", row)
 	}

@@ -162,6 +162,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /{$}", read(s.pageHome))
 	m.HandleFunc("GET /suites/{suite}", read(s.pageSuite))
 	m.HandleFunc("GET /suites/{suite}/tests/{test}", read(s.pageHistory))
+	m.HandleFunc("GET /labels", read(s.pageLabels))
 	m.HandleFunc("GET /compare", read(s.pageCompare))
 	m.HandleFunc("GET /runs", read(s.pageRuns))
 	m.HandleFunc("GET /runs/{id}", read(s.pageRun))

@@ -1,0 +1,55 @@
+package serve
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+	"unicode"
+)
+
+// Names on pages. A name a user stored (a label, build, config, host,
+// test, suite, version, engine, series, metric…) can be 10 KB long or hold
+// characters that reorder the text around them (abc\u202Eexe.png). Every
+// page shows each name through the one template function name: a
+// <bdi class="name"> (isolated: its text cannot reorder its neighbours),
+// whose title holds the full name and whose text is the name cut at
+// nameRunes runes, its bidirectional and other control characters shown as
+// their code points; serve.css cuts it again, with an ellipsis, at the
+// width of its column.
+
+// nameRunes is how many runes of a name a page shows at most.
+const nameRunes = 120
+
+// templateFuncs are the functions every page template can call.
+var templateFuncs = template.FuncMap{
+	"name":  nameHTML,
+	"short": shortName,
+}
+
+// nameHTML is a name as a page shows it: <bdi class="name"
+// title="FULL">SHORT</bdi>, both escaped.
+func nameHTML(s string) template.HTML {
+	return template.HTML(`<bdi class="name" title="` + template.HTMLEscapeString(s) + `">` + template.HTMLEscapeString(shortName(s)) + `</bdi>`)
+}
+
+// shortName is a name cut at nameRunes runes (at a rune boundary, with an
+// ellipsis), each control or bidirectional formatting character in it
+// written as its code point, [U+202E], so that it shows and acts on
+// nothing.
+func shortName(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == nameRunes {
+			b.WriteString("…")
+			break
+		}
+		n++
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			fmt.Fprintf(&b, "[U+%04X]", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
