@@ -159,7 +159,7 @@ func historyChart(s Series, w window, href string) template.HTML {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart history" viewBox="0 0 %s %s" width="%s" height="%s" role="img" data-chart="history" data-from="%d" data-to="%d" data-n="%d" data-x0="%s" data-pw="%s" data-w="%s" data-href="%s" data-aggregated="%t">`,
 		f1(W), f1(H), f1(W), f1(H), w.From, w.To, w.N, f1(ml), f1(pw), f1(W), esc(href), aggregated)
 	fmt.Fprintf(&b, `<title>%s</title>`, esc(title))
-	fmt.Fprintf(&b, `<text class="ctitle" x="%s" y="16" text-anchor="middle">%s</text>`, f1(W/2), esc(title))
+	fmt.Fprintf(&b, `<text class="ctitle" x="%s" y="16" text-anchor="middle">%s</text>`, f1(W/2), esc(shortName(title)))
 	what := fmt.Sprintf("points %d to %d of %d", w.From, w.To-1, w.N)
 	if aggregated {
 		what += fmt.Sprintf(", %d per bar (min to max, line: mean): drag to zoom", buckets[0].N)
