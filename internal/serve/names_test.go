@@ -33,7 +33,8 @@ var (
 )
 
 // longRuns are runs with those names: long's runs of the sysbench test
-// update-index_range=100 and of longTest in longSuite, and the bidi build.
+// update-index_range=100 and of longTest in longSuite, the bidi build's,
+// and a run of build short with long's config and engine.
 func longRuns() []result.Run {
 	r := stepRun(0, "update-index_range=100", 1000)
 	r.Build, r.Version, r.Config = longBuild, "10."+strings.Repeat("9", 10<<10), longConfig+"@0123456789ab"
@@ -42,7 +43,9 @@ func longRuns() []result.Run {
 	o.Suite, o.Test, o.Role, o.Groups, o.Step = longSuite, longTest, "", nil, 1
 	b := stepRun(1, "update-index_range=100", 1000)
 	b.Build, b.Version = bidiBuild, ""
-	return []result.Run{r, o, b}
+	c := r // to compare with
+	c.Build, c.Version = "short", "10.1"
+	return []result.Run{r, o, b, c}
 }
 
 // seedLong stores longRuns as qpslab run does, on longHost.
