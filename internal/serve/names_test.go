@@ -211,6 +211,9 @@ func TestLabelsPageAndAPI(t *testing.T) {
 			t.Errorf("%s: the page shows %d of %d, the API %d of %s; want %d of %d, the same", c.query, len(page), total, len(names), a.header.Get("X-Total-Count"), c.shown, c.total)
 		}
 	}
+	if a := ts.get(t, "/labels?suite=xss-suite"); !strings.Contains(a.body, "&lt;script&gt;document.body.dataset.xss") || strings.Contains(a.body, "<script>document") {
+		t.Errorf("the labels page does not show the markup label as text")
+	}
 	if a := ts.get(t, "/labels?page=1"); !strings.Contains(a.body, `href="/labels?page=0" rel="prev"`) || !strings.Contains(a.body, `href="/labels?page=2" rel="next"`) {
 		t.Errorf("page 1 does not link its neighbours")
 	}
