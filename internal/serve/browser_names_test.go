@@ -18,16 +18,7 @@ func TestBrowserLongNames(t *testing.T) {
 	ts := start(t, st, nil)
 	bctx := browser(t)
 	id := firstRun(t, st, longBuild)
-	hosts, err := st.Hosts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hostID string
-	for _, h := range hosts {
-		if len(h.Hostnames) > 0 && h.Hostnames[0] == longHost {
-			hostID = h.ID
-		}
-	}
+	hostID := longHostID(t, st)
 	longLabelOnly := longBuild + "." + longConfig // as the runs show a label: without its engine
 	for _, p := range []struct {
 		path  string

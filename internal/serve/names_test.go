@@ -56,6 +56,22 @@ func seedLong(t testing.TB, st *store.Store) {
 	}
 }
 
+// longHostID is the id of the host seedLong's runs ran on.
+func longHostID(t testing.TB, st *store.Store) string {
+	t.Helper()
+	hosts, err := st.Hosts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hosts {
+		if len(h.Hostnames) > 0 && h.Hostnames[0] == longHost {
+			return h.ID
+		}
+	}
+	t.Fatal("no host named longHost")
+	return ""
+}
+
 // nameMarkup is how a page shows name: cut, its full text in the title.
 func nameMarkup(name string) string {
 	return `<bdi class="name" title="` + template.HTMLEscapeString(name) + `">` + template.HTMLEscapeString(shortName(name)) + `</bdi>`
@@ -86,16 +102,7 @@ func TestLongNamesCut(t *testing.T) {
 	seedLong(t, st)
 	ts := start(t, st, nil)
 	id := firstRun(t, st, longBuild)
-	hosts, err := st.Hosts(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var hostID string
-	for _, h := range hosts {
-		if len(h.Hostnames) > 0 && h.Hostnames[0] == longHost {
-			hostID = h.ID
-		}
-	}
+	hostID := longHostID(t, st)
 	longLabelHosts := longHost + "/" + hostID
 	for _, p := range []struct {
 		path  string
