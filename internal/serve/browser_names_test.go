@@ -58,7 +58,7 @@ func TestBrowserLongNames(t *testing.T) {
 			}
 			const bdis = Array.from(document.querySelectorAll("bdi.name"));
 			out.Names = bdis.length;
-			for (const n of ` + string(names) + `) {
+			for (const n of `+string(names)+`) {
 				if (!bdis.some(b => b.title === n)) out.Missing.push(n.slice(0, 40));
 			}
 			for (const b of bdis) {
