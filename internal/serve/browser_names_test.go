@@ -35,7 +35,7 @@ func TestBrowserLongNames(t *testing.T) {
 		{"/runs/" + id, []string{longLabelOnly, longConfig + "@0123456789ab", longEngine}},
 		{"/hosts", []string{longHost}},
 		{"/hosts/" + hostID, []string{longHost}},
-		{"/alerts", nil},
+		{"/alerts", []string{longAlertSeries, longBuild}},
 		{"/compare?" + url.Values{"base": {"short." + longConfig + ":" + longEngine}, "other": {longLabel}, "suite": {"sysbench"}}.Encode(), []string{longLabel}},
 	} {
 		open(t, bctx, ts.URL+p.path)

@@ -48,10 +48,18 @@ func longRuns() []result.Run {
 	return []result.Run{r, o, b, c}
 }
 
-// seedLong stores longRuns as qpslab run does, on longHost.
+// longAlertSeries is the series of an alert about longTest.
+var longAlertSeries = longSuite + " " + longTest + " qps, 1 thread(s), " + longConfig
+
+// seedLong stores longRuns as qpslab run does, on longHost, and an alert
+// of a regression in longAlertSeries that arrived in longBuild.
 func seedLong(t testing.TB, st *store.Store) {
 	t.Helper()
 	if _, err := st.Import(ctx, longRuns(), store.Meta{Source: "run", Hostname: longHost}); err != nil {
+		t.Fatal(err)
+	}
+	a := store.Alert{Key: "long", Series: longAlertSeries, Kind: "regression", Magnitude: -0.2, Arrived: longBuild, State: store.AlertKnown}
+	if _, err := st.AddAlert(ctx, a, t0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,6 +126,7 @@ func TestLongNamesCut(t *testing.T) {
 		{"/runs/" + id, []string{longBuild + "." + longConfig, longConfig + "@0123456789ab", longEngine}},
 		{"/hosts", []string{longHost}},
 		{"/hosts/" + hostID, []string{longHost}},
+		{"/alerts", []string{longAlertSeries, longBuild}},
 	} {
 		a := ts.get(t, p.path)
 		if a.status != http.StatusOK {
