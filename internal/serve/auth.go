@@ -294,8 +294,15 @@ func (a *auth) need(scope string, cookie bool, h http.HandlerFunc) http.HandlerF
 	}
 }
 
+// legacyCookie held the token itself, before sessions: it is cleared
+// wherever a browser still sends it, and never read.
+const legacyCookie = "qpslab_token"
+
 // toLogin sends a page read without a good session to the login form.
 func (a *auth) toLogin(w http.ResponseWriter, r *http.Request) {
+	if _, err := r.Cookie(legacyCookie); err == nil {
+		http.SetCookie(w, &http.Cookie{Name: legacyCookie, Value: "", Path: "/", HttpOnly: true, Secure: a.s.o.Secure, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	}
 	http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 }
 

@@ -306,6 +306,11 @@ func TestSessionLogout(t *testing.T) {
 	if a := ts.get(t, "/suites/sysbench"); a.header.Get("Location") != "/login?next=%2Fsuites%2Fsysbench" {
 		t.Errorf("a page without a session: %d %s", a.status, a.header.Get("Location"))
 	}
+	// The cookie of the release before sessions held the token: it is
+	// not read, and cleared.
+	if a := ts.page(t, "/suites/sysbench", "qpslab_token="+reader); !toLogin(a) || !strings.Contains(a.header.Get("Set-Cookie"), "qpslab_token=; Path=/; Max-Age=0") {
+		t.Errorf("a page with the old cookie holding the token: %d, %q", a.status, a.header.Get("Set-Cookie"))
+	}
 	f := ts.loginForm(t)
 	a := ts.post(t, "/login", url.Values{"token": {reader}, "next": {"//evil.example/"}}, f, ts.URL)
 	if a.status != http.StatusSeeOther || a.header.Get("Location") != "/" {
