@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -74,7 +75,10 @@ func (ts *testServer) loginForm(t testing.TB) form {
 // origin ("" for no Origin header) with cookies.
 func (ts *testServer) post(t testing.TB, path string, vals url.Values, f form, origin string, cookies ...string) answer {
 	t.Helper()
-	vals = url.Values(cloneValues(vals))
+	vals = maps.Clone(vals) // Set below replaces a key's slice: the caller's stays
+	if vals == nil {
+		vals = url.Values{}
+	}
 	if f.csrf != "" {
 		vals.Set("csrf", f.csrf)
 	}
@@ -87,14 +91,6 @@ func (ts *testServer) post(t testing.TB, path string, vals url.Values, f form, o
 		req.Header.Set("Origin", origin)
 	}
 	return ts.send(t, req, append([]string{f.cookie}, cookies...)...)
-}
-
-func cloneValues(v url.Values) map[string][]string {
-	out := map[string][]string{}
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
 }
 
 // login logs in with tok through the form, and returns the session

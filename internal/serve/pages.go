@@ -90,7 +90,7 @@ func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 // page is what the layout shows around a page's data.
 type page struct {
 	Title  string
-	Cookie bool // logged in with the cookie: offer to log out
+	Cookie bool   // logged in with the cookie: offer to log out
 	CSRF   string // the token of the page's forms: {{template "csrf" .}} (csrf.go)
 	Data   any
 }
