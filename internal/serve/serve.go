@@ -3,7 +3,8 @@
 // history with its change points and the builds where they arrived,
 // comparisons of any labels, runs, hosts), its API (versioned JSON reads,
 // the ingest of results through the importers of qpslab import, bearer
-// tokens with scopes), and webhook alerts when new results bring a
+// tokens with scopes; pages' login sessions, stored, and CSRF-checked
+// forms), and webhook alerts when new results bring a
 // regression.
 //
 // It presents what the store, history, analysis and report give: the
