@@ -118,10 +118,13 @@ type errAuth struct {
 
 func (e *errAuth) Error() string { return e.msg }
 
+// idRE finds the id a token names, whether or not the rest is well formed.
+var idRE = regexp.MustCompile(`^qpslab_([0-9a-f]{12})_`)
+
 // failKey is what a failed attempt with tok from peer counts against: the
-// token's id, or the peer for a token that names none.
+// id the token names, or the peer for a token that names none.
 func failKey(tok, peer string) (key, id string) {
-	if m := tokenRE.FindStringSubmatch(tok); m != nil {
+	if m := idRE.FindStringSubmatch(tok); m != nil {
 		return "id " + m[1], m[1]
 	}
 	return "peer " + peer, ""
@@ -176,7 +179,7 @@ func (a *auth) check(ctx context.Context, r *http.Request, tok, scope string) (s
 		return store.Token{}, &errAuth{http.StatusTooManyRequests, why}
 	}
 	bad := &errAuth{http.StatusUnauthorized, "the token is not valid (wrong, revoked or mistyped): create one with qpslab tokens create NAME --scope " + scope}
-	if !strings.HasPrefix(key, "id ") {
+	if !tokenRE.MatchString(tok) {
 		a.fail(key)
 		a.s.logf("auth: token id %s from %s: malformed", id, peer)
 		return store.Token{}, bad

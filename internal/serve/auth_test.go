@@ -153,6 +153,8 @@ func TestFailedAuthKeyedByTokenID(t *testing.T) {
 	if a := post(good); a.status != http.StatusOK { // the run posted again: skipped
 		t.Errorf("a valid token after malformed ones from its address: %d, want 200: %s", a.status, a.body)
 	}
+	// A token that names an id but is mistyped after it counts against the id.
+	apiErr(t, "a mistyped secret of the limited id", post("qpslab_00000000000a_short"), 429, "with this id")
 	log := ts.log.String()
 	for _, want := range []string{"auth: token id 00000000000a from 127.0.0.1: wrong", "auth: token id 00000000000a from 127.0.0.1 refused: too many",
 		"auth: token id (none: malformed) from 127.0.0.1: malformed"} {
