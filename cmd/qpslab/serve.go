@@ -31,6 +31,7 @@ func newServeCmd() *cobra.Command {
 	c.Flags().StringVar(&o.Settings, "settings", "", "change-point settings (default <home>/detect.yaml, if present; see qpslab detect)")
 	c.Flags().StringVar(&o.MaxBody, "max-body", "64MiB", "the largest request body accepted (a tarball may unpack to 4 times as much)")
 	c.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "how often to look for results others stored (qpslab run, import)")
+	c.Flags().StringVar(&o.TrustedProxy, "trusted-proxy", "", "CIDR[,CIDR]: proxies in front whose X-Forwarded-For names the client (its rightmost address not of these networks); without it the header is ignored")
 	return c
 }
 
@@ -43,6 +44,6 @@ func newTokensCmd() *cobra.Command {
 	create := jobCmd("create NAME --scope read,ingest", "Make a token, and print it once", cobra.ExactArgs(1), do)
 	create.Flags().StringSliceVar(&scopes, "scope", nil, "what the token may do: "+strings.Join(serve.Scopes, ", "))
 	c.AddCommand(create, jobCmd("list", "List the tokens (never the tokens themselves: only their ids)", cobra.NoArgs, do),
-		jobCmd("revoke ID|NAME", "Revoke a token: it is refused from then on", cobra.ExactArgs(1), do))
+		jobCmd("revoke ID|NAME", "Revoke a token: it is refused from then on, and its login sessions end", cobra.ExactArgs(1), do))
 	return c
 }

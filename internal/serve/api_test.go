@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -448,73 +447,6 @@ func TestIngest(t *testing.T) {
 		if strings.Contains(log, secret) {
 			t.Errorf("the log holds a token:\n%s", log)
 		}
-	}
-}
-
-// Failed attempts from one address are limited: past the burst, even a
-// good token waits.
-func TestFailedAuthLimited(t *testing.T) {
-	ts := start(t, seeded(t), func(o *Options) { o.FailedAuthBurst = 3; o.FailedAuthEvery = time.Hour })
-	good := ts.token(t, "ci", ScopeIngest)
-	body := resultsJSON(t, []result.Run{stepRun(0, "update-one_range=100", 10)})
-	for i := 0; i < 3; i++ {
-		apiErr(t, fmt.Sprintf("wrong token %d", i+1), ts.do(t, "POST", "/api/v1/results", "qpslab_nope", "application/json", bytes.NewReader(body)), 401, "not valid")
-	}
-	a := ts.do(t, "POST", "/api/v1/results", good, "application/json", bytes.NewReader(body))
-	apiErr(t, "a good token after 3 failures", a, 429, "too many failed attempts")
-	if a.header.Get("Retry-After") == "" {
-		t.Error("429 without Retry-After")
-	}
-}
-
-// With --read token, pages and reads need a read token: a bearer header
-// for the API, the cookie /login sets for pages; the cookie never posts.
-func TestReadNeedsToken(t *testing.T) {
-	ts := start(t, seeded(t), func(o *Options) { o.PublicRead = false })
-	reader := ts.token(t, "reader", ScopeRead)
-	ingest := ts.token(t, "ci", ScopeIngest)
-	apiErr(t, "labels without a token", ts.get(t, "/api/v1/labels"), 401, "reading needs a token with the read scope")
-	apiErr(t, "labels with an ingest token", ts.do(t, "GET", "/api/v1/labels", ingest, "", nil), 403, "not read")
-	if a := ts.do(t, "GET", "/api/v1/labels", reader, "", nil); a.status != 200 {
-		t.Errorf("labels with a read token: %d", a.status)
-	}
-	a := ts.get(t, "/suites/sysbench")
-	if a.status != http.StatusSeeOther || a.header.Get("Location") != "/login?next=%2Fsuites%2Fsysbench" {
-		t.Errorf("a page without a token: %d %s", a.status, a.header.Get("Location"))
-	}
-	login := func(tok, next string) answer {
-		return ts.do(t, "POST", "/login", "", "application/x-www-form-urlencoded", strings.NewReader(url.Values{"token": {tok}, "next": {next}}.Encode()))
-	}
-	if a := login("qpslab_wrong", "/"); a.status != 401 || !strings.Contains(a.body, "the token is not valid") {
-		t.Errorf("login with a wrong token: %d", a.status)
-	}
-	a = login(reader, "//evil.example/")
-	if a.status != http.StatusSeeOther || a.header.Get("Location") != "/" {
-		t.Errorf("login: %d to %q", a.status, a.header.Get("Location"))
-	}
-	cookie := a.header.Get("Set-Cookie")
-	if !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
-		t.Errorf("the cookie: %s", cookie)
-	}
-	withCookie := func(method, path string) int {
-		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader("{}"))
-		req.Header.Set("Cookie", strings.Split(cookie, ";")[0])
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if st := withCookie("GET", "/suites/sysbench"); st != 200 {
-		t.Errorf("a page with the cookie: %d", st)
-	}
-	if st := withCookie("GET", "/api/v1/labels"); st != 401 {
-		t.Errorf("the API with the cookie: %d, want 401 (a bearer token only)", st)
-	}
-	if st := withCookie("POST", "/api/v1/results"); st != 401 {
-		t.Errorf("a post with the cookie: %d, want 401", st)
 	}
 }
 

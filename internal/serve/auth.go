@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -80,14 +82,19 @@ func CreateToken(ctx context.Context, st *store.Store, name string, scopes []str
 	return tok, t, nil
 }
 
-// auth checks tokens and limits failed attempts per address.
+// auth checks tokens and sessions, and limits failed attempts.
 type auth struct {
 	s  *Server
 	mu sync.Mutex
-	// failed holds a limiter per address that failed to authenticate: a
-	// wrong or revoked token, or a malformed one, spends one of its tokens;
-	// an address with none left is answered 429 before its token is read.
+	// failed holds a limiter per key that failed to authenticate: a token
+	// id (a wrong secret, or a revoked token), or for a token too
+	// malformed to name one, the peer's address. A key with no attempt
+	// left is answered 429 before its token is read; other ids, and so a
+	// valid token from the same address, are not.
 	failed map[string]*limitEntry
+	// ceiling is every key's failures together: guessing over many ids
+	// is bounded too. While it is spent, every token is answered 429.
+	ceiling *rate.Limiter
 }
 
 type limitEntry struct {
@@ -95,9 +102,13 @@ type limitEntry struct {
 	seen time.Time
 }
 
-func newAuth(s *Server) *auth { return &auth{s: s, failed: map[string]*limitEntry{}} }
+func newAuth(s *Server) *auth {
+	return &auth{s: s, failed: map[string]*limitEntry{},
+		ceiling: rate.NewLimiter(rate.Every(s.o.FailedAuthCeilingEvery), s.o.FailedAuthCeiling)}
+}
 
-const cookieName = "qpslab_token"
+// sessionCookie holds a session's random id, never a token.
+const sessionCookie = "qpslab_session"
 
 // errAuth is why a request is not let in; status is 401, 403 or 429.
 type errAuth struct {
@@ -107,22 +118,39 @@ type errAuth struct {
 
 func (e *errAuth) Error() string { return e.msg }
 
-// limited says whether ip has spent its failed attempts.
-func (a *auth) limited(ip string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e, ok := a.failed[ip]
-	return ok && e.lim.Tokens() < 1
+// idRE finds the id a token names, whether or not the rest is well formed.
+var idRE = regexp.MustCompile(`^qpslab_([0-9a-f]{12})_`)
+
+// failKey is what a failed attempt with tok from peer counts against: the
+// id the token names, or the peer for a token that names none.
+func failKey(tok, peer string) (key, id string) {
+	if m := idRE.FindStringSubmatch(tok); m != nil {
+		return "id " + m[1], m[1]
+	}
+	return "peer " + peer, ""
 }
 
-// fail spends one of ip's failed attempts.
-func (a *auth) fail(ip string) {
+// limited says why key may not try now: "" when it may.
+func (a *auth) limited(key string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if e, ok := a.failed[key]; ok && e.lim.Tokens() < 1 {
+		return "too many failed attempts with this " + strings.Fields(key)[0] + ": wait a minute and try again with a valid token"
+	}
+	if a.ceiling.Tokens() < 1 {
+		return "too many failed attempts to authenticate on this server: wait a minute and try again"
+	}
+	return ""
+}
+
+// fail spends one of key's failed attempts, and one of the ceiling's.
+func (a *auth) fail(key string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
-	e, ok := a.failed[ip]
+	e, ok := a.failed[key]
 	if !ok {
-		if len(a.failed) > 10000 { // forget addresses whose limiter has refilled
+		if len(a.failed) > 10000 { // forget keys whose limiter has refilled
 			for k, v := range a.failed {
 				if now.Sub(v.seen) > time.Duration(a.s.o.FailedAuthBurst)*a.s.o.FailedAuthEvery {
 					delete(a.failed, k)
@@ -130,38 +158,56 @@ func (a *auth) fail(ip string) {
 			}
 		}
 		e = &limitEntry{lim: rate.NewLimiter(rate.Every(a.s.o.FailedAuthEvery), a.s.o.FailedAuthBurst)}
-		a.failed[ip] = e
+		a.failed[key] = e
 	}
 	e.seen = now
 	e.lim.Allow()
+	a.ceiling.Allow()
 }
 
 // check finds the token tok and requires scope of it. A token that is
-// malformed, unknown or revoked is a failed attempt.
-func (a *auth) check(ctx context.Context, ip, tok, scope string) (store.Token, error) {
-	if a.limited(ip) {
-		return store.Token{}, &errAuth{http.StatusTooManyRequests, "too many failed attempts to authenticate from this address: wait a minute and try again with a valid token"}
+// malformed, unknown or revoked is a failed attempt, logged with the id
+// tried and the peer.
+func (a *auth) check(ctx context.Context, r *http.Request, tok, scope string) (store.Token, error) {
+	peer := a.s.peer(r)
+	key, id := failKey(tok, peer)
+	if id == "" {
+		id = "(none: malformed)"
+	}
+	if why := a.limited(key); why != "" {
+		a.s.logf("auth: token id %s from %s refused: %s", id, peer, why)
+		return store.Token{}, &errAuth{http.StatusTooManyRequests, why}
 	}
 	bad := &errAuth{http.StatusUnauthorized, "the token is not valid (wrong, revoked or mistyped): create one with qpslab tokens create NAME --scope " + scope}
 	if !tokenRE.MatchString(tok) {
-		a.fail(ip)
+		a.fail(key)
+		a.s.logf("auth: token id %s from %s: malformed", id, peer)
 		return store.Token{}, bad
 	}
 	t, err := a.s.st.TokenByHash(ctx, hashToken(tok))
 	if errors.Is(err, store.ErrNoToken) || (err == nil && !t.Revoked.IsZero()) {
-		a.fail(ip)
+		a.fail(key)
+		why := "wrong"
+		if err == nil {
+			why = "revoked"
+		}
+		a.s.logf("auth: token id %s from %s: %s", id, peer, why)
 		return store.Token{}, bad
 	}
 	if err != nil {
 		return store.Token{}, err
 	}
 	if !slices.Contains(t.Scopes, scope) {
-		return store.Token{}, &errAuth{http.StatusForbidden, fmt.Sprintf("token %s (%s) has the scope(s) %s, not %s: create one with --scope %s", t.ID, t.Name, strings.Join(t.Scopes, ","), scope, scope)}
+		return store.Token{}, noScope(t, scope)
 	}
 	if err := a.s.st.TouchToken(ctx, t.ID, a.s.o.Now()); err != nil {
 		a.s.logf("token %s: %v", t.ID, err)
 	}
 	return t, nil
+}
+
+func noScope(t store.Token, scope string) error {
+	return &errAuth{http.StatusForbidden, fmt.Sprintf("token %s (%s) has the scope(s) %s, not %s: create one with --scope %s", t.ID, t.Name, strings.Join(t.Scopes, ","), scope, scope)}
 }
 
 // bearer is the token of an Authorization: Bearer header ("" for none).
@@ -200,52 +246,115 @@ func (a *auth) deny(w http.ResponseWriter, r *http.Request, err error) {
 	a.s.errorPage(w, r, e.status, e.msg)
 }
 
+// tokenKey is the context key of the token a request was let in with.
+type tokenKey struct{}
+
+// tokenOf is the token r was let in with (a bearer token, or the token
+// of its session); false when reads are public and r gave none. Handlers
+// that record who did something (an audit line, a triage) read it here.
+func tokenOf(r *http.Request) (store.Token, bool) {
+	t, ok := r.Context().Value(tokenKey{}).(store.Token)
+	return t, ok
+}
+
+// need lets a request in with a token of scope: a bearer header or, for a
+// page when cookie is true, the session /login opened. It is the one
+// rule every scope's handlers are wrapped in (read, ingest and any scope
+// added); every answer it lets through or refuses is marked no-store.
+func (a *auth) need(scope string, cookie bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		var t store.Token
+		var err error
+		if tok, given := bearer(r); given {
+			t, err = a.check(r.Context(), r, tok, scope)
+		} else if c, cerr := r.Cookie(sessionCookie); cerr == nil && cookie && !isAPI(r) {
+			t, err = a.session(r.Context(), w, r, c.Value)
+			if errors.Is(err, store.ErrNoSession) {
+				a.toLogin(w, r)
+				return
+			}
+			if err == nil && !slices.Contains(t.Scopes, scope) {
+				err = noScope(t, scope)
+			}
+		} else {
+			if cookie && !isAPI(r) {
+				a.toLogin(w, r)
+				return
+			}
+			what := map[string]string{ScopeRead: "reading", ScopeIngest: "posting results"}[scope]
+			if what == "" {
+				what = "this"
+			}
+			err = &errAuth{http.StatusUnauthorized, fmt.Sprintf("%s needs a token with the %s scope: Authorization: Bearer TOKEN (qpslab tokens create NAME --scope %s)", what, scope, scope)}
+		}
+		if err != nil {
+			a.deny(w, r, err)
+			return
+		}
+		a.s.extendRead(w)
+		h(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, t)))
+	}
+}
+
+// legacyCookie held the token itself, before sessions: it is cleared
+// wherever a browser still sends it, and never read.
+const legacyCookie = "qpslab_token"
+
+// toLogin sends a page read without a good session to the login form.
+func (a *auth) toLogin(w http.ResponseWriter, r *http.Request) {
+	if _, err := r.Cookie(legacyCookie); err == nil {
+		http.SetCookie(w, &http.Cookie{Name: legacyCookie, Value: "", Path: "/", HttpOnly: true, Secure: a.s.o.Secure, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	}
+	http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+}
+
 // read lets a read in when reading is public, or with a token of the read
-// scope: a bearer header, or (for pages) the cookie /login sets.
+// scope: a bearer header, or (for pages) the session /login opened.
 func (a *auth) read(h http.HandlerFunc) http.HandlerFunc {
+	guarded := a.need(ScopeRead, true, h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if a.s.o.PublicRead {
 			h(w, r)
 			return
 		}
-		tok, given := bearer(r)
-		if !given {
-			if c, err := r.Cookie(cookieName); err == nil && !isAPI(r) {
-				tok, given = c.Value, true
-			}
-		}
-		if !given {
-			if isAPI(r) {
-				a.deny(w, r, &errAuth{http.StatusUnauthorized, "reading needs a token with the read scope: Authorization: Bearer TOKEN (qpslab tokens create NAME --scope read)"})
-				return
-			}
-			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			return
-		}
-		if _, err := a.check(r.Context(), clientIP(r), tok, ScopeRead); err != nil {
-			a.deny(w, r, err)
-			return
-		}
-		h(w, r)
+		guarded(w, r)
 	}
 }
 
 // ingest lets a post in with a bearer token of the ingest scope; never
 // with a cookie, so that no page of another site can post in a reader's
 // name.
-func (a *auth) ingest(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		tok, given := bearer(r)
-		if !given {
-			a.deny(w, r, &errAuth{http.StatusUnauthorized, "posting results needs a token with the ingest scope: Authorization: Bearer TOKEN (qpslab tokens create NAME --scope ingest)"})
-			return
-		}
-		if _, err := a.check(r.Context(), clientIP(r), tok, ScopeIngest); err != nil {
-			a.deny(w, r, err)
-			return
-		}
-		h(w, r)
+func (a *auth) ingest(h http.HandlerFunc) http.HandlerFunc { return a.need(ScopeIngest, false, h) }
+
+// Sessions: /login opens one for a read token, its cookie holds a random
+// id (only its hash is stored); it ends at logout, when its token is
+// revoked or deleted, after SessionIdle unused, or SessionMax after it
+// was opened.
+
+// session finds the token of the session whose id is id, and records its
+// use (at most once a minute); store.ErrNoSession when it has ended.
+func (a *auth) session(ctx context.Context, w http.ResponseWriter, r *http.Request, id string) (store.Token, error) {
+	hash := hashToken(id)
+	se, t, err := a.s.st.SessionByHash(ctx, hash)
+	if err != nil {
+		return t, err
 	}
+	now := a.s.o.Now()
+	if !se.Revoked.IsZero() || !t.Revoked.IsZero() || !now.Before(se.Expires) || !now.Before(se.LastUsed.Add(a.s.o.SessionIdle)) {
+		a.clearSession(w)
+		return t, store.ErrNoSession
+	}
+	if now.Sub(se.LastUsed) > time.Minute {
+		if err := a.s.st.TouchSession(ctx, hash, now); err != nil {
+			a.s.logf("session of token %s: %v", t.ID, err)
+		}
+	}
+	return t, nil
+}
+
+func (a *auth) clearSession(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: a.s.o.Secure, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 }
 
 // safeNext is where to go after logging in: a path of this site only.
@@ -256,25 +365,124 @@ func safeNext(next string) string {
 	return next
 }
 
-// login takes a read token from the form and keeps it in an HttpOnly,
-// SameSite=Strict cookie (Secure over TLS).
+// login takes a read token from the form (posted from this site's own
+// login page: its origin and CSRF token are checked first) and opens a
+// session: a random id in an HttpOnly, SameSite=Strict cookie (Secure over
+// TLS), the token itself kept nowhere.
 func (a *auth) login(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
-		a.s.errorPage(w, r, http.StatusBadRequest, "the login form could not be read: "+err.Error())
+	w.Header().Set("Cache-Control", "no-store")
+	if !a.s.checkCSRF(w, r) {
 		return
 	}
 	tok := strings.TrimSpace(r.PostForm.Get("token"))
-	if _, err := a.check(r.Context(), clientIP(r), tok, ScopeRead); err != nil {
+	t, err := a.check(r.Context(), r, tok, ScopeRead)
+	if err != nil {
 		a.deny(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true, Secure: a.s.o.Secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: 30 * 24 * 3600})
+	var id [32]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		a.s.serverError(w, r, fmt.Errorf("make a session: %w", err))
+		return
+	}
+	sid := base64.RawURLEncoding.EncodeToString(id[:])
+	now := a.s.o.Now()
+	if err := a.s.st.AddSession(r.Context(), store.Session{TokenID: t.ID, Created: now, Expires: now.Add(a.s.o.SessionMax)}, hashToken(sid)); err != nil {
+		a.s.serverError(w, r, err)
+		return
+	}
+	a.s.logf("login: token id %s (%s) from %s", t.ID, t.Name, a.s.peer(r))
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: "/", HttpOnly: true, Secure: a.s.o.Secure,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(a.s.o.SessionMax / time.Second)})
 	http.Redirect(w, r, safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
 }
 
+// logout revokes the session (in the store: its cookie, if kept, no
+// longer reads) and clears the cookie.
 func (a *auth) logout(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, Secure: a.s.o.Secure, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	w.Header().Set("Cache-Control", "no-store")
+	if !a.s.checkCSRF(w, r) {
+		return
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		hash := hashToken(c.Value)
+		if se, _, err := a.s.st.SessionByHash(r.Context(), hash); err == nil {
+			if err := a.s.st.RevokeSession(r.Context(), hash, a.s.o.Now()); err != nil {
+				a.s.serverError(w, r, err)
+				return
+			}
+			a.s.logf("logout: token id %s from %s", se.TokenID, a.s.peer(r))
+		}
+	}
+	a.clearSession(w)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// Peers and proxies.
+
+// ParseTrustedProxies reads --trusted-proxy: networks as CIDR (or single
+// addresses), comma-separated.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("--trusted-proxy %s: %q is no network: give the proxies' networks as CIDR, comma-separated, e.g. 10.0.0.0/8,192.0.2.7/32", s, f)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--trusted-proxy %q: give the proxies' networks as CIDR, e.g. 10.0.0.0/8", s)
+	}
+	return out, nil
+}
+
+// trusted says whether addr is in one of the trusted proxies' networks.
+func (s *Server) trusted(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	for _, p := range s.o.TrustedProxies {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// peer is the address a request came from: the connection's, or, when
+// that is a trusted proxy's (Options.TrustedProxies), the rightmost
+// address in X-Forwarded-For that is not a trusted proxy (a client can
+// write any addresses to the header's left; each trusted proxy appends
+// the one it saw). Without trusted proxies the header is ignored.
+func (s *Server) peer(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil || len(s.o.TrustedProxies) == 0 || !s.trusted(addr) {
+		return host
+	}
+	var hops []string
+	for _, h := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(h, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // not an address a proxy wrote: the last trusted hop is the peer
+		}
+		host = a.Unmap().String()
+		if !s.trusted(a) {
+			break
+		}
+	}
+	return host
 }

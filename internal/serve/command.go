@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -32,6 +33,7 @@ type Command struct {
 	Metrics       []string
 	AlertExisting bool
 	Poll          time.Duration
+	TrustedProxy  string // CIDR[,CIDR]: the proxies whose X-Forwarded-For names the client
 }
 
 // Run checks c (one error naming the flag and the fix), opens the store
@@ -67,6 +69,12 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 			return fmt.Errorf("--public-url %s: give how the dashboard is reached, e.g. https://bench.example.com", c.PublicURL)
 		}
 	}
+	var proxies []netip.Prefix
+	if c.TrustedProxy != "" {
+		if proxies, err = ParseTrustedProxies(c.TrustedProxy); err != nil {
+			return err
+		}
+	}
 	if c.Settings == "" {
 		c.Settings = h.DetectSettings()
 	}
@@ -91,7 +99,7 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 	srv, err := New(Options{
 		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public",
 		MaxBody: int64(limit), Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
-		PublicURL: c.PublicURL, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "",
+		PublicURL: c.PublicURL, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "", TrustedProxies: proxies,
 	})
 	if err != nil {
 		return err

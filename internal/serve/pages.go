@@ -90,7 +90,8 @@ func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 // page is what the layout shows around a page's data.
 type page struct {
 	Title  string
-	Cookie bool // logged in with the cookie: offer to log out
+	Cookie bool   // logged in with the cookie: offer to log out
+	CSRF   string // the token of the page's forms: {{template "csrf" .}} (csrf.go)
 	Data   any
 }
 
@@ -100,9 +101,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 		s.serverError(w, r, fmt.Errorf("no page template %s", name))
 		return
 	}
-	_, err := r.Cookie(cookieName)
+	_, err := r.Cookie(sessionCookie)
 	var b bytes.Buffer
-	if err := t.ExecuteTemplate(&b, "layout", page{Title: title, Cookie: err == nil && !s.o.PublicRead, Data: data}); err != nil {
+	if err := t.ExecuteTemplate(&b, "layout", page{Title: title, Cookie: err == nil && !s.o.PublicRead, CSRF: s.csrfToken(w, r), Data: data}); err != nil {
 		s.serverError(w, r, fmt.Errorf("page %s: %w", name, err))
 		return
 	}
@@ -935,6 +936,7 @@ func (s *Server) pageLogin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
+	w.Header().Set("Cache-Control", "no-store")
 	s.render(w, r, http.StatusOK, "login", "log in", safeNext(r.URL.Query().Get("next")))
 }
 

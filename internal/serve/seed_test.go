@@ -218,17 +218,7 @@ func (ts *testServer) do(t testing.TB, method, path, tok, ctype string, body io.
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{resp.StatusCode, resp.Header, string(b)}
+	return ts.send(t, req)
 }
 
 func (ts *testServer) get(t testing.TB, path string) answer {

@@ -3,7 +3,8 @@
 // history with its change points and the builds where they arrived,
 // comparisons of any labels, runs, hosts), its API (versioned JSON reads,
 // the ingest of results through the importers of qpslab import, bearer
-// tokens with scopes), and webhook alerts when new results bring a
+// tokens with scopes; pages' login sessions, stored, and CSRF-checked
+// forms), and webhook alerts when new results bring a
 // regression.
 //
 // It presents what the store, history, analysis and report give: the
@@ -22,6 +23,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -66,10 +68,27 @@ type Options struct {
 	// Log receives one line per request and what the server does on its
 	// own (alerts, errors); never a token.
 	Log io.Writer
-	// FailedAuthBurst failed attempts from one address are allowed, then
-	// one per FailedAuthEvery (defaults 10 and 6 s).
-	FailedAuthBurst int
-	FailedAuthEvery time.Duration
+	// FailedAuthBurst failed attempts with one token id (or, for a
+	// malformed token, from one peer) are allowed, then one per
+	// FailedAuthEvery (defaults 10 and 6 s); FailedAuthCeiling failed
+	// attempts of all ids together, then one per FailedAuthCeilingEvery
+	// (defaults 100 and 0.6 s).
+	FailedAuthBurst        int
+	FailedAuthEvery        time.Duration
+	FailedAuthCeiling      int
+	FailedAuthCeilingEvery time.Duration
+	// TrustedProxies are the networks of the proxies in front: a request
+	// from one of them is from the client X-Forwarded-For names (the
+	// rightmost address not of these networks). Without any, the header
+	// is ignored.
+	TrustedProxies []netip.Prefix
+	// SessionIdle ends a login session unused that long (default 12 h);
+	// SessionMax ends it that long after login (default 30 days).
+	SessionIdle, SessionMax time.Duration
+	// UnauthReadTimeout is how long a request that is not yet let in by a
+	// token may take to send its body (default 10 s); once a token lets it
+	// in, ReadTimeout (default 5 minutes: a large tarball on a slow link).
+	UnauthReadTimeout, ReadTimeout time.Duration
 	// Secure marks the login cookie Secure (serving over TLS).
 	Secure bool
 	// Client posts the webhooks (default: 10 s timeout).
@@ -89,6 +108,7 @@ type Server struct {
 	cache   *cache
 	auth    *auth
 	static  map[string]staticFile
+	csrfKey []byte // the HMAC key of CSRF tokens (csrf.go)
 	logMu   sync.Mutex
 	refresh chan struct{}
 	// refreshMu serialises refreshes (a poll and an ingest's).
@@ -125,6 +145,24 @@ func New(o Options) (*Server, error) {
 	if o.FailedAuthEvery <= 0 {
 		o.FailedAuthEvery = 6 * time.Second
 	}
+	if o.FailedAuthCeiling <= 0 {
+		o.FailedAuthCeiling = 100
+	}
+	if o.FailedAuthCeilingEvery <= 0 {
+		o.FailedAuthCeilingEvery = 600 * time.Millisecond
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = 12 * time.Hour
+	}
+	if o.SessionMax <= 0 {
+		o.SessionMax = 30 * 24 * time.Hour
+	}
+	if o.UnauthReadTimeout <= 0 {
+		o.UnauthReadTimeout = 10 * time.Second
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 5 * time.Minute
+	}
 	if o.Client == nil {
 		o.Client = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -135,6 +173,11 @@ func New(o Options) (*Server, error) {
 	s := &Server{o: o, st: o.Store, refresh: make(chan struct{}, 1)}
 	s.cache = newCache(s)
 	s.auth = newAuth(s)
+	key, err := o.Store.ServeSecret(context.Background(), csrfSecret)
+	if err != nil {
+		return nil, err
+	}
+	s.csrfKey = key
 	static, err := staticFiles()
 	if err != nil {
 		return nil, err
@@ -145,8 +188,30 @@ func New(o Options) (*Server, error) {
 }
 
 // Handler is the server's HTTP handler: every page and endpoint, with the
-// security headers, the access log and the body limit.
-func (s *Server) Handler() http.Handler { return s.logged(s.secured(s.mux)) }
+// security headers, the access log, the body limit and the short read
+// deadline of requests not yet let in.
+func (s *Server) Handler() http.Handler { return s.logged(s.shortRead(s.secured(s.mux))) }
+
+// shortRead gives a request with a body UnauthReadTimeout to send it: a
+// client that has not authenticated cannot hold a connection open with a
+// slow body. A token that lets it in extends the deadline (extendRead).
+// Requests without a body keep the server's deadline: a deadline on them
+// would end their context while a long page is computed.
+func (s *Server) shortRead(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			// Not every ResponseWriter can (a test's recorder): then the
+			// server's ReadTimeout is the limit.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.o.UnauthReadTimeout))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// extendRead gives a request a token let in ReadTimeout to send its body.
+func (s *Server) extendRead(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.o.ReadTimeout))
+}
 
 func (s *Server) logf(format string, a ...any) {
 	s.logMu.Lock()
@@ -222,6 +287,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
@@ -231,7 +299,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// logged writes one line per request: the address, method, path (never
+// logged writes one line per request: the peer (s.peer), method, path (never
 // the query, nor any header: a token given in the wrong place stays out of
 // the log), status, size and time taken.
 func (s *Server) logged(h http.Handler) http.Handler {
@@ -242,18 +310,8 @@ func (s *Server) logged(h http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		s.logf("%s %s %s %d %dB %s", clientIP(r), r.Method, r.URL.EscapedPath(), sw.status, sw.bytes, time.Since(start).Round(time.Millisecond))
+		s.logf("%s %s %s %d %dB %s", s.peer(r), r.Method, r.URL.EscapedPath(), sw.status, sw.bytes, time.Since(start).Round(time.Millisecond))
 	})
-}
-
-// clientIP is the address a request came from (the peer: a proxy in
-// front is one address to the rate limit).
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // Run keeps the analysis current until ctx ends: it checks the store's
@@ -358,12 +416,14 @@ func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(addr st
 	}
 	srv := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute, // a large tarball on a slow link
-		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: min(10*time.Second, s.o.UnauthReadTimeout),
+		// A request's body: UnauthReadTimeout until a token lets it in
+		// (shortRead, extendRead), then this.
+		ReadTimeout:    s.o.ReadTimeout,
+		WriteTimeout:   5 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return ctx },
 	}
 	if l.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(l.CertFile, l.KeyFile)

@@ -108,7 +108,7 @@ func (s *Store) Tokens(ctx context.Context) ([]Token, error) {
 }
 
 // RevokeToken revokes the token named by its id, or by its name when no
-// id is that; it returns the token. Revoking a revoked token is an error.
+// id is that, and ends its sessions; it returns the token. Revoking a revoked token is an error.
 func (s *Store) RevokeToken(ctx context.Context, idOrName string, at time.Time) (Token, error) {
 	all, err := s.Tokens(ctx)
 	if err != nil {
@@ -135,7 +135,20 @@ func (s *Store) RevokeToken(ctx context.Context, idOrName string, at time.Time) 
 	if !t.Revoked.IsZero() {
 		return t, fmt.Errorf("token %s (%s) was revoked on %s already", t.ID, t.Name, t.Revoked.Format(time.RFC3339))
 	}
-	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE tokens SET revoked = ? WHERE id = ? AND revoked = ''`), ts(at), t.ID); err != nil {
+	// Its sessions end with it (a session of a revoked token is refused
+	// anyway: this records when).
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return t, fmt.Errorf("revoke token %s: %w", t.ID, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE tokens SET revoked = ? WHERE id = ? AND revoked = ''`), ts(at), t.ID); err != nil {
+		return t, fmt.Errorf("revoke token %s: %w", t.ID, err)
+	}
+	if err := s.revokeSessionsOf(ctx, tx, t.ID, at); err != nil {
+		return t, err
+	}
+	if err := tx.Commit(); err != nil {
 		return t, fmt.Errorf("revoke token %s: %w", t.ID, err)
 	}
 	t.Revoked = at

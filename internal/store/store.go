@@ -113,8 +113,8 @@ func openDSN(ctx context.Context, dsn, def string, create bool) (*Store, error) 
 				return nil, fmt.Errorf("%w: %s does not exist yet: run qpslab run SUITE (qpslab suites lists them), or qpslab import", ErrNoStore, path)
 			}
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, fmt.Errorf("open store: %w", err)
+		if err := createPrivate(path, path == def); err != nil {
+			return nil, err
 		}
 		// WAL: readers do not block the writer; busy_timeout: a second
 		// writer waits its turn; BEGIN IMMEDIATE: a transaction takes the
@@ -201,10 +201,37 @@ func (s *Store) upgradeRuns(ctx context.Context) error {
 	return nil
 }
 
+// createPrivate creates a SQLite store's file 0600 (SQLite creates its
+// -wal and -shm files with the file's mode) and the folders missing above
+// it 0700, so that no other user of the host reads the results or the
+// hashes of tokens and sessions. What exists keeps its mode: a file or
+// folder someone made is theirs to set. The home's folder (home is true:
+// the store is the home's default file) is created 0711 instead, so that
+// the unprivileged user qpslab runs database servers as can still reach
+// their data folders under it (home.RootDefault); it lists nothing to that
+// user, and the file is 0600 either way.
+func createPrivate(path string, home bool) error {
+	mode := os.FileMode(0o700)
+	if home {
+		mode = 0o711
+	}
+	if err := os.MkdirAll(filepath.Dir(path), mode); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	return f.Close()
+}
+
 // migrateLocked migrates a SQLite store under a file lock, so that two
 // processes opening a new store at once do not both create its tables.
 func (s *Store) migrateLocked(ctx context.Context, path string) error {
-	f, err := os.OpenFile(path+".migrate-lock", os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path+".migrate-lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", path, err)
 	}
