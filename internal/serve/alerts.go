@@ -43,7 +43,7 @@ type Payload struct {
 
 // AlertDetail is one change point, as the webhook receives it.
 type AlertDetail struct {
-	Event         string  `json:"event"` // "regression"
+	Event         string  `json:"event"` // "regression", or "triage" (a change of an attention entry's state)
 	Series        string  `json:"series"`
 	Suite         string  `json:"suite"`
 	Test          string  `json:"test"`
@@ -62,15 +62,18 @@ type AlertDetail struct {
 	BeforeBuild   string  `json:"before_build,omitempty"`
 	BeforeVersion string  `json:"before_version,omitempty"`
 	Link          string  `json:"link"`
+	// A triage event's: the key of the entry or change point, its new
+	// state, note, fixed-in build, and who set it.
+	Key     string `json:"key,omitempty"`
+	State   string `json:"state,omitempty"`
+	Note    string `json:"note,omitempty"`
+	FixedIn string `json:"fixed_in,omitempty"`
+	Who     string `json:"who,omitempty"`
 }
 
 // alertKey names a change point for good: its series and where it arrived.
 func alertKey(s history.Series, c analysis.Change) string {
-	where := c.Arrived.Build
-	if c.Order == history.OrderTime {
-		where = c.Arrived.Time.UTC().Format("2006-01-02T15:04:05.000000000Z") + " " + c.Arrived.Build
-	}
-	h := sha256.Sum256([]byte(strings.Join([]string{s.Suite, s.Test, s.Metric, strconv.Itoa(s.Threads), s.Config, s.Host, s.Conditions, c.Kind, where}, "\x00")))
+	h := sha256.Sum256([]byte(strings.Join([]string{s.Suite, s.Test, s.Metric, strconv.Itoa(s.Threads), s.Config, s.Host, s.Conditions, c.Kind, changeWhere(c)}, "\x00")))
 	return hex.EncodeToString(h[:16])
 }
 
@@ -177,6 +180,17 @@ func (s *Server) alert(ctx context.Context) error {
 
 // alertText is the one line Slack or Mattermost shows.
 func alertText(d AlertDetail) string {
+	if d.Event == "triage" {
+		what := d.State
+		if d.FixedIn != "" {
+			what += " in " + d.FixedIn
+		}
+		note := ""
+		if d.Note != "" {
+			note = ": " + d.Note
+		}
+		return fmt.Sprintf("qpslab: %s %s by %s%s: %s", d.Series, what, d.Who, note, d.Link)
+	}
 	arrived := d.Build
 	if d.Version != "" && d.Version != d.Build {
 		arrived += " " + d.Version

@@ -70,6 +70,10 @@ type Options struct {
 	// one per FailedAuthEvery (defaults 10 and 6 s).
 	FailedAuthBurst int
 	FailedAuthEvery time.Duration
+	// PublicTriage lets anyone set the attention view's triage states
+	// (recorded as by "public"); otherwise triage needs a token with the
+	// triage scope.
+	PublicTriage bool
 	// Secure marks the login cookie Secure (serving over TLS).
 	Secure bool
 	// Client posts the webhooks (default: 10 s timeout).
@@ -87,6 +91,7 @@ type Server struct {
 	st      *store.Store
 	mux     *http.ServeMux
 	cache   *cache
+	att     *attention
 	auth    *auth
 	static  map[string]staticFile
 	logMu   sync.Mutex
@@ -134,6 +139,7 @@ func New(o Options) (*Server, error) {
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	s := &Server{o: o, st: o.Store, refresh: make(chan struct{}, 1)}
 	s.cache = newCache(s)
+	s.att = newAttention()
 	s.auth = newAuth(s)
 	static, err := staticFiles()
 	if err != nil {
@@ -168,6 +174,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /hosts", read(s.pageHosts))
 	m.HandleFunc("GET /hosts/{id}", read(s.pageHost))
 	m.HandleFunc("GET /alerts", read(s.pageAlerts))
+	m.HandleFunc("POST /attention", s.triageForm)
 	m.HandleFunc("GET /login", s.pageLogin)
 	m.HandleFunc("POST /login", s.auth.login)
 	m.HandleFunc("POST /logout", s.auth.logout)
@@ -184,6 +191,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/runs/{id}", read(s.apiRun))
 	m.HandleFunc("GET /api/v1/alerts", read(s.apiAlerts))
 	m.HandleFunc("POST /api/v1/results", s.auth.ingest(s.apiIngest))
+	m.HandleFunc("GET /api/v1/attention", read(s.apiAttention))
+	m.HandleFunc("POST /api/v1/attention", s.apiTriage)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s: GET /api/v1 lists them", r.Method, r.URL.Path))
 	})
