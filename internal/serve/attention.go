@@ -269,6 +269,8 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 				e.Compare = p.Compare
 			}
 		}
+		order := result.Names()
+		sort.SliceStable(e.Metrics, func(i, j int) bool { return slices.Index(order, e.Metrics[i]) < slices.Index(order, e.Metrics[j]) })
 		sort.Float64s(mags)
 		e.Magnitude, e.MagnitudeMin, e.MagnitudeMax = history.Median(mags), mags[0], mags[len(mags)-1]
 		e.Tests, e.History, e.Time = len(tests), e.Parts[0].History, pointTime(e.newest)

@@ -274,6 +274,11 @@ func (s *Server) Run(ctx context.Context) {
 		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
 			s.logf("refresh: %v", err)
 		}
+		// The attention view of the generation, found now rather than
+		// at the next page view (nothing when it is found already).
+		if _, err := s.attentionEntries(ctx); err != nil && ctx.Err() == nil {
+			s.logf("attention: %v", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
