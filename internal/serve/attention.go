@@ -83,8 +83,10 @@ type AttentionEntry struct {
 	Time    string `json:"time,omitempty"`    // the arrived build's latest run time
 	Compare string `json:"compare,omitempty"` // the builds compared (the largest part's config)
 	History string `json:"history"`           // the largest part's history
-	// Magnitude is the median of the parts' magnitudes; Min and Max their
-	// range (Min the worst for a higher-is-better metric).
+	// Magnitude is how much worse its parts are, their median: the size
+	// of each part's magnitude (0.2: 20 % lower for a metric that is
+	// better higher, 20 % higher for one better lower); Min and Max their
+	// range.
 	Magnitude    float64         `json:"magnitude"`
 	MagnitudeMin float64         `json:"magnitude_min"`
 	MagnitudeMax float64         `json:"magnitude_max"`
@@ -256,7 +258,7 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 		tests := map[string]bool{}
 		befores := map[string]int{}
 		for i, p := range e.Parts {
-			mags[i] = p.Magnitude
+			mags[i] = abs(p.Magnitude)
 			tests[p.Suite+"\x00"+p.Test] = true
 			if !slices.Contains(e.Metrics, p.Metric) {
 				e.Metrics = append(e.Metrics, p.Metric)
@@ -460,9 +462,9 @@ func (s *Server) attentionView(r *http.Request) attentionView {
 		return v
 	}
 	for _, e := range es {
-		ev := attentionEntryView{AttentionEntry: e, Anchor: "att-" + e.Key, Mag: pct(e.Magnitude), Who: triageWho(e.Triage)}
+		ev := attentionEntryView{AttentionEntry: e, Anchor: "att-" + e.Key, Mag: fmt.Sprintf("%.1f%%", 100*e.Magnitude), Who: triageWho(e.Triage)}
 		if e.MagnitudeMin != e.MagnitudeMax {
-			ev.Range = pct(e.MagnitudeMin) + " … " + pct(e.MagnitudeMax)
+			ev.Range = fmt.Sprintf("%.1f … %.1f%%", 100*e.MagnitudeMin, 100*e.MagnitudeMax)
 		}
 		if e.Triage != nil {
 			ev.Note = e.Triage.Note
