@@ -41,27 +41,38 @@ type Payload struct {
 	Qpslab AlertDetail `json:"qpslab"`
 }
 
+// SeriesChange is a change point's series and figures, as alerts and the
+// attention view give them.
+type SeriesChange struct {
+	Series     string  `json:"series"`
+	Suite      string  `json:"suite"`
+	Test       string  `json:"test"`
+	Metric     string  `json:"metric"`
+	Threads    int     `json:"threads,omitempty"`
+	Config     string  `json:"config,omitempty"`
+	Host       string  `json:"host,omitempty"`
+	Magnitude  float64 `json:"magnitude"` // relative change of the means: -0.2 is 20 % lower
+	MeanBefore float64 `json:"mean_before"`
+	MeanAfter  float64 `json:"mean_after"`
+	PValue     float64 `json:"pvalue"`
+}
+
+func seriesChange(sr Series, c analysis.Change) SeriesChange {
+	return SeriesChange{Series: c.Series, Suite: sr.Suite, Test: sr.Test, Metric: sr.Metric, Threads: sr.Threads, Config: sr.Config, Host: sr.Host,
+		Magnitude: c.Magnitude, MeanBefore: c.MeanBefore, MeanAfter: c.MeanAfter, PValue: c.PValue}
+}
+
 // AlertDetail is one change point, as the webhook receives it.
 type AlertDetail struct {
-	Event         string  `json:"event"` // "regression", or "triage" (a change of an attention entry's state)
-	Series        string  `json:"series"`
-	Suite         string  `json:"suite"`
-	Test          string  `json:"test"`
-	Metric        string  `json:"metric"`
-	Threads       int     `json:"threads,omitempty"`
-	Config        string  `json:"config,omitempty"`
-	Host          string  `json:"host,omitempty"`
-	Magnitude     float64 `json:"magnitude"` // relative change of the means: -0.2 is 20 % lower
-	MeanBefore    float64 `json:"mean_before"`
-	MeanAfter     float64 `json:"mean_after"`
-	PValue        float64 `json:"pvalue"`
-	Build         string  `json:"build"` // where it arrived
-	Version       string  `json:"version,omitempty"`
-	Commit        string  `json:"commit,omitempty"`
-	Time          string  `json:"time,omitempty"`
-	BeforeBuild   string  `json:"before_build,omitempty"`
-	BeforeVersion string  `json:"before_version,omitempty"`
-	Link          string  `json:"link"`
+	Event string `json:"event"` // "regression", or "triage" (a change of an attention entry's state)
+	SeriesChange
+	Build         string `json:"build"` // where it arrived
+	Version       string `json:"version,omitempty"`
+	Commit        string `json:"commit,omitempty"`
+	Time          string `json:"time,omitempty"`
+	BeforeBuild   string `json:"before_build,omitempty"`
+	BeforeVersion string `json:"before_version,omitempty"`
+	Link          string `json:"link"`
 	// A triage event's: the key of the entry or change point, its new
 	// state, note, fixed-in build, and who set it.
 	Key     string `json:"key,omitempty"`
@@ -96,8 +107,7 @@ func (s *Server) regressions(ctx context.Context) ([]candidate, error) {
 				if c.Kind != "regression" || math.Abs(c.Magnitude) < s.o.AlertThreshold {
 					continue
 				}
-				d := AlertDetail{Event: c.Kind, Series: c.Series, Suite: sr.Suite, Test: sr.Test, Metric: sr.Metric, Threads: sr.Threads, Config: sr.Config, Host: sr.Host,
-					Magnitude: c.Magnitude, MeanBefore: c.MeanBefore, MeanAfter: c.MeanAfter, PValue: c.PValue,
+				d := AlertDetail{Event: c.Kind, SeriesChange: seriesChange(sr, c),
 					Build: c.Arrived.Build, Version: c.Arrived.Version, Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time),
 					BeforeBuild: c.Before.Build, BeforeVersion: c.Before.Version, Link: s.link(changeHref(sr.Suite, sr.Test, sr.Series, c))}
 				out = append(out, candidate{

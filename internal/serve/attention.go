@@ -45,32 +45,20 @@ const ScopeTriage = "triage"
 
 // AttentionPart is one regression change point of an entry.
 type AttentionPart struct {
-	Key        string  `json:"key"` // alertKey: the change point's for good
-	Series     string  `json:"series"`
-	Suite      string  `json:"suite"`
-	Test       string  `json:"test"`
-	Metric     string  `json:"metric"`
-	Threads    int     `json:"threads,omitempty"`
-	Config     string  `json:"config,omitempty"`
-	Host       string  `json:"host,omitempty"`
-	Magnitude  float64 `json:"magnitude"` // relative change of the means: -0.2 is 20 % worse for a higher-is-better metric
-	MeanBefore float64 `json:"mean_before"`
-	MeanAfter  float64 `json:"mean_after"`
-	PValue     float64 `json:"pvalue"`
-	Arrived    string  `json:"arrived"` // the build (and version), or time, where it arrived
-	Before     string  `json:"before"`  // the last point before it
+	Key string `json:"key"` // alertKey: the change point's for good
+	SeriesChange
+	Arrived string `json:"arrived"` // the build (and version), or time, where it arrived
+	Before  string `json:"before"`  // the last point before it
 	// Earliest and Latest bound where it arrived at 95 % confidence.
-	Earliest string         `json:"earliest"`
-	Latest   string         `json:"latest"`
-	Commit   string         `json:"commit,omitempty"`
-	Time     string         `json:"time,omitempty"`
-	History  string         `json:"history"`           // the change point's row on its history page
-	Compare  string         `json:"compare,omitempty"` // the two builds compared
-	State    string         `json:"state"`
-	Triage   *store.Triage  `json:"triage,omitempty"` // its own, or its entry's, the newer
-	arrived  history.Point  // for ordering
-	change   analysis.Change
-	series   history.Series
+	Earliest string        `json:"earliest"`
+	Latest   string        `json:"latest"`
+	Commit   string        `json:"commit,omitempty"`
+	Time     string        `json:"time,omitempty"`
+	History  string        `json:"history"`           // the change point's row on its history page
+	Compare  string        `json:"compare,omitempty"` // the two builds compared
+	State    string        `json:"state"`
+	Triage   *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
+	arrived  history.Point // for ordering
 }
 
 // AttentionEntry is the regressions that arrived in one build (or at one
@@ -242,11 +230,10 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 					e = &AttentionEntry{Key: groupKey(where), Build: c.Arrived.Build, Arrived: pointName(c.Arrived, c.Order)}
 					byWhere[where] = e
 				}
-				e.Parts = append(e.Parts, AttentionPart{Key: alertKey(sr.Series, c), Series: sr.Name(), Suite: sr.Suite, Test: sr.Test, Metric: sr.Metric,
-					Threads: sr.Threads, Config: sr.Config, Host: sr.Host, Magnitude: c.Magnitude, MeanBefore: c.MeanBefore, MeanAfter: c.MeanAfter, PValue: c.PValue,
+				e.Parts = append(e.Parts, AttentionPart{Key: alertKey(sr.Series, c), SeriesChange: seriesChange(sr, c),
 					Arrived: pointName(c.Arrived, c.Order), Before: pointName(c.Before, c.Order), Earliest: pointName(c.Earliest, c.Order), Latest: pointName(c.Latest, c.Order),
 					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
-					arrived: c.Arrived, change: c, series: sr.Series})
+					arrived: c.Arrived})
 			}
 		}
 	}
@@ -550,14 +537,14 @@ func (s *Server) triage(ctx context.Context, tr triageRequest, who string) (Atte
 
 // triageDetail is a triage change as the webhook receives it.
 func triageDetail(e AttentionEntry, t store.Triage, link string) AlertDetail {
-	d := AlertDetail{Event: "triage", Series: t.What, Magnitude: e.Magnitude, Build: e.Build, BeforeBuild: e.Before, Time: e.Time, Link: link,
+	d := AlertDetail{Event: "triage", SeriesChange: SeriesChange{Magnitude: e.Magnitude}, Build: e.Build, BeforeBuild: e.Before, Time: e.Time, Link: link,
 		Key: t.Key, State: t.State, Note: t.Note, FixedIn: t.FixedIn, Who: t.Who}
 	for _, p := range e.Parts {
 		if p.Key == t.Key {
-			d.Suite, d.Test, d.Metric, d.Threads, d.Config, d.Host = p.Suite, p.Test, p.Metric, p.Threads, p.Config, p.Host
-			d.Magnitude, d.MeanBefore, d.MeanAfter, d.PValue = p.Magnitude, p.MeanBefore, p.MeanAfter, p.PValue
+			d.SeriesChange = p.SeriesChange
 		}
 	}
+	d.Series = t.What
 	return d
 }
 
