@@ -392,7 +392,7 @@ func (s *Server) attentionList(ctx context.Context, filter string) ([]AttentionE
 
 type attentionPartView struct {
 	AttentionPart
-	Mag, Means, Interval, Who string
+	Name, Mag, Means, Interval, Who string
 }
 
 type attentionEntryView struct {
@@ -413,7 +413,11 @@ type attentionView struct {
 	Entries                     []attentionEntryView
 	States                      []string
 	CanTriage                   bool
+	More                        int // entries beyond maxShown (the API lists them all)
 }
+
+// maxShown is the most entries the home page shows.
+const maxShown = 100
 
 func pct(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }
 
@@ -448,6 +452,10 @@ func (s *Server) attentionView(r *http.Request) attentionView {
 		v.Error = "the attention view could not be computed: the server's log says why"
 		return v
 	}
+	if len(es) > maxShown {
+		v.More = len(es) - maxShown
+		es = es[:maxShown]
+	}
 	for _, e := range es {
 		ev := attentionEntryView{AttentionEntry: e, Anchor: "att-" + e.Key, Mag: fmt.Sprintf("%.1f%%", 100*e.Magnitude), Who: triageWho(e.Triage)}
 		if e.MagnitudeMin != e.MagnitudeMax {
@@ -457,7 +465,8 @@ func (s *Server) attentionView(r *http.Request) attentionView {
 			ev.Note = e.Triage.Note
 		}
 		for _, p := range e.Parts {
-			pv := attentionPartView{AttentionPart: p, Mag: pct(p.Magnitude), Means: report.Num(p.MeanBefore) + " → " + report.Num(p.MeanAfter), Interval: p.Earliest}
+			pv := attentionPartView{AttentionPart: p, Name: strings.TrimSuffix(p.Series, " "+p.Metric), Mag: pct(p.Magnitude),
+				Means: report.Num(p.MeanBefore) + " → " + report.Num(p.MeanAfter), Interval: p.Earliest}
 			if p.Latest != p.Earliest {
 				pv.Interval += " … " + p.Latest
 			}
