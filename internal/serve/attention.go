@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -557,9 +558,10 @@ func triageDetail(e AttentionEntry, t store.Triage, link string) AlertDetail {
 	return d
 }
 
-// triageWhoOf is who a triage request is from: a bearer token with the
-// triage scope (its name); for the form (cookie true), the login cookie's
-// token with the triage scope; else "public" when PublicTriage.
+// triageWhoOf is who a triage request is from: the name of the token it
+// gives (a bearer header; for the form, cookie true, the login cookie),
+// which needs the triage scope, or with PublicTriage any scope that reads;
+// without a token, "public" when PublicTriage and reads are public.
 //
 // The lead wires here: once AUTH's server-side sessions land, the cookie
 // holds a session id, not the token: resolve it to its token's name and
@@ -572,12 +574,16 @@ func (s *Server) triageWhoOf(r *http.Request, cookie bool) (string, error) {
 		}
 	}
 	if !given {
-		if s.o.PublicTriage {
+		if s.o.PublicTriage && s.o.PublicRead {
 			return "public", nil
 		}
 		return "", &errAuth{http.StatusUnauthorized, "triage needs a token with the triage scope: Authorization: Bearer TOKEN, or log in with one (qpslab tokens create NAME --scope read,triage)"}
 	}
 	t, err := s.auth.check(r.Context(), clientIP(r), tok, ScopeTriage)
+	var e *errAuth
+	if s.o.PublicTriage && errors.As(err, &e) && e.status == http.StatusForbidden {
+		t, err = s.auth.check(r.Context(), clientIP(r), tok, ScopeRead)
+	}
 	if err != nil {
 		return "", err
 	}

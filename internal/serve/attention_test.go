@@ -445,3 +445,28 @@ func TestHistoryAndRunLinks(t *testing.T) {
 		t.Errorf("the first run of its label claims a previous one")
 	}
 }
+
+// With --triage public and --read token, triage needs a token that reads
+// (and is recorded under its name); without one it is refused.
+func TestPublicTriageNeedsReadWhereReadsNeedAToken(t *testing.T) {
+	ts := start(t, attentionStore(t), func(o *Options) { o.PublicRead, o.PublicTriage = false, true })
+	reader := ts.token(t, "bob", ScopeRead)
+	ingest := ts.token(t, "ci", ScopeIngest)
+	var a attentionAnswer
+	decode(t, ts.do(t, "GET", "/api/v1/attention", reader, "", nil), &a)
+	body := func() *bytes.Reader {
+		b, _ := json.Marshal(map[string]string{"key": a.Entries[0].Key, "state": "acknowledged"})
+		return bytes.NewReader(b)
+	}
+	apiErr(t, "no token", ts.do(t, "POST", "/api/v1/attention", "", "application/json", body()), 401, "triage scope")
+	apiErr(t, "an ingest token", ts.do(t, "POST", "/api/v1/attention", ingest, "application/json", body()), 403, "not read")
+	ans := ts.do(t, "POST", "/api/v1/attention", reader, "application/json", body())
+	var got store.Triage
+	if ans.status != 200 {
+		t.Fatalf("a read token: %d %s", ans.status, ans.body)
+	}
+	decode(t, ans, &got)
+	if got.Who != "bob" {
+		t.Errorf("recorded as %q, want bob", got.Who)
+	}
+}
