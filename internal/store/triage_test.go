@@ -31,6 +31,13 @@ func TestTriageOnStoreOfTheLastRelease(t *testing.T) {
 	if ts, err := s.Triages(ctx); err != nil || len(ts) != 0 {
 		t.Fatalf("triage of an upgraded store: %v %v", ts, err)
 	}
+	triageRoundTrip(t, s)
+}
+
+// triageRoundTrip stores triage states, replaces one, and reads them back
+// with who and when; a state that is none is refused.
+func triageRoundTrip(t *testing.T, s *Store) {
+	t.Helper()
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	if err := s.SetTriage(ctx, []Triage{{Key: "k1", State: TriageAcknowledged, Note: "looking", What: "sysbench x", Who: "alice", At: at}}); err != nil {
 		t.Fatal(err)
