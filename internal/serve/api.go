@@ -205,7 +205,7 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	cmp, sets, err := s.compare(r, c)
+	cmp, sets, err := s.compare(r.Context(), c)
 	if err != nil {
 		s.fail(w, r, err)
 		return

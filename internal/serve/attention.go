@@ -81,6 +81,9 @@ type AttentionEntry struct {
 	MagnitudeMax float64         `json:"magnitude_max"`
 	Tests        int             `json:"tests"`
 	Metrics      []string        `json:"metrics"`
+	// Findings are the tl;dr of comparing the two builds (Compare), as
+	// qpslab compare says it: for the newest maxFindings entries only.
+	Findings []string `json:"findings,omitempty"`
 	State        string          `json:"state"` // the least settled of its parts'
 	Triage       *store.Triage   `json:"triage,omitempty"`
 	Parts        []AttentionPart `json:"parts"`
@@ -278,7 +281,32 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 		}
 		return out[i].Arrived > out[j].Arrived
 	})
+	for i := range out[:min(len(out), maxFindings)] {
+		out[i].Findings = s.findings(ctx, out[i].Compare)
+	}
 	return out, nil
+}
+
+// maxFindings is how many of the newest entries say their findings.
+const maxFindings = 10
+
+// findings are the tl;dr of the comparison at href (a compare page's
+// address), as qpslab compare says it; none when it cannot be made.
+func (s *Server) findings(ctx context.Context, href string) []string {
+	u, err := url.Parse(href)
+	if href == "" || err != nil {
+		return nil
+	}
+	c, err := parseCompare(u.Query())
+	if err != nil {
+		return nil
+	}
+	cmp, sets, err := s.compare(ctx, c)
+	if err != nil {
+		s.logf("attention: the findings of %s: %v", href, err)
+		return nil
+	}
+	return report.FindingsWords(analysis.FindingsFor(cmp, sets)).TLDR
 }
 
 func abs(v float64) float64 {

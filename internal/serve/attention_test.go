@@ -136,6 +136,11 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// Its findings are qpslab compare's of the two builds.
+	if len(older.Findings) == 0 || !strings.HasPrefix(older.Findings[0], "ma10.2.7.default against ma10.2.6.default: faster on 0 of 4 microbenchmarks") ||
+		!strings.Contains(page.body, "from 0.75 (delete_range=100) to 1.00 (insert_range=100)") {
+		t.Errorf("the ma10.2.7 entry's findings: %q", older.Findings)
+	}
 	// Its links answer.
 	for _, link := range []string{older.History, older.Compare, older.Parts[0].History} {
 		if ans := ts.get(t, strings.Split(link, "#")[0]); ans.status != 200 {

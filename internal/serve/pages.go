@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -570,9 +571,9 @@ func parseCompare(q url.Values) (compareQuery, error) {
 
 // compare loads the labels' runs and compares them: selector's one
 // comparison, which qpslab compare makes too.
-func (s *Server) compare(r *http.Request, c compareQuery) (*analysis.Comparison, []analysis.Set, error) {
+func (s *Server) compare(ctx context.Context, c compareQuery) (*analysis.Comparison, []analysis.Set, error) {
 	sel := selector.Selection{Suite: c.Suite, Threads: c.Threads, Host: c.Host, See: "/api/v1/labels"}
-	cmp, sets, err := sel.Compare(r.Context(), s.st, append([]string{c.Base}, c.Others...), c.Groups, nil)
+	cmp, sets, err := sel.Compare(ctx, s.st, append([]string{c.Base}, c.Others...), c.Groups, nil)
 	var se *selector.Error
 	if errors.As(err, &se) {
 		return nil, nil, &selector.Error{NotFound: se.NotFound, Msg: strings.ReplaceAll(strings.ReplaceAll(se.Msg, "--suite", "suite="), "--groups ", "groups=")}
@@ -601,7 +602,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		var cmp *analysis.Comparison
 		var sets []analysis.Set
 		if err == nil {
-			cmp, sets, err = s.compare(r, c)
+			cmp, sets, err = s.compare(r.Context(), c)
 		}
 		switch {
 		case err != nil && status(err) != 0:
