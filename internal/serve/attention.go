@@ -76,18 +76,18 @@ type AttentionEntry struct {
 	// of each part's magnitude (0.2: 20 % lower for a metric that is
 	// better higher, 20 % higher for one better lower); Min and Max their
 	// range.
-	Magnitude    float64         `json:"magnitude"`
-	MagnitudeMin float64         `json:"magnitude_min"`
-	MagnitudeMax float64         `json:"magnitude_max"`
-	Tests        int             `json:"tests"`
-	Metrics      []string        `json:"metrics"`
+	Magnitude    float64  `json:"magnitude"`
+	MagnitudeMin float64  `json:"magnitude_min"`
+	MagnitudeMax float64  `json:"magnitude_max"`
+	Tests        int      `json:"tests"`
+	Metrics      []string `json:"metrics"`
 	// Findings are the tl;dr of comparing the two builds (Compare), as
 	// qpslab compare says it: for the newest maxFindings entries only.
-	Findings []string `json:"findings,omitempty"`
-	State        string          `json:"state"` // the least settled of its parts'
-	Triage       *store.Triage   `json:"triage,omitempty"`
-	Parts        []AttentionPart `json:"parts"`
-	newest       time.Time
+	Findings []string        `json:"findings,omitempty"`
+	State    string          `json:"state"` // the least settled of its parts'
+	Triage   *store.Triage   `json:"triage,omitempty"`
+	Parts    []AttentionPart `json:"parts"`
+	newest   time.Time
 }
 
 // attention keeps the entries of one generation.
