@@ -22,6 +22,7 @@ func newServeCmd() *cobra.Command {
 	c.Flags().StringVar(&o.Listen.KeyFile, "tls-key", "", "TLS private key file (PEM)")
 	c.Flags().BoolVar(&o.Listen.Insecure, "insecure", false, "allow plain HTTP on an address other hosts can reach (behind a TLS proxy)")
 	c.Flags().StringVar(&o.Read, "read", "public", "public (anyone may read) or token (pages and reads need a token with the read scope)")
+	c.Flags().StringVar(&o.Triage, "triage", "token", "token (setting a regression's triage state needs a token with the triage scope) or public (anyone who may read may)")
 	// Not the flag's default: help would print the address, a secret.
 	c.Flags().StringVar(&o.Webhook, "webhook", "", "post alerts to this URL (Slack, Mattermost, or any JSON receiver); default $QPSLAB_WEBHOOK")
 	c.Flags().Float64Var(&o.Threshold, "alert-threshold", 0.05, "the smallest relative change of a regression that alerts (0.05 = 5 %)")

@@ -41,36 +41,50 @@ type Payload struct {
 	Qpslab AlertDetail `json:"qpslab"`
 }
 
+// SeriesChange is a change point's series and figures, as alerts and the
+// attention view give them.
+type SeriesChange struct {
+	Series     string  `json:"series"`
+	Suite      string  `json:"suite"`
+	Test       string  `json:"test"`
+	Metric     string  `json:"metric"`
+	Threads    int     `json:"threads,omitempty"`
+	Config     string  `json:"config,omitempty"`
+	Host       string  `json:"host,omitempty"`
+	Magnitude  float64 `json:"magnitude"` // relative change of the means: -0.2 is 20 % lower
+	MeanBefore float64 `json:"mean_before"`
+	MeanAfter  float64 `json:"mean_after"`
+	PValue     float64 `json:"pvalue"`
+}
+
+func seriesChange(sr Series, c analysis.Change) SeriesChange {
+	return SeriesChange{Series: c.Series, Suite: sr.Suite, Test: sr.Test, Metric: sr.Metric, Threads: sr.Threads, Config: sr.Config, Host: sr.Host,
+		Magnitude: c.Magnitude, MeanBefore: c.MeanBefore, MeanAfter: c.MeanAfter, PValue: c.PValue}
+}
+
 // AlertDetail is one change point, as the webhook receives it.
 type AlertDetail struct {
-	Event         string  `json:"event"` // "regression"
-	Series        string  `json:"series"`
-	Suite         string  `json:"suite"`
-	Test          string  `json:"test"`
-	Metric        string  `json:"metric"`
-	Threads       int     `json:"threads,omitempty"`
-	Config        string  `json:"config,omitempty"`
-	Host          string  `json:"host,omitempty"`
-	Magnitude     float64 `json:"magnitude"` // relative change of the means: -0.2 is 20 % lower
-	MeanBefore    float64 `json:"mean_before"`
-	MeanAfter     float64 `json:"mean_after"`
-	PValue        float64 `json:"pvalue"`
-	Build         string  `json:"build"` // where it arrived
-	Version       string  `json:"version,omitempty"`
-	Commit        string  `json:"commit,omitempty"`
-	Time          string  `json:"time,omitempty"`
-	BeforeBuild   string  `json:"before_build,omitempty"`
-	BeforeVersion string  `json:"before_version,omitempty"`
-	Link          string  `json:"link"`
+	Event string `json:"event"` // "regression", or "triage" (a change of an attention entry's state)
+	SeriesChange
+	Build         string `json:"build"` // where it arrived
+	Version       string `json:"version,omitempty"`
+	Commit        string `json:"commit,omitempty"`
+	Time          string `json:"time,omitempty"`
+	BeforeBuild   string `json:"before_build,omitempty"`
+	BeforeVersion string `json:"before_version,omitempty"`
+	Link          string `json:"link"`
+	// A triage event's: the key of the entry or change point, its new
+	// state, note, fixed-in build, and who set it.
+	Key     string `json:"key,omitempty"`
+	State   string `json:"state,omitempty"`
+	Note    string `json:"note,omitempty"`
+	FixedIn string `json:"fixed_in,omitempty"`
+	Who     string `json:"who,omitempty"`
 }
 
 // alertKey names a change point for good: its series and where it arrived.
 func alertKey(s history.Series, c analysis.Change) string {
-	where := c.Arrived.Build
-	if c.Order == history.OrderTime {
-		where = c.Arrived.Time.UTC().Format("2006-01-02T15:04:05.000000000Z") + " " + c.Arrived.Build
-	}
-	h := sha256.Sum256([]byte(strings.Join([]string{s.Suite, s.Test, s.Metric, strconv.Itoa(s.Threads), s.Config, s.Host, s.Conditions, c.Kind, where}, "\x00")))
+	h := sha256.Sum256([]byte(strings.Join([]string{s.Suite, s.Test, s.Metric, strconv.Itoa(s.Threads), s.Config, s.Host, s.Conditions, c.Kind, changeWhere(c)}, "\x00")))
 	return hex.EncodeToString(h[:16])
 }
 
@@ -93,8 +107,7 @@ func (s *Server) regressions(ctx context.Context) ([]candidate, error) {
 				if c.Kind != "regression" || math.Abs(c.Magnitude) < s.o.AlertThreshold {
 					continue
 				}
-				d := AlertDetail{Event: c.Kind, Series: c.Series, Suite: sr.Suite, Test: sr.Test, Metric: sr.Metric, Threads: sr.Threads, Config: sr.Config, Host: sr.Host,
-					Magnitude: c.Magnitude, MeanBefore: c.MeanBefore, MeanAfter: c.MeanAfter, PValue: c.PValue,
+				d := AlertDetail{Event: c.Kind, SeriesChange: seriesChange(sr, c),
 					Build: c.Arrived.Build, Version: c.Arrived.Version, Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time),
 					BeforeBuild: c.Before.Build, BeforeVersion: c.Before.Version, Link: s.link(changeHref(sr.Suite, sr.Test, sr.Series, c))}
 				out = append(out, candidate{
@@ -177,6 +190,17 @@ func (s *Server) alert(ctx context.Context) error {
 
 // alertText is the one line Slack or Mattermost shows.
 func alertText(d AlertDetail) string {
+	if d.Event == "triage" {
+		what := d.State
+		if d.FixedIn != "" {
+			what += " in " + d.FixedIn
+		}
+		note := ""
+		if d.Note != "" {
+			note = ": " + d.Note
+		}
+		return fmt.Sprintf("qpslab: %s %s by %s%s: %s", d.Series, what, d.Who, note, d.Link)
+	}
 	arrived := d.Build
 	if d.Version != "" && d.Version != d.Build {
 		arrived += " " + d.Version

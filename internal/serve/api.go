@@ -56,6 +56,8 @@ var endpoints = []endpoint{
 	{"GET", "/api/v1/runs", "suite, label, test, threads, status, host; limit (default 100, at most 1000), offset", "runs, the newest first, with their total"},
 	{"GET", "/api/v1/runs/{id}", "", "one run: totals, per-second samples, verdicts, host fingerprint (qpslab's results JSON of one run)"},
 	{"GET", "/api/v1/alerts", "", "the change points the alerts know of, and what was sent"},
+	{"GET", "/api/v1/attention", "attention (open, the default: open and acknowledged; all, acknowledged, dismissed, fixed)", "the attention view's regressions, newest first, one entry per build they arrived in with its parts and triage"},
+	{"POST", "/api/v1/attention", "a JSON body: key (an entry's or a part's), state (open, acknowledged, dismissed, fixed), note, fixed_in (with fixed)", "set a triage state (a token with the triage scope); an entry's applies to its parts"},
 	{"POST", "/api/v1/results", "format (results, sysbench, mytools; default from the Content-Type); label (sysbench, mytools); test (sysbench); version, commit, time, file", "import results as qpslab import does, all or nothing (a token with the ingest scope)"},
 }
 
@@ -191,7 +193,7 @@ func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	cmp, sets, err := s.compare(r, c)
+	cmp, sets, err := s.compare(r.Context(), c)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -30,7 +30,7 @@ const (
 )
 
 // Scopes are every scope, in the order they are listed.
-var Scopes = []string{ScopeRead, ScopeIngest}
+var Scopes = []string{ScopeRead, ScopeIngest, ScopeTriage}
 
 // A token is "qpslab_<id>_<secret>": the id (12 hex digits) names it in
 // lists and logs of the tokens command, the secret (32 random bytes) makes

@@ -152,10 +152,10 @@ func (c *cache) history(ctx context.Context, suite, test, metric string) ([]Seri
 	return v.([]Series), nil
 }
 
-// compute reads one test's ok runs and finds its series and their change
-// points.
-func (c *cache) compute(ctx context.Context, suite, test, metric string) ([]Series, error) {
-	hs, err := selector.History(ctx, c.s.st, selector.HistoryQuery{Selection: selector.Selection{Suite: suite, See: "/suites/" + url.PathEscape(suite)}, TestName: test, Metrics: []string{metric}})
+// compute reads one test's ok runs and finds its series of metrics and
+// their change points.
+func (c *cache) compute(ctx context.Context, suite, test string, metrics ...string) ([]Series, error) {
+	hs, err := selector.History(ctx, c.s.st, selector.HistoryQuery{Selection: selector.Selection{Suite: suite, See: "/suites/" + url.PathEscape(suite)}, TestName: test, Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}

@@ -124,9 +124,22 @@ func changeLabel(c analysis.Change) string {
 	return fmt.Sprintf("%s %+.1f%% in %s", c.Kind, 100*c.Magnitude, pointName(c.Arrived, c.Order))
 }
 
+// chartLinks are what a history chart links its marks to: a point's runs
+// (nil: none) and a change point's triage state ("" for none).
+type chartLinks struct {
+	point  func(i int) string
+	triage func(c analysis.Change) string
+}
+
 // historyChart draws points [w.From, w.To) of s, its change points marked
 // and annotated. href is the series' page, for the script's zoom.
 func historyChart(s Series, w window, href string) template.HTML {
+	return historyChartLinked(s, w, href, chartLinks{})
+}
+
+// historyChartLinked is historyChart with its points linked to their runs
+// and its change points marked with their triage.
+func historyChartLinked(s Series, w window, href string, links chartLinks) template.HTML {
 	const W, H, ml, mr, top, plotH = 960.0, 300.0, 76.0, 24.0, 58.0, 210.0
 	pw := W - ml - mr
 	bottom := top + plotH
@@ -226,8 +239,18 @@ func historyChart(s Series, w window, href string) template.HTML {
 		}
 		for i := w.From; i < w.To; i++ {
 			p := pts[i]
+			link := ""
+			if links.point != nil {
+				link = links.point(i)
+			}
+			if link != "" {
+				fmt.Fprintf(&b, `<a class="ptlink" href="%s">`, esc(link))
+			}
 			fmt.Fprintf(&b, `<circle class="mark pt" cx="%s" cy="%s" r="3" fill="%s" data-index="%d"><title>%s: %s (n=%d)</title></circle>`,
 				f1(x(float64(i))), f1(y(p.Value)), colour, i, esc(pointName(p, s.Order)), esc(report.Num(p.Value)), p.N)
+			if link != "" {
+				b.WriteString(`</a>`)
+			}
 		}
 	}
 	// change points: a dashed line between the last point before and the
@@ -241,8 +264,17 @@ func historyChart(s Series, w window, href string) template.HTML {
 			xx = x(float64(c.Index) - 0.5)
 		}
 		cls := "cp cp-" + c.Kind
-		fmt.Fprintf(&b, `<g class="%s" data-build="%s" data-version="%s" data-kind="%s" data-index="%d" data-magnitude="%s">`,
-			esc(cls), esc(c.Arrived.Build), esc(c.Arrived.Version), esc(c.Kind), c.Index, strconv.FormatFloat(c.Magnitude, 'f', 4, 64))
+		label := changeLabel(c)
+		triage := ""
+		if links.triage != nil {
+			triage = links.triage(c)
+		}
+		if triage != "" {
+			cls += " triage-" + triage
+			label += " · " + triage
+		}
+		fmt.Fprintf(&b, `<g class="%s" data-build="%s" data-version="%s" data-kind="%s" data-index="%d" data-magnitude="%s" data-triage="%s">`,
+			esc(cls), esc(c.Arrived.Build), esc(c.Arrived.Version), esc(c.Kind), c.Index, strconv.FormatFloat(c.Magnitude, 'f', 4, 64), esc(triage))
 		fmt.Fprintf(&b, `<line class="cpline" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(xx), f1(top-8), f1(xx), f1(bottom))
 		anchor := "start"
 		tx := xx + 4
@@ -250,8 +282,8 @@ func historyChart(s Series, w window, href string) template.HTML {
 			anchor, tx = "end", xx-4
 		}
 		ty := top - 10 + float64(k%3)*12
-		fmt.Fprintf(&b, `<text class="cplabel" x="%s" y="%s" text-anchor="%s">%s</text>`, f1(tx), f1(ty), anchor, esc(changeLabel(c)))
-		fmt.Fprintf(&b, `<title>%s</title></g>`, esc(fmt.Sprintf("%s: %s → %s, p=%.2g, after %s", changeLabel(c), report.Num(c.MeanBefore), report.Num(c.MeanAfter), c.PValue, pointName(c.Before, c.Order))))
+		fmt.Fprintf(&b, `<text class="cplabel" x="%s" y="%s" text-anchor="%s">%s</text>`, f1(tx), f1(ty), anchor, esc(label))
+		fmt.Fprintf(&b, `<title>%s</title></g>`, esc(fmt.Sprintf("%s: %s → %s, p=%.2g, after %s", label, report.Num(c.MeanBefore), report.Num(c.MeanAfter), c.PValue, pointName(c.Before, c.Order))))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // every stored string in it went through esc

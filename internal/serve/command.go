@@ -23,6 +23,7 @@ import (
 type Command struct {
 	Listen        Listen
 	Read          string // public or token
+	Triage        string // public or token
 	Webhook       string // "" and not WebhookGiven: $QPSLAB_WEBHOOK
 	WebhookGiven  bool
 	PublicURL     string
@@ -44,6 +45,9 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 	}
 	if c.Read != "public" && c.Read != "token" {
 		return fmt.Errorf("--read %s: use public (anyone may read) or token (reads need a token with the read scope)", c.Read)
+	}
+	if c.Triage != "public" && c.Triage != "token" {
+		return fmt.Errorf("--triage %s: use token (triage needs a token with the triage scope) or public (anyone may triage)", c.Triage)
 	}
 	if !c.WebhookGiven {
 		c.Webhook = os.Getenv("QPSLAB_WEBHOOK")
@@ -97,7 +101,7 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 	}
 	defer st.Close()
 	srv, err := New(Options{
-		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public",
+		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public", PublicTriage: c.Triage == "public",
 		MaxBody: int64(limit), Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
 		PublicURL: c.PublicURL, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "", TrustedProxies: proxies,
 	})

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -239,9 +240,11 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var data struct {
-		Suites []suiteLine
-		Labels int // listed on /labels (labels.go)
+		Attention attentionView
+		Suites    []suiteLine
+		Labels    int // listed on /labels (labels.go)
 	}
+	data.Attention = s.attentionView(r)
 	idx := map[string]int{}
 	for _, t := range tests {
 		i, ok := idx[t.Suite]
@@ -366,7 +369,7 @@ func (s *Server) suiteRow(suite string, sr Series) suiteRow {
 // ---- history
 
 type cpRow struct {
-	Anchor, Kind, Class, Magnitude, Means, PValue, Arrived, Commit, Time, Before, Zoom, Compare string
+	Anchor, Kind, Class, Magnitude, Means, PValue, Arrived, Commit, Time, Before, Zoom, Compare, Triage string
 }
 
 type seriesView struct {
@@ -401,7 +404,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		Narrowed                       bool
 		Metrics                        []string
 		Series                         []seriesView
-	}{Suite: suite, Test: test, Metric: m.Name, Metrics: result.Names(), Narrowed: f.any(),
+	}{Suite: suite, Test: test, Metric: m.Name, Metrics: historyMetrics(suite, m.Name), Narrowed: f.any(),
 		All:  withQuery(testHref(suite, test), url.Values{"metric": {m.Name}}),
 		JSON: withQuery("/api/v1/history", mergeValues(url.Values{"suite": {suite}, "test": {test}}, q))}
 	var shown []Series
@@ -415,6 +418,11 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, err := clampWindow(q.Get("from"), q.Get("to"), math.MaxInt); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	triages, err := s.st.Triages(ctx)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -444,7 +452,14 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 			zq.Set("to", strconv.Itoa(min(win.N, win.To+span/2)))
 			v.ZoomOut = withQuery(testHref(suite, test), zq)
 		}
-		v.Chart = historyChart(sr, win, href)
+		links := chartLinks{triage: func(c analysis.Change) string { return changeTriage(triages, sr.Series, c) }}
+		if win.To-win.From <= maxBuckets {
+			if links.point, err = s.pointLinks(ctx, suite, sr.Series); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+		}
+		v.Chart = historyChartLinked(sr, win, href, links)
 		for _, c := range sr.Changes {
 			row := cpRow{Anchor: cpAnchor(c), Kind: c.Kind, Class: "cp-" + c.Kind, Magnitude: fmt.Sprintf("%+.1f%%", 100*c.Magnitude),
 				Means: report.Num(c.MeanBefore) + " → " + report.Num(c.MeanAfter), PValue: strconv.FormatFloat(c.PValue, 'g', 2, 64),
@@ -453,20 +468,8 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 			zq.Set("from", strconv.Itoa(max(0, c.Index-50)))
 			zq.Set("to", strconv.Itoa(min(len(sr.Points), c.Index+50)))
 			row.Zoom = withQuery(testHref(suite, test), zq) + "#" + url.PathEscape(row.Anchor)
-			if c.Before.Build != "" && c.Arrived.Build != "" && c.Before.Build != c.Arrived.Build && sr.Config != "" {
-				cfg := sr.Config
-				if sr.Engine != "" {
-					cfg += ":" + sr.Engine
-				}
-				cq := url.Values{"base": {c.Before.Build + "." + cfg}, "other": {c.Arrived.Build + "." + cfg}, "suite": {suite}}
-				if sr.Threads > 0 {
-					cq.Set("threads", strconv.Itoa(sr.Threads))
-				}
-				if sr.Host != "" {
-					cq.Set("host", sr.Host)
-				}
-				row.Compare = withQuery("/compare", cq)
-			}
+			row.Compare = compareHref(suite, sr.Series, c)
+			row.Triage = changeTriage(triages, sr.Series, c)
 			v.Changes = append(v.Changes, row)
 		}
 		if len(v.Changes) == 0 {
@@ -535,9 +538,9 @@ func parseCompare(q url.Values) (compareQuery, error) {
 
 // compare loads the labels' runs and compares them: selector's one
 // comparison, which qpslab compare makes too.
-func (s *Server) compare(r *http.Request, c compareQuery) (*analysis.Comparison, []analysis.Set, error) {
+func (s *Server) compare(ctx context.Context, c compareQuery) (*analysis.Comparison, []analysis.Set, error) {
 	sel := selector.Selection{Suite: c.Suite, Threads: c.Threads, Host: c.Host, See: "/api/v1/labels"}
-	cmp, sets, err := sel.Compare(r.Context(), s.st, append([]string{c.Base}, c.Others...), c.Groups, nil)
+	cmp, sets, err := sel.Compare(ctx, s.st, append([]string{c.Base}, c.Others...), c.Groups, nil)
 	var se *selector.Error
 	if errors.As(err, &se) {
 		return nil, nil, &selector.Error{NotFound: se.NotFound, Msg: strings.ReplaceAll(strings.ReplaceAll(se.Msg, "--suite", "suite="), "--groups ", "groups=")}
@@ -566,7 +569,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		var cmp *analysis.Comparison
 		var sets []analysis.Set
 		if err == nil {
-			cmp, sets, err = s.compare(r, c)
+			cmp, sets, err = s.compare(r.Context(), c)
 		}
 		switch {
 		case err != nil && status(err) != 0:
@@ -752,6 +755,12 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 	if info.HostID != "" {
 		facts = append(facts, fact{K: "host", V: strings.TrimPrefix(info.Hostname+"/"+info.HostID, "/"), Href: hostHref(info.HostID)})
 	}
+	links, err := s.runLinks(ctx, info)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	facts = append(facts, links...)
 	data := struct {
 		Title    string
 		Facts    []fact

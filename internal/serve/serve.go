@@ -89,6 +89,10 @@ type Options struct {
 	// token may take to send its body (default 10 s); once a token lets it
 	// in, ReadTimeout (default 5 minutes: a large tarball on a slow link).
 	UnauthReadTimeout, ReadTimeout time.Duration
+	// PublicTriage lets anyone set the attention view's triage states
+	// (recorded as by "public"); otherwise triage needs a token with the
+	// triage scope.
+	PublicTriage bool
 	// Secure marks the login cookie Secure (serving over TLS).
 	Secure bool
 	// Client posts the webhooks (default: 10 s timeout).
@@ -106,6 +110,7 @@ type Server struct {
 	st      *store.Store
 	mux     *http.ServeMux
 	cache   *cache
+	att     *attention
 	auth    *auth
 	static  map[string]staticFile
 	csrfKey []byte // the HMAC key of CSRF tokens (csrf.go)
@@ -172,6 +177,7 @@ func New(o Options) (*Server, error) {
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	s := &Server{o: o, st: o.Store, refresh: make(chan struct{}, 1)}
 	s.cache = newCache(s)
+	s.att = newAttention()
 	s.auth = newAuth(s)
 	key, err := o.Store.ServeSecret(context.Background(), csrfSecret)
 	if err != nil {
@@ -234,6 +240,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /hosts", read(s.pageHosts))
 	m.HandleFunc("GET /hosts/{id}", read(s.pageHost))
 	m.HandleFunc("GET /alerts", read(s.pageAlerts))
+	m.HandleFunc("POST /attention", s.triageAuth(true, s.triageForm))
 	m.HandleFunc("GET /login", s.pageLogin)
 	m.HandleFunc("POST /login", s.auth.login)
 	m.HandleFunc("POST /logout", s.auth.logout)
@@ -250,6 +257,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/runs/{id}", read(s.apiRun))
 	m.HandleFunc("GET /api/v1/alerts", read(s.apiAlerts))
 	m.HandleFunc("POST /api/v1/results", s.auth.ingest(s.apiIngest))
+	m.HandleFunc("GET /api/v1/attention", read(s.apiAttention))
+	m.HandleFunc("POST /api/v1/attention", s.triageAuth(false, s.apiTriage))
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s: GET /api/v1 lists them", r.Method, r.URL.Path))
 	})
@@ -323,6 +332,11 @@ func (s *Server) Run(ctx context.Context) {
 	for {
 		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
 			s.logf("refresh: %v", err)
+		}
+		// The attention view of the generation, found now rather than
+		// at the next page view (nothing when it is found already).
+		if _, err := s.attentionEntries(ctx); err != nil && ctx.Err() == nil {
+			s.logf("attention: %v", err)
 		}
 		select {
 		case <-ctx.Done():

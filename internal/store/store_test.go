@@ -367,6 +367,7 @@ func TestPostgresStore(t *testing.T) {
 	// What qpslab serve keeps, on PostgreSQL too.
 	serveTables(t, roundTripAgain)
 	sessionTables(t, roundTripAgain, "ba9876543210") // serveTables' second ci token
+	triageRoundTrip(t, roundTripAgain)
 	// Migration 4 merges split hosts on PostgreSQL too.
 	splitHostsMerge(t, strings.Replace(dsn, "/results?", "/split?", 1))
 }

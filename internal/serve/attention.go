@@ -1,0 +1,748 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// The attention view: every regression change point that detect finds
+// over every series of every test and every metric it considers (the
+// registry's headline figures and latencies of the test's suite, and the
+// alert metrics), grouped by where it arrived (a build, or a time for a
+// history of one build's runs), so that one build that regressed 42 tests
+// and several metrics is one entry that opens into its parts. The change
+// points are the cache's (cache.history, as alerts and pages find them);
+// the entries are kept for one generation of the store, so a page view
+// computes nothing the previous one did. Triage (who looked, what they
+// found) is read from the store at each view: it moves no generation.
+
+// ScopeTriage lets a token set triage states (the attention form, POST
+// /api/v1/attention).
+const ScopeTriage = "triage"
+
+// AttentionPart is one regression change point of an entry.
+type AttentionPart struct {
+	Key string `json:"key"` // alertKey: the change point's for good
+	SeriesChange
+	Arrived string `json:"arrived"` // the build (and version), or time, where it arrived
+	Before  string `json:"before"`  // the last point before it
+	// Earliest and Latest bound where it arrived at 95 % confidence.
+	Earliest string        `json:"earliest"`
+	Latest   string        `json:"latest"`
+	Commit   string        `json:"commit,omitempty"`
+	Time     string        `json:"time,omitempty"`
+	History  string        `json:"history"`           // the change point's row on its history page
+	Compare  string        `json:"compare,omitempty"` // the two builds compared
+	State    string        `json:"state"`
+	Triage   *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
+	arrived  history.Point // for ordering
+}
+
+// AttentionEntry is the regressions that arrived in one build (or at one
+// time).
+type AttentionEntry struct {
+	Key     string `json:"key"`
+	Build   string `json:"build"`             // where they arrived
+	Arrived string `json:"arrived"`           // its name with its version, or the time
+	Before  string `json:"before,omitempty"`  // the build before (the most parts')
+	Time    string `json:"time,omitempty"`    // the arrived build's latest run time
+	Compare string `json:"compare,omitempty"` // the builds compared (the largest part's config)
+	History string `json:"history"`           // the largest part's history
+	// Magnitude is how much worse its parts are, their median: the size
+	// of each part's magnitude (0.2: 20 % lower for a metric that is
+	// better higher, 20 % higher for one better lower); Min and Max their
+	// range.
+	Magnitude    float64  `json:"magnitude"`
+	MagnitudeMin float64  `json:"magnitude_min"`
+	MagnitudeMax float64  `json:"magnitude_max"`
+	Tests        int      `json:"tests"`
+	Metrics      []string `json:"metrics"`
+	// Findings are the tl;dr of comparing the two builds (Compare), as
+	// qpslab compare says it: for the newest maxFindings entries only.
+	Findings []string        `json:"findings,omitempty"`
+	State    string          `json:"state"` // the least settled of its parts'
+	Triage   *store.Triage   `json:"triage,omitempty"`
+	Parts    []AttentionPart `json:"parts"`
+	newest   time.Time
+}
+
+// attention keeps the entries of one generation.
+type attention struct {
+	mu       sync.Mutex
+	gen      string
+	entries  []AttentionEntry
+	computed int // how many times the entries were computed (tests read it)
+	flight   singleflight.Group
+}
+
+func newAttention() *attention { return &attention{} }
+
+// changeWhere is where a change point arrived: its build, or its time and
+// build in a history of one build's runs.
+func changeWhere(c analysis.Change) string {
+	if c.Order == history.OrderTime {
+		return c.Arrived.Time.UTC().Format("2006-01-02T15:04:05.000000000Z") + " " + c.Arrived.Build
+	}
+	return c.Arrived.Build
+}
+
+// groupKey names an entry: where its change points arrived.
+func groupKey(where string) string {
+	h := sha256.Sum256([]byte("attention\x00" + where))
+	return "g" + hex.EncodeToString(h[:15])
+}
+
+// attentionMetrics are the metrics detect is run on for a suite's tests:
+// the alert metrics, and the registry's figures and latencies that every
+// run or the suite's runs have.
+func (s *Server) attentionMetrics(suite string) []string {
+	out := slices.Clone(s.o.AlertMetrics)
+	for _, m := range result.All() {
+		if (m.Class == result.ClassFigure || m.Class == result.ClassLatency) && (m.Suite == "" || m.Suite == suite) && !slices.Contains(out, m.Name) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// histories are the series of one test for several metrics, from the
+// cache where it has them; those it lacks are found in one read of the
+// test's runs and one detect, and kept in the cache.
+func (c *cache) histories(ctx context.Context, suite, test string, metrics []string) ([]Series, error) {
+	gen, err := c.generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Series
+	var missing []string
+	c.mu.Lock()
+	for _, m := range metrics {
+		if e, ok := c.entries[histKey{suite, test, m}]; ok && e.gen == gen {
+			out = append(out, e.series...)
+		} else {
+			missing = append(missing, m)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out, nil
+	}
+	found, err := c.compute(ctx, suite, test, missing...)
+	if err != nil {
+		return nil, err
+	}
+	byMetric := map[string][]Series{}
+	for _, sr := range found {
+		byMetric[sr.Metric] = append(byMetric[sr.Metric], sr)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range missing {
+		if c.gen == gen && len(c.entries) < maxEntries {
+			c.entries[histKey{suite, test, m}] = &histEntry{gen: gen, series: byMetric[m]}
+		}
+	}
+	return append(out, found...), nil
+}
+
+// attentionEntries are the entries of the store's generation, computed
+// once per generation however many views ask.
+func (s *Server) attentionEntries(ctx context.Context) ([]AttentionEntry, error) {
+	gen, err := s.cache.generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a := s.att
+	a.mu.Lock()
+	if a.gen == gen && a.entries != nil {
+		out := a.entries
+		a.mu.Unlock()
+		return out, nil
+	}
+	a.mu.Unlock()
+	v, err, _ := a.flight.Do(gen, func() (any, error) {
+		es, err := s.computeAttention(context.WithoutCancel(ctx))
+		if err != nil {
+			return nil, err
+		}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.computed++
+		a.gen, a.entries = gen, es
+		return es, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]AttentionEntry), nil
+}
+
+// computeAttention finds every regression change point and groups them.
+func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error) {
+	tests, err := s.st.Tests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byWhere := map[string]*AttentionEntry{}
+	for _, t := range tests {
+		series, err := s.cache.histories(ctx, t.Suite, t.Test, s.attentionMetrics(t.Suite))
+		if status(err) == http.StatusNotFound {
+			continue // its runs went between the two reads
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, sr := range series {
+			for _, c := range sr.Changes {
+				if c.Kind != "regression" {
+					continue
+				}
+				where := changeWhere(c)
+				e, ok := byWhere[where]
+				if !ok {
+					e = &AttentionEntry{Key: groupKey(where), Build: c.Arrived.Build, Arrived: pointName(c.Arrived, c.Order)}
+					byWhere[where] = e
+				}
+				e.Parts = append(e.Parts, AttentionPart{Key: alertKey(sr.Series, c), SeriesChange: seriesChange(sr, c),
+					Arrived: pointName(c.Arrived, c.Order), Before: pointName(c.Before, c.Order), Earliest: pointName(c.Earliest, c.Order), Latest: pointName(c.Latest, c.Order),
+					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
+					arrived: c.Arrived})
+			}
+		}
+	}
+	out := make([]AttentionEntry, 0, len(byWhere))
+	for _, e := range byWhere {
+		// The largest first.
+		sort.SliceStable(e.Parts, func(i, j int) bool { return abs(e.Parts[i].Magnitude) > abs(e.Parts[j].Magnitude) })
+		mags := make([]float64, len(e.Parts))
+		tests := map[string]bool{}
+		befores := map[string]int{}
+		for i, p := range e.Parts {
+			mags[i] = abs(p.Magnitude)
+			tests[p.Suite+"\x00"+p.Test] = true
+			if !slices.Contains(e.Metrics, p.Metric) {
+				e.Metrics = append(e.Metrics, p.Metric)
+			}
+			befores[p.Before]++
+			if p.arrived.Time.After(e.newest) {
+				e.newest = p.arrived.Time
+			}
+			if e.Compare == "" {
+				e.Compare = p.Compare
+			}
+		}
+		order := result.Names()
+		sort.SliceStable(e.Metrics, func(i, j int) bool { return slices.Index(order, e.Metrics[i]) < slices.Index(order, e.Metrics[j]) })
+		sort.Float64s(mags)
+		e.Magnitude, e.MagnitudeMin, e.MagnitudeMax = history.Median(mags), mags[0], mags[len(mags)-1]
+		e.Tests, e.History, e.Time = len(tests), e.Parts[0].History, pointTime(e.newest)
+		for b, n := range befores {
+			if n > befores[e.Before] || (n == befores[e.Before] && b < e.Before) {
+				e.Before = b
+			}
+		}
+		out = append(out, *e)
+	}
+	// The newest first.
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].newest.Equal(out[j].newest) {
+			return out[i].newest.After(out[j].newest)
+		}
+		return out[i].Arrived > out[j].Arrived
+	})
+	for i := range out[:min(len(out), maxFindings)] {
+		out[i].Findings = s.findings(ctx, out[i].Compare)
+	}
+	return out, nil
+}
+
+// maxFindings is how many of the newest entries say their findings.
+const maxFindings = 10
+
+// findings are the tl;dr of the comparison at href (a compare page's
+// address), as qpslab compare says it; none when it cannot be made.
+func (s *Server) findings(ctx context.Context, href string) []string {
+	u, err := url.Parse(href)
+	if href == "" || err != nil {
+		return nil
+	}
+	c, err := parseCompare(u.Query())
+	if err != nil {
+		return nil
+	}
+	cmp, sets, err := s.compare(ctx, c)
+	if err != nil {
+		s.logf("attention: the findings of %s: %v", href, err)
+		return nil
+	}
+	return report.FindingsWords(analysis.FindingsFor(cmp, sets)).TLDR
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// compareHref compares the builds before and after a change point of s,
+// under its config, threads and host ("" when there are not two builds).
+func compareHref(suite string, sr history.Series, c analysis.Change) string {
+	if c.Before.Build == "" || c.Arrived.Build == "" || c.Before.Build == c.Arrived.Build || sr.Config == "" {
+		return ""
+	}
+	cfg := sr.Config
+	if sr.Engine != "" {
+		cfg += ":" + sr.Engine
+	}
+	cq := url.Values{"base": {c.Before.Build + "." + cfg}, "other": {c.Arrived.Build + "." + cfg}, "suite": {suite}}
+	if sr.Threads > 0 {
+		cq.Set("threads", strconv.Itoa(sr.Threads))
+	}
+	if sr.Host != "" {
+		cq.Set("host", sr.Host)
+	}
+	return withQuery("/compare", cq)
+}
+
+// settled orders the states by how much attention they still need: an
+// entry is as unsettled as its least settled part.
+var settled = map[string]int{store.TriageOpen: 0, store.TriageAcknowledged: 1, store.TriageFixed: 2, store.TriageDismissed: 3}
+
+// withTriage copies entries with their triage: a part's state is its own
+// or its entry's, the one set later; an entry's is its least settled
+// part's.
+func withTriage(entries []AttentionEntry, ts map[string]store.Triage) []AttentionEntry {
+	out := make([]AttentionEntry, len(entries))
+	for i, e := range entries {
+		e.Parts = slices.Clone(e.Parts)
+		g, hasG := ts[e.Key]
+		if hasG {
+			e.Triage = &g
+		}
+		e.State = store.TriageDismissed
+		for j := range e.Parts {
+			p := &e.Parts[j]
+			p.State, p.Triage = store.TriageOpen, nil
+			if own, ok := ts[p.Key]; ok && (!hasG || !own.At.Before(g.At)) {
+				p.Triage = &own
+			} else if hasG {
+				p.Triage = &g
+			}
+			if p.Triage != nil {
+				p.State = p.Triage.State
+			}
+			if settled[p.State] < settled[e.State] {
+				e.State = p.State
+			}
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// attentionFilter is which entries a view lists: "open" (the default:
+// open and acknowledged), "all", or one state.
+func attentionFilter(q url.Values) (string, error) {
+	f := q.Get("attention")
+	if f == "" {
+		return "open", nil
+	}
+	if f != "all" && !slices.Contains(store.TriageStates, f) {
+		return "", badInput("attention=%s: use open (open and acknowledged, the default), all, %s", f, strings.Join(store.TriageStates[1:], ", "))
+	}
+	return f, nil
+}
+
+func (f0 AttentionEntry) shown(f string) bool {
+	switch f {
+	case "all":
+		return true
+	case "open":
+		return f0.State == store.TriageOpen || f0.State == store.TriageAcknowledged
+	}
+	if f == store.TriageOpen {
+		return f0.State == store.TriageOpen
+	}
+	return f0.State == f
+}
+
+// attentionList is the entries a view shows, with their triage.
+func (s *Server) attentionList(ctx context.Context, filter string) ([]AttentionEntry, error) {
+	es, err := s.attentionEntries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := s.st.Triages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []AttentionEntry
+	for _, e := range withTriage(es, ts) {
+		if e.shown(filter) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// ---- the view
+
+type attentionPartView struct {
+	AttentionPart
+	Name, Mag, Means, Interval, Who string
+}
+
+type attentionEntryView struct {
+	AttentionEntry
+	Anchor, Mag, Range, Who, Note string
+	Views                         []attentionPartView
+}
+
+type attentionFilterLink struct {
+	Name, Href string
+	On         bool
+}
+
+// attentionView is what the home page shows of the attention entries.
+type attentionView struct {
+	Filter, Error, Action string
+	Filters                     []attentionFilterLink
+	Entries                     []attentionEntryView
+	States                      []string
+	CanTriage                   bool
+	More                        int // entries beyond maxShown (the API lists them all)
+}
+
+// maxShown is the most entries the home page shows.
+const maxShown = 100
+
+func pct(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) }
+
+func triageWho(t *store.Triage) string {
+	if t == nil {
+		return ""
+	}
+	s := t.State + " by " + t.Who + " at " + fmtTime(t.At)
+	if t.FixedIn != "" {
+		s += ", fixed in " + t.FixedIn
+	}
+	return s
+}
+
+// attentionView reads the entries r asks for into the home page's block.
+func (s *Server) attentionView(r *http.Request) attentionView {
+	v := attentionView{Action: "/attention", States: store.TriageStates[1:]}
+	t, ok := tokenOf(r)
+	v.CanTriage = s.o.PublicTriage || (ok && slices.Contains(t.Scopes, ScopeTriage))
+	f, err := attentionFilter(r.URL.Query())
+	if err != nil {
+		v.Error, f = err.Error(), "open"
+	}
+	v.Filter = f
+	for _, n := range append([]string{"open", "all"}, store.TriageStates[1:]...) {
+		v.Filters = append(v.Filters, attentionFilterLink{Name: n, Href: withQuery("/", url.Values{"attention": {n}}) + "#attention", On: n == f})
+	}
+	es, err := s.attentionList(r.Context(), f)
+	if err != nil {
+		s.logf("attention: %v", err)
+		v.Error = "the attention view could not be computed: the server's log says why"
+		return v
+	}
+	if len(es) > maxShown {
+		v.More = len(es) - maxShown
+		es = es[:maxShown]
+	}
+	for _, e := range es {
+		ev := attentionEntryView{AttentionEntry: e, Anchor: "att-" + e.Key, Mag: fmt.Sprintf("%.1f%%", 100*e.Magnitude), Who: triageWho(e.Triage)}
+		if e.MagnitudeMin != e.MagnitudeMax {
+			ev.Range = fmt.Sprintf("%.1f … %.1f%%", 100*e.MagnitudeMin, 100*e.MagnitudeMax)
+		}
+		if e.Triage != nil {
+			ev.Note = e.Triage.Note
+		}
+		for _, p := range e.Parts {
+			pv := attentionPartView{AttentionPart: p, Name: strings.TrimSuffix(p.Series, " "+p.Metric), Mag: pct(p.Magnitude),
+				Means: report.Num(p.MeanBefore) + " → " + report.Num(p.MeanAfter), Interval: p.Earliest}
+			if p.Latest != p.Earliest {
+				pv.Interval += " … " + p.Latest
+			}
+			if p.Triage != nil && p.Triage.Key == p.Key {
+				pv.Who = triageWho(p.Triage)
+			}
+			ev.Views = append(ev.Views, pv)
+		}
+		v.Entries = append(v.Entries, ev)
+	}
+	return v
+}
+
+// ---- triage
+
+// triageRequest is a change of state: of an entry (its key: every part
+// follows) or of one part.
+type triageRequest struct {
+	Key     string `json:"key"`
+	State   string `json:"state"`
+	Note    string `json:"note"`
+	FixedIn string `json:"fixed_in"`
+}
+
+const maxNote = 2000
+
+// triage checks and stores a change of state by who, and posts it to the
+// webhook. It returns the entry the key is (or is a part of).
+func (s *Server) triage(ctx context.Context, tr triageRequest, who string) (AttentionEntry, store.Triage, error) {
+	tr.Key, tr.Note, tr.FixedIn = strings.TrimSpace(tr.Key), strings.TrimSpace(tr.Note), strings.TrimSpace(tr.FixedIn)
+	if !slices.Contains(store.TriageStates, tr.State) {
+		return AttentionEntry{}, store.Triage{}, badInput("state=%q: use one of %s", tr.State, strings.Join(store.TriageStates, ", "))
+	}
+	if tr.State == store.TriageFixed && tr.FixedIn == "" {
+		return AttentionEntry{}, store.Triage{}, badInput("state=fixed needs fixed_in: the build that fixed it")
+	}
+	if tr.State != store.TriageFixed && tr.FixedIn != "" {
+		return AttentionEntry{}, store.Triage{}, badInput("fixed_in=%s goes with state=fixed only", tr.FixedIn)
+	}
+	if len(tr.Note) > maxNote || strings.ContainsFunc(tr.Note, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' || r == 0x7f }) {
+		return AttentionEntry{}, store.Triage{}, badInput("note: at most %d characters, without control characters", maxNote)
+	}
+	es, err := s.attentionEntries(ctx)
+	if err != nil {
+		return AttentionEntry{}, store.Triage{}, err
+	}
+	t := store.Triage{Key: tr.Key, State: tr.State, Note: tr.Note, FixedIn: tr.FixedIn, Who: who, At: s.o.Now().UTC()}
+	var entry *AttentionEntry
+	for i := range es {
+		if es[i].Key == tr.Key {
+			entry, t.What = &es[i], "regressions in "+es[i].Arrived
+			break
+		}
+		for _, p := range es[i].Parts {
+			if p.Key == tr.Key {
+				entry, t.What = &es[i], p.Series+" "+p.Metric+" in "+p.Arrived
+			}
+		}
+		if entry != nil {
+			break
+		}
+	}
+	if entry == nil {
+		return AttentionEntry{}, store.Triage{}, notFound("key=%s: no regression of the attention view has this key: see GET /api/v1/attention?attention=all", tr.Key)
+	}
+	if err := s.st.SetTriage(ctx, []store.Triage{t}); err != nil {
+		return AttentionEntry{}, store.Triage{}, err
+	}
+	s.logf("triage %s: %s by %s", t.What, t.State, who)
+	if s.o.Webhook != "" {
+		if err := s.post(ctx, triageDetail(*entry, t, s.link("/#att-"+entry.Key))); err != nil {
+			s.logf("triage %s: the webhook failed: %v", t.What, err)
+		}
+	}
+	return *entry, t, nil
+}
+
+// triageDetail is a triage change as the webhook receives it.
+func triageDetail(e AttentionEntry, t store.Triage, link string) AlertDetail {
+	d := AlertDetail{Event: "triage", SeriesChange: SeriesChange{Magnitude: e.Magnitude}, Build: e.Build, BeforeBuild: e.Before, Time: e.Time, Link: link,
+		Key: t.Key, State: t.State, Note: t.Note, FixedIn: t.FixedIn, Who: t.Who}
+	for _, p := range e.Parts {
+		if p.Key == t.Key {
+			d.SeriesChange = p.SeriesChange
+		}
+	}
+	d.Series = t.What
+	return d
+}
+
+// triageWho is who a triage request is from: the name of the token it
+// was let in with (triageAuth), or "public".
+func triageWhoOf(r *http.Request) string {
+	if t, ok := tokenOf(r); ok {
+		return t.Name
+	}
+	return "public"
+}
+
+// triageAuth lets a triage in: with PublicTriage whoever may read (anyone,
+// when reads are public); otherwise a token of the triage scope — for the
+// form (cookie true) the login session's, for the API only a bearer
+// header, so that no page of another site can post in a reader's name.
+func (s *Server) triageAuth(cookie bool, h http.HandlerFunc) http.HandlerFunc {
+	if s.o.PublicTriage {
+		return s.auth.read(h)
+	}
+	return s.auth.need(ScopeTriage, cookie, h)
+}
+
+// triageForm is the attention view's form: POST /attention, then back to
+// the entry.
+func (s *Server) triageForm(w http.ResponseWriter, r *http.Request) {
+	if !s.checkCSRF(w, r) {
+		return
+	}
+	who := triageWhoOf(r)
+	f := r.PostForm
+	e, _, err := s.triage(r.Context(), triageRequest{Key: f.Get("key"), State: f.Get("state"), Note: f.Get("note"), FixedIn: f.Get("fixed_in")}, who)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	back := "/"
+	if fl := f.Get("attention"); fl != "" && fl != "open" {
+		back = withQuery("/", url.Values{"attention": {fl}})
+	}
+	http.Redirect(w, r, back+"#att-"+e.Key, http.StatusSeeOther)
+}
+
+// apiAttention lists the entries: GET /api/v1/attention?attention=open.
+func (s *Server) apiAttention(w http.ResponseWriter, r *http.Request) {
+	f, err := attentionFilter(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	es, err := s.attentionList(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if es == nil {
+		es = []AttentionEntry{}
+	}
+	s.apiJSON(w, r, http.StatusOK, map[string]any{"filter": f, "entries": es})
+}
+
+// apiTriage sets a state: POST /api/v1/attention with {"key", "state",
+// "note", "fixed_in"}, a bearer token of the triage scope (never the
+// cookie: no page of another site can post in a reader's name).
+func (s *Server) apiTriage(w http.ResponseWriter, r *http.Request) {
+	who := triageWhoOf(r)
+	var tr triageRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&tr); err != nil {
+		apiError(w, http.StatusBadRequest, "the body is not a triage: give {\"key\": KEY, \"state\": open|acknowledged|dismissed|fixed, \"note\": TEXT, \"fixed_in\": BUILD}: "+strings.ReplaceAll(err.Error(), "\n", " "))
+		return
+	}
+	_, t, err := s.triage(r.Context(), tr, who)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.apiJSON(w, r, http.StatusOK, t)
+}
+
+// ---- history and runs
+
+// changeTriage is the triage state of a change point, as the attention
+// view has it ("" for none set).
+func changeTriage(ts map[string]store.Triage, sr history.Series, c analysis.Change) string {
+	if c.Kind != "regression" {
+		return ""
+	}
+	own, ok := ts[alertKey(sr, c)]
+	g, hasG := ts[groupKey(changeWhere(c))]
+	switch {
+	case ok && (!hasG || !own.At.Before(g.At)):
+		return own.State
+	case hasG:
+		return g.State
+	}
+	return ""
+}
+
+// pointLinks are the run pages of a series' points: a point of one run
+// links to it, a point of several to the list of its runs.
+func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series) (func(int) string, error) {
+	runs, _, err := s.st.RunList(ctx, store.RunQuery{Suite: suite, Test: sr.Test, Threads: sr.Threads, Host: sr.Host, Config: sr.Config, Engine: sr.Engine, Status: result.OK})
+	if err != nil {
+		return nil, err
+	}
+	byBuild := map[string][]store.RunInfo{}
+	for _, ri := range runs {
+		byBuild[ri.Build] = append(byBuild[ri.Build], ri)
+	}
+	return func(i int) string {
+		p := sr.Points[i]
+		rs := byBuild[p.Build]
+		if sr.Order == history.OrderTime {
+			for _, ri := range rs {
+				if ri.Started.Equal(p.Time) {
+					return runHref(ri.ID)
+				}
+			}
+		}
+		if len(rs) == 1 && p.N == 1 {
+			return runHref(rs[0].ID)
+		}
+		q := url.Values{"suite": {suite}, "test": {sr.Test}, "build": {p.Build}, "status": {result.OK}}
+		if sr.Config != "" {
+			q.Set("config", sr.Config)
+		}
+		if sr.Threads > 0 {
+			q.Set("threads", strconv.Itoa(sr.Threads))
+		}
+		if sr.Host != "" {
+			q.Set("host", sr.Host)
+		}
+		return withQuery("/runs", q)
+	}, nil
+}
+
+// historyMetrics are the drop-down's metrics for a suite's test: every
+// registered metric every run or the suite's runs have, and cur.
+func historyMetrics(suite, cur string) []string {
+	var out []string
+	for _, m := range result.All() {
+		if m.Suite == "" || m.Suite == suite {
+			out = append(out, m.Name)
+		}
+	}
+	if !slices.Contains(out, cur) {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// runLinks are a run page's links to its series (the history of its
+// test, threads, config and host) and to the previous run of its label,
+// test and thread count, by the store's run time.
+func (s *Server) runLinks(ctx context.Context, info store.RunInfo) ([]fact, error) {
+	q := url.Values{"threads": {strconv.Itoa(info.Threads)}, "config": {info.Config}}
+	if info.HostID != "" {
+		q.Set("host", info.HostID)
+	}
+	out := []fact{{K: "series", V: "the history of " + info.Test + " at " + strconv.Itoa(info.Threads) + " thread(s) under " + info.Config, Href: withQuery(testHref(info.Suite, info.Test), q)}}
+	same, _, err := s.st.RunList(ctx, store.RunQuery{Suite: info.Suite, Test: info.Test, Threads: info.Threads, Build: info.Build, Config: info.Config})
+	if err != nil {
+		return nil, err
+	}
+	prev := fact{K: "previous run", V: "none: the first of " + info.Label() + " at this test and thread count"}
+	for i, ri := range same {
+		if ri.ID == info.ID && i+1 < len(same) {
+			p := same[i+1]
+			prev.V, prev.Href = fmt.Sprintf("%s of %s (%s)", p.ID, fmtTime(p.Started), p.Status), runHref(p.ID)
+		}
+	}
+	return append(out, prev), nil
+}
