@@ -427,11 +427,11 @@ type attentionFilterLink struct {
 // attentionView is what the home page shows of the attention entries.
 type attentionView struct {
 	Filter, Error, Action string
-	Filters                     []attentionFilterLink
-	Entries                     []attentionEntryView
-	States                      []string
-	CanTriage                   bool
-	More                        int // entries beyond maxShown (the API lists them all)
+	Filters               []attentionFilterLink
+	Entries               []attentionEntryView
+	States                []string
+	CanTriage             bool
+	More                  int // entries beyond maxShown (the API lists them all)
 }
 
 // maxShown is the most entries the home page shows.

@@ -404,7 +404,6 @@ func TestTriageForm(t *testing.T) {
 	}
 }
 
-
 // The history page offers the registered metrics in a drop-down, links
 // each point to its run; a run page links to its series and to the
 // previous run of its label, test and thread count.
