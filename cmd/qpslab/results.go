@@ -139,8 +139,11 @@ func importCmd(use, short, long string, args cobra.PositionalArgs, facts bool, r
 				src = &s
 			}
 			runs, err := read(src, args)
+			if err == nil {
+				err = importer.Validate(runs)
+			}
 			if err != nil {
-				return err
+				return importer.Report(cmd.ErrOrStderr(), err)
 			}
 			st, err := homeStore(cmd)
 			if err != nil {
