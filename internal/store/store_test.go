@@ -366,6 +366,8 @@ func TestPostgresStore(t *testing.T) {
 	}
 	// What qpslab serve keeps, on PostgreSQL too.
 	serveTables(t, roundTripAgain)
+	// A hidden run is left out on PostgreSQL too (migration 12).
+	hideOnPostgres(t, roundTripAgain)
 	// Migration 4 merges split hosts on PostgreSQL too.
 	splitHostsMerge(t, strings.Replace(dsn, "/results?", "/split?", 1))
 }
