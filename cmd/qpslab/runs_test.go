@@ -1,0 +1,96 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// qpslab runs hide takes a run out of labels and compare, unhide brings it
+// back, delete removes it; each says what it did in one line, an unknown
+// id is one error line, and the audit keeps who ("cli" and the OS user).
+func TestRunsHideUnhideDelete(t *testing.T) {
+	h := newHome(t)
+	if r := qpslab(t, h, "import", "results", filepath.Join("testdata", "detect", "mariadb-10.2.11-vs-10.11.json")); r.code != 0 {
+		t.Fatalf("import: %s", r.stderr)
+	}
+	ids := func(build string) []string {
+		st, err := store.OpenRead(context.Background(), "", filepath.Join(h.Root, "qpslab.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		list, _, err := st.RunList(context.Background(), store.RunQuery{Build: build})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range list {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	old := ids("mariadb-10.2.11")
+	if len(old) == 0 {
+		t.Fatal("no runs of mariadb-10.2.11")
+	}
+	labels := func() string {
+		r := qpslab(t, h, "labels", "--format", "json")
+		if r.code != 0 {
+			t.Fatalf("labels: %s", r.stderr)
+		}
+		return r.stdout
+	}
+	if !strings.Contains(labels(), `"mariadb-10.2.11.default"`) {
+		t.Fatal("the label is not listed before")
+	}
+
+	r := qpslab(t, h, append([]string{"runs", "hide"}, old...)...)
+	if r.code != 0 || strings.Count(r.stdout, "\n") != len(old) || !strings.HasPrefix(r.stdout, "hid run "+old[0]+" (mariadb-10.2.11.default ") || !strings.Contains(r.stdout, " by cli ") {
+		t.Fatalf("hide: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(labels(), `"mariadb-10.2.11.default"`) {
+		t.Error("a hidden label is still listed")
+	}
+	oneErrorLine(t, h, []string{"compare", "mariadb-10.2.11.default", "mariadb-system.default"}, []string{"no ok results for mariadb-10.2.11.default"})
+
+	if r := qpslab(t, h, append([]string{"runs", "unhide"}, old...)...); r.code != 0 || !strings.HasPrefix(r.stdout, "unhid run ") {
+		t.Fatalf("unhide: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(labels(), `"mariadb-10.2.11.default"`) {
+		t.Error("an unhidden label is not listed")
+	}
+	if r := qpslab(t, h, "compare", "mariadb-10.2.11.default", "mariadb-system.default"); r.code != 0 {
+		t.Errorf("compare after unhide: %s", r.stderr)
+	}
+
+	// An unknown id: one line, and nothing deleted.
+	oneErrorLine(t, h, []string{"runs", "delete", old[0], "nope"}, []string{`run "nope": no such run in`, "runs page"})
+	if got := ids("mariadb-10.2.11"); len(got) != len(old) {
+		t.Fatalf("%d runs left after a refused delete, want %d", len(got), len(old))
+	}
+	if r := qpslab(t, h, "runs", "delete", old[0]); r.code != 0 || !strings.HasPrefix(r.stdout, "deleted run "+old[0]) {
+		t.Fatalf("delete: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := ids("mariadb-10.2.11"); len(got) != len(old)-1 {
+		t.Errorf("%d runs left after a delete, want %d", len(got), len(old)-1)
+	}
+
+	st, err := store.OpenRead(context.Background(), "", filepath.Join(h.Root, "qpslab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	log, err := st.AuditLog(context.Background())
+	if err != nil || len(log) != 2*len(old)+1 {
+		t.Fatalf("audit: %d lines, %v", len(log), err)
+	}
+	if w := log[len(log)-1]; w.Action != store.Delete || !strings.HasPrefix(w.Who, "cli ") || w.RunID != old[0] {
+		b, _ := json.Marshal(w)
+		t.Errorf("audit of the delete: %s", b)
+	}
+}
