@@ -116,11 +116,14 @@ func validateRun(p *Problems, at string, r result.Run) {
 	} else if name(p, at+".build", r.Build) && strings.Contains(r.Build, "@") {
 		p.add("%s.build = %q: a build name cannot hold '@', since a label BUILD.CONFIG@HOST names a host after its last '@'; rename the build", at, clip(r.Build))
 	}
-	cfg := result.ConfigName(r.Config)
+	cfg := result.ConfigName(r.Config) // name@hash: the label holds the name
+	if _, hash, ok := strings.Cut(r.Config, "@"); ok {
+		name(p, at+".config's hash (after @)", hash)
+	}
 	switch {
 	case cfg == "":
 		p.add("%s.config is empty: name the config (its label is BUILD.CONFIG)", at)
-	case !name(p, at+".config", r.Config):
+	case !name(p, at+".config", cfg):
 	case strings.Contains(cfg, "."):
 		p.add("%s.config = %q: a config name cannot hold '.', since a label BUILD.CONFIG splits at its last dot; rename the config", at, clip(cfg))
 	case strings.Contains(cfg, ":"):

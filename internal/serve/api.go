@@ -57,6 +57,9 @@ var endpoints = []endpoint{
 	{"GET", "/api/v1/runs/{id}", "", "one run: totals, per-second samples, verdicts, host fingerprint (qpslab's results JSON of one run)"},
 	{"GET", "/api/v1/alerts", "", "the change points the alerts know of, and what was sent"},
 	{"POST", "/api/v1/results", "format (results, sysbench, mytools; default from the Content-Type); label (sysbench, mytools); test (sysbench); version, commit, time, file", "import results as qpslab import does, all or nothing (a token with the ingest scope)"},
+	{"POST", "/api/v1/runs/{id}/hide", "", "hide a run from every read, keeping it (a token with the admin scope; audited)"},
+	{"POST", "/api/v1/runs/{id}/unhide", "", "show a hidden run again (a token with the admin scope; audited)"},
+	{"DELETE", "/api/v1/runs/{id}", "", "delete a run with its samples, metrics, stacks and rounds (a token with the admin scope; audited)"},
 }
 
 func (s *Server) apiIndex(w http.ResponseWriter, r *http.Request) {

@@ -25,10 +25,11 @@ import (
 const (
 	ScopeRead   = "read"   // pages and the JSON reads, when they are not public
 	ScopeIngest = "ingest" // POST /api/v1/results
+	ScopeAdmin  = "admin"  // hide, unhide and delete runs (admin.go)
 )
 
 // Scopes are every scope, in the order they are listed.
-var Scopes = []string{ScopeRead, ScopeIngest}
+var Scopes = []string{ScopeRead, ScopeIngest, ScopeAdmin}
 
 // A token is "qpslab_<id>_<secret>": the id (12 hex digits) names it in
 // lists and logs of the tokens command, the secret (32 random bytes) makes

@@ -140,7 +140,7 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	ans := ingestAnswer{Imported: len(runs) - skipped, Skipped: skipped}
 	seen := map[string]bool{}
 	for _, run := range runs {
-		l := run.Build + "." + result.ConfigName(run.Config)
+		l := run.Label() // build.config(:engine): what ?label= queries back
 		if !seen[l] {
 			seen[l] = true
 			ans.Labels = append(ans.Labels, l)
