@@ -69,7 +69,7 @@ func TestRunsHideUnhideDelete(t *testing.T) {
 	}
 
 	// An unknown id: one line, and nothing deleted.
-	oneErrorLine(t, h, []string{"runs", "delete", old[0], "nope"}, []string{`run "nope": no such run in`, "runs page"})
+	oneErrorLine(t, h, []string{"runs", "delete", old[0], "nope"}, []string{`run "nope": no such run in`, "/runs/ID"})
 	if got := ids("mariadb-10.2.11"); len(got) != len(old) {
 		t.Fatalf("%d runs left after a refused delete, want %d", len(got), len(old))
 	}

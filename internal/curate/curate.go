@@ -39,14 +39,14 @@ func Apply(ctx context.Context, st *store.Store, action string, ids []string, wh
 	for _, id := range ids {
 		id = strings.TrimSpace(id)
 		if id == "" {
-			return nil, fmt.Errorf("give the id of each run to %s, as the dashboard's runs page or GET /api/v1/runs shows it", action)
+			return nil, fmt.Errorf("give the id of each run to %s, (/runs/ID on the dashboard)", action)
 		}
 		if !slices.Contains(once, id) {
 			once = append(once, id)
 		}
 	}
 	if len(once) == 0 {
-		return nil, fmt.Errorf("give the id of each run to %s, as the dashboard's runs page or GET /api/v1/runs shows it", action)
+		return nil, fmt.Errorf("give the id of each run to %s, (/runs/ID on the dashboard)", action)
 	}
 	return st.Curate(ctx, action, once, who, now)
 }

@@ -39,7 +39,7 @@ type Audit struct {
 type NoRunError struct{ ID, Where string }
 
 func (e *NoRunError) Error() string {
-	return fmt.Sprintf("run %q: no such run in %s: give a run id as the dashboard's runs page or GET /api/v1/runs shows it", e.ID, e.Where)
+	return fmt.Sprintf("run %q: no such run in %s: give a run's id, the end of its dashboard page's address (/runs/ID) or the id in GET /api/v1/runs", e.ID, e.Where)
 }
 
 // Curate hides, unhides or deletes the runs ids in one transaction, with
