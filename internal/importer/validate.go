@@ -92,7 +92,7 @@ func Validate(runs []result.Run) error {
 // The enums of a run's fields.
 var (
 	statuses = []string{result.OK, result.Failed, result.Aborted, result.Saturated}
-	loops    = []string{"closed", "open"}
+	loops    = []string{"closed", "open", ""} // none: closed, as result.Run.Conditions reads it
 	roles    = []string{result.RoleTest, result.RoleLoad, result.RoleWarm}
 	pairings = []string{"", result.PairedSlices, result.PairedTests, result.PairedPasses}
 )

@@ -33,8 +33,7 @@ func TestValidateRules(t *testing.T) {
 	}{
 		{"an unregistered suite", func(r *result.Run) { r.Suite = "../../evil<b>" }, `runs[1].suite = "../../evil<b>": not a registered suite: use one of`},
 		{"a status out of its enum", func(r *result.Run) { r.Status = "pwned" }, `runs[1].status = "pwned": use one of ok, failed, aborted, saturated`},
-		{"a loop out of its enum", func(r *result.Run) { r.Loop = "spiral" }, `runs[1].loop = "spiral": use one of closed, open`},
-		{"no loop", func(r *result.Run) { r.Loop = "" }, `runs[1].loop = ""`},
+		{"a loop out of its enum", func(r *result.Run) { r.Loop = "spiral" }, `runs[1].loop = "spiral": use one of closed, open, "" (none)`},
 		{"a role out of its enum", func(r *result.Run) { r.Role = "boss" }, `runs[1].role = "boss"`},
 		{"a pairing out of its enum", func(r *result.Run) { r.Pairing = "triples" }, `runs[1].pairing = "triples"`},
 		{"threads 0", func(r *result.Run) { r.Threads = 0 }, `runs[1].threads = 0: a run has 1 thread or more`},
@@ -83,15 +82,15 @@ func TestValidateRules(t *testing.T) {
 	}
 }
 
-// `{"runs":[{}]}` names no suite, test, build or config, no status,
-// loop or threads: every problem is listed, one a line, each with its
+// `{"runs":[{}]}` names no suite, test, build or config, no status or
+// threads: every problem is listed, one a line, each with its
 // field.
 func TestValidateEmptyRun(t *testing.T) {
 	var p *Problems
 	if !errors.As(Validate([]result.Run{{}}), &p) {
 		t.Fatal("an empty run is accepted")
 	}
-	for _, f := range []string{"runs[0].suite", "runs[0].status", "runs[0].loop", "runs[0].threads", "runs[0].build is empty", "runs[0].config is empty", "runs[0].test is empty"} {
+	for _, f := range []string{"runs[0].suite", "runs[0].status", "runs[0].threads", "runs[0].build is empty", "runs[0].config is empty", "runs[0].test is empty"} {
 		if !strings.Contains(p.Error(), f) {
 			t.Errorf("no %s in\n%s", f, p)
 		}

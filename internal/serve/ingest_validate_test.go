@@ -32,7 +32,7 @@ func TestIngestValidated(t *testing.T) {
 		{"a right-to-left override", runsBody(t, ok, func(r *result.Run) { r.Build = "abc\u202Eexe.png" }), []string{"runs[1].build", "U+202E"}},
 		{"a config with a dot", runsBody(t, ok, func(r *result.Run) { r.Config = "a.b@0123" }),
 			[]string{`runs[1].config = "a.b": a config name cannot hold '.', since a label BUILD.CONFIG splits at its last dot; rename the config`}},
-		{"two problems in two runs", runsBody(t, ok, func(r *result.Run) { r.Threads = 0; r.Loop = "x" }), []string{"runs[1].threads = 0", `runs[1].loop = "x"`}},
+		{"two problems in one run", runsBody(t, ok, func(r *result.Run) { r.Threads = 0; r.Loop = "x" }), []string{"runs[1].threads = 0", `runs[1].loop = "x"`}},
 	} {
 		before := len(runsOf(t, ts.st, "", ""))
 		a := ts.do(t, "POST", "/api/v1/results", ingest, "application/json", strings.NewReader(c.body))
