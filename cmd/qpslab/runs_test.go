@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -94,3 +95,30 @@ func TestRunsHideUnhideDelete(t *testing.T) {
 		t.Errorf("audit of the delete: %s", b)
 	}
 }
+
+// qpslab import refuses what the ingest API refuses (importer.Validate):
+// each problem a line on stderr naming the file, field and run, then one
+// line counting them, and nothing imported.
+func TestImportValidated(t *testing.T) {
+	h := newHome(t)
+	rf := filepath.Join(t.TempDir(), "r.json")
+	bad := result.Run{SchemaVersion: result.SchemaVersion, Suite: "sysbench", Test: "point-query_range=100", Build: "abc\u202Eexe.png",
+		Version: "10.11.14", Config: "a.b@0123456789ab", Threads: 0, Loop: "closed", Status: "pwned", Totals: result.Totals{Reported: 1000, ReportedUnit: "qps"}}
+	if err := result.Write(rf, []result.Run{bad}); err != nil {
+		t.Fatal(err)
+	}
+	r := qpslab(t, h, "import", "results", rf)
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code == 0 || len(lines) != 5 || lines[4] != "qpslab: nothing was imported: 4 problem(s), listed above, one a line; fix the results and import again" {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	for _, w := range []string{rf + `: runs[0].status = "pwned"`, rf + ": runs[0].threads = 0", rf + ": runs[0].build", "U+202E", rf + `: runs[0].config = "a.b": a config name cannot hold '.'`} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("no %q in\n%s", w, r.stderr)
+		}
+	}
+	if r := qpslab(t, h, "labels"); strings.Contains(r.stdout, "exe.png") {
+		t.Errorf("imported:\n%s", r.stdout)
+	}
+}
+

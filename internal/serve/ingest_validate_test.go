@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,6 +58,16 @@ func TestIngestValidated(t *testing.T) {
 		if after := len(runsOf(t, ts.st, "", "")); after != before {
 			t.Errorf("%s: %d runs stored", c.what, after-before)
 		}
+	}
+	// A sysbench post's label= goes through the same rules.
+	out, err := os.ReadFile(filepath.Join("testdata", "sysbench-1.0.20-point-select.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{"label": {"abc\u202Eexe.png.default"}, "test": {"point-query_range=100"}, "version": {"11.8.1"}}
+	a := ts.do(t, "POST", "/api/v1/results?"+q.Encode(), ingest, "text/plain", bytes.NewReader(out))
+	if a.status != http.StatusBadRequest || !strings.Contains(a.body, `runs[0].build = \"abc\\u202eexe.png\": holds U+202E`) {
+		t.Errorf("a sysbench post with a bidi label: %d %s", a.status, a.body)
 	}
 	if strings.Contains(ts.log.String(), "ingest: ") {
 		t.Errorf("a refused post was stored:\n%s", ts.log)
