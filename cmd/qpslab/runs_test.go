@@ -121,4 +121,3 @@ func TestImportValidated(t *testing.T) {
 		t.Errorf("imported:\n%s", r.stdout)
 	}
 }
-
