@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/curate"
+	"github.com/qpslab/qpslab/internal/store"
 )
 
 // newRunsCmd is qpslab runs hide|unhide|delete RUN-ID...: internal/curate,
@@ -13,12 +14,7 @@ func newRunsCmd() *cobra.Command {
 	for _, a := range curate.Actions {
 		c.AddCommand(&cobra.Command{Use: a.Name + " RUN-ID...", Short: a.Short, Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, ids []string) error {
-				st, err := homeStore(cmd)
-				if err != nil {
-					return err
-				}
-				defer st.Close()
-				return curate.Command(cmd.Context(), st, a.Name, ids, cmd.OutOrStdout())
+				return withStore(cmd, func(st *store.Store) error { return curate.Command(cmd.Context(), st, a.Name, ids, cmd.OutOrStdout()) })
 			}})
 	}
 	return c

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,11 @@ import (
 // id is one error line, and the audit keeps who ("cli" and the OS user).
 func TestRunsHideUnhideDelete(t *testing.T) {
 	h := newHome(t)
+	// No store yet: one line, and none made.
+	oneErrorLine(t, h, []string{"runs", "hide", "nope"}, []string{"does not exist yet"})
+	if _, err := os.Stat(filepath.Join(h.Root, "qpslab.db")); err == nil {
+		t.Error("runs hide made a store")
+	}
 	if r := qpslab(t, h, "import", "results", filepath.Join("testdata", "detect", "mariadb-10.2.11-vs-10.11.json")); r.code != 0 {
 		t.Fatalf("import: %s", r.stderr)
 	}

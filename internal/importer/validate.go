@@ -144,7 +144,7 @@ func validateRun(p *Problems, at string, r result.Run) {
 	text(p, at+".error", r.Error)
 	for _, k := range slices.Sorted(maps.Keys(r.Params)) {
 		if name(p, at+".params key", k) {
-			name(p, fmt.Sprintf("%s.params[%q]", at, k), r.Params[k])
+			value(p, fmt.Sprintf("%s.params[%q]", at, k), r.Params[k])
 		}
 	}
 	for j, g := range r.Groups {
@@ -226,6 +226,19 @@ func name(p *Problems, field, v string) bool {
 		return false
 	}
 	return true
+}
+
+// value checks a param's value, which may list (a config set's
+// settings, a suite's lists): at most MaxText bytes, and a name's
+// characters.
+func value(p *Problems, field, v string) {
+	if len(v) > MaxText {
+		p.add("%s is %d bytes long: a value is at most %d bytes; shorten it", field, len(v), MaxText)
+		return
+	}
+	if why := badChars(v, false); why != "" {
+		p.add("%s = %q: %s", field, clip(v), why)
+	}
 }
 
 // text checks free text (an error, a detail): at most MaxText bytes of

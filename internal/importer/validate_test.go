@@ -23,7 +23,9 @@ func good() result.Run {
 // Each rule refuses what it should, with the field and the run's index in
 // the line and the reason beside them; the old code stored every one.
 func TestValidateRules(t *testing.T) {
-	if err := Validate([]result.Run{good()}); err != nil {
+	long := good()
+	long.Params["tests"] = strings.Repeat("point-query_range=100,", 42) // a list param: longer than a name
+	if err := Validate([]result.Run{good(), long}); err != nil {
 		t.Fatalf("a good run refused: %v", err)
 	}
 	for _, c := range []struct {
@@ -54,6 +56,7 @@ func TestValidateRules(t *testing.T) {
 		{"invalid UTF-8", func(r *result.Run) { r.Flavor = "ma\xff" }, `runs[1].flavor = "ma\xff": not valid UTF-8`},
 		{"a space at the end", func(r *result.Run) { r.Build = "ma " }, `runs[1].build = "ma ": a name cannot begin or end with a space`},
 		{"a bad param value", func(r *result.Run) { r.Params["rows"] = "1\u202E0" }, `runs[1].params["rows"]`},
+		{"a param value too long", func(r *result.Run) { r.Params["set"] = strings.Repeat("v", MaxText+1) }, `runs[1].params["set"] is 16385 bytes long: a value is at most 16384 bytes`},
 		{"a long param key", func(r *result.Run) { r.Params[strings.Repeat("k", 300)] = "v" }, `runs[1].params key is 300 bytes long`},
 		{"a bad op kind", func(r *result.Run) { r.Totals.Ops = []result.OpTotals{{OpSample: result.OpSample{Kind: "q\x00"}}} }, `runs[1].totals.ops[0].kind`},
 		{"a bad figure name", func(r *result.Run) { r.Totals.Figures = map[string]float64{"a\u202Eb": 1} }, `runs[1].totals.figures key`},
