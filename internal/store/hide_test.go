@@ -2,7 +2,10 @@ package store
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -143,5 +146,31 @@ func hideOnPostgres(t *testing.T, s *Store) {
 	}
 	if log, err := s.AuditLog(ctx); err != nil || len(log) != 2 {
 		t.Errorf("audit on PostgreSQL: %+v, %v", log, err)
+	}
+}
+
+// Every read of results goes through visibleRuns: the only statements that
+// name the runs table itself are the writes, Curate's own, the import's
+// check for runs already stored, the upgrade of old rows, the reaping of
+// dead writers and the fleet's count of a job's runs. A new read of runs
+// must read visibleRuns, or be added here with why.
+func TestReadsLeaveHiddenRunsOut(t *testing.T) {
+	allowed := map[string]int{"hide.go": 3, "store.go": 3, "fleet.go": 1}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?i)\b(FROM|JOIN)\s+runs\b`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(re.FindAll(b, -1)); n != allowed[f] {
+			t.Errorf("%s reads the runs table %d times, %d allowed: read visibleRuns, so that hidden runs are left out", f, n, allowed[f])
+		}
 	}
 }
