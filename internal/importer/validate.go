@@ -26,6 +26,9 @@ const (
 	// MaxText is the longest free text (a run's error, a verdict's
 	// detail, a note) in bytes.
 	MaxText = 16 << 10
+	// maxHost is the largest host fingerprint: one of a host with
+	// hundreds of CPUs, each with its cpufreq policy, is tens of KB.
+	maxHost = 1 << 20
 	// MaxProblems is how many problems one refusal lists; the rest are
 	// counted.
 	MaxProblems = 50
@@ -182,8 +185,8 @@ func validateRun(p *Problems, at string, r result.Run) {
 // validateHost checks the host fingerprint: the host check's JSON, whose
 // names the host pages show.
 func validateHost(p *Problems, at string, fp json.RawMessage) {
-	if len(fp) > MaxText {
-		p.add("%s is %d bytes: a host fingerprint (qpslab host check --json) is at most %d", at, len(fp), MaxText)
+	if len(fp) > maxHost {
+		p.add("%s is %d bytes: a host fingerprint (qpslab host check --json) is at most %d", at, len(fp), maxHost)
 		return
 	}
 	var c host.Check
