@@ -272,8 +272,8 @@ func (s *Store) Alerts(ctx context.Context) ([]Alert, error) {
 
 // Generation changes whenever what history is made of changes: a run
 // ending ok or imported, a build taking a version, a run hidden, unhidden
-// or deleted (Curate). Caches of what is
-// concluded from history compare it, rather than the results themselves.
+// or deleted (Curate). Caches of what is concluded from history compare
+// it, rather than the results themselves.
 func (s *Store) Generation(ctx context.Context) (string, error) {
 	var n, versioned int
 	var ended, started string
