@@ -25,7 +25,8 @@ func selFlags(c *cobra.Command, sel *selector.Selection, byHost bool) {
 	}
 }
 
-// withStore runs f on the store of the home (or --store), read only.
+// withStore runs f on the existing store of the home (or --store): none is
+// made (store.OpenRead).
 func withStore(cmd *cobra.Command, f func(*store.Store) error) error {
 	st, err := readStore(cmd)
 	if err != nil {
@@ -139,8 +140,11 @@ func importCmd(use, short, long string, args cobra.PositionalArgs, facts bool, r
 				src = &s
 			}
 			runs, err := read(src, args)
+			if err == nil {
+				err = importer.Validate(runs)
+			}
 			if err != nil {
-				return err
+				return importer.Report(cmd.ErrOrStderr(), err)
 			}
 			st, err := homeStore(cmd)
 			if err != nil {

@@ -31,7 +31,7 @@ var layer = map[string]int{
 	"internal/engine": 1, "internal/metrics": 1, "internal/counters": 1, "internal/stacks": 1, "internal/sandbox": 1, "internal/store": 1, "internal/history": 1,
 	"internal/fleet": 1,
 	// What a suite is.
-	"internal/suite": 2, "internal/testenv": 2, "internal/settle": 2, "internal/owned": 2,
+	"internal/suite": 2, "internal/testenv": 2, "internal/settle": 2, "internal/owned": 2, "internal/curate": 2,
 	// The suites.
 	"internal/workload/sysbench": 3, "internal/workload/ibench": 3, "internal/workload/dbbench": 3,
 	// Orchestrating runs, importing others' results, keeping results,

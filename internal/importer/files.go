@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -24,16 +25,28 @@ func SysbenchFiles(files []string, src Source, test string) ([]result.Run, error
 	return runs, nil
 }
 
-// ResultsFiles reads the runs of qpslab results files (qpslab run --out);
-// files that hold none are an error.
+// ResultsFiles reads the runs of qpslab results files (qpslab run --out),
+// each file's validated (Validate; its problems named by the file); files
+// that hold none are an error.
 func ResultsFiles(files []string) ([]result.Run, error) {
 	var runs []result.Run
+	all := &Problems{}
 	for _, f := range files {
 		rf, err := result.Read(f)
 		if err != nil {
 			return nil, err
 		}
+		var p *Problems
+		if errors.As(Validate(rf.Runs), &p) {
+			for _, l := range p.Lines {
+				all.add("%s: %s", f, l)
+			}
+			all.More += p.More
+		}
 		runs = append(runs, rf.Runs...)
+	}
+	if all.Count() > 0 {
+		return nil, all
 	}
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("%s hold no runs", strings.Join(files, ", "))

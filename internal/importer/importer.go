@@ -5,6 +5,11 @@
 // bench/sysbench.lua (Mytools; docs/reference.md describes their files) and
 // bench/ibench (Ibench: the Insert Benchmark's step folders).
 //
+// Validate is the one check every run stored from outside passes, what
+// these importers read as a results file or a post to qpslab serve: the
+// registries' suites and enums, names a page can show and a label can give
+// back (validate.go).
+//
 // It reads files only: it stores nothing and runs nothing. Every importer
 // returns either all of its runs or one error that names the file, the line
 // and what was wrong with it; nothing is half-imported. A figure that is not

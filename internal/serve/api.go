@@ -59,6 +59,9 @@ var endpoints = []endpoint{
 	{"GET", "/api/v1/attention", "attention (open, the default: open and acknowledged; all, acknowledged, dismissed, fixed)", "the attention view's regressions, newest first, one entry per build they arrived in with its parts and triage"},
 	{"POST", "/api/v1/attention", "a JSON body: key (an entry's or a part's), state (open, acknowledged, dismissed, fixed), note, fixed_in (with fixed)", "set a triage state (a token with the triage scope); an entry's applies to its parts"},
 	{"POST", "/api/v1/results", "format (results, sysbench, mytools; default from the Content-Type); label (sysbench, mytools); test (sysbench); version, commit, time, file", "import results as qpslab import does, all or nothing (a token with the ingest scope)"},
+	{"POST", "/api/v1/runs/{id}/hide", "", "hide a run from every read, keeping it (a token with the admin scope; audited)"},
+	{"POST", "/api/v1/runs/{id}/unhide", "", "show a hidden run again (a token with the admin scope; audited)"},
+	{"DELETE", "/api/v1/runs/{id}", "", "delete a run with its samples, metrics, stacks and rounds (a token with the admin scope; audited)"},
 }
 
 func (s *Server) apiIndex(w http.ResponseWriter, r *http.Request) {

@@ -27,10 +27,11 @@ import (
 const (
 	ScopeRead   = "read"   // pages and the JSON reads, when they are not public
 	ScopeIngest = "ingest" // POST /api/v1/results
+	ScopeAdmin  = "admin"  // hide, unhide and delete runs (admin.go)
 )
 
 // Scopes are every scope, in the order they are listed.
-var Scopes = []string{ScopeRead, ScopeIngest, ScopeTriage}
+var Scopes = []string{ScopeRead, ScopeIngest, ScopeTriage, ScopeAdmin}
 
 // A token is "qpslab_<id>_<secret>": the id (12 hex digits) names it in
 // lists and logs of the tokens command, the secret (32 random bytes) makes
@@ -282,7 +283,7 @@ func (a *auth) need(scope string, cookie bool, h http.HandlerFunc) http.HandlerF
 				a.toLogin(w, r)
 				return
 			}
-			what := map[string]string{ScopeRead: "reading", ScopeIngest: "posting results"}[scope]
+			what := map[string]string{ScopeRead: "reading", ScopeIngest: "posting results", ScopeTriage: "triage", ScopeAdmin: "hiding and deleting runs"}[scope]
 			if what == "" {
 				what = "this"
 			}

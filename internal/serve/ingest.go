@@ -119,6 +119,9 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	defer os.RemoveAll(dir)
 	body := http.MaxBytesReader(w, r.Body, s.o.MaxBody)
 	runs, err := s.readIngest(format, q, body, dir)
+	if err == nil {
+		err = importer.Validate(runs) // as qpslab import's: the registries' rules
+	}
 	if err != nil {
 		s.ingestError(w, r, err)
 		return
@@ -137,7 +140,7 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	ans := ingestAnswer{Imported: len(runs) - skipped, Skipped: skipped}
 	seen := map[string]bool{}
 	for _, run := range runs {
-		l := run.Build + "." + result.ConfigName(run.Config)
+		l := run.Label() // build.config(:engine): what ?label= queries back
 		if !seen[l] {
 			seen[l] = true
 			ans.Labels = append(ans.Labels, l)
@@ -165,12 +168,17 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 
 // ingestError answers a post that stored nothing: 413 for a body (or a
 // tarball's content) too large, 415 for a format not known, 400 for the
-// rest of what the post holds; 500 only for the server's own failures.
+// rest of what the post holds (for runs importer.Validate refuses, with
+// each problem in "problems"); 500 only for the server's own failures.
 func (s *Server) ingestError(w http.ResponseWriter, r *http.Request, err error) {
 	var big *errTooLarge
 	var mbe *http.MaxBytesError
 	var un *errUnsupported
+	var pr *importer.Problems
 	switch {
+	case errors.As(err, &pr):
+		// Every problem, one a line, each naming its field and run.
+		s.apiJSON(w, r, http.StatusBadRequest, map[string]any{"error": "nothing was stored: " + pr.Error(), "problems": pr.Lines, "more": pr.More})
 	case errors.As(err, &mbe):
 		apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes: nothing was stored; post the results in parts, or start qpslab serve with a larger --max-body", s.o.MaxBody))
 	case errors.As(err, &big):

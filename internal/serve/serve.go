@@ -259,6 +259,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/results", s.auth.ingest(s.apiIngest))
 	m.HandleFunc("GET /api/v1/attention", read(s.apiAttention))
 	m.HandleFunc("POST /api/v1/attention", s.triageAuth(false, s.apiTriage))
+	m.HandleFunc("POST /api/v1/runs/{id}/hide", s.auth.admin(s.curateRun(store.Hide)))
+	m.HandleFunc("POST /api/v1/runs/{id}/unhide", s.auth.admin(s.curateRun(store.Unhide)))
+	m.HandleFunc("DELETE /api/v1/runs/{id}", s.auth.admin(s.curateRun(store.Delete)))
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s %s: GET /api/v1 lists them", r.Method, r.URL.Path))
 	})

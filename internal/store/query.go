@@ -80,7 +80,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT r.id, r.suite, r.test, r.build, b.flavor, b.version, r.config, r.threads, r.loop_mode, r.rate, r.arrivals,
 		r.params, r.seed, r.status, r.error, r.started, r.ended, r.warmup, r.duration, r.qpslab_version, r.totals, r.response_hist, r.service_hist,
 		h.fingerprint, m.hw, r.step, r.role, r.groups, r.verdicts, r.plan_id, r.pairing
-		FROM runs r JOIN builds b ON b.name = r.build LEFT JOIN hosts h ON h.id = r.host_id LEFT JOIN metrics m ON m.run_id = r.id
+		FROM `+visibleRuns+` r JOIN builds b ON b.name = r.build LEFT JOIN hosts h ON h.id = r.host_id LEFT JOIN metrics m ON m.run_id = r.id
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY r.started, r.id`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
@@ -285,7 +285,7 @@ type LabelInfo struct {
 // than InnoDB) in the store, once per suite it has runs of.
 func (s *Store) Labels(ctx context.Context) ([]LabelInfo, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT r.build, r.config_name, r.suite, b.version, r.test, r.threads, r.hostname, COALESCE(r.host_id, ''), r.source, r.status, r.started, r.params
-		FROM runs r JOIN builds b ON b.name = r.build ORDER BY r.build, r.config_name, r.suite, r.started`)
+		FROM `+visibleRuns+` r JOIN builds b ON b.name = r.build ORDER BY r.build, r.config_name, r.suite, r.started`)
 	if err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
 	}

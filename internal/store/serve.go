@@ -284,18 +284,21 @@ func (s *Store) Alerts(ctx context.Context) ([]Alert, error) {
 }
 
 // Generation changes whenever what history is made of changes: a run
-// ending ok or imported, a build taking a version. Caches of what is
-// concluded from history compare it, rather than the results themselves.
+// ending ok or imported, a build taking a version, a run hidden, unhidden
+// or deleted (Curate). Caches of what is concluded from history compare
+// it, rather than the results themselves.
 func (s *Store) Generation(ctx context.Context) (string, error) {
 	var n, versioned int
 	var ended, started string
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*), COALESCE(max(ended), ''), COALESCE(max(started), '') FROM runs WHERE status = ?`), result.OK).Scan(&n, &ended, &started); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*), COALESCE(max(ended), ''), COALESCE(max(started), '') FROM `+visibleRuns+` r WHERE status = ?`), result.OK).Scan(&n, &ended, &started); err != nil {
 		return "", fmt.Errorf("read store %s: %w", s.where, err)
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM builds WHERE version <> ''`).Scan(&versioned); err != nil {
+	// The audit only grows: a run hidden, unhidden or deleted moves it.
+	var audited int
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM builds WHERE version <> ''), (SELECT count(*) FROM run_audit)`).Scan(&versioned, &audited); err != nil {
 		return "", fmt.Errorf("read store %s: %w", s.where, err)
 	}
-	return fmt.Sprintf("%d/%s/%s/%d", n, ended, started, versioned), nil
+	return fmt.Sprintf("%d/%s/%s/%d/%d", n, ended, started, versioned, audited), nil
 }
 
 // RunInfo is a run's row without its figures: what lists of runs show.
@@ -364,12 +367,12 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*) FROM runs r WHERE `+cond), args...).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*) FROM `+visibleRuns+` r WHERE `+cond), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("read store %s: %w", s.where, err)
 	}
 	query := `SELECT r.id, r.suite, r.test, r.build, b.version, r.config_name, r.config, r.threads, r.status, r.error, r.started, r.ended,
 		r.reported, r.reported_unit, COALESCE(r.host_id, ''), r.hostname, r.source, r.role, r.step
-		FROM runs r JOIN builds b ON b.name = r.build WHERE ` + cond + ` ORDER BY r.started DESC, r.id DESC`
+		FROM ` + visibleRuns + ` r JOIN builds b ON b.name = r.build WHERE ` + cond + ` ORDER BY r.started DESC, r.id DESC`
 	if q.Limit > 0 {
 		query += ` LIMIT ? OFFSET ?`
 		args = append(args, q.Limit, max(q.Offset, 0))
@@ -407,7 +410,7 @@ type HostInfo struct {
 // Hosts lists the stored hosts, the one with the latest run first.
 func (s *Store) Hosts(ctx context.Context) ([]HostInfo, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT h.id, h.fingerprint, h.first_seen, count(r.id), COALESCE(max(r.started), '')
-		FROM hosts h LEFT JOIN runs r ON r.host_id = h.id GROUP BY h.id, h.fingerprint, h.first_seen ORDER BY 5 DESC, h.id`)
+		FROM hosts h LEFT JOIN `+visibleRuns+` r ON r.host_id = h.id GROUP BY h.id, h.fingerprint, h.first_seen ORDER BY 5 DESC, h.id`)
 	if err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
 	}
@@ -428,7 +431,7 @@ func (s *Store) Hosts(ctx context.Context) ([]HostInfo, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
 	}
-	names, err := s.db.QueryContext(ctx, `SELECT DISTINCT host_id, hostname FROM runs WHERE host_id IS NOT NULL AND hostname <> '' ORDER BY host_id, hostname`)
+	names, err := s.db.QueryContext(ctx, `SELECT DISTINCT host_id, hostname FROM `+visibleRuns+` r WHERE host_id IS NOT NULL AND hostname <> '' ORDER BY host_id, hostname`)
 	if err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
 	}
@@ -458,7 +461,7 @@ type TestInfo struct {
 // Tests lists the tests with ok runs that are not warm-ups, per suite in
 // the suite's order.
 func (s *Store) Tests(ctx context.Context) ([]TestInfo, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT suite, test, min(step), max(role), count(*), COALESCE(max(started), '') FROM runs
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT suite, test, min(step), max(role), count(*), COALESCE(max(started), '') FROM `+visibleRuns+` r
 		WHERE status = ? AND role <> ? GROUP BY suite, test ORDER BY suite, 3, test`), result.OK, result.RoleWarm)
 	if err != nil {
 		return nil, fmt.Errorf("read store %s: %w", s.where, err)
