@@ -336,11 +336,7 @@ func median(v []float64) float64 {
 	}
 	s := append([]float64{}, v...)
 	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
+	return history.Median(s)
 }
 
 // mostOf is the key counted most often (the first by name on a tie).

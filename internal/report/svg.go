@@ -84,29 +84,12 @@ func (s *svgDoc) yAxis(ts []float64, step float64, y func(float64) float64, x0, 
 	}
 }
 
-// svgNiceStep is 1, 2 or 5 times a power of ten, about span/n.
-func svgNiceStep(span float64, n int) float64 {
-	if !(span > 0) || math.IsInf(span, 0) {
-		return 1
-	}
-	raw := span / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
+// svgNiceStep is 1, 2 or 5 times a power of ten, about span/n (NiceStep).
+func svgNiceStep(span float64, n int) float64 { return NiceStep(span, n) }
 
-// svgTicks are the multiples of step from lo to hi.
-func svgTicks(lo, hi, step float64) []float64 {
-	var out []float64
-	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
-		out = append(out, i*step)
-	}
-	return out
-}
+// svgTicks are the multiples of step from lo to hi, a bounded list
+// (AxisTicks).
+func svgTicks(lo, hi, step float64) []float64 { return AxisTicks(lo, hi, step) }
 
 func svgTickLabel(v, step float64) string {
 	d := 0
@@ -127,7 +110,7 @@ func svgRelAxis(lo, hi float64) (from, to, step float64) {
 	pad := math.Max((hi-lo)*0.08, 0.02)
 	step = svgNiceStep(hi-lo+2*pad, 6)
 	from = math.Floor((lo-pad)/(step/5)) * (step / 5)
-	to = math.Ceil((hi+pad)/step) * step
+	to = Finite(math.Ceil((hi+pad)/step) * step)
 	if from < 0 {
 		from = 0
 	}
@@ -152,7 +135,7 @@ func svgZeroAxis(hi float64) (to, step float64) {
 		hi = 1
 	}
 	step = svgNiceStep(hi*1.05, 5)
-	to = math.Ceil(hi*1.05/step) * step
+	to = Finite(math.Ceil(hi*1.05/step) * step)
 	return to, step
 }
 
