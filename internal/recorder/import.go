@@ -14,6 +14,9 @@ import (
 // then says on out what was stored where and what version the build has,
 // or on errw that it has none.
 func Import(ctx context.Context, st *store.Store, runs []result.Run, out, errw io.Writer) error {
+	if err := result.CheckRuns(runs); err != nil { // each figure within its metric's bounds
+		return fmt.Errorf("nothing was imported: %w", err)
+	}
 	src := "import:results" // qpslab's own results files
 	if len(runs) > 0 && runs[0].Params["source"] != "" {
 		src = runs[0].Params["source"]

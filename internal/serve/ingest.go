@@ -123,6 +123,10 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 		s.ingestError(w, r, err)
 		return
 	}
+	if err := result.CheckRuns(runs); err != nil { // each figure within its metric's bounds
+		s.ingestError(w, r, badInput("%v", err))
+		return
+	}
 	src := "import:results" // qpslab's own results files
 	if len(runs) > 0 && runs[0].Params["source"] != "" {
 		src = runs[0].Params["source"]
