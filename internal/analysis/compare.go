@@ -723,7 +723,7 @@ func Describe(v []float64) Stats {
 	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
 	s.Median = history.Median(sorted)
 	s.Avg = stat.Mean(v, nil)
-	if math.IsInf(s.Avg, 0) { // the sum overflowed
+	if math.IsInf(s.Avg, 0) || math.IsNaN(s.Avg) { // the sum overflowed
 		s.Avg = result.Mean(v)
 	}
 	if len(v) > 1 {

@@ -237,6 +237,7 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 		}
 		for k, cp := range cps {
 			cp.MeanBefore, cp.MeanAfter = result.ClampFinite(math.Ldexp(cp.MeanBefore, e)), result.ClampFinite(math.Ldexp(cp.MeanAfter, e))
+			cp.Magnitude = result.ClampFinite(cp.Magnitude) // a change from a mean near 0
 			c := Change{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
 				Kind: "improvement", Magnitude: cp.Magnitude, MeanBefore: cp.MeanBefore, MeanAfter: cp.MeanAfter, PValue: cp.PValue,
 				Index: cp.Index, Points: len(vals), Order: s.Order, Arrived: s.Points[cp.Index], Options: o,
