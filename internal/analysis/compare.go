@@ -389,7 +389,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 				floor, known = o.Noise(k.test, k.threads, k.cond)
 			}
 			cell.Verdict = JudgeIn(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), true, floor, known, o.Confidence, c.Alpha, &c.RepeatEffects[i])
-			cell.Rel = cell.Center / row.Base.Center
+			cell.Rel = result.Ratio(cell.Center, row.Base.Center) // NaN for a base of 0, never ±Inf
 			if cell.Verdict.Method == MethodPaired && !math.IsNaN(cell.Verdict.Rel) {
 				cell.Rel = cell.Verdict.Rel
 			}
