@@ -145,16 +145,14 @@ func figuresOf(r Run) []figureCheck {
 		add(at+".rate", o.Rate, rate)
 		latency(at+".response", o.Response)
 	}
-	names := make([]string, 0, len(t.Figures))
-	for name := range t.Figures {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range sortedNames(t.Figures) {
 		add("totals.figures."+name, t.Figures[name], metric(name))
 	}
 	for k, rd := range r.Rounds {
 		add(fmt.Sprintf("rounds[%d].value", k), rd.Value, metric("qps"))
+		for _, name := range sortedNames(rd.Figures) {
+			add(fmt.Sprintf("rounds[%d].figures.%s", k, name), rd.Figures[name], metric(name))
+		}
 	}
 	for _, m := range All() {
 		if m.Class == ClassFigure || m.Class == ClassLatency {
@@ -166,8 +164,17 @@ func figuresOf(r Run) []figureCheck {
 	}
 	if r.HW != nil && r.HW.Server != nil {
 		for _, c := range r.HW.Server.Values {
-			add("hw.server: "+c.Name, c.Value, Metric{Name: "a server counter", Class: ClassServer, Min: -DefaultMax})
+			add("hw.server: "+c.Name, c.Value, Metric{Name: "a server counter", Class: ClassServer})
 		}
 	}
 	return out
+}
+
+func sortedNames(m map[string]float64) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -27,7 +27,8 @@ func TestCheckFigures(t *testing.T) {
 		{func(r *Run) { r.Rounds[1].Value = 2e9 }, "rounds[1].value = 2e+09 is above"},
 		{func(r *Run) { r.Totals.Figures["unregistered"] = 1e16 }, "totals.figures.unregistered = 1e+16 is above the plausible 1e+15"},
 		{func(r *Run) { r.Totals.Ops = []OpTotals{{Rate: 1e10}} }, "totals.ops[0].rate = 1e+10 is above"},
-		{func(r *Run) { r.HW = &HW{Server: &ServerCounters{Values: []CounterValue{{Name: "x", Value: -1e300}}}} }, "hw.server: x = -1e+300 is below the plausible -1e+15"},
+		{func(r *Run) { r.HW = &HW{Server: &ServerCounters{Values: []CounterValue{{Name: "x", Value: 1e300}}}} }, "hw.server: x = 1e+300 is above the plausible 1e+15"},
+		{func(r *Run) { r.Rounds[0].Figures = map[string]float64{"sla%": 101} }, "rounds[0].figures.sla% = 101 is above"},
 	} {
 		r := ok
 		r.Totals.Figures = map[string]float64{"sla%": 99.5}
