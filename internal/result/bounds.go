@@ -48,36 +48,47 @@ func (m Metric) Bounds() (lo, hi float64) {
 }
 
 // Check says why v is not a plausible value of m (nil when it is).
-func (m Metric) Check(v float64) error {
+func (m Metric) Check(v float64) error { return boundOf(m).check(v) }
+
+// bound is a plausible range [lo, hi] of what it names, in its unit: a
+// metric's, or a field's of the result type itself (a rate, a latency in
+// µs) that no metric is.
+type bound struct {
+	name, unit string
+	lo, hi     float64
+}
+
+func boundOf(m Metric) bound {
 	lo, hi := m.Bounds()
+	return bound{m.Name, m.Unit, lo, hi}
+}
+
+func (b bound) check(v float64) error {
+	unit := ""
+	if b.unit != "" {
+		unit = " (" + b.unit + ")"
+	}
 	switch {
 	case math.IsNaN(v):
 		return fmt.Errorf("is not a number")
 	case math.IsInf(v, 0):
 		return fmt.Errorf("is infinite")
-	case v > hi:
-		return fmt.Errorf("is above the plausible %g for %s%s", hi, m.Name, unitOf(m))
-	case v < lo && lo == 0:
-		return fmt.Errorf("is negative: %s cannot be", m.Name)
-	case v < lo:
-		return fmt.Errorf("is below the plausible %g for %s%s", lo, m.Name, unitOf(m))
+	case v > b.hi:
+		return fmt.Errorf("is above the plausible %g for %s%s", b.hi, b.name, unit)
+	case v < b.lo && b.lo == 0:
+		return fmt.Errorf("is negative: %s cannot be", b.name)
+	case v < b.lo:
+		return fmt.Errorf("is below the plausible %g for %s%s", b.lo, b.name, unit)
 	}
 	return nil
 }
 
-func unitOf(m Metric) string {
-	if m.Unit == "" {
-		return ""
-	}
-	return " (" + m.Unit + ")"
-}
-
 // figureCheck is one figure of a run to check: where it is in the run's
-// JSON, its value, and the metric whose bounds apply.
+// JSON, its value, and its bounds.
 type figureCheck struct {
 	field string
 	v     float64
-	m     Metric
+	b     bound
 }
 
 // CheckFigures refuses a run a figure of which is implausible: outside
@@ -88,7 +99,7 @@ type figureCheck struct {
 //	runs[3] (point-query): totals.reported = 1.7e+308 is above the plausible 1e+09 for qps: …
 func CheckFigures(i int, r Run) error {
 	for _, c := range figuresOf(r) {
-		if err := c.m.Check(c.v); err != nil {
+		if err := c.b.check(c.v); err != nil {
 			shown := strconv.FormatFloat(c.v, 'g', -1, 64)
 			return fmt.Errorf("runs[%d] (%s): %s = %s %v: no measurement is so; fix the figure (or its unit) in what is imported", i, r.Test, c.field, shown, err)
 		}
@@ -111,17 +122,17 @@ func CheckRuns(runs []Run) error {
 // headline values, and every registered figure the run has (the hardware
 // cost per op, the server's counters).
 func figuresOf(r Run) []figureCheck {
-	metric := func(name string) Metric {
+	metric := func(name string) bound { // a registered figure's, else the default
 		if m, ok := Lookup(name); ok {
-			return m
+			return boundOf(m)
 		}
-		return Metric{Name: name, Class: ClassFigure}
+		return bound{name, "", 0, DefaultMax}
 	}
-	rate := Metric{Name: "rate", Class: ClassFigure, Max: MaxRate, Unit: "/s"}
-	lat := Metric{Name: "a response time", Class: ClassLatency, Max: DayUs, Unit: "µs"} // the run keeps them in µs
+	rate := bound{"a rate", "/s", 0, MaxRate}
+	lat := bound{"a response time", "µs", 0, DayUs} // the run keeps them in µs
 	var out []figureCheck
-	add := func(field string, v float64, m Metric) {
-		out = append(out, figureCheck{field, v, m})
+	add := func(field string, v float64, b bound) {
+		out = append(out, figureCheck{field, v, b})
 	}
 	latency := func(at string, l Latency) {
 		for _, f := range []struct {
@@ -132,11 +143,11 @@ func figuresOf(r Run) []figureCheck {
 		}
 	}
 	t := r.Totals
-	add("totals.seconds", t.Seconds, Metric{Name: "a run's seconds", Class: ClassFigure, Max: 1e8, Unit: "s"})
+	add("totals.seconds", t.Seconds, bound{"a run's seconds", "s", 0, 1e8})
 	add("totals.reported", t.Reported, metric("qps"))
 	add("totals.qps", t.QPS, rate)
 	add("totals.tps", t.TPS, rate)
-	add("totals.rows_per_sec", t.RowsPerSec, Metric{Name: "rows/s", Class: ClassFigure, Max: 10 * MaxRate, Unit: "rows/s"})
+	add("totals.rows_per_sec", t.RowsPerSec, bound{"a row rate", "rows/s", 0, 10 * MaxRate})
 	add("rate", r.Rate, rate)
 	latency("totals.response", t.Response)
 	latency("totals.service", t.Service)
@@ -159,12 +170,12 @@ func figuresOf(r Run) []figureCheck {
 			continue // the totals' own fields, above
 		}
 		if v, ok := m.Of(r); ok {
-			add("hw: "+m.Name, v, m)
+			add("hw: "+m.Name, v, boundOf(m))
 		}
 	}
 	if r.HW != nil && r.HW.Server != nil {
 		for _, c := range r.HW.Server.Values {
-			add("hw.server: "+c.Name, c.Value, Metric{Name: "a server counter", Class: ClassServer})
+			add("hw.server: "+c.Name, c.Value, bound{"a server counter", "", 0, DefaultMax})
 		}
 	}
 	return out
