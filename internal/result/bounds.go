@@ -2,8 +2,9 @@ package result
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -156,12 +157,12 @@ func figuresOf(r Run) []figureCheck {
 		add(at+".rate", o.Rate, rate)
 		latency(at+".response", o.Response)
 	}
-	for _, name := range sortedNames(t.Figures) {
+	for _, name := range slices.Sorted(maps.Keys(t.Figures)) {
 		add("totals.figures."+name, t.Figures[name], metric(name))
 	}
 	for k, rd := range r.Rounds {
 		add(fmt.Sprintf("rounds[%d].value", k), rd.Value, metric("qps"))
-		for _, name := range sortedNames(rd.Figures) {
+		for _, name := range slices.Sorted(maps.Keys(rd.Figures)) {
 			add(fmt.Sprintf("rounds[%d].figures.%s", k, name), rd.Figures[name], metric(name))
 		}
 	}
@@ -179,13 +180,4 @@ func figuresOf(r Run) []figureCheck {
 		}
 	}
 	return out
-}
-
-func sortedNames(m map[string]float64) []string {
-	names := make([]string, 0, len(m))
-	for name := range m {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
 }
