@@ -115,11 +115,13 @@ func Axis(lo, hi float64, n int) (from, to, step float64) {
 
 // Scale is where v falls between from and to, 0 at from and 1 at to,
 // computed by halves so that no difference overflows; a non-finite v
-// is clamped to the largest float first.
+// is clamped to the largest float first, and a v far outside the axis
+// (a negative figure on an axis from 0) is drawn just outside it, from -1
+// to 2, never at an infinite coordinate.
 func Scale(v, from, to float64) float64 {
 	d := to/2 - from/2
 	if !(d > 0) {
 		return 0.5
 	}
-	return (Finite(v)/2 - from/2) / d
+	return math.Min(math.Max((Finite(v)/2-from/2)/d, -1), 2)
 }

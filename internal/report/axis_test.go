@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -105,4 +106,38 @@ func abs(n int) int {
 		return -(n + 1)
 	}
 	return n
+}
+
+// The report's charts over extreme values (a store written before the
+// bounds): each is drawn at once, a few ticks, no coordinate that is not
+// a number.
+func TestReportChartsExtremes(t *testing.T) {
+	for _, a := range extremes {
+		for _, b := range []float64{0, 1, 5e-324, 1.7e308, -1.7e308, math.MaxFloat64} {
+			if math.IsInf(a, 0) {
+				continue
+			}
+			vals := []float64{a, b, a}
+			var charts []string
+			guard(5*time.Second, fmt.Sprintf("the charts of %v", vals), func() {
+				bars := []svgBars{{Name: "x", Colour: "#000", Values: vals}}
+				lines := []svgLine{{Name: "x", Colour: "#000", Values: vals}}
+				charts = []string{
+					string(svgBarChart("bar", "t", "qps", []string{"a", "b", "c"}, bars, false)),
+					string(svgBarChart("rel", "t", "rel", []string{"a", "b", "c"}, bars, true)),
+					string(svgLineChart("line", "t", "qps", lines)),
+					string(svgSweepChart("sweep", "t", "qps", []int{1, 2, 4}, lines, false)),
+					string(svgSweepChart("sweeplog", "t", "p99", []int{1, 2, 4}, lines, true)),
+				}
+			})
+			for _, c := range charts {
+				if strings.Contains(c, "NaN") || strings.Contains(c, "Inf") {
+					t.Errorf("a chart of %v has a coordinate that is not a number: %.300s", vals, c)
+				}
+				if n := strings.Count(c, `class="tick"`); n > 2*MaxTicks {
+					t.Errorf("a chart of %v has %d ticks", vals, n)
+				}
+			}
+		}
+	}
 }

@@ -276,7 +276,7 @@ func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 	to, step := svgZeroAxis(hi)
 	xmax := math.Max(float64(n-1), 1)
 	x := func(i float64) float64 { return lineML + i/xmax*linePW }
-	y := func(v float64) float64 { return bottom - v/to*linePlotH }
+	y := func(v float64) float64 { return bottom - Scale(v, 0, to)*linePlotH }
 	s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
 	xstep := math.Max(svgNiceStep(xmax, 10), 1)
 	for _, t := range svgTicks(0, xmax, xstep) {
@@ -343,15 +343,18 @@ func svgSweepChart(name, title, yLabel string, xs []int, series []svgLine, logY 
 			d1 = d0 + 1
 		}
 		y = func(v float64) float64 { return bottom - (math.Log10(v)-d0)/(d1-d0)*linePlotH }
-		for d := d0; d <= d1; d++ {
+		for d := d0; d <= d1; d += math.Max(1, math.Ceil((d1-d0)/MaxTicks)) { // a few decades however many the data span
 			v := math.Pow(10, d)
+			if v == 0 || math.IsInf(v, 0) { // beyond the floats (1e-324, 1e309)
+				continue
+			}
 			s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(lineML), svgF(y(v)), svgF(lineML+linePW), svgF(y(v)))
 			s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(lineML-6), svgF(y(v)+4), svgEsc(strconv.FormatFloat(v, 'g', -1, 64)))
 		}
 		s.raw(`<text class="alabel" transform="translate(%s %s) rotate(-90)" text-anchor="middle">%s (log)</text>`, svgF(16), svgF((top+bottom)/2), svgEsc(yLabel))
 	} else {
 		to, step := svgZeroAxis(hi)
-		y = func(v float64) float64 { return bottom - v/to*linePlotH }
+		y = func(v float64) float64 { return bottom - Scale(v, 0, to)*linePlotH }
 		s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
 	}
 	for _, t := range xs {
