@@ -10,6 +10,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/changepoint"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // BuildChange is what happened between two neighbouring builds of a series
@@ -99,7 +100,10 @@ func Builds(series []history.Series, settings DetectSettings, base changepoint.O
 			b := BuildChange{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
 				From: from, To: to, PValue: math.NaN(), Confidence: math.NaN(), Alpha: thr.CompareAlpha, Newest: i == len(s.Points)-1}
 			if from.Value != 0 {
-				b.Magnitude = (to.Value - from.Value) / from.Value
+				b.Magnitude = result.Ratio(to.Value-from.Value, from.Value) // no overflow from a tiny from
+				if math.IsInf(to.Value-from.Value, 0) {                     // values of both signs near the largest float
+					b.Magnitude = result.Ratio(to.Value, from.Value) - 1
+				}
 			}
 			nf, nt := len(from.Values), len(to.Values)
 			v := Test(pointSide(from), pointSide(to), 0.95, b.Alpha)

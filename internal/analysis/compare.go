@@ -389,7 +389,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 				floor, known = o.Noise(k.test, k.threads, k.cond)
 			}
 			cell.Verdict = JudgeIn(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), true, floor, known, o.Confidence, c.Alpha, &c.RepeatEffects[i])
-			cell.Rel = cell.Center / row.Base.Center
+			cell.Rel = result.Ratio(cell.Center, row.Base.Center) // NaN for a base of 0, never ±Inf
 			if cell.Verdict.Method == MethodPaired && !math.IsNaN(cell.Verdict.Rel) {
 				cell.Rel = cell.Verdict.Rel
 			}
@@ -704,6 +704,11 @@ func summarize(v []float64, confidence float64) Summary {
 	thr := benchmath.DefaultThresholds
 	bs := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, v...), &thr), confidence)
 	s.Center, s.Lo, s.Hi = bs.Center, bs.Lo, bs.Hi
+	if math.IsInf(s.Center, 0) || math.IsNaN(s.Center) { // its interpolation overflows on ±MaxFloat64
+		sorted := append([]float64{}, v...)
+		sort.Float64s(sorted)
+		s.Center = history.Median(sorted)
+	}
 	return s
 }
 
@@ -718,22 +723,16 @@ func Describe(v []float64) Stats {
 	s.Min, s.Max = sorted[0], sorted[len(sorted)-1]
 	s.Median = history.Median(sorted)
 	s.Avg = stat.Mean(v, nil)
+	if math.IsInf(s.Avg, 0) || math.IsNaN(s.Avg) { // the sum overflowed
+		s.Avg = result.Mean(v)
+	}
 	if len(v) > 1 {
 		s.Stddev = stat.StdDev(v, nil)
+		if math.IsInf(s.Stddev, 0) || math.IsNaN(s.Stddev) {
+			s.Stddev = result.StdDev(v)
+		}
 	}
 	return s
 }
 
-func geomean(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, x := range v {
-		if x <= 0 {
-			return math.NaN()
-		}
-		s += math.Log(x)
-	}
-	return math.Exp(s / float64(len(v)))
-}
+func geomean(v []float64) float64 { return result.GeoMean(v) }

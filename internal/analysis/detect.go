@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -229,11 +230,14 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 		if !s.HigherIsBetter {
 			dir = changepoint.LowerIsBetter
 		}
+		e := scaleOf(vals)
 		cps, err := changepoint.Detect(vals, o, dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		for k, cp := range cps {
+			cp.MeanBefore, cp.MeanAfter = result.ClampFinite(math.Ldexp(cp.MeanBefore, e)), result.ClampFinite(math.Ldexp(cp.MeanAfter, e))
+			cp.Magnitude = result.ClampFinite(cp.Magnitude) // a change from a mean near 0
 			c := Change{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
 				Kind: "improvement", Magnitude: cp.Magnitude, MeanBefore: cp.MeanBefore, MeanAfter: cp.MeanAfter, PValue: cp.PValue,
 				Index: cp.Index, Points: len(vals), Order: s.Order, Arrived: s.Points[cp.Index], Options: o,
@@ -259,6 +263,28 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 		}
 	}
 	return out, nil
+}
+
+// scaleOf scales vals in place by a power of two when they are so large
+// (or so small) that the detection's sums of squares would overflow (or
+// underflow): a series of 1e300 values is detected as one of values near
+// 1, which changes no relative figure (a power of two scales exactly).
+// It returns the exponent to scale the means back by (0: not scaled).
+func scaleOf(vals []float64) int {
+	hi, lo := 0.0, math.Inf(1)
+	for _, v := range vals {
+		if a := math.Abs(v); a > 0 && !math.IsInf(a, 0) {
+			hi, lo = math.Max(hi, a), math.Min(lo, a)
+		}
+	}
+	if hi == 0 || (hi < 0x1p400 && lo > 0x1p-400) {
+		return 0
+	}
+	_, e := math.Frexp(hi)
+	for i, v := range vals {
+		vals[i] = math.Ldexp(result.ClampFinite(v), -e)
+	}
+	return e
 }
 
 // Series makes the history series of runs for each named metric: per

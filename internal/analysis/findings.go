@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // Findings are what a comparison's numbers say, each resting on a figure
@@ -258,7 +259,7 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange
 				}
 				ch := HWChange{Metric: name, Base: b, Other: o, Rel: math.Inf(1), Verdict: v, Says: says}
 				if b != 0 {
-					ch.Rel = o / b
+					ch.Rel = result.Ratio(o, b)
 				}
 				up := false
 				switch {

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // RepeatEffect is how alike the rounds of one repeat are, beyond chance,
@@ -88,10 +90,4 @@ func PlanRepeatEffect(tests [][]Round) RepeatEffect {
 	return e
 }
 
-func meanOf(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
+func meanOf(v []float64) float64 { return result.Mean(v) }

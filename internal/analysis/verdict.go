@@ -272,7 +272,7 @@ func TestIn(base, other Side, confidence, alpha float64, e *RepeatEffect) Verdic
 		bs := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, bv...), &thr), confidence)
 		os := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, ov...), &thr), confidence)
 		if bs.Center != 0 {
-			v.Rel = os.Center / bs.Center
+			v.Rel = result.Ratio(os.Center, bs.Center)
 		}
 		if minMannWhitneyP(len(bv), len(ov)) >= alpha {
 			v.Why = fmt.Sprintf("%s: too few for the Mann-Whitney test to reach p < %g (4 runs each can)", runsOf(len(bv), len(ov)), alpha)
@@ -284,7 +284,7 @@ func TestIn(base, other Side, confidence, alpha float64, e *RepeatEffect) Verdic
 		sv := SingleRuns(base.Seconds[0], other.Seconds[0], confidence, 1)
 		v.Method, v.N = MethodSingle, min(len(base.Seconds[0]), len(other.Seconds[0]))
 		if len(base.Obs) == 1 && len(other.Obs) == 1 && base.Obs[0].Value != 0 {
-			v.Rel = other.Obs[0].Value / base.Obs[0].Value
+			v.Rel = result.Ratio(other.Obs[0].Value, base.Obs[0].Value)
 		} else {
 			v.Rel = sv.Ratio
 		}
@@ -300,7 +300,7 @@ func TestIn(base, other Side, confidence, alpha float64, e *RepeatEffect) Verdic
 		if len(base.Obs) > 0 && len(other.Obs) > 0 {
 			bv, ov := obsValues(base.Obs), obsValues(other.Obs)
 			if mb := median(bv); mb != 0 {
-				v.Rel = median(ov) / mb
+				v.Rel = result.Ratio(median(ov), mb)
 			}
 		}
 		v.Why = "one value a side and no per-second samples: nothing to tell a change from noise with (run --repeat, or qpslab run rather than an import)"
@@ -336,11 +336,7 @@ func median(v []float64) float64 {
 	}
 	s := append([]float64{}, v...)
 	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
+	return history.Median(s)
 }
 
 // mostOf is the key counted most often (the first by name on a tie).

@@ -19,7 +19,7 @@ func init() {
 // form.
 func CounterMetric(name string) (result.Metric, bool) {
 	if c, ok := strings.CutSuffix(name, result.CounterSuffix); ok && validName(c) {
-		return result.Metric{Name: name, Per: "op", Class: result.ClassServer, Verb: "%.4g",
+		return result.Metric{Name: name, Max: result.DefaultMax, Per: "op", Class: result.ClassServer, Verb: "%.4g",
 			Help: "server counter " + c + " per op",
 			Of: func(r result.Run) (float64, bool) {
 				if !r.HW.Measured() || r.HW.Server == nil || r.HW.Seconds <= 0 {
@@ -45,7 +45,7 @@ func CounterMetric(name string) (result.Metric, bool) {
 			}}, true
 	}
 	if c, ok := strings.CutSuffix(name, result.LevelSuffix); ok && validName(c) {
-		return result.Metric{Name: name, Per: "s", Class: result.ClassServer, Verb: "%.3g",
+		return result.Metric{Name: name, Max: result.DefaultMax, Per: "s", Class: result.ClassServer, Verb: "%.3g",
 			Help: "server level " + c + ", mean over the window",
 			Of: func(r result.Run) (float64, bool) {
 				if !r.HW.Measured() || r.HW.Server == nil {

@@ -12,34 +12,34 @@ import (
 // rate and response times (OpMetric).
 func init() {
 	result.Register(
-		result.Metric{Name: "qps", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Sweep: 2,
+		result.Metric{Name: "qps", Max: result.MaxRate, HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Sweep: 2,
 			Of:   func(r result.Run) (float64, bool) { return r.Totals.Reported, r.Totals.Reported > 0 },
 			Help: "the step's reported figure, in its unit: statements/s (sysbench), Krows/s (scan), rows/s (a load)"},
-		result.Metric{Name: "tps", Unit: "events/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Sweep: 1,
+		result.Metric{Name: "tps", Max: result.MaxRate, Unit: "events/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Sweep: 1,
 			Of: perSec(func(t result.Totals) float64 { return t.TPS }), Help: "events (transactions) per second"},
-		result.Metric{Name: "rows/s", Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f",
+		result.Metric{Name: "rows/s", Max: 10 * result.MaxRate, Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f",
 			Of: perSec(func(t result.Totals) float64 { return t.RowsPerSec }), Help: "rows read or changed per second"},
-		result.Metric{Name: "p50", Unit: "ms", Per: "event", Class: result.ClassLatency, Sweep: 5, Of: latency(func(l result.Latency) float64 { return l.P50 }), Help: "median response time"},
-		result.Metric{Name: "p95", Unit: "ms", Per: "event", Class: result.ClassLatency, Sweep: 3, Of: latency(func(l result.Latency) float64 { return l.P95 }), Help: "95th percentile response time"},
-		result.Metric{Name: "p99", Unit: "ms", Per: "event", Class: result.ClassLatency, Sweep: 4, Of: latency(func(l result.Latency) float64 { return l.P99 }), Help: "99th percentile response time"},
-		result.Metric{Name: "max", Unit: "ms", Per: "event", Class: result.ClassLatency, Of: latency(func(l result.Latency) float64 { return l.Max }), Help: "largest response time"},
-		result.Metric{Name: FigureStalls, Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
+		result.Metric{Name: "p50", Max: result.DayMs, Unit: "ms", Per: "event", Class: result.ClassLatency, Sweep: 5, Of: latency(func(l result.Latency) float64 { return l.P50 }), Help: "median response time"},
+		result.Metric{Name: "p95", Max: result.DayMs, Unit: "ms", Per: "event", Class: result.ClassLatency, Sweep: 3, Of: latency(func(l result.Latency) float64 { return l.P95 }), Help: "95th percentile response time"},
+		result.Metric{Name: "p99", Max: result.DayMs, Unit: "ms", Per: "event", Class: result.ClassLatency, Sweep: 4, Of: latency(func(l result.Latency) float64 { return l.P99 }), Help: "99th percentile response time"},
+		result.Metric{Name: "max", Max: result.DayMs, Unit: "ms", Per: "event", Class: result.ClassLatency, Of: latency(func(l result.Latency) float64 { return l.Max }), Help: "largest response time"},
+		result.Metric{Name: FigureStalls, Max: 1e8, Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "seconds whose rate fell below 10 % of the run's median second"},
-		result.Metric{Name: FigureStallMax, Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
+		result.Metric{Name: FigureStallMax, Max: 1e8, Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "the longest run of consecutive stalled seconds"},
-		result.Metric{Name: "jain", HigherIsBetter: true, Per: "run", Class: result.ClassFigure, Verb: "%.3f", Sweep: 6,
+		result.Metric{Name: "jain", Max: 1, HigherIsBetter: true, Per: "run", Class: result.ClassFigure, Verb: "%.3f", Sweep: 6,
 			Help: "Jain's fairness index of the connections' rates: 1 when all are served alike, 1/n when one gets everything"},
-		result.Metric{Name: "conn/s.min", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
+		result.Metric{Name: "conn/s.min", Max: result.MaxRate, Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
 			Help: "the slowest connection's events per second over the window"},
-		result.Metric{Name: "conn/s.p5", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
+		result.Metric{Name: "conn/s.p5", Max: result.MaxRate, Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
 			Help: "the 5th percentile of the connections' events per second"},
-		result.Metric{Name: "conn/s.median", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
+		result.Metric{Name: "conn/s.median", Max: result.MaxRate, Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
 			Help: "the median connection's events per second"},
-		result.Metric{Name: "conn/s.max", Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
+		result.Metric{Name: "conn/s.max", Max: result.MaxRate, Unit: "events/s", HigherIsBetter: true, Per: "connection", Class: result.ClassFigure, Verb: "%.1f",
 			Help: "the fastest connection's events per second"},
-		result.Metric{Name: "starved", Unit: "connections", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
+		result.Metric{Name: "starved", Max: 1e6, Unit: "connections", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "connections that completed nothing in the whole window"},
-		result.Metric{Name: "starved_1s", Unit: "connections", Per: "s", Class: result.ClassFigure, Verb: "%.0f",
+		result.Metric{Name: "starved_1s", Max: 1e6, Unit: "connections", Per: "s", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "the most connections that completed nothing in one second"},
 	)
 	result.RegisterForm(result.Form{Names: []string{"KIND/s", "KIND.p50", "KIND.p95", "KIND.p99", "KIND.max"}, Metric: OpMetric})
@@ -86,7 +86,7 @@ func OpMetric(name string) (result.Metric, bool) {
 		if strings.HasSuffix(kind, "y") {
 			plural = strings.TrimSuffix(kind, "y") + "ies" // queries
 		}
-		return result.Metric{Name: name, Unit: plural + "/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f",
+		return result.Metric{Name: name, Max: result.MaxRate, Unit: plural + "/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f",
 			Help: kind + " operations per second",
 			Of: func(r result.Run) (float64, bool) {
 				o, ok := r.Totals.Op(kind)
@@ -111,7 +111,7 @@ func OpMetric(name string) (result.Metric, bool) {
 	default:
 		return result.Metric{}, false
 	}
-	return result.Metric{Name: name, Unit: "ms", Per: kind, Class: result.ClassLatency, Help: q + " response time of " + kind + " operations",
+	return result.Metric{Name: name, Max: result.DayMs, Unit: "ms", Per: kind, Class: result.ClassLatency, Help: q + " response time of " + kind + " operations",
 		Of: func(r result.Run) (float64, bool) {
 			o, ok := r.Totals.Op(kind)
 			if !ok || o.Response.Count == 0 {

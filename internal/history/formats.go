@@ -443,7 +443,7 @@ func WriteNyrkioJSON(dir string, series []Series) ([]string, error) {
 			res := NyrkioResult{Timestamp: p.Time.Unix(), Attributes: map[string]string{"git_repo": "qpslab", "branch": g[0].Config, "git_commit": commit},
 				ExtraInfo: map[string]any{"build": p.Build, "version": p.Version, "threads": g[0].Threads, "host": g[0].Host, "runs": p.N}}
 			for j, s := range g {
-				if math.IsNaN(vals[i][j]) {
+				if math.IsNaN(vals[i][j]) || math.IsInf(vals[i][j], 0) { // JSON holds neither
 					continue
 				}
 				d := "higher_is_better"

@@ -326,7 +326,8 @@ func CompareBuilds(a, b Point) int {
 }
 
 // Median of sorted values: the middle one, or the mean of the two middle
-// ones (gonum's quantiles pick one of them).
+// ones (gonum's quantiles pick one of them), without overflow: two runs
+// of 1.7e308 have a median of 1.7e308 (result.Midpoint).
 func Median(sorted []float64) float64 {
 	n := len(sorted)
 	if n == 0 {
@@ -335,7 +336,7 @@ func Median(sorted []float64) float64 {
 	if n%2 == 1 {
 		return sorted[n/2]
 	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
+	return result.Midpoint(sorted[n/2-1], sorted[n/2])
 }
 
 // CompareVersions orders versions naturally: runs of digits compare as

@@ -80,11 +80,16 @@ func (p *Problems) add(format string, a ...any) {
 // names a label cannot round-trip (a label is BUILD.CONFIG split at its
 // last dot, with :ENGINE and @HOST after it). Every surface that stores
 // runs it did not measure calls it: the ingest API and qpslab import, for
-// results files as for the importers' runs. nil, or a *Problems.
+// results files as for the importers' runs. It also refuses a figure
+// outside its metric's plausible range (result.CheckFigures). nil, or a
+// *Problems.
 func Validate(runs []result.Run) error {
 	p := &Problems{}
 	for i, r := range runs {
 		validateRun(p, fmt.Sprintf("runs[%d]", i), r)
+		if err := result.CheckFigures(i, r); err != nil { // each figure within its metric's bounds
+			p.add("%v", err)
+		}
 	}
 	if len(p.Lines) == 0 {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qpslab/qpslab/internal/result"
 	_ "github.com/qpslab/qpslab/internal/workload" // every suite, as the binary registers them
@@ -165,5 +166,23 @@ func TestImportersPassValidate(t *testing.T) {
 	}
 	if err := Validate(append(runs, sb...)); err != nil {
 		t.Errorf("real results refused:\n%v", err)
+	}
+}
+
+// A figure outside its metric's plausible range (two runs of 1.7e308
+// queries a second, whose median once overflowed) is one more problem
+// naming the run and the field; a figure at the bound is not.
+func TestValidateRefusesImplausibleFigures(t *testing.T) {
+	run := func(i int, qps float64) result.Run {
+		return result.Run{SchemaVersion: result.SchemaVersion, Suite: "sysbench", Test: "point-query", Build: "huge", Config: "default@0123456789ab", Threads: 1,
+			Loop: "closed", Status: result.OK, Started: time.Date(2026, 1, 1, 0, i, 0, 0, time.UTC),
+			Totals: result.Totals{Seconds: 10, Reported: qps, ReportedUnit: "qps", QPS: qps}}
+	}
+	err := Validate([]result.Run{run(0, 1000), run(1, 1.7e308)})
+	if err == nil || !strings.Contains(err.Error(), "runs[1] (point-query): totals.reported = 1.7e+308 is above the plausible") {
+		t.Fatalf("1.7e308: %v", err)
+	}
+	if err := Validate([]result.Run{run(0, 1000), run(1, 1e9)}); err != nil {
+		t.Fatalf("a figure at the bound: %v", err)
 	}
 }

@@ -84,29 +84,12 @@ func (s *svgDoc) yAxis(ts []float64, step float64, y func(float64) float64, x0, 
 	}
 }
 
-// svgNiceStep is 1, 2 or 5 times a power of ten, about span/n.
-func svgNiceStep(span float64, n int) float64 {
-	if !(span > 0) || math.IsInf(span, 0) {
-		return 1
-	}
-	raw := span / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
+// svgNiceStep is 1, 2 or 5 times a power of ten, about span/n (NiceStep).
+func svgNiceStep(span float64, n int) float64 { return NiceStep(span, n) }
 
-// svgTicks are the multiples of step from lo to hi.
-func svgTicks(lo, hi, step float64) []float64 {
-	var out []float64
-	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
-		out = append(out, i*step)
-	}
-	return out
-}
+// svgTicks are the multiples of step from lo to hi, a bounded list
+// (AxisTicks).
+func svgTicks(lo, hi, step float64) []float64 { return AxisTicks(lo, hi, step) }
 
 func svgTickLabel(v, step float64) string {
 	d := 0
@@ -127,7 +110,7 @@ func svgRelAxis(lo, hi float64) (from, to, step float64) {
 	pad := math.Max((hi-lo)*0.08, 0.02)
 	step = svgNiceStep(hi-lo+2*pad, 6)
 	from = math.Floor((lo-pad)/(step/5)) * (step / 5)
-	to = math.Ceil((hi+pad)/step) * step
+	to = Finite(math.Ceil((hi+pad)/step) * step)
 	if from < 0 {
 		from = 0
 	}
@@ -152,7 +135,7 @@ func svgZeroAxis(hi float64) (to, step float64) {
 		hi = 1
 	}
 	step = svgNiceStep(hi*1.05, 5)
-	to = math.Ceil(hi*1.05/step) * step
+	to = Finite(math.Ceil(hi*1.05/step) * step)
 	return to, step
 }
 
@@ -293,7 +276,7 @@ func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 	to, step := svgZeroAxis(hi)
 	xmax := math.Max(float64(n-1), 1)
 	x := func(i float64) float64 { return lineML + i/xmax*linePW }
-	y := func(v float64) float64 { return bottom - v/to*linePlotH }
+	y := func(v float64) float64 { return bottom - Scale(v, 0, to)*linePlotH }
 	s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
 	xstep := math.Max(svgNiceStep(xmax, 10), 1)
 	for _, t := range svgTicks(0, xmax, xstep) {
@@ -360,15 +343,18 @@ func svgSweepChart(name, title, yLabel string, xs []int, series []svgLine, logY 
 			d1 = d0 + 1
 		}
 		y = func(v float64) float64 { return bottom - (math.Log10(v)-d0)/(d1-d0)*linePlotH }
-		for d := d0; d <= d1; d++ {
+		for d := d0; d <= d1; d += math.Max(1, math.Ceil((d1-d0)/MaxTicks)) { // a few decades however many the data span
 			v := math.Pow(10, d)
+			if v == 0 || math.IsInf(v, 0) { // beyond the floats (1e-324, 1e309)
+				continue
+			}
 			s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(lineML), svgF(y(v)), svgF(lineML+linePW), svgF(y(v)))
 			s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(lineML-6), svgF(y(v)+4), svgEsc(strconv.FormatFloat(v, 'g', -1, 64)))
 		}
 		s.raw(`<text class="alabel" transform="translate(%s %s) rotate(-90)" text-anchor="middle">%s (log)</text>`, svgF(16), svgF((top+bottom)/2), svgEsc(yLabel))
 	} else {
 		to, step := svgZeroAxis(hi)
-		y = func(v float64) float64 { return bottom - v/to*linePlotH }
+		y = func(v float64) float64 { return bottom - Scale(v, 0, to)*linePlotH }
 		s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
 	}
 	for _, t := range xs {

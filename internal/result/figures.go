@@ -35,7 +35,7 @@ func Stalls(samples []Sample, series string, seconds, frac float64) (stalled []i
 	sort.Float64s(sorted)
 	med := sorted[n/2]
 	if n%2 == 0 {
-		med = (sorted[n/2-1] + sorted[n/2]) / 2
+		med = Midpoint(sorted[n/2-1], sorted[n/2])
 	}
 	if med <= 0 {
 		return nil, 0

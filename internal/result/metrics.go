@@ -36,6 +36,11 @@ type Metric struct {
 	// Aliases are names the figure had before (in older stores, files or
 	// scripts): Lookup takes them.
 	Aliases []string
+	// Min and Max are the plausible range of the figure's values, in its
+	// unit: what is imported or posted outside it is refused
+	// (CheckFigures). Max 0: the class's default (Bounds); Min 0: the
+	// figure cannot be negative.
+	Min, Max float64
 	// Rise is what the figure going up on a regressed test says, in the
 	// seeds' words, for compare's findings ("" where it says nothing).
 	Rise string

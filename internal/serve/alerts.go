@@ -219,11 +219,11 @@ func alertText(d AlertDetail) string {
 // post sends one alert to the webhook: a 2xx answer is sent. Its errors
 // never name the webhook's address (a Slack address is its secret).
 func (s *Server) post(ctx context.Context, d AlertDetail) error {
-	b, err := json.Marshal(Payload{Text: alertText(d), Qpslab: d})
-	if err != nil {
-		return fmt.Errorf("encode the alert: %w", err)
+	var j, b bytes.Buffer // report.JSON: a non-finite figure is null, not an error
+	if err := report.JSON(&j, Payload{Text: alertText(d), Qpslab: d}); err != nil || json.Compact(&b, j.Bytes()) != nil {
+		return fmt.Errorf("encode the alert: %v", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.o.Webhook, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.o.Webhook, &b)
 	if err != nil {
 		return errors.New("the webhook address is not a URL")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // A history chart is drawn on the server as SVG text. A long history is
@@ -62,12 +63,12 @@ func aggregate(pts []history.Point, order string, from, to, n int) []Bucket {
 	for i := from; i < to; i += size {
 		j := min(i+size, to)
 		b := Bucket{From: i, To: j - 1, N: j - i, Min: math.Inf(1), Max: math.Inf(-1), First: pointName(pts[i], order), Last: pointName(pts[j-1], order)}
-		sum := 0.0
+		vals := make([]float64, 0, j-i)
 		for _, p := range pts[i:j] {
 			b.Min, b.Max = math.Min(b.Min, p.Value), math.Max(b.Max, p.Value)
-			sum += p.Value
+			vals = append(vals, p.Value)
 		}
-		b.Mean = sum / float64(b.N)
+		b.Mean = result.Mean(vals) // no overflow near the largest float
 		out = append(out, b)
 	}
 	return out
@@ -103,21 +104,6 @@ func esc(s string) string { return html.EscapeString(s) }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// niceStep is 1, 2 or 5 times a power of ten, about span/n.
-func niceStep(span float64, n int) float64 {
-	if !(span > 0) || math.IsInf(span, 0) {
-		return 1
-	}
-	raw := span / float64(n)
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
 // changeLabel is how a chart and a page name a change point: its kind,
 // its magnitude and where it arrived.
 func changeLabel(c analysis.Change) string {
@@ -150,17 +136,19 @@ func historyChartLinked(s Series, w window, href string, links chartLinks) templ
 	if aggregated {
 		buckets = aggregate(pts, s.Order, w.From, w.To, maxBuckets)
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	lo, hi, have := math.Inf(1), math.Inf(-1), false
 	for _, p := range pts[w.From:w.To] {
-		lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
+		if !math.IsNaN(p.Value) {
+			lo, hi, have = math.Min(lo, p.Value), math.Max(hi, p.Value), true
+		}
 	}
-	if math.IsInf(lo, 0) {
+	if !have {
 		return ""
 	}
-	pad := math.Max((hi-lo)*0.08, math.Max(math.Abs(hi)*0.01, 1e-9))
-	step := niceStep(hi-lo+2*pad, 5)
-	ylo, yhi := math.Floor((lo-pad)/step)*step, math.Ceil((hi+pad)/step)*step
-	y := func(v float64) float64 { return bottom - (v-ylo)/(yhi-ylo)*plotH }
+	// The axis and where a value goes, for any values: finite, bounded
+	// ticks (report.Axis).
+	ylo, yhi, step := report.Axis(lo, hi, 5)
+	y := func(v float64) float64 { return bottom - report.Scale(v, ylo, yhi)*plotH }
 	span := math.Max(float64(count-1), 1)
 	x := func(i float64) float64 { return ml + (i-float64(w.From))/span*pw }
 	if count == 1 {
@@ -181,7 +169,7 @@ func historyChartLinked(s Series, w window, href string, links chartLinks) templ
 	}
 	fmt.Fprintf(&b, `<text class="legend" x="%s" y="32" text-anchor="middle">%s</text>`, f1(W/2), esc(what))
 	// y axis and grid
-	for t := ylo; t <= yhi+step*1e-9; t += step {
+	for _, t := range report.AxisTicks(ylo, yhi, step) {
 		yy := y(t)
 		fmt.Fprintf(&b, `<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(ml), f1(yy), f1(ml+pw), f1(yy))
 		fmt.Fprintf(&b, `<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, f1(ml-4), f1(yy+4), esc(report.Num(t)))

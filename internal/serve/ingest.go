@@ -120,7 +120,7 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	body := http.MaxBytesReader(w, r.Body, s.o.MaxBody)
 	runs, err := s.readIngest(format, q, body, dir)
 	if err == nil {
-		err = importer.Validate(runs) // as qpslab import's: the registries' rules
+		err = importer.Validate(runs) // as qpslab import's: the registries' rules, the figures' bounds
 	}
 	if err != nil {
 		s.ingestError(w, r, err)

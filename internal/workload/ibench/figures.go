@@ -11,22 +11,22 @@ import (
 // the step).
 func init() {
 	result.Register(
-		result.Metric{Name: FigureIPS, Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f", Suite: Name,
+		result.Metric{Name: FigureIPS, Max: result.MaxRate, Unit: "rows/s", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.0f", Suite: Name,
 			Help: "rows inserted per second over the step (the Insert Benchmark's IPS)"},
-		result.Metric{Name: FigureSLA, Unit: "%", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
+		result.Metric{Name: FigureSLA, Max: 100, Unit: "%", HigherIsBetter: true, Per: "s", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "share of whole seconds whose insert rate reached 95 % of the target (read+write steps)"},
-		result.Metric{Name: FigureDBMB, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
+		result.Metric{Name: FigureDBMB, Max: 1e10, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "the tables' size after the step, as the server counts it (data and indexes)"},
-		result.Metric{Name: FigureDatadirMB, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
+		result.Metric{Name: FigureDatadirMB, Max: 1e10, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "the datadir's size on disk after the step (du)"},
-		result.Metric{Name: "cpu/i", Per: "insert", Class: result.ClassInsert, Verb: "%.6f", Suite: Name,
+		result.Metric{Name: "cpu/i", Max: 1e9, Per: "insert", Class: result.ClassInsert, Verb: "%.6f", Suite: Name,
 			Of:   perInsert(false, func(a result.HWSecond) float64 { return a.User + a.System }),
 			Help: "avg(us+sy) / (rows inserted/s): cpu/o per inserted row"},
-		result.Metric{Name: "cs/i", Per: "insert", Class: result.ClassInsert, Verb: "%.3f", Suite: Name,
+		result.Metric{Name: "cs/i", Max: 1e9, Per: "insert", Class: result.ClassInsert, Verb: "%.3f", Suite: Name,
 			Of: perInsert(false, func(a result.HWSecond) float64 { return a.CS }), Help: "context switches per inserted row"},
-		result.Metric{Name: "rKB/i", Unit: "KB", Per: "insert", Class: result.ClassInsert, Verb: "%.3f", Suite: Name,
+		result.Metric{Name: "rKB/i", Max: 1e12, Unit: "KB", Per: "insert", Class: result.ClassInsert, Verb: "%.3f", Suite: Name,
 			Of: perInsert(true, func(a result.HWSecond) float64 { return a.ReadKB }), Help: "KB read per inserted row"},
-		result.Metric{Name: "wKB/i", Unit: "KB", Per: "insert", Class: result.ClassInsert, Verb: "%.3f", Suite: Name,
+		result.Metric{Name: "wKB/i", Max: 1e12, Unit: "KB", Per: "insert", Class: result.ClassInsert, Verb: "%.3f", Suite: Name,
 			Of: perInsert(true, func(a result.HWSecond) float64 { return a.WriteKB }), Help: "KB written per inserted row (the reference's wkbpi, in every step)"},
 	)
 }
