@@ -443,7 +443,7 @@ func TestIngest(t *testing.T) {
 		t.Errorf("the log lacks the posts:\n%s", log)
 	}
 	for _, tok := range []string{ingest, reader, revoked} {
-		secret := tok[strings.LastIndex(tok, "_")+1:]
+		secret := tokenSecret(t, tok)
 		if strings.Contains(log, secret) {
 			t.Errorf("the log holds a token:\n%s", log)
 		}

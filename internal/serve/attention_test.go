@@ -484,3 +484,58 @@ func TestPublicTriageNeedsReadWhereReadsNeedAToken(t *testing.T) {
 		t.Errorf("recorded as %q, want bob", got.Who)
 	}
 }
+
+// Where reads need a token, the form is the login session's: a session
+// of a token with the triage scope is offered the form, and its post
+// (with the page's CSRF field) is recorded under the token's name; a
+// session of a read-only token is offered none and its post is refused.
+func TestTriageFormOfASession(t *testing.T) {
+	ts := start(t, attentionStore(t), func(o *Options) { o.PublicRead = false })
+	triager := ts.token(t, "alice", ScopeRead, ScopeTriage)
+	reader := ts.token(t, "bob", ScopeRead)
+	home := func(session string) (answer, form) {
+		t.Helper()
+		a := ts.page(t, "/", session)
+		m := csrfInput.FindStringSubmatch(a.body)
+		c := cookieOf(a, csrfCookie)
+		if a.status != 200 || m == nil || c == "" {
+			t.Fatalf("the home page: %d, csrf field %v, cookie %q", a.status, m, c)
+		}
+		return a, form{m[1], c}
+	}
+	var entries attentionAnswer
+	decode(t, ts.do(t, "GET", "/api/v1/attention", reader, "", nil), &entries)
+	if len(entries.Entries) == 0 {
+		t.Fatal("no attention entry")
+	}
+	key := entries.Entries[0].Key
+
+	alice := ts.login(t, triager)
+	page, f := home(alice)
+	if !strings.Contains(page.body, `<form class="triage"`) {
+		t.Fatalf("a session with the triage scope is not offered the form")
+	}
+	a := ts.post(t, "/attention", url.Values{"key": {key}, "state": {"acknowledged"}, "note": {"looking"}}, f, ts.URL, alice)
+	if a.status != http.StatusSeeOther {
+		t.Fatalf("the form of a triage session: %d %s", a.status, a.body)
+	}
+	decode(t, ts.do(t, "GET", "/api/v1/attention?attention=all", reader, "", nil), &entries)
+	var got *store.Triage
+	for _, e := range entries.Entries {
+		if e.Key == key {
+			got = e.Triage
+		}
+	}
+	if got == nil || got.Who != "alice" || got.State != "acknowledged" || got.Note != "looking" {
+		t.Errorf("the session's triage: %+v, want acknowledged by alice", got)
+	}
+
+	bob := ts.login(t, reader)
+	page, f = home(bob)
+	if strings.Contains(page.body, `<form class="triage"`) {
+		t.Errorf("a read-only session is offered the triage form")
+	}
+	if a := ts.post(t, "/attention", url.Values{"key": {key}, "state": {"dismissed"}}, f, ts.URL, bob); a.status != http.StatusForbidden {
+		t.Errorf("a read-only session's triage: %d, want 403", a.status)
+	}
+}

@@ -316,7 +316,7 @@ func TestSessionLogout(t *testing.T) {
 	}
 	set := strings.Join(a.header.Values("Set-Cookie"), "\n")
 	session := cookieOf(a, sessionCookie)
-	secret := reader[strings.LastIndex(reader, "_")+1:]
+	secret := tokenSecret(t, reader)
 	if session == "" || strings.Contains(set, secret) || !strings.Contains(set, "HttpOnly") || !strings.Contains(set, "SameSite=Strict") {
 		t.Fatalf("the session cookie: %s", set)
 	}
@@ -473,4 +473,15 @@ func TestSlowUnauthenticatedBodyCut(t *testing.T) {
 		}
 		conn.Close()
 	}
+}
+
+// tokenSecret is the secret of tok, qpslab_<id>_<secret>: the 43
+// characters after the id (a secret may itself hold '_').
+func tokenSecret(t testing.TB, tok string) string {
+	t.Helper()
+	m := tokenRE.FindStringSubmatch(tok)
+	if m == nil {
+		t.Fatalf("%q is not a token", tok)
+	}
+	return m[2]
 }
