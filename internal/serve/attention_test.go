@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -485,12 +486,19 @@ func TestPublicTriageNeedsReadWhereReadsNeedAToken(t *testing.T) {
 	}
 }
 
-// Where reads need a token, the form is the login session's: a session
-// of a token with the triage scope is offered the form, and its post
-// (with the page's CSRF field) is recorded under the token's name; a
-// session of a read-only token is offered none and its post is refused.
+// The form is the login session's, whether reads need a token or are
+// public: a session of a token with the triage scope is offered the form,
+// and its post (with the page's CSRF field) is recorded under the token's
+// name; a session of a read-only token is offered none and its post is
+// refused; after log out, a public page is read as anyone's again.
 func TestTriageFormOfASession(t *testing.T) {
-	ts := start(t, attentionStore(t), func(o *Options) { o.PublicRead = false })
+	for _, public := range []bool{false, true} {
+		t.Run(fmt.Sprintf("public=%v", public), func(t *testing.T) { triageFormOfASession(t, public) })
+	}
+}
+
+func triageFormOfASession(t *testing.T, public bool) {
+	ts := start(t, attentionStore(t), func(o *Options) { o.PublicRead = public })
 	triager := ts.token(t, "alice", ScopeRead, ScopeTriage)
 	reader := ts.token(t, "bob", ScopeRead)
 	home := func(session string) (answer, form) {
@@ -537,5 +545,16 @@ func TestTriageFormOfASession(t *testing.T) {
 	}
 	if a := ts.post(t, "/attention", url.Values{"key": {key}, "state": {"dismissed"}}, f, ts.URL, bob); a.status != http.StatusForbidden {
 		t.Errorf("a read-only session's triage: %d, want 403", a.status)
+	}
+	_, f = home(alice)
+	if a := ts.post(t, "/logout", nil, f, ts.URL, alice); a.status != http.StatusSeeOther {
+		t.Fatalf("log out: %d %s", a.status, a.body)
+	}
+	after := ts.page(t, "/", alice) // the ended session's cookie, kept
+	switch {
+	case public && (after.status != 200 || strings.Contains(after.body, `<form class="triage"`) || !strings.Contains(after.body, `href="/login"`)):
+		t.Errorf("a public page read with an ended session: %d, offered the form or no log in link", after.status)
+	case !public && !toLogin(after):
+		t.Errorf("a page read with an ended session: %d, want the login form", after.status)
 	}
 }

@@ -316,6 +316,16 @@ func (a *auth) read(h http.HandlerFunc) http.HandlerFunc {
 	guarded := a.need(ScopeRead, true, h)
 	return func(w http.ResponseWriter, r *http.Request) {
 		if a.s.o.PublicRead {
+			// Anyone reads; a login session (opened to triage, say) is
+			// still whose the request is, so its token's scopes apply.
+			if c, err := r.Cookie(sessionCookie); err == nil && !isAPI(r) {
+				if t, err := a.session(r.Context(), w, r, c.Value); err == nil {
+					w.Header().Set("Cache-Control", "no-store")
+					r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, t))
+				} else if errors.Is(err, store.ErrNoSession) {
+					a.clearSession(w) // it ended: the page is read as anyone's
+				}
+			}
 			h(w, r)
 			return
 		}

@@ -104,7 +104,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	}
 	_, err := r.Cookie(sessionCookie)
 	var b bytes.Buffer
-	if err := t.ExecuteTemplate(&b, "layout", page{Title: title, Cookie: err == nil && !s.o.PublicRead, CSRF: s.csrfToken(w, r), Data: data}); err != nil {
+	if err := t.ExecuteTemplate(&b, "layout", page{Title: title, Cookie: err == nil, CSRF: s.csrfToken(w, r), Data: data}); err != nil {
 		s.serverError(w, r, fmt.Errorf("page %s: %w", name, err))
 		return
 	}
@@ -941,10 +941,6 @@ func (s *Server) pageAlerts(w http.ResponseWriter, r *http.Request) {
 // ---- login
 
 func (s *Server) pageLogin(w http.ResponseWriter, r *http.Request) {
-	if s.o.PublicRead {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
 	w.Header().Set("Cache-Control", "no-store")
 	s.render(w, r, http.StatusOK, "login", "log in", safeNext(r.URL.Query().Get("next")))
 }
