@@ -334,8 +334,9 @@ func fnRandomGaussian(s *State, a []Value) (Value, error) {
 
 // fnRandomZipfian draws from a bounded Zipfian distribution: i in [lb, ub]
 // with probability proportional to 1/(i−lb+1)^parameter, parameter in
-// [1.001, 1000] (pgbench 13 and later). Devroye's rejection method
-// (Non-Uniform Random Variate Generation, 1986, p. 550).
+// [1.001, 1000] (pgbench 13 and later). Hörmann and Derflinger's
+// rejection-inversion (math/rand's Zipf, on the client's generator): a
+// draw or two whatever the parameter and the range.
 func fnRandomZipfian(s *State, a []Value) (Value, error) {
 	lb, ub, err := ints2(a)
 	if err != nil {
@@ -348,20 +349,7 @@ func fnRandomZipfian(s *State, a []Value) (Value, error) {
 	if !(p >= 1.001 && p <= 1000) {
 		return nil, fmt.Errorf("zipfian parameter must be in range [1.001, 1000] (not %f)", p)
 	}
-	n := float64(ub-lb) + 1
-	b := math.Pow(2, p-1)
-	for {
-		u := 1 - s.rng.float()
-		v := s.rng.float()
-		x := math.Floor(math.Pow(u, -1/(p-1)))
-		if x < 1 || x > n || math.IsInf(x, 0) || math.IsNaN(x) {
-			continue
-		}
-		t := math.Pow(1+1/x, p-1)
-		if v*x*(t-1)/(b-1) <= t/b {
-			return lb + int64(x) - 1, nil
-		}
-	}
+	return lb + int64(s.zipf(p, uint64(ub-lb)).Uint64()), nil
 }
 
 // clampIndex maps x in [0, 1) onto [0, span].
