@@ -377,3 +377,20 @@ func TestPermuteIsAPermutation(t *testing.T) {
 		t.Errorf("permute near MaxInt64 = %d", v)
 	}
 }
+
+// A NULL column makes a NULL variable, which an expression reads as NULL
+// and a statement sends as NULL.
+func TestGsetNull(t *testing.T) {
+	sc, err := Parse("n.sql", "SELECT NULL AS n \\gset\n\\set isnull :n IS NULL\nSELECT :n, :isnull;\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	rec.rows[0] = [2][]any{{"n"}, {nil}}
+	if err := sc.Run(context.Background(), NewState(1, 0, nil), rec); err != nil {
+		t.Fatal(err)
+	}
+	if want := "SELECT $1, $2 n=NULL,isnull=true"; rec.sent[1] != want {
+		t.Errorf("sent %q, want %q", rec.sent[1], want)
+	}
+}
