@@ -5,7 +5,8 @@ import (
 	"math/rand"
 )
 
-// State is one client's variables and random generator.
+// State is one client's variables and random generator: one per client,
+// not safe for use by several goroutines at once.
 type State struct {
 	vars map[string]Value
 	rng  rng
