@@ -94,7 +94,7 @@ func run(t *testing.T, d db, p *suite.Plan, threads int, events int64) result.Ru
 			t.Fatalf("%s: %v", st.Test, err)
 		}
 		r = *res
-		r.Suite, r.Test = Name, st.Test
+		r.Suite, r.Test, r.Role = Name, st.Test, st.Role
 		st.Headline.Of(&r.Totals)
 	}
 	return r
@@ -303,6 +303,10 @@ END;
 				if failed.Errors >= r.Totals.Errors {
 					t.Errorf("with 20 tries, %d failed transactions of %d failures: none retried", failed.Errors, r.Totals.Errors)
 				}
+			}
+			pct, _ := result.Lookup(FigureFailedPct)
+			if v, ok := pct.Of(r); !ok || v != 100*float64(failed.Errors)/float64(r.Totals.Events+failed.Errors) {
+				t.Errorf("%s %v %v", FigureFailedPct, v, ok)
 			}
 			if o, ok := r.Totals.Op("hot_3"); !ok || o.Errors == 0 {
 				t.Errorf("the UPDATE's failures are not counted on it: %+v", r.Totals.Ops)
