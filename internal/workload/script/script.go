@@ -93,6 +93,8 @@ func (scriptSuite) Figures() []suite.Figure {
 	fs := []suite.Figure{
 		{Name: "qps", Unit: "transactions/s", HigherIsBetter: true, Per: "transaction", Tests: "the script set: script passes per second (pgbench's TPS)"},
 		{Name: "qps", Unit: "rows/s", HigherIsBetter: true, Per: "row", Tests: InitTest},
+		{Name: "SCRIPT_N/s", Unit: "statements/s", HigherIsBetter: true, Per: "s", Tests: "the script set: each statement (pgbench -r); SCRIPT_N.p50, .p95, .p99, .max its response times"},
+		{Name: "SCRIPT/s", Unit: "transactions/s", HigherIsBetter: true, Per: "s", Tests: "the script set, with several scripts: each script's passes"},
 	}
 	return append(fs, suite.CommonFigures("qps")...)
 }
