@@ -327,3 +327,30 @@ func TestConfigureErrors(t *testing.T) {
 		t.Errorf("no script: %v", err)
 	}
 }
+
+// Two clients updating two rows in opposite orders on MariaDB deadlock
+// (1213): the victim's transaction is rolled back and tried again, and
+// every transaction that succeeded updated both rows once.
+func TestDeadlocksMariaDB(t *testing.T) {
+	d := start(t, "mariadb-system")
+	d.exec("CREATE TABLE pair (id int PRIMARY KEY, v int)")
+	d.exec("INSERT INTO pair VALUES (1, 0), (2, 0)")
+	file := write(t, "pair.sql", `\set first 1 + :client_id % 2
+\set second 2 - :client_id % 2
+BEGIN;
+UPDATE pair SET v = v + 1 WHERE id = :first;
+\sleep 2 ms
+UPDATE pair SET v = v + 1 WHERE id = :second;
+COMMIT;
+`)
+	p := configure(t, "file", file, "max-tries", "50")
+	r := run(t, d, p, 2, 100)
+	if v1, v2 := d.n("SELECT v FROM pair WHERE id = 1"), d.n("SELECT v FROM pair WHERE id = 2"); v1 != r.Totals.Events || v2 != r.Totals.Events {
+		t.Errorf("rows at %d and %d after %d transactions", v1, v2, r.Totals.Events)
+	}
+	failed, _ := r.Totals.Op(FailedKind)
+	t.Logf("%d transactions, %d deadlocks, %d failed transactions", r.Totals.Events, r.Totals.Retries, failed.Errors)
+	if r.Totals.Retries == 0 {
+		t.Error("no deadlock retried")
+	}
+}
