@@ -80,6 +80,11 @@ func configure(t *testing.T, args ...string) *suite.Plan {
 // would, and returns the test's run.
 func run(t *testing.T, d db, p *suite.Plan, threads int, events int64) result.Run {
 	t.Helper()
+	return runSeed(t, d, p, threads, events, 7)
+}
+
+func runSeed(t *testing.T, d db, p *suite.Plan, threads int, events int64, seed uint64) result.Run {
+	t.Helper()
 	ctx := context.Background()
 	var r result.Run
 	for _, st := range p.Steps {
@@ -89,7 +94,7 @@ func run(t *testing.T, d db, p *suite.Plan, threads int, events int64) result.Ru
 			}
 			continue
 		}
-		res, err := engine.Run(ctx, st.Drive.Workload(d.s, 7), engine.Options{Threads: threads, Warmup: -1, Events: events, RetryErrors: st.Drive.Retry})
+		res, err := engine.Run(ctx, st.Drive.Workload(d.s, seed), engine.Options{Threads: threads, Warmup: -1, Events: events, RetryErrors: st.Drive.Retry})
 		if err != nil {
 			t.Fatalf("%s: %v", st.Test, err)
 		}
@@ -352,5 +357,59 @@ COMMIT;
 	t.Logf("%d transactions, %d deadlocks, %d failed transactions", r.Totals.Events, r.Totals.Retries, failed.Errors)
 	if r.Totals.Retries == 0 {
 		t.Error("no deadlock retried")
+	}
+}
+
+// The same seed issues the same statements, client by client, whatever
+// the server (paired runs compare like with like); another seed others.
+func TestSeeds(t *testing.T) {
+	file := write(t, "draw.sql", `\set x random(1, 1000000000)
+INSERT INTO seen (c, x) VALUES (:client_id, :x);
+`)
+	draws := func(d db, seed uint64) [2][]string {
+		d.exec("DELETE FROM seen")
+		runSeed(t, d, configure(t, "file", file), 2, 100, seed)
+		var out [2][]string
+		for c := range out {
+			_, rows, err := client.Query(context.Background(), d.ep, false, "SELECT x FROM seen WHERE c = "+strconv.Itoa(c)+" ORDER BY id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rows {
+				out[c] = append(out[c], r[0])
+			}
+		}
+		return out
+	}
+	var got [][2][]string
+	for _, b := range servers {
+		d := start(t, b)
+		if d.s.Protocol == client.Postgres {
+			d.exec("CREATE TABLE seen (id serial PRIMARY KEY, c int, x bigint)")
+		} else {
+			d.exec("CREATE TABLE seen (id int AUTO_INCREMENT PRIMARY KEY, c int, x bigint)")
+		}
+		got = append(got, draws(d, 11))
+		if b == servers[1] {
+			got = append(got, draws(d, 12))
+		}
+	}
+	same := func(a, b [2][]string) bool {
+		for c := range a {
+			n := min(len(a[c]), len(b[c]))
+			if n < 10 || !slices.Equal(a[c][:n], b[c][:n]) {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(got[0], got[1]) {
+		t.Errorf("seed 11 drew differently on %s and %s:\n%v\n%v", servers[0], servers[1], got[0], got[1])
+	}
+	if same(got[1], got[2]) {
+		t.Errorf("seeds 11 and 12 drew alike: %v", got[1])
+	}
+	if slices.Equal(got[0][0][:10], got[0][1][:10]) {
+		t.Errorf("both clients drew alike: %v", got[0])
 	}
 }
