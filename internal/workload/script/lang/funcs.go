@@ -286,16 +286,9 @@ func fnRandom(s *State, a []Value) (Value, error) {
 // parameter and projected onto [lb, ub]: i has the probability f(i) −
 // f(i+1), f(x) = exp(−parameter·(x−lb)/(ub−lb+1)) / (1−exp(−parameter)).
 func fnRandomExponential(s *State, a []Value) (Value, error) {
-	lb, ub, err := ints2(a)
+	lb, ub, p, err := randArgs(a, func(p float64) bool { return p > 0 }, "exponential parameter must be greater than zero")
 	if err != nil {
 		return nil, err
-	}
-	p, err := toDouble(a[2])
-	if err != nil {
-		return nil, err
-	}
-	if !(p > 0) {
-		return nil, fmt.Errorf("exponential parameter must be greater than zero (not %f)", p)
 	}
 	cut := math.Exp(-p)
 	u := 1 - s.rng.float()            // (0, 1]
@@ -307,16 +300,9 @@ func fnRandomExponential(s *State, a []Value) (Value, error) {
 // ±parameter (at least 2) and projected onto [lb, ub], centred on the
 // middle of the range.
 func fnRandomGaussian(s *State, a []Value) (Value, error) {
-	lb, ub, err := ints2(a)
+	lb, ub, p, err := randArgs(a, func(p float64) bool { return p >= 2 }, "gaussian parameter must be at least 2.000000")
 	if err != nil {
 		return nil, err
-	}
-	p, err := toDouble(a[2])
-	if err != nil {
-		return nil, err
-	}
-	if !(p >= 2) {
-		return nil, fmt.Errorf("gaussian parameter must be at least 2.000000 (not %f)", p)
 	}
 	var z float64
 	for {
@@ -334,34 +320,32 @@ func fnRandomGaussian(s *State, a []Value) (Value, error) {
 
 // fnRandomZipfian draws from a bounded Zipfian distribution: i in [lb, ub]
 // with probability proportional to 1/(i−lb+1)^parameter, parameter in
-// [1.001, 1000] (pgbench 13 and later). Devroye's rejection method
-// (Non-Uniform Random Variate Generation, 1986, p. 550).
+// [1.001, 1000] (pgbench 13 and later). Hörmann and Derflinger's
+// rejection-inversion (math/rand's Zipf, on the client's generator): a
+// draw or two whatever the parameter and the range.
 func fnRandomZipfian(s *State, a []Value) (Value, error) {
-	lb, ub, err := ints2(a)
+	lb, ub, p, err := randArgs(a, func(p float64) bool { return p >= 1.001 && p <= 1000 }, "zipfian parameter must be in range [1.001, 1000]")
 	if err != nil {
 		return nil, err
+	}
+	return lb + int64(s.zipf(p, uint64(ub-lb)).Uint64()), nil
+}
+
+// randArgs reads a random_* function's bounds and parameter; ok says
+// whether the parameter is in range, else the error is refusal (NaN never is).
+func randArgs(a []Value, ok func(float64) bool, refusal string) (int64, int64, float64, error) {
+	lb, ub, err := ints2(a)
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	p, err := toDouble(a[2])
 	if err != nil {
-		return nil, err
+		return 0, 0, 0, err
 	}
-	if !(p >= 1.001 && p <= 1000) {
-		return nil, fmt.Errorf("zipfian parameter must be in range [1.001, 1000] (not %f)", p)
+	if !ok(p) {
+		return 0, 0, 0, fmt.Errorf("%s (not %f)", refusal, p)
 	}
-	n := float64(ub-lb) + 1
-	b := math.Pow(2, p-1)
-	for {
-		u := 1 - s.rng.float()
-		v := s.rng.float()
-		x := math.Floor(math.Pow(u, -1/(p-1)))
-		if x < 1 || x > n || math.IsInf(x, 0) || math.IsNaN(x) {
-			continue
-		}
-		t := math.Pow(1+1/x, p-1)
-		if v*x*(t-1)/(b-1) <= t/b {
-			return lb + int64(x) - 1, nil
-		}
-	}
+	return lb, ub, p, nil
 }
 
 // clampIndex maps x in [0, 1) onto [0, span].

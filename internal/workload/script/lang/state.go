@@ -2,12 +2,41 @@ package lang
 
 import (
 	"math/bits"
+	"math/rand"
 )
 
-// State is one client's variables and random generator.
+// State is one client's variables and random generator: one per client,
+// not safe for use by several goroutines at once.
 type State struct {
 	vars map[string]Value
 	rng  rng
+	// zipfs are random_zipfian's generators by parameter and range (each
+	// precomputes its constants): a script uses one or two.
+	zipfs map[zipfKey]*rand.Zipf
+	rand  *rand.Rand // math/rand over rng, for the Zipf generators
+}
+
+type zipfKey struct {
+	s    float64
+	imax uint64
+}
+
+// zipf returns the generator of k in [0, imax] with probability ∝
+// (k+1)^−s.
+func (s *State) zipf(exp float64, imax uint64) *rand.Zipf {
+	k := zipfKey{exp, imax}
+	if z, ok := s.zipfs[k]; ok {
+		return z
+	}
+	if s.zipfs == nil || len(s.zipfs) > 64 {
+		s.zipfs = map[zipfKey]*rand.Zipf{}
+	}
+	if s.rand == nil {
+		s.rand = rand.New(&s.rng)
+	}
+	z := rand.NewZipf(s.rand, exp, 1, imax)
+	s.zipfs[k] = z
+	return z
 }
 
 // NewState makes client clientID's state. seed is the run's seed (the same
@@ -94,6 +123,12 @@ func (r *rng) next() uint64 {
 	s[3] = bits.RotateLeft64(s[3], 45)
 	return out
 }
+
+// Int63, Uint64 and Seed make rng a math/rand Source64 (Seed is not used:
+// a client's generator is seeded by NewState).
+func (r *rng) Int63() int64   { return int64(r.next() >> 1) }
+func (r *rng) Uint64() uint64 { return r.next() }
+func (r *rng) Seed(int64)     {}
 
 // float is uniform in [0, 1).
 func (r *rng) float() float64 { return float64(r.next()>>11) * (1.0 / (1 << 53)) }
