@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
+	_ "github.com/qpslab/qpslab/internal/workload" // the figures' registry
 )
 
 // pgbench's select-only on PostgreSQL with two configs, interleaved and
@@ -41,6 +43,12 @@ func TestRunScriptCompare(t *testing.T) {
 		for _, run := range runs {
 			if run.Suite != "script" || run.Totals.ReportedUnit != "transactions/s" || run.Totals.Reported <= 0 || run.Seed == 0 {
 				t.Errorf("%s: %s %s %v %s seed %d", c, run.Suite, run.Test, run.Totals.Reported, run.Totals.ReportedUnit, run.Seed)
+			}
+			for _, f := range []string{"client_cpu_us/stmt", "failed%", "retries/tx"} {
+				m, _ := result.Lookup(f)
+				if v, ok := m.Of(run); !ok || (f == "client_cpu_us/stmt") != (v > 0) {
+					t.Errorf("%s: %s %v %v", c, f, v, ok)
+				}
 			}
 			if o, ok := run.Totals.Op("select-only_1"); !ok || o.Count != run.Totals.Events {
 				t.Errorf("%s: the statement's operation %+v, %d events", c, run.Totals.Ops, run.Totals.Events)
