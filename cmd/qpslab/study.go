@@ -18,7 +18,9 @@ func newStudyCmd() *cobra.Command {
 		var o study.RunOptions
 		sc, given := suiteCmd(s, " --build B1,B2,… [--base B] [--scale S]", "Study "+s.Name()+" across builds", help("study"))
 		sc.Flags().StringVar(&o.Base, "base", "", "the build every other is compared with (default the first of --build)")
-		sc.Flags().StringVar(&o.Size, "scale", "small", "tiny, small or full: the rows, seconds and repeats the plan takes where not given (the study's size)")
+		if sc.Flags().Lookup("scale") == nil { // the script suite's --scale is pgbench's: its studies are small
+			sc.Flags().StringVar(&o.Size, "scale", "small", "tiny, small or full: the rows, seconds and repeats the plan takes where not given (the study's size)")
+		}
 		sc.Flags().StringVar(&o.Out, "out", "", "the study's directory (default <home>/reports/study-TIME)")
 		sc.Flags().BoolVar(&o.FromStore, "from-store", false, "run nothing: assemble the study from the store's runs of the builds")
 		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {

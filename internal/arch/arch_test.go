@@ -35,6 +35,7 @@ var layer = map[string]int{
 	"internal/suite": 2, "internal/testenv": 2, "internal/settle": 2, "internal/owned": 2, "internal/curate": 2,
 	// The suites.
 	"internal/workload/sysbench": 3, "internal/workload/ibench": 3, "internal/workload/dbbench": 3,
+	"internal/workload/script": 3,
 	// Orchestrating runs, importing others' results, keeping results,
 	// concluding from them.
 	"internal/workload": 4, "internal/plan": 4, "internal/importer": 4, "internal/recorder": 4, "internal/analysis": 4,
@@ -59,6 +60,7 @@ var forbidden = map[string][]string{
 	"internal/workload/sysbench": {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
 	"internal/workload/ibench":   {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
 	"internal/workload/dbbench":  {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
+	"internal/workload/script":   {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
 	"internal/suite":             {"internal/sandbox", "internal/store"},
 	"internal/recorder":          {"internal/plan"},
 	"internal/plan":              {"internal/store", "internal/workload", "internal/analysis", "internal/report"},

@@ -153,6 +153,21 @@ func (d *secData) record(svc, resp uint32, both bool) {
 	}
 }
 
+// parts adds an event's timed parts (Outcome.Parts), each as an operation
+// of its kind: its time is both its service and response time.
+func (d *secData) parts(ps []Part, both bool) {
+	for _, p := range ps {
+		o := d.op(p.Kind)
+		if p.Failed {
+			o.errors++
+			continue
+		}
+		o.count++
+		t := us(p.Time)
+		o.record(t, t, both)
+	}
+}
+
 func (o *opData) record(svc, resp uint32, both bool) {
 	o.svcV = append(o.svcV, svc)
 	if both {
@@ -712,6 +727,9 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 				if out.Kind != "" {
 					cur.op(out.Kind).errors++
 				}
+				if s >= 0 {
+					cur.parts(out.Parts, !r.closed())
+				}
 			}
 			if r.o.RetryErrors && class == Retryable {
 				if cur != nil {
@@ -743,6 +761,7 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 			op.count++
 			op.record(svc, resp, both)
 		}
+		cur.parts(out.Parts, both)
 		if start.Sub(intended) > lateThreshold {
 			cur.late++
 		}

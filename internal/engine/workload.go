@@ -14,6 +14,19 @@ type Outcome struct {
 	Statements int
 	Rows       int64
 	Kind       string
+	// Parts, if set, are timed pieces of the event (a script's statements):
+	// each is counted and timed as an operation of its own kind beside the
+	// event's, or counted as an error of its kind when it failed, in the
+	// measured window whether the event succeeded or not. The engine reads
+	// them before the next Event: a worker may reuse the slice.
+	Parts []Part
+}
+
+// Part is one timed piece of an event (Outcome.Parts).
+type Part struct {
+	Kind   string
+	Time   time.Duration
+	Failed bool
 }
 
 // Worker runs events on its own dedicated connection. One goroutine owns a

@@ -17,5 +17,6 @@ import (
 	_ "github.com/qpslab/qpslab/internal/metrics"           // hardware cost per op, the server tree's memory
 	_ "github.com/qpslab/qpslab/internal/workload/dbbench"  // RocksDB's db_bench
 	_ "github.com/qpslab/qpslab/internal/workload/ibench"   // the Insert Benchmark
+	_ "github.com/qpslab/qpslab/internal/workload/script"   // pgbench-style script files
 	_ "github.com/qpslab/qpslab/internal/workload/sysbench" // the sysbench microbenchmarks
 )
