@@ -98,6 +98,7 @@ type worker struct {
 	stmts [][]*stmt // [script][statement], prepared on first use
 	cur   int       // the script running
 	retry int       // the script to try again (-1: pick one)
+	mark  lang.Mark // the state its first try started from (with --max-tries above 1)
 	tries int       // tries of it so far
 	args  []client.Arg
 	parts []engine.Part
@@ -115,13 +116,19 @@ func (w *worker) Close() error { return w.conn.Close() }
 func (w *worker) Event(ctx context.Context) (engine.Outcome, error) {
 	set := w.wl.Set
 	if w.retry >= 0 {
+		// The same script from the same random state and variables as its
+		// first try (pgbench's retries).
 		w.cur = w.retry
+		w.state.Rewind(w.mark)
 	} else {
 		w.cur = 0
 		if len(set.Scripts) > 1 {
 			w.cur = lang.Pick(set.Scripts, set.Weights, w.state)
 		}
 		w.tries = 0
+		if w.wl.MaxTries > 1 {
+			w.mark = w.state.Mark()
+		}
 	}
 	w.parts = w.parts[:0]
 	w.o = engine.Outcome{Kind: set.Kinds[w.cur]}

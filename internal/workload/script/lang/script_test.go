@@ -394,3 +394,39 @@ func TestGsetNull(t *testing.T) {
 		t.Errorf("sent %q, want %q", rec.sent[1], want)
 	}
 }
+
+// A retry rewinds to the transaction's first try: the same random values
+// and variables (a \gset of the failed try is forgotten), so it issues the
+// same statements; without the rewind it would draw new ones.
+func TestRewindRepeatsATry(t *testing.T) {
+	sc, err := Parse("builtin:tpcb-like", tpcb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewState(42, 0, map[string]Value{"scale": int64(1)})
+	m := st.Mark()
+	first := newRecorder()
+	first.failAt = 2 // the SELECT fails: a serialization failure
+	if err := sc.Run(context.Background(), st, first); !errors.Is(err, errFail) {
+		t.Fatalf("the first try: %v", err)
+	}
+	st.Set("left", int64(1)) // anything the failed try set is forgotten
+	st.Rewind(m)
+	again := newRecorder()
+	if err := sc.Run(context.Background(), st, again); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(first.sent, again.sent[:len(first.sent)]) {
+		t.Errorf("the retry issued %q, the first try %q", again.sent[:len(first.sent)], first.sent)
+	}
+	if _, ok := st.Get("left"); ok {
+		t.Error("Rewind kept a variable set after Mark")
+	}
+	next := newRecorder()
+	if err := sc.Run(context.Background(), st, next); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(next.sent, again.sent) {
+		t.Error("the transaction after the retry repeated it: the generator went back too far")
+	}
+}

@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"maps"
 	"math/bits"
 	"math/rand"
 )
@@ -63,6 +64,24 @@ func NewState(seed uint64, clientID int, vars map[string]Value) *State {
 		s.rng.s[i] = splitmix64(&c)
 	}
 	return s
+}
+
+// Mark is a client's state as a transaction starts: Rewind returns to it,
+// so that a retried transaction draws the same random values from the same
+// variables, as pgbench's retries do (--max-tries).
+type Mark struct {
+	vars map[string]Value
+	rng  rng
+}
+
+// Mark saves the state (its variables and its generator's position).
+func (s *State) Mark() Mark { return Mark{vars: maps.Clone(s.vars), rng: s.rng} }
+
+// Rewind returns the state to m. The Zipf generators keep only constants:
+// the draws they make come from the restored generator.
+func (s *State) Rewind(m Mark) {
+	s.vars = maps.Clone(m.vars)
+	s.rng = m.rng
 }
 
 // Set sets variable name.
