@@ -46,6 +46,10 @@ type Job struct {
 	// Params are the plan's and the suite's parameters that were given,
 	// as text (the flags' values); the rest take their defaults.
 	Params map[string]string `json:"params"`
+	// Files are the local files the plan reads (a script, an init file:
+	// suite.Values.ReadFile), by the path its parameters name, as they
+	// were on the machine that submitted it: the agent reads these.
+	Files map[string][]byte `json:"files,omitempty"`
 	// Host is the agent name the job runs on.
 	Host string `json:"host"`
 	// Timeout is how long one attempt may run (seconds): past it the

@@ -156,6 +156,7 @@ func runJob(ctx context.Context, e Env, name, agent string, at fleet.Attempt) er
 	if err != nil {
 		return fleet.Permanent(err)
 	}
+	v = v.WithFiles(at.Job.Files) // the scripts as the submitter had them
 	p, err := plan.Parse(s, v)
 	if err != nil {
 		return fleet.Permanent(err)

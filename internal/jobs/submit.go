@@ -3,7 +3,9 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,8 +177,12 @@ func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, 
 	}
 	batch := time.Now().UTC().Format("20060102T150405")
 	var jobs []fleet.Job
+	files, err := jobFiles(v)
+	if err != nil {
+		return err
+	}
 	for _, h := range hosts {
-		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Host: h.Name, Timeout: timeout.Seconds(), Batch: batch})
+		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Files: files, Host: h.Name, Timeout: timeout.Seconds(), Batch: batch})
 	}
 	ids, err := fl.Submit(ctx, jobs, o.Attempts)
 	if err != nil {
@@ -249,4 +255,21 @@ func checkHost(h fleet.Host, p *plan.Plan) (map[string]string, error) {
 		ids[c.Name] = hc.ID
 	}
 	return ids, nil
+}
+
+// MaxJobFiles is the most a fleet job carries of the files its plan reads
+// (scripts, an init file): they travel in the job's row of the queue.
+const MaxJobFiles = 1 << 20
+
+// jobFiles are the files the plan read on this machine (a script suite's
+// --file and --init), which the job carries to its hosts.
+func jobFiles(v suite.Values) (map[string][]byte, error) {
+	files := v.FilesRead()
+	total := 0
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if total += len(files[p]); total > MaxJobFiles {
+			return nil, fmt.Errorf("%s: the plan's files come to more than %d KiB, which a fleet job carries at most: load the data with a smaller --init (or with --builtin), and keep scripts to their statements", p, MaxJobFiles>>10)
+		}
+	}
+	return files, nil
 }

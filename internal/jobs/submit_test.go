@@ -87,3 +87,61 @@ func TestSubmitFileRefuses(t *testing.T) {
 		t.Errorf("a plan file and a suite: %v", err)
 	}
 }
+
+// A script the plan reads on the submitting machine travels with the job:
+// the agent configures the plan from the job's copy, though its host has
+// no such file; files above MaxJobFiles are refused, naming one.
+func TestJobFilesCarryScripts(t *testing.T) {
+	s, err := suite.Get("script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.sql")
+	text := "\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n"
+	if err := os.WriteFile(a, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	given := map[string]string{"build": "postgres-system", "file": a + "@2"}
+	v, err := plan.ValuesOf(s, given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Parse(s, v); err != nil {
+		t.Fatal(err)
+	}
+	files, err := jobFiles(v)
+	if err != nil || len(files) != 1 || string(files[a]) != text {
+		t.Fatalf("the job's files: %q, %v; want %s", files, err, a)
+	}
+
+	// The agent's host has no a.sql: the job's copy is read.
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	at, err := plan.ValuesOf(s, given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Parse(s, at); err == nil || !strings.Contains(err.Error(), "a.sql") {
+		t.Fatalf("without the job's files, a missing script: %v", err)
+	}
+	if _, err := plan.Parse(s, at.WithFiles(files)); err != nil {
+		t.Fatalf("with the job's files: %v", err)
+	}
+
+	big := filepath.Join(dir, "big.sql")
+	if err := os.WriteFile(big, []byte("SELECT 1;\n"+strings.Repeat("-- padding\n", MaxJobFiles/10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, err = plan.ValuesOf(s, map[string]string{"build": "postgres-system", "file": big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Parse(s, v); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobFiles(v); err == nil || !strings.Contains(err.Error(), "big.sql") || !strings.Contains(err.Error(), "1024 KiB") {
+		t.Errorf("a script above the bound: %v", err)
+	}
+}

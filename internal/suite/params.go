@@ -3,9 +3,12 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -46,8 +49,59 @@ type Param struct {
 // Values are the parameters as given: every flag of the command, by name
 // (a suite reads its own and may look at the plan's), and which were set.
 type Values struct {
-	m   map[string]string
-	set map[string]bool
+	m     map[string]string
+	set   map[string]bool
+	files *files // shared by the copies With makes
+}
+
+// files are the local files a suite reads through Values.ReadFile (a
+// script, an init file): those given with the plan, which a fleet job
+// carries to its host, and those read from this machine.
+type files struct {
+	given map[string][]byte
+	mu    sync.Mutex
+	read  map[string][]byte
+}
+
+// ReadFile reads the file a parameter names: the copy given with the plan
+// (WithFiles: a fleet job's) when there is one, else the file on this
+// machine, which FilesRead then holds. A suite reads every file it needs
+// through it, so that a plan submitted to the fleet takes them along.
+func (v Values) ReadFile(path string) ([]byte, error) {
+	if v.files == nil {
+		return os.ReadFile(path)
+	}
+	if b, ok := v.files.given[path]; ok {
+		return b, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	v.files.mu.Lock()
+	defer v.files.mu.Unlock()
+	if v.files.read == nil {
+		v.files.read = map[string][]byte{}
+	}
+	v.files.read[path] = b
+	return b, nil
+}
+
+// WithFiles returns a copy of v whose ReadFile gives these files' contents
+// (by the path the parameter names) instead of reading this machine's.
+func (v Values) WithFiles(given map[string][]byte) Values {
+	v.files = &files{given: given}
+	return v
+}
+
+// FilesRead are the files ReadFile read from this machine, by path.
+func (v Values) FilesRead() map[string][]byte {
+	if v.files == nil {
+		return nil
+	}
+	v.files.mu.Lock()
+	defer v.files.mu.Unlock()
+	return maps.Clone(v.files.read)
 }
 
 // NewValues returns values from the given map; set names those the user
@@ -59,7 +113,7 @@ func NewValues(m map[string]string, set map[string]bool) Values {
 	if set == nil {
 		set = map[string]bool{}
 	}
-	return Values{m: m, set: set}
+	return Values{m: m, set: set, files: &files{}}
 }
 
 // Defaults returns the values of params at their defaults.
@@ -84,7 +138,7 @@ func (v Values) With(name, value string) Values {
 		set[k] = x
 	}
 	m[name], set[name] = value, true
-	return Values{m: m, set: set}
+	return Values{m: m, set: set, files: v.files}
 }
 
 // Changed says whether the user gave name.

@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -217,7 +216,7 @@ func (scriptSuite) Configure(v suite.Values) (*suite.Plan, error) {
 			o.texts = append(o.texts, text)
 			continue
 		}
-		b, err := os.ReadFile(s.path)
+		b, err := v.ReadFile(s.path)
 		if err != nil {
 			c.Problem("--file %s: %v", suite.Quote(s.path), err)
 			o.texts = append(o.texts, "")
@@ -232,7 +231,7 @@ func (scriptSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		c.Problem("every script's weight is 0: give one a weight above 0")
 	}
 	if o.Init != "" {
-		b, err := os.ReadFile(o.Init)
+		b, err := v.ReadFile(o.Init)
 		if err != nil {
 			c.Problem("--init %s: %v", suite.Quote(o.Init), err)
 		} else if _, err := lang.Parse(o.Init, string(b)); err != nil {
