@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -233,12 +234,12 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 	out := make([]AttentionEntry, 0, len(byWhere))
 	for _, e := range byWhere {
 		// The largest first.
-		sort.SliceStable(e.Parts, func(i, j int) bool { return abs(e.Parts[i].Magnitude) > abs(e.Parts[j].Magnitude) })
+		sort.SliceStable(e.Parts, func(i, j int) bool { return math.Abs(e.Parts[i].Magnitude) > math.Abs(e.Parts[j].Magnitude) })
 		mags := make([]float64, len(e.Parts))
 		tests := map[string]bool{}
 		befores := map[string]int{}
 		for i, p := range e.Parts {
-			mags[i] = abs(p.Magnitude)
+			mags[i] = math.Abs(p.Magnitude)
 			tests[p.Suite+"\x00"+p.Test] = true
 			if !slices.Contains(e.Metrics, p.Metric) {
 				e.Metrics = append(e.Metrics, p.Metric)
@@ -296,13 +297,6 @@ func (s *Server) findings(ctx context.Context, href string) []string {
 		return nil
 	}
 	return report.FindingsWords(analysis.FindingsFor(cmp, sets)).TLDR
-}
-
-func abs(v float64) float64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // compareHref compares the builds before and after a change point of s,

@@ -38,15 +38,7 @@ func start(t *testing.T, build string) db {
 
 func (d db) n(q string) int64 {
 	d.t.Helper()
-	_, rows, err := client.Query(context.Background(), d.ep, false, q)
-	if err != nil || len(rows) != 1 {
-		d.t.Fatalf("%s: %v (%d rows)", q, err, len(rows))
-	}
-	n, err := strconv.ParseInt(rows[0][0], 10, 64)
-	if err != nil {
-		d.t.Fatalf("%s: %v", q, err)
-	}
-	return n
+	return testenv.Int(d.t, d.ep, q)
 }
 
 func (d db) exec(q string) {
