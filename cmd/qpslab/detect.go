@@ -8,6 +8,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/changepoint"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
@@ -29,22 +30,18 @@ func newDetectCmd() *cobra.Command {
 		Use:   "detect",
 		Short: "Find change points over the stored history: where each regression or improvement arrived",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 			if q.SettingsFile == "" {
-				h, err := resolveHome()
-				if err != nil {
-					return err
-				}
-				q.SettingsFile = h.DetectSettings()
+				q.SettingsFile = e.Home.DetectSettings()
 			}
 			q.Given = cmd.Flags().Changed
-			d, err := selector.Detect(cmd.Context(), func() (*store.Store, error) { return readStore(cmd) }, q)
+			d, err := selector.Detect(cmd.Context(), func() (*store.Store, error) { return e.ReadStore(cmd.Context()) }, q)
 			if err != nil {
 				return err
 			}
 			fmt.Fprint(cmd.ErrOrStderr(), d.TooShort())
 			return report.DetectOut(cmd.OutOrStdout(), cmd.ErrOrStderr(), d.Series, report.Detection{Series: len(d.Series), Changes: d.Changes, Builds: d.Builds}, d.Gate, format)
-		},
+		}),
 	}
 	historyFlags(c, &q.History)
 	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment}

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/docs"
-	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -83,18 +82,15 @@ func setHelp(c *cobra.Command) {
 	}
 }
 
-// resolveHome returns the qpslab home.
-func resolveHome() (home.Home, error) { return home.Resolve() }
-
 // withEnv is a RunE that calls f with the command's env: the home, its
 // --store and its writers.
 func withEnv(f func(*cobra.Command, jobs.Env, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		h, err := resolveHome()
+		e, err := env(cmd)
 		if err != nil {
 			return err
 		}
-		return f(cmd, jobs.Env{Home: h, Store: storeDSN(cmd), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}, args)
+		return f(cmd, e, args)
 	}
 }
 

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/importer"
-	"github.com/qpslab/qpslab/internal/recorder"
+	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
@@ -25,36 +22,10 @@ func selFlags(c *cobra.Command, sel *selector.Selection, byHost bool) {
 	}
 }
 
-// withStore runs f on the existing store of the home (or --store): none is
-// made (store.OpenRead).
-func withStore(cmd *cobra.Command, f func(*store.Store) error) error {
-	st, err := readStore(cmd)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return f(st)
-}
-
 func newLabelsCmd() *cobra.Command {
 	var format string
-	c := &cobra.Command{Use: "labels", Short: "List the stored result sets (build.config labels)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := withStore(cmd, func(st *store.Store) error {
-				ls, err := st.Labels(cmd.Context())
-				if err != nil {
-					return err
-				} else if format == "json" {
-					return report.JSON(cmd.OutOrStdout(), ls)
-				}
-				return report.Labels(cmd.OutOrStdout(), ls, st.Where())
-			})
-			if errors.Is(err, store.ErrNoStore) {
-				fmt.Fprintf(cmd.OutOrStdout(), "no results yet (%v)\n", err)
-				return nil
-			}
-			return err
-		}}
+	c := jobCmd("labels", "List the stored result sets (build.config labels)", cobra.NoArgs,
+		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Labels(cmd.Context(), e, format) })
 	report.FormatFlag(c.Flags(), &format, "text", "json")
 	return c
 }
@@ -62,31 +33,19 @@ func newLabelsCmd() *cobra.Command {
 // comparisonCmd is compare (the tables, and with --html the report) or
 // report (the HTML report only, to --html).
 func comparisonCmd(use, short, long string, tables bool) *cobra.Command {
-	sel := selector.Selection{LayoutFiles: true}
-	var groups, format, html, summary string
-	c := &cobra.Command{Use: use, Short: short, Long: long,
-		Args: func(_ *cobra.Command, args []string) error { return sel.CompareArgs(args) },
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !tables && html == "" {
-				return fmt.Errorf("name the report file with --html FILE")
-			}
-			return withStore(cmd, func(st *store.Store) error {
-				cmp, sets, err := sel.Compare(cmd.Context(), st, args, groups, cmd.ErrOrStderr())
-				if err == nil && tables {
-					err = report.ComparisonAs(cmd.OutOrStdout(), sets, cmp, format, summary)
-				}
-				if err == nil && html != "" {
-					err = report.HTMLReport(cmd.ErrOrStderr(), html, sets, cmp, selector.Content(cmd.Context(), st))
-				}
-				return err
-			})
-		}}
-	selFlags(c, &sel, true)
-	c.Flags().StringVar(&groups, "groups", "", "group layout ("+result.LayoutsHelp()+"; default: the suite's first), or a YAML layout file's path (docs/results.md)")
-	c.Flags().StringVar(&html, "html", "", "write the HTML report to this file")
+	o := jobs.CompareOptions{Sel: selector.Selection{LayoutFiles: true}, Tables: tables}
+	sel := &o.Sel
+	c := jobCmd(use, short, func(_ *cobra.Command, args []string) error { return sel.CompareArgs(args) },
+		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+			return jobs.Compare(cmd.Context(), e, args, o)
+		})
+	c.Long = long
+	selFlags(c, sel, true)
+	c.Flags().StringVar(&o.Groups, "groups", "", "group layout ("+result.LayoutsHelp()+"; default: the suite's first), or a YAML layout file's path (docs/results.md)")
+	c.Flags().StringVar(&o.HTML, "html", "", "write the HTML report to this file")
 	if tables {
-		report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json", "qps.abs", "qps.rel")
-		report.SummaryFlag(c.Flags(), &summary)
+		report.FormatFlag(c.Flags(), &o.Format, "text", "md", "csv", "tsv", "json", "qps.abs", "qps.rel")
+		report.SummaryFlag(c.Flags(), &o.Summary)
 	}
 	return c
 }
@@ -129,30 +88,19 @@ func newMetricsCmd() *cobra.Command {
 // results file, which names its own labels and builds).
 func importCmd(use, short, long string, args cobra.PositionalArgs, facts bool, read func(src *importer.Source, args []string) ([]result.Run, error)) *cobra.Command {
 	var label, version, commit, when string
-	c := &cobra.Command{Use: use, Short: short, Long: long, Args: args,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var src *importer.Source
-			if facts {
-				s, err := selector.Source(label, version, commit, when, func(n string) string { return "--" + n + " " })
-				if err != nil {
-					return err
-				}
-				src = &s
-			}
-			runs, err := read(src, args)
-			if err == nil {
-				err = importer.Validate(runs)
-			}
-			if err != nil {
-				return importer.Report(cmd.ErrOrStderr(), err)
-			}
-			st, err := homeStore(cmd)
+	c := jobCmd(use, short, args, func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		var src *importer.Source
+		if facts {
+			s, err := selector.Source(label, version, commit, when, func(n string) string { return "--" + n + " " })
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			return recorder.Import(cmd.Context(), st, runs, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		}}
+			src = &s
+		}
+		runs, err := read(src, args)
+		return jobs.Import(cmd.Context(), e, runs, err)
+	})
+	c.Long = long
 	if facts {
 		c.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config (build.config:ENGINE for a storage engine other than InnoDB)")
 		c.Flags().StringVar(&version, "version", "", "the build's version, e.g. 10.6.17 (default: read from a build name such as ma100617_rel)")

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -23,25 +24,18 @@ func storeDSN(cmd *cobra.Command) string {
 	return os.Getenv("QPSLAB_STORE")
 }
 
-func openStore(cmd *cobra.Command, h home.Home) (*store.Store, error) {
-	return store.Open(cmd.Context(), storeDSN(cmd), h.StoreFile())
+// env is the command's env: the home, its --store and its writers.
+func env(cmd *cobra.Command) (jobs.Env, error) {
+	h, err := home.Resolve()
+	return jobs.Env{Home: h, Store: storeDSN(cmd), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}, err
 }
 
-// readStore opens the store of the qpslab home (or --store) for a command
-// that only reads: it creates nothing (store.ErrNoStore when there is none).
-func readStore(cmd *cobra.Command) (*store.Store, error) {
-	h, err := resolveHome()
+// withStore runs f on the existing store of the home (or --store): none is
+// made (store.OpenRead).
+func withStore(cmd *cobra.Command, f func(*store.Store) error) error {
+	e, err := env(cmd)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return store.OpenRead(cmd.Context(), storeDSN(cmd), h.StoreFile())
-}
-
-// homeStore opens the store of the qpslab home (or --store), creating it.
-func homeStore(cmd *cobra.Command) (*store.Store, error) {
-	h, err := resolveHome()
-	if err != nil {
-		return nil, err
-	}
-	return openStore(cmd, h)
+	return e.WithStore(cmd.Context(), f)
 }

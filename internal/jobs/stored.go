@@ -1,0 +1,93 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/qpslab/qpslab/internal/importer"
+	"github.com/qpslab/qpslab/internal/recorder"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/selector"
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// ReadStore opens the env's existing store for a command that only reads:
+// it creates nothing (store.ErrNoStore when there is none).
+func (e Env) ReadStore(ctx context.Context) (*store.Store, error) {
+	return store.OpenRead(ctx, e.Store, e.Home.StoreFile())
+}
+
+// WithStore runs f on the env's existing store (ReadStore) and closes it.
+func (e Env) WithStore(ctx context.Context, f func(*store.Store) error) error {
+	st, err := e.ReadStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st)
+}
+
+// Labels prints the stored result sets (qpslab labels), or says there are
+// none yet.
+func Labels(ctx context.Context, e Env, format string) error {
+	err := e.WithStore(ctx, func(st *store.Store) error {
+		ls, err := st.Labels(ctx)
+		if err != nil {
+			return err
+		} else if format == "json" {
+			return report.JSON(e.Out, ls)
+		}
+		return report.Labels(e.Out, ls, st.Where())
+	})
+	if errors.Is(err, store.ErrNoStore) {
+		fmt.Fprintf(e.Out, "no results yet (%v)\n", err)
+		return nil
+	}
+	return err
+}
+
+// Import stores the runs an import read (qpslab import …): read's error,
+// or what importer.Validate finds, is reported one problem a line and
+// nothing is stored.
+func Import(ctx context.Context, e Env, runs []result.Run, err error) error {
+	if err == nil {
+		err = importer.Validate(runs)
+	}
+	if err != nil {
+		return importer.Report(e.Err, err)
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return recorder.Import(ctx, st, runs, e.Out, e.Err)
+}
+
+// CompareOptions are what qpslab compare and qpslab report take.
+type CompareOptions struct {
+	Sel                  selector.Selection
+	Groups, Format, HTML string
+	Summary              string
+	Tables               bool // compare's tables; report writes the HTML report only
+}
+
+// Compare compares the labels' stored runs (the first the base): compare's
+// tables, and with HTML the report.
+func Compare(ctx context.Context, e Env, labels []string, o CompareOptions) error {
+	if !o.Tables && o.HTML == "" {
+		return fmt.Errorf("name the report file with --html FILE")
+	}
+	return e.WithStore(ctx, func(st *store.Store) error {
+		cmp, sets, err := o.Sel.Compare(ctx, st, labels, o.Groups, e.Err)
+		if err == nil && o.Tables {
+			err = report.ComparisonAs(e.Out, sets, cmp, o.Format, o.Summary)
+		}
+		if err == nil && o.HTML != "" {
+			err = report.HTMLReport(e.Err, o.HTML, sets, cmp, selector.Content(ctx, st))
+		}
+		return err
+	})
+}
