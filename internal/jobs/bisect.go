@@ -103,6 +103,9 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 		return err
 	}
 	o.Src = src
+	if o.Metric == "" {
+		o.Metric = store.HeadlineMetric
+	}
 	if !build.IsGitTree(ctx, src) {
 		return fmt.Errorf("--src %s is not a git tree: bisect walks a git checkout's commits (git clone …)", src)
 	}
@@ -378,7 +381,7 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 	if err := home.Ensure(filepath.Dir(out)); err != nil {
 		return bisect.Measure{}, err
 	}
-	fmt.Fprintf(e.Err, "measure %s against %s: plan %s, %d round(s)\n", other.Name, base.Name, p.ID, mo.Rounds)
+	fmt.Fprintf(e.Err, "measure %s against %s, %d round(s)\n", other.Name, base.Name, mo.Rounds)
 	runs, err := runPlan(ctx, Env{Home: h, Store: e.Store, Out: io.Discard, Err: e.Err}, p, planRun{out: out})
 	if err != nil {
 		return bisect.Measure{}, err
