@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,7 +48,8 @@ func speedRepo(t *testing.T, speeds []string) (string, []string) {
 // dbBenchBuilder "compiles" a commit of a speedRepo into a db_bench that
 // is a shell script: --version and --help as db_bench 7.8.3 answers them,
 // and each benchmark printing its result line at the commit's speed, with
-// 1 % of jitter, and its report file. It registers the build as a
+// 1 % of jitter (a speed written SPEED/SWING: readrandom's rounds swing by
+// ±SWING %, so that no number of rounds tells it), and its report file. It registers the build as a
 // rocksdb build of the home, as build.Registry.Compile will.
 type dbBenchBuilder struct {
 	h        home.Home
@@ -65,6 +67,10 @@ func (b *dbBenchBuilder) Compile(ctx context.Context, o bisect.CompileOptions) (
 	if speed == "broken" {
 		return build.Build{}, &bisect.CompileError{Name: name, Phase: "make", Log: filepath.Join(b.h.Root, "logs", name+".log"), Err: fmt.Errorf("exit status 2")}
 	}
+	base, swing, ok := strings.Cut(speed, "/") // SPEED/SWING: rounds that swing by ±SWING %
+	if !ok {
+		swing = "0"
+	}
 	dir := filepath.Join(b.h.Root, "fake-builds", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return build.Build{}, err
@@ -78,11 +84,16 @@ func (b *dbBenchBuilder) Compile(ctx context.Context, o bisect.CompileOptions) (
 case "$1" in --version) echo "db_bench version 7.8.3"; exit 0;; --help) cat "$(dirname "$0")/help.txt"; exit 1;; esac
 bench=; report=; seed=1
 for a in "$@"; do case "$a" in --benchmarks=*) bench=${a#--benchmarks=}; bench=${bench%%,*};; --report_file=*) report=${a#--report_file=};; --seed=*) seed=${a#--seed=};; esac; done
-ops=$(awk -v s="$seed" -v b=` + speed + ` 'BEGIN { srand((s % 1000003) + b); printf "%d", b * (1 + (rand() - 0.5) * 0.02) }')
+ops=$(awk -v s="$seed" -v b=` + base + ` 'BEGIN { srand((s % 1000003) + b); printf "%d", b * (1 + (rand() - 0.5) * 0.02) }')
+if [ "$bench" = readrandom ] && [ ` + swing + ` != 0 ]; then # a commit that cannot be told: its rounds swing by ±swing %
+	n=$(cat "$(dirname "$0")/n" 2>/dev/null || echo 0); echo $((n + 1)) > "$(dirname "$0")/n"
+	ops=$(awk -v o="$ops" -v w=` + swing + ` -v n="$n" 'BEGIN { printf "%d", o * (1 + (n % 2 ? w : -w) / 100) }')
+fi
 [ -n "$report" ] && printf 'secs_elapsed,interval_qps\n1,%d\n' "$ops" > "$report"
 echo "$bench : 1.000 micros/op $ops ops/sec 1.000 seconds $ops operations;"
 `
 	prog := filepath.Join(dir, "db_bench")
+	_ = os.Remove(filepath.Join(dir, "n"))
 	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
 		return build.Build{}, err
 	}
@@ -196,4 +207,69 @@ func TestBisectBadInput(t *testing.T) {
 	if len(fb.compiled) != 0 {
 		t.Errorf("bad input compiled %v", fb.compiled)
 	}
+}
+
+// A bisection interrupted (the context cancelled, as Ctrl-C does) resumes
+// with qpslab bisect resume without measuring its endpoints again; a step
+// that cannot tell stops it with the commands to go on; resumed with more
+// rounds, the step pools them with its earlier ones; skipped, the walk
+// goes on and, the skipped commit bordering the answer, names the range.
+func TestBisectResumeCannotTellSkip(t *testing.T) {
+	e, out, errb := bisectEnv(t)
+	src, hs := speedRepo(t, []string{"1000", "1000", "1000", "1000", "875/20", "750", "750", "750", "750"})
+	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	o := fastOptions(src, interrupt{fb, hs[4], cancel})
+	o.Good, o.Bad = hs[0], hs[8]
+	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted: %v\n%s", err, errb)
+	}
+	errb.Reset()
+	err := BisectResume(context.Background(), e, 1, 0, fb)
+	if err == nil || !strings.Contains(err.Error(), hs[4][:8]+" cannot tell: ") || !strings.Contains(err.Error(), "qpslab bisect resume 1 --rounds 12") ||
+		strings.Contains(errb.String(), "endpoints:") || strings.Count(errb.String(), "measure ") != 1 {
+		t.Fatalf("resumed: %v\n%s", err, errb)
+	}
+	if err := BisectResume(context.Background(), e, 1, 12, fb); err == nil || !strings.Contains(err.Error(), "cannot tell") {
+		t.Fatalf("more rounds: %v", err)
+	}
+	if steps := stepsOf(t, e); steps[len(steps)-1].Rounds != 18 {
+		t.Errorf("the retry pooled %d rounds, want 6 + 12", steps[len(steps)-1].Rounds)
+	}
+	out.Reset()
+	errb.Reset()
+	if err := BisectSkip(context.Background(), e, 1, "", fb); err != nil {
+		t.Fatalf("skip: %v\n%s", err, errb)
+	}
+	if want := "first bad commit is one of " + hs[4][:8] + " " + hs[5][:8]; !strings.Contains(out.String(), want) || !strings.Contains(errb.String(), "skipped "+hs[4][:8]) {
+		t.Errorf("lacks %q:\n%s\n%s", want, out, errb)
+	}
+}
+
+// interrupt cancels the bisection when it comes to compile commit.
+type interrupt struct {
+	bisect.Builder
+	commit string
+	cancel func()
+}
+
+func (i interrupt) Compile(ctx context.Context, o bisect.CompileOptions) (build.Build, error) {
+	if o.Commit == i.commit {
+		i.cancel()
+		return build.Build{}, ctx.Err()
+	}
+	return i.Builder.Compile(ctx, o)
+}
+
+func stepsOf(t *testing.T, e Env) []store.BisectStep {
+	st, err := store.Open(context.Background(), "", e.Home.StoreFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, steps, err := st.Bisection(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return steps
 }
