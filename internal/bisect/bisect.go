@@ -413,7 +413,7 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64) (Result, error
 	}
 	var fin Measure
 	if st, ok := w.latest(first.Hash, parent.Hash); ok && !math.IsNaN(st.Rel) && st.Kind != CannotTell && (!w.Why || st.Note == finalNote) {
-		fin = Measure{Plan: st.Plan, Rounds: st.Rounds, Verdict: analysis.Verdict{Rel: st.Rel, Lo: st.Lo, Hi: st.Hi}}
+		fin = Measure{Plan: st.Plan, Rounds: st.Rounds, Verdict: analysis.Verdict{Rel: st.Rel, Lo: st.Lo, Hi: st.Hi, Significant: st.Hi < 1 || st.Lo > 1}}
 	} else {
 		w.say("the first bad commit %s against its parent %s, %d round(s)", first.Short(), parent.Short(), w.Rounds)
 		fin, err = w.Tester.Measure(ctx, pb, fb, MeasureOptions{Rounds: w.Rounds, Final: true})
@@ -427,6 +427,9 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64) (Result, error
 	}
 	r, lo2, hi2 := Up(fin.Verdict, w.Higher)
 	line := fmt.Sprintf("first bad commit: %s: %s against its parent %s (%+.1f %%)", Name(first), Interval(r, lo2, hi2), parent.Short(), 100*(r-1))
+	if kind, _, _ := Regression(fin.Verdict, w.Higher, w.Bisection.Threshold); kind != Bad && fin.Verdict.Kind != analysis.CannotTell {
+		line += fmt.Sprintf("; against its parent it is not worse beyond the threshold %.1f %%: the regression may be spread over several commits (qpslab bisect status %d shows each step)", 100*w.Bisection.Threshold, w.Bisection.ID)
+	}
 	res, err := w.end(ctx, store.BisectFound, line)
 	res.First, res.Parent, res.Magnitude, res.Final, res.Base, res.Bad = &first, parent, m, &fin, pb, fb
 	return res, err

@@ -158,6 +158,28 @@ func TestNoRegression(t *testing.T) {
 	}
 }
 
+// A regression spread over several commits: the walk names the first
+// commit nearer BAD than GOOD, and says that against its parent it is not
+// worse beyond the threshold.
+func TestSpreadRegression(t *testing.T) {
+	f := newFake(8, 0.005)
+	good, cs := f.tree(8, func(i int) float64 {
+		switch {
+		case i < 2:
+			return 1000
+		case i < 5:
+			return []float64{920, 860, 800}[i-2]
+		}
+		return 750
+	})
+	w := f.walk(good, cs, 8)
+	w.Bisection.Threshold = 0.10
+	res, err := w.Run(context.Background())
+	if err != nil || res.First == nil || res.First.Hash != cs[3].Hash || !strings.Contains(res.Line, "the regression may be spread over several commits") {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
 // A commit that does not build is skipped and logged; when it borders the
 // answer, the answer is a range, as git bisect's "one of".
 func TestDoesNotBuild(t *testing.T) {
