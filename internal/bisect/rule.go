@@ -40,8 +40,9 @@ func Up(v analysis.Verdict, higher bool) (r, lo, hi float64) {
 
 // Regression judges the endpoints, BAD against GOOD: Bad, with the
 // regression's magnitude m = 1 − rel (rel turned up, Up), when the change
-// is significant and worse than the threshold (as analysis.Judge calls a
-// change worse beyond a floor); Good when it is not (nothing to bisect);
+// is significant and worse than the threshold t (as analysis.Judge calls
+// a change worse beyond a floor: rel below 1/(1+t), the band symmetric on
+// the log scale); Good when it is not (nothing to bisect);
 // CannotTell when the test cannot conclude (too few rounds). why says it
 // in words.
 func Regression(v analysis.Verdict, higher bool, threshold float64) (kind string, m float64, why string) {
@@ -50,11 +51,11 @@ func Regression(v analysis.Verdict, higher bool, threshold float64) (kind string
 	}
 	r, lo, hi := Up(v, higher)
 	if v.Significant && r < 1/(1+threshold) {
-		return Bad, 1 - r, fmt.Sprintf("BAD against GOOD %s: a regression of %.1f %%, beyond the threshold %.1f %%", Interval(r, lo, hi), 100*(1-r), 100*threshold)
+		return Bad, 1 - r, fmt.Sprintf("BAD against GOOD %s: a regression of %.1f %%, beyond the threshold %.1f %% (rel below %.3f)", Interval(r, lo, hi), 100*(1-r), 100*threshold, 1/(1+threshold))
 	}
 	what := "not significant"
 	if v.Significant {
-		what = fmt.Sprintf("within the threshold %.1f %%", 100*threshold)
+		what = fmt.Sprintf("within the threshold %.1f %% (rel %.3f to %.3f)", 100*threshold, 1/(1+threshold), 1+threshold)
 		if r > 1 {
 			what = "better, not worse"
 		}

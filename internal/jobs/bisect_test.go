@@ -273,3 +273,42 @@ func stepsOf(t *testing.T, e Env) []store.BisectStep {
 	}
 	return steps
 }
+
+// Without --threshold, a bisection looks for a regression beyond this
+// host's noise floor for the test where qpslab run --aa measured one (and
+// stores it), else beyond analysis.DefaultFloor.
+func TestBisectThresholdIsTheNoiseFloor(t *testing.T) {
+	ctx := context.Background()
+	e, _, errb := bisectEnv(t)
+	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
+	src, hs := speedRepo(t, []string{"1000", "800"})
+	o := fastOptions(src, fb)
+	o.Good, o.Bad = hs[0], hs[1]
+	if err := Bisect(ctx, e, o); err != nil {
+		t.Fatalf("%v\n%s", err, errb)
+	}
+	st, err := store.Open(ctx, "", e.Home.StoreFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(ctx, store.Filter{Suite: "db_bench", Test: o.Test})
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("%d runs: %v", len(runs), err)
+	}
+	hostID, err := store.HostID(runs[0].Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveNoise(ctx, []store.NoiseFloor{{HostID: hostID, Suite: "db_bench", Test: o.Test, Threads: runs[0].Threads, Conditions: runs[0].LabelConditions(),
+		Metric: store.HeadlineMetric, Floor: 0.3, Measured: runs[0].Started}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	src2, hs2 := speedRepo(t, []string{"1000", "800"})
+	o = fastOptions(src2, fb)
+	o.Good, o.Bad = hs2[0], hs2[1]
+	err = Bisect(ctx, e, o)
+	if err == nil || !strings.Contains(err.Error(), "within the threshold 30.0 % (rel 0.769 to 1.300): no regression to bisect") || !strings.Contains(errb.String(), "threshold 30.0 %: this host's noise floor (qpslab run --aa)") {
+		t.Errorf("%v\n%s", err, errb)
+	}
+}
