@@ -443,7 +443,7 @@ func BisectStatus(ctx context.Context, e Env, id int64, format string) error {
 			return err
 		}
 		if format == "json" {
-			return report.JSON(e.Out, bs)
+			return report.JSON(e.Out, append([]store.Bisection{}, bs...))
 		}
 		return report.Bisections(e.Out, bs)
 	}
