@@ -281,6 +281,9 @@ func newWalk(ctx context.Context, e Env, st *store.Store, o BisectOptions, b sto
 func run(ctx context.Context, e Env, w *bisect.Walk) error {
 	res, err := w.Run(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(e.Err, "bisection %d stopped: its decided steps are stored; qpslab bisect resume %d (or the same command) goes on\n", w.Bisection.ID, w.Bisection.ID)
+		}
 		return err
 	}
 	t := w.Tester.(*planTester)

@@ -221,7 +221,7 @@ func TestBisectResumeCannotTellSkip(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := fastOptions(src, interrupt{fb, hs[4], cancel})
 	o.Good, o.Bad = hs[0], hs[8]
-	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
+	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) || !strings.Contains(errb.String(), "bisection 1 stopped: its decided steps are stored; qpslab bisect resume 1") {
 		t.Fatalf("interrupted: %v\n%s", err, errb)
 	}
 	errb.Reset()
