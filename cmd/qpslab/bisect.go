@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/jobs"
@@ -9,8 +11,9 @@ import (
 
 func newBisectCmd() *cobra.Command {
 	var o jobs.BisectOptions
-	var threshold string
+	var threshold, format string
 	var set []string
+	var rounds int
 	c := jobCmd("bisect GOOD BAD --src DIR --suite S --test T", "Find the commit that made a test slower: compile and measure the commits between GOOD and BAD", cobra.ExactArgs(2),
 		func(cmd *cobra.Command, e jobs.Env, args []string) (err error) {
 			o.Good, o.Bad = args[0], args[1]
@@ -33,31 +36,24 @@ func newBisectCmd() *cobra.Command {
 	f.StringVar(&o.PMP, "pmp", "", "capture the server's stacks every N seconds when the first bad commit is measured against its parent, and diff them")
 	f.BoolVar(&o.Perf, "perf", false, "profile the server with perf when the first bad commit is measured against its parent, and diff the profiles")
 	f.StringArrayVar(&set, "set", nil, "a suite flag, NAME=VALUE, as qpslab run SUITE takes it (repeat for more)")
-	var rounds int
-	var format string
-	resume := jobCmd("resume ID", "Continue an interrupted or undecided bisection", cobra.ExactArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error {
-		id, err := jobs.BisectID(args[0])
-		if err != nil {
-			return err
-		}
-		return jobs.BisectResume(cmd.Context(), e, id, rounds, nil)
+	byID := func(use, short string, args cobra.PositionalArgs, run func(context.Context, jobs.Env, int64, []string) error) *cobra.Command {
+		return jobCmd(use, short, args, func(cmd *cobra.Command, e jobs.Env, args []string) error {
+			id, err := jobs.BisectID(append(args, "0")[0])
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), e, id, append(args, "", "")[1:])
+		})
+	}
+	resume := byID("resume ID", "Continue an interrupted or undecided bisection", cobra.ExactArgs(1), func(ctx context.Context, e jobs.Env, id int64, _ []string) error {
+		return jobs.BisectResume(ctx, e, id, rounds, nil)
 	})
 	resume.Flags().IntVar(&rounds, "rounds", 0, "paired rounds of each measurement from now on (a step that could not tell pools them with its earlier ones)")
-	skip := jobCmd("skip ID [COMMIT]", "Skip a commit of a bisection (default: the step that could not tell), as git bisect skip, and continue", cobra.RangeArgs(1, 2), func(cmd *cobra.Command, e jobs.Env, args []string) error {
-		id, err := jobs.BisectID(args[0])
-		if err != nil {
-			return err
-		}
-		return jobs.BisectSkip(cmd.Context(), e, id, append(args, "")[1], nil)
-	})
-	status := jobCmd("status [ID]", "List the bisections, or one's steps", cobra.MaximumNArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error {
-		id, err := jobs.BisectID(append(args, "0")[0])
-		if err != nil {
-			return err
-		}
-		return jobs.BisectStatus(cmd.Context(), e, id, format)
+	status := byID("status [ID]", "List the bisections, or one's steps", cobra.MaximumNArgs(1), func(ctx context.Context, e jobs.Env, id int64, _ []string) error {
+		return jobs.BisectStatus(ctx, e, id, format)
 	})
 	report.FormatFlag(status.Flags(), &format, "text", "json")
-	c.AddCommand(resume, skip, status)
+	c.AddCommand(resume, status, byID("skip ID [COMMIT]", "Skip a commit of a bisection (default: the step that could not tell), as git bisect skip, and continue", cobra.RangeArgs(1, 2),
+		func(ctx context.Context, e jobs.Env, id int64, rest []string) error { return jobs.BisectSkip(ctx, e, id, rest[0], nil) }))
 	return c
 }
