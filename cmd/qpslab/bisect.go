@@ -54,6 +54,8 @@ func newBisectCmd() *cobra.Command {
 	})
 	report.FormatFlag(status.Flags(), &format, "text", "json")
 	c.AddCommand(resume, status, byID("skip ID [COMMIT]", "Skip a commit of a bisection (default: the step that could not tell), as git bisect skip, and continue", cobra.RangeArgs(1, 2),
-		func(ctx context.Context, e jobs.Env, id int64, rest []string) error { return jobs.BisectSkip(ctx, e, id, rest[0], nil) }))
+		func(ctx context.Context, e jobs.Env, id int64, rest []string) error {
+			return jobs.BisectSkip(ctx, e, id, rest[0], nil)
+		}))
 	return c
 }

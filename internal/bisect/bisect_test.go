@@ -322,10 +322,10 @@ func TestRule(t *testing.T) {
 		m      float64
 	}{
 		{v(0.75, 0.74, 0.76), true, Bad, 0.25},
-		{v(0.97, 0.96, 0.98), true, Good, 0.03},            // significant, within 5 %
-		{v(0.9, 0.8, 1.01), true, Good, 0.1},               // not significant
-		{v(1.25, 1.24, 1.26), true, Good, -0.25},           // better
-		{v(1 / 0.75, 1 / 0.76, 1 / 0.74), false, Bad, 0.25}, // cpu/o up by a third: 25 % fewer ops per CPU
+		{v(0.97, 0.96, 0.98), true, Good, 0.03},       // significant, within 5 %
+		{v(0.9, 0.8, 1.01), true, Good, 0.1},          // not significant
+		{v(1.25, 1.24, 1.26), true, Good, -0.25},      // better
+		{v(1/0.75, 1/0.76, 1/0.74), false, Bad, 0.25}, // cpu/o up by a third: 25 % fewer ops per CPU
 		{analysis.Verdict{Kind: analysis.CannotTell, Why: "3 paired round(s)", Rel: 0.7, Lo: math.NaN(), Hi: math.NaN()}, true, CannotTell, math.NaN()},
 	} {
 		kind, m, _ := Regression(c.v, c.higher, 0.05)
