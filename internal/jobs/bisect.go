@@ -406,10 +406,12 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 		}
 	}
 	var bs, os []result.Run
+	threads := 0 // one thread count: the first the plan ran (rounds pair by plan, repeat and round only)
 	for _, r := range runs {
-		if r.Test != t.o.Test || r.Status != result.OK {
+		if r.Test != t.o.Test || r.Status != result.OK || threads != 0 && r.Threads != threads {
 			continue
 		}
+		threads = r.Threads
 		switch r.Build {
 		case base.Name:
 			bs = append(bs, r)
