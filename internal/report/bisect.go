@@ -18,7 +18,7 @@ func Bisections(w io.Writer, bs []store.Bisection) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tGOOD\tBAD\tSUITE\tTEST\tMETRIC\tTHRESHOLD\tSTARTED\tRESULT")
 	for _, b := range bs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f %%\t%s\t%s\n", b.ID, b.State, hash8(b.Good), hash8(b.Bad), b.Suite, b.Test, b.Metric,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f %%\t%s\t%s\n", b.ID, b.State, Hash8(b.Good), Hash8(b.Bad), b.Suite, b.Test, b.Metric,
 			100*b.Threshold, b.Started.Format("2006-01-02 15:04"), b.Result)
 	}
 	return tw.Flush()
@@ -30,7 +30,7 @@ func Bisections(w io.Writer, bs []store.Bisection) error {
 // them).
 func BisectSteps(w io.Writer, b store.Bisection, steps []store.BisectStep, subjects map[string]string) error {
 	fmt.Fprintf(w, "bisection %d: %s, %s %s of suite %s, GOOD %s, BAD %s, threshold %.1f %%, src %s\n", b.ID, b.State, b.Test, b.Metric, b.Suite,
-		hash8(b.Good), hash8(b.Bad), 100*b.Threshold, b.Src)
+		Hash8(b.Good), Hash8(b.Bad), 100*b.Threshold, b.Src)
 	if b.Result != "" {
 		fmt.Fprintln(w, b.Result)
 	}
@@ -38,25 +38,34 @@ func BisectSteps(w io.Writer, b store.Bisection, steps []store.BisectStep, subje
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tCOMMIT\tAGAINST\tBUILD\tVERDICT\tREL\tINTERVAL\tROUNDS\tPLAN\tSUBJECT\tNOTE")
 	for _, s := range steps {
-		against, rel, iv := hash8(s.Base), "-", "-"
-		if s.Base == b.Good {
-			against = "GOOD"
-		}
-		if s.Base == "" {
-			against = "-"
-		}
-		if !math.IsNaN(s.Rel) {
-			rel = fmt.Sprintf("%.3f", s.Rel)
-		}
-		if !math.IsNaN(s.Lo) && !math.IsNaN(s.Hi) {
-			iv = fmt.Sprintf("[%.3f, %.3f]", s.Lo, s.Hi)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.Seq, hash8(s.Commit), against, s.Build, s.Kind, rel, iv, s.Rounds, s.Plan, subjects[s.Commit], s.Note)
+		against, rel, iv := BisectStepCells(b, s)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.Seq, Hash8(s.Commit), against, s.Build, s.Kind, rel, iv, s.Rounds, s.Plan, subjects[s.Commit], s.Note)
 	}
 	return tw.Flush()
 }
 
-func hash8(hash string) string {
+// BisectStepCells are a step's cells as every surface shows them: what it
+// was measured against (GOOD, a hash, or - for GOOD itself), its relative
+// value and its interval (- where not measured).
+func BisectStepCells(b store.Bisection, s store.BisectStep) (against, rel, interval string) {
+	against, rel, interval = Hash8(s.Base), "-", "-"
+	switch s.Base {
+	case b.Good:
+		against = "GOOD"
+	case "":
+		against = "-"
+	}
+	if !math.IsNaN(s.Rel) {
+		rel = fmt.Sprintf("%.3f", s.Rel)
+	}
+	if !math.IsNaN(s.Lo) && !math.IsNaN(s.Hi) {
+		interval = fmt.Sprintf("[%.3f, %.3f]", s.Lo, s.Hi)
+	}
+	return against, rel, interval
+}
+
+// Hash8 is a commit hash as builds and bisections name it (8 hex digits).
+func Hash8(hash string) string {
 	if len(hash) > 8 {
 		return hash[:8]
 	}

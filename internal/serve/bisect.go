@@ -3,10 +3,10 @@ package serve
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strconv"
 
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -26,7 +26,7 @@ type bisectStepLine struct {
 }
 
 func bisectOf(b store.Bisection) bisectLine {
-	l := bisectLine{ID: b.ID, Href: "/bisections/" + strconv.FormatInt(b.ID, 10), State: b.State, Good: hash8(b.Good), Bad: hash8(b.Bad),
+	l := bisectLine{ID: b.ID, Href: "/bisections/" + strconv.FormatInt(b.ID, 10), State: b.State, Good: report.Hash8(b.Good), Bad: report.Hash8(b.Bad),
 		Suite: b.Suite, Test: b.Test, Metric: b.Metric, Threshold: fmt.Sprintf("%.1f %%", 100*b.Threshold),
 		Started: fmtTime(b.Started), Result: b.Result}
 	if !b.Ended.IsZero() {
@@ -64,20 +64,8 @@ func (s *Server) pageBisection(w http.ResponseWriter, r *http.Request) {
 	}
 	var lines []bisectStepLine
 	for _, st := range steps {
-		l := bisectStepLine{Seq: st.Seq, Commit: hash8(st.Commit), Against: hash8(st.Base), Build: st.Build, Kind: st.Kind, Rel: "-", Interval: "-",
-			Plan: st.Plan, Note: st.Note, When: fmtTime(st.At), Rounds: st.Rounds}
-		switch st.Base {
-		case b.Good:
-			l.Against = "GOOD"
-		case "":
-			l.Against = "-"
-		}
-		if !math.IsNaN(st.Rel) {
-			l.Rel = fmt.Sprintf("%.3f", st.Rel)
-		}
-		if !math.IsNaN(st.Lo) && !math.IsNaN(st.Hi) {
-			l.Interval = fmt.Sprintf("[%.3f, %.3f]", st.Lo, st.Hi)
-		}
+		l := bisectStepLine{Seq: st.Seq, Commit: report.Hash8(st.Commit), Build: st.Build, Kind: st.Kind, Plan: st.Plan, Note: st.Note, When: fmtTime(st.At), Rounds: st.Rounds}
+		l.Against, l.Rel, l.Interval = report.BisectStepCells(b, st)
 		lines = append(lines, l)
 	}
 	s.render(w, r, http.StatusOK, "bisection", fmt.Sprintf("bisection %d", id), struct {
@@ -85,11 +73,4 @@ func (s *Server) pageBisection(w http.ResponseWriter, r *http.Request) {
 		Src   string
 		Steps []bisectStepLine
 	}{bisectOf(b), b.Src, lines})
-}
-
-func hash8(h string) string {
-	if len(h) > 8 {
-		return h[:8]
-	}
-	return h
 }
