@@ -54,7 +54,7 @@ func newRoot() *cobra.Command {
 			Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) }},
 		newBuildsCmd(), newConfigsCmd(), newServerCmd(), newSuitesCmd(), newRunCmd(), newHostCmd(),
 		newLabelsCmd(), newCompareCmd(), newMetricsCmd(), newStacksCmd(), newReportCmd(), newImportCmd(),
-		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(), newFleetCmd(), newRunsCmd())
+		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(), newFleetCmd(), newRunsCmd(), newBisectCmd())
 	addStoreFlag(root)
 	setHelp(root)
 	return root

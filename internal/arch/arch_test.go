@@ -40,7 +40,7 @@ var layer = map[string]int{
 	// concluding from them.
 	"internal/workload": 4, "internal/plan": 4, "internal/importer": 4, "internal/recorder": 4, "internal/analysis": 4,
 	// Presenting; selecting the runs a question is about, for every surface.
-	"internal/report": 5, "internal/selector": 5,
+	"internal/report": 5, "internal/selector": 5, "internal/bisect": 5,
 	// Serving what is presented: the dashboard, its API and alerts; and
 	// running plans for the commands (qpslab run, the fleet, the demo).
 	"internal/serve": 6, "internal/jobs": 6, "internal/study": 6,

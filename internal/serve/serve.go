@@ -240,6 +240,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /hosts", read(s.pageHosts))
 	m.HandleFunc("GET /hosts/{id}", read(s.pageHost))
 	m.HandleFunc("GET /alerts", read(s.pageAlerts))
+	m.HandleFunc("GET /bisections", read(s.pageBisections))
+	m.HandleFunc("GET /bisections/{id}", read(s.pageBisection))
 	m.HandleFunc("POST /attention", s.triageAuth(true, s.triageForm))
 	m.HandleFunc("GET /login", s.pageLogin)
 	m.HandleFunc("POST /login", s.auth.login)

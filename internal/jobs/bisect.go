@@ -1,0 +1,473 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/bisect"
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// BisectOptions are qpslab bisect's question and how to answer it.
+type BisectOptions struct {
+	Good, Bad  string // revisions of Src
+	Src        string // a git tree
+	Suite      string
+	Test       string
+	Metric     string  // "qps" (the headline, the default) or a registered metric
+	Threshold  float64 // the smallest regression looked for; 0: the host's noise floor, else analysis.DefaultFloor
+	Config     string  // "": default
+	Flavor     string  // "": detected from the tree
+	CFlags     string
+	Rounds     int // paired rounds of each measurement (0: DefaultRounds)
+	AllParents bool
+	PMP        string            // seconds between stack captures of the final measurement ("": none)
+	Perf       bool              // perf profile of the final measurement
+	Set        map[string]string // the suite's own flags, as qpslab run takes them
+	// Builder compiles the commits (nil: the home's registry).
+	Builder bisect.Builder
+}
+
+// BisectFlags reads --threshold (5%, or 0.05; "": the host's noise
+// floor) and the --set NAME=VALUE flags.
+func BisectFlags(threshold string, set []string) (float64, map[string]string, error) {
+	var t float64
+	if threshold != "" {
+		s, pct := strings.CutSuffix(strings.TrimSpace(threshold), "%")
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if pct {
+			v /= 100
+		}
+		if err != nil || !(v > 0 && v < 1) {
+			return 0, nil, fmt.Errorf("--threshold %s: give the smallest regression to bisect as a percentage (5%%) or a fraction (0.05)", threshold)
+		}
+		t = v
+	}
+	m := map[string]string{}
+	for _, kv := range set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return 0, nil, fmt.Errorf("--set %s: give a suite flag as NAME=VALUE (e.g. --set seconds=30)", kv)
+		}
+		m[strings.TrimPrefix(k, "--")] = v
+	}
+	return t, m, nil
+}
+
+// BisectID reads a bisection's id (0: none given).
+func BisectID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 0 {
+		return 0, fmt.Errorf("%q is not a bisection's id: qpslab bisect status lists them", s)
+	}
+	return id, nil
+}
+
+// DefaultRounds are the paired rounds of a measurement: the signed-rank
+// test needs 6 to reach p < 0.05 at all; 10 leave room for a verdict.
+const DefaultRounds = 10
+
+// builderOf is the home's compiler of source trees. At merge with
+// COMPILE: return build.Registry{Dir: h.Builds(), Cache: h.Cache} (with
+// bisect.CompileOptions and CompileError aliases of build's).
+func builderOf(h home.Home) bisect.Builder { return noCompile{} }
+
+type noCompile struct{}
+
+func (noCompile) Compile(context.Context, bisect.CompileOptions) (build.Build, error) {
+	return build.Build{}, fmt.Errorf("this qpslab cannot compile source trees yet (qpslab builds compile)")
+}
+
+// Bisect runs qpslab bisect GOOD BAD: a new bisection, or the stored one
+// of the same question (source tree, GOOD, BAD, suite, test) resumed.
+func Bisect(ctx context.Context, e Env, o BisectOptions) error {
+	if o.Src == "" {
+		return fmt.Errorf("--src: name the source tree (a git checkout) to bisect")
+	}
+	src, err := filepath.Abs(o.Src)
+	if err != nil {
+		return err
+	}
+	o.Src = src
+	if o.Metric == "" {
+		o.Metric = store.HeadlineMetric
+	}
+	if !build.IsGitTree(ctx, src) {
+		return fmt.Errorf("--src %s is not a git tree: bisect walks a git checkout's commits (git clone …)", src)
+	}
+	if _, _, err := checkQuestion(o); err != nil {
+		return err
+	}
+	good, cs, err := build.Range(ctx, src, o.Good, o.Bad, !o.AllParents)
+	if err != nil {
+		return err
+	}
+	if len(cs) == 0 {
+		return fmt.Errorf("no commits between GOOD %s and BAD %s", o.Good, o.Bad)
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	bad := cs[len(cs)-1]
+	b, found, err := st.FindBisection(ctx, src, good.Hash, bad.Hash, o.Suite, o.Test)
+	if err != nil {
+		return err
+	}
+	if found && (b.Metric != o.Metric || o.Threshold != 0 && o.Threshold != b.Threshold || b.Params["all-parents"] != strconv.FormatBool(o.AllParents)) {
+		found = false // another question: a bisection of its own
+	}
+	var steps []store.BisectStep
+	if found {
+		if _, steps, err = st.Bisection(ctx, b.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.Err, "resuming bisection %d (%s; %d step(s) stored)\n", b.ID, b.State, len(steps))
+	} else {
+		b, err = st.StartBisection(ctx, store.Bisection{Src: src, Good: good.Hash, Bad: bad.Hash, Suite: o.Suite, Test: o.Test, Metric: o.Metric,
+			Threshold: o.Threshold, Params: paramsOf(o), State: store.BisectRunning})
+		if err != nil {
+			return err
+		}
+	}
+	w, err := newWalk(ctx, e, st, o, b, steps, good, cs)
+	if err != nil {
+		return err
+	}
+	return run(ctx, e, w)
+}
+
+// BisectResume continues bisection id from its stored steps (rounds > 0:
+// that many rounds a measurement from now on; a step that could not tell
+// pools them with its earlier ones).
+func BisectResume(ctx context.Context, e Env, id int64, rounds int, builder bisect.Builder) error {
+	return reopen(ctx, e, id, rounds, builder, func(context.Context, *bisect.Walk) (string, error) { return "", nil })
+}
+
+// BisectSkip skips commit (a hash or its prefix; "": the step that could
+// not tell) of bisection id, as git bisect skip does, and continues it.
+func BisectSkip(ctx context.Context, e Env, id int64, commit string, builder bisect.Builder) error {
+	return reopen(ctx, e, id, 0, builder, func(ctx context.Context, w *bisect.Walk) (string, error) {
+		c, err := w.Skip(ctx, commit)
+		if err != nil {
+			return "", err
+		}
+		return "skipped " + bisect.Name(c), nil
+	})
+}
+
+func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Builder, before func(context.Context, *bisect.Walk) (string, error)) error {
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	b, steps, err := st.Bisection(ctx, id)
+	if err != nil {
+		return err
+	}
+	o := optionsOf(b)
+	o.Builder = builder
+	if rounds > 0 {
+		o.Rounds = rounds
+	}
+	good, cs, err := build.Range(ctx, b.Src, b.Good, b.Bad, !o.AllParents)
+	if err != nil {
+		return fmt.Errorf("bisection %d: %w", id, err)
+	}
+	w, err := newWalk(ctx, e, st, o, b, steps, good, cs)
+	if err != nil {
+		return err
+	}
+	line, err := before(ctx, w)
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		fmt.Fprintln(e.Err, line)
+	}
+	return run(ctx, e, w)
+}
+
+// paramsOf are the options a bisection keeps beside its question.
+func paramsOf(o BisectOptions) map[string]string {
+	p := map[string]string{"config": o.Config, "flavor": o.Flavor, "cflags": o.CFlags, "rounds": strconv.Itoa(o.Rounds),
+		"all-parents": strconv.FormatBool(o.AllParents), "pmp": o.PMP, "perf": strconv.FormatBool(o.Perf)}
+	for k, v := range o.Set {
+		p["set."+k] = v
+	}
+	return p
+}
+
+// optionsOf are a stored bisection's options.
+func optionsOf(b store.Bisection) BisectOptions {
+	p := b.Params
+	o := BisectOptions{Good: b.Good, Bad: b.Bad, Src: b.Src, Suite: b.Suite, Test: b.Test, Metric: b.Metric, Threshold: b.Threshold,
+		Config: p["config"], Flavor: p["flavor"], CFlags: p["cflags"], AllParents: p["all-parents"] == "true", PMP: p["pmp"], Perf: p["perf"] == "true",
+		Set: map[string]string{}}
+	o.Rounds, _ = strconv.Atoi(p["rounds"])
+	for k, v := range p {
+		if n, ok := strings.CutPrefix(k, "set."); ok {
+			o.Set[n] = v
+		}
+	}
+	return o
+}
+
+// checkQuestion checks the suite, test and metric, and says which way the
+// metric is better.
+func checkQuestion(o BisectOptions) (suite.Suite, bool, error) {
+	s, err := suite.Get(o.Suite)
+	if err != nil {
+		return nil, false, err
+	}
+	var names []string
+	for _, t := range s.Tests() {
+		names = append(names, t.Name)
+	}
+	if o.Test == "" || !slices.Contains(names, o.Test) {
+		return nil, false, fmt.Errorf("--test %q: suite %s has no such test (qpslab run %s --list-tests lists them)", o.Test, o.Suite, o.Suite)
+	}
+	if o.Metric == "" || o.Metric == store.HeadlineMetric {
+		return s, true, nil
+	}
+	m, ok := result.Lookup(o.Metric)
+	if !ok {
+		return nil, false, fmt.Errorf("--metric %s: no such metric (qps, the headline, or one qpslab metrics names)", o.Metric)
+	}
+	return s, m.HigherIsBetter, nil
+}
+
+// newWalk makes the walk of bisection b with the plan runner as its
+// Tester and the home's registry as its Builder.
+func newWalk(ctx context.Context, e Env, st *store.Store, o BisectOptions, b store.Bisection, steps []store.BisectStep, good build.Commit, cs []build.Commit) (*bisect.Walk, error) {
+	s, higher, err := checkQuestion(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = DefaultRounds
+	}
+	if o.Builder == nil {
+		o.Builder = builderOf(e.Home)
+	}
+	reg := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache}
+	t := &planTester{e: e, st: st, s: s, o: o, id: b.ID}
+	if err := t.choose(ctx); err != nil {
+		return nil, err
+	}
+	return &bisect.Walk{Good: good, Commits: cs, Builder: o.Builder, Tester: t, Log: st, Bisection: b, Steps: steps, Rounds: o.Rounds, Higher: higher,
+		Why: o.PMP != "" || o.Perf, Out: e.Err, Lookup: reg.Get,
+		Compile: bisect.CompileOptions{Src: o.Src, Flavor: build.Flavor(o.Flavor), CFlags: o.CFlags, Progress: e.Err}}, nil
+}
+
+// run walks and prints the answer: the first bad commit, its magnitude
+// and interval against its parent, and the stacks or profile diff.
+func run(ctx context.Context, e Env, w *bisect.Walk) error {
+	res, err := w.Run(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(e.Err, "bisection %d stopped: its decided steps are stored; qpslab bisect resume %d (or the same command) goes on\n", w.Bisection.ID, w.Bisection.ID)
+		}
+		return err
+	}
+	t := w.Tester.(*planTester)
+	fmt.Fprintln(e.Out)
+	fmt.Fprintf(e.Out, "bisection %d: %s\n", w.Bisection.ID, res.State)
+	fmt.Fprintln(e.Out, res.Line)
+	if res.First != nil && res.Final != nil {
+		r, lo, hi := bisect.Up(res.Final.Verdict, w.Higher)
+		fmt.Fprintf(e.Out, "magnitude: %.1f %% of %s %s (rel %s against its parent %s, %d round(s), plan %s); BAD against GOOD: %.1f %%\n",
+			100*(1-r), w.Bisection.Test, w.Bisection.Metric, bisect.Interval(r, lo, hi), bisect.Name(res.Parent), res.Final.Rounds, res.Final.Plan, 100*res.Magnitude)
+		if len(t.final) > 0 {
+			if err := report.Why(e.Out, labelSets(t.final)); err != nil {
+				return err
+			}
+		}
+	}
+	if res.State == store.BisectNoRegression || res.State == store.BisectFailed || res.State == store.BisectCannotTell {
+		return fmt.Errorf("bisection %d: %s", w.Bisection.ID, res.Line)
+	}
+	return nil
+}
+
+// planTester measures a build against a base build as qpslab run does:
+// a plan of the two builds interleaved by test, its runs stored, its
+// rounds of the test compared.
+type planTester struct {
+	e     Env
+	st    *store.Store
+	s     suite.Suite
+	o     BisectOptions
+	id    int64
+	tests string // the suite's --tests value that selects the test ("": run them all)
+	final []result.Run
+}
+
+// choose finds how to run only the test: the suite's --tests set to the
+// test's name, or to its first part (db_bench's STEP of STEP.WORKLOAD);
+// else the whole suite runs (the walk reads the test's runs).
+func (t *planTester) choose(ctx context.Context) error {
+	if _, ok := t.o.Set["tests"]; ok {
+		return nil
+	}
+	has := false
+	for _, p := range t.s.Params() {
+		has = has || p.Name == "tests"
+	}
+	if !has {
+		return nil
+	}
+	for _, v := range []string{t.o.Test, strings.SplitN(t.o.Test, ".", 2)[0]} {
+		if _, err := t.plan(v, "x", "y", 1, false); err == nil {
+			t.tests = v
+			return nil
+		}
+	}
+	return nil
+}
+
+func (t *planTester) plan(tests, base, other string, rounds int, final bool) (*plan.Plan, error) {
+	given := map[string]string{}
+	for k, v := range t.o.Set {
+		given[k] = v
+	}
+	if tests != "" {
+		given["tests"] = tests
+	}
+	given["build"], given["repeat"], given["interleave"] = base+","+other, strconv.Itoa(rounds), plan.InterleaveTest
+	if t.o.Config != "" {
+		given["config"] = t.o.Config
+	}
+	if final && t.o.PMP != "" {
+		given["pmp"] = t.o.PMP
+	}
+	if final && t.o.Perf {
+		given["perf"] = "true"
+	}
+	v, err := plan.ValuesOf(t.s, given)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Parse(t.s, v)
+}
+
+func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bisect.MeasureOptions) (bisect.Measure, error) {
+	e, h := t.e, t.e.Home
+	p, err := t.plan(t.tests, base.Name, other.Name, mo.Rounds, mo.Final)
+	if err != nil {
+		return bisect.Measure{}, err
+	}
+	Clean(h, e.Err)
+	if err := p.Resolve(ctx, h); err != nil {
+		return bisect.Measure{}, err
+	}
+	if err := p.Check(h); err != nil {
+		return bisect.Measure{}, err
+	}
+	out := filepath.Join(h.Results(), fmt.Sprintf("bisect-%d-%s.json", t.id, time.Now().UTC().Format("20060102-150405.000")))
+	if err := home.Ensure(filepath.Dir(out)); err != nil {
+		return bisect.Measure{}, err
+	}
+	fmt.Fprintf(e.Err, "measure %s against %s, %d round(s)\n", other.Name, base.Name, mo.Rounds)
+	runs, err := runPlan(ctx, Env{Home: h, Store: e.Store, Out: io.Discard, Err: e.Err}, p, planRun{out: out})
+	if err != nil {
+		return bisect.Measure{}, err
+	}
+	if mo.Final {
+		t.final = runs
+	}
+	if len(mo.Earlier) > 0 {
+		for _, b := range []string{base.Name, other.Name} {
+			old, err := t.st.Runs(ctx, store.Filter{Suite: t.s.Name(), Build: b, Test: t.o.Test})
+			if err != nil {
+				return bisect.Measure{}, err
+			}
+			for _, r := range old {
+				if slices.Contains(mo.Earlier, r.Plan) {
+					runs = append(runs, r)
+				}
+			}
+		}
+	}
+	var bs, os []result.Run
+	threads := 0 // one thread count: the first the plan ran (rounds pair by plan, repeat and round only)
+	for _, r := range runs {
+		if r.Test != t.o.Test || r.Status != result.OK || threads != 0 && r.Threads != threads {
+			continue
+		}
+		threads = r.Threads
+		switch r.Build {
+		case base.Name:
+			bs = append(bs, r)
+		case other.Name:
+			os = append(os, r)
+		}
+	}
+	if len(bs) == 0 || len(os) == 0 {
+		return bisect.Measure{}, fmt.Errorf("plan %s stored no run of test %s of both builds (%s, %s): see qpslab runs", p.ID, t.o.Test, base.Name, other.Name)
+	}
+	side := analysis.HeadlineSide
+	if t.o.Metric != "" && t.o.Metric != store.HeadlineMetric {
+		m, _ := result.Lookup(t.o.Metric)
+		side = func(runs []result.Run) analysis.Side { return analysis.RunSide(runs, m) }
+	}
+	v := bisect.Test(side(bs), side(os))
+	ms := bisect.Measure{Plan: p.ID, Rounds: v.N, Verdict: v}
+	if noise, err := t.st.NoiseFor(ctx, t.s.Name(), bs); err == nil {
+		ms.Floor, _ = noise(t.o.Test, bs[0].Threads, bs[0].LabelConditions())
+	}
+	return ms, nil
+}
+
+// BisectStatus prints the stored bisections (id 0), or one's steps.
+func BisectStatus(ctx context.Context, e Env, id int64, format string) error {
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if id == 0 {
+		bs, err := st.Bisections(ctx)
+		if err != nil {
+			return err
+		}
+		if format == "json" {
+			return report.JSON(e.Out, append([]store.Bisection{}, bs...))
+		}
+		return report.Bisections(e.Out, bs)
+	}
+	b, steps, err := st.Bisection(ctx, id)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return report.JSON(e.Out, struct {
+			store.Bisection
+			Steps []store.BisectStep `json:"steps"`
+		}{b, steps})
+	}
+	subjects := map[string]string{}
+	if good, cs, err := build.Range(ctx, b.Src, b.Good, b.Bad, b.Params["all-parents"] != "true"); err == nil {
+		for _, c := range append([]build.Commit{good}, cs...) {
+			subjects[c.Hash] = c.Subject
+		}
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Seq < steps[j].Seq })
+	return report.BisectSteps(e.Out, b, steps, subjects)
+}

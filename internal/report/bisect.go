@@ -1,0 +1,73 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// Bisections lists stored bisections (qpslab bisect status), one a line.
+func Bisections(w io.Writer, bs []store.Bisection) error {
+	if len(bs) == 0 {
+		_, err := fmt.Fprintln(w, "no bisections (qpslab bisect GOOD BAD --src DIR --suite S --test T starts one)")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tGOOD\tBAD\tSUITE\tTEST\tMETRIC\tTHRESHOLD\tSTARTED\tRESULT")
+	for _, b := range bs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f %%\t%s\t%s\n", b.ID, b.State, Hash8(b.Good), Hash8(b.Bad), b.Suite, b.Test, b.Metric,
+			100*b.Threshold, b.Started.Format("2006-01-02 15:04"), b.Result)
+	}
+	return tw.Flush()
+}
+
+// BisectSteps prints one bisection and every step of its log: the commit,
+// its build, what it was measured against, the verdict and interval.
+// subjects are the commits' subjects by hash (where the tree still has
+// them).
+func BisectSteps(w io.Writer, b store.Bisection, steps []store.BisectStep, subjects map[string]string) error {
+	fmt.Fprintf(w, "bisection %d: %s, %s %s of suite %s, GOOD %s, BAD %s, threshold %.1f %%, src %s\n", b.ID, b.State, b.Test, b.Metric, b.Suite,
+		Hash8(b.Good), Hash8(b.Bad), 100*b.Threshold, b.Src)
+	if b.Result != "" {
+		fmt.Fprintln(w, b.Result)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tCOMMIT\tAGAINST\tBUILD\tVERDICT\tREL\tINTERVAL\tROUNDS\tPLAN\tSUBJECT\tNOTE")
+	for _, s := range steps {
+		against, rel, iv := BisectStepCells(b, s)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.Seq, Hash8(s.Commit), against, s.Build, s.Kind, rel, iv, s.Rounds, s.Plan, subjects[s.Commit], s.Note)
+	}
+	return tw.Flush()
+}
+
+// BisectStepCells are a step's cells as every surface shows them: what it
+// was measured against (GOOD, a hash, or - for GOOD itself), its relative
+// value and its interval (- where not measured).
+func BisectStepCells(b store.Bisection, s store.BisectStep) (against, rel, interval string) {
+	against, rel, interval = Hash8(s.Base), "-", "-"
+	switch s.Base {
+	case b.Good:
+		against = "GOOD"
+	case "":
+		against = "-"
+	}
+	if !math.IsNaN(s.Rel) {
+		rel = fmt.Sprintf("%.3f", s.Rel)
+	}
+	if !math.IsNaN(s.Lo) && !math.IsNaN(s.Hi) {
+		interval = fmt.Sprintf("[%.3f, %.3f]", s.Lo, s.Hi)
+	}
+	return against, rel, interval
+}
+
+// Hash8 is a commit hash as builds and bisections name it (8 hex digits).
+func Hash8(hash string) string {
+	if len(hash) > 8 {
+		return hash[:8]
+	}
+	return hash
+}
