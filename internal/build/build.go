@@ -28,10 +28,15 @@ type Build struct {
 	Banner   string    `yaml:"banner"`             // what --version printed
 	Basedir  string    `yaml:"basedir"`            // install prefix
 	Program  string    `yaml:"program,omitempty"`  // the binary itself, when named by its path (a rocksdb build's db_bench.8.6.7)
-	Source   string    `yaml:"source"`             // system, basedir, maven, file
+	Source   string    `yaml:"source"`             // system, basedir, maven, file, compile
 	Artifact string    `yaml:"artifact,omitempty"` // registry coordinates or file
 	SHA256   string    `yaml:"sha256,omitempty"`   // of the artifact
 	Added    time.Time `yaml:"added"`
+	// A build compiled from source (qpslab builds compile) says from what.
+	Commit     string    `yaml:"commit,omitempty"`      // full hash ("" for a tree not in git)
+	CommitTime time.Time `yaml:"commit_time,omitempty"` // committer time (Commit.Time): commit builds order by it
+	Flags      string    `yaml:"flags,omitempty"`       // the recipe's flags (CFLAGS / cmake -D… / make vars)
+	Src        string    `yaml:"src,omitempty"`         // the source tree compiled
 }
 
 // Layout is where a build's programs are.
