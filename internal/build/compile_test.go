@@ -330,3 +330,21 @@ func TestCompilePlainTree(t *testing.T) {
 		t.Errorf("prefix of a refused build left")
 	}
 }
+
+// What a recipe lacks is said in one line with the apt-get line to
+// install it; PostgreSQL's also points at make setup.
+func TestCheckNeeds(t *testing.T) {
+	d := &Descriptor{Flavor: MariaDB, Title: "MariaDB", needs: []need{{Tool: "sh", Pkg: "dash"}, {Tool: "no-such-cmake-here", Pkg: "cmake"},
+		{Header: "no/such.h", Pkg: "libnosuch-dev"}, {Header: "no/other.h", Pkg: "libnosuch-dev"}}}
+	err := checkNeeds(d)
+	if err == nil || err.Error() != "compiling MariaDB needs cmake, libnosuch-dev, not installed here: sudo apt-get install -y cmake libnosuch-dev" {
+		t.Errorf("%v", err)
+	}
+	d.Flavor = Postgres
+	if err := checkNeeds(d); err == nil || !strings.Contains(err.Error(), "run make setup, or sudo apt-get") {
+		t.Errorf("%v", err)
+	}
+	if err := checkNeeds(&postgres); err != nil {
+		t.Errorf("this machine (after make setup): %v", err)
+	}
+}

@@ -52,7 +52,7 @@ var postgres = Descriptor{
 	source: pgSourceVersion,
 	recipe: pgRecipe,
 	needs: []need{{Tool: "gcc", Pkg: "build-essential"}, {Tool: "make", Pkg: "build-essential"}, {Tool: "bison", Pkg: "bison"}, {Tool: "flex", Pkg: "flex"},
-		{Tool: "pkg-config", Pkg: "pkg-config"}, {Header: "readline/readline.h", Pkg: "libreadline-dev"}, {Header: "zlib.h", Pkg: "zlib1g-dev"}},
+		{Header: "readline/readline.h", Pkg: "libreadline-dev"}, {Header: "zlib.h", Pkg: "zlib1g-dev"}},
 }
 
 // PGCFlags are the CFLAGS PostgreSQL compiles with unless --cflags says
