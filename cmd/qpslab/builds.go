@@ -58,22 +58,16 @@ func newBuildsCmd() *cobra.Command {
 	fetch.Flags().StringVar(&o.Mirror, "mirror", "", "fetch a tarball named by version from this URL, which lays out the archive's paths as the project does")
 	fetch.Flags().BoolVar(&o.Replace, "replace", false, "replace an existing build record of the same name")
 	var co build.CompileOptions
-	var cflavor string
 	compile := jobCmd("compile SRC", "Compile a source tree (a git checkout's commit, or an unpacked source) with its flavor's recipe into the cache and register it", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, e jobs.Env, args []string) (err error) {
+		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			co.Src, co.Progress = args[0], e.Err
-			if cflavor != "" {
-				if co.Flavor, err = build.ParseFlavor(cflavor); err != nil {
-					return err
-				}
-			}
 			b, err := registry(e).Compile(cmd.Context(), co)
 			if err == nil {
 				fmt.Fprintf(e.Out, "build %s: %s %s at %s\n", b.Name, b.Flavor, b.Version, b.Where())
 			}
 			return err
 		})
-	compile.Flags().StringVar(&cflavor, "flavor", "", "postgres, mariadb, mysql or rocksdb (default: read from the tree)")
+	compile.Flags().StringVar((*string)(&co.Flavor), "flavor", "", "postgres, mariadb, mysql or rocksdb (default: read from the tree)")
 	compile.Flags().StringVar(&co.Name, "name", "", "build name (default: pg1518_YYMMDD_HASH8 for a commit, FLAVOR-VERSION-src for a tree not in git)")
 	compile.Flags().StringVar(&co.Commit, "commit", "", "the git tree's revision to compile (default HEAD); the tree itself is not touched")
 	compile.Flags().StringVar(&co.CFlags, "cflags", "", "compiler flags (default: PostgreSQL -O2 -fno-omit-frame-pointer; see docs/bisect.md)")

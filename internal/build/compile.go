@@ -140,6 +140,13 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if o.Src == "" {
 		return Build{}, fmt.Errorf("name the source tree to compile: qpslab builds compile SRC")
 	}
+	if o.Flavor != "" { // as users type it: pg, postgresql, maria …
+		f, err := ParseFlavor(string(o.Flavor))
+		if err != nil {
+			return Build{}, err
+		}
+		o.Flavor = f
+	}
 	src, err := filepath.Abs(o.Src)
 	if err != nil {
 		return Build{}, fmt.Errorf("resolve %s: %w", o.Src, err)

@@ -299,6 +299,15 @@ func TestCompilePlainTree(t *testing.T) {
 	if listing(t, src) != before {
 		t.Errorf("the unpacked tree was written")
 	}
+	if b, err := r.Compile(ctx, CompileOptions{Src: src, Flavor: "pg", Name: "pg-alias"}); err != nil || b.Flavor != Postgres {
+		t.Errorf("--flavor pg: %+v %v", b, err)
+	}
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Flavor: "mysql"}); err == nil || !strings.Contains(err.Error(), "is not a MySQL source tree") {
+		t.Errorf("--flavor mysql on a PostgreSQL tree: %v", err)
+	}
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Flavor: "oracle"}); err == nil || !strings.Contains(err.Error(), `unknown flavor "oracle"`) {
+		t.Errorf("--flavor oracle: %v", err)
+	}
 
 	bad := t.TempDir()
 	fakePG(t, bad, "", true)
