@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -172,6 +173,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	work := filepath.Join(r.Cache, "src", unsafeKey.ReplaceAllString(filepath.Base(src), "_")+"-"+hex.EncodeToString(sum[:4]))
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return Build{}, fmt.Errorf("create %s: %w", work, err)
+	}
+	if lockBusy(work+".lock") && o.Progress != nil {
+		fmt.Fprintf(o.Progress, "compile: another compile of %s is running (lock %s): waiting for it\n", src, work+".lock")
 	}
 	unlock, err := lockFile(ctx, work+".lock")
 	if err != nil {
@@ -351,4 +355,18 @@ func runStep(ctx context.Context, s step, log io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// lockBusy says whether another process holds the lock file p now.
+func lockBusy(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
 }

@@ -357,3 +357,57 @@ func TestCheckNeeds(t *testing.T) {
 		t.Errorf("this machine (after make setup): %v", err)
 	}
 }
+
+// lines is a Progress writer that hands each line it is given to a channel.
+type lines chan string
+
+func (l lines) Write(p []byte) (int, error) { l <- string(p); return len(p), nil }
+
+// Two compiles of one tree wait for each other: while another holds the
+// tree's lock, a compile says it waits, and does nothing until the lock is
+// let go.
+func TestCompileWaitsForTheTreesLock(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	r := testRegistry(t)
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Name: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	locks, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("locks %v", locks)
+	}
+	unlock, err := lockFile(ctx, locks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := make(lines, 10)
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Compile(ctx, CompileOptions{Src: src, Name: "second", Progress: progress})
+		done <- err
+	}()
+	if l := <-progress; !strings.Contains(l, "another compile of "+src+" is running") || !strings.Contains(l, "waiting for it") {
+		t.Fatalf("first line while locked: %q", l)
+	}
+	if _, err := r.Get(ctx, "second"); err == nil {
+		t.Fatal("compiled while another held the lock")
+	}
+	select {
+	case l := <-progress:
+		t.Fatalf("a phase ran while another held the lock: %q", l)
+	default:
+	}
+	unlock()
+	go func() {
+		for range progress {
+		}
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Get(ctx, "second"); err != nil {
+		t.Error(err)
+	}
+}
