@@ -169,6 +169,11 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	case o.Commit != "":
 		return Build{}, fmt.Errorf("%s is not a git tree, so it has no commit %s: compile a git checkout, or leave out --commit", o.Src, o.Commit)
 	}
+	if !inGit { // refused before anything is made in the cache
+		if _, _, err := DetectSource(src, o.Flavor); err != nil {
+			return Build{}, err
+		}
+	}
 	sum := sha256.Sum256([]byte(src))
 	work := filepath.Join(r.Cache, "src", unsafeKey.ReplaceAllString(filepath.Base(src), "_")+"-"+hex.EncodeToString(sum[:4]))
 	if err := os.MkdirAll(work, 0o755); err != nil {

@@ -308,6 +308,12 @@ func TestCompilePlainTree(t *testing.T) {
 	if _, err := r.Compile(ctx, CompileOptions{Src: src, Flavor: "oracle"}); err == nil || !strings.Contains(err.Error(), `unknown flavor "oracle"`) {
 		t.Errorf("--flavor oracle: %v", err)
 	}
+	if _, err := r.Compile(ctx, CompileOptions{Src: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no source tree qpslab knows") {
+		t.Errorf("an empty folder: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(r.Cache, "src")); len(ents) != 2 { // the tree's folder and its lock
+		t.Errorf("the cache holds %d entries for one tree: a refused folder left one", len(ents))
+	}
 
 	bad := t.TempDir()
 	fakePG(t, bad, "", true)
