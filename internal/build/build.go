@@ -2,11 +2,12 @@
 // RocksDB's db_bench, which is no server), a version read from the binary,
 // and the directory holding the binaries. Builds come from the Debian
 // packages ("system"), from any install prefix the user names (a basedir,
-// or for rocksdb the program itself), or from registry artifacts fetched
-// once into the cache. What differs between flavors is each flavor's
-// Descriptor (flavor.go), which the packages above ask instead of comparing
-// flavors. This package finds binaries and records builds; it never starts
-// a server.
+// or for rocksdb the program itself), from registry artifacts fetched
+// once into the cache, or are compiled from a source tree or a git commit
+// with the flavor's recipe (compile.go). What differs between flavors is
+// each flavor's Descriptor (flavor.go), which the packages above ask
+// instead of comparing flavors. This package finds binaries, compiles and
+// records builds; it never starts a server.
 package build
 
 import (
