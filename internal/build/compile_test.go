@@ -55,7 +55,7 @@ func TestRecipeCommandLines(t *testing.T) {
 	min := in
 	min.Src = meson
 	checkCommands(t, "postgres meson", pgRecipe(min), []string{
-		"configure: meson setup /b " + meson + " --prefix=/p --buildtype=release -Dicu=disabled '-Dc_args=-O2 -fno-omit-frame-pointer'",
+		"configure: 'CFLAGS=-O2 -fno-omit-frame-pointer' meson setup /b " + meson + " --prefix=/p --buildtype=plain -Dicu=disabled",
 		"make: ninja -C /b -j2",
 		"install: ninja -C /b install",
 	})

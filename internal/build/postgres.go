@@ -96,13 +96,14 @@ func pgRecipe(in recipeIn) recipe {
 		cflags = PGCFlags
 	}
 	if firstFile(in.Src, "configure") == "" && firstFile(in.Src, "meson.build") != "" {
-		setup := []string{"meson", "setup", in.Build, in.Src, "--prefix=" + in.Prefix, "--buildtype=release", "-Dicu=disabled", "-Dc_args=" + cflags}
-		var env []string
+		// buildtype plain adds no flags of its own: CFLAGS are all, as with configure.
+		setup := []string{"meson", "setup", in.Build, in.Src, "--prefix=" + in.Prefix, "--buildtype=plain", "-Dicu=disabled"}
+		env := []string{"CFLAGS=" + cflags}
 		if in.CCache {
-			env = []string{"CC=ccache gcc"}
+			env = append(env, "CC=ccache gcc")
 		}
 		return recipe{
-			Flags: "--buildtype=release -Dicu=disabled -Dc_args=" + shellQuote(cflags),
+			Flags: "--buildtype=plain -Dicu=disabled CFLAGS=" + shellQuote(cflags),
 			Steps: []step{
 				{Phase: "configure", Dir: in.Build, Args: setup, Env: env, Once: true},
 				{Phase: "make", Dir: in.Build, Args: []string{"ninja", "-C", in.Build, jobsArg(in.Jobs)}},
