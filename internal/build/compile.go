@@ -253,6 +253,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	os.RemoveAll(in.Prefix) // what a killed compile left
 	fail := func(phase string, err error) (Build, error) {
 		os.RemoveAll(in.Prefix)
+		if ctx.Err() != nil { // interrupted: not a commit that does not build
+			return Build{}, fmt.Errorf("compile %s: %s interrupted (log: %s): %w", name, phase, logPath, ctx.Err())
+		}
 		return Build{}, &CompileError{Name: name, Phase: phase, Log: logPath, Err: err}
 	}
 	for _, s := range steps {

@@ -335,6 +335,16 @@ func TestCompilePlainTree(t *testing.T) {
 		t.Errorf("install prefix left: %v %v", left, comp)
 	}
 
+	// Interrupted: no CompileError (the commit may well build), nothing kept.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.Compile(cctx, CompileOptions{Src: src, Name: "interrupted"}); err == nil || errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted: %v", err)
+	}
+	if comp, _ := filepath.Glob(filepath.Join(r.Cache, "compiled", "interrupted")); len(comp) != 0 {
+		t.Errorf("prefix of an interrupted build left")
+	}
+
 	// The tree says 15.18, the binary another version: refused, nothing kept.
 	liar := t.TempDir()
 	fakePG(t, liar, "postgres (PostgreSQL) 16.1", false)
