@@ -333,7 +333,7 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 
 // checkout makes dir qpslab's clone of the git tree src (once: a clone
 // that shares src's objects, checked out nowhere) and checks out hash in
-// it, discarding what an earlier checkout changed. Build products, which
+// it, and its submodules, discarding what an earlier checkout changed. Build products, which
 // git does not track, stay: the next build reuses them.
 func checkout(ctx context.Context, src, dir, hash string) error {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
@@ -344,6 +344,13 @@ func checkout(ctx context.Context, src, dir, hash string) error {
 	}
 	if _, err := git(ctx, dir, "checkout", "-q", "--force", "--detach", hash); err != nil {
 		return fmt.Errorf("check out %s of %s in the cache (%s): %v", hash, src, dir, err)
+	}
+	if firstFile(dir, ".gitmodules") != "" {
+		// MariaDB's libmariadb, wsrep-lib …: fetched from the URLs the tree
+		// names (file URLs too: they are the user's own).
+		if _, err := git(ctx, dir, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive", "--force"); err != nil {
+			return fmt.Errorf("check out the submodules of %s at %s in the cache (%s): %v", src, hash, dir, err)
+		}
 	}
 	return nil
 }

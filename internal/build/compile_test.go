@@ -176,8 +176,11 @@ func fakePG(t *testing.T, dir, banner string, fail bool) {
 func gitIn(t *testing.T, dir string, when int64, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	stamp := fmt.Sprintf("%d +0000", when)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE="+stamp, "GIT_COMMITTER_DATE="+stamp, "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if when != 0 {
+		stamp := fmt.Sprintf("%d +0000", when)
+		cmd.Env = append(cmd.Env, "GIT_AUTHOR_DATE="+stamp, "GIT_COMMITTER_DATE="+stamp)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %v: %v: %s", args, err, out)
@@ -425,5 +428,34 @@ func TestCompileWaitsForTheTreesLock(t *testing.T) {
 	}
 	if _, err := r.Get(ctx, "second"); err != nil {
 		t.Error(err)
+	}
+}
+
+// A commit whose tree has submodules is checked out with them (MariaDB's
+// libmariadb): the build sees the submodule's files.
+func TestCompileCheckoutHasSubmodules(t *testing.T) {
+	ctx := context.Background()
+	sub := t.TempDir()
+	gitIn(t, sub, 0, "init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(sub, "banner"), []byte("postgres (PostgreSQL) 15.18\n"), 0o644)
+	gitIn(t, sub, 1721736000, "add", ".")
+	gitIn(t, sub, 1721736000, "commit", "-q", "-m", "sub")
+
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	fakePG(t, src, "", false)
+	// build.sh: a postgres that prints the banner the submodule holds.
+	build := "#!/bin/sh\nsrc=$(cd \"$(dirname \"$0\")\" && pwd)\nprintf '#!/bin/sh\\necho \"%s\"\\n' \"$(cat $src/libsub/banner)\" > postgres\nprintf '#!/bin/sh\\nexit 0\\n' > initdb\nchmod +x postgres initdb\n"
+	os.WriteFile(filepath.Join(src, "build.sh"), []byte(build), 0o755)
+	gitIn(t, src, 0, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "libsub")
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "with a submodule")
+
+	b, err := testRegistry(t).Compile(ctx, CompileOptions{Src: src, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Version != "15.18" {
+		t.Errorf("build %+v", b)
 	}
 }
