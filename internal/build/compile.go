@@ -283,6 +283,13 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 			os.WriteFile(stamp, []byte(s.Command()), 0o644)
 		}
 	}
+	// Checked where it was installed, then moved to its own folder: a build
+	// it replaces stays whole until then.
+	b := Build{Name: name, Flavor: f, Source: "compile", Added: time.Now().UTC(), Commit: commit.Hash, CommitTime: commit.Time, Flags: rc.Flags, Src: src}
+	if err := checkCompiled(ctx, &b, in.Prefix, rc.Program, ver); err != nil {
+		fmt.Fprintf(logf, "\ncheck: %v\n", err)
+		return fail("check", err)
+	}
 	dest := filepath.Join(r.Cache, "compiled", name)
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fail("install", err)
@@ -293,35 +300,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if err := os.Rename(in.Prefix, dest); err != nil {
 		return fail("install", fmt.Errorf("move the install prefix to %s: %w", dest, err))
 	}
-	b := Build{Name: name, Flavor: f, Basedir: dest, Source: "compile", Added: time.Now().UTC(),
-		Commit: commit.Hash, CommitTime: commit.Time, Flags: rc.Flags, Src: src}
-	check := func() error {
-		var l Layout
-		var got Flavor
-		var err error
-		if rc.Program != "" {
-			b.Program = filepath.Join(dest, rc.Program)
-			if l, err = programLayout(b.Program); err == nil {
-				got, b.Version, b.Banner, err = ReadVersion(ctx, f, l)
-			}
-		} else {
-			_, got, b.Version, b.Banner, err = Inspect(ctx, f, dest)
-		}
-		if err != nil {
-			return err
-		}
-		if got != f {
-			return fmt.Errorf("the build's program is %s, not %s", got, f)
-		}
-		if CompareVersions(numericVersion(ver), b.Version) != 0 {
-			return fmt.Errorf("the tree says %s %s but the compiled binary reports %s", f.Describe().Title, ver, b.Version)
-		}
-		return nil
-	}
-	if err := check(); err != nil {
-		os.RemoveAll(dest)
-		fmt.Fprintf(logf, "\ncheck: %v\n", err)
-		return Build{}, &CompileError{Name: name, Phase: "check", Log: logPath, Err: err}
+	b.Basedir = dest
+	if rc.Program != "" {
+		b.Program = filepath.Join(dest, rc.Program)
 	}
 	if err := r.save(b, true); err != nil {
 		os.RemoveAll(dest)
@@ -331,10 +312,37 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	return b, nil
 }
 
+// checkCompiled reads the version of what was installed at prefix (its
+// program, for rocksdb) into b, and checks it is of b's flavor and of the
+// version the tree said (ver).
+func checkCompiled(ctx context.Context, b *Build, prefix, program, ver string) error {
+	var got Flavor
+	var err error
+	if program != "" {
+		var l Layout
+		if l, err = programLayout(filepath.Join(prefix, program)); err == nil {
+			got, b.Version, b.Banner, err = ReadVersion(ctx, b.Flavor, l)
+		}
+	} else {
+		_, got, b.Version, b.Banner, err = Inspect(ctx, b.Flavor, prefix)
+	}
+	if err != nil {
+		return err
+	}
+	if got != b.Flavor {
+		return fmt.Errorf("the build's program is %s, not %s", got, b.Flavor)
+	}
+	if CompareVersions(numericVersion(ver), b.Version) != 0 {
+		return fmt.Errorf("the tree says %s %s but the compiled binary reports %s", b.Flavor.Describe().Title, ver, b.Version)
+	}
+	return nil
+}
+
 // checkout makes dir qpslab's clone of the git tree src (once: a clone
 // that shares src's objects, checked out nowhere) and checks out hash in
-// it, and its submodules, discarding what an earlier checkout changed. Build products, which
-// git does not track, stay: the next build reuses them.
+// it, and its submodules, discarding what an earlier checkout changed.
+// Build products, which git does not track, stay: the next build reuses
+// them.
 func checkout(ctx context.Context, src, dir, hash string) error {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
 		os.RemoveAll(dir)

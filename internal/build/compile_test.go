@@ -357,6 +357,15 @@ func TestCompilePlainTree(t *testing.T) {
 	if comp, _ := filepath.Glob(filepath.Join(r.Cache, "compiled", "liar")); len(comp) != 0 {
 		t.Errorf("prefix of a refused build left")
 	}
+	// A --replace that fails leaves the build it would replace whole.
+	if _, err := r.Compile(ctx, CompileOptions{Src: liar, Name: "postgres-15.18-src", Replace: true}); !errors.As(err, &ce) || ce.Phase != "check" {
+		t.Errorf("a failed --replace: %v", err)
+	}
+	if old, err := r.Get(ctx, "postgres-15.18-src"); err != nil || old.Flags != "--without-icu CFLAGS=-O1" {
+		t.Errorf("the replaced build's record: %+v %v", old, err)
+	} else if _, _, ver, _, err := Inspect(ctx, Postgres, old.Basedir); err != nil || ver != "15.18" {
+		t.Errorf("the replaced build's prefix: %s %v", ver, err)
+	}
 }
 
 // What a recipe lacks is said in one line with the apt-get line to
