@@ -15,8 +15,13 @@ LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 # in their tests; python3-venv holds Apache
 # Otava for the changepoint benchmark; eu-stack from elfutils, gdb and perf
 # capture the server's stacks and profiles for --pmp and --perf; chattr from
-# e2fsprogs makes a folder unwritable to root in the sandbox tests).
-APT_PKGS := mariadb-server mariadb-plugin-rocksdb mariadb-client postgresql postgresql-client rocksdb-tools sysbench maven ca-certificates procps time jq chromium python3-venv elfutils gdb linux-perf e2fsprogs
+# e2fsprogs makes a folder unwritable to root in the sandbox tests); and
+# what qpslab builds compile needs for PostgreSQL (git for commits, ccache,
+# a compiler and make, bison and flex for a git tree's grammar, readline and
+# zlib for its configure). MariaDB, MySQL and RocksDB compiles say what
+# they lack when run.
+APT_PKGS := mariadb-server mariadb-plugin-rocksdb mariadb-client postgresql postgresql-client rocksdb-tools sysbench maven ca-certificates procps time jq chromium python3-venv elfutils gdb linux-perf e2fsprogs \
+	git ccache build-essential bison flex libreadline-dev zlib1g-dev
 
 .PHONY: setup packages build demo test fuzz bench clean
 

@@ -153,6 +153,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown flavor", []string{"builds", "add", "mine", "--flavor", "oracle", "--basedir", "/usr"}, []string{"unknown flavor \"oracle\""}},
 		{"fetch offline", []string{"builds", "fetch", "mysql-8.0.36", "--mirror", "http://127.0.0.1:1"}, []string{"cannot reach 127.0.0.1:1", "offline", "--from-file"}},
 		{"fetch garbage", []string{"builds", "fetch", "mariadb"}, []string{"cannot fetch", "mariadb-10.2.11"}},
+		{"compile no source tree", []string{"builds", "compile", empty}, []string{"no source tree qpslab knows", "--flavor"}},
+		{"compile a commit of no git tree", []string{"builds", "compile", empty, "--commit", "HEAD~1"}, []string{"is not a git tree", "leave out --commit"}},
 		{"port in use", []string{"server", "start", "mariadb-system", "default", "--port", busyPort}, []string{"port " + busyPort + " is in use", "--port"}},
 		{"unwritable datadir", []string{"server", "start", "mariadb-system", "default", "--datadir", filepath.Join(ro, "data")}, []string{"not writable", "--datadir"}},
 		{"server dies during start", []string{"server", "start", "mariadb-system", "bad"}, []string{"exited during start", "no_such_option_qpslab", "server.log"}},

@@ -78,9 +78,9 @@ const (
 
 // comparesBuilds reports whether Builds compares s's builds when s is too
 // short for change points (want points): its points are builds in version
-// order, two or more.
+// or commit order, two or more.
 func comparesBuilds(s history.Series, want int) bool {
-	return s.Order == "version" && len(s.Points) >= 2 && len(s.Points) < want
+	return (s.Order == history.OrderVersion || s.Order == history.OrderCommit) && len(s.Points) >= 2 && len(s.Points) < want
 }
 
 // Builds compares the neighbouring builds of every series too short for

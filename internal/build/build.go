@@ -2,11 +2,12 @@
 // RocksDB's db_bench, which is no server), a version read from the binary,
 // and the directory holding the binaries. Builds come from the Debian
 // packages ("system"), from any install prefix the user names (a basedir,
-// or for rocksdb the program itself), or from registry artifacts fetched
-// once into the cache. What differs between flavors is each flavor's
-// Descriptor (flavor.go), which the packages above ask instead of comparing
-// flavors. This package finds binaries and records builds; it never starts
-// a server.
+// or for rocksdb the program itself), from registry artifacts fetched
+// once into the cache, or are compiled from a source tree or a git commit
+// with the flavor's recipe (compile.go). What differs between flavors is
+// each flavor's Descriptor (flavor.go), which the packages above ask
+// instead of comparing flavors. This package finds binaries, compiles and
+// records builds; it never starts a server.
 package build
 
 import (
@@ -28,10 +29,15 @@ type Build struct {
 	Banner   string    `yaml:"banner"`             // what --version printed
 	Basedir  string    `yaml:"basedir"`            // install prefix
 	Program  string    `yaml:"program,omitempty"`  // the binary itself, when named by its path (a rocksdb build's db_bench.8.6.7)
-	Source   string    `yaml:"source"`             // system, basedir, maven, file
+	Source   string    `yaml:"source"`             // system, basedir, maven, file, compile
 	Artifact string    `yaml:"artifact,omitempty"` // registry coordinates or file
 	SHA256   string    `yaml:"sha256,omitempty"`   // of the artifact
 	Added    time.Time `yaml:"added"`
+	// A build compiled from source (qpslab builds compile) says from what.
+	Commit     string    `yaml:"commit,omitempty"`      // full hash ("" for a tree not in git)
+	CommitTime time.Time `yaml:"commit_time,omitempty"` // committer time (Commit.Time): commit builds order by it
+	Flags      string    `yaml:"flags,omitempty"`       // the recipe's flags (CFLAGS / cmake -D… / make vars)
+	Src        string    `yaml:"src,omitempty"`         // the source tree compiled
 }
 
 // Layout is where a build's programs are.

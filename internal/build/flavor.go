@@ -66,6 +66,22 @@ type Descriptor struct {
 	// startable, when set, says what a basedir without an install script
 	// lacks to make a datadir of this version.
 	startable func(ver, basedir string, l Layout) error
+
+	// short begins the default names of builds compiled from source (pg,
+	// ma, my, rx: pg1518_240723_2ee061c2, as the reference names them).
+	short string
+	// source, when set, reads the flavor's version from a source tree; ok
+	// is false when the tree is not this flavor's (compile.go).
+	source func(src string) (ver string, ok bool)
+	// recipe, when set, is how a source tree of the flavor compiles: its
+	// steps as command lines, which Registry.Compile runs.
+	recipe func(in recipeIn) recipe
+	// inTree says the recipe builds inside the tree (no out-of-tree
+	// build): a tree that is not qpslab's own checkout is copied into the
+	// build folder first, so the user's tree is never written.
+	inTree bool
+	// needs are the tools and headers the recipe needs installed.
+	needs []need
 }
 
 // flavors are the flavors qpslab knows, in the order lists and messages

@@ -25,4 +25,18 @@ var mariaDB = Descriptor{
 		rel, _ := filepath.Rel(basedir, l.Server)
 		return fmt.Errorf("basedir %s has %s but no install script to make a datadir with (looked for %s): point --basedir at the whole install prefix, which holds the script too", basedir, rel, installScripts)
 	},
+	short: "ma",
+	source: func(src string) (string, bool) {
+		if !isMariaDBTree(src) {
+			return "", false
+		}
+		return mysqlSourceVersion(src)
+	},
+	// The reference's MySQL flags (cmakeRecipe), and off the plugins a
+	// benchmark of the server does not load, which make a long build longer.
+	recipe: func(in recipeIn) recipe {
+		return cmakeRecipe(in, []string{"-DPLUGIN_TOKUDB=NO", "-DPLUGIN_MROONGA=NO", "-DPLUGIN_SPIDER=NO", "-DPLUGIN_OQGRAPH=NO",
+			"-DPLUGIN_CONNECT=NO", "-DPLUGIN_COLUMNSTORE=NO", "-DPLUGIN_S3=NO", "-DPLUGIN_ROCKSDB=NO", "-DWITH_WSREP=OFF"})
+	},
+	needs: cmakeNeeds(),
 }

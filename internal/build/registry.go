@@ -18,6 +18,7 @@ import (
 type Registry struct {
 	Dir   string // one NAME.yaml per build
 	Cache string // artifact cache
+	Logs  string // compile logs; "" for the logs folder beside Dir (the home's)
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)

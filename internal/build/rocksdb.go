@@ -30,6 +30,61 @@ var rocksDB = Descriptor{
 	},
 	readVersion: readDBBenchVersion,
 	system:      func() string { return "/usr" }, // rocksdb-tools: /usr/bin/db_bench
+	short:       "rx",
+	source:      rocksDBSourceVersion,
+	recipe:      rocksDBRecipe,
+	inTree:      true,
+	needs: []need{{Tool: "g++", Pkg: "g++"}, {Tool: "make", Pkg: "make"}, {Tool: "perl", Pkg: "perl"},
+		{Header: "gflags/gflags.h", Pkg: "libgflags-dev"}, {Header: "snappy.h", Pkg: "libsnappy-dev"}, {Header: "zlib.h", Pkg: "zlib1g-dev"}},
+}
+
+// RocksDBCFlags are db_bench's EXTRA_CXXFLAGS unless --cflags says
+// otherwise: frame pointers for perf and PMP stacks (DEBUG_LEVEL=0 gives
+// -O2 and no assertions).
+const RocksDBCFlags = "-fno-omit-frame-pointer"
+
+var rocksDBVersionHRE = regexp.MustCompile(`(?m)^#define ROCKSDB_(MAJOR|MINOR|PATCH)\s+(\d+)`)
+
+// rocksDBSourceVersion reads include/rocksdb/version.h of a tree whose
+// Makefile makes db_bench.
+func rocksDBSourceVersion(src string) (string, bool) {
+	raw, err := os.ReadFile(filepath.Join(src, "include/rocksdb/version.h"))
+	if err != nil || !fileHas(filepath.Join(src, "Makefile"), "db_bench") {
+		return "", false
+	}
+	v := map[string]string{}
+	for _, m := range rocksDBVersionHRE.FindAllStringSubmatch(string(raw), -1) {
+		v[m[1]] = m[2]
+	}
+	if v["MAJOR"] == "" || v["MINOR"] == "" {
+		return "", false
+	}
+	ver := v["MAJOR"] + "." + v["MINOR"]
+	if v["PATCH"] != "" {
+		ver += "." + v["PATCH"]
+	}
+	return ver, true
+}
+
+// rocksDBRecipe: make db_bench in the tree (RocksDB's Makefile builds in
+// place), release (DEBUG_LEVEL=0), then install it as bin/db_bench.
+func rocksDBRecipe(in recipeIn) recipe {
+	cflags := in.CFlags
+	if cflags == "" {
+		cflags = RocksDBCFlags
+	}
+	ccache := "CCACHE="
+	if in.CCache {
+		ccache = "CCACHE=ccache"
+	}
+	return recipe{
+		Flags:   "DEBUG_LEVEL=0 EXTRA_CXXFLAGS=" + shellQuote(cflags),
+		Program: "bin/db_bench",
+		Steps: []step{
+			{Phase: "make", Dir: in.Build, Args: []string{"make", "DEBUG_LEVEL=0", "EXTRA_CXXFLAGS=" + cflags, ccache, jobsArg(in.Jobs), "db_bench"}},
+			{Phase: "install", Dir: in.Build, Args: []string{"install", "-D", "-m", "0755", "db_bench", filepath.Join(in.Prefix, "bin/db_bench")}},
+		},
+	}
 }
 
 // rocksDBPrograms are where a rocksdb basedir holds db_bench: an install

@@ -1,9 +1,11 @@
 // Package history owns benchmark history as series: one per test, metric,
 // host, config, server flavor and thread count (and conditions, the
 // storage engine among them), its points ordered by build version in
-// natural order (10.2.44 < 10.11.7 < 11.4.1), or by time when the builds
-// carry no version (a nightly build, commits), or, when they carry neither,
-// by build name in natural order (ma9 < ma10), never in the store's order.
+// natural order (10.2.44 < 10.11.7 < 11.4.1), by commit time when every
+// build was compiled from a commit (qpslab builds compile), or by time when
+// the builds carry no version (a nightly build), or, when they carry
+// neither, by build name in natural order (ma9 < ma10), never in the
+// store's order.
 // It makes series from stored runs, and reads and writes them in Apache
 // Otava's CSV layout and Nyrkiö's JSON upload shape. It holds data only;
 // detection is analysis's.
@@ -96,7 +98,7 @@ type Series struct {
 	// ran on ("" when they ran on several, or record none): the key of
 	// its noise floor.
 	HostID string  `json:"-"`
-	Order  string  `json:"order"` // OrderVersion, OrderTime, OrderName, OrderVersionName or OrderFile
+	Order  string  `json:"order"` // OrderVersion, OrderCommit, OrderTime, OrderName, OrderVersionName or OrderFile
 	Points []Point `json:"points"`
 }
 
@@ -239,6 +241,10 @@ const (
 	OrderVersionName = "version, then name"
 	// OrderFile: the rows of a history file, in the file's order.
 	OrderFile = "file"
+	// OrderCommit: a point per build, in the order of the commits the
+	// builds were compiled from (their committer time), as every run
+	// names one (qpslab builds compile).
+	OrderCommit = "commit time"
 )
 
 // ByName says whether a series' order is by build name, in whole or in part.
@@ -253,6 +259,7 @@ func (s Series) ByName() bool { return s.Order == OrderName || s.Order == OrderV
 func points(runs []result.Run, m result.Metric) ([]Point, string) {
 	builds := map[string][]result.Run{}
 	versioned, timed := true, true
+	committed := map[string]time.Time{} // a build's commit time, while every run has one
 	for _, r := range runs {
 		builds[r.Build] = append(builds[r.Build], r)
 		if r.Version == "" {
@@ -261,8 +268,13 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 		if r.Started.IsZero() {
 			timed = false
 		}
+		if at, err := time.Parse(time.RFC3339, r.Params["commit_time"]); err == nil && committed != nil {
+			committed[r.Build] = at
+		} else {
+			committed = nil
+		}
 	}
-	if len(builds) >= 2 && (versioned || !timed) {
+	if len(builds) >= 2 && (committed != nil || versioned || !timed) {
 		var pts []Point
 		some := false // a build with a version
 		for b, rs := range builds {
@@ -286,6 +298,16 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 			sort.Float64s(vals)
 			p.Value, p.Values = Median(vals), vals
 			pts = append(pts, p)
+		}
+		if committed != nil {
+			sort.Slice(pts, func(i, j int) bool {
+				a, b := committed[pts[i].Build], committed[pts[j].Build]
+				if !a.Equal(b) {
+					return a.Before(b)
+				}
+				return CompareBuilds(pts[i], pts[j]) < 0
+			})
+			return pts, OrderCommit
 		}
 		sort.Slice(pts, func(i, j int) bool { return CompareBuilds(pts[i], pts[j]) < 0 })
 		switch {

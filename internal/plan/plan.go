@@ -659,6 +659,10 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	if it.Engine != "" {
 		r.Params["engine"] = it.Engine
 	}
+	if c := it.Build.Commit; c != "" { // compiled from a commit: history orders such builds by its time
+		r.Params["commit"], r.Params["commit_time"] = c, it.Build.CommitTime.UTC().Format(time.RFC3339)
+		r.Params["build_flags"] = it.Build.Flags
+	}
 	for k, v := range p.Steps.Params {
 		r.Params[k] = v
 	}

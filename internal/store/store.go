@@ -436,6 +436,15 @@ func (s *Store) insertBuild(ctx context.Context, x execer, r result.Run) error {
 	if err != nil {
 		return fmt.Errorf("store build: %w", err)
 	}
+	// A build compiled from a commit: its commit, commit time and flags,
+	// recorded once (migration 15).
+	if c := r.Params["commit"]; c != "" {
+		_, err = x.ExecContext(ctx, s.q(`UPDATE builds SET "commit" = ?, commit_time = ?, flags = ? WHERE name = ? AND "commit" = ''`),
+			c, r.Params["commit_time"], r.Params["build_flags"], r.Build)
+		if err != nil {
+			return fmt.Errorf("store build %s: its commit: %w", r.Build, err)
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,395 @@
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// CompileOptions say what qpslab builds compile compiles.
+type CompileOptions struct {
+	Src      string    // a git tree or an unpacked source tree
+	Flavor   Flavor    // "": detected from the tree (DetectSource)
+	Name     string    // "": FLAVOR-short + version digits + _YYMMDD(commit time) + _HASH8 (pg1518_240723_2ee061c2); not in git: FLAVOR-VERSION-src
+	Commit   string    // a revision of a git tree; "": HEAD. Given for a tree not in git: an error
+	CFlags   string    // "": the flavor's default (PGCFlags, CMakeCFlags, RocksDBCFlags)
+	Jobs     int       // 0: runtime.NumCPU()
+	Replace  bool      // replace a build of the same name
+	Progress io.Writer // one line per phase; nil: none
+}
+
+// CompileError is a compile that failed: the phase, and the log holding
+// the compiler's output. Error() is one line naming both.
+type CompileError struct {
+	Name, Phase, Log string
+	Err              error
+}
+
+func (e *CompileError) Error() string {
+	msg := fmt.Sprintf("compile %s: %s failed (%v): see %s", e.Name, e.Phase, e.Err, e.Log)
+	if last := lastLogLine(e.Log); last != "" {
+		msg += " (last line: " + last + ")"
+	}
+	return msg
+}
+
+func (e *CompileError) Unwrap() error { return e.Err }
+
+// lastLogLine is the last non-empty line of the log, cut to 200 bytes.
+func lastLogLine(p string) string {
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(raw), "\n \t"), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if len(last) > 200 {
+		last = last[:200] + "…"
+	}
+	return last
+}
+
+// DetectSource finds the flavor of the source tree at src and the version
+// it says it is, asking each flavor's descriptor (a PostgreSQL configure,
+// configure.ac or meson.build; a VERSION file of MYSQL_VERSION_*, MariaDB's
+// when its CMakeLists.txt or README says MariaDB; RocksDB's
+// include/rocksdb/version.h beside a Makefile that makes db_bench). With f
+// given, the tree must be of f.
+func DetectSource(src string, f Flavor) (Flavor, string, error) {
+	if f != "" {
+		d, ok := lookup(f)
+		if !ok || d.source == nil {
+			return "", "", fmt.Errorf("qpslab cannot compile %s", f)
+		}
+		if v, ok := d.source(src); ok {
+			return f, v, nil
+		}
+		return "", "", fmt.Errorf("%s is not a %s source tree (no version found where %s keeps it): check the folder, or leave out --flavor", src, d.Title, d.Title)
+	}
+	for _, d := range flavors {
+		if d.source == nil {
+			continue
+		}
+		if v, ok := d.source(src); ok {
+			return d.Flavor, v, nil
+		}
+	}
+	return "", "", fmt.Errorf("%s is no source tree qpslab knows (PostgreSQL, MariaDB, MySQL or RocksDB): give the top of the tree, or --flavor", src)
+}
+
+// versionDigits are a version's parts run together as the reference names
+// builds (15.18 → 1518, 8.0.36 → 8036); MariaDB pads its minor and patch
+// to two digits (10.2.44 → 100244, 10.11.7 → 101107, 11.4 → 1104).
+func versionDigits(f Flavor, ver string) string {
+	parts := strings.Split(numericVersion(ver), ".")
+	for i := 1; f == MariaDB && i < len(parts); i++ {
+		if len(parts[i]) == 1 {
+			parts[i] = "0" + parts[i]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// DefaultCompileName is the name a compiled build gets without --name:
+// from a commit, the flavor's short name, the version's digits, the commit
+// day and its hash (pg1518_240723_2ee061c2); from a tree not in git,
+// FLAVOR-VERSION-src.
+func DefaultCompileName(f Flavor, ver string, c Commit) string {
+	if c.Hash == "" {
+		return string(f) + "-" + ver + "-src"
+	}
+	return f.Describe().short + versionDigits(f, ver) + "_" + c.Time.UTC().Format("060102") + "_" + c.Short()
+}
+
+// gitTop says whether dir is the top of a git work tree (not merely inside
+// one: an unpacked tree in a folder of some repository is no git tree).
+func gitTop(ctx context.Context, dir string) bool {
+	if !IsGitTree(ctx, dir) {
+		return false
+	}
+	out, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	top, err1 := filepath.EvalSymlinks(strings.TrimSpace(out))
+	abs, err2 := filepath.EvalSymlinks(dir)
+	return err1 == nil && err2 == nil && top == abs
+}
+
+var unsafeKey = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// Compile builds a source tree with its flavor's recipe into the cache
+// and registers it. A commit of a git tree is checked out into qpslab's
+// own clone of the tree (the user's tree is never written); one build
+// folder per source tree is reused, so a later commit rebuilds only what
+// changed; a lock keeps two compiles of one tree apart. A failed compile
+// returns *CompileError and leaves no record and no install prefix, only
+// its log.
+func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) {
+	if o.Src == "" {
+		return Build{}, fmt.Errorf("name the source tree to compile: qpslab builds compile SRC")
+	}
+	if o.Flavor != "" { // as users type it: pg, postgresql, maria …
+		f, err := ParseFlavor(string(o.Flavor))
+		if err != nil {
+			return Build{}, err
+		}
+		o.Flavor = f
+	}
+	src, err := filepath.Abs(o.Src)
+	if err != nil {
+		return Build{}, fmt.Errorf("resolve %s: %w", o.Src, err)
+	}
+	if st, err := os.Stat(src); err != nil || !st.IsDir() {
+		return Build{}, fmt.Errorf("source tree %s is not a folder: give the top of an unpacked source tree or a git checkout", o.Src)
+	}
+	inGit := gitTop(ctx, src)
+	var commit Commit
+	switch {
+	case inGit:
+		rev := o.Commit
+		if rev == "" {
+			rev = "HEAD"
+		}
+		if commit, err = Resolve(ctx, src, rev); err != nil {
+			return Build{}, err
+		}
+	case o.Commit != "":
+		return Build{}, fmt.Errorf("%s is not a git tree, so it has no commit %s: compile a git checkout, or leave out --commit", o.Src, o.Commit)
+	}
+	if !inGit { // refused before anything is made in the cache
+		if _, _, err := DetectSource(src, o.Flavor); err != nil {
+			return Build{}, err
+		}
+	}
+	sum := sha256.Sum256([]byte(src))
+	work := filepath.Join(r.Cache, "src", unsafeKey.ReplaceAllString(filepath.Base(src), "_")+"-"+hex.EncodeToString(sum[:4]))
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return Build{}, fmt.Errorf("create %s: %w", work, err)
+	}
+	if lockBusy(work+".lock") && o.Progress != nil {
+		fmt.Fprintf(o.Progress, "compile: another compile of %s is running (lock %s): waiting for it\n", src, work+".lock")
+	}
+	unlock, err := lockFile(ctx, work+".lock")
+	if err != nil {
+		return Build{}, err
+	}
+	defer unlock()
+
+	tree := src
+	if inGit {
+		// Read the flavor from the commit's tree, not the user's working tree.
+		tree = filepath.Join(work, "tree")
+		if err := checkout(ctx, src, tree, commit.Hash); err != nil {
+			return Build{}, err
+		}
+	}
+	f, ver, err := DetectSource(tree, o.Flavor)
+	if err != nil {
+		return Build{}, err
+	}
+	d, _ := lookup(f)
+	if err := checkNeeds(d); err != nil {
+		return Build{}, err
+	}
+	name := o.Name
+	if name == "" {
+		name = DefaultCompileName(f, ver, commit)
+	}
+	if err := ValidName(name); err != nil {
+		return Build{}, err
+	}
+	if strings.HasSuffix(name, "-system") {
+		return Build{}, fmt.Errorf("build name %q is reserved for the Debian packages: choose another name", name)
+	}
+	if old, err := r.load(name); err == nil && !o.Replace {
+		return Build{}, fmt.Errorf("build %q exists (%s %s at %s): choose another name with --name or pass --replace", name, old.Flavor, old.Version, old.Where())
+	}
+	jobs := o.Jobs
+	if jobs <= 0 {
+		jobs = runtime.NumCPU()
+	}
+	_, ccErr := exec.LookPath("ccache")
+	in := recipeIn{Src: tree, Build: filepath.Join(work, "build"), Prefix: filepath.Join(work, "install"), CFlags: o.CFlags,
+		Jobs: jobs, CCache: ccErr == nil, Version: ver, Cache: r.Cache}
+	if d.inTree {
+		in.Build = tree // qpslab's checkout; a user's tree is copied below
+		if !inGit {
+			in.Build = filepath.Join(work, "build")
+		}
+	}
+	rc := d.recipe(in)
+	logs := r.Logs
+	if logs == "" {
+		logs = filepath.Join(filepath.Dir(r.Dir), "logs")
+	}
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return Build{}, fmt.Errorf("create %s: %w", logs, err)
+	}
+	logPath := filepath.Join(logs, "compile-"+name+"-"+time.Now().UTC().Format("20060102T150405")+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return Build{}, fmt.Errorf("create the compile log: %w", err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "qpslab builds compile %s: %s %s, commit %s, into %s\n", src, f, ver, commit.Hash, in.Prefix)
+
+	steps := rc.Steps
+	if d.inTree && !inGit {
+		steps = append([]step{{Phase: "copy", Dir: work, Args: []string{"cp", "-a", src + "/.", in.Build}}}, steps...)
+	}
+	os.RemoveAll(in.Prefix) // what a killed compile left
+	fail := func(phase string, err error) (Build, error) {
+		os.RemoveAll(in.Prefix)
+		if ctx.Err() != nil { // interrupted: not a commit that does not build
+			return Build{}, fmt.Errorf("compile %s: %s interrupted (log: %s): %w", name, phase, logPath, ctx.Err())
+		}
+		return Build{}, &CompileError{Name: name, Phase: phase, Log: logPath, Err: err}
+	}
+	for _, s := range steps {
+		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+			return fail(s.Phase, err)
+		}
+		stamp := filepath.Join(in.Build, ".qpslab-"+s.Phase)
+		if s.Once {
+			if raw, err := os.ReadFile(stamp); err == nil && string(raw) == s.Command() {
+				fmt.Fprintf(logf, "\n$ %s\n(done before, in %s: skipped)\n", s.Command(), in.Build)
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "compile %s: %s (done before in %s, skipped)\n", name, s.Phase, in.Build)
+				}
+				continue
+			}
+		}
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "compile %s: %s (log: %s)\n", name, s.Phase, logPath)
+		}
+		if err := runStep(ctx, s, logf); err != nil {
+			os.Remove(stamp)
+			return fail(s.Phase, err)
+		}
+		if s.Once {
+			os.WriteFile(stamp, []byte(s.Command()), 0o644)
+		}
+	}
+	// Checked where it was installed, then moved to its own folder: a build
+	// it replaces stays whole until then.
+	b := Build{Name: name, Flavor: f, Source: "compile", Added: time.Now().UTC(), Commit: commit.Hash, CommitTime: commit.Time, Flags: rc.Flags, Src: src}
+	if err := checkCompiled(ctx, &b, in.Prefix, rc.Program, ver); err != nil {
+		fmt.Fprintf(logf, "\ncheck: %v\n", err)
+		return fail("check", err)
+	}
+	dest := filepath.Join(r.Cache, "compiled", name)
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return fail("install", err)
+	}
+	if err := os.RemoveAll(dest); err != nil {
+		return fail("install", err)
+	}
+	if err := os.Rename(in.Prefix, dest); err != nil {
+		return fail("install", fmt.Errorf("move the install prefix to %s: %w", dest, err))
+	}
+	b.Basedir = dest
+	if rc.Program != "" {
+		b.Program = filepath.Join(dest, rc.Program)
+	}
+	if err := r.save(b, true); err != nil {
+		os.RemoveAll(dest)
+		return Build{}, err
+	}
+	fmt.Fprintf(logf, "\nregistered build %s: %s %s at %s\n", name, f, b.Version, b.Where())
+	return b, nil
+}
+
+// checkCompiled reads the version of what was installed at prefix (its
+// program, for rocksdb) into b, and checks it is of b's flavor and of the
+// version the tree said (ver).
+func checkCompiled(ctx context.Context, b *Build, prefix, program, ver string) error {
+	var got Flavor
+	var err error
+	if program != "" {
+		var l Layout
+		if l, err = programLayout(filepath.Join(prefix, program)); err == nil {
+			got, b.Version, b.Banner, err = ReadVersion(ctx, b.Flavor, l)
+		}
+	} else {
+		_, got, b.Version, b.Banner, err = Inspect(ctx, b.Flavor, prefix)
+	}
+	if err != nil {
+		return err
+	}
+	if got != b.Flavor {
+		return fmt.Errorf("the build's program is %s, not %s", got, b.Flavor)
+	}
+	if CompareVersions(numericVersion(ver), b.Version) != 0 {
+		return fmt.Errorf("the tree says %s %s but the compiled binary reports %s", b.Flavor.Describe().Title, ver, b.Version)
+	}
+	return nil
+}
+
+// checkout makes dir qpslab's clone of the git tree src (once: a clone
+// that shares src's objects, checked out nowhere) and checks out hash in
+// it, and its submodules, discarding what an earlier checkout changed.
+// Build products, which git does not track, stay: the next build reuses
+// them.
+func checkout(ctx context.Context, src, dir, hash string) error {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		os.RemoveAll(dir)
+		if _, err := git(ctx, filepath.Dir(dir), "clone", "-q", "--shared", "--no-checkout", src, dir); err != nil {
+			return fmt.Errorf("clone %s into the cache: %v", src, err)
+		}
+	}
+	if _, err := git(ctx, dir, "checkout", "-q", "--force", "--detach", hash); err != nil {
+		return fmt.Errorf("check out %s of %s in the cache (%s): %v", hash, src, dir, err)
+	}
+	if firstFile(dir, ".gitmodules") != "" {
+		// MariaDB's libmariadb, wsrep-lib …: fetched from the URLs the tree
+		// names (file URLs too: they are the user's own).
+		if _, err := git(ctx, dir, "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "--recursive", "--force"); err != nil {
+			return fmt.Errorf("check out the submodules of %s at %s in the cache (%s): %v", src, hash, dir, err)
+		}
+	}
+	return nil
+}
+
+// runStep runs one step with its output into the log.
+func runStep(ctx context.Context, s step, log io.Writer) error {
+	fmt.Fprintf(log, "\n$ cd %s && %s\n", shellQuote(s.Dir), s.Command())
+	cmd := exec.CommandContext(ctx, s.Args[0], s.Args[1:]...)
+	cmd.Dir = s.Dir
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), s.Env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return errors.New("exit " + strconv.Itoa(ee.ExitCode()))
+		}
+		return err
+	}
+	return nil
+}
+
+// lockBusy says whether another process holds the lock file p now.
+func lockBusy(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
