@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/jobs"
@@ -36,26 +34,15 @@ func newBisectCmd() *cobra.Command {
 	f.StringVar(&o.PMP, "pmp", "", "capture the server's stacks every N seconds when the first bad commit is measured against its parent, and diff them")
 	f.BoolVar(&o.Perf, "perf", false, "profile the server with perf when the first bad commit is measured against its parent, and diff the profiles")
 	f.StringArrayVar(&set, "set", nil, "a suite flag, NAME=VALUE, as qpslab run SUITE takes it (repeat for more)")
-	byID := func(use, short string, args cobra.PositionalArgs, run func(context.Context, jobs.Env, int64, []string) error) *cobra.Command {
+	verb := func(use, short string, args cobra.PositionalArgs) *cobra.Command {
 		return jobCmd(use, short, args, func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			id, err := jobs.BisectID(append(args, "0")[0])
-			if err != nil {
-				return err
-			}
-			return run(cmd.Context(), e, id, append(args, "", "")[1:])
+			return jobs.BisectVerb(cmd.Context(), e, cmd.Name(), args, rounds, format)
 		})
 	}
-	resume := byID("resume ID", "Continue an interrupted or undecided bisection", cobra.ExactArgs(1), func(ctx context.Context, e jobs.Env, id int64, _ []string) error {
-		return jobs.BisectResume(ctx, e, id, rounds, nil)
-	})
+	resume := verb("resume ID", "Continue an interrupted or undecided bisection", cobra.ExactArgs(1))
 	resume.Flags().IntVar(&rounds, "rounds", 0, "paired rounds of each measurement from now on (a step that could not tell pools them with its earlier ones)")
-	status := byID("status [ID]", "List the bisections, or one's steps", cobra.MaximumNArgs(1), func(ctx context.Context, e jobs.Env, id int64, _ []string) error {
-		return jobs.BisectStatus(ctx, e, id, format)
-	})
+	status := verb("status [ID]", "List the bisections, or one's steps", cobra.MaximumNArgs(1))
 	report.FormatFlag(status.Flags(), &format, "text", "json")
-	c.AddCommand(resume, status, byID("skip ID [COMMIT]", "Skip a commit of a bisection (default: the step that could not tell), as git bisect skip, and continue", cobra.RangeArgs(1, 2),
-		func(ctx context.Context, e jobs.Env, id int64, rest []string) error {
-			return jobs.BisectSkip(ctx, e, id, rest[0], nil)
-		}))
+	c.AddCommand(resume, status, verb("skip ID [COMMIT]", "Skip a commit of a bisection (default: the step that could not tell), as git bisect skip, and continue", cobra.RangeArgs(1, 2)))
 	return c
 }

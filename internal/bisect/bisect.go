@@ -23,28 +23,12 @@ import (
 	"github.com/qpslab/qpslab/internal/store"
 )
 
-// CompileOptions are the fields of build.CompileOptions a walk sets.
-// At merge with COMPILE: type CompileOptions = build.CompileOptions.
-type CompileOptions struct {
-	Src      string
-	Flavor   build.Flavor
-	Commit   string
-	CFlags   string
-	Progress io.Writer
-}
-
-// CompileError is a compile that failed (a commit that does not build).
-// At merge with COMPILE: type CompileError = build.CompileError.
-type CompileError struct {
-	Name, Phase, Log string
-	Err              error
-}
-
-func (e *CompileError) Error() string {
-	return fmt.Sprintf("compile %s: %s failed: %v: see %s", e.Name, e.Phase, e.Err, e.Log)
-}
-
-func (e *CompileError) Unwrap() error { return e.Err }
+// CompileOptions are a compile's options; CompileError a commit that
+// does not build.
+type (
+	CompileOptions = build.CompileOptions
+	CompileError   = build.CompileError
+)
 
 // Builder compiles a commit of a source tree into a registered build
 // (production: build.Registry.Compile). A commit that does not build

@@ -214,7 +214,8 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if strings.HasSuffix(name, "-system") {
 		return Build{}, fmt.Errorf("build name %q is reserved for the Debian packages: choose another name", name)
 	}
-	if old, err := r.load(name); err == nil && !o.Replace {
+	old, oldErr := r.load(name)
+	if oldErr == nil && !o.Replace && (commit.Hash == "" || old.Commit != commit.Hash) {
 		return Build{}, fmt.Errorf("build %q exists (%s %s at %s): choose another name with --name or pass --replace", name, old.Flavor, old.Version, old.Where())
 	}
 	jobs := o.Jobs
@@ -231,6 +232,18 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		}
 	}
 	rc := d.recipe(in)
+	if oldErr == nil && !o.Replace {
+		// The same commit compiled before: the same build when the flags and
+		// the tree agree and its binaries are there (a bisection asks again
+		// for the commits an earlier one compiled).
+		if _, err := old.Layout(); err != nil || old.Flags != rc.Flags || old.Src != src {
+			return Build{}, fmt.Errorf("build %q exists, compiled from commit %s with other flags or from another tree (or its binaries are gone): choose another name with --name or pass --replace", name, commit.Short())
+		}
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "compile %s: commit %s compiled before with these flags: the build is reused\n", name, commit.Short())
+		}
+		return old, nil
+	}
 	logs := r.Logs
 	if logs == "" {
 		logs = filepath.Join(filepath.Dir(r.Dir), "logs")

@@ -268,11 +268,26 @@ func TestCompileGitTree(t *testing.T) {
 		t.Errorf("the first build is gone after the second: %v", err)
 	}
 
-	// Bad input: an unknown commit; a name taken.
+	// The same commit with the same flags again (a bisection asking for a
+	// commit an earlier one compiled): the build is reused, nothing runs.
+	progress.Reset()
+	again, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, Jobs: 1, Progress: &progress})
+	if err != nil || again.Name != want || again.Basedir != b.Basedir || !strings.Contains(progress.String(), "the build is reused") {
+		t.Errorf("the same commit again: %+v, %v, %q", again, err, progress.String())
+	}
+	if raw, _ := os.ReadFile(runs[0]); strings.Count(string(raw), "run") != 1 {
+		t.Errorf("the reused build ran configure again")
+	}
+
+	// Bad input: an unknown commit; a name taken (by the same commit with
+	// other flags, and by another commit).
 	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: "no-such-rev"}); err == nil || !strings.Contains(err.Error(), `has no commit "no-such-rev"`) {
 		t.Errorf("unknown commit: %v", err)
 	}
-	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first}); err == nil || !strings.Contains(err.Error(), "exists") || !strings.Contains(err.Error(), "--replace") {
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, CFlags: "-O3"}); err == nil || !strings.Contains(err.Error(), "other flags") || !strings.Contains(err.Error(), "--replace") {
+		t.Errorf("name taken by other flags: %v", err)
+	}
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: head, Name: want}); err == nil || !strings.Contains(err.Error(), "exists") || !strings.Contains(err.Error(), "--replace") {
 		t.Errorf("name taken: %v", err)
 	}
 	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, Replace: true, Name: want}); err != nil {

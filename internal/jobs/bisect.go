@@ -68,28 +68,33 @@ func BisectFlags(threshold string, set []string) (float64, map[string]string, er
 	return t, m, nil
 }
 
-// BisectID reads a bisection's id (0: none given).
-func BisectID(s string) (int64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id < 0 {
-		return 0, fmt.Errorf("%q is not a bisection's id: qpslab bisect status lists them", s)
+// BisectVerb runs qpslab bisect resume, status or skip on its command
+// line's arguments: a bisection's id (status: none for the list), then
+// skip's commit.
+func BisectVerb(ctx context.Context, e Env, verb string, args []string, rounds int, format string) error {
+	var id int64
+	if len(args) > 0 {
+		var err error
+		if id, err = strconv.ParseInt(args[0], 10, 64); err != nil || id < 0 {
+			return fmt.Errorf("%q is not a bisection's id: qpslab bisect status lists them", args[0])
+		}
 	}
-	return id, nil
+	switch verb {
+	case "resume":
+		return BisectResume(ctx, e, id, rounds, nil)
+	case "skip":
+		return BisectSkip(ctx, e, id, append(args, "", "")[1], nil)
+	}
+	return BisectStatus(ctx, e, id, format)
 }
 
 // DefaultRounds are the paired rounds of a measurement: the signed-rank
 // test needs 6 to reach p < 0.05 at all; 10 leave room for a verdict.
 const DefaultRounds = 10
 
-// builderOf is the home's compiler of source trees. At merge with
-// COMPILE: return build.Registry{Dir: h.Builds(), Cache: h.Cache} (with
-// bisect.CompileOptions and CompileError aliases of build's).
-func builderOf(h home.Home) bisect.Builder { return noCompile{} }
-
-type noCompile struct{}
-
-func (noCompile) Compile(context.Context, bisect.CompileOptions) (build.Build, error) {
-	return build.Build{}, fmt.Errorf("this qpslab cannot compile source trees yet (qpslab builds compile)")
+// builderOf is the home's compiler of source trees: its registry of builds.
+func builderOf(h home.Home) bisect.Builder {
+	return build.Registry{Dir: h.Builds(), Cache: h.Cache, Logs: h.Logs()}
 }
 
 // Bisect runs qpslab bisect GOOD BAD: a new bisection, or the stored one
