@@ -38,8 +38,9 @@ SPIN=${SPIN:-40000}            # busy-loop iterations per statement (docs/bisect
 # passes the sysbench suite's own flags (as qpslab run sysbench takes them):
 # a small table, short windows, no postwrite wait. --threshold is fixed so
 # a noise floor stored by an earlier --aa cannot change the outcome: the
-# planted loop costs about 36 % of point-query's QPS here (docs/bisect.md),
-# this host's A/A spread at this budget is up to ±19 %.
+# planted loop costs about 40 % of point-query's QPS here (a paired ratio
+# near 0.6), while an A/A on a busy 2-core host can put the floor beyond
+# that (docs/bisect.md).
 BISECT_FLAGS=(
   --suite sysbench --test point-query_range=100 --threshold 15%
   --set rows=10000 --set read-secs=4 --set warmup=1 --set postwrite-scale=0
