@@ -218,12 +218,13 @@ compile_secs=$(awk -v start="$start" '
       if (m != "" && m / 1 - start / 1e6 > e) e = m / 1 - start / 1e6
     }
     if (e <= c0 || e > t) e = t
-    sum += e - c0; n++; in_c = 0; delete logs
+    sum += e - c0; in_c = 0; delete logs
   }
   { t = $1; line = $0; sub(/^ *[0-9.]+ /, "", line) }
   line ~ /^compile / {
     if (!in_c) c0 = t
     in_c = 1
+    if (match(line, /^compile [^:]+:/)) if (!(substr(line, 9, RLENGTH - 9) in built)) { built[substr(line, 9, RLENGTH - 9)] = 1; n++ }
     if (match(line, /\(log: [^)]*\)/)) logs[substr(line, RSTART + 6, RLENGTH - 7)] = 1
     next
   }
