@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# qpslab bisect, end to end, on a real server (issue 33, docs/bisect.md):
+#  1. PostgreSQL 15's source from Debian's source package (bookworm's
+#     postgresql-15, PG_DEB_VERSION), fetched with apt-get source through a
+#     private sources list and private apt state (the system's apt config is
+#     not changed), from the Debian mirror this machine's own sources name;
+#     its upstream tarball (postgresql-15_15.18.orig.tar.*) is unpacked;
+#  2. made into a local git repository of NCOMMITS commits: commit 1 the
+#     pristine tree, each later one a small harmless change (a comment, a
+#     README line, a test file), author and committer dates fixed one day
+#     apart, so every run makes the same hashes; commit PLANT_AT plants a
+#     CPU regression on the point-query path: a busy loop of SPIN iterations
+#     of a volatile counter at the top of ExecutorStart, which every
+#     statement runs, simple or extended protocol;
+#  3. runs `qpslab bisect GOOD BAD` (GOOD commit 1, BAD the last) on the
+#     sysbench point-query test and checks that it names the planted commit:
+#     the script exits non-zero otherwise. It prints the bisection's wall
+#     time and how much of it went to compiles and to runs.
+# The download, the repository and the ccache (when ccache is installed)
+# are kept under bench/.work/bisect-e2e/ so a second run fetches nothing
+# and compiles from the cache (rm -rf bench/.work to reclaim them); qpslab
+# runs with a QPSLAB_HOME of its own there, removed at exit with the servers
+# it started (KEEP_HOME=1 keeps it, for qpslab bisect status / history).
+# Runs from a fresh checkout after `make setup` (which installs PostgreSQL's
+# build dependencies); needs apt-get, git, tar and Debian's mirror.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+Q=${QPSLAB_BIN:-$ROOT/bin/qpslab}
+
+# ---- What the run does: the lead adjusts these at merge. ------------------
+PG_DEB_VERSION=${PG_DEB_VERSION:-15.18-0+deb12u1}  # bookworm's postgresql-15
+NCOMMITS=${NCOMMITS:-16}
+PLANT_AT=${PLANT_AT:-11}       # the commit (1 = pristine) that plants the loop
+SPIN=${SPIN:-40000}            # busy-loop iterations per statement (docs/bisect.md: its size)
+# The bisection: qpslab bisect GOOD BAD --src REPO "${BISECT_FLAGS[@]}".
+# --test is the suite's test name (qpslab run sysbench --list-tests); --set
+# passes the sysbench suite's own flags (as qpslab run sysbench takes them):
+# a small table, short windows, no postwrite wait. --threshold is fixed so
+# a noise floor stored by an earlier --aa cannot change the outcome: the
+# planted loop costs about 40 % of point-query's QPS here (a paired ratio
+# near 0.6), while an A/A on a busy 2-core host can put the floor beyond
+# that (docs/bisect.md).
+BISECT_FLAGS=(
+  --suite sysbench --test point-query_range=100 --threshold 15%
+  --set rows=10000 --set read-secs=4 --set warmup=1 --set postwrite-scale=0
+)
+# ---------------------------------------------------------------------------
+
+die() { echo "bench/bisect-e2e.sh: $*" >&2; exit 1; }
+[ -x "$Q" ] || die "no $Q: run make setup (it builds bin/qpslab)"
+for t in apt-get git tar make gcc; do
+  command -v "$t" >/dev/null || die "$t is missing: make setup installs PostgreSQL's build dependencies"
+done
+(( PLANT_AT > 1 && PLANT_AT <= NCOMMITS )) || die "PLANT_AT=$PLANT_AT: must be between 2 and NCOMMITS=$NCOMMITS"
+
+work=$ROOT/bench/.work/bisect-e2e
+upstream=${PG_DEB_VERSION%%-*}          # 15.18
+mkdir -p "$work"/dl
+
+# ---- 1. Debian's source package, fetched once ------------------------------
+# The mirror: the first http(s) URI of a bookworm line in this machine's own
+# apt sources (one-line or deb822 format), else deb.debian.org; MIRROR= overrides.
+mirror() {
+  local m
+  m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+    awk '$1 == "deb" && / bookworm / {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}')
+  if [ -z "$m" ]; then
+    m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+      awk 'BEGIN {RS = ""} /Suites:[^\n]*bookworm([ \n]|$)/ && !/security/ {
+             n = split($0, l, "\n"); for (i = 1; i <= n; i++) if (l[i] ~ /^URIs:/) {split(l[i], u, " "); print u[2]; exit}}')
+  fi
+  echo "${m:-http://deb.debian.org/debian}"
+}
+tarball() { ls "$work"/dl/postgresql-15_"$upstream".orig.tar.* 2>/dev/null | head -n 1; }
+if [ -z "$(tarball)" ]; then
+  MIRROR=${MIRROR:-$(mirror)}
+  echo "== fetching postgresql-15 $PG_DEB_VERSION's source package from $MIRROR (private apt state in $work/apt)"
+  apt=$work/apt
+  mkdir -p "$apt"/lists/partial "$apt"/cache/archives/partial
+  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  echo "deb-src [signed-by=$keyring] $MIRROR bookworm main" >"$apt"/sources.list
+  APT=(-q -o Dir::Etc::SourceList="$apt"/sources.list -o Dir::Etc::SourceParts=- \
+    -o Dir::State::Lists="$apt"/lists -o Dir::Cache="$apt"/cache \
+    -o APT::Sandbox::User="$(id -un)")
+  apt-get "${APT[@]}" update >"$apt"/update.log 2>&1 || { tail -n 5 "$apt"/update.log >&2; die "apt-get update of the private deb-src list failed (log: $apt/update.log)"; }
+  (cd "$work"/dl && apt-get "${APT[@]}" source --download-only "postgresql-15=$PG_DEB_VERSION") >"$apt"/source.log 2>&1 ||
+    { tail -n 5 "$apt"/source.log >&2; die "apt-get source postgresql-15=$PG_DEB_VERSION failed (log: $apt/source.log)"; }
+  [ -n "$(tarball)" ] || die "apt-get source fetched no postgresql-15_$upstream.orig.tar.*"
+fi
+echo "== source: $(tarball) ($(du -h "$(tarball)" | cut -f1))"
+
+# ---- 2. the git repository, its commits reproducible -----------------------
+repo=$work/repo
+day0=1704110400                 # 2024-01-01 12:00:00 UTC: commit N is N-1 days later
+export GIT_AUTHOR_NAME="qpslab e2e" GIT_AUTHOR_EMAIL="e2e@qpslab.invalid"
+export GIT_COMMITTER_NAME="qpslab e2e" GIT_COMMITTER_EMAIL="e2e@qpslab.invalid"
+g() { git -C "$repo" -c core.autocrlf=false -c commit.gpgsign=false -c init.defaultBranch=main "$@"; }
+commit() { # N SUBJECT: commit everything as commit N
+  local d="@$((day0 + ($1 - 1) * 86400)) +0000"
+  g add -A
+  GIT_AUTHOR_DATE=$d GIT_COMMITTER_DATE=$d g commit -q --no-verify -m "$2"
+}
+# A C comment appended to a file: the file recompiles, the program does not change.
+note() { printf '\n/* e2e commit %d: %s */\n' "$1" "$2" >>"$repo/$3"; }
+
+# change N: commit N's change and subject (2..NCOMMITS; PLANT_AT plants).
+change() {
+  local n=$1
+  if (( n == PLANT_AT )); then
+    plant; return
+  fi
+  case $(( n % 5 )) in
+    0) note "$n" "a comment in the executor" src/backend/executor/execMain.c
+       echo "executor: comment ExecutorStart's callers (e2e commit $n)" ;;
+    1) note "$n" "a comment in the traffic cop" src/backend/tcop/postgres.c
+       echo "tcop: comment the simple-query path (e2e commit $n)" ;;
+    2) echo "e2e commit $n: a line in the README." >>"$repo/README"
+       echo "README: one more line (e2e commit $n)" ;;
+    3) printf -- '-- e2e commit %d: a test file, run by nothing\nSELECT %d;\n' "$n" "$n" >"$repo/src/test/regress/sql/e2e_$n.sql"
+       echo "tests: e2e_$n.sql (e2e commit $n)" ;;
+    4) note "$n" "a comment in psql's help" src/bin/psql/help.c
+       echo "psql: comment the help text (e2e commit $n)" ;;
+  esac
+}
+# plant: the regression, SPIN iterations of a volatile counter at the top of
+# ExecutorStart (every statement runs it, through either protocol).
+plant() {
+  local f=$repo/src/backend/executor/execMain.c
+  grep -q '^ExecutorStart(QueryDesc \*queryDesc, int eflags)$' "$f" || die "no ExecutorStart( line in $f: the planted change does not apply to this version"
+  awk -v spin="$SPIN" '
+    { print }
+    prev ~ /^ExecutorStart\(QueryDesc \*queryDesc, int eflags\)$/ && $0 == "{" {
+      print "\t/* recheck the query descriptor (e2e: the planted CPU regression) */"
+      print "\t{"
+      print "\t\tvolatile uint64 e2e_spin = 0;"
+      print "\t\tint\t\t\te2e_i;"
+      print ""
+      print "\t\tfor (e2e_i = 0; e2e_i < " spin "; e2e_i++)"
+      print "\t\t\te2e_spin++;"
+      print "\t}"
+      print ""
+    }
+    { prev = $0 }' "$f" >"$f.new"
+  mv "$f.new" "$f"
+  grep -q e2e_spin "$f" || die "the planted change did not apply to $f"
+  echo "executor: recheck the query descriptor at ExecutorStart"
+}
+
+# The repository is made again unless it is the one this configuration makes
+# (its last commit's hash is kept beside it).
+stamp="$PG_DEB_VERSION $NCOMMITS $PLANT_AT $SPIN"
+if [ -d "$repo/.git" ] && [ "$(cat "$work/repo.stamp" 2>/dev/null)" = "$stamp $(g rev-parse HEAD 2>/dev/null)" ] &&
+  [ -z "$(g status --porcelain)" ]; then
+  echo "== repository: $repo (kept from an earlier run)"
+else
+  echo "== making the repository: $repo ($NCOMMITS commits, the regression at commit $PLANT_AT, SPIN=$SPIN)"
+  rm -rf "$repo" "$work/repo.stamp"
+  mkdir -p "$repo"
+  tar -xf "$(tarball)" -C "$repo" --strip-components=1
+  g init -q
+  commit 1 "PostgreSQL $upstream: the upstream tarball of Debian's postgresql-15 $PG_DEB_VERSION"
+  for n in $(seq 2 "$NCOMMITS"); do
+    subject=$(change "$n")
+    commit "$n" "$subject"
+  done
+  echo "$stamp $(g rev-parse HEAD)" >"$work/repo.stamp"
+fi
+hashes=($(g rev-list --reverse --first-parent HEAD))
+(( ${#hashes[@]} == NCOMMITS )) || die "$repo has ${#hashes[@]} commits, not $NCOMMITS"
+good=${hashes[0]} bad=${hashes[NCOMMITS - 1]} planted=${hashes[PLANT_AT - 1]}
+g log --reverse --format='   %h %cd %s' --date=short | sed "s/^   ${planted:0:7}/ * ${planted:0:7}/"
+echo "== planted: commit $PLANT_AT, ${planted:0:8} $(g log -1 --format=%s "$planted")"
+
+# ---- 3. the bisection ---------------------------------------------------------
+export QPSLAB_HOME=$work/home
+cleanup() {
+  "$Q" server stop --all >/dev/null 2>&1 || true
+  [ "${KEEP_HOME:-0}" = 1 ] || rm -rf "$QPSLAB_HOME"
+}
+trap cleanup EXIT
+cleanup
+mkdir -p "$QPSLAB_HOME"
+if command -v ccache >/dev/null; then
+  # A ccache of its own, kept between runs; paths under the home are
+  # rewritten relative so a rebuilt home still hits it.
+  export CCACHE_DIR=${CCACHE_DIR:-$work/ccache} CCACHE_BASEDIR=$QPSLAB_HOME CCACHE_NOHASHDIR=1
+  ccache -z >/dev/null
+  echo "== ccache: $CCACHE_DIR"
+else
+  echo "== ccache: not installed (every compile is cold)"
+fi
+
+log=$work/bisect.log
+echo "== $(basename "$Q") bisect ${good:0:8} ${bad:0:8} --src $repo ${BISECT_FLAGS[*]}"
+# Every line of the output with the seconds since the start, for the phase times.
+usecs() { echo "${EPOCHREALTIME//[.,]/}"; }
+start=$(usecs)
+set +e
+"$Q" bisect "$good" "$bad" --src "$repo" "${BISECT_FLAGS[@]}" 2>&1 |
+  while IFS= read -r line; do
+    t=$((($(usecs) - start) / 100000)); printf '%6d.%d %s\n' $((t / 10)) $((t % 10)) "$line"
+  done | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+wall=$((($(usecs) - start) / 1000000))
+
+# Compile time: each compile starts at its first "compile NAME: PHASE (log:
+# PATH)" progress line and ends when its logs were last written (a log that
+# is gone: at the next line that is not a compile's); the rest of the wall
+# time is runs: server starts, loads, measured windows.
+compile_secs=$(awk -v start="$start" '
+  function ended(t,   p, cmd, m, e) {
+    e = 0
+    for (p in logs) {
+      cmd = "date -r \"" p "\" +%s.%N 2>/dev/null"; m = ""
+      cmd | getline m; close(cmd)
+      if (m != "" && m / 1 - start / 1e6 > e) e = m / 1 - start / 1e6
+    }
+    if (e <= c0 || e > t) e = t
+    sum += e - c0; in_c = 0; delete logs
+  }
+  { t = $1; line = $0; sub(/^ *[0-9.]+ /, "", line) }
+  line ~ /^compile / {
+    if (!in_c) c0 = t
+    in_c = 1
+    if (match(line, /^compile [^:]+:/)) if (!(substr(line, 9, RLENGTH - 9) in built)) { built[substr(line, 9, RLENGTH - 9)] = 1; n++ }
+    if (match(line, /\(log: [^)]*\)/)) logs[substr(line, RSTART + 6, RLENGTH - 7)] = 1
+    next
+  }
+  in_c { ended(t) }
+  END { if (in_c) ended(t); printf "%.0f %d", sum, n }' "$log")
+read -r csecs ncomp <<<"$compile_secs"
+echo "== wall time: ${wall}s; compiles: ${csecs}s over $ncomp compile(s); runs (servers, loads, measured windows): $((wall - csecs))s"
+command -v ccache >/dev/null && ccache -s 2>/dev/null | grep -Ei 'hits|misses' | sed 's/^/   ccache: /' || true
+
+found=$(sed -n 's/.*first bad commit: \([0-9a-f]\{8,\}\).*/\1/p' "$log" | tail -n 1)
+if [ "$status" != 0 ]; then
+  die "qpslab bisect exited $status (its output: $log)"
+elif [ -z "$found" ]; then
+  die "qpslab bisect named no first bad commit (its output: $log)"
+elif [ "${planted:0:${#found}}" != "$found" ]; then
+  die "qpslab bisect named $found, not the planted commit ${planted:0:8} (its output: $log)"
+fi
+echo "== PASS: qpslab bisect named the planted commit ${planted:0:8} (commit $PLANT_AT of $NCOMMITS) in ${wall}s"
