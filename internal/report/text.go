@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -572,7 +573,7 @@ func qpsTSV(w io.Writer, c *analysis.Comparison, rel bool) error {
 
 // finite turns v into maps, slices and values encoding/json writes as it
 // would write v (field names from json tags, omitempty, embedded structs
-// flattened, marshalers kept), with NaN and ±Inf as nil. No library does
+// flattened, omitzero, marshalers kept), with NaN and ±Inf as nil. No library does
 // this: encoding/json has no option for non-finite floats.
 func finite(v reflect.Value) any {
 	if !v.IsValid() {
@@ -656,7 +657,7 @@ func structFields(v reflect.Value, out map[string]any) {
 		if name == "" {
 			name = f.Name
 		}
-		if strings.Contains(opts, "omitempty") && fv.IsZero() {
+		if fv.IsZero() && slices.ContainsFunc(strings.Split(opts, ","), func(o string) bool { return o == "omitempty" || o == "omitzero" }) {
 			continue
 		}
 		out[name] = finite(fv)

@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -116,6 +118,24 @@ func TestFormatFlag(t *testing.T) {
 		}
 	}()
 	FormatFlag(pflag.NewFlagSet("y", pflag.ContinueOnError), &f, "text", "yaml")
+}
+
+// JSON leaves out what encoding/json leaves out: omitempty's empty
+// values and omitzero's zero ones (a time not yet set).
+func TestJSONOmits(t *testing.T) {
+	var buf bytes.Buffer
+	v := struct {
+		Started time.Time `json:"started"`
+		Ended   time.Time `json:"ended,omitzero"`
+		Note    string    `json:"note,omitempty"`
+		N       float64   `json:"n"`
+	}{Started: time.Unix(0, 0).UTC(), N: math.NaN()}
+	if err := JSON(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(strings.Fields(buf.String()), ""); got != `{"n":null,"started":"1970-01-01T00:00:00Z"}` {
+		t.Errorf("JSON wrote %s", got)
+	}
 }
 
 // Two repeats give an infinite interval, a missing test a NaN: JSON holds
