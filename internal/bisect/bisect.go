@@ -111,10 +111,21 @@ type Result struct {
 	Undecided *build.Commit  // the step that could not tell
 }
 
-// latest is the log's latest step of commit against base.
+// latest is the log's latest step of commit against base, the final
+// measurement (kind Final) not among them: it is no verdict.
 func (w *Walk) latest(commit, base string) (store.BisectStep, bool) {
 	for i := len(w.Steps) - 1; i >= 0; i-- {
-		if s := w.Steps[i]; s.Commit == commit && s.Base == base {
+		if s := w.Steps[i]; s.Commit == commit && s.Base == base && s.Kind != Final {
+			return s, true
+		}
+	}
+	return store.BisectStep{}, false
+}
+
+// final is the log's latest final measurement of commit against base.
+func (w *Walk) final(commit, base string) (store.BisectStep, bool) {
+	for i := len(w.Steps) - 1; i >= 0; i-- {
+		if s := w.Steps[i]; s.Commit == commit && s.Base == base && s.Kind == Final {
 			return s, true
 		}
 	}
@@ -224,23 +235,37 @@ func (w *Walk) Run(ctx context.Context) (Result, error) {
 	if err := w.setState(ctx, store.BisectRunning, ""); err != nil {
 		return Result{}, err
 	}
-	gb, err := w.buildOf(ctx, good)
-	if ce, ok := doesNotBuild(err); ok {
-		return w.end(ctx, store.BisectFailed, fmt.Sprintf("GOOD %s does not build (%v): give a GOOD that builds", good.Short(), ce))
-	} else if err != nil {
-		return Result{}, err
-	}
-	if _, ok := w.latest(good.Hash, ""); !ok {
-		if err := w.add(ctx, unmeasured(good, "", gb.Name, Good, "GOOD: the base of every step")); err != nil {
-			return Result{}, err
+	var gb build.Build
+	goodBuild := func() (Result, bool, error) {
+		if gb.Name != "" {
+			return Result{}, false, nil
 		}
+		var err error
+		gb, err = w.buildOf(ctx, good)
+		if ce, ok := doesNotBuild(err); ok {
+			res, err := w.end(ctx, store.BisectFailed, fmt.Sprintf("GOOD %s does not build (%v): give a GOOD that builds", good.Short(), ce))
+			return res, true, err
+		} else if err != nil {
+			return Result{}, true, err
+		}
+		if _, ok := w.latest(good.Hash, ""); !ok {
+			if err := w.add(ctx, unmeasured(good, "", gb.Name, Good, "GOOD: the base of every step")); err != nil {
+				return Result{}, true, err
+			}
+		}
+		return Result{}, false, nil
 	}
-	// The endpoints.
+	// The endpoints: a decided step stored is their answer.
 	var m float64
-	if st, ok := w.latest(bad.Hash, good.Hash); ok && st.Kind == Bad && st.Note != "" && strings.HasPrefix(st.Note, "BAD against GOOD") {
+	if st, ok := w.latest(bad.Hash, good.Hash); ok && st.Kind == Good {
+		return w.end(ctx, store.BisectNoRegression, st.Note)
+	} else if ok && st.Kind == Bad {
 		r, _, _ := Up(analysis.Verdict{Rel: st.Rel, Lo: st.Lo, Hi: st.Hi}, w.Higher)
 		m = 1 - r
 	} else {
+		if res, stop, err := goodBuild(); stop {
+			return res, err
+		}
 		bb, err := w.buildOf(ctx, bad)
 		if ce, ok := doesNotBuild(err); ok {
 			return w.end(ctx, store.BisectFailed, fmt.Sprintf("BAD %s does not build (%v): give a BAD that builds", bad.Short(), ce))
@@ -278,10 +303,13 @@ func (w *Walk) Run(ctx context.Context) (Result, error) {
 	for {
 		lo, hi, cands := w.bounds()
 		if len(cands) == 0 {
-			return w.finish(ctx, lo, hi, m)
+			return w.finish(ctx, lo, hi, m, goodBuild)
 		}
 		i := pick(cands, lo, hi)
 		c := w.Commits[i]
+		if res, stop, err := goodBuild(); stop {
+			return res, err
+		}
 		b, err := w.buildOf(ctx, c)
 		if ce, ok := doesNotBuild(err); ok {
 			w.say("step %s: does not build: skipped (%v)", Name(c), ce)
@@ -370,7 +398,7 @@ func pick(cands []int, lo, hi int) int {
 
 // finish ends a walk whose candidates are decided: the first bad commit
 // (hi) measured against its parent, or the range skipped commits leave.
-func (w *Walk) finish(ctx context.Context, lo, hi int, m float64) (Result, error) {
+func (w *Walk) finish(ctx context.Context, lo, hi int, m float64, goodBuild func() (Result, bool, error)) (Result, error) {
 	if hi-lo > 1 { // skipped commits border it
 		rng := w.Commits[lo+1 : hi+1]
 		var names []string
@@ -387,25 +415,32 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64) (Result, error
 	if hi > 0 {
 		parent = w.Commits[hi-1]
 	}
-	fb, err := w.buildOf(ctx, first)
-	if err != nil {
-		return Result{}, err
-	}
-	pb, err := w.buildOf(ctx, parent)
-	if err != nil {
-		return Result{}, err
-	}
 	var fin Measure
-	if st, ok := w.latest(first.Hash, parent.Hash); ok && !math.IsNaN(st.Rel) && st.Kind != CannotTell && (!w.Why || st.Note == finalNote) {
+	var fb, pb build.Build
+	st, ok := w.final(first.Hash, parent.Hash)
+	if !ok && !w.Why { // a step that measured the same two builds
+		st, ok = w.latest(first.Hash, parent.Hash)
+		ok = ok && !math.IsNaN(st.Rel) && st.Kind != CannotTell
+	}
+	if ok {
 		fin = Measure{Plan: st.Plan, Rounds: st.Rounds, Verdict: analysis.Verdict{Rel: st.Rel, Lo: st.Lo, Hi: st.Hi, Significant: st.Hi < 1 || st.Lo > 1}}
 	} else {
+		if res, stop, err := goodBuild(); stop {
+			return res, err
+		}
+		var err error
+		if fb, err = w.buildOf(ctx, first); err != nil {
+			return Result{}, err
+		}
+		if pb, err = w.buildOf(ctx, parent); err != nil {
+			return Result{}, err
+		}
 		w.say("the first bad commit %s against its parent %s, %d round(s)", first.Short(), parent.Short(), w.Rounds)
 		fin, err = w.Tester.Measure(ctx, pb, fb, MeasureOptions{Rounds: w.Rounds, Final: true})
 		if err != nil {
 			return Result{}, err
 		}
-		kind, _, _ := Regression(fin.Verdict, w.Higher, w.Bisection.Threshold)
-		if err := w.add(ctx, step(first, parent.Hash, fb.Name, fin, kind, finalNote)); err != nil {
+		if err := w.add(ctx, step(first, parent.Hash, fb.Name, fin, Final, finalNote)); err != nil {
 			return Result{}, err
 		}
 	}

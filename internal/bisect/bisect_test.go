@@ -348,3 +348,78 @@ func TestRule(t *testing.T) {
 		}
 	}
 }
+
+// rerun walks again from f's log and says how many measurements and
+// compiles it made.
+func rerun(t *testing.T, f *fake, w *Walk) (Result, int, int) {
+	t.Helper()
+	n, c := f.n, 0
+	for _, k := range f.compile {
+		c -= k
+	}
+	res, err := w.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range f.compile {
+		c += k
+	}
+	return res, f.n - n, c
+}
+
+// The final measurement (the first bad commit against its parent) is no
+// verdict: where the parent is GOOD it does not replace the commit's
+// step, so a re-run gives the same answer without measuring (with --pmp,
+// and where the final is below the threshold though the step is bad).
+func TestFinalIsNoVerdict(t *testing.T) {
+	f := newFake(41, 0.002)
+	good, cs := f.tree(8, func(i int) float64 {
+		switch {
+		case i < 0:
+			return 1000
+		case i == 0:
+			return 940
+		}
+		return 900
+	})
+	w := f.walk(good, cs, 8)
+	w.Bisection.Threshold, w.Why = 0.07, true
+	res, err := w.Run(context.Background())
+	if err != nil || res.First == nil || res.First.Hash != cs[0].Hash {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if last := f.log[len(f.log)-1]; last.Kind != Final || last.Base != good.Hash {
+		t.Fatalf("the final step: %+v", last)
+	}
+	w = f.walk(good, cs, 8)
+	w.Bisection.Threshold, w.Why = 0.07, true
+	res2, n, _ := rerun(t, f, w)
+	if res2.First == nil || res2.First.Hash != cs[0].Hash || res2.Line != res.Line || n != 0 {
+		t.Errorf("re-run: %d measurement(s), %+v", n, res2)
+	}
+}
+
+// A finished bisection is not measured again: a one-commit range, and
+// one with no regression.
+func TestFinishedIsNotMeasuredAgain(t *testing.T) {
+	f := newFake(42, 0.02)
+	good, cs := f.tree(1, func(i int) float64 { return map[bool]float64{true: 1000, false: 700}[i < 0] })
+	res, err := f.walk(good, cs, 8).Run(context.Background())
+	if err != nil || res.State != store.BisectFound {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res2, n, c := rerun(t, f, f.walk(good, cs, 8))
+	if res2.State != store.BisectFound || res2.Line != res.Line || n != 0 || c != 0 {
+		t.Errorf("one commit, re-run: %d measurement(s), %d compile(s), %+v", n, c, res2)
+	}
+	f = newFake(43, 0.02)
+	good, cs = f.tree(4, func(int) float64 { return 1000 })
+	res, err = f.walk(good, cs, 8).Run(context.Background())
+	if err != nil || res.State != store.BisectNoRegression {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res2, n, c = rerun(t, f, f.walk(good, cs, 8))
+	if res2.State != store.BisectNoRegression || res2.Line != res.Line || n != 0 || c != 0 {
+		t.Errorf("no regression, re-run: %d measurement(s), %d compile(s), %+v", n, c, res2)
+	}
+}
