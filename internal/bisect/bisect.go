@@ -456,25 +456,35 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64, goodBuild func
 
 const finalNote = "the first bad commit against its parent"
 
-// Skip logs commit (a hash of the walk's) as skipped by the user, as git
-// bisect skip does; "" skips the step that could not tell, the log's
-// latest.
+// Skip logs commit (a hash of the walk's, or a unique prefix of at
+// least 4 hex digits, any case) as skipped by the user, as git bisect
+// skip does; "" skips the step that could not tell: the commit whose
+// latest step against GOOD is CannotTell.
 func (w *Walk) Skip(ctx context.Context, commit string) (build.Commit, error) {
+	between := w.Commits[:len(w.Commits)-1]
 	if commit == "" {
-		for i := len(w.Steps) - 1; i >= 0; i-- {
-			if w.Steps[i].Kind == CannotTell {
-				commit = w.Steps[i].Commit
-				break
+		for _, c := range between {
+			if s, ok := w.latest(c.Hash, w.Good.Hash); ok && s.Kind == CannotTell {
+				return c, w.add(ctx, unmeasured(c, w.Good.Hash, "", Skipped, "skipped by the user (qpslab bisect skip)"))
 			}
 		}
-		if commit == "" {
-			return build.Commit{}, fmt.Errorf("bisection %d has no step that could not tell: name the commit to skip (qpslab bisect skip %d COMMIT)", w.Bisection.ID, w.Bisection.ID)
+		return build.Commit{}, fmt.Errorf("bisection %d has no undecided step: name the commit to skip (qpslab bisect skip %d COMMIT)", w.Bisection.ID, w.Bisection.ID)
+	}
+	p := strings.ToLower(commit)
+	if len(p) < 4 || strings.Trim(p, "0123456789abcdef") != "" {
+		return build.Commit{}, fmt.Errorf("commit %q: give at least 4 hex digits of a commit's hash (qpslab bisect status %d lists them)", commit, w.Bisection.ID)
+	}
+	var found []build.Commit
+	for _, c := range between {
+		if strings.HasPrefix(strings.ToLower(c.Hash), p) {
+			found = append(found, c)
 		}
 	}
-	for _, c := range w.Commits[:len(w.Commits)-1] {
-		if strings.HasPrefix(c.Hash, commit) && len(commit) >= 4 {
-			return c, w.add(ctx, unmeasured(c, w.Good.Hash, "", Skipped, "skipped by the user (qpslab bisect skip)"))
-		}
+	switch len(found) {
+	case 1:
+		return found[0], w.add(ctx, unmeasured(found[0], w.Good.Hash, "", Skipped, "skipped by the user (qpslab bisect skip)"))
+	case 0:
+		return build.Commit{}, fmt.Errorf("commit %s is not one of bisection %d's commits between GOOD and BAD (BAD itself cannot be skipped): qpslab bisect status %d lists them", commit, w.Bisection.ID, w.Bisection.ID)
 	}
-	return build.Commit{}, fmt.Errorf("commit %s is not one of bisection %d's commits between GOOD and BAD (BAD itself cannot be skipped): qpslab bisect status %d lists them", commit, w.Bisection.ID, w.Bisection.ID)
+	return build.Commit{}, fmt.Errorf("commit %s is the start of %d of bisection %d's commits (%s, %s, …): give more of its hash", commit, len(found), w.Bisection.ID, found[0].Short(), found[1].Short())
 }

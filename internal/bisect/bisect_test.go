@@ -423,3 +423,37 @@ func TestFinishedIsNotMeasuredAgain(t *testing.T) {
 		t.Errorf("no regression, re-run: %d measurement(s), %d compile(s), %+v", n, c, res2)
 	}
 }
+
+// skip without a commit skips only a commit whose latest step against
+// GOOD could not tell, never one decided since.
+func TestSkipOnlyUndecided(t *testing.T) {
+	f := newFake(21, 0.02)
+	good, cs := f.tree(8, func(i int) float64 { return map[bool]float64{true: 875, false: 1000}[i == 3] })
+	w := f.walk(good, cs, 8)
+	w.Steps = append(w.Steps, unmeasured(cs[3], good.Hash, "", CannotTell, ""), unmeasured(cs[3], good.Hash, "", Good, ""))
+	if _, err := w.Skip(context.Background(), ""); err == nil || !strings.HasPrefix(err.Error(), "bisection 1 has no undecided step: name the commit to skip") {
+		t.Errorf("skip of a decided step: %v", err)
+	}
+	w.Steps = append(w.Steps, unmeasured(cs[5], good.Hash, "", CannotTell, ""))
+	if c, err := w.Skip(context.Background(), ""); err != nil || c.Hash != cs[5].Hash {
+		t.Errorf("skip of the undecided step: %v %v", c, err)
+	}
+}
+
+// skip COMMIT takes a unique prefix of at least 4 hex digits in any case.
+func TestSkipPrefix(t *testing.T) {
+	f := newFake(22, 0.02)
+	good, cs := f.tree(8, func(int) float64 { return 1000 })
+	w := f.walk(good, cs, 8)
+	if c, err := w.Skip(context.Background(), strings.ToUpper(cs[1].Hash[:8])); err != nil || c.Hash != cs[1].Hash {
+		t.Errorf("upper case: %v %v", c, err)
+	}
+	for _, p := range []string{"0000", "3e9", "zz03e9"} {
+		if _, err := w.Skip(context.Background(), p); err == nil {
+			t.Errorf("skip %s: no error", p)
+		}
+	}
+	if _, err := w.Skip(context.Background(), "0000"); err == nil || !strings.Contains(err.Error(), "give more of its hash") {
+		t.Errorf("ambiguous: %v", err)
+	}
+}
