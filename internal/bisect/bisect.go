@@ -226,7 +226,19 @@ func Name(c build.Commit) string { return c.Short() + " " + c.Subject }
 // it is decided; what the log already holds is not measured again. It
 // stops at a step that cannot tell (state BisectCannotTell: resume with
 // more rounds, or skip it).
+//
+// An error other than an interrupt (the context's) ends the bisection
+// failed, its line stored; an interrupted one stays running: resumable.
 func (w *Walk) Run(ctx context.Context) (Result, error) {
+	res, err := w.run(ctx)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		line, _, _ := strings.Cut(err.Error(), "\n")
+		w.end(ctx, store.BisectFailed, line)
+	}
+	return res, err
+}
+
+func (w *Walk) run(ctx context.Context) (Result, error) {
 	if len(w.Commits) == 0 {
 		return Result{}, fmt.Errorf("no commits after GOOD %s up to BAD", w.Good.Short())
 	}

@@ -26,6 +26,7 @@ type fake struct {
 	measure map[string]int // measurements per build
 	compile map[string]int // compiles per commit
 	stopAt  int            // the measurement that is interrupted (0: none)
+	stopErr error          // its error (nil: context.Canceled)
 	n       int
 	log     []store.BisectStep
 	state   store.Bisection
@@ -47,6 +48,9 @@ func (f *fake) Compile(_ context.Context, o CompileOptions) (build.Build, error)
 func (f *fake) Measure(ctx context.Context, base, other build.Build, o MeasureOptions) (Measure, error) {
 	f.n++
 	if f.stopAt > 0 && f.n == f.stopAt {
+		if f.stopErr != nil {
+			return Measure{}, f.stopErr
+		}
 		return Measure{}, context.Canceled
 	}
 	f.measure[other.Name]++
@@ -455,5 +459,26 @@ func TestSkipPrefix(t *testing.T) {
 	}
 	if _, err := w.Skip(context.Background(), "0000"); err == nil || !strings.Contains(err.Error(), "give more of its hash") {
 		t.Errorf("ambiguous: %v", err)
+	}
+}
+
+// An error other than an interrupt ends the bisection failed with its
+// line; an interrupt leaves it running (resumable).
+func TestErrorFails(t *testing.T) {
+	f := newFake(44, 0.02)
+	good, cs := f.tree(8, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 4] })
+	f.stopAt, f.stopErr = 2, errors.New("plan p1: the server did not start\nmore")
+	if _, err := f.walk(good, cs, 8).Run(context.Background()); err == nil {
+		t.Fatal("no error")
+	}
+	if f.state.State != store.BisectFailed || f.state.Result != "plan p1: the server did not start" || f.state.Ended.IsZero() {
+		t.Errorf("after an error: %+v", f.state)
+	}
+	f.n, f.stopErr = 0, nil
+	if _, err := f.walk(good, cs, 8).Run(context.Background()); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if f.state.State != store.BisectRunning {
+		t.Errorf("after an interrupt: %+v", f.state)
 	}
 }
