@@ -165,7 +165,9 @@ func (w *Walk) end(ctx context.Context, state, line string) (Result, error) {
 }
 
 // buildOf is commit c's build: the one its log names when Lookup finds
-// it, else compiled. A commit that does not build returns its
+// it and it is still of that commit (a build of the same name may have
+// been compiled again since), else compiled (the Builder reuses a build of
+// the same commit and flags). A commit that does not build returns its
 // *CompileError.
 func (w *Walk) buildOf(ctx context.Context, c build.Commit) (build.Build, error) {
 	if b, ok := w.builds[c.Hash]; ok {
@@ -177,7 +179,7 @@ func (w *Walk) buildOf(ctx context.Context, c build.Commit) (build.Build, error)
 	if w.Lookup != nil {
 		for i := len(w.Steps) - 1; i >= 0; i-- {
 			if s := w.Steps[i]; s.Commit == c.Hash && s.Build != "" {
-				if b, err := w.Lookup(ctx, s.Build); err == nil {
+				if b, err := w.Lookup(ctx, s.Build); err == nil && b.Commit == c.Hash {
 					w.builds[c.Hash] = b
 					return b, nil
 				}

@@ -42,7 +42,7 @@ func (f *fake) Compile(_ context.Context, o CompileOptions) (build.Build, error)
 	if f.speed[o.Commit] == 0 {
 		return build.Build{}, &CompileError{Name: "b-" + o.Commit[:8], Phase: "make", Log: "/tmp/x.log", Err: errors.New("exit 2")}
 	}
-	return build.Build{Name: "b-" + o.Commit[:8], Flavor: build.RocksDB, Version: o.Commit}, nil
+	return build.Build{Name: "b-" + o.Commit[:8], Flavor: build.RocksDB, Version: o.Commit, Commit: o.Commit}, nil
 }
 
 func (f *fake) Measure(ctx context.Context, base, other build.Build, o MeasureOptions) (Measure, error) {
@@ -480,5 +480,42 @@ func TestErrorFails(t *testing.T) {
 	}
 	if f.state.State != store.BisectRunning {
 		t.Errorf("after an interrupt: %+v", f.state)
+	}
+}
+
+// A resumed walk reuses a build its log names only while that build is
+// still of the commit: one compiled again from another commit under the
+// same name is not measured as this one.
+func TestLookupChecksTheCommit(t *testing.T) {
+	f := newFake(45, 0.02)
+	good, cs := f.tree(8, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 4] })
+	f.stopAt = 2
+	if _, err := f.walk(good, cs, 8).Run(context.Background()); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	f.stopAt = 0
+	for _, w := range []struct {
+		commit string
+		more   int
+	}{{"", 0}, {cs[2].Hash, 1}} {
+		before := f.compile[good.Hash]
+		wk := f.walk(good, cs, 8)
+		wk.Steps = wk.Steps[:len(wk.Steps):len(wk.Steps)]
+		commit := w.commit
+		wk.Lookup = func(_ context.Context, name string) (build.Build, error) {
+			c := commit
+			if c == "" {
+				c = good.Hash
+			}
+			return build.Build{Name: name, Flavor: build.RocksDB, Version: c, Commit: c}, nil
+		}
+		wk.Bisection.State = store.BisectRunning
+		// only GOOD's build is asked for: stop at once after it
+		f.stopAt, f.n = 1, 0
+		wk.Run(context.Background())
+		f.stopAt = 0
+		if got := f.compile[good.Hash] - before; got != w.more {
+			t.Errorf("lookup of a build of commit %q: GOOD compiled %d more time(s), want %d", w.commit, got, w.more)
+		}
 	}
 }
