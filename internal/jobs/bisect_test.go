@@ -312,3 +312,93 @@ func TestBisectThresholdIsTheNoiseFloor(t *testing.T) {
 		t.Errorf("%v\n%s", err, errb)
 	}
 }
+
+// Bad options get one line before anything is compiled or stored: a
+// --set the suite's plan refuses, an unknown --flavor or --config, --rounds
+// outside 0..1000, control characters in --cflags or --set.
+func TestBisectBadOptions(t *testing.T) {
+	ctx := context.Background()
+	e, _, _ := bisectEnv(t)
+	src, hs := speedRepo(t, []string{"1000", "900"})
+	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
+	for _, c := range []struct {
+		edit func(*BisectOptions)
+		want string
+	}{
+		{func(o *BisectOptions) { o.Set["nosuchflag"] = "1" }, "nosuchflag"},
+		{func(o *BisectOptions) { o.Set["seconds"] = "many" }, "seconds"},
+		{func(o *BisectOptions) { o.Flavor = "nosuch" }, `--flavor: unknown flavor "nosuch"`},
+		{func(o *BisectOptions) { o.Rounds = -1 }, "--rounds -1: give 1 to 1000"},
+		{func(o *BisectOptions) { o.Rounds = 1001 }, "--rounds 1001: give 1 to 1000"},
+		{func(o *BisectOptions) { o.Config = "nosuchconfig" }, "--config nosuchconfig: no such config"},
+		{func(o *BisectOptions) { o.CFlags = "-O2\x1b[2J" }, "--cflags \"-O2\\x1b[2J\": it holds a control character"},
+		{func(o *BisectOptions) { o.Set["seconds"] = "1\n" }, "--set seconds \"1\\n\": it holds a control character"},
+	} {
+		o := fastOptions(src, fb)
+		o.Good, o.Bad = hs[0], hs[1]
+		c.edit(&o)
+		err := Bisect(ctx, e, o)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("want one line with %q: %v", c.want, err)
+		}
+	}
+	if len(fb.compiled) != 0 {
+		t.Errorf("bad options compiled %v", fb.compiled)
+	}
+	if _, err := os.Stat(e.Home.StoreFile()); err == nil {
+		st, err := store.Open(ctx, "", e.Home.StoreFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if bs, _ := st.Bisections(ctx); len(bs) != 0 {
+			t.Errorf("bad options stored %+v", bs)
+		}
+	}
+}
+
+// The same command re-run with other build or plan settings is refused
+// in one line naming the flag and its stored value (the walk goes on
+// only with its own settings); resume --rounds N keeps N from then on.
+func TestBisectSettingsDiffer(t *testing.T) {
+	e, _, errb := bisectEnv(t)
+	src, hs := speedRepo(t, []string{"1000", "1000", "900"})
+	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	o := fastOptions(src, interrupt{fb, hs[0], cancel})
+	o.Good, o.Bad = hs[0], hs[2]
+	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted: %v\n%s", err, errb)
+	}
+	for _, c := range []struct {
+		edit func(*BisectOptions)
+		want string
+	}{
+		{func(o *BisectOptions) { o.Config = "default" }, `bisection 1 was started with --config ""; resume it with its own settings: qpslab bisect resume 1, or start another`},
+		{func(o *BisectOptions) { o.CFlags = "-O3" }, `--cflags ""`},
+		{func(o *BisectOptions) { o.Flavor = "rocksdb" }, `--flavor ""`},
+		{func(o *BisectOptions) { o.Rounds = 8 }, `--rounds "6"; resume it with its own settings: qpslab bisect resume 1 --rounds 8`},
+		{func(o *BisectOptions) { o.Set["seconds"] = "2" }, `--set "seconds=1"`},
+		{func(o *BisectOptions) { delete(o.Set, "seconds") }, `--set "seconds=1"`},
+		{func(o *BisectOptions) { o.Set["compression"] = "none" }, `no --set compression`},
+	} {
+		o := fastOptions(src, fb)
+		o.Good, o.Bad = hs[0], hs[2]
+		c.edit(&o)
+		if err := Bisect(context.Background(), e, o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %q: %v", c.want, err)
+		}
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	if err := BisectResume(ctx, e, 1, 12, interrupt{fb, hs[0], cancel}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("resume: %v", err)
+	}
+	st, err := store.Open(context.Background(), "", e.Home.StoreFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if b, _, err := st.Bisection(context.Background(), 1); err != nil || b.Params["rounds"] != "12" {
+		t.Errorf("resume --rounds 12 stored %q: %v", b.Params["rounds"], err)
+	}
+}
