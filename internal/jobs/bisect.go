@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -551,13 +552,25 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 	return ms, nil
 }
 
-// BisectStatus prints the stored bisections (id 0), or one's steps.
+// BisectStatus prints the stored bisections (id 0), or one's steps. It
+// reads the store, creating nothing: with none, there are no bisections
+// yet.
 func BisectStatus(ctx context.Context, e Env, id int64, format string) error {
-	st, err := e.openStore(ctx)
-	if err != nil {
-		return err
+	err := e.WithStore(ctx, func(st *store.Store) error { return bisectStatus(ctx, e, st, id, format) })
+	if errors.Is(err, store.ErrNoStore) {
+		if id != 0 {
+			return fmt.Errorf("bisection %d: %w: no bisections yet (qpslab bisect GOOD BAD starts one)", id, store.ErrNoBisection)
+		}
+		if format == "json" {
+			return report.JSON(e.Out, []store.Bisection{})
+		}
+		fmt.Fprintln(e.Out, "no bisections yet (qpslab bisect GOOD BAD --src DIR --suite S --test T starts one)")
+		return nil
 	}
-	defer st.Close()
+	return err
+}
+
+func bisectStatus(ctx context.Context, e Env, st *store.Store, id int64, format string) error {
 	if id == 0 {
 		bs, err := st.Bisections(ctx)
 		if err != nil {

@@ -402,3 +402,18 @@ func TestBisectSettingsDiffer(t *testing.T) {
 		t.Errorf("resume --rounds 12 stored %q: %v", b.Params["rounds"], err)
 	}
 }
+
+// bisect status only reads the store: with none, it says there are no
+// bisections yet and creates nothing.
+func TestBisectStatusCreatesNoStore(t *testing.T) {
+	e, out, _ := bisectEnv(t)
+	if err := BisectStatus(context.Background(), e, 0, "text"); err != nil || !strings.HasPrefix(out.String(), "no bisections yet") {
+		t.Errorf("%v: %s", err, out)
+	}
+	if err := BisectStatus(context.Background(), e, 3, "text"); err == nil || !strings.Contains(err.Error(), "bisection 3: no such bisection") {
+		t.Errorf("status 3: %v", err)
+	}
+	if _, err := os.Stat(e.Home.StoreFile()); err == nil {
+		t.Errorf("status created the store %s", e.Home.StoreFile())
+	}
+}
