@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -145,6 +147,11 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 		if err := sameSettings(b, o); err != nil {
 			return err
 		}
+		unlock, err := lockBisection(e.Home, b.ID)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		builder := o.Builder
 		o = optionsOf(b) // the walk goes on with its own settings
 		o.Builder = builder
@@ -158,6 +165,11 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 		if err != nil {
 			return err
 		}
+		unlock, err := lockBisection(e.Home, b.ID)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
 	w, err := newWalk(ctx, e, st, o, b, steps, good, cs)
 	if err != nil {
@@ -191,7 +203,15 @@ func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Bui
 		return err
 	}
 	defer st.Close()
-	b, steps, err := st.Bisection(ctx, id)
+	if _, _, err := st.Bisection(ctx, id); err != nil {
+		return err
+	}
+	unlock, err := lockBisection(e.Home, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	b, steps, err := st.Bisection(ctx, id) // read again under the lock
 	if err != nil {
 		return err
 	}
@@ -223,6 +243,28 @@ func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Bui
 		fmt.Fprintln(e.Err, line)
 	}
 	return run(ctx, e, w)
+}
+
+// lockBisection takes bisection id's lock (HOME/bisect-ID.lock, an
+// flock holding the walker's pid), so that two walks of one bisection do
+// not run at once; the lock goes with the process.
+func lockBisection(h home.Home, id int64) (func(), error) {
+	p := filepath.Join(h.Root, fmt.Sprintf("bisect-%d.lock", id))
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock bisection %d: %w", id, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid, _ := os.ReadFile(p)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("bisection %d is running (pid %s): wait for it, or stop that process", id, strings.TrimSpace(string(pid)))
+		}
+		return nil, fmt.Errorf("lock bisection %d: %w", id, err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // paramsOf are the options a bisection keeps beside its question.

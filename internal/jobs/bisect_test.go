@@ -417,3 +417,39 @@ func TestBisectStatusCreatesNoStore(t *testing.T) {
 		t.Errorf("status created the store %s", e.Home.StoreFile())
 	}
 }
+
+// Two walks of one bisection do not run at once: the second is refused
+// in one line naming the first's pid.
+func TestBisectLocked(t *testing.T) {
+	e, _, errb := bisectEnv(t)
+	src, hs := speedRepo(t, []string{"1000", "1000", "900"})
+	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	o := fastOptions(src, interrupt{fb, hs[0], cancel})
+	o.Good, o.Bad = hs[0], hs[2]
+	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted: %v\n%s", err, errb)
+	}
+	unlock, err := lockBisection(e.Home, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("bisection 1 is running (pid %d)", os.Getpid())
+	o.Builder = fb
+	for name, err := range map[string]error{
+		"bisect": Bisect(context.Background(), e, o),
+		"resume": BisectResume(context.Background(), e, 1, 0, fb),
+		"skip":   BisectSkip(context.Background(), e, 1, hs[1], fb),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s while running: %v", name, err)
+		}
+	}
+	if len(fb.compiled) != 0 {
+		t.Errorf("compiled while locked: %v", fb.compiled)
+	}
+	unlock()
+	if steps := stepsOf(t, e); len(steps) != 0 {
+		t.Errorf("steps stored while locked: %+v", steps)
+	}
+}
