@@ -519,3 +519,22 @@ func TestLookupChecksTheCommit(t *testing.T) {
 		}
 	}
 }
+
+// A commit's subject is shown with its control and bidirectional
+// characters written as code points, in the walk's lines and its answer.
+func TestSubjectShown(t *testing.T) {
+	f := newFake(46, 0.02)
+	good, cs := f.tree(4, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 2] })
+	cs[2].Subject = "evil\x1b[2J\u202eexe"
+	var out strings.Builder
+	w := f.walk(good, cs, 8)
+	w.Out = &out
+	res, err := w.Run(context.Background())
+	if err != nil || res.First == nil || res.First.Hash != cs[2].Hash {
+		t.Fatalf("%+v %v", res, err)
+	}
+	want := "evil[U+001B][2J[U+202E]exe"
+	if !strings.Contains(res.Line, want) || strings.ContainsAny(res.Line+out.String(), "\x1b\u202e") || !strings.Contains(out.String(), want) {
+		t.Errorf("line %q\n%s", res.Line, out.String())
+	}
+}
