@@ -472,7 +472,7 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64, goodBuild func
 			return Result{}, err
 		}
 		w.say("the first bad commit %s against its parent %s, %d round(s)", first.Short(), parent.Short(), w.Rounds)
-		fin, err = w.Tester.Measure(ctx, pb, fb, MeasureOptions{Rounds: w.Rounds, Final: true})
+		fin, err = w.Tester.Measure(ctx, pb, fb, MeasureOptions{Rounds: w.Rounds, Final: true, Earlier: w.earlier(first.Hash, parent.Hash)})
 		if err != nil {
 			return Result{}, err
 		}

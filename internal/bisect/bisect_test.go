@@ -538,3 +538,19 @@ func TestSubjectShown(t *testing.T) {
 		t.Errorf("line %q\n%s", res.Line, out.String())
 	}
 }
+
+// The final measurement pools the rounds of earlier measurements of the
+// same two builds (the first bad commit's step against GOOD, its parent).
+func TestFinalPoolsEarlier(t *testing.T) {
+	f := newFake(47, 0.02)
+	good, cs := f.tree(4, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 0] })
+	w := f.walk(good, cs, 8)
+	w.Why = true
+	res, err := w.Run(context.Background())
+	if err != nil || res.First == nil || res.First.Hash != cs[0].Hash {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if last := f.log[len(f.log)-1]; last.Kind != Final || last.Rounds != 16 {
+		t.Errorf("the final measurement pooled %d rounds, want 8 + 8: %+v", last.Rounds, last)
+	}
+}
