@@ -172,7 +172,9 @@ func TestBisectDBBench(t *testing.T) {
 
 // Bad input gets one line naming the problem: not a git tree, GOOD after
 // BAD, the same commit, an unknown suite or test, a threshold that is
-// none; no bisection is stored.
+// none, a --set the suite's plan refuses, an unknown --flavor or
+// --config, --rounds outside 0..1000, control characters in --cflags or
+// --set; nothing is compiled, no bisection is stored.
 func TestBisectBadInput(t *testing.T) {
 	ctx := context.Background()
 	e, _, _ := bisectEnv(t)
@@ -189,6 +191,14 @@ func TestBisectBadInput(t *testing.T) {
 		{func(o *BisectOptions) { o.Test = "readrandom" }, `--test "readrandom": suite db_bench has no such test`},
 		{func(o *BisectOptions) { o.Metric = "nosuch" }, "--metric nosuch: no such metric"},
 		{func(o *BisectOptions) { o.Bad = "nosuchrev" }, `has no commit "nosuchrev"`},
+		{func(o *BisectOptions) { o.Set["nosuchflag"] = "1" }, "nosuchflag"},
+		{func(o *BisectOptions) { o.Set["seconds"] = "many" }, "seconds"},
+		{func(o *BisectOptions) { o.Flavor = "nosuch" }, `--flavor: unknown flavor "nosuch"`},
+		{func(o *BisectOptions) { o.Rounds = -1 }, "--rounds -1: give 1 to 1000"},
+		{func(o *BisectOptions) { o.Rounds = 1001 }, "--rounds 1001: give 1 to 1000"},
+		{func(o *BisectOptions) { o.Config = "nosuchconfig" }, "--config nosuchconfig: no such config"},
+		{func(o *BisectOptions) { o.CFlags = "-O2\x1b[2J" }, "--cflags \"-O2\\x1b[2J\": it holds a control character"},
+		{func(o *BisectOptions) { o.Set["seconds"] = "1\n" }, "--set seconds \"1\\n\": it holds a control character"},
 	} {
 		o := fastOptions(src, fb)
 		o.Good, o.Bad = hs[0], hs[1]
@@ -206,6 +216,16 @@ func TestBisectBadInput(t *testing.T) {
 	}
 	if len(fb.compiled) != 0 {
 		t.Errorf("bad input compiled %v", fb.compiled)
+	}
+	if _, err := os.Stat(e.Home.StoreFile()); err == nil {
+		st, err := store.Open(ctx, "", e.Home.StoreFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if bs, _ := st.Bisections(ctx); len(bs) != 0 {
+			t.Errorf("bad options stored %+v", bs)
+		}
 	}
 }
 
@@ -313,54 +333,9 @@ func TestBisectThresholdIsTheNoiseFloor(t *testing.T) {
 	}
 }
 
-// Bad options get one line before anything is compiled or stored: a
-// --set the suite's plan refuses, an unknown --flavor or --config, --rounds
-// outside 0..1000, control characters in --cflags or --set.
-func TestBisectBadOptions(t *testing.T) {
-	ctx := context.Background()
-	e, _, _ := bisectEnv(t)
-	src, hs := speedRepo(t, []string{"1000", "900"})
-	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
-	for _, c := range []struct {
-		edit func(*BisectOptions)
-		want string
-	}{
-		{func(o *BisectOptions) { o.Set["nosuchflag"] = "1" }, "nosuchflag"},
-		{func(o *BisectOptions) { o.Set["seconds"] = "many" }, "seconds"},
-		{func(o *BisectOptions) { o.Flavor = "nosuch" }, `--flavor: unknown flavor "nosuch"`},
-		{func(o *BisectOptions) { o.Rounds = -1 }, "--rounds -1: give 1 to 1000"},
-		{func(o *BisectOptions) { o.Rounds = 1001 }, "--rounds 1001: give 1 to 1000"},
-		{func(o *BisectOptions) { o.Config = "nosuchconfig" }, "--config nosuchconfig: no such config"},
-		{func(o *BisectOptions) { o.CFlags = "-O2\x1b[2J" }, "--cflags \"-O2\\x1b[2J\": it holds a control character"},
-		{func(o *BisectOptions) { o.Set["seconds"] = "1\n" }, "--set seconds \"1\\n\": it holds a control character"},
-	} {
-		o := fastOptions(src, fb)
-		o.Good, o.Bad = hs[0], hs[1]
-		c.edit(&o)
-		err := Bisect(ctx, e, o)
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("want one line with %q: %v", c.want, err)
-		}
-	}
-	if len(fb.compiled) != 0 {
-		t.Errorf("bad options compiled %v", fb.compiled)
-	}
-	if _, err := os.Stat(e.Home.StoreFile()); err == nil {
-		st, err := store.Open(ctx, "", e.Home.StoreFile())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		if bs, _ := st.Bisections(ctx); len(bs) != 0 {
-			t.Errorf("bad options stored %+v", bs)
-		}
-	}
-}
-
-// The same command re-run with other build or plan settings is refused
-// in one line naming the flag and its stored value (the walk goes on
-// only with its own settings); resume --rounds N keeps N from then on.
-func TestBisectSettingsDiffer(t *testing.T) {
+// startedBisection is bisection 1 of a 3-commit speedRepo, interrupted
+// as it compiles GOOD: stored, with no step.
+func startedBisection(t *testing.T) (Env, string, []string, *dbBenchBuilder, BisectOptions) {
 	e, _, errb := bisectEnv(t)
 	src, hs := speedRepo(t, []string{"1000", "1000", "900"})
 	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
@@ -370,6 +345,14 @@ func TestBisectSettingsDiffer(t *testing.T) {
 	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted: %v\n%s", err, errb)
 	}
+	return e, src, hs, fb, o
+}
+
+// The same command re-run with other build or plan settings is refused
+// in one line naming the flag and its stored value (the walk goes on
+// only with its own settings); resume --rounds N keeps N from then on.
+func TestBisectSettingsDiffer(t *testing.T) {
+	e, src, hs, fb, _ := startedBisection(t)
 	for _, c := range []struct {
 		edit func(*BisectOptions)
 		want string
@@ -389,7 +372,7 @@ func TestBisectSettingsDiffer(t *testing.T) {
 			t.Errorf("want %q: %v", c.want, err)
 		}
 	}
-	ctx, cancel = context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	if err := BisectResume(ctx, e, 1, 12, interrupt{fb, hs[0], cancel}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("resume: %v", err)
 	}
@@ -421,15 +404,7 @@ func TestBisectStatusCreatesNoStore(t *testing.T) {
 // Two walks of one bisection do not run at once: the second is refused
 // in one line naming the first's pid.
 func TestBisectLocked(t *testing.T) {
-	e, _, errb := bisectEnv(t)
-	src, hs := speedRepo(t, []string{"1000", "1000", "900"})
-	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	o := fastOptions(src, interrupt{fb, hs[0], cancel})
-	o.Good, o.Bad = hs[0], hs[2]
-	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
-		t.Fatalf("interrupted: %v\n%s", err, errb)
-	}
+	e, _, hs, fb, o := startedBisection(t)
 	unlock, err := lockBisection(e.Home, 1)
 	if err != nil {
 		t.Fatal(err)
