@@ -17,6 +17,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/build"
@@ -111,10 +112,21 @@ type Result struct {
 	Undecided *build.Commit  // the step that could not tell
 }
 
-// latest is the log's latest step of commit against base.
+// latest is the log's latest step of commit against base, the final
+// measurement (kind Final) not among them: it is no verdict.
 func (w *Walk) latest(commit, base string) (store.BisectStep, bool) {
 	for i := len(w.Steps) - 1; i >= 0; i-- {
-		if s := w.Steps[i]; s.Commit == commit && s.Base == base {
+		if s := w.Steps[i]; s.Commit == commit && s.Base == base && s.Kind != Final {
+			return s, true
+		}
+	}
+	return store.BisectStep{}, false
+}
+
+// final is the log's latest final measurement of commit against base.
+func (w *Walk) final(commit, base string) (store.BisectStep, bool) {
+	for i := len(w.Steps) - 1; i >= 0; i-- {
+		if s := w.Steps[i]; s.Commit == commit && s.Base == base && s.Kind == Final {
 			return s, true
 		}
 	}
@@ -154,7 +166,9 @@ func (w *Walk) end(ctx context.Context, state, line string) (Result, error) {
 }
 
 // buildOf is commit c's build: the one its log names when Lookup finds
-// it, else compiled. A commit that does not build returns its
+// it and it is still of that commit (a build of the same name may have
+// been compiled again since), else compiled (the Builder reuses a build of
+// the same commit and flags). A commit that does not build returns its
 // *CompileError.
 func (w *Walk) buildOf(ctx context.Context, c build.Commit) (build.Build, error) {
 	if b, ok := w.builds[c.Hash]; ok {
@@ -166,7 +180,7 @@ func (w *Walk) buildOf(ctx context.Context, c build.Commit) (build.Build, error)
 	if w.Lookup != nil {
 		for i := len(w.Steps) - 1; i >= 0; i-- {
 			if s := w.Steps[i]; s.Commit == c.Hash && s.Build != "" {
-				if b, err := w.Lookup(ctx, s.Build); err == nil {
+				if b, err := w.Lookup(ctx, s.Build); err == nil && b.Commit == c.Hash {
 					w.builds[c.Hash] = b
 					return b, nil
 				}
@@ -205,8 +219,29 @@ func unmeasured(c build.Commit, base, bld, kind, note string) store.BisectStep {
 	return store.BisectStep{Commit: c.Hash, CommitTime: c.Time, Base: base, Build: bld, Kind: kind, Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Note: note}
 }
 
-// Name is a commit as the walk's lines name it.
-func Name(c build.Commit) string { return c.Short() + " " + c.Subject }
+// Name is a commit as the walk's lines name it, its subject Shown.
+func Name(c build.Commit) string { return c.Short() + " " + Shown(c.Subject) }
+
+// Shown is text from a source tree (a commit's subject, a compile error)
+// as a terminal line shows it: each control or bidirectional formatting
+// character written as its code point, [U+202E], so that it acts on
+// nothing (as qpslab serve shows names).
+func Shown(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, "[U+%04X]", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func hidden(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
 
 // Run walks: GOOD's build, the endpoints (BAD against GOOD: is there a
 // regression beyond the threshold, and how large), then midpoints until
@@ -215,7 +250,19 @@ func Name(c build.Commit) string { return c.Short() + " " + c.Subject }
 // it is decided; what the log already holds is not measured again. It
 // stops at a step that cannot tell (state BisectCannotTell: resume with
 // more rounds, or skip it).
+//
+// An error other than an interrupt (the context's) ends the bisection
+// failed, its line stored; an interrupted one stays running: resumable.
 func (w *Walk) Run(ctx context.Context) (Result, error) {
+	res, err := w.run(ctx)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		line, _, _ := strings.Cut(err.Error(), "\n")
+		w.end(ctx, store.BisectFailed, line)
+	}
+	return res, err
+}
+
+func (w *Walk) run(ctx context.Context) (Result, error) {
 	if len(w.Commits) == 0 {
 		return Result{}, fmt.Errorf("no commits after GOOD %s up to BAD", w.Good.Short())
 	}
@@ -224,26 +271,40 @@ func (w *Walk) Run(ctx context.Context) (Result, error) {
 	if err := w.setState(ctx, store.BisectRunning, ""); err != nil {
 		return Result{}, err
 	}
-	gb, err := w.buildOf(ctx, good)
-	if ce, ok := doesNotBuild(err); ok {
-		return w.end(ctx, store.BisectFailed, fmt.Sprintf("GOOD %s does not build (%v): give a GOOD that builds", good.Short(), ce))
-	} else if err != nil {
-		return Result{}, err
-	}
-	if _, ok := w.latest(good.Hash, ""); !ok {
-		if err := w.add(ctx, unmeasured(good, "", gb.Name, Good, "GOOD: the base of every step")); err != nil {
-			return Result{}, err
+	var gb build.Build
+	goodBuild := func() (Result, bool, error) {
+		if gb.Name != "" {
+			return Result{}, false, nil
 		}
+		var err error
+		gb, err = w.buildOf(ctx, good)
+		if ce, ok := doesNotBuild(err); ok {
+			res, err := w.end(ctx, store.BisectFailed, fmt.Sprintf("GOOD %s does not build (%v): give a GOOD that builds", good.Short(), Shown(ce.Error())))
+			return res, true, err
+		} else if err != nil {
+			return Result{}, true, err
+		}
+		if _, ok := w.latest(good.Hash, ""); !ok {
+			if err := w.add(ctx, unmeasured(good, "", gb.Name, Good, "GOOD: the base of every step")); err != nil {
+				return Result{}, true, err
+			}
+		}
+		return Result{}, false, nil
 	}
-	// The endpoints.
+	// The endpoints: a decided step stored is their answer.
 	var m float64
-	if st, ok := w.latest(bad.Hash, good.Hash); ok && st.Kind == Bad && st.Note != "" && strings.HasPrefix(st.Note, "BAD against GOOD") {
+	if st, ok := w.latest(bad.Hash, good.Hash); ok && st.Kind == Good {
+		return w.end(ctx, store.BisectNoRegression, st.Note)
+	} else if ok && st.Kind == Bad {
 		r, _, _ := Up(analysis.Verdict{Rel: st.Rel, Lo: st.Lo, Hi: st.Hi}, w.Higher)
 		m = 1 - r
 	} else {
+		if res, stop, err := goodBuild(); stop {
+			return res, err
+		}
 		bb, err := w.buildOf(ctx, bad)
 		if ce, ok := doesNotBuild(err); ok {
-			return w.end(ctx, store.BisectFailed, fmt.Sprintf("BAD %s does not build (%v): give a BAD that builds", bad.Short(), ce))
+			return w.end(ctx, store.BisectFailed, fmt.Sprintf("BAD %s does not build (%v): give a BAD that builds", bad.Short(), Shown(ce.Error())))
 		} else if err != nil {
 			return Result{}, err
 		}
@@ -278,14 +339,17 @@ func (w *Walk) Run(ctx context.Context) (Result, error) {
 	for {
 		lo, hi, cands := w.bounds()
 		if len(cands) == 0 {
-			return w.finish(ctx, lo, hi, m)
+			return w.finish(ctx, lo, hi, m, goodBuild)
 		}
 		i := pick(cands, lo, hi)
 		c := w.Commits[i]
+		if res, stop, err := goodBuild(); stop {
+			return res, err
+		}
 		b, err := w.buildOf(ctx, c)
 		if ce, ok := doesNotBuild(err); ok {
-			w.say("step %s: does not build: skipped (%v)", Name(c), ce)
-			if err := w.add(ctx, unmeasured(c, good.Hash, "", Skipped, "does not build: "+ce.Error())); err != nil {
+			w.say("step %s: does not build: skipped (%v)", Name(c), Shown(ce.Error()))
+			if err := w.add(ctx, unmeasured(c, good.Hash, "", Skipped, "does not build: "+Shown(ce.Error()))); err != nil {
 				return Result{}, err
 			}
 			continue
@@ -370,7 +434,7 @@ func pick(cands []int, lo, hi int) int {
 
 // finish ends a walk whose candidates are decided: the first bad commit
 // (hi) measured against its parent, or the range skipped commits leave.
-func (w *Walk) finish(ctx context.Context, lo, hi int, m float64) (Result, error) {
+func (w *Walk) finish(ctx context.Context, lo, hi int, m float64, goodBuild func() (Result, bool, error)) (Result, error) {
 	if hi-lo > 1 { // skipped commits border it
 		rng := w.Commits[lo+1 : hi+1]
 		var names []string
@@ -387,25 +451,32 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64) (Result, error
 	if hi > 0 {
 		parent = w.Commits[hi-1]
 	}
-	fb, err := w.buildOf(ctx, first)
-	if err != nil {
-		return Result{}, err
-	}
-	pb, err := w.buildOf(ctx, parent)
-	if err != nil {
-		return Result{}, err
-	}
 	var fin Measure
-	if st, ok := w.latest(first.Hash, parent.Hash); ok && !math.IsNaN(st.Rel) && st.Kind != CannotTell && (!w.Why || st.Note == finalNote) {
+	var fb, pb build.Build
+	st, ok := w.final(first.Hash, parent.Hash)
+	if !ok && !w.Why { // a step that measured the same two builds
+		st, ok = w.latest(first.Hash, parent.Hash)
+		ok = ok && !math.IsNaN(st.Rel) && st.Kind != CannotTell
+	}
+	if ok {
 		fin = Measure{Plan: st.Plan, Rounds: st.Rounds, Verdict: analysis.Verdict{Rel: st.Rel, Lo: st.Lo, Hi: st.Hi, Significant: st.Hi < 1 || st.Lo > 1}}
 	} else {
+		if res, stop, err := goodBuild(); stop {
+			return res, err
+		}
+		var err error
+		if fb, err = w.buildOf(ctx, first); err != nil {
+			return Result{}, err
+		}
+		if pb, err = w.buildOf(ctx, parent); err != nil {
+			return Result{}, err
+		}
 		w.say("the first bad commit %s against its parent %s, %d round(s)", first.Short(), parent.Short(), w.Rounds)
-		fin, err = w.Tester.Measure(ctx, pb, fb, MeasureOptions{Rounds: w.Rounds, Final: true})
+		fin, err = w.Tester.Measure(ctx, pb, fb, MeasureOptions{Rounds: w.Rounds, Final: true, Earlier: w.earlier(first.Hash, parent.Hash)})
 		if err != nil {
 			return Result{}, err
 		}
-		kind, _, _ := Regression(fin.Verdict, w.Higher, w.Bisection.Threshold)
-		if err := w.add(ctx, step(first, parent.Hash, fb.Name, fin, kind, finalNote)); err != nil {
+		if err := w.add(ctx, step(first, parent.Hash, fb.Name, fin, Final, finalNote)); err != nil {
 			return Result{}, err
 		}
 	}
@@ -421,25 +492,35 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64) (Result, error
 
 const finalNote = "the first bad commit against its parent"
 
-// Skip logs commit (a hash of the walk's) as skipped by the user, as git
-// bisect skip does; "" skips the step that could not tell, the log's
-// latest.
+// Skip logs commit (a hash of the walk's, or a unique prefix of at
+// least 4 hex digits, any case) as skipped by the user, as git bisect
+// skip does; "" skips the step that could not tell: the commit whose
+// latest step against GOOD is CannotTell.
 func (w *Walk) Skip(ctx context.Context, commit string) (build.Commit, error) {
+	between := w.Commits[:len(w.Commits)-1]
 	if commit == "" {
-		for i := len(w.Steps) - 1; i >= 0; i-- {
-			if w.Steps[i].Kind == CannotTell {
-				commit = w.Steps[i].Commit
-				break
+		for _, c := range between {
+			if s, ok := w.latest(c.Hash, w.Good.Hash); ok && s.Kind == CannotTell {
+				return c, w.add(ctx, unmeasured(c, w.Good.Hash, "", Skipped, "skipped by the user (qpslab bisect skip)"))
 			}
 		}
-		if commit == "" {
-			return build.Commit{}, fmt.Errorf("bisection %d has no step that could not tell: name the commit to skip (qpslab bisect skip %d COMMIT)", w.Bisection.ID, w.Bisection.ID)
+		return build.Commit{}, fmt.Errorf("bisection %d has no undecided step: name the commit to skip (qpslab bisect skip %d COMMIT)", w.Bisection.ID, w.Bisection.ID)
+	}
+	p := strings.ToLower(commit)
+	if len(p) < 4 || strings.Trim(p, "0123456789abcdef") != "" {
+		return build.Commit{}, fmt.Errorf("commit %q: give at least 4 hex digits of a commit's hash (qpslab bisect status %d lists them)", commit, w.Bisection.ID)
+	}
+	var found []build.Commit
+	for _, c := range between {
+		if strings.HasPrefix(strings.ToLower(c.Hash), p) {
+			found = append(found, c)
 		}
 	}
-	for _, c := range w.Commits[:len(w.Commits)-1] {
-		if strings.HasPrefix(c.Hash, commit) && len(commit) >= 4 {
-			return c, w.add(ctx, unmeasured(c, w.Good.Hash, "", Skipped, "skipped by the user (qpslab bisect skip)"))
-		}
+	switch len(found) {
+	case 1:
+		return found[0], w.add(ctx, unmeasured(found[0], w.Good.Hash, "", Skipped, "skipped by the user (qpslab bisect skip)"))
+	case 0:
+		return build.Commit{}, fmt.Errorf("commit %s is not one of bisection %d's commits between GOOD and BAD (BAD itself cannot be skipped): qpslab bisect status %d lists them", commit, w.Bisection.ID, w.Bisection.ID)
 	}
-	return build.Commit{}, fmt.Errorf("commit %s is not one of bisection %d's commits between GOOD and BAD (BAD itself cannot be skipped): qpslab bisect status %d lists them", commit, w.Bisection.ID, w.Bisection.ID)
+	return build.Commit{}, fmt.Errorf("commit %s is the start of %d of bisection %d's commits (%s, %s, …): give more of its hash", commit, len(found), w.Bisection.ID, found[0].Short(), found[1].Short())
 }

@@ -26,6 +26,7 @@ type fake struct {
 	measure map[string]int // measurements per build
 	compile map[string]int // compiles per commit
 	stopAt  int            // the measurement that is interrupted (0: none)
+	stopErr error          // its error (nil: context.Canceled)
 	n       int
 	log     []store.BisectStep
 	state   store.Bisection
@@ -41,12 +42,15 @@ func (f *fake) Compile(_ context.Context, o CompileOptions) (build.Build, error)
 	if f.speed[o.Commit] == 0 {
 		return build.Build{}, &CompileError{Name: "b-" + o.Commit[:8], Phase: "make", Log: "/tmp/x.log", Err: errors.New("exit 2")}
 	}
-	return build.Build{Name: "b-" + o.Commit[:8], Flavor: build.RocksDB, Version: o.Commit}, nil
+	return build.Build{Name: "b-" + o.Commit[:8], Flavor: build.RocksDB, Version: o.Commit, Commit: o.Commit}, nil
 }
 
 func (f *fake) Measure(ctx context.Context, base, other build.Build, o MeasureOptions) (Measure, error) {
 	f.n++
 	if f.stopAt > 0 && f.n == f.stopAt {
+		if f.stopErr != nil {
+			return Measure{}, f.stopErr
+		}
 		return Measure{}, context.Canceled
 	}
 	f.measure[other.Name]++
@@ -346,5 +350,207 @@ func TestRule(t *testing.T) {
 		if kind, why := Classify(c.v, true, 0.25); kind != c.kind {
 			t.Errorf("Classify(%+v): %s (%s), want %s", c.v, kind, why, c.kind)
 		}
+	}
+}
+
+// rerun walks again from f's log and says how many measurements and
+// compiles it made.
+func rerun(t *testing.T, f *fake, w *Walk) (Result, int, int) {
+	t.Helper()
+	n, c := f.n, 0
+	for _, k := range f.compile {
+		c -= k
+	}
+	res, err := w.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range f.compile {
+		c += k
+	}
+	return res, f.n - n, c
+}
+
+// The final measurement (the first bad commit against its parent) is no
+// verdict: where the parent is GOOD it does not replace the commit's
+// step, so a re-run gives the same answer without measuring (with --pmp,
+// and where the final is below the threshold though the step is bad).
+func TestFinalIsNoVerdict(t *testing.T) {
+	f := newFake(41, 0.002)
+	good, cs := f.tree(8, func(i int) float64 {
+		switch {
+		case i < 0:
+			return 1000
+		case i == 0:
+			return 940
+		}
+		return 900
+	})
+	w := f.walk(good, cs, 8)
+	w.Bisection.Threshold, w.Why = 0.07, true
+	res, err := w.Run(context.Background())
+	if err != nil || res.First == nil || res.First.Hash != cs[0].Hash {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if last := f.log[len(f.log)-1]; last.Kind != Final || last.Base != good.Hash {
+		t.Fatalf("the final step: %+v", last)
+	}
+	w = f.walk(good, cs, 8)
+	w.Bisection.Threshold, w.Why = 0.07, true
+	res2, n, _ := rerun(t, f, w)
+	if res2.First == nil || res2.First.Hash != cs[0].Hash || res2.Line != res.Line || n != 0 {
+		t.Errorf("re-run: %d measurement(s), %+v", n, res2)
+	}
+}
+
+// A finished bisection is not measured again: a one-commit range, and
+// one with no regression.
+func TestFinishedIsNotMeasuredAgain(t *testing.T) {
+	f := newFake(42, 0.02)
+	good, cs := f.tree(1, func(i int) float64 { return map[bool]float64{true: 1000, false: 700}[i < 0] })
+	res, err := f.walk(good, cs, 8).Run(context.Background())
+	if err != nil || res.State != store.BisectFound {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res2, n, c := rerun(t, f, f.walk(good, cs, 8))
+	if res2.State != store.BisectFound || res2.Line != res.Line || n != 0 || c != 0 {
+		t.Errorf("one commit, re-run: %d measurement(s), %d compile(s), %+v", n, c, res2)
+	}
+	f = newFake(43, 0.02)
+	good, cs = f.tree(4, func(int) float64 { return 1000 })
+	res, err = f.walk(good, cs, 8).Run(context.Background())
+	if err != nil || res.State != store.BisectNoRegression {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res2, n, c = rerun(t, f, f.walk(good, cs, 8))
+	if res2.State != store.BisectNoRegression || res2.Line != res.Line || n != 0 || c != 0 {
+		t.Errorf("no regression, re-run: %d measurement(s), %d compile(s), %+v", n, c, res2)
+	}
+}
+
+// skip without a commit skips only a commit whose latest step against
+// GOOD could not tell, never one decided since.
+func TestSkipOnlyUndecided(t *testing.T) {
+	f := newFake(21, 0.02)
+	good, cs := f.tree(8, func(i int) float64 { return map[bool]float64{true: 875, false: 1000}[i == 3] })
+	w := f.walk(good, cs, 8)
+	w.Steps = append(w.Steps, unmeasured(cs[3], good.Hash, "", CannotTell, ""), unmeasured(cs[3], good.Hash, "", Good, ""))
+	if _, err := w.Skip(context.Background(), ""); err == nil || !strings.HasPrefix(err.Error(), "bisection 1 has no undecided step: name the commit to skip") {
+		t.Errorf("skip of a decided step: %v", err)
+	}
+	w.Steps = append(w.Steps, unmeasured(cs[5], good.Hash, "", CannotTell, ""))
+	if c, err := w.Skip(context.Background(), ""); err != nil || c.Hash != cs[5].Hash {
+		t.Errorf("skip of the undecided step: %v %v", c, err)
+	}
+}
+
+// skip COMMIT takes a unique prefix of at least 4 hex digits in any case.
+func TestSkipPrefix(t *testing.T) {
+	f := newFake(22, 0.02)
+	good, cs := f.tree(8, func(int) float64 { return 1000 })
+	w := f.walk(good, cs, 8)
+	if c, err := w.Skip(context.Background(), strings.ToUpper(cs[1].Hash[:8])); err != nil || c.Hash != cs[1].Hash {
+		t.Errorf("upper case: %v %v", c, err)
+	}
+	for _, p := range []string{"0000", "3e9", "zz03e9"} {
+		if _, err := w.Skip(context.Background(), p); err == nil {
+			t.Errorf("skip %s: no error", p)
+		}
+	}
+	if _, err := w.Skip(context.Background(), "0000"); err == nil || !strings.Contains(err.Error(), "give more of its hash") {
+		t.Errorf("ambiguous: %v", err)
+	}
+}
+
+// An error other than an interrupt ends the bisection failed with its
+// line; an interrupt leaves it running (resumable).
+func TestErrorFails(t *testing.T) {
+	f := newFake(44, 0.02)
+	good, cs := f.tree(8, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 4] })
+	f.stopAt, f.stopErr = 2, errors.New("plan p1: the server did not start\nmore")
+	if _, err := f.walk(good, cs, 8).Run(context.Background()); err == nil {
+		t.Fatal("no error")
+	}
+	if f.state.State != store.BisectFailed || f.state.Result != "plan p1: the server did not start" || f.state.Ended.IsZero() {
+		t.Errorf("after an error: %+v", f.state)
+	}
+	f.n, f.stopErr = 0, nil
+	if _, err := f.walk(good, cs, 8).Run(context.Background()); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if f.state.State != store.BisectRunning {
+		t.Errorf("after an interrupt: %+v", f.state)
+	}
+}
+
+// A resumed walk reuses a build its log names only while that build is
+// still of the commit: one compiled again from another commit under the
+// same name is not measured as this one.
+func TestLookupChecksTheCommit(t *testing.T) {
+	f := newFake(45, 0.02)
+	good, cs := f.tree(8, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 4] })
+	f.stopAt = 2
+	if _, err := f.walk(good, cs, 8).Run(context.Background()); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	f.stopAt = 0
+	for _, w := range []struct {
+		commit string
+		more   int
+	}{{"", 0}, {cs[2].Hash, 1}} {
+		before := f.compile[good.Hash]
+		wk := f.walk(good, cs, 8)
+		wk.Steps = wk.Steps[:len(wk.Steps):len(wk.Steps)]
+		commit := w.commit
+		wk.Lookup = func(_ context.Context, name string) (build.Build, error) {
+			c := commit
+			if c == "" {
+				c = good.Hash
+			}
+			return build.Build{Name: name, Flavor: build.RocksDB, Version: c, Commit: c}, nil
+		}
+		wk.Bisection.State = store.BisectRunning
+		// only GOOD's build is asked for: stop at once after it
+		f.stopAt, f.n = 1, 0
+		wk.Run(context.Background())
+		f.stopAt = 0
+		if got := f.compile[good.Hash] - before; got != w.more {
+			t.Errorf("lookup of a build of commit %q: GOOD compiled %d more time(s), want %d", w.commit, got, w.more)
+		}
+	}
+}
+
+// A commit's subject is shown with its control and bidirectional
+// characters written as code points, in the walk's lines and its answer.
+func TestSubjectShown(t *testing.T) {
+	f := newFake(46, 0.02)
+	good, cs := f.tree(4, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 2] })
+	cs[2].Subject = "evil\x1b[2J\u202eexe"
+	var out strings.Builder
+	w := f.walk(good, cs, 8)
+	w.Out = &out
+	res, err := w.Run(context.Background())
+	if err != nil || res.First == nil || res.First.Hash != cs[2].Hash {
+		t.Fatalf("%+v %v", res, err)
+	}
+	want := "evil[U+001B][2J[U+202E]exe"
+	if !strings.Contains(res.Line, want) || strings.ContainsAny(res.Line+out.String(), "\x1b\u202e") || !strings.Contains(out.String(), want) {
+		t.Errorf("line %q\n%s", res.Line, out.String())
+	}
+}
+
+// The final measurement pools the rounds of earlier measurements of the
+// same two builds (the first bad commit's step against GOOD, its parent).
+func TestFinalPoolsEarlier(t *testing.T) {
+	f := newFake(47, 0.02)
+	good, cs := f.tree(4, func(i int) float64 { return map[bool]float64{true: 700, false: 1000}[i >= 0] })
+	w := f.walk(good, cs, 8)
+	w.Why = true
+	res, err := w.Run(context.Background())
+	if err != nil || res.First == nil || res.First.Hash != cs[0].Hash {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if last := f.log[len(f.log)-1]; last.Kind != Final || last.Rounds != 16 {
+		t.Errorf("the final measurement pooled %d rounds, want 8 + 8: %+v", last.Rounds, last)
 	}
 }

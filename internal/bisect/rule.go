@@ -13,6 +13,9 @@ const (
 	Bad        = "bad"         // like BAD: the regression came at or before it
 	CannotTell = "cannot tell" // its interval holds the halfway cut: more rounds, or skip it
 	Skipped    = "skipped"     // it does not build, or the user skipped it
+	// Final is the first bad commit measured against its parent at the
+	// end: a magnitude, never a verdict the walk reads.
+	Final = "final"
 )
 
 // Confidence and Alpha are the intervals' and the signed-rank test's, as

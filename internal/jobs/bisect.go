@@ -2,18 +2,23 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
@@ -114,7 +119,7 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 	if !build.IsGitTree(ctx, src) {
 		return fmt.Errorf("--src %s is not a git tree: bisect walks a git checkout's commits (git clone …)", src)
 	}
-	if _, _, err := checkQuestion(o); err != nil {
+	if err := checkOptions(e, o); err != nil {
 		return err
 	}
 	good, cs, err := build.Range(ctx, src, o.Good, o.Bad, !o.AllParents)
@@ -139,6 +144,17 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 	}
 	var steps []store.BisectStep
 	if found {
+		if err := sameSettings(b, o); err != nil {
+			return err
+		}
+		unlock, err := lockBisection(e.Home, b.ID)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		builder := o.Builder
+		o = optionsOf(b) // the walk goes on with its own settings
+		o.Builder = builder
 		if _, steps, err = st.Bisection(ctx, b.ID); err != nil {
 			return err
 		}
@@ -149,6 +165,11 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 		if err != nil {
 			return err
 		}
+		unlock, err := lockBisection(e.Home, b.ID)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
 	w, err := newWalk(ctx, e, st, o, b, steps, good, cs)
 	if err != nil {
@@ -182,14 +203,29 @@ func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Bui
 		return err
 	}
 	defer st.Close()
-	b, steps, err := st.Bisection(ctx, id)
+	if _, _, err := st.Bisection(ctx, id); err != nil {
+		return err
+	}
+	unlock, err := lockBisection(e.Home, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	b, steps, err := st.Bisection(ctx, id) // read again under the lock
 	if err != nil {
 		return err
 	}
 	o := optionsOf(b)
 	o.Builder = builder
+	if rounds < 0 || rounds > maxRounds {
+		return fmt.Errorf("--rounds %d: give 1 to %d paired rounds a measurement", rounds, maxRounds)
+	}
 	if rounds > 0 {
 		o.Rounds = rounds
+		if b.Params == nil {
+			b.Params = map[string]string{}
+		}
+		b.Params["rounds"] = strconv.Itoa(rounds) // stored with its state: kept from now on
 	}
 	good, cs, err := build.Range(ctx, b.Src, b.Good, b.Bad, !o.AllParents)
 	if err != nil {
@@ -207,6 +243,28 @@ func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Bui
 		fmt.Fprintln(e.Err, line)
 	}
 	return run(ctx, e, w)
+}
+
+// lockBisection takes bisection id's lock (HOME/bisect-ID.lock, an
+// flock holding the walker's pid), so that two walks of one bisection do
+// not run at once; the lock goes with the process.
+func lockBisection(h home.Home, id int64) (func(), error) {
+	p := filepath.Join(h.Root, fmt.Sprintf("bisect-%d.lock", id))
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock bisection %d: %w", id, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid, _ := os.ReadFile(p)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("bisection %d is running (pid %s): wait for it, or stop that process", id, strings.TrimSpace(string(pid)))
+		}
+		return nil, fmt.Errorf("lock bisection %d: %w", id, err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
 }
 
 // paramsOf are the options a bisection keeps beside its question.
@@ -232,6 +290,98 @@ func optionsOf(b store.Bisection) BisectOptions {
 		}
 	}
 	return o
+}
+
+// maxRounds are the most paired rounds a measurement takes.
+const maxRounds = 1000
+
+// checkOptions checks all a new or re-run bisection is given before
+// anything is compiled or stored: the question, --flavor, --rounds,
+// --config, control characters in --cflags, --pmp and --set, and the
+// suite's plan the --set flags make.
+func checkOptions(e Env, o BisectOptions) error {
+	s, _, err := checkQuestion(o)
+	if err != nil {
+		return err
+	}
+	var fam config.Family
+	if o.Flavor != "" {
+		f, err := build.ParseFlavor(o.Flavor)
+		if err != nil {
+			return fmt.Errorf("--flavor: %w", err)
+		}
+		fam = config.Family(f.Describe().Family)
+	}
+	if o.Rounds < 0 || o.Rounds > maxRounds {
+		return fmt.Errorf("--rounds %d: give 1 to %d paired rounds a measurement (default %d)", o.Rounds, maxRounds, DefaultRounds)
+	}
+	vals := map[string]string{"--cflags": o.CFlags, "--pmp": o.PMP, "--config": o.Config}
+	for k, v := range o.Set {
+		vals["--set "+k] = v
+		vals["--set "+k+" (its name)"] = k
+	}
+	for flag, v := range vals {
+		if strings.ContainsFunc(v, unicode.IsControl) {
+			return fmt.Errorf("%s %q: it holds a control character: give it without", flag, v)
+		}
+	}
+	if o.Config != "" {
+		cs := config.Store{Dir: e.Home.Configs()}
+		fams := config.Families
+		if fam != "" {
+			fams = []config.Family{fam}
+		}
+		ok := false
+		for _, f := range fams {
+			_, err := cs.Get(o.Config, f)
+			ok = ok || err == nil
+		}
+		if !ok {
+			return fmt.Errorf("--config %s: no such config%s: qpslab configs list names them, qpslab configs add %s FILE adds one", o.Config, map[bool]string{true: " for flavor " + o.Flavor}[fam != ""], o.Config)
+		}
+	}
+	return (&planTester{e: e, s: s, o: o}).choose()
+}
+
+// sameSettings refuses to resume stored bisection b with settings other
+// than its own (the walk goes on with b's: the answer is of one build
+// recipe and one plan).
+func sameSettings(b store.Bisection, o BisectOptions) error {
+	now := paramsOf(o)
+	if o.Rounds == 0 {
+		now["rounds"] = b.Params["rounds"] // not given: the stored rounds
+	}
+	keys := []string{"config", "flavor", "cflags", "rounds"}
+	for k := range now {
+		if strings.HasPrefix(k, "set.") {
+			keys = append(keys, k)
+		}
+	}
+	for k := range b.Params {
+		if strings.HasPrefix(k, "set.") && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys[4:])
+	for _, k := range keys {
+		was, ok := b.Params[k]
+		if was == now[k] && (ok || !strings.HasPrefix(k, "set.")) {
+			continue
+		}
+		flag := "--" + k + " " + strconv.Quote(was)
+		if n, set := strings.CutPrefix(k, "set."); set {
+			flag = "--set " + strconv.Quote(n+"="+was)
+			if !ok {
+				flag = "no --set " + n
+			}
+		}
+		how := fmt.Sprintf("qpslab bisect resume %d", b.ID)
+		if k == "rounds" {
+			how += " --rounds " + now[k]
+		}
+		return fmt.Errorf("bisection %d was started with %s; resume it with its own settings: %s, or start another with different GOOD/BAD", b.ID, flag, how)
+	}
+	return nil
 }
 
 // checkQuestion checks the suite, test and metric, and says which way the
@@ -273,7 +423,7 @@ func newWalk(ctx context.Context, e Env, st *store.Store, o BisectOptions, b sto
 	}
 	reg := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache}
 	t := &planTester{e: e, st: st, s: s, o: o, id: b.ID}
-	if err := t.choose(ctx); err != nil {
+	if err := t.choose(); err != nil {
 		return nil, err
 	}
 	return &bisect.Walk{Good: good, Commits: cs, Builder: o.Builder, Tester: t, Log: st, Bisection: b, Steps: steps, Rounds: o.Rounds, Higher: higher,
@@ -326,8 +476,12 @@ type planTester struct {
 
 // choose finds how to run only the test: the suite's --tests set to the
 // test's name, or to its first part (db_bench's STEP of STEP.WORKLOAD);
-// else the whole suite runs (the walk reads the test's runs).
-func (t *planTester) choose(ctx context.Context) error {
+// else the whole suite runs (the walk reads the test's runs). The plan
+// the --set flags make that does not parse is its error.
+func (t *planTester) choose() error {
+	if _, err := t.plan("", "x", "y", 1, false); err != nil {
+		return err
+	}
 	if _, ok := t.o.Set["tests"]; ok {
 		return nil
 	}
@@ -440,13 +594,25 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 	return ms, nil
 }
 
-// BisectStatus prints the stored bisections (id 0), or one's steps.
+// BisectStatus prints the stored bisections (id 0), or one's steps. It
+// reads the store, creating nothing: with none, there are no bisections
+// yet.
 func BisectStatus(ctx context.Context, e Env, id int64, format string) error {
-	st, err := e.openStore(ctx)
-	if err != nil {
-		return err
+	err := e.WithStore(ctx, func(st *store.Store) error { return bisectStatus(ctx, e, st, id, format) })
+	if errors.Is(err, store.ErrNoStore) {
+		if id != 0 {
+			return fmt.Errorf("bisection %d: %w: no bisections yet (qpslab bisect GOOD BAD starts one)", id, store.ErrNoBisection)
+		}
+		if format == "json" {
+			return report.JSON(e.Out, []store.Bisection{})
+		}
+		fmt.Fprintln(e.Out, "no bisections yet (qpslab bisect GOOD BAD --src DIR --suite S --test T starts one)")
+		return nil
 	}
-	defer st.Close()
+	return err
+}
+
+func bisectStatus(ctx context.Context, e Env, st *store.Store, id int64, format string) error {
 	if id == 0 {
 		bs, err := st.Bisections(ctx)
 		if err != nil {
@@ -470,7 +636,7 @@ func BisectStatus(ctx context.Context, e Env, id int64, format string) error {
 	subjects := map[string]string{}
 	if good, cs, err := build.Range(ctx, b.Src, b.Good, b.Bad, b.Params["all-parents"] != "true"); err == nil {
 		for _, c := range append([]build.Commit{good}, cs...) {
-			subjects[c.Hash] = c.Subject
+			subjects[c.Hash] = bisect.Shown(c.Subject)
 		}
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Seq < steps[j].Seq })

@@ -172,7 +172,9 @@ func TestBisectDBBench(t *testing.T) {
 
 // Bad input gets one line naming the problem: not a git tree, GOOD after
 // BAD, the same commit, an unknown suite or test, a threshold that is
-// none; no bisection is stored.
+// none, a --set the suite's plan refuses, an unknown --flavor or
+// --config, --rounds outside 0..1000, control characters in --cflags or
+// --set; nothing is compiled, no bisection is stored.
 func TestBisectBadInput(t *testing.T) {
 	ctx := context.Background()
 	e, _, _ := bisectEnv(t)
@@ -189,6 +191,14 @@ func TestBisectBadInput(t *testing.T) {
 		{func(o *BisectOptions) { o.Test = "readrandom" }, `--test "readrandom": suite db_bench has no such test`},
 		{func(o *BisectOptions) { o.Metric = "nosuch" }, "--metric nosuch: no such metric"},
 		{func(o *BisectOptions) { o.Bad = "nosuchrev" }, `has no commit "nosuchrev"`},
+		{func(o *BisectOptions) { o.Set["nosuchflag"] = "1" }, "nosuchflag"},
+		{func(o *BisectOptions) { o.Set["seconds"] = "many" }, "seconds"},
+		{func(o *BisectOptions) { o.Flavor = "nosuch" }, `--flavor: unknown flavor "nosuch"`},
+		{func(o *BisectOptions) { o.Rounds = -1 }, "--rounds -1: give 1 to 1000"},
+		{func(o *BisectOptions) { o.Rounds = 1001 }, "--rounds 1001: give 1 to 1000"},
+		{func(o *BisectOptions) { o.Config = "nosuchconfig" }, "--config nosuchconfig: no such config"},
+		{func(o *BisectOptions) { o.CFlags = "-O2\x1b[2J" }, "--cflags \"-O2\\x1b[2J\": it holds a control character"},
+		{func(o *BisectOptions) { o.Set["seconds"] = "1\n" }, "--set seconds \"1\\n\": it holds a control character"},
 	} {
 		o := fastOptions(src, fb)
 		o.Good, o.Bad = hs[0], hs[1]
@@ -206,6 +216,16 @@ func TestBisectBadInput(t *testing.T) {
 	}
 	if len(fb.compiled) != 0 {
 		t.Errorf("bad input compiled %v", fb.compiled)
+	}
+	if _, err := os.Stat(e.Home.StoreFile()); err == nil {
+		st, err := store.Open(ctx, "", e.Home.StoreFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		if bs, _ := st.Bisections(ctx); len(bs) != 0 {
+			t.Errorf("bad options stored %+v", bs)
+		}
 	}
 }
 
@@ -310,5 +330,101 @@ func TestBisectThresholdIsTheNoiseFloor(t *testing.T) {
 	err = Bisect(ctx, e, o)
 	if err == nil || !strings.Contains(err.Error(), "within the threshold 30.0 % (rel 0.769 to 1.300): no regression to bisect") || !strings.Contains(errb.String(), "threshold 30.0 %: this host's noise floor (qpslab run --aa)") {
 		t.Errorf("%v\n%s", err, errb)
+	}
+}
+
+// startedBisection is bisection 1 of a 3-commit speedRepo, interrupted
+// as it compiles GOOD: stored, with no step.
+func startedBisection(t *testing.T) (Env, string, []string, *dbBenchBuilder, BisectOptions) {
+	e, _, errb := bisectEnv(t)
+	src, hs := speedRepo(t, []string{"1000", "1000", "900"})
+	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	o := fastOptions(src, interrupt{fb, hs[0], cancel})
+	o.Good, o.Bad = hs[0], hs[2]
+	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted: %v\n%s", err, errb)
+	}
+	return e, src, hs, fb, o
+}
+
+// The same command re-run with other build or plan settings is refused
+// in one line naming the flag and its stored value (the walk goes on
+// only with its own settings); resume --rounds N keeps N from then on.
+func TestBisectSettingsDiffer(t *testing.T) {
+	e, src, hs, fb, _ := startedBisection(t)
+	for _, c := range []struct {
+		edit func(*BisectOptions)
+		want string
+	}{
+		{func(o *BisectOptions) { o.Config = "default" }, `bisection 1 was started with --config ""; resume it with its own settings: qpslab bisect resume 1, or start another`},
+		{func(o *BisectOptions) { o.CFlags = "-O3" }, `--cflags ""`},
+		{func(o *BisectOptions) { o.Flavor = "rocksdb" }, `--flavor ""`},
+		{func(o *BisectOptions) { o.Rounds = 8 }, `--rounds "6"; resume it with its own settings: qpslab bisect resume 1 --rounds 8`},
+		{func(o *BisectOptions) { o.Set["seconds"] = "2" }, `--set "seconds=1"`},
+		{func(o *BisectOptions) { delete(o.Set, "seconds") }, `--set "seconds=1"`},
+		{func(o *BisectOptions) { o.Set["compression"] = "none" }, `no --set compression`},
+	} {
+		o := fastOptions(src, fb)
+		o.Good, o.Bad = hs[0], hs[2]
+		c.edit(&o)
+		if err := Bisect(context.Background(), e, o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want %q: %v", c.want, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := BisectResume(ctx, e, 1, 12, interrupt{fb, hs[0], cancel}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("resume: %v", err)
+	}
+	st, err := store.Open(context.Background(), "", e.Home.StoreFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if b, _, err := st.Bisection(context.Background(), 1); err != nil || b.Params["rounds"] != "12" {
+		t.Errorf("resume --rounds 12 stored %q: %v", b.Params["rounds"], err)
+	}
+}
+
+// bisect status only reads the store: with none, it says there are no
+// bisections yet and creates nothing.
+func TestBisectStatusCreatesNoStore(t *testing.T) {
+	e, out, _ := bisectEnv(t)
+	if err := BisectStatus(context.Background(), e, 0, "text"); err != nil || !strings.HasPrefix(out.String(), "no bisections yet") {
+		t.Errorf("%v: %s", err, out)
+	}
+	if err := BisectStatus(context.Background(), e, 3, "text"); err == nil || !strings.Contains(err.Error(), "bisection 3: no such bisection") {
+		t.Errorf("status 3: %v", err)
+	}
+	if _, err := os.Stat(e.Home.StoreFile()); err == nil {
+		t.Errorf("status created the store %s", e.Home.StoreFile())
+	}
+}
+
+// Two walks of one bisection do not run at once: the second is refused
+// in one line naming the first's pid.
+func TestBisectLocked(t *testing.T) {
+	e, _, hs, fb, o := startedBisection(t)
+	unlock, err := lockBisection(e.Home, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("bisection 1 is running (pid %d)", os.Getpid())
+	o.Builder = fb
+	for name, err := range map[string]error{
+		"bisect": Bisect(context.Background(), e, o),
+		"resume": BisectResume(context.Background(), e, 1, 0, fb),
+		"skip":   BisectSkip(context.Background(), e, 1, hs[1], fb),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s while running: %v", name, err)
+		}
+	}
+	if len(fb.compiled) != 0 {
+		t.Errorf("compiled while locked: %v", fb.compiled)
+	}
+	unlock()
+	if steps := stepsOf(t, e); len(steps) != 0 {
+		t.Errorf("steps stored while locked: %+v", steps)
 	}
 }

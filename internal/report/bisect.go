@@ -6,6 +6,7 @@ import (
 	"math"
 	"text/tabwriter"
 
+	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -36,7 +37,7 @@ func BisectSteps(w io.Writer, b store.Bisection, steps []store.BisectStep, subje
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tCOMMIT\tAGAINST\tBUILD\tVERDICT\tREL\tINTERVAL\tROUNDS\tPLAN\tSUBJECT\tNOTE")
+	fmt.Fprintln(tw, "#\tCOMMIT\tAGAINST\tBUILD\tVERDICT\tREL (>1 BETTER)\tINTERVAL\tROUNDS\tPLAN\tSUBJECT\tNOTE")
 	for _, s := range steps {
 		against, rel, iv := BisectStepCells(b, s)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", s.Seq, Hash8(s.Commit), against, s.Build, s.Kind, rel, iv, s.Rounds, s.Plan, subjects[s.Commit], s.Note)
@@ -46,8 +47,13 @@ func BisectSteps(w io.Writer, b store.Bisection, steps []store.BisectStep, subje
 
 // BisectStepCells are a step's cells as every surface shows them: what it
 // was measured against (GOOD, a hash, or - for GOOD itself), its relative
-// value and its interval (- where not measured).
+// value and its interval (- where not measured), turned so that above 1
+// is better as the walk's notes say them (inverted for a metric where
+// lower is better).
 func BisectStepCells(b store.Bisection, s store.BisectStep) (against, rel, interval string) {
+	if m, ok := result.Lookup(b.Metric); ok && b.Metric != store.HeadlineMetric && !m.HigherIsBetter {
+		s.Rel, s.Lo, s.Hi = 1/s.Rel, 1/s.Hi, 1/s.Lo
+	}
 	against, rel, interval = Hash8(s.Base), "-", "-"
 	switch s.Base {
 	case b.Good:

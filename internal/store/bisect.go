@@ -182,11 +182,15 @@ func (s *Store) AddBisectStep(ctx context.Context, id int64, st BisectStep) (Bis
 	return st, tx.Commit()
 }
 
-// SetBisection stores a bisection's state, threshold, result and end
-// (zero while it runs).
+// SetBisection stores a bisection's state, threshold, params (resume
+// --rounds changes them), result and end (zero while it runs).
 func (s *Store) SetBisection(ctx context.Context, b Bisection) error {
-	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE bisections SET state = ?, threshold = ?, result = ?, ended = ? WHERE id = ?`),
-		b.State, b.Threshold, b.Result, ts(b.Ended), b.ID); err != nil {
+	params, err := json.Marshal(b.Params)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE bisections SET state = ?, threshold = ?, params = ?, result = ?, ended = ? WHERE id = ?`),
+		b.State, b.Threshold, string(params), b.Result, ts(b.Ended), b.ID); err != nil {
 		return fmt.Errorf("store bisection %d: %w", b.ID, err)
 	}
 	return nil
