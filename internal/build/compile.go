@@ -148,6 +148,11 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		}
 		o.Flavor = f
 	}
+	if o.Name != "" { // refused before anything is cloned or made in the cache
+		if err := checkName(o.Name); err != nil {
+			return Build{}, err
+		}
+	}
 	src, err := filepath.Abs(o.Src)
 	if err != nil {
 		return Build{}, fmt.Errorf("resolve %s: %w", o.Src, err)
@@ -174,8 +179,27 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 			return Build{}, err
 		}
 	}
+	if o.Flavor != "" { // a given flavor's tools: checked before the clone
+		d, ok := lookup(o.Flavor)
+		if !ok || d.source == nil {
+			return Build{}, fmt.Errorf("qpslab cannot compile %s", o.Flavor)
+		}
+		if err := checkNeeds(d); err != nil {
+			return Build{}, err
+		}
+	}
 	sum := sha256.Sum256([]byte(src))
 	work := filepath.Join(r.Cache, "src", unsafeKey.ReplaceAllString(filepath.Base(src), "_")+"-"+hex.EncodeToString(sum[:4]))
+	_, statErr := os.Stat(work)
+	made := os.IsNotExist(statErr)
+	// discard removes the work folder when this compile made it and
+	// nothing was built in it (a refused tree, a tool missing).
+	discard := func() {
+		if made {
+			os.RemoveAll(work)
+			os.Remove(work + ".lock")
+		}
+	}
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return Build{}, fmt.Errorf("create %s: %w", work, err)
 	}
@@ -193,6 +217,7 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		// Read the flavor from the commit's tree, not the user's working tree.
 		tree = filepath.Join(work, "tree")
 		if err := checkout(ctx, src, tree, commit.Hash); err != nil {
+			discard()
 			return Build{}, err
 		}
 	}
@@ -202,17 +227,16 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	d, _ := lookup(f)
 	if err := checkNeeds(d); err != nil {
+		discard()
 		return Build{}, err
 	}
 	name := o.Name
 	if name == "" {
 		name = DefaultCompileName(f, ver, commit)
 	}
-	if err := ValidName(name); err != nil {
+	if err := checkName(name); err != nil {
+		discard()
 		return Build{}, err
-	}
-	if strings.HasSuffix(name, "-system") {
-		return Build{}, fmt.Errorf("build name %q is reserved for the Debian packages: choose another name", name)
 	}
 	old, oldErr := r.load(name)
 	if oldErr == nil && !o.Replace && (commit.Hash == "" || old.Commit != commit.Hash) {
@@ -323,6 +347,18 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	fmt.Fprintf(logf, "\nregistered build %s: %s %s at %s\n", name, f, b.Version, b.Where())
 	return b, nil
+}
+
+// checkName checks a compiled build's name: a valid one, not a Debian
+// package's (FLAVOR-system).
+func checkName(name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if strings.HasSuffix(name, "-system") {
+		return fmt.Errorf("build name %q is reserved for the Debian packages: choose another name", name)
+	}
+	return nil
 }
 
 // checkCompiled reads the version of what was installed at prefix (its

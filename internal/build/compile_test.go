@@ -483,3 +483,38 @@ func TestCompileCheckoutHasSubmodules(t *testing.T) {
 		t.Errorf("build %+v", b)
 	}
 }
+
+// A bad --name and a flavor whose tools are missing are refused before
+// anything is cloned or made in the cache.
+func TestCompileRefusesBeforeTheCache(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	r := testRegistry(t)
+	empty := func(what string) {
+		t.Helper()
+		if ents, err := os.ReadDir(filepath.Join(r.Cache, "src")); err == nil && len(ents) > 0 {
+			t.Errorf("%s left %d entries in the cache's src (%s …)", what, len(ents), ents[0].Name())
+		}
+	}
+	for _, name := range []string{"bad name", "pg-system"} {
+		_, err := r.Compile(ctx, CompileOptions{Src: src, Name: name})
+		if err == nil || !strings.Contains(err.Error(), "build name") {
+			t.Errorf("--name %.20q: %v", name, err)
+		}
+		empty("--name " + name[:5])
+	}
+	for _, d := range []*Descriptor{&mariaDB, &mySQL, &rocksDB} {
+		if checkNeeds(d) == nil {
+			continue
+		}
+		_, err := r.Compile(ctx, CompileOptions{Src: src, Flavor: d.Flavor})
+		if err == nil || !strings.Contains(err.Error(), "not installed here") {
+			t.Errorf("--flavor %s without its tools: %v", d.Flavor, err)
+		}
+		empty("--flavor " + string(d.Flavor))
+	}
+}
