@@ -222,6 +222,14 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		}
 	}
 	f, ver, err := DetectSource(tree, o.Flavor)
+	if err != nil && inGit { // named as the user gave it, not by qpslab's clone
+		discard()
+		if o.Flavor != "" {
+			d, _ := lookup(o.Flavor)
+			return Build{}, fmt.Errorf("%s at commit %s is not a %s source tree (no version found where %s keeps it): check the tree and the commit, or leave out --flavor", o.Src, commit.Short(), d.Title, d.Title)
+		}
+		return Build{}, fmt.Errorf("%s at commit %s is no PostgreSQL, MariaDB, MySQL or RocksDB source tree: give the top of the tree, a commit of it that is one, or --flavor", o.Src, commit.Short())
+	}
 	if err != nil {
 		return Build{}, err
 	}

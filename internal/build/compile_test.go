@@ -518,3 +518,32 @@ func TestCompileRefusesBeforeTheCache(t *testing.T) {
 		empty("--flavor " + string(d.Flavor))
 	}
 }
+
+// A git tree that is no source tree qpslab knows is named as the user gave
+// it, with the commit, and its clone is not left in the cache.
+func TestCompileGitTreeOfNoFlavor(t *testing.T) {
+	ctx := context.Background()
+	src := gitRepo(t, 1)
+	head := gitIn(t, src, 0, "rev-parse", "HEAD")
+	r := testRegistry(t)
+	_, err := r.Compile(ctx, CompileOptions{Src: src})
+	wantErr(t, err, src+" at commit "+head[:8]+" is no PostgreSQL, MariaDB, MySQL or RocksDB source tree")
+	if strings.Contains(err.Error(), r.Cache) {
+		t.Errorf("the error names the cache: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(r.Cache, "src")); len(ents) > 0 {
+		t.Errorf("the clone stayed in the cache: %s …", ents[0].Name())
+	}
+	// A work folder made before (an earlier compile's build) stays.
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "pg")
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Compile(ctx, CompileOptions{Src: src, Commit: head})
+	wantErr(t, err, "is no PostgreSQL")
+	if runs, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*", "build", "configure.runs")); len(runs) != 1 {
+		t.Errorf("the earlier compile's build folder is gone: %v", runs)
+	}
+}
