@@ -500,7 +500,7 @@ func TestCompileRefusesBeforeTheCache(t *testing.T) {
 			t.Errorf("%s left %d entries in the cache's src (%s …)", what, len(ents), ents[0].Name())
 		}
 	}
-	for _, name := range []string{"bad name", "pg-system"} {
+	for _, name := range []string{"bad name", "pg-system", strings.Repeat("a", 300)} {
 		_, err := r.Compile(ctx, CompileOptions{Src: src, Name: name})
 		if err == nil || !strings.Contains(err.Error(), "build name") {
 			t.Errorf("--name %.20q: %v", name, err)
