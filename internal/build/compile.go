@@ -241,6 +241,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	name := o.Name
 	if name == "" {
 		name = DefaultCompileName(f, ver, commit)
+		if o.CFlags != "" && commit.Hash != "" { // kept apart from the default flags' build of the commit
+			name += "_" + flagsKey(o.CFlags)
+		}
 	}
 	if err := checkName(name); err != nil {
 		discard()
@@ -255,15 +258,26 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		jobs = runtime.NumCPU()
 	}
 	_, ccErr := exec.LookPath("ccache")
-	in := recipeIn{Src: tree, Build: filepath.Join(work, "build"), Prefix: filepath.Join(work, "install"), CFlags: o.CFlags,
+	buildDir := filepath.Join(work, "build") // one per (tree, flags): configure, meson and make keep the flags of the first setup
+	if o.CFlags != "" {
+		buildDir += "-" + flagsKey(o.CFlags)
+	}
+	in := recipeIn{Src: tree, Build: buildDir, Prefix: filepath.Join(work, "install"), CFlags: o.CFlags,
 		Jobs: jobs, CCache: ccErr == nil, Version: ver, Cache: r.Cache}
 	if d.inTree {
 		in.Build = tree // qpslab's checkout; a user's tree is copied below
 		if !inGit {
-			in.Build = filepath.Join(work, "build")
+			in.Build = buildDir
 		}
 	}
 	rc := d.recipe(in)
+	flagsStamp := filepath.Join(in.Build, ".qpslab-flags")
+	if d.inTree && inGit {
+		// One checkout for all flags: objects of other flags are cleaned first.
+		if raw, err := os.ReadFile(flagsStamp); err == nil && string(raw) != rc.Flags {
+			rc.Steps = append([]step{{Phase: "clean", Dir: in.Build, Args: []string{"make", "clean"}}}, rc.Steps...)
+		}
+	}
 	if oldErr == nil && !o.Replace {
 		// The same commit compiled before: the same build when the flags and
 		// the tree agree and its binaries are there (a bisection asks again
@@ -303,6 +317,10 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		}
 		return Build{}, &CompileError{Name: name, Phase: phase, Log: logPath, Err: err}
 	}
+	if d.inTree && steps[0].Phase != "clean" { // objects made from here on are of these flags
+		os.MkdirAll(in.Build, 0o755)
+		os.WriteFile(flagsStamp, []byte(rc.Flags), 0o644)
+	}
 	for _, s := range steps {
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			return fail(s.Phase, err)
@@ -326,6 +344,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		}
 		if s.Once {
 			os.WriteFile(stamp, []byte(s.Command()), 0o644)
+		}
+		if d.inTree && s.Phase == "clean" {
+			os.WriteFile(flagsStamp, []byte(rc.Flags), 0o644)
 		}
 	}
 	// Checked where it was installed, then moved to its own folder: a build
@@ -355,6 +376,13 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	fmt.Fprintf(logf, "\nregistered build %s: %s %s at %s\n", name, f, b.Version, b.Where())
 	return b, nil
+}
+
+// flagsKey is 8 hex digits of the sha256 of --cflags: it names the build
+// folder of those flags and, without --name, their build.
+func flagsKey(cflags string) string {
+	sum := sha256.Sum256([]byte(cflags))
+	return hex.EncodeToString(sum[:4])
 }
 
 // checkName checks a compiled build's name: a valid one, not a Debian

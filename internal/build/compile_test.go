@@ -284,7 +284,7 @@ func TestCompileGitTree(t *testing.T) {
 	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: "no-such-rev"}); err == nil || !strings.Contains(err.Error(), `has no commit "no-such-rev"`) {
 		t.Errorf("unknown commit: %v", err)
 	}
-	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, CFlags: "-O3"}); err == nil || !strings.Contains(err.Error(), "other flags") || !strings.Contains(err.Error(), "--replace") {
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, CFlags: "-O3", Name: want}); err == nil || !strings.Contains(err.Error(), "other flags") || !strings.Contains(err.Error(), "--replace") {
 		t.Errorf("name taken by other flags: %v", err)
 	}
 	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: head, Name: want}); err == nil || !strings.Contains(err.Error(), "exists") || !strings.Contains(err.Error(), "--replace") {
@@ -545,5 +545,75 @@ func TestCompileGitTreeOfNoFlavor(t *testing.T) {
 	wantErr(t, err, "is no PostgreSQL")
 	if runs, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*", "build", "configure.runs")); len(runs) != 1 {
 		t.Errorf("the earlier compile's build folder is gone: %v", runs)
+	}
+}
+
+// Other --cflags build in a build folder of their own (configure keeps
+// the flags of its first run) and, without --name, into a build named
+// with a short hash of the flags beside the default flags' build.
+func TestCompileFlagsHaveTheirOwnBuildFolder(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	head := gitIn(t, src, 0, "rev-parse", "HEAD")
+	r := testRegistry(t)
+	def, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o3, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, CFlags: "-O3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "pg1518_240723_" + head[:8] + "_" + flagsKey("-O3"); o3.Name != want || def.Name != "pg1518_240723_"+head[:8] || o3.Flags != "--without-icu CFLAGS=-O3" {
+		t.Errorf("builds %s (%s) and %s, want %s", def.Name, def.Flags, o3.Name, want)
+	}
+	runs, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*", "build*", "configure.runs"))
+	sort.Strings(runs)
+	if len(runs) != 2 || filepath.Base(filepath.Dir(runs[0])) != "build-"+flagsKey("-O3") || filepath.Base(filepath.Dir(runs[1])) != "build" {
+		t.Errorf("build folders of two flags: %v", runs)
+	}
+	for _, p := range runs {
+		if raw, _ := os.ReadFile(p); strings.Count(string(raw), "run") != 1 {
+			t.Errorf("%s: configure ran %d times", p, strings.Count(string(raw), "run"))
+		}
+	}
+}
+
+// RocksDB builds in its checkout: a compile with other flags than the
+// checkout's objects were made with runs make clean first.
+func TestCompileRocksDBCleansOnOtherFlags(t *testing.T) {
+	needs := rocksDB.needs // the fake Makefile needs only make
+	rocksDB.needs = []need{{Tool: "make", Pkg: "make"}}
+	defer func() { rocksDB.needs = needs }()
+	ctx := context.Background()
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	files := map[string]string{
+		"include/rocksdb/version.h": "#define ROCKSDB_MAJOR 8\n#define ROCKSDB_MINOR 6\n#define ROCKSDB_PATCH 7\n",
+		"Makefile": "db_bench:\n\tprintf '#!/bin/sh\\necho db_bench version 8.6.7\\n' > db_bench\n\tchmod +x db_bench\n\techo \"$(EXTRA_CXXFLAGS)\" >> objects\n" +
+			"clean:\n\trm -f objects db_bench\n\techo clean >> cleans\n",
+	}
+	for rel, c := range files {
+		os.MkdirAll(filepath.Join(src, filepath.Dir(rel)), 0o755)
+		os.WriteFile(filepath.Join(src, rel), []byte(c), 0o644)
+	}
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	r := testRegistry(t)
+	for _, c := range []struct{ cflags, name string }{{"", "a"}, {"", "b"}, {"-O3", "c"}} {
+		if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, CFlags: c.cflags, Name: c.name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cleans, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*", "tree", "cleans"))
+	if len(cleans) != 1 {
+		t.Fatalf("make clean ran in %v, want once", cleans)
+	}
+	if raw, _ := os.ReadFile(cleans[0]); string(raw) != "clean\n" {
+		t.Errorf("make clean ran %q", raw)
 	}
 }
