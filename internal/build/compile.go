@@ -160,6 +160,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
 		return Build{}, fmt.Errorf("source tree %s is not a folder: give the top of an unpacked source tree or a git checkout", o.Src)
 	}
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real // one tree, one clone and one record, by whatever link it is named
+	}
 	inGit := gitTop(ctx, src)
 	var commit Commit
 	switch {
@@ -282,7 +285,7 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		// The same commit compiled before: the same build when the flags and
 		// the tree agree and its binaries are there (a bisection asks again
 		// for the commits an earlier one compiled).
-		if _, err := old.Layout(); err != nil || old.Flags != rc.Flags || old.Src != src {
+		if _, err := old.Layout(); err != nil || old.Flags != rc.Flags || !sameTree(old.Src, src) {
 			return Build{}, fmt.Errorf("build %q exists, compiled from commit %s with other flags or from another tree (or its binaries are gone): choose another name with --name or pass --replace", name, commit.Short())
 		}
 		if o.Progress != nil {
@@ -376,6 +379,13 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	fmt.Fprintf(logf, "\nregistered build %s: %s %s at %s\n", name, f, b.Version, b.Where())
 	return b, nil
+}
+
+// sameTree says whether the folders a and b are one, through symbolic links.
+func sameTree(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return a == b || err1 == nil && err2 == nil && ra == rb
 }
 
 // flagsKey is 8 hex digits of the sha256 of --cflags: it names the build

@@ -278,6 +278,14 @@ func TestCompileGitTree(t *testing.T) {
 	if raw, _ := os.ReadFile(runs[0]); strings.Count(string(raw), "run") != 1 {
 		t.Errorf("the reused build ran configure again")
 	}
+	// The same tree named by a symbolic link: the same build, reused.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := r.Compile(ctx, CompileOptions{Src: link, Commit: first, Jobs: 1}); err != nil || again.Basedir != b.Basedir {
+		t.Errorf("the same commit through a link: %+v, %v", again, err)
+	}
 
 	// Bad input: an unknown commit; a name taken (by the same commit with
 	// other flags, and by another commit).
