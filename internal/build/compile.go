@@ -363,10 +363,25 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fail("install", err)
 	}
-	if err := os.RemoveAll(dest); err != nil {
-		return fail("install", err)
+	// The build it replaces is moved aside, not removed, until the new one
+	// is in and recorded: it comes back when a step fails.
+	aside := dest + ".replaced"
+	os.RemoveAll(aside) // what a killed compile left
+	hadOld := false
+	if _, err := os.Lstat(dest); err == nil {
+		if err := os.Rename(dest, aside); err != nil {
+			return fail("install", fmt.Errorf("move the build it replaces aside: %w", err))
+		}
+		hadOld = true
 	}
-	if err := os.Rename(in.Prefix, dest); err != nil {
+	restore := func() {
+		if hadOld {
+			os.RemoveAll(dest)
+			os.Rename(aside, dest)
+		}
+	}
+	if err := renameDir(in.Prefix, dest); err != nil {
+		restore()
 		return fail("install", fmt.Errorf("move the install prefix to %s: %w", dest, err))
 	}
 	b.Basedir = dest
@@ -375,11 +390,16 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	if err := r.save(b, true); err != nil {
 		os.RemoveAll(dest)
+		restore()
 		return Build{}, err
 	}
+	os.RemoveAll(aside)
 	fmt.Fprintf(logf, "\nregistered build %s: %s %s at %s\n", name, f, b.Version, b.Where())
 	return b, nil
 }
+
+// renameDir moves the folder from to to (a variable: tests make it fail).
+var renameDir = os.Rename
 
 // sameTree says whether the folders a and b are one, through symbolic links.
 func sameTree(a, b string) bool {

@@ -625,3 +625,34 @@ func TestCompileRocksDBCleansOnOtherFlags(t *testing.T) {
 		t.Errorf("make clean ran %q", raw)
 	}
 }
+
+// A --replace whose new build cannot be moved in keeps the build it
+// replaces whole.
+func TestCompileReplaceKeepsTheOldOnFailure(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	r := testRegistry(t)
+	b, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renameDir = func(from, to string) error { return errors.New("injected") }
+	defer func() { renameDir = os.Rename }()
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x", Replace: true}); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Errorf("a failed move: %v", err)
+	}
+	if _, _, _, _, err := Inspect(ctx, Postgres, b.Basedir); err != nil {
+		t.Errorf("the replaced build is gone: %v", err)
+	}
+	if _, err := os.Stat(b.Basedir + ".replaced"); err == nil {
+		t.Errorf("the aside copy stayed")
+	}
+	renameDir = os.Rename
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x", Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(b.Basedir)); len(ents) != 1 {
+		t.Errorf("compiled holds %d entries after a replace", len(ents))
+	}
+}
