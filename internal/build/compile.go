@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // CompileOptions say what qpslab builds compile compiles.
@@ -53,12 +54,35 @@ func lastLogLine(p string) string {
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(raw), "\n \t"), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
+	lines := strings.Split(strings.TrimRight(string(raw), "\n \t\r"), "\n")
+	last := strings.TrimSpace(terminalSafe(lines[len(lines)-1]))
 	if len(last) > 200 {
-		last = last[:200] + "…"
+		last = strings.ToValidUTF8(last[:200], "") + "…"
 	}
 	return last
+}
+
+var ansiSeqRE = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])`)
+
+// terminalSafe is s without the terminal's escape sequences (colours,
+// titles), its tabs as spaces and any other control character written
+// as Go writes it in a quoted string (\x1b, \r): a log's line printed to
+// a terminal cannot move the cursor or change the screen.
+func terminalSafe(s string) string {
+	s = ansiSeqRE.ReplaceAllString(strings.ToValidUTF8(s, "\uFFFD"), "")
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteByte(' ')
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // DetectSource finds the flavor of the source tree at src and the version
@@ -147,6 +171,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 			return Build{}, err
 		}
 		o.Flavor = f
+	}
+	if strings.IndexFunc(o.CFlags, unicode.IsControl) >= 0 {
+		return Build{}, fmt.Errorf("--cflags %s holds a control character: give the flags on one line of printable characters", strconv.Quote(o.CFlags))
 	}
 	if o.Name != "" { // refused before anything is cloned or made in the cache
 		if err := checkName(o.Name); err != nil {

@@ -656,3 +656,18 @@ func TestCompileReplaceKeepsTheOldOnFailure(t *testing.T) {
 		t.Errorf("compiled holds %d entries after a replace", len(ents))
 	}
 }
+
+// A failed compile's last log line reaches the terminal without escape
+// sequences or control characters; --cflags with one is refused.
+func TestCompileErrorLastLineIsPrintable(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "compile.log")
+	os.WriteFile(log, []byte("ok\n\x1b[31mgram.y:12: error\x1b[0m:\tsyntax\x1b]0;title\x07 error\x07\r\x00 end\n\n"), 0o644)
+	err := &CompileError{Name: "x", Phase: "make", Log: log, Err: errors.New("exit 2")}
+	want := `(last line: gram.y:12: error: syntax error\a\r\x00 end)`
+	if !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %q, want it to end %q", err.Error(), want)
+	}
+	r := testRegistry(t)
+	_, cerr := r.Compile(context.Background(), CompileOptions{Src: t.TempDir(), CFlags: "-O2\n-g"})
+	wantErr(t, cerr, `--cflags "-O2\n-g" holds a control character`)
+}
