@@ -157,8 +157,8 @@ var unsafeKey = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 // Compile builds a source tree with its flavor's recipe into the cache
 // and registers it. A commit of a git tree is checked out into qpslab's
 // own clone of the tree (the user's tree is never written); one build
-// folder per source tree is reused, so a later commit rebuilds only what
-// changed; a lock keeps two compiles of one tree apart. A failed compile
+// folder per source tree and --cflags is reused, so a later commit
+// rebuilds only what changed; a lock keeps two compiles of one tree apart. A failed compile
 // returns *CompileError and leaves no record and no install prefix, only
 // its log.
 func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) {
