@@ -281,6 +281,7 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	old, oldErr := r.load(name)
 	if oldErr == nil && !o.Replace && (commit.Hash == "" || old.Commit != commit.Hash) {
+		discard()
 		return Build{}, fmt.Errorf("build %q exists (%s %s at %s): choose another name with --name or pass --replace", name, old.Flavor, old.Version, old.Where())
 	}
 	jobs := o.Jobs
@@ -313,6 +314,7 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		// the tree agree and its binaries are there (a bisection asks again
 		// for the commits an earlier one compiled).
 		if _, err := old.Layout(); err != nil || old.Flags != rc.Flags || !sameTree(old.Src, src) {
+			discard()
 			return Build{}, fmt.Errorf("build %q exists, compiled from commit %s with other flags or from another tree (or its binaries are gone): choose another name with --name or pass --replace", name, commit.Short())
 		}
 		if o.Progress != nil {

@@ -671,3 +671,25 @@ func TestCompileErrorLastLineIsPrintable(t *testing.T) {
 	_, cerr := r.Compile(context.Background(), CompileOptions{Src: t.TempDir(), CFlags: "-O2\n-g"})
 	wantErr(t, cerr, `--cflags "-O2\n-g" holds a control character`)
 }
+
+// A name taken by another tree's build is refused, and the clone this
+// compile made for it is not left in the cache.
+func TestCompileNameTakenLeavesNoClone(t *testing.T) {
+	ctx := context.Background()
+	plain := t.TempDir()
+	fakePG(t, plain, "postgres (PostgreSQL) 15.18", false)
+	r := testRegistry(t)
+	if _, err := r.Compile(ctx, CompileOptions{Src: plain, Jobs: 1, Name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	_, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x"})
+	wantErr(t, err, `build "x" exists`)
+	if ents, _ := os.ReadDir(filepath.Join(r.Cache, "src")); len(ents) != 2 { // the plain tree's folder and lock
+		t.Errorf("the cache's src holds %d entries, want the plain tree's 2", len(ents))
+	}
+}
