@@ -218,6 +218,14 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 			return Build{}, err
 		}
 	}
+	if inGit && !o.Replace {
+		if b, ok := r.compiledBefore(src, commit, o); ok { // nothing cloned, checked out or built
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "compile %s: commit %s compiled before with these flags: the build is reused\n", b.Name, commit.Short())
+			}
+			return b, nil
+		}
+	}
 	sum := sha256.Sum256([]byte(src))
 	work := filepath.Join(r.Cache, "src", unsafeKey.ReplaceAllString(filepath.Base(src), "_")+"-"+hex.EncodeToString(sum[:4]))
 	_, statErr := os.Stat(work)
@@ -425,6 +433,43 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	os.RemoveAll(aside)
 	fmt.Fprintf(logf, "\nregistered build %s: %s %s at %s\n", name, f, b.Version, b.Where())
 	return b, nil
+}
+
+// compiledBefore finds the build of commit of the tree src with the flags
+// o asks for, compiled before under the name o gives (or, without --name,
+// the default name), from its record alone: no checkout. A record it cannot
+// decide from (a recipe whose flags depend on the tree) is left to the
+// check after the checkout.
+func (r Registry) compiledBefore(src string, commit Commit, o CompileOptions) (Build, bool) {
+	suffix := ""
+	if o.CFlags != "" {
+		suffix = "_" + flagsKey(o.CFlags)
+	}
+	names := []string{o.Name}
+	if o.Name == "" {
+		paths, _ := filepath.Glob(filepath.Join(r.Dir, "*_"+commit.Short()+suffix+".yaml"))
+		names = names[:0]
+		for _, p := range paths {
+			names = append(names, strings.TrimSuffix(filepath.Base(p), ".yaml"))
+		}
+	}
+	for _, name := range names {
+		old, err := r.load(name)
+		if err != nil || old.Source != "compile" || old.Commit != commit.Hash || !sameTree(old.Src, src) || o.Flavor != "" && old.Flavor != o.Flavor {
+			continue
+		}
+		if o.Name == "" && name != DefaultCompileName(old.Flavor, old.Version, commit)+suffix {
+			continue
+		}
+		d, ok := lookup(old.Flavor)
+		if !ok || d.recipe == nil || d.recipe(recipeIn{CFlags: o.CFlags, Version: old.Version, Cache: r.Cache}).Flags != old.Flags {
+			continue
+		}
+		if _, err := old.Layout(); err == nil {
+			return old, true
+		}
+	}
+	return Build{}, false
 }
 
 // renameDir moves the folder from to to (a variable: tests make it fail).

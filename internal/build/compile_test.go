@@ -278,6 +278,18 @@ func TestCompileGitTree(t *testing.T) {
 	if raw, _ := os.ReadFile(runs[0]); strings.Count(string(raw), "run") != 1 {
 		t.Errorf("the reused build ran configure again")
 	}
+	// Decided from the record, before any clone or checkout.
+	if err := os.RemoveAll(filepath.Join(r.Cache, "src")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", want} {
+		if again, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, Name: name, Jobs: 1}); err != nil || again.Basedir != b.Basedir {
+			t.Errorf("the same commit again (--name %q): %+v, %v", name, again, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.Cache, "src")); err == nil {
+		t.Errorf("a reused build was cloned or checked out")
+	}
 	// The same tree named by a symbolic link: the same build, reused.
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(src, link); err != nil {
