@@ -173,6 +173,18 @@ func fakePG(t *testing.T, dir, banner string, fail bool) {
 	}
 }
 
+// fakePGGit is a git tree of one commit (2024-07-23) of fakePG, and the
+// commit's hash.
+func fakePGGit(t *testing.T) (string, string) {
+	t.Helper()
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	return src, gitIn(t, src, 0, "rev-parse", "HEAD")
+}
+
 func gitIn(t *testing.T, dir string, when int64, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
@@ -215,11 +227,7 @@ func listing(t *testing.T, dir string) string {
 // folder (configure ran once).
 func TestCompileGitTree(t *testing.T) {
 	ctx := context.Background()
-	src := t.TempDir()
-	gitIn(t, src, 0, "init", "-q", "-b", "main")
-	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
-	gitIn(t, src, 1721736000, "add", ".")
-	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	src, _ := fakePGGit(t)
 	first := gitIn(t, src, 0, "rev-parse", "HEAD")
 	os.WriteFile(filepath.Join(src, "README"), []byte("second\n"), 0o644)
 	gitIn(t, src, 1721822400, "add", ".")
@@ -508,11 +516,7 @@ func TestCompileCheckoutHasSubmodules(t *testing.T) {
 // anything is cloned or made in the cache.
 func TestCompileRefusesBeforeTheCache(t *testing.T) {
 	ctx := context.Background()
-	src := t.TempDir()
-	gitIn(t, src, 0, "init", "-q", "-b", "main")
-	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
-	gitIn(t, src, 1721736000, "add", ".")
-	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	src, _ := fakePGGit(t)
 	r := testRegistry(t)
 	empty := func(what string) {
 		t.Helper()
@@ -573,12 +577,7 @@ func TestCompileGitTreeOfNoFlavor(t *testing.T) {
 // with a short hash of the flags beside the default flags' build.
 func TestCompileFlagsHaveTheirOwnBuildFolder(t *testing.T) {
 	ctx := context.Background()
-	src := t.TempDir()
-	gitIn(t, src, 0, "init", "-q", "-b", "main")
-	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
-	gitIn(t, src, 1721736000, "add", ".")
-	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
-	head := gitIn(t, src, 0, "rev-parse", "HEAD")
+	src, head := fakePGGit(t)
 	r := testRegistry(t)
 	def, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1})
 	if err != nil {
@@ -694,11 +693,7 @@ func TestCompileNameTakenLeavesNoClone(t *testing.T) {
 	if _, err := r.Compile(ctx, CompileOptions{Src: plain, Jobs: 1, Name: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	src := t.TempDir()
-	gitIn(t, src, 0, "init", "-q", "-b", "main")
-	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
-	gitIn(t, src, 1721736000, "add", ".")
-	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	src, _ := fakePGGit(t)
 	_, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x"})
 	wantErr(t, err, `build "x" exists`)
 	if ents, _ := os.ReadDir(filepath.Join(r.Cache, "src")); len(ents) != 2 { // the plain tree's folder and lock
