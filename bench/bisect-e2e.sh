@@ -173,7 +173,7 @@ g log --reverse --format='   %h %cd %s' --date=short | sed "s/^   ${planted:0:7}
 echo "== planted: commit $PLANT_AT, ${planted:0:8} $(g log -1 --format=%s "$planted")"
 
 # ---- 3. the bisection ---------------------------------------------------------
-export QPSLAB_HOME=$work/home
+export QPSLAB_HOME=$work/home QPSLAB_CACHE=$work/home/cache # never the caller's cache
 cleanup() {
   "$Q" server stop --all >/dev/null 2>&1 || true
   [ "${KEEP_HOME:-0}" = 1 ] || rm -rf "$QPSLAB_HOME"

@@ -463,6 +463,10 @@ func TestValidName(t *testing.T) {
 			testenv.WantErr(t, build.ValidName(name), "is not valid", "letters, digits")
 		})
 	}
+	if err := build.ValidName(strings.Repeat("a", 100)); err != nil {
+		t.Errorf("100 characters: %v", err)
+	}
+	testenv.WantErr(t, build.ValidName(strings.Repeat("a", 300)), "is 300 characters long", "at most 100")
 }
 
 // registry is an empty registry in a fresh home that shares the artifact cache.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // CompileOptions say what qpslab builds compile compiles.
@@ -53,12 +54,35 @@ func lastLogLine(p string) string {
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(raw), "\n \t"), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
+	lines := strings.Split(strings.TrimRight(string(raw), "\n \t\r"), "\n")
+	last := strings.TrimSpace(terminalSafe(lines[len(lines)-1]))
 	if len(last) > 200 {
-		last = last[:200] + "…"
+		last = strings.ToValidUTF8(last[:200], "") + "…"
 	}
 	return last
+}
+
+var ansiSeqRE = regexp.MustCompile(`\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-_])`)
+
+// terminalSafe is s without the terminal's escape sequences (colours,
+// titles), its tabs as spaces and any other control character written
+// as Go writes it in a quoted string (\x1b, \r): a log's line printed to
+// a terminal cannot move the cursor or change the screen.
+func terminalSafe(s string) string {
+	s = ansiSeqRE.ReplaceAllString(strings.ToValidUTF8(s, "\uFFFD"), "")
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteByte(' ')
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // DetectSource finds the flavor of the source tree at src and the version
@@ -133,8 +157,8 @@ var unsafeKey = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 // Compile builds a source tree with its flavor's recipe into the cache
 // and registers it. A commit of a git tree is checked out into qpslab's
 // own clone of the tree (the user's tree is never written); one build
-// folder per source tree is reused, so a later commit rebuilds only what
-// changed; a lock keeps two compiles of one tree apart. A failed compile
+// folder per source tree and --cflags is reused, so a later commit
+// rebuilds only what changed; a lock keeps two compiles of one tree apart. A failed compile
 // returns *CompileError and leaves no record and no install prefix, only
 // its log.
 func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) {
@@ -148,12 +172,23 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		}
 		o.Flavor = f
 	}
+	if strings.IndexFunc(o.CFlags, unicode.IsControl) >= 0 {
+		return Build{}, fmt.Errorf("--cflags %s holds a control character: give the flags on one line of printable characters", strconv.Quote(o.CFlags))
+	}
+	if o.Name != "" { // refused before anything is cloned or made in the cache
+		if err := checkName(o.Name); err != nil {
+			return Build{}, err
+		}
+	}
 	src, err := filepath.Abs(o.Src)
 	if err != nil {
 		return Build{}, fmt.Errorf("resolve %s: %w", o.Src, err)
 	}
 	if st, err := os.Stat(src); err != nil || !st.IsDir() {
 		return Build{}, fmt.Errorf("source tree %s is not a folder: give the top of an unpacked source tree or a git checkout", o.Src)
+	}
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real // one tree, one clone and one record, by whatever link it is named
 	}
 	inGit := gitTop(ctx, src)
 	var commit Commit
@@ -174,8 +209,35 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 			return Build{}, err
 		}
 	}
+	if o.Flavor != "" { // a given flavor's tools: checked before the clone
+		d, ok := lookup(o.Flavor)
+		if !ok || d.source == nil {
+			return Build{}, fmt.Errorf("qpslab cannot compile %s", o.Flavor)
+		}
+		if err := checkNeeds(d); err != nil {
+			return Build{}, err
+		}
+	}
+	if inGit && !o.Replace {
+		if b, ok := r.compiledBefore(src, commit, o); ok { // nothing cloned, checked out or built
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "compile %s: commit %s compiled before with these flags: the build is reused\n", b.Name, commit.Short())
+			}
+			return b, nil
+		}
+	}
 	sum := sha256.Sum256([]byte(src))
 	work := filepath.Join(r.Cache, "src", unsafeKey.ReplaceAllString(filepath.Base(src), "_")+"-"+hex.EncodeToString(sum[:4]))
+	_, statErr := os.Stat(work)
+	made := os.IsNotExist(statErr)
+	// discard removes the work folder when this compile made it and
+	// nothing was built in it (a refused tree, a tool missing).
+	discard := func() {
+		if made {
+			os.RemoveAll(work)
+			os.Remove(work + ".lock")
+		}
+	}
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return Build{}, fmt.Errorf("create %s: %w", work, err)
 	}
@@ -193,29 +255,41 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		// Read the flavor from the commit's tree, not the user's working tree.
 		tree = filepath.Join(work, "tree")
 		if err := checkout(ctx, src, tree, commit.Hash); err != nil {
+			discard()
 			return Build{}, err
 		}
 	}
 	f, ver, err := DetectSource(tree, o.Flavor)
+	if err != nil && inGit { // named as the user gave it, not by qpslab's clone
+		discard()
+		if o.Flavor != "" {
+			d, _ := lookup(o.Flavor)
+			return Build{}, fmt.Errorf("%s at commit %s is not a %s source tree (no version found where %s keeps it): check the tree and the commit, or leave out --flavor", o.Src, commit.Short(), d.Title, d.Title)
+		}
+		return Build{}, fmt.Errorf("%s at commit %s is no PostgreSQL, MariaDB, MySQL or RocksDB source tree: give the top of the tree, a commit of it that is one, or --flavor", o.Src, commit.Short())
+	}
 	if err != nil {
 		return Build{}, err
 	}
 	d, _ := lookup(f)
 	if err := checkNeeds(d); err != nil {
+		discard()
 		return Build{}, err
 	}
 	name := o.Name
 	if name == "" {
 		name = DefaultCompileName(f, ver, commit)
+		if o.CFlags != "" && commit.Hash != "" { // kept apart from the default flags' build of the commit
+			name += "_" + flagsKey(o.CFlags)
+		}
 	}
-	if err := ValidName(name); err != nil {
+	if err := checkName(name); err != nil {
+		discard()
 		return Build{}, err
-	}
-	if strings.HasSuffix(name, "-system") {
-		return Build{}, fmt.Errorf("build name %q is reserved for the Debian packages: choose another name", name)
 	}
 	old, oldErr := r.load(name)
 	if oldErr == nil && !o.Replace && (commit.Hash == "" || old.Commit != commit.Hash) {
+		discard()
 		return Build{}, fmt.Errorf("build %q exists (%s %s at %s): choose another name with --name or pass --replace", name, old.Flavor, old.Version, old.Where())
 	}
 	jobs := o.Jobs
@@ -223,20 +297,32 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		jobs = runtime.NumCPU()
 	}
 	_, ccErr := exec.LookPath("ccache")
-	in := recipeIn{Src: tree, Build: filepath.Join(work, "build"), Prefix: filepath.Join(work, "install"), CFlags: o.CFlags,
+	buildDir := filepath.Join(work, "build") // one per (tree, flags): configure, meson and make keep the flags of the first setup
+	if o.CFlags != "" {
+		buildDir += "-" + flagsKey(o.CFlags)
+	}
+	in := recipeIn{Src: tree, Build: buildDir, Prefix: filepath.Join(work, "install"), CFlags: o.CFlags,
 		Jobs: jobs, CCache: ccErr == nil, Version: ver, Cache: r.Cache}
 	if d.inTree {
 		in.Build = tree // qpslab's checkout; a user's tree is copied below
 		if !inGit {
-			in.Build = filepath.Join(work, "build")
+			in.Build = buildDir
 		}
 	}
 	rc := d.recipe(in)
+	flagsStamp := filepath.Join(in.Build, ".qpslab-flags")
+	if d.inTree && inGit {
+		// One checkout for all flags: objects of other flags are cleaned first.
+		if raw, err := os.ReadFile(flagsStamp); err == nil && string(raw) != rc.Flags {
+			rc.Steps = append([]step{{Phase: "clean", Dir: in.Build, Args: []string{"make", "clean"}}}, rc.Steps...)
+		}
+	}
 	if oldErr == nil && !o.Replace {
 		// The same commit compiled before: the same build when the flags and
 		// the tree agree and its binaries are there (a bisection asks again
 		// for the commits an earlier one compiled).
-		if _, err := old.Layout(); err != nil || old.Flags != rc.Flags || old.Src != src {
+		if _, err := old.Layout(); err != nil || old.Flags != rc.Flags || !sameTree(old.Src, src) {
+			discard()
 			return Build{}, fmt.Errorf("build %q exists, compiled from commit %s with other flags or from another tree (or its binaries are gone): choose another name with --name or pass --replace", name, commit.Short())
 		}
 		if o.Progress != nil {
@@ -271,6 +357,10 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		}
 		return Build{}, &CompileError{Name: name, Phase: phase, Log: logPath, Err: err}
 	}
+	if d.inTree && steps[0].Phase != "clean" { // objects made from here on are of these flags
+		os.MkdirAll(in.Build, 0o755)
+		os.WriteFile(flagsStamp, []byte(rc.Flags), 0o644)
+	}
 	for _, s := range steps {
 		if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 			return fail(s.Phase, err)
@@ -295,6 +385,9 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		if s.Once {
 			os.WriteFile(stamp, []byte(s.Command()), 0o644)
 		}
+		if d.inTree && s.Phase == "clean" {
+			os.WriteFile(flagsStamp, []byte(rc.Flags), 0o644)
+		}
 	}
 	// Checked where it was installed, then moved to its own folder: a build
 	// it replaces stays whole until then.
@@ -307,10 +400,25 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return fail("install", err)
 	}
-	if err := os.RemoveAll(dest); err != nil {
-		return fail("install", err)
+	// The build it replaces is moved aside, not removed, until the new one
+	// is in and recorded: it comes back when a step fails.
+	aside := dest + ".replaced"
+	os.RemoveAll(aside) // what a killed compile left
+	hadOld := false
+	if _, err := os.Lstat(dest); err == nil {
+		if err := os.Rename(dest, aside); err != nil {
+			return fail("install", fmt.Errorf("move the build it replaces aside: %w", err))
+		}
+		hadOld = true
 	}
-	if err := os.Rename(in.Prefix, dest); err != nil {
+	restore := func() {
+		if hadOld {
+			os.RemoveAll(dest)
+			os.Rename(aside, dest)
+		}
+	}
+	if err := renameDir(in.Prefix, dest); err != nil {
+		restore()
 		return fail("install", fmt.Errorf("move the install prefix to %s: %w", dest, err))
 	}
 	b.Basedir = dest
@@ -319,10 +427,78 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	if err := r.save(b, true); err != nil {
 		os.RemoveAll(dest)
+		restore()
 		return Build{}, err
 	}
+	os.RemoveAll(aside)
 	fmt.Fprintf(logf, "\nregistered build %s: %s %s at %s\n", name, f, b.Version, b.Where())
 	return b, nil
+}
+
+// compiledBefore finds the build of commit of the tree src with the flags
+// o asks for, compiled before under the name o gives (or, without --name,
+// the default name), from its record alone: no checkout. A record it cannot
+// decide from (a recipe whose flags depend on the tree) is left to the
+// check after the checkout.
+func (r Registry) compiledBefore(src string, commit Commit, o CompileOptions) (Build, bool) {
+	suffix := ""
+	if o.CFlags != "" {
+		suffix = "_" + flagsKey(o.CFlags)
+	}
+	names := []string{o.Name}
+	if o.Name == "" {
+		paths, _ := filepath.Glob(filepath.Join(r.Dir, "*_"+commit.Short()+suffix+".yaml"))
+		names = names[:0]
+		for _, p := range paths {
+			names = append(names, strings.TrimSuffix(filepath.Base(p), ".yaml"))
+		}
+	}
+	for _, name := range names {
+		old, err := r.load(name)
+		if err != nil || old.Source != "compile" || old.Commit != commit.Hash || !sameTree(old.Src, src) || o.Flavor != "" && old.Flavor != o.Flavor {
+			continue
+		}
+		if o.Name == "" && name != DefaultCompileName(old.Flavor, old.Version, commit)+suffix {
+			continue
+		}
+		d, ok := lookup(old.Flavor)
+		if !ok || d.recipe == nil || d.recipe(recipeIn{CFlags: o.CFlags, Version: old.Version, Cache: r.Cache}).Flags != old.Flags {
+			continue
+		}
+		if _, err := old.Layout(); err == nil {
+			return old, true
+		}
+	}
+	return Build{}, false
+}
+
+// renameDir moves the folder from to to (a variable: tests make it fail).
+var renameDir = os.Rename
+
+// sameTree says whether the folders a and b are one, through symbolic links.
+func sameTree(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return a == b || err1 == nil && err2 == nil && ra == rb
+}
+
+// flagsKey is 8 hex digits of the sha256 of --cflags: it names the build
+// folder of those flags and, without --name, their build.
+func flagsKey(cflags string) string {
+	sum := sha256.Sum256([]byte(cflags))
+	return hex.EncodeToString(sum[:4])
+}
+
+// checkName checks a compiled build's name: a valid one, not a Debian
+// package's (FLAVOR-system).
+func checkName(name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if strings.HasSuffix(name, "-system") {
+		return fmt.Errorf("build name %q is reserved for the Debian packages: choose another name", name)
+	}
+	return nil
 }
 
 // checkCompiled reads the version of what was installed at prefix (its

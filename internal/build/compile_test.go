@@ -173,6 +173,18 @@ func fakePG(t *testing.T, dir, banner string, fail bool) {
 	}
 }
 
+// fakePGGit is a git tree of one commit (2024-07-23) of fakePG, and the
+// commit's hash.
+func fakePGGit(t *testing.T) (string, string) {
+	t.Helper()
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	return src, gitIn(t, src, 0, "rev-parse", "HEAD")
+}
+
 func gitIn(t *testing.T, dir string, when int64, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
@@ -215,11 +227,7 @@ func listing(t *testing.T, dir string) string {
 // folder (configure ran once).
 func TestCompileGitTree(t *testing.T) {
 	ctx := context.Background()
-	src := t.TempDir()
-	gitIn(t, src, 0, "init", "-q", "-b", "main")
-	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
-	gitIn(t, src, 1721736000, "add", ".")
-	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	src, _ := fakePGGit(t)
 	first := gitIn(t, src, 0, "rev-parse", "HEAD")
 	os.WriteFile(filepath.Join(src, "README"), []byte("second\n"), 0o644)
 	gitIn(t, src, 1721822400, "add", ".")
@@ -278,13 +286,33 @@ func TestCompileGitTree(t *testing.T) {
 	if raw, _ := os.ReadFile(runs[0]); strings.Count(string(raw), "run") != 1 {
 		t.Errorf("the reused build ran configure again")
 	}
+	// Decided from the record, before any clone or checkout.
+	if err := os.RemoveAll(filepath.Join(r.Cache, "src")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"", want} {
+		if again, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, Name: name, Jobs: 1}); err != nil || again.Basedir != b.Basedir {
+			t.Errorf("the same commit again (--name %q): %+v, %v", name, again, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.Cache, "src")); err == nil {
+		t.Errorf("a reused build was cloned or checked out")
+	}
+	// The same tree named by a symbolic link: the same build, reused.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := r.Compile(ctx, CompileOptions{Src: link, Commit: first, Jobs: 1}); err != nil || again.Basedir != b.Basedir {
+		t.Errorf("the same commit through a link: %+v, %v", again, err)
+	}
 
 	// Bad input: an unknown commit; a name taken (by the same commit with
 	// other flags, and by another commit).
 	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: "no-such-rev"}); err == nil || !strings.Contains(err.Error(), `has no commit "no-such-rev"`) {
 		t.Errorf("unknown commit: %v", err)
 	}
-	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, CFlags: "-O3"}); err == nil || !strings.Contains(err.Error(), "other flags") || !strings.Contains(err.Error(), "--replace") {
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: first, CFlags: "-O3", Name: want}); err == nil || !strings.Contains(err.Error(), "other flags") || !strings.Contains(err.Error(), "--replace") {
 		t.Errorf("name taken by other flags: %v", err)
 	}
 	if _, err := r.Compile(ctx, CompileOptions{Src: src, Commit: head, Name: want}); err == nil || !strings.Contains(err.Error(), "exists") || !strings.Contains(err.Error(), "--replace") {
@@ -481,5 +509,194 @@ func TestCompileCheckoutHasSubmodules(t *testing.T) {
 	}
 	if b.Version != "15.18" {
 		t.Errorf("build %+v", b)
+	}
+}
+
+// A bad --name and a flavor whose tools are missing are refused before
+// anything is cloned or made in the cache.
+func TestCompileRefusesBeforeTheCache(t *testing.T) {
+	ctx := context.Background()
+	src, _ := fakePGGit(t)
+	r := testRegistry(t)
+	empty := func(what string) {
+		t.Helper()
+		if ents, err := os.ReadDir(filepath.Join(r.Cache, "src")); err == nil && len(ents) > 0 {
+			t.Errorf("%s left %d entries in the cache's src (%s …)", what, len(ents), ents[0].Name())
+		}
+	}
+	for _, name := range []string{"bad name", "pg-system", strings.Repeat("a", 300)} {
+		_, err := r.Compile(ctx, CompileOptions{Src: src, Name: name})
+		if err == nil || !strings.Contains(err.Error(), "build name") {
+			t.Errorf("--name %.20q: %v", name, err)
+		}
+		empty("--name " + name[:5])
+	}
+	for _, d := range []*Descriptor{&mariaDB, &mySQL, &rocksDB} {
+		if checkNeeds(d) == nil {
+			continue
+		}
+		_, err := r.Compile(ctx, CompileOptions{Src: src, Flavor: d.Flavor})
+		if err == nil || !strings.Contains(err.Error(), "not installed here") {
+			t.Errorf("--flavor %s without its tools: %v", d.Flavor, err)
+		}
+		empty("--flavor " + string(d.Flavor))
+	}
+}
+
+// A git tree that is no source tree qpslab knows is named as the user gave
+// it, with the commit, and its clone is not left in the cache.
+func TestCompileGitTreeOfNoFlavor(t *testing.T) {
+	ctx := context.Background()
+	src := gitRepo(t, 1)
+	head := gitIn(t, src, 0, "rev-parse", "HEAD")
+	r := testRegistry(t)
+	_, err := r.Compile(ctx, CompileOptions{Src: src})
+	wantErr(t, err, src+" at commit "+head[:8]+" is no PostgreSQL, MariaDB, MySQL or RocksDB source tree")
+	if strings.Contains(err.Error(), r.Cache) {
+		t.Errorf("the error names the cache: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(r.Cache, "src")); len(ents) > 0 {
+		t.Errorf("the clone stayed in the cache: %s …", ents[0].Name())
+	}
+	// A work folder made before (an earlier compile's build) stays.
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "pg")
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Compile(ctx, CompileOptions{Src: src, Commit: head})
+	wantErr(t, err, "is no PostgreSQL")
+	if runs, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*", "build", "configure.runs")); len(runs) != 1 {
+		t.Errorf("the earlier compile's build folder is gone: %v", runs)
+	}
+}
+
+// Other --cflags build in a build folder of their own (configure keeps
+// the flags of its first run) and, without --name, into a build named
+// with a short hash of the flags beside the default flags' build.
+func TestCompileFlagsHaveTheirOwnBuildFolder(t *testing.T) {
+	ctx := context.Background()
+	src, head := fakePGGit(t)
+	r := testRegistry(t)
+	def, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o3, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, CFlags: "-O3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "pg1518_240723_" + head[:8] + "_" + flagsKey("-O3"); o3.Name != want || def.Name != "pg1518_240723_"+head[:8] || o3.Flags != "--without-icu CFLAGS=-O3" {
+		t.Errorf("builds %s (%s) and %s, want %s", def.Name, def.Flags, o3.Name, want)
+	}
+	runs, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*", "build*", "configure.runs"))
+	sort.Strings(runs)
+	if len(runs) != 2 || filepath.Base(filepath.Dir(runs[0])) != "build-"+flagsKey("-O3") || filepath.Base(filepath.Dir(runs[1])) != "build" {
+		t.Errorf("build folders of two flags: %v", runs)
+	}
+	for _, p := range runs {
+		if raw, _ := os.ReadFile(p); strings.Count(string(raw), "run") != 1 {
+			t.Errorf("%s: configure ran %d times", p, strings.Count(string(raw), "run"))
+		}
+	}
+}
+
+// RocksDB builds in its checkout: a compile with other flags than the
+// checkout's objects were made with runs make clean first.
+func TestCompileRocksDBCleansOnOtherFlags(t *testing.T) {
+	needs := rocksDB.needs // the fake Makefile needs only make
+	rocksDB.needs = []need{{Tool: "make", Pkg: "make"}}
+	defer func() { rocksDB.needs = needs }()
+	ctx := context.Background()
+	src := t.TempDir()
+	gitIn(t, src, 0, "init", "-q", "-b", "main")
+	files := map[string]string{
+		"include/rocksdb/version.h": "#define ROCKSDB_MAJOR 8\n#define ROCKSDB_MINOR 6\n#define ROCKSDB_PATCH 7\n",
+		"Makefile": "db_bench:\n\tprintf '#!/bin/sh\\necho db_bench version 8.6.7\\n' > db_bench\n\tchmod +x db_bench\n\techo \"$(EXTRA_CXXFLAGS)\" >> objects\n" +
+			"clean:\n\trm -f objects db_bench\n\techo clean >> cleans\n",
+	}
+	for rel, c := range files {
+		os.MkdirAll(filepath.Join(src, filepath.Dir(rel)), 0o755)
+		os.WriteFile(filepath.Join(src, rel), []byte(c), 0o644)
+	}
+	gitIn(t, src, 1721736000, "add", ".")
+	gitIn(t, src, 1721736000, "commit", "-q", "-m", "first")
+	r := testRegistry(t)
+	for _, c := range []struct{ cflags, name string }{{"", "a"}, {"", "b"}, {"-O3", "c"}} {
+		if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, CFlags: c.cflags, Name: c.name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cleans, _ := filepath.Glob(filepath.Join(r.Cache, "src", "*", "tree", "cleans"))
+	if len(cleans) != 1 {
+		t.Fatalf("make clean ran in %v, want once", cleans)
+	}
+	if raw, _ := os.ReadFile(cleans[0]); string(raw) != "clean\n" {
+		t.Errorf("make clean ran %q", raw)
+	}
+}
+
+// A --replace whose new build cannot be moved in keeps the build it
+// replaces whole.
+func TestCompileReplaceKeepsTheOldOnFailure(t *testing.T) {
+	ctx := context.Background()
+	src := t.TempDir()
+	fakePG(t, src, "postgres (PostgreSQL) 15.18", false)
+	r := testRegistry(t)
+	b, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renameDir = func(from, to string) error { return errors.New("injected") }
+	defer func() { renameDir = os.Rename }()
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x", Replace: true}); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Errorf("a failed move: %v", err)
+	}
+	if _, _, _, _, err := Inspect(ctx, Postgres, b.Basedir); err != nil {
+		t.Errorf("the replaced build is gone: %v", err)
+	}
+	if _, err := os.Stat(b.Basedir + ".replaced"); err == nil {
+		t.Errorf("the aside copy stayed")
+	}
+	renameDir = os.Rename
+	if _, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x", Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(b.Basedir)); len(ents) != 1 {
+		t.Errorf("compiled holds %d entries after a replace", len(ents))
+	}
+}
+
+// A failed compile's last log line reaches the terminal without escape
+// sequences or control characters; --cflags with one is refused.
+func TestCompileErrorLastLineIsPrintable(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "compile.log")
+	os.WriteFile(log, []byte("ok\n\x1b[31mgram.y:12: error\x1b[0m:\tsyntax\x1b]0;title\x07 error\x07\r\x00 end\n\n"), 0o644)
+	err := &CompileError{Name: "x", Phase: "make", Log: log, Err: errors.New("exit 2")}
+	want := `(last line: gram.y:12: error: syntax error\a\r\x00 end)`
+	if !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("error %q, want it to end %q", err.Error(), want)
+	}
+	r := testRegistry(t)
+	_, cerr := r.Compile(context.Background(), CompileOptions{Src: t.TempDir(), CFlags: "-O2\n-g"})
+	wantErr(t, cerr, `--cflags "-O2\n-g" holds a control character`)
+}
+
+// A name taken by another tree's build is refused, and the clone this
+// compile made for it is not left in the cache.
+func TestCompileNameTakenLeavesNoClone(t *testing.T) {
+	ctx := context.Background()
+	plain := t.TempDir()
+	fakePG(t, plain, "postgres (PostgreSQL) 15.18", false)
+	r := testRegistry(t)
+	if _, err := r.Compile(ctx, CompileOptions{Src: plain, Jobs: 1, Name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := fakePGGit(t)
+	_, err := r.Compile(ctx, CompileOptions{Src: src, Jobs: 1, Name: "x"})
+	wantErr(t, err, `build "x" exists`)
+	if ents, _ := os.ReadDir(filepath.Join(r.Cache, "src")); len(ents) != 2 { // the plain tree's folder and lock
+		t.Errorf("the cache's src holds %d entries, want the plain tree's 2", len(ents))
 	}
 }

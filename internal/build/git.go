@@ -49,7 +49,16 @@ func Resolve(ctx context.Context, dir, rev string) (Commit, error) {
 	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " \t\n\x00") {
 		return Commit{}, fmt.Errorf("%q is not a revision: give a commit hash, tag or branch of %s", rev, dir)
 	}
-	out, err := git(ctx, dir, "log", "-1", "--no-walk", "--format=%H%x00%ct%x00%s", rev+"^{commit}", "--")
+	for _, r := range []string{"..", "^@", "^!", "^-"} { // ranges name many commits
+		if strings.Contains(rev, r) {
+			return Commit{}, fmt.Errorf("%q is a range of commits, not one: give one commit hash, tag or branch of %s", rev, dir)
+		}
+	}
+	hash, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err != nil || strings.TrimSpace(hash) == "" {
+		return Commit{}, fmt.Errorf("%s has no commit %q: give a commit hash, tag or branch of it", dir, rev)
+	}
+	out, err := git(ctx, dir, "log", "-1", "--no-walk", "--format=%H%x00%ct%x00%s", strings.TrimSpace(hash), "--")
 	if err != nil {
 		return Commit{}, fmt.Errorf("%s has no commit %q: %v", dir, rev, err)
 	}

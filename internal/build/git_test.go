@@ -54,6 +54,12 @@ func TestGitRange(t *testing.T) {
 	wantErr(t, err, "the same commit")
 	_, err = Resolve(ctx, dir, "nosuch")
 	wantErr(t, err, `has no commit "nosuch"`)
+	for _, rev := range []string{"HEAD~3..HEAD~1", "HEAD~3...HEAD", "HEAD^@", "HEAD^!", "HEAD^-"} {
+		_, err = Resolve(ctx, dir, rev)
+		wantErr(t, err, "is a range of commits, not one")
+	}
+	_, _, err = Range(ctx, dir, "HEAD~3..HEAD~1", "HEAD", true)
+	wantErr(t, err, "is a range of commits")
 	_, err = Resolve(ctx, dir, "--output=/tmp/x")
 	wantErr(t, err, "is not a revision")
 	_, err = Resolve(ctx, t.TempDir(), "HEAD")

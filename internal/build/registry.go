@@ -21,11 +21,18 @@ type Registry struct {
 	Logs  string // compile logs; "" for the logs folder beside Dir (the home's)
 }
 
+// MaxNameLen is the longest build name.
+const MaxNameLen = 100
+
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
 
 // ValidName checks a build name: letters, digits and _ . + - (the seeds name
-// builds like ma100244_rel_withdbg or my8036_rel).
+// builds like ma100244_rel_withdbg or my8036_rel), at most MaxNameLen of
+// them (a name is a file name in the registry, the cache and the logs).
 func ValidName(name string) error {
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("build name %.20q… is %d characters long: use at most %d (e.g. ma100244_rel)", name, len(name), MaxNameLen)
+	}
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("build name %q is not valid: use letters, digits and _ . + - (e.g. ma100244_rel)", name)
 	}

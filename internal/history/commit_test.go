@@ -40,6 +40,17 @@ func TestFromRunsByCommitTime(t *testing.T) {
 	if p := s[0].Points[2]; p.Commit != "cccccccc" || p.N != 2 || p.Value != 71 {
 		t.Errorf("a build's point: %+v", p)
 	}
+	// A name compiled again at another commit (--replace): its newest
+	// run's commit orders it and names its point, whatever the runs' order.
+	replaced := append([]result.Run{}, runs...)
+	replaced = append(replaced[:1], replaced[2:]...) // pg1518_240724_cccccccc: the run at t0+2h only
+	replaced = append(replaced,
+		commit("pg1518_240724_cccccccc", "dddddddd", "2024-07-20T09:00:00Z", 60, t0.Add(5*time.Hour)))
+	replaced[1], replaced[3] = replaced[3], replaced[1]
+	if s := FromRuns(replaced, qps, func(result.Run) string { return "" }); order(s[0]) != "pg1518_240724_cccccccc pg1518_240722_bbbbbbbb pg1518_240723_aaaaaaaa" ||
+		s[0].Points[0].Commit != "dddddddd" {
+		t.Errorf("a name of two commits: %q, %+v", order(s[0]), s[0].Points[0])
+	}
 	runs = append(runs, run("postgres-system", "15.18", "point-query", 1, 95, t0))
 	if s := FromRuns(runs, qps, func(result.Run) string { return "" }); s[0].Order != OrderVersion {
 		t.Errorf("with a build not compiled from a commit: %s", s[0].Order)

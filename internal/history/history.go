@@ -260,6 +260,9 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 	builds := map[string][]result.Run{}
 	versioned, timed := true, true
 	committed := map[string]time.Time{} // a build's commit time, while every run has one
+	// A name compiled again at another commit (--replace) has runs of two
+	// commits: its newest run's commit orders it.
+	newest := map[string]time.Time{}
 	for _, r := range runs {
 		builds[r.Build] = append(builds[r.Build], r)
 		if r.Version == "" {
@@ -269,7 +272,9 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 			timed = false
 		}
 		if at, err := time.Parse(time.RFC3339, r.Params["commit_time"]); err == nil && committed != nil {
-			committed[r.Build] = at
+			if last, seen := newest[r.Build]; !seen || !r.Started.Before(last) {
+				committed[r.Build], newest[r.Build] = at, r.Started
+			}
 		} else {
 			committed = nil
 		}
@@ -280,6 +285,7 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 		for b, rs := range builds {
 			vals := make([]float64, 0, len(rs))
 			p := Point{Build: b, N: len(rs)}
+			var commitRun time.Time // the start of the run p.Commit is of: the newest
 			for _, r := range rs {
 				v, _ := m.Of(r)
 				vals = append(vals, v)
@@ -287,8 +293,8 @@ func points(runs []result.Run, m result.Metric) ([]Point, string) {
 				if r.Started.After(p.Time) {
 					p.Time = r.Started
 				}
-				if c := r.Params["commit"]; c != "" {
-					p.Commit = c
+				if c := r.Params["commit"]; c != "" && (p.Commit == "" || !r.Started.Before(commitRun)) {
+					p.Commit, commitRun = c, r.Started
 				}
 				if r.Version != "" {
 					p.Version = r.Version

@@ -3,13 +3,14 @@ package store
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/qpslab/qpslab/internal/result"
 )
 
 // testdata/release-86cc443.db was written by a release before migration
 // 15: its builds read back with no commit, and a run of a build compiled
-// from a commit records the build's commit, commit time and flags, once.
+// from a commit records the build's commit, commit time and flags.
 func TestBuildCommitOnStoreOfTheLastRelease(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	copyFile(t, filepath.Join("testdata", "release-86cc443.db"), path)
@@ -43,21 +44,34 @@ func TestBuildCommitOnStoreOfTheLastRelease(t *testing.T) {
 	if c, at, f := buildOf(r.Build); c != "2ee061c2aabb" || at != "2024-07-23T12:00:00Z" || f != "CFLAGS=-O2" {
 		t.Errorf("build row: %q %q %q", c, at, f)
 	}
-	// A later run of the same name does not rewrite what was recorded.
+	// A later run of the name at another commit (compiled again with
+	// --replace) records its commit; an older run of the first commit,
+	// stored after it, does not take it back.
 	r2 := meta("point-query", 2)
 	r2.Build, r2.Flavor, r2.Version = r.Build, "postgres", "15.18"
-	r2.Params = map[string]string{"commit": "ffffffff", "commit_time": "2025-01-01T00:00:00Z"}
+	r2.Params = map[string]string{"commit": "ffffffff", "commit_time": "2025-01-01T00:00:00Z", "build_flags": "CFLAGS=-O3"}
+	r2.Started = r.Started.Add(time.Hour)
 	r2 = finished(r2, result.OK, 900, 2)
 	if err := begin(t, s, r2).Done(ctx, r2); err != nil {
 		t.Fatal(err)
 	}
-	if c, _, _ := buildOf(r.Build); c != "2ee061c2aabb" {
-		t.Errorf("commit rewritten: %q", c)
+	if c, at, f := buildOf(r.Build); c != "ffffffff" || at != "2025-01-01T00:00:00Z" || f != "CFLAGS=-O3" {
+		t.Errorf("after a run at another commit: %q %q %q", c, at, f)
+	}
+	r3 := meta("point-query", 3)
+	r3.Build, r3.Flavor, r3.Version, r3.Params = r.Build, "postgres", "15.18", r.Params
+	r3.Started = r.Started.Add(time.Minute)
+	r3 = finished(r3, result.OK, 900, 2)
+	if err := begin(t, s, r3).Done(ctx, r3); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := buildOf(r.Build); c != "ffffffff" {
+		t.Errorf("an older run took the commit back: %q", c)
 	}
 	if c, _, _ := buildOf(before[0].Build); c != "" {
 		t.Errorf("an old build gained a commit: %q", c)
 	}
-	if after := runsOf(t, s, Filter{}); len(after) != len(before)+2 {
-		t.Errorf("%d runs, want %d", len(after), len(before)+2)
+	if after := runsOf(t, s, Filter{}); len(after) != len(before)+3 {
+		t.Errorf("%d runs, want %d", len(after), len(before)+3)
 	}
 }

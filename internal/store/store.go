@@ -436,11 +436,14 @@ func (s *Store) insertBuild(ctx context.Context, x execer, r result.Run) error {
 	if err != nil {
 		return fmt.Errorf("store build: %w", err)
 	}
-	// A build compiled from a commit: its commit, commit time and flags,
-	// recorded once (migration 15).
+	// A build compiled from a commit: its commit, commit time and flags
+	// (migration 15), rewritten by a run at another commit (the name was
+	// compiled again with --replace) unless a run of the build started
+	// later (an older run imported after it).
 	if c := r.Params["commit"]; c != "" {
-		_, err = x.ExecContext(ctx, s.q(`UPDATE builds SET "commit" = ?, commit_time = ?, flags = ? WHERE name = ? AND "commit" = ''`),
-			c, r.Params["commit_time"], r.Params["build_flags"], r.Build)
+		_, err = x.ExecContext(ctx, s.q(`UPDATE builds SET "commit" = ?, commit_time = ?, flags = ? WHERE name = ? AND "commit" <> ?
+			AND NOT EXISTS (SELECT 1 FROM runs WHERE build = ? AND started > ?)`),
+			c, r.Params["commit_time"], r.Params["build_flags"], r.Build, c, r.Build, ts(r.Started))
 		if err != nil {
 			return fmt.Errorf("store build %s: its commit: %w", r.Build, err)
 		}
