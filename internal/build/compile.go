@@ -14,9 +14,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
+
+	"github.com/gofrs/flock"
 )
 
 // CompileOptions say what qpslab builds compile compiles.
@@ -571,14 +572,13 @@ func runStep(ctx context.Context, s step, log io.Writer) error {
 
 // lockBusy says whether another process holds the lock file p now.
 func lockBusy(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
+	if _, err := os.Stat(p); err != nil {
 		return false
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
+	l := flock.New(p)
+	ok, err := l.TryLock()
+	if ok {
+		l.Unlock()
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return false
+	return err == nil && !ok
 }

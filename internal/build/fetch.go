@@ -22,9 +22,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/ulikunitz/xz"
 	"gopkg.in/yaml.v3"
 )
@@ -341,28 +341,18 @@ func fileSum(p string, h interface {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// lockFile takes an exclusive flock on p, waiting while ctx allows.
+// lockFile takes an exclusive lock on p (an flock, gofrs/flock), waiting
+// while ctx allows.
 func lockFile(ctx context.Context, p string) (func(), error) {
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", p, err)
+	l := flock.New(p, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
+	ok, err := l.TryLockContext(ctx, 200*time.Millisecond)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil || !ok:
+		return nil, fmt.Errorf("lock %s: %v", p, err)
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", p, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return func() { l.Unlock() }, nil
 }
 
 // unpackBuild unpacks a jar (zip) or tarball into dest, so that dest holds

@@ -11,9 +11,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
+
+	"github.com/gofrs/flock"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/bisect"
@@ -250,21 +251,17 @@ func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Bui
 // not run at once; the lock goes with the process.
 func lockBisection(h home.Home, id int64) (func(), error) {
 	p := filepath.Join(h.Root, fmt.Sprintf("bisect-%d.lock", id))
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	l := flock.New(p, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
+	ok, err := l.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("lock bisection %d: %w", id, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if !ok {
 		pid, _ := os.ReadFile(p)
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("bisection %d is running (pid %s): wait for it, or stop that process", id, strings.TrimSpace(string(pid)))
-		}
-		return nil, fmt.Errorf("lock bisection %d: %w", id, err)
+		return nil, fmt.Errorf("bisection %d is running (pid %s): wait for it, or stop that process", id, strings.TrimSpace(string(pid)))
 	}
-	f.Truncate(0)
-	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	os.WriteFile(p, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644) // the same file: the lock holds
+	return func() { l.Unlock() }, nil
 }
 
 // paramsOf are the options a bisection keeps beside its question.
