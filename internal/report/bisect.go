@@ -6,6 +6,7 @@ import (
 	"math"
 	"text/tabwriter"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 )
@@ -71,9 +72,4 @@ func BisectStepCells(b store.Bisection, s store.BisectStep) (against, rel, inter
 }
 
 // Hash8 is a commit hash as builds and bisections name it (8 hex digits).
-func Hash8(hash string) string {
-	if len(hash) > 8 {
-		return hash[:8]
-	}
-	return hash
-}
+func Hash8(hash string) string { return build.Commit{Hash: hash}.Short() }
