@@ -11,9 +11,17 @@ import (
 // testdata/release-86cc443.db was written by a release before migration
 // 15: its builds read back with no commit, and a run of a build compiled
 // from a commit records the build's commit, commit time and flags.
+// The same on testdata/release-28a017a.db, written by the release before
+// this one (migration 14).
 func TestBuildCommitOnStoreOfTheLastRelease(t *testing.T) {
+	for _, fixture := range []string{"release-86cc443.db", "release-28a017a.db"} {
+		t.Run(fixture, func(t *testing.T) { testBuildCommitOn(t, fixture) })
+	}
+}
+
+func testBuildCommitOn(t *testing.T, fixture string) {
 	path := filepath.Join(t.TempDir(), "old.db")
-	copyFile(t, filepath.Join("testdata", "release-86cc443.db"), path)
+	copyFile(t, filepath.Join("testdata", fixture), path)
 	s, err := Open(ctx, path, "")
 	if err != nil {
 		t.Fatal(err)
