@@ -152,10 +152,12 @@ func hideOnPostgres(t *testing.T, s *Store) {
 // Every read of results goes through visibleRuns: the only statements that
 // name the runs table itself are the writes, Curate's own, the import's
 // check for runs already stored, the upgrade of old rows, the reaping of
-// dead writers and the fleet's count of a job's runs. A new read of runs
+// dead writers, the build row's commit (written from the newest run of
+// the build, hidden or not: it describes the build) and the fleet's count
+// of a job's runs. A new read of runs
 // must read visibleRuns, or be added here with why.
 func TestReadsLeaveHiddenRunsOut(t *testing.T) {
-	allowed := map[string]int{"hide.go": 3, "store.go": 3, "fleet.go": 1}
+	allowed := map[string]int{"hide.go": 3, "store.go": 4, "fleet.go": 1}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
