@@ -17,10 +17,10 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -220,28 +220,7 @@ func unmeasured(c build.Commit, base, bld, kind, note string) store.BisectStep {
 }
 
 // Name is a commit as the walk's lines name it, its subject Shown.
-func Name(c build.Commit) string { return c.Short() + " " + Shown(c.Subject) }
-
-// Shown is text from a source tree (a commit's subject, a compile error)
-// as a terminal line shows it: each control or bidirectional formatting
-// character written as its code point, [U+202E], so that it acts on
-// nothing (as qpslab serve shows names).
-func Shown(s string) string {
-	if !strings.ContainsFunc(s, hidden) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if hidden(r) {
-			fmt.Fprintf(&b, "[U+%04X]", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func hidden(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
+func Name(c build.Commit) string { return c.Short() + " " + result.Shown(c.Subject) }
 
 // Run walks: GOOD's build, the endpoints (BAD against GOOD: is there a
 // regression beyond the threshold, and how large), then midpoints until
@@ -279,7 +258,7 @@ func (w *Walk) run(ctx context.Context) (Result, error) {
 		var err error
 		gb, err = w.buildOf(ctx, good)
 		if ce, ok := doesNotBuild(err); ok {
-			res, err := w.end(ctx, store.BisectFailed, fmt.Sprintf("GOOD %s does not build (%v): give a GOOD that builds", good.Short(), Shown(ce.Error())))
+			res, err := w.end(ctx, store.BisectFailed, fmt.Sprintf("GOOD %s does not build (%v): give a GOOD that builds", good.Short(), result.Shown(ce.Error())))
 			return res, true, err
 		} else if err != nil {
 			return Result{}, true, err
@@ -304,7 +283,7 @@ func (w *Walk) run(ctx context.Context) (Result, error) {
 		}
 		bb, err := w.buildOf(ctx, bad)
 		if ce, ok := doesNotBuild(err); ok {
-			return w.end(ctx, store.BisectFailed, fmt.Sprintf("BAD %s does not build (%v): give a BAD that builds", bad.Short(), Shown(ce.Error())))
+			return w.end(ctx, store.BisectFailed, fmt.Sprintf("BAD %s does not build (%v): give a BAD that builds", bad.Short(), result.Shown(ce.Error())))
 		} else if err != nil {
 			return Result{}, err
 		}
@@ -348,8 +327,8 @@ func (w *Walk) run(ctx context.Context) (Result, error) {
 		}
 		b, err := w.buildOf(ctx, c)
 		if ce, ok := doesNotBuild(err); ok {
-			w.say("step %s: does not build: skipped (%v)", Name(c), Shown(ce.Error()))
-			if err := w.add(ctx, unmeasured(c, good.Hash, "", Skipped, "does not build: "+Shown(ce.Error()))); err != nil {
+			w.say("step %s: does not build: skipped (%v)", Name(c), result.Shown(ce.Error()))
+			if err := w.add(ctx, unmeasured(c, good.Hash, "", Skipped, "does not build: "+result.Shown(ce.Error()))); err != nil {
 				return Result{}, err
 			}
 			continue

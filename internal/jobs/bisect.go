@@ -633,7 +633,7 @@ func bisectStatus(ctx context.Context, e Env, st *store.Store, id int64, format 
 	subjects := map[string]string{}
 	if good, cs, err := build.Range(ctx, b.Src, b.Good, b.Bad, b.Params["all-parents"] != "true"); err == nil {
 		for _, c := range append([]build.Commit{good}, cs...) {
-			subjects[c.Hash] = bisect.Shown(c.Subject)
+			subjects[c.Hash] = result.Shown(c.Subject)
 		}
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Seq < steps[j].Seq })

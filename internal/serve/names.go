@@ -1,10 +1,9 @@
 package serve
 
 import (
-	"fmt"
 	"html/template"
-	"strings"
-	"unicode"
+
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // Names on pages. A name a user stored (a label, build, config, host,
@@ -37,19 +36,8 @@ func nameHTML(s string) template.HTML {
 // written as its code point, [U+202E], so that it shows and acts on
 // nothing.
 func shortName(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == nameRunes {
-			b.WriteString("…")
-			break
-		}
-		n++
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			fmt.Fprintf(&b, "[U+%04X]", r)
-			continue
-		}
-		b.WriteRune(r)
+	if r := []rune(s); len(r) > nameRunes {
+		s = string(r[:nameRunes]) + "…"
 	}
-	return b.String()
+	return result.Shown(s)
 }
