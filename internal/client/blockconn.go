@@ -26,6 +26,14 @@ const (
 	// syscalls per query (write, read). Each waiting connection holds an OS
 	// thread, so it suits up to a few hundred workers.
 	Blocking Transport = "blocking"
+	// Uring sends a statement and receives its reply through an io_uring
+	// ring of the connection's own: one system call per statement (see
+	// uring.go). Like Blocking, each waiting connection holds an OS thread.
+	Uring Transport = "uring"
+	// Loop serves several connections from each OS thread, one io_uring
+	// ring per thread, the workers as coroutines (Loops, loop.go): one
+	// wake-up completes every statement whose reply came in meanwhile.
+	Loop Transport = "loop"
 	// Netpoll is Go's ordinary net.Conn over the runtime's netpoller: about
 	// 4.5 syscalls per query (epoll_pwait, futex and nanosleep on top of read
 	// and write), but thousands of connections cost no threads.
@@ -51,8 +59,13 @@ func ParseTransport(s string) (Transport, error) {
 	switch Transport(s) {
 	case Auto, Blocking, Netpoll:
 		return Transport(s), nil
+	case Uring, Loop:
+		if !uringOK() {
+			return "", fmt.Errorf("--transport %s: this kernel refuses io_uring (missing, or disabled by kernel.io_uring_disabled or a seccomp filter): use auto, blocking or netpoll", s)
+		}
+		return Transport(s), nil
 	}
-	return "", fmt.Errorf("unknown transport %q: use auto, blocking or netpoll", s)
+	return "", fmt.Errorf("unknown transport %q: use auto, blocking, uring, loop or netpoll", s)
 }
 
 // blockingConn is a net.Conn over a blocking socket, read and written with
@@ -66,6 +79,7 @@ type blockingConn struct {
 	closed          atomic.Bool
 	refs            atomic.Int64 // 1 for the open conn, +1 per call in progress; the fd is closed at 0
 	readDL, writeDL atomic.Int64 // deadlines, UnixNano; 0 for none
+	last            func()       // run after the fd is closed (the io_uring transport frees its ring)
 }
 
 // acquire pins the fd for one call; it fails once the conn is closed. Close
@@ -92,6 +106,9 @@ func (c *blockingConn) release() {
 	if c.refs.Add(-1) == 0 {
 		syscall.Close(c.fd)
 		blockingConns.Add(-1)
+		if c.last != nil {
+			c.last()
+		}
 	}
 }
 

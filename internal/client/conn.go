@@ -173,6 +173,7 @@ var endHandled atomic.Pointer[func(context.Context)]
 // statements is in flight closes nothing (a rollback's short timeout ends
 // that way, just before the next statement starts under another context).
 func (c *canceller) arm(ctx context.Context) (context.Context, error) {
+	bindLoop(c.nc, ctx)
 	if ctx.Done() == nil {
 		return ctx, nil
 	}
@@ -219,9 +220,12 @@ func (c *canceller) dialer(t Transport) func(ctx context.Context, network, addr 
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var nc net.Conn
 		var err error
-		if t == Blocking {
+		switch t {
+		case Blocking:
 			nc, err = dialBlocking(ctx, network, addr)
-		} else {
+		case Uring, Loop:
+			nc, err = dialUring(ctx, network, addr)
+		default:
 			var d net.Dialer
 			nc, err = d.DialContext(ctx, network, addr)
 		}

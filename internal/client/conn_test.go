@@ -36,7 +36,7 @@ func TestConnMatrix(t *testing.T) {
 				}
 			}
 			setup.Close()
-			for _, tr := range []client.Transport{client.Blocking, client.Netpoll} {
+			for _, tr := range append(rawTransports(), client.Netpoll) {
 				for _, tcp := range []bool{false, true} {
 					for _, noPrep := range []bool{false, true} {
 						name := string(tr)
@@ -103,9 +103,17 @@ func TestConnMatrix(t *testing.T) {
 // transport too (a deadline in the past shuts the socket down).
 func TestBlockingCancel(t *testing.T) {
 	for _, build := range []string{"mariadb-system", "postgres-system"} {
-		t.Run(build, func(t *testing.T) {
+		for _, tr := range rawTransports() {
+			t.Run(build+"/"+string(tr), func(t *testing.T) { cancelSleep(t, build, tr) })
+		}
+	}
+}
+
+func cancelSleep(t *testing.T, build string, tr client.Transport) {
+	{
+		{
 			ep := startServer(t, build)
-			c, err := client.Dial(context.Background(), ep, client.Options{Transport: client.Blocking})
+			c, err := client.Dial(context.Background(), ep, client.Options{Transport: tr})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +134,7 @@ func TestBlockingCancel(t *testing.T) {
 			case <-time.After(15 * time.Second):
 				t.Fatal("a cancelled query did not return")
 			}
-		})
+		}
 	}
 }
 
@@ -163,7 +171,7 @@ func TestIdleContextEndKeepsConnection(t *testing.T) {
 	for _, build := range []string{"mariadb-system", "postgres-system"} {
 		t.Run(build, func(t *testing.T) {
 			ep := startServer(t, build)
-			for _, tr := range []client.Transport{client.Blocking, client.Netpoll} {
+			for _, tr := range append(rawTransports(), client.Netpoll) {
 				c, err := client.Dial(context.Background(), ep, client.Options{Transport: tr})
 				if err != nil {
 					t.Fatal(err)
@@ -210,5 +218,16 @@ func TestIdleContextEndKeepsConnection(t *testing.T) {
 				c.Close()
 			}
 		})
+	}
+}
+
+// The io_uring transport's tests run where the kernel allows io_uring;
+// where it does not, this test is the one skipped, with the reason.
+func TestUringAvailable(t *testing.T) {
+	if !client.UringWorks() {
+		t.Skip("io_uring is refused here (kernel.io_uring_disabled, a seccomp filter, or a kernel before 5.11): the uring transport's tests do not run, and auto picks blocking")
+	}
+	if _, err := client.ParseTransport("uring"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -172,22 +172,28 @@ func TestLeanMatchesDriver(t *testing.T) {
 			ctx := context.Background()
 			for _, noPrep := range []bool{false, true} {
 				var want []string
-				for _, drv := range []bool{true, false} {
-					c, err := client.Dial(ctx, ep, client.Options{Transport: client.Blocking, NoPrepare: noPrep, Driver: drv})
+				for _, path := range []struct {
+					drv bool
+					tr  client.Transport
+				}{{true, client.Blocking}, {false, client.Blocking}, {false, client.Uring}, {true, client.Uring}} {
+					if path.tr == client.Uring && !client.UringWorks() {
+						continue // TestUringAvailable names why
+					}
+					c, err := client.Dial(ctx, ep, client.Options{Transport: path.tr, NoPrepare: noPrep, Driver: path.drv})
 					if err != nil {
 						t.Fatal(err)
 					}
 					got := script(t, ep, c)
 					c.Close()
-					if drv {
+					if want == nil {
 						want = got
 						continue
 					}
 					if strings.Join(got, "\n") != strings.Join(want, "\n") {
-						t.Errorf("text %v: the lean path\n%s\nthe driver's\n%s", noPrep, strings.Join(got, "\n"), strings.Join(want, "\n"))
+						t.Errorf("text %v, %s, driver %v:\n%s\nthe driver's on blocking\n%s", noPrep, path.tr, path.drv, strings.Join(got, "\n"), strings.Join(want, "\n"))
 					}
 					if len(got) < 40 {
-						t.Errorf("text %v: only %d answers", noPrep, len(got))
+						t.Errorf("text %v, %s: only %d answers", noPrep, path.tr, len(got))
 					}
 				}
 			}
@@ -199,9 +205,29 @@ func TestLeanMatchesDriver(t *testing.T) {
 // the lean path joins and splits.
 func TestLeanBigPackets(t *testing.T) {
 	for _, build := range []string{"mariadb-system", "postgres-system"} {
-		t.Run(build, func(t *testing.T) {
+		for _, tr := range rawTransports() {
+			t.Run(build+"/"+string(tr), func(t *testing.T) { bigPackets(t, context.Background(), build, tr) })
+		}
+		if client.UringWorks() {
+			t.Run(build+"/loop", func(t *testing.T) {
+				onLoop(t, func(ctx context.Context) { bigPackets(t, ctx, build, client.Loop) })
+			})
+		}
+	}
+}
+
+// onLoop runs f as the one worker of a loop, with the worker's context.
+func onLoop(t testing.TB, f func(ctx context.Context)) {
+	t.Helper()
+	if err := (client.Loops{Threads: 1}).Run(context.Background(), 1, func(ctx context.Context, _ int) { f(ctx) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func bigPackets(t *testing.T, ctx context.Context, build string, tr client.Transport) {
+	{
+		{
 			ep := startServer(t, build)
-			ctx := context.Background()
 			p := ep.Protocol
 			if p == client.MySQL {
 				c, err := client.Dial(ctx, ep, client.Options{Transport: client.Netpoll, Driver: true})
@@ -213,7 +239,7 @@ func TestLeanBigPackets(t *testing.T) {
 				}
 				c.Close()
 			}
-			c, err := client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+			c, err := client.Dial(ctx, ep, client.Options{Transport: tr})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,8 +279,17 @@ func TestLeanBigPackets(t *testing.T) {
 			if n, err := client.Scalar(ctx, c, "SELECT count(*) FROM big WHERE v LIKE '%Z'"); err != nil || n != 1 {
 				t.Errorf("the value's last byte was not kept: %d, %v", n, err)
 			}
-		})
+		}
 	}
+}
+
+// rawTransports are the transports with raw calls of their own: the
+// blocking one, and io_uring where this kernel allows it.
+func rawTransports() []client.Transport {
+	if client.UringWorks() {
+		return []client.Transport{client.Blocking, client.Uring}
+	}
+	return []client.Transport{client.Blocking}
 }
 
 // Once warm, the lean path allocates nothing per statement: point and
@@ -281,7 +316,7 @@ func TestLeanAllocatesNothing(t *testing.T) {
 				}
 			}
 			setup.Close()
-			for _, tr := range []client.Transport{client.Blocking, client.Netpoll} {
+			for _, tr := range append(rawTransports(), client.Netpoll) {
 				for _, noPrep := range []bool{false, true} {
 					c, err := client.Dial(ctx, ep, client.Options{Transport: tr, NoPrepare: noPrep})
 					if err != nil {

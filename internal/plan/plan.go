@@ -805,6 +805,14 @@ func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items 
 	return fmt.Errorf("%s on %s: %w", step.Test, it.Build.Name, err)
 }
 
+// mux is the engine's way to run the workers of a server's transport.
+func mux(t client.Transport) engine.Mux {
+	if t == client.Loop {
+		return client.Loops{}
+	}
+	return nil
+}
+
 // drive runs a driven step through the engine.
 func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, win *window, rec Recorder) (*result.Run, error) {
 	o := engine.Options{
@@ -816,6 +824,7 @@ func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, st
 	if p.Warmup == 0 {
 		o.Warmup = -1 // the engine's 0 is its default
 	}
+	o.Mux = mux(srv.Client.Transport)
 	if step.Drive.Workers != nil {
 		o.Threads = step.Drive.Workers(start.Threads)
 	}

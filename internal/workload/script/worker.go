@@ -201,6 +201,12 @@ func (w *worker) Exec(ctx context.Context, st lang.Statement, args []lang.Value)
 
 // Sleep waits d, or until ctx ends.
 func (w *worker) Sleep(ctx context.Context, d time.Duration) error {
+	if client.OnLoop(ctx) { // the loop transport: its thread's other workers go on meanwhile
+		for at := time.Now().Add(d); ctx.Err() == nil && time.Now().Before(at); {
+			client.SleepOnLoop(ctx, at)
+		}
+		return ctx.Err()
+	}
 	if w.timer == nil {
 		w.timer = time.NewTimer(d)
 	} else {
