@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/owned"
@@ -83,13 +84,21 @@ type rowGen struct {
 	buf []byte // the statement being built, reused
 }
 
-// insert returns a multi-row INSERT of n rows into t.
+// insert returns a multi-row INSERT of n rows into t, a string of its own
+// (for a caller that keeps it beyond the next statement).
 func (g *rowGen) insert(t string, n int, now time.Time) string {
+	return string(g.build(t, n, now))
+}
+
+// build writes a multi-row INSERT of n rows into t in g's buffer, without
+// allocating once the buffer has grown: it is good until the next call.
+func (g *rowGen) build(t string, n int, now time.Time) []byte {
 	b := g.buf[:0]
 	b = append(b, "INSERT INTO "...)
 	b = append(b, t...)
 	b = append(b, " (dateandtime, cashregisterid, customerid, productid, price, data) VALUES "...)
-	ts := now.Format("2006-01-02 15:04:05")
+	var tsBuf [32]byte
+	ts := now.AppendFormat(tsBuf[:0], "2006-01-02 15:04:05")
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b = append(b, ',')
@@ -117,8 +126,19 @@ func (g *rowGen) insert(t string, n int, now time.Time) string {
 		b = append(b, "')"...)
 	}
 	g.buf = b
-	return string(b)
+	return b
 }
+
+// bufText is the statement built in b as a string that shares b's memory,
+// without the copy (and, with the garbage collector off, the fresh pages)
+// string(b) would cost per statement. It is safe because the caller passes
+// it straight to a client.Conn's Exec or Query and does not touch b again
+// until the next statement: the client copies a statement's text into its
+// own request buffer during the call and keeps no reference to it, on the
+// lean path (myWire and pgWire queryString) and on the drivers'
+// (go-sql-driver's COM_QUERY packet, pgx's simple-protocol Query message,
+// with pgx's statement caches off).
+func bufText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // deleteOldest is the delete of the n oldest rows from min on.
 func deleteOldest(p client.Protocol, t string, min int64, n int) string {

@@ -258,6 +258,12 @@ func sleepUntil(ctx context.Context, at time.Time) bool {
 	if d <= 0 {
 		return true
 	}
+	if client.OnLoop(ctx) { // the loop transport: its thread's other workers go on meanwhile
+		for ctx.Err() == nil && time.Now().Before(at) {
+			client.SleepOnLoop(ctx, at)
+		}
+		return ctx.Err() == nil
+	}
 	tm := time.NewTimer(d)
 	defer tm.Stop()
 	select {
@@ -270,8 +276,7 @@ func sleepUntil(ctx context.Context, at time.Time) bool {
 
 func (w *inserter) Event(ctx context.Context) (engine.Outcome, error) {
 	n := w.wl.ph.batch(w.i - 1)
-	q := w.gen.insert(w.table, n, time.Now())
-	if _, err := w.conn.Exec(ctx, q); err != nil {
+	if _, err := w.conn.Exec(ctx, bufText(w.gen.build(w.table, n, time.Now()))); err != nil {
 		return engine.Outcome{Kind: KindInsert}, err
 	}
 	w.cs.inserted.Add(1)
@@ -291,6 +296,18 @@ func (w *deleter) Next(ctx context.Context) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	w.i++
+	if w.cs.inserted.Load() >= w.i {
+		return time.Now(), true
+	}
+	if client.OnLoop(ctx) { // the loop transport: poll on its ring
+		for w.cs.inserted.Load() < w.i {
+			if ctx.Err() != nil {
+				return time.Time{}, false
+			}
+			client.SleepOnLoop(ctx, time.Now().Add(time.Millisecond))
+		}
+		return time.Now(), true
+	}
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for w.cs.inserted.Load() < w.i {
@@ -337,13 +354,15 @@ const maxEvery = 100
 // are done.
 type querier struct {
 	worker
-	stmt  client.Stmt    // PostgreSQL's point query, prepared (or text with --no-prepare)
-	forms [3]client.Stmt // PostgreSQL's range forms
-	text  [3][2]string   // MySQL's range forms: the text before and after the start
-	args  []any          // reused arguments
-	buf   []byte         // reused MySQL statement
-	maxID int64
-	n     int64
+	stmt     client.Stmt    // PostgreSQL's point query, prepared (or text with --no-prepare)
+	forms    [3]client.Stmt // PostgreSQL's range forms
+	text     [3][2]string   // MySQL's range forms: the text before and after the start
+	maxQuery string         // the read of the highest id
+	ids      []int64        // reused ids of a point query
+	args     []client.Arg   // reused arguments
+	buf      []byte         // reused MySQL statement
+	maxID    int64
+	n        int64
 }
 
 func (q *querier) prepare(ctx context.Context) error {
@@ -368,8 +387,12 @@ func (q *querier) prepare(ctx context.Context) error {
 	for i := range q.text {
 		q.text[i][0], q.text[i][1], _ = strings.Cut(rangeQuery(client.MySQL, q.table, i, ph.perQuery), "?")
 	}
+	q.maxQuery = "SELECT COALESCE(max(transactionid), 1) FROM " + q.table
 	if ph.point {
-		q.args = make([]any, ph.perQuery)
+		q.ids = make([]int64, ph.perQuery)
+		q.args = make([]client.Arg, ph.perQuery)
+	} else {
+		q.args = make([]client.Arg, 1)
 	}
 	return nil
 }
@@ -379,42 +402,46 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 	var err error
 	if ph.point {
 		if q.n%maxEvery == 0 {
-			if err := q.wl.queryInt(ctx, q.conn, "SELECT COALESCE(max(transactionid), 1) FROM "+q.table, &q.maxID); err != nil {
+			if err := q.wl.queryInt(ctx, q.conn, q.maxQuery, &q.maxID); err != nil {
 				return engine.Outcome{Kind: KindQuery}, err
 			}
 		}
 		lo := q.cs.minID.Load()
 		span := max(q.maxID-lo, 1)
-		for i := range q.args {
-			q.args[i] = lo + q.r.Int64N(span)
+		for i := range q.ids {
+			q.ids[i] = lo + q.r.Int64N(span)
 		}
 		if p == client.Postgres {
-			_, err = q.stmt.Query(ctx, q.args...)
+			for i, id := range q.ids {
+				q.args[i] = client.Int(id)
+			}
+			_, err = q.stmt.QueryArgs(ctx, q.args)
 		} else {
 			b := append(q.buf[:0], "SELECT transactionid, productid, data FROM "...)
 			b = append(b, q.table...)
 			b = append(b, " WHERE transactionid IN ("...)
-			for i, a := range q.args {
+			for i, id := range q.ids {
 				if i > 0 {
 					b = append(b, ", "...)
 				}
-				b = strconv.AppendInt(b, a.(int64), 10)
+				b = strconv.AppendInt(b, id, 10)
 			}
 			b = append(b, ')')
 			q.buf = b
-			_, err = q.conn.Query(ctx, string(b))
+			_, err = q.conn.Query(ctx, bufText(b))
 		}
 	} else {
 		which := q.r.IntN(3)
 		x := rangeStart(q.r, which)
 		if p == client.Postgres {
-			_, err = q.forms[which].Query(ctx, x)
+			q.args[0] = client.Int(int64(x))
+			_, err = q.forms[which].QueryArgs(ctx, q.args)
 		} else {
 			b := append(q.buf[:0], q.text[which][0]...)
 			b = strconv.AppendInt(b, int64(x), 10)
 			b = append(b, q.text[which][1]...)
 			q.buf = b
-			_, err = q.conn.Query(ctx, string(b))
+			_, err = q.conn.Query(ctx, bufText(b))
 		}
 	}
 	q.n++
