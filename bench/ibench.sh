@@ -17,7 +17,9 @@
 #      milliseconds (%n). The INSERTs are counted per 100 ms of the clock
 #      over the step's planned seconds: the coefficient of variation and the
 #      max/mean of those counts, and the CV of the gaps between inserts.
-# Each round runs (a), then A B for qr100 and A B for qr1000; ROUNDS rounds
+# Each round runs (a) once per client transport in TRANSPORTS (default
+# "auto"; e.g. "blocking uring" pairs them round by round), then A B for
+# qr100 and A B for qr1000 (PACING=0 leaves (b) out); ROUNDS rounds
 # (default 7); medians of the per-round figures and of per-round ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,8 @@ ROUNDS=${ROUNDS:-7}
 MR1=${MR1:-0.1}  # million rows loaded by l.i0 (and each round reloaded)
 MR2=${MR2:-0.05}  # l.i1 inserts 4/5 of it
 SECS=${SECS:-4}  # seconds of inserts of qr100 and qr1000
+TRANSPORTS=${TRANSPORTS:-auto}
+PACING=${PACING:-1}
 work=$(mktemp -d /tmp/qpslab-bench-XXXXXX); chmod 755 "$work"
 export QPSLAB_HOME=$work/home
 trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
@@ -44,13 +48,14 @@ servercpu() {
 
 ib() { $Q run ibench --sandbox "$sb" --mr1 "$MR1" --mr2 "$MR2" --query-secs "$SECS" --wait-scale 0 "$@"; }
 
-# cpustep STEP: runs one step in its own process; appends the whole-process
-# and window µs/op of client and server and their ratios to $work/STEP.*.
+# cpustep STEP TRANSPORT: runs one step in its own process; appends the
+# whole-process and window µs/op of client and server and their ratios to
+# $work/STEP.TRANSPORT.*.
 cpustep() {
-  local step=$1 s0 s1 ops
+  local step=$1 tr=$2 s0 s1 ops
   s0=$(servercpu "$pid")
   /usr/bin/time -f '%U %S' -o "$work/t" "$Q" run ibench --sandbox "$sb" --mr1 "$MR1" --mr2 "$MR2" --query-secs "$SECS" \
-    --rates 100 --wait-scale 0 --steps "$step" --out "$work/r.json" >/dev/null 2>"$work/r.log" || { cat "$work/r.log"; exit 1; }
+    --rates 100 --wait-scale 0 --steps "$step" --transport "$tr" --out "$work/r.json" >/dev/null 2>"$work/r.log" || { cat "$work/r.log"; exit 1; }
   sleep 0.3 # the backends' exit and reaping
   s1=$(servercpu "$pid")
   if [ "$step" = qr100 ]; then
@@ -63,8 +68,9 @@ cpustep() {
   ws=$(awk -v a="$s0" -v b="$s1" -v n="$ops" 'BEGIN {printf "%.4f", (b - a) * 1e6 / n}')
   cc=$(jq '.runs[0].hw["client_cpu_us/o"]' "$work/r.json")
   cs=$(jq '.runs[0].hw["server_cpu_us/o"]' "$work/r.json")
-  echo "$wc" >>"$work/$step.wc"; echo "$ws" >>"$work/$step.ws"; ratio "$wc" "$ws" >>"$work/$step.wr"
-  echo "$cc" >>"$work/$step.cc"; echo "$cs" >>"$work/$step.cs"; ratio "$cc" "$cs" >>"$work/$step.cr"
+  local f=$work/$step.$tr
+  echo "$wc" >>"$f.wc"; echo "$ws" >>"$f.ws"; ratio "$wc" "$ws" >>"$f.wr"
+  echo "$cc" >>"$f.cc"; echo "$cs" >>"$f.cs"; ratio "$cc" "$cs" >>"$f.cr"
 }
 
 # spread SECS: reads insert arrival times (epoch seconds, one a line, in
@@ -112,7 +118,10 @@ for flavor in mariadb postgres; do
   ver=$($Q server status "$sb" | awk 'NR==2 {print $3}')
   rm -f "$work"/l.* "$work"/qr100.* "$work"/pace.*
   for i in $(seq "$ROUNDS"); do
-    for step in l.i0 l.x l.i1 qr100; do cpustep "$step"; done
+    for tr in $TRANSPORTS; do
+      for step in l.i0 l.x l.i1 qr100; do cpustep "$step" "$tr"; done
+    done
+    [ "$PACING" = 0 ] && continue
     if [ "$flavor" = mariadb ]; then
       $Q server sql "$sb" "SET GLOBAL log_output = 'TABLE'" >/dev/null
       $Q server sql "$sb" "SET GLOBAL general_log = 1" >/dev/null
@@ -134,13 +143,17 @@ for flavor in mariadb postgres; do
   done
 
   echo "$flavor $ver, $ROUNDS rounds, l.i0 $MR1 M rows, l.i1 $(awk -v m="$MR2" 'BEGIN {print m * 0.8}') M rows, qr100 $SECS s"
-  printf '  %-6s %-6s | %-40s | %-40s\n' step per "whole process: client / server µs, ratio" "measured window: client / server µs, ratio"
-  for step in l.i0 l.i1 qr100; do
-    per=row; [ "$step" = qr100 ] && per=query
-    printf '  %-6s %-6s | %8.2f / %8.2f  %6.1f %%              | %8.2f / %8.2f  %6.1f %%\n' "$step" "$per" \
-      "$(median <"$work/$step.wc")" "$(median <"$work/$step.ws")" "$(awk '{print 100 * $1}' "$work/$step.wr" | median)" \
-      "$(median <"$work/$step.cc")" "$(median <"$work/$step.cs")" "$(awk '{print 100 * $1}' "$work/$step.cr" | median)"
+  printf '  %-9s %-6s %-6s | %-40s | %-40s\n' transport step per "whole process: client / server µs, ratio" "measured window: client / server µs, ratio"
+  for tr in $TRANSPORTS; do
+    for step in l.i0 l.i1 qr100; do
+      per=row; [ "$step" = qr100 ] && per=query
+      f=$work/$step.$tr
+      printf '  %-9s %-6s %-6s | %8.2f / %8.2f  %6.1f %%              | %8.2f / %8.2f  %6.1f %%\n' "$tr" "$step" "$per" \
+        "$(median <"$f.wc")" "$(median <"$f.ws")" "$(awk '{print 100 * $1}' "$f.wr" | median)" \
+        "$(median <"$f.cc")" "$(median <"$f.cs")" "$(awk '{print 100 * $1}' "$f.cr" | median)"
+    done
   done
+  if [ "$PACING" = 0 ]; then $Q server stop "$sb" >/dev/null; continue; fi
   echo "  pacing: INSERTs per 100 ms at the server (median of $ROUNDS rounds; ratio: median of per-round reference / smooth)"
   printf '  %-7s | %-22s | %-22s | %-22s | %s\n' step "CV smooth / ref" "max/mean smooth / ref" "gap CV smooth / ref" "inserts"
   for rate in 100 1000; do
