@@ -349,31 +349,65 @@ func TestCheck(t *testing.T) {
 // The server killed in the middle of a run: the run is recorded as failed
 // because the server died, with how it ended, and the plan stops there.
 func TestServerDiesMidRun(t *testing.T) {
-	h, b := serverHome(t)
-	l := &log{}
-	long := driven("long", 2)
-	long.Seconds = time.Minute
-	p := newPlan(t, h, testSuite{steps: []suite.Step{long, driven("never")}}, l, b)
-	p.Watch.Start = func(int, int, Item) {
-		time.AfterFunc(time.Second, func() {
-			sts, err := sandbox.List(h)
-			if err != nil || len(sts) != 1 || sts[0].PID == 0 {
-				t.Errorf("no server to kill: %v %+v", err, sts)
-				return
+	for _, tr := range []client.Transport{client.Blocking, client.Uring, client.Loop} {
+		t.Run(string(tr), func(t *testing.T) {
+			if tr != client.Blocking && !client.UringWorks() {
+				t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
 			}
-			syscall.Kill(sts[0].PID, syscall.SIGKILL)
+			h, b := serverHome(t)
+			l := &log{}
+			long := driven("long", 2)
+			long.Seconds = time.Minute
+			p := newPlan(t, h, testSuite{steps: []suite.Step{long, driven("never")}}, l, b)
+			p.Client.Transport = tr
+			p.Watch.Start = func(int, int, Item) {
+				time.AfterFunc(time.Second, func() {
+					sts, err := sandbox.List(h)
+					if err != nil || len(sts) != 1 || sts[0].PID == 0 {
+						t.Errorf("no server to kill: %v %+v", err, sts)
+						return
+					}
+					syscall.Kill(sts[0].PID, syscall.SIGKILL)
+				})
+			}
+			t0 := time.Now()
+			err := p.Run(context.Background(), h)
+			var dead *ServerDied
+			if !errors.As(err, &dead) || !strings.Contains(err.Error(), "killed by signal 9") {
+				t.Fatalf("error %v, want the server's death", err)
+			}
+			if time.Since(t0) > 30*time.Second {
+				t.Errorf("the run went on for %s after its server died", time.Since(t0))
+			}
+			if len(l.done) != 1 || l.done[0].Status != result.Failed || !strings.Contains(l.done[0].Error, "died: killed by signal 9") {
+				t.Fatalf("recorded: %v", l.events)
+			}
+			if got := l.done[0].Params["transport"]; got != string(tr) {
+				t.Errorf("the run's transport %q, want %q", got, tr)
+			}
 		})
 	}
-	t0 := time.Now()
-	err := p.Run(context.Background(), h)
-	var dead *ServerDied
-	if !errors.As(err, &dead) || !strings.Contains(err.Error(), "killed by signal 9") {
-		t.Fatalf("error %v, want the server's death", err)
+}
+
+// --transport loop: a driven step at 4 threads runs its workers on loops
+// and records its statements, as the other transports do.
+func TestLoopTransportRun(t *testing.T) {
+	if !client.UringWorks() {
+		t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
 	}
-	if time.Since(t0) > 30*time.Second {
-		t.Errorf("the run went on for %s after its server died", time.Since(t0))
+	h, b := serverHome(t)
+	l := &log{}
+	p := newPlan(t, h, testSuite{steps: []suite.Step{driven("q", 4)}}, l, b)
+	p.Client.Transport = client.Loop
+	if err := p.Run(context.Background(), h); err != nil {
+		t.Fatal(err)
 	}
-	if len(l.done) != 1 || l.done[0].Status != result.Failed || !strings.Contains(l.done[0].Error, "died: killed by signal 9") {
-		t.Fatalf("recorded: %v", l.events)
+	if got, want := strings.Join(l.events, "|"), "start q 4 on mariadb-system|done q 4 ok"; got != want {
+		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	}
+	q := l.done[0]
+	if q.Threads != 4 || q.Params["transport"] != "loop" || q.Totals.Events == 0 || q.Totals.Statements != q.Totals.Events ||
+		q.Totals.Errors != 0 || q.Totals.Reported != q.Totals.QPS || len(q.Samples) == 0 {
+		t.Errorf("q: threads %d, params %v, totals %+v, %d samples", q.Threads, q.Params, q.Totals, len(q.Samples))
 	}
 }

@@ -193,3 +193,68 @@ func TestRefusesOthersTables(t *testing.T) {
 		t.Errorf("pi1 was changed: %d columns", n)
 	}
 }
+
+// A paced step's workers on one loop thread (the loop transport: the
+// engine's Mux, one OS thread for them all): the inserter and its deleter
+// sleep on the loop's ring between their paced statements, so the query
+// thread goes on meanwhile, and every insert (and delete) still happens.
+// An inserter that slept holding the thread would let the querier run
+// only between its statements, a query or two per insert: a second of
+// schedule leaves it thousands.
+func TestPacedStepOnOneLoopThread(t *testing.T) {
+	if !client.UringWorks() {
+		t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+	}
+	for _, name := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(name, func(t *testing.T) {
+			srv, _ := testenv.StartServer(t, name)
+			ep := srv.Endpoint()
+			ctx := context.Background()
+			d := db{t: t, ep: ep, pg: ep.Protocol == client.Postgres}
+			s := &suite.Server{Protocol: ep.Protocol, Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
+				return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+			}}
+			o := Options{Clients: 1, MR1: 0.001, MR2: 0.001, QuerySecs: time.Second, Rates: []int{50}, RowsPerQuery: 10, Pacing: Smooth}
+			if err := o.create(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range createIndexes(ep.Protocol, "pi1", "") {
+				if _, _, err := client.Query(ctx, ep, false, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			for _, deletes := range []bool{false, true} {
+				before := d.n("SELECT count(*) FROM pi1")
+				// 50 rows at 50 rows/s, 10 a statement: 5 statements 200 ms
+				// apart.
+				wl := &workload{proto: ep.Protocol, tables: o.Tables(), seed: 5,
+					ph: phase{rows: 50, perCommit: 10, rate: 50, deletes: deletes, queries: 1, perQuery: 10, pacing: Smooth}}
+				wl.dial = func(ctx context.Context) (client.Conn, error) {
+					return client.Dial(ctx, ep, client.Options{Transport: client.Loop})
+				}
+				r, err := engine.Run(ctx, wl, engine.Options{Threads: wl.ph.workers(), Warmup: -1, UntilScheduled: true, Mux: client.Loops{Threads: 1}})
+				if err != nil {
+					t.Fatalf("deletes %v: %v", deletes, err)
+				}
+				if ins, ok := r.Totals.Op(KindInsert); !ok || ins.Count != 5 || r.Totals.Rows != 50 {
+					t.Errorf("deletes %v: inserts %+v, %d rows: want 5 statements of 50 rows", deletes, ins, r.Totals.Rows)
+				}
+				want := before + 50
+				if deletes {
+					want = before
+					if del, ok := r.Totals.Op(KindDelete); !ok || del.Count != 5 {
+						t.Errorf("deletes %v: deletes %+v, want 5 statements (one per insert)", deletes, del)
+					}
+				}
+				if n := d.n("SELECT count(*) FROM pi1"); n != want {
+					t.Errorf("deletes %v: pi1 has %d rows, want %d", deletes, n, want)
+				}
+				q, ok := r.Totals.Op(KindQuery)
+				t.Logf("deletes %v: %d queries beside the inserts", deletes, q.Count)
+				if !ok || q.Count < 100 || r.Totals.Errors != 0 {
+					t.Errorf("deletes %v: queries %+v, %d errors: want at least 100 queries beside 5 paced inserts", deletes, q, r.Totals.Errors)
+				}
+			}
+		})
+	}
+}

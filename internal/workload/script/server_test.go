@@ -2,6 +2,8 @@ package script
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -403,5 +405,83 @@ INSERT INTO seen (c, x) VALUES (:client_id, :x);
 	}
 	if slices.Equal(got[0][0][:10], got[0][1][:10]) {
 		t.Errorf("both clients drew alike: %v", got[0])
+	}
+}
+
+// A script's \sleep in a loop worker (the loop transport) sleeps on the
+// loop's ring: another worker on the same thread completes statements
+// while the sleeper's event is in its \sleep 300 ms. A sleep that held the
+// thread would end before the other worker ran at all. The loop's context
+// is derived from a cancellable one (the engine's) or from one never
+// cancelled (context.Background, which a connection's statements must
+// bind to the loop all the same).
+func TestSleepOnLoop(t *testing.T) {
+	if !client.UringWorks() {
+		t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+	}
+	sleeper := write(t, "sleeper.sql", "\\sleep 300 ms\nSELECT 1;\n")
+	one := write(t, "one.sql", "SELECT 1;\n")
+	for _, b := range servers {
+		for _, cancellable := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/cancellable=%v", b, cancellable), func(t *testing.T) {
+				d := start(t, b)
+				s := *d.s
+				s.Dial = func(ctx context.Context) (client.Conn, error) {
+					return client.Dial(ctx, d.ep, client.Options{Transport: client.Loop})
+				}
+				ctx := context.Background()
+				if cancellable {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+				}
+				var ws [2]engine.Worker
+				for i, f := range []string{sleeper, one} {
+					p := configure(t, "file", f)
+					w, err := p.Steps[len(p.Steps)-1].Drive.Workload(&s, 1).NewWorker(ctx, i)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer w.Close()
+					ws[i] = w
+				}
+				// Worker 0 starts first: it sleeps, and worker 1 runs until
+				// the sleeper's event is over (or, if its own statements
+				// held the thread, until a bound far beyond 300 ms of
+				// SELECT 1).
+				const bound = 100_000
+				var sleeping, slept bool
+				var during, total int
+				var errs [2]error
+				err := client.Loops{Threads: 1}.Run(ctx, 2, func(ctx context.Context, i int) {
+					if i == 0 {
+						sleeping = true
+						_, errs[0] = ws[0].Event(ctx)
+						sleeping, slept = false, true
+						return
+					}
+					for !slept && total < bound {
+						if _, err := ws[1].Event(ctx); err != nil {
+							errs[1] = err
+							return
+						}
+						total++
+						if sleeping {
+							during++
+						}
+					}
+				})
+				if err := errors.Join(err, errs[0], errs[1]); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%d statements of the other worker during the sleep", during)
+				if !slept || total == bound {
+					t.Errorf("the other worker ran %d statements without the sleeper's event ending: its statements held the thread", total)
+				}
+				if during == 0 {
+					t.Errorf("no statement of the other worker while the sleeper slept: the \\sleep held the thread")
+				}
+			})
+		}
 	}
 }

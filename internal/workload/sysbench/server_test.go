@@ -585,10 +585,25 @@ func (s *server) withClient(o client.Options) *server {
 }
 
 // Every test runs the same events on the drivers' path and on the lean
-// one, prepared and as text, from the same loaded tables: each reads and
-// writes the same rows, issues the same statements, and leaves the same
-// tables.
+// one (on the blocking transport, and on io_uring where this kernel
+// allows it, with a ring per connection and inside a loop worker), prepared and as text, from the same loaded tables: each
+// reads and writes the same rows, issues the same statements, and leaves
+// the same tables.
 func TestPathsAgree(t *testing.T) {
+	type path struct {
+		drv bool
+		tr  client.Transport
+	}
+	paths := []path{{true, client.Blocking}, {false, client.Blocking}}
+	if client.UringWorks() {
+		paths = append(paths, path{false, client.Uring}, path{false, client.Loop})
+	}
+	named := func(p path) string {
+		if p.drv {
+			return "the drivers' path on " + string(p.tr)
+		}
+		return "the lean path on " + string(p.tr)
+	}
 	for _, name := range []string{"mariadb-system", "postgres-system"} {
 		t.Run(name, func(t *testing.T) {
 			s := startServer(t, name)
@@ -624,10 +639,10 @@ func TestPathsAgree(t *testing.T) {
 						rows  int64
 						after string
 					}
-					var got [2]outcome
-					for i, drv := range []bool{true, false} {
+					got := make([]outcome, len(paths))
+					for i, p := range paths {
 						load()
-						c := s.withClient(client.Options{Transport: client.Blocking, NoPrepare: noPrep, Driver: drv})
+						c := s.withClient(client.Options{Transport: p.tr, NoPrepare: noPrep, Driver: p.drv})
 						c.t = t
 						ids := []int{0}
 						if test.BindTable {
@@ -635,23 +650,29 @@ func TestPathsAgree(t *testing.T) {
 						}
 						for _, id := range ids {
 							w, _ := c.worker(test, id, 21)
-							for e := range 25 {
-								o, err := w.Event(ctx)
-								if err != nil {
-									t.Fatalf("%s (driver %v, text %v) event %d: %v", test.Label(), drv, noPrep, e, err)
+							err := onTransport(ctx, p.tr, func(ctx context.Context) error {
+								for e := range 25 {
+									o, err := w.Event(ctx)
+									if err != nil {
+										return fmt.Errorf("event %d: %w", e, err)
+									}
+									got[i].stmts += o.Statements
+									got[i].rows += o.Rows
 								}
-								got[i].stmts += o.Statements
-								got[i].rows += o.Rows
-							}
+								return nil
+							})
 							w.Close()
+							if err != nil {
+								t.Fatalf("%s (%s, text %v): %v", test.Label(), named(p), noPrep, err)
+							}
 						}
 						got[i].after = sums()
-					}
-					if got[0] != got[1] {
-						t.Errorf("%s, text %v: the drivers' path %+v, the lean path %+v", test.Label(), noPrep, got[0], got[1])
-					}
-					if got[1].rows == 0 && test.Name != "scan" && test.Name != "delete" {
-						t.Errorf("%s, text %v: no row read or written in 25 events", test.Label(), noPrep)
+						if i > 0 && got[i] != got[0] {
+							t.Errorf("%s, text %v: %s %+v, %s %+v", test.Label(), noPrep, named(paths[0]), got[0], named(p), got[i])
+						}
+						if !p.drv && got[i].rows == 0 && test.Name != "scan" && test.Name != "delete" {
+							t.Errorf("%s, text %v: no row read or written in 25 events on %s", test.Label(), noPrep, named(p))
+						}
 					}
 				}
 			}
@@ -659,37 +680,74 @@ func TestPathsAgree(t *testing.T) {
 	}
 }
 
+// onTransport runs f with ctx on tr: on the loop transport inside the one
+// worker of a loop on one thread, with that worker's context (derived from
+// ctx: TestPathsAgree's is never cancelled, testAllocs's is, as the
+// engine's), so that the statements go through the loop's ring; on any
+// other, as it is.
+func onTransport(ctx context.Context, tr client.Transport, f func(ctx context.Context) error) error {
+	if tr != client.Loop {
+		return f(ctx)
+	}
+	var err error
+	if lerr := (client.Loops{Threads: 1}).Run(ctx, 1, func(ctx context.Context, _ int) {
+		if !client.OnLoop(ctx) {
+			err = errors.New("the loop's worker is not on its loop")
+			return
+		}
+		err = f(ctx)
+	}); lerr != nil {
+		return lerr
+	}
+	return err
+}
+
 // Once warm, an event of every test but insert (a new statement text per
-// event, as sysbench's) allocates nothing on the lean path: the point and
-// range reads, the writes, BEGIN and COMMIT.
+// event, as sysbench's) allocates nothing on the lean path, on the
+// blocking transport and on io_uring where this kernel allows it (a ring
+// per connection, and inside a loop worker): the
+// point and range reads, the writes, BEGIN and COMMIT.
 func (s *server) testAllocs(t *testing.T) {
 	s.t = t
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for _, noPrep := range []bool{false, true} {
-		c := s.withClient(client.Options{Transport: client.Blocking, NoPrepare: noPrep})
-		c.t = t
-		for _, test := range allTests() {
-			if test.Name == "insert" || test.Name == "delete" {
-				continue
-			}
-			wl := &Workload{Target: c.target, Test: test, Seed: 99}
-			w, err := wl.NewWorker(ctx, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var failed error
-			allocs := testing.AllocsPerRun(20, func() {
-				if _, err := w.Event(ctx); err != nil {
-					failed = err
+	trs := []client.Transport{client.Blocking}
+	if client.UringWorks() {
+		trs = append(trs, client.Uring, client.Loop)
+	}
+	for _, tr := range trs {
+		for _, noPrep := range []bool{false, true} {
+			c := s.withClient(client.Options{Transport: tr, NoPrepare: noPrep})
+			c.t = t
+			for _, test := range allTests() {
+				if test.Name == "insert" || test.Name == "delete" {
+					continue
 				}
-			})
-			w.Close()
-			if failed != nil {
-				t.Fatalf("%s: %v", test.Label(), failed)
-			}
-			if allocs != 0 {
-				t.Errorf("%s, text %v: %.1f allocations per event, want 0", test.Label(), noPrep, allocs)
+				wl := &Workload{Target: c.target, Test: test, Seed: 99}
+				w, err := wl.NewWorker(ctx, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var failed error
+				var allocs float64
+				err = onTransport(ctx, tr, func(ctx context.Context) error {
+					allocs = testing.AllocsPerRun(20, func() {
+						if _, err := w.Event(ctx); err != nil {
+							failed = err
+						}
+					})
+					return nil
+				})
+				w.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if failed != nil {
+					t.Fatalf("%s (%s, text %v): %v", test.Label(), tr, noPrep, failed)
+				}
+				if allocs != 0 {
+					t.Errorf("%s (%s, text %v): %.1f allocations per event, want 0", test.Label(), tr, noPrep, allocs)
+				}
 			}
 		}
 	}
