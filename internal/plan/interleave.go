@@ -548,7 +548,7 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 	var total int64
 	var secs float64
 	for batch := int64(16); secs < calib.Seconds(); batch *= 2 {
-		res, err := first.sess.Run(ctx, engine.Options{Warmup: -1, Events: batch, Duration: guard(calib)})
+		res, err := first.sess.Run(ctx, engine.Options{Mux: mux(first.s.srv.Client.Transport), Warmup: -1, Events: batch, Duration: guard(calib)})
 		if err != nil {
 			first.err = err
 			return 0, 0, err
@@ -568,7 +568,7 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 	logRate := math.Log(float64(total) / secs)
 	for _, i := range ord[1:] {
 		l := lanes[i]
-		res, err := l.sess.Run(ctx, engine.Options{Warmup: -1, Events: total, Duration: guard(time.Duration(secs * float64(time.Second)))})
+		res, err := l.sess.Run(ctx, engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Events: total, Duration: guard(time.Duration(secs * float64(time.Second)))})
 		if err != nil {
 			l.err = err
 			return 0, 0, err
@@ -596,7 +596,7 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 // it; the cost per op is then over the window's own length.
 func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, dur time.Duration, events, warmEvents int64, idle []int) error {
 	if warm > 0 || warmEvents > 0 {
-		wo := engine.Options{Warmup: -1, Duration: warm}
+		wo := engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Duration: warm}
 		if st.Writes {
 			wo.Events, wo.Duration = warmEvents, guard(warm)
 		}
@@ -613,7 +613,7 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 	// No sample goes to the recorder as it is measured: the run's samples
 	// are its slices' laid end to end, written with it when it ends
 	// (engine.Session.Merge gives each slice's last its length).
-	o := engine.Options{Warmup: -1, Duration: dur, Seed: l.start.Seed}
+	o := engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Duration: dur, Seed: l.start.Seed}
 	if st.Writes {
 		o.Events, o.Duration = events, guard(dur)
 	}
