@@ -27,9 +27,8 @@ work=$(mktemp -d /tmp/qpslab-bench-XXXXXX); chmod 755 "$work"
 export QPSLAB_HOME=$work/home
 trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print 0; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-pairs() { paste "$1" "$2" | awk '$2 > 0 {print $1 / $2}'; } # per-round ratios a/b
-cputime() { awk '{print $1 + $2}' "$1"; }                     # GNU time -f '%U %S'
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 for flavor in $FLAVORS; do
   sb=limit-$flavor

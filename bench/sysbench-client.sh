@@ -39,10 +39,8 @@ work=$(mktemp -d /tmp/qpslab-bench-XXXXXX); chmod 755 "$work"
 export QPSLAB_HOME=$work/home
 trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print 0; else print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-# pairs FILE_A FILE_B: the per-line ratios a/b, one a line.
-pairs() { paste "$1" "$2" | awk '$2 > 0 {print $1 / $2}'; }
-cputime() { awk '{print $1 + $2}' "$1"; } # GNU time -f '%U %S'
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 # A config that allows 4,096 connections and more, for the RSS runs.
 printf '[mysqld]\nmax_connections=5000\n' >"$work/conns.cnf"

@@ -20,7 +20,9 @@ import (
 type Transport string
 
 const (
-	// Auto is Blocking for up to BlockingMax connections, else Netpoll.
+	// Auto is, for up to BlockingMax connections, Loop for several
+	// PostgreSQL connections where io_uring works, else Blocking; Netpoll
+	// beyond (see Resolve).
 	Auto Transport = "auto"
 	// Blocking reads and writes a blocking file descriptor directly: two
 	// syscalls per query (write, read). Each waiting connection holds an OS
@@ -43,15 +45,25 @@ const (
 // BlockingMax is the connection count up to which Auto picks Blocking.
 const BlockingMax = 256
 
-// Resolve turns Auto into a concrete transport for n connections.
-func (t Transport) Resolve(n int) Transport {
-	if t == "" || t == Auto {
-		if n <= BlockingMax {
-			return Blocking
-		}
-		return Netpoll
+// Resolve turns Auto into a concrete transport for n connections of
+// protocol p. The choice is measured (docs/perf.md, bench/client-limit.sh:
+// client CPU per statement against sysbench's, point-query, 7 paired
+// rounds, on the 2-core project VM): at 8 connections on PostgreSQL the
+// loop transport cost 0.79–0.91× sysbench's CPU per statement where the
+// blocking one cost 1.15–1.20×; on MariaDB the two were within the noise
+// (1.05–1.09× against 0.94–1.09×), and at one connection the blocking one
+// was never beaten, so it stays there.
+func (t Transport) Resolve(n int, p Protocol) Transport {
+	if t != "" && t != Auto {
+		return t
 	}
-	return t
+	switch {
+	case n > BlockingMax:
+		return Netpoll
+	case p == Postgres && n > 1 && uringOK():
+		return Loop
+	}
+	return Blocking
 }
 
 // ParseTransport checks a --transport value.

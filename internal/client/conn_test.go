@@ -231,3 +231,31 @@ func TestUringAvailable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Auto picks the transport measured cheapest: loop for several PostgreSQL
+// connections where io_uring works, blocking otherwise, netpoll beyond
+// BlockingMax; a named transport stays.
+func TestResolveAuto(t *testing.T) {
+	several := client.Blocking
+	if client.UringWorks() {
+		several = client.Loop
+	}
+	for _, c := range []struct {
+		t    client.Transport
+		n    int
+		p    client.Protocol
+		want client.Transport
+	}{
+		{client.Auto, 1, client.Postgres, client.Blocking},
+		{client.Auto, 8, client.Postgres, several},
+		{"", 8, client.Postgres, several},
+		{client.Auto, 8, client.MySQL, client.Blocking},
+		{client.Auto, client.BlockingMax + 1, client.Postgres, client.Netpoll},
+		{client.Blocking, 8, client.Postgres, client.Blocking},
+		{client.Uring, 1, client.MySQL, client.Uring},
+	} {
+		if got := c.t.Resolve(c.n, c.p); got != c.want {
+			t.Errorf("%q.Resolve(%d, %s) = %s, want %s", c.t, c.n, c.p, got, c.want)
+		}
+	}
+}

@@ -52,6 +52,14 @@ const (
 
 	uringFeatSingleMmap = 1 << 0
 	uringFeatExtArg     = 1 << 8
+	uringFeatNoIOWait   = 1 << 17
+
+	// IORING_ENTER_NO_IOWAIT (Linux 6.15): the wait is not I/O wait.
+	// Without it a thread waiting on the ring sleeps marked as in I/O
+	// wait; measured on the project VM (point-query, 1 thread, MariaDB, 7
+	// paired rounds), that cost 1.10× the blocking transport's CPU per
+	// statement, and 1.00× without.
+	uringEnterNoIOWait = 1 << 7
 
 	uringOffSqRing = 0
 	uringOffSqes   = 0x10000000
@@ -120,6 +128,7 @@ type ring struct {
 	cqes                   unsafe.Pointer
 	ts                     syscall.Timespec
 	arg                    uringGeteventsArg
+	enterFlags             uintptr
 }
 
 func newRing() (*ring, error) { return newRingSize(uringEntries) }
@@ -155,6 +164,10 @@ func newRingSize(entries uint32) (*ring, error) {
 	r.cqHead, r.cqTail, r.cqMask, r.cqes = at(p.cqOff.head), at(p.cqOff.tail), at(p.cqOff.ringMask), unsafe.Add(base, p.cqOff.cqes)
 	r.sqes = unsafe.Pointer(&sqes[0])
 	r.arg.ts = uint64(uintptr(unsafe.Pointer(&r.ts)))
+	r.enterFlags = uringEnterGetEvents | uringEnterExtArg
+	if p.features&uringFeatNoIOWait != 0 {
+		r.enterFlags |= uringEnterNoIOWait
+	}
 	return r, nil
 }
 
@@ -195,7 +208,7 @@ func (r *ring) enter(submit, wait uint32, d time.Duration, raw bool) syscall.Err
 	if raw {
 		call = syscall.RawSyscall6
 	}
-	_, _, e := call(sysIoUringEnter, uintptr(r.fd), uintptr(submit), uintptr(wait), uringEnterGetEvents|uringEnterExtArg,
+	_, _, e := call(sysIoUringEnter, uintptr(r.fd), uintptr(submit), uintptr(wait), r.enterFlags,
 		uintptr(unsafe.Pointer(&r.arg)), unsafe.Sizeof(r.arg))
 	return e
 }

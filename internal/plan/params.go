@@ -41,7 +41,7 @@ var Common = []suite.Param{
 	{Name: "max-backlog", Kind: suite.Int, Usage: "open loop: queued events that end the run (default max(1000, 10×rate))"},
 	{Name: "tcp", Kind: suite.Bool, Usage: "connect over loopback TCP instead of the unix socket"},
 	{Name: "no-prepare", Kind: suite.Bool, Usage: "text queries instead of server-side prepared statements"},
-	{Name: "transport", Kind: suite.String, Default: "auto", Usage: "client transport: blocking, uring (io_uring, a ring per connection), loop (io_uring, several connections per thread), netpoll, or auto (blocking up to 256 connections)"},
+	{Name: "transport", Kind: suite.String, Default: "auto", Usage: "client transport: blocking, uring (io_uring, a ring per connection), loop (io_uring, several connections per thread), netpoll, or auto (up to 256 connections: loop for several PostgreSQL connections where io_uring works, else blocking; then netpoll)"},
 	{Name: "sandbox", Kind: suite.String, Usage: "run on this running sandbox (qpslab server start) instead of starting one per build and config"},
 	{Name: "device", Kind: suite.String, Usage: "block device whose I/O is measured (default: the disk that holds the datadir)"},
 	{Name: "report-interval", Kind: suite.Seconds, Default: "10", Usage: "seconds between progress lines during a test, with -v (sysbench --report-interval)"},
