@@ -42,7 +42,9 @@ const (
 	Netpoll Transport = "netpoll"
 )
 
-// BlockingMax is the connection count up to which Auto picks Blocking.
+// BlockingMax is the connection count up to which Auto picks a transport
+// that holds an OS thread per waiting connection (Blocking) or per CPU
+// (Loop); beyond it, Netpoll.
 const BlockingMax = 256
 
 // Resolve turns Auto into a concrete transport for n connections of
