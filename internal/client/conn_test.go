@@ -259,3 +259,16 @@ func TestResolveAuto(t *testing.T) {
 		}
 	}
 }
+
+// Where io_uring is refused, auto falls back to the blocking transport and
+// asking for uring or loop is one error line naming why.
+func TestUringRefused(t *testing.T) {
+	defer client.RefuseUring()()
+	if got := client.Auto.Resolve(8, client.Postgres); got != client.Blocking {
+		t.Errorf("auto at 8 PostgreSQL connections without io_uring: %s, want blocking", got)
+	}
+	for _, tr := range []string{"uring", "loop"} {
+		_, err := client.ParseTransport(tr)
+		testenv.WantErr(t, err, "--transport "+tr+": this kernel refuses io_uring", "use auto, blocking or netpoll")
+	}
+}
