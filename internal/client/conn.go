@@ -205,7 +205,10 @@ func (c *canceller) arm(ctx context.Context) (context.Context, error) {
 	return context.Background(), nil
 }
 
-func (c *canceller) done() { c.busy.Store(0) }
+func (c *canceller) done() {
+	c.busy.Store(0)
+	bindLoop(c.nc, context.Background()) // the statement is over: its loop worker no more
+}
 
 func (c *canceller) release() {
 	if c.stop != nil {

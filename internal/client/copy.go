@@ -57,6 +57,8 @@ func (p *pgConn) Copy(ctx context.Context, table string, columns []string, src i
 		return 0, err
 	}
 	defer p.cancel.done()
+	passThrough(p.cancel.nc, true)
+	defer passThrough(p.cancel.nc, false)
 	tag, err := p.c.PgConn().CopyFrom(ctx, src, "COPY "+t+" ("+cols+") FROM STDIN")
 	if err != nil {
 		return 0, fmt.Errorf("copy into %s: %w", table, err)

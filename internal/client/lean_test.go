@@ -461,10 +461,23 @@ func BenchmarkStatement(b *testing.B) {
 // local_infile is off is refused in one line that says what to do.
 func TestCopy(t *testing.T) {
 	for _, build := range []string{"mariadb-system", "postgres-system"} {
-		t.Run(build, func(t *testing.T) {
+		for _, tr := range rawTransports() {
+			t.Run(build+"/"+string(tr), func(t *testing.T) { copyRows(t, context.Background(), build, tr) })
+		}
+		if client.UringWorks() {
+			// pgx's COPY writes from one goroutine while another reads.
+			t.Run(build+"/loop", func(t *testing.T) {
+				onLoop(t, func(ctx context.Context) { copyRows(t, ctx, build, client.Loop) })
+			})
+		}
+	}
+}
+
+func copyRows(t *testing.T, ctx context.Context, build string, tr client.Transport) {
+	{
+		{
 			ep := startServer(t, build)
-			ctx := context.Background()
-			c, err := client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+			c, err := client.Dial(ctx, ep, client.Options{Transport: tr})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -509,7 +522,7 @@ func TestCopy(t *testing.T) {
 				t.Errorf("LOAD DATA LOCAL with local_infile off: %v", err)
 			}
 			c.Exec(ctx, "SET GLOBAL local_infile = 1")
-		})
+		}
 	}
 }
 

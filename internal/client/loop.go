@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"net"
 	"os"
 	"runtime"
 	"sync"
@@ -44,23 +45,19 @@ type loopKey struct{}
 type slot struct {
 	l       *loop
 	id      uint64
+	seq     uint64 // numbers its waits: a completion of an earlier one is ignored
 	yield   func(struct{}) bool
 	running bool // its coroutine is the one running on the loop's thread
 	wait    int  // completions it waits for
 	queued  bool // it is on the loop's resume list
-	ready   bool // its wait is over: resume it
 	// results of its last round trip
-	sent       int // bytes of a short send
-	got        bool
-	n          int
-	sendErr    syscall.Errno
-	recvErr    syscall.Errno
-	conn       *uringConn // the connection of the round trip in flight
-	cancelOut  bool
-	cancelAsk  bool
-	ts         syscall.Timespec
-	sleeping   bool
-	sleepUntil time.Time
+	short     int // bytes of a short send
+	n         int
+	sendErr   syscall.Errno
+	recvErr   syscall.Errno
+	conn      *uringConn // the connection of the round trip in flight
+	cancelAsk bool
+	ts        syscall.Timespec
 }
 
 type loop struct {
@@ -70,42 +67,32 @@ type loop struct {
 	queued uint32 // SQEs pushed, not yet submitted
 }
 
-const loopTags = 8 // user_data = slot id * loopTags + tag
+// user_data: the wait's number (32 bits), the slot (24), the operation (8).
+func (s *slot) tag(op uint64) uint64 { return s.seq<<32 | s.id<<8 | op }
 
 const (
 	loopOpTimeout       = 11
-	uringSqeSkipSuccess = 1 << 6 // IOSQE_CQE_SKIP_SUCCESS (Linux 5.17)
 	loopTagTimer        = 4
 	loopMaxPerThread    = 64
+	uringSqeSkipSuccess = 1 << 6 // IOSQE_CQE_SKIP_SUCCESS (Linux 5.17)
 )
 
 // Run calls work(ctx, i) for i in 0..n-1, as coroutines on Threads OS
 // threads, and returns when every call has returned. ctx given to work
-// carries the worker's place: statements of connections of the Uring
-// transport made with it (or a context derived from it) go through the
-// thread's ring. A worker that blocks on anything else (a lock, a channel)
-// holds its thread's other workers up meanwhile, which is correct but slow.
+// carries the worker's place: statements of connections of the Uring or
+// Loop transport made with it (or a context derived from it) go through
+// the thread's ring. A worker that blocks on anything else (a lock, a
+// channel) holds its thread's other workers up meanwhile, which is correct
+// but slow.
 func (ls Loops) Run(ctx context.Context, n int, work func(ctx context.Context, i int)) error {
 	threads := ls.Threads
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
 	threads = max(min(threads, n), (n+loopMaxPerThread-1)/loopMaxPerThread)
-	loops := make([]*loop, threads)
-	for t := range loops {
-		per := (n - t + threads - 1) / threads
-		r, err := newRingSize(uint32(4 * per))
-		if err != nil {
-			for _, l := range loops[:t] {
-				l.r.close()
-			}
-			return err
-		}
-		loops[t] = &loop{r: r}
-	}
 	var wg sync.WaitGroup
 	errs := make([]error, threads)
-	for t, l := range loops {
+	for t := range threads {
 		var ids []int
 		for i := t; i < n; i += threads {
 			ids = append(ids, i)
@@ -113,7 +100,17 @@ func (ls Loops) Run(ctx context.Context, n int, work func(ctx context.Context, i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer l.r.close()
+			// One thread submits and waits: io_uring completes a request's
+			// work on the thread that submitted it, which would otherwise
+			// have to be woken for it.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			r, err := newRingSize(uint32(4 * len(ids)))
+			if err != nil {
+				errs[t] = err
+				return
+			}
+			l := &loop{r: r}
 			errs[t] = l.run(ctx, ids, work)
 		}()
 	}
@@ -145,11 +142,11 @@ func SleepOnLoop(ctx context.Context, t time.Time) bool {
 	if d <= 0 {
 		return true
 	}
+	s.seq++
 	s.ts = syscall.NsecToTimespec(min(d, rawPollMs*time.Millisecond).Nanoseconds())
-	s.l.push(uringSqe{opcode: loopOpTimeout, addr: uint64(uintptr(unsafe.Pointer(&s.ts))), len: 1, userData: s.id*loopTags + loopTagTimer})
-	s.wait, s.sleeping = 1, true
+	s.l.push(uringSqe{opcode: loopOpTimeout, addr: uint64(uintptr(unsafe.Pointer(&s.ts))), len: 1, userData: s.tag(loopTagTimer)})
+	s.wait = 1
 	s.park()
-	runtime.KeepAlive(s)
 	return true
 }
 
@@ -158,17 +155,17 @@ func (l *loop) push(q uringSqe) {
 	l.queued++
 }
 
-// park yields to the loop until the slot's completions are in.
-func (s *slot) park() {
-	s.ready = false
+// park yields to the loop until the slot's completions are in; false if
+// the loop is gone (it failed: the wait's I/O was ended first).
+func (s *slot) park() bool {
 	s.running = false
-	s.yield(struct{}{})
-	s.running = true
+	ok := s.yield(struct{}{})
+	s.running = ok
+	return ok
 }
 
 func (l *loop) run(ctx context.Context, ids []int, work func(ctx context.Context, i int)) error {
 	type co struct {
-		s    *slot
 		next func() (struct{}, bool)
 		stop func()
 	}
@@ -181,16 +178,19 @@ func (l *loop) run(ctx context.Context, ids []int, work func(ctx context.Context
 		next, stop := iter.Pull(func(yield func(struct{}) bool) {
 			s.yield = yield
 			s.running = true
+			defer func() { s.running = false }()
 			work(wctx, i)
 		})
-		cos[k] = co{s, next, stop}
-		s.ready = true
+		cos[k] = co{next, stop}
+		s.queued = true
 		l.resume = append(l.resume, s)
 	}
 	defer func() {
+		l.drain()
 		for _, c := range cos {
 			c.stop()
 		}
+		l.r.close()
 	}()
 	raw := true
 	for live > 0 {
@@ -206,6 +206,7 @@ func (l *loop) run(ctx context.Context, ids []int, work func(ctx context.Context
 		if live == 0 {
 			break
 		}
+		l.expire()
 		e := l.r.enter(l.queued, 1, rawPollMs*time.Millisecond, raw)
 		switch e {
 		case 0:
@@ -213,66 +214,104 @@ func (l *loop) run(ctx context.Context, ids []int, work func(ctx context.Context
 		case syscall.ETIME:
 			l.queued = 0
 			raw = false // a long wait: where the runtime sees it
-			l.expire()
 		case syscall.EINTR, syscall.EAGAIN, syscall.EBUSY:
 		default:
 			return os.NewSyscallError("io_uring_enter", e)
 		}
-		for {
-			cqe, ok := l.r.reap()
-			if !ok {
-				break
-			}
+		l.reap()
+		if len(l.resume) > 0 {
 			raw = true
-			s := l.slots[cqe.userData/loopTags]
-			s.complete(cqe)
 		}
 	}
 	return nil
 }
 
-// expire cancels the receives of connections closed or past their read
-// deadline (a wait the loop's timeout interrupted).
+func (l *loop) reap() {
+	for {
+		cqe, ok := l.r.reap()
+		if !ok {
+			return
+		}
+		if id := cqe.userData >> 8 & (1<<24 - 1); id < uint64(len(l.slots)) {
+			l.slots[id].complete(cqe)
+		}
+	}
+}
+
+// drain ends what is still in flight when the loop stops early (its ring
+// failed): the connections are shut down, so that their receives
+// complete, and the completions reaped, for a while, before the ring goes.
+func (l *loop) drain() {
+	busy := func() bool {
+		for _, s := range l.slots {
+			if s.wait > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range l.slots {
+		if s.wait > 0 && s.conn != nil {
+			s.conn.Close()
+		}
+	}
+	for try := 0; try < 100 && busy(); try++ {
+		l.r.enter(l.queued, 1, 10*time.Millisecond, false)
+		l.queued = 0
+		l.reap()
+	}
+	l.resume = l.resume[:0]
+}
+
+// expire cancels the receives of connections past their read deadline
+// (closed ones need nothing: the shutdown ends the receive).
 func (l *loop) expire() {
 	for _, s := range l.slots {
 		c := s.conn
-		if c == nil || s.got || s.cancelAsk || !(c.closed.Load() || c.expired(&c.readDL)) {
+		if c == nil || s.wait == 0 || s.cancelAsk || c.readDL.Load() == 0 || !c.expired(&c.readDL) {
 			continue
 		}
-		s.cancelAsk, s.cancelOut = true, true
+		s.cancelAsk = true
 		s.wait++
-		l.push(uringSqe{opcode: uringOpAsyncCancel, addr: s.id*loopTags + uringRecvTag, userData: s.id*loopTags + uringCancelTag})
+		l.push(uringSqe{opcode: uringOpAsyncCancel, addr: s.tag(uringRecvTag), userData: s.tag(uringCancelTag)})
 	}
 }
 
 func (s *slot) complete(cqe uringCqe) {
-	switch cqe.userData % loopTags {
+	if cqe.userData>>32 != s.seq&(1<<32-1) || s.wait == 0 {
+		return // of a wait that is over
+	}
+	switch cqe.userData & 0xff {
 	case uringSendTag:
-		// Posted only when the send failed or was short (its success is
-		// skipped); the linked receive then completes cancelled, and is
-		// what the slot waits for.
+		// Posted only when the send failed or was short (a success is
+		// skipped); the kernel then skips the linked receive's completion
+		// too, so this one ends the round trip.
+		s.recvErr = syscall.ECANCELED
 		if cqe.res < 0 {
 			s.sendErr = syscall.Errno(-cqe.res)
 		} else {
-			s.sent = int(cqe.res) // short: finished by hand below
+			s.short = int(cqe.res) // finished by hand after
 			s.sendErr = syscall.EMSGSIZE
 		}
-		return
+		s.wait = 0
 	case uringRecvTag:
-		s.got = true
 		if cqe.res < 0 {
 			s.recvErr = syscall.Errno(-cqe.res)
 		} else {
 			s.n = int(cqe.res)
 		}
+		s.wait--
+		if s.cancelAsk {
+			s.wait = 0 // the cancel's own completion, if any, is of no interest now
+		}
 	case uringCancelTag:
-		s.cancelOut = false
+		s.wait--
 	case loopTagTimer:
-		s.sleeping = false
+		s.wait = 0
 	}
-	s.wait--
-	if s.wait == 0 && !s.queued {
-		s.ready, s.queued = true, true
+	if s.wait <= 0 && !s.queued {
+		s.wait = 0
+		s.queued = true
 		s.l.resume = append(s.l.resume, s)
 	}
 }
@@ -281,20 +320,24 @@ func (s *slot) complete(cqe uringCqe) {
 // and read the results when resumed.
 func (s *slot) roundTrip(c *uringConn, req, b []byte) (int, error) {
 	l := s.l
-	s.conn, s.sent, s.got, s.n, s.sendErr, s.recvErr, s.cancelAsk, s.cancelOut = c, 0, false, 0, 0, 0, false, false
+	s.seq++
+	s.conn, s.short, s.n, s.sendErr, s.recvErr, s.cancelAsk = c, 0, 0, 0, 0, false
 	s.wait = 1
 	if len(req) > 0 {
 		l.push(uringSqe{opcode: uringOpSend, flags: uringSqeIOLink | uringSqeSkipSuccess, fd: int32(c.fd), addr: uint64(uintptr(unsafe.Pointer(&req[0]))),
-			len: uint32(len(req)), opFlags: msgNoSignal | msgWaitAll, userData: s.id*loopTags + uringSendTag})
+			len: uint32(len(req)), opFlags: msgNoSignal | msgWaitAll, userData: s.tag(uringSendTag)})
 	}
 	l.push(uringSqe{opcode: uringOpRecv, ioprio: uringRecvPollFirst, fd: int32(c.fd), addr: uint64(uintptr(unsafe.Pointer(&b[0]))),
-		len: uint32(len(b)), userData: s.id*loopTags + uringRecvTag})
-	s.park()
+		len: uint32(len(b)), userData: s.tag(uringRecvTag)})
+	ok := s.park()
 	s.conn = nil
 	runtime.KeepAlive(req)
 	runtime.KeepAlive(b)
+	if !ok {
+		return 0, net.ErrClosed
+	}
 	if s.sendErr == syscall.EMSGSIZE { // a short send: the receive was cancelled with it
-		if _, err := c.blockingConn.Write(req[s.sent:]); err != nil {
+		if _, err := c.blockingConn.Write(req[s.short:]); err != nil {
 			return 0, err
 		}
 		return s.roundTrip(c, nil, b)

@@ -20,8 +20,9 @@ func needUring(t *testing.T) {
 }
 
 // Workers on one loop thread run their statements interleaved: each
-// leaves the rows it should, and while one waits for a slow statement the
-// others on the same thread go on and finish first.
+// leaves the rows it should, and while one waits for a 60 s statement the
+// others on the same thread go on; the last of them to finish ends that
+// wait by closing its connection.
 func TestLoopInterleaves(t *testing.T) {
 	needUring(t)
 	for _, build := range []string{"mariadb-system", "postgres-system"} {
@@ -48,15 +49,25 @@ func TestLoopInterleaves(t *testing.T) {
 				}
 				defer conns[i].Close()
 			}
-			sleep := "SELECT sleep(1)"
+			sleep := "SELECT sleep(60)"
 			if p == client.Postgres {
-				sleep = "SELECT pg_sleep(1)"
+				sleep = "SELECT pg_sleep(60)"
 			}
 			var mu sync.Mutex
 			var order []int // workers in the order they finished
 			errs := make([]error, workers)
+			left := workers - 1
 			err = client.Loops{Threads: 1}.Run(ctx, workers, func(ctx context.Context, i int) {
-				defer func() { mu.Lock(); order = append(order, i); mu.Unlock() }()
+				defer func() {
+					mu.Lock()
+					defer mu.Unlock()
+					order = append(order, i)
+					if i > 0 {
+						if left--; left == 0 {
+							conns[0].Close() // the last of the others ends worker 0's wait
+						}
+					}
+				}()
 				c := conns[i]
 				if i == 0 {
 					_, errs[i] = c.Query(ctx, sleep)
@@ -87,10 +98,13 @@ func TestLoopInterleaves(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, err := range errs {
+			for i, err := range errs[1:] {
 				if err != nil {
-					t.Errorf("worker %d: %v", i, err)
+					t.Errorf("worker %d: %v", i+1, err)
 				}
+			}
+			if errs[0] == nil {
+				t.Error("worker 0's statement, its connection closed under it, returned no error")
 			}
 			for i := 1; i < workers; i++ {
 				if v := testenv.Int(t, ep, fmt.Sprintf("SELECT v FROM lt WHERE id = %d", i)); v != each {
@@ -237,5 +251,54 @@ func TestServerDiesMidStatement(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A send that fails (its connection shut down after the statement was
+// queued, before the thread submitted it) ends the worker's statement with
+// an error: the loop does not wait for the receive the kernel then skips.
+func TestLoopSendFails(t *testing.T) {
+	needUring(t)
+	for _, build := range []string{"mariadb-system", "postgres-system"} {
+		t.Run(build, func(t *testing.T) {
+			ep := startServer(t, build)
+			conns := make([]client.Conn, 2)
+			for i := range conns {
+				c, err := client.Dial(context.Background(), ep, client.Options{Transport: client.Loop})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				conns[i] = c
+			}
+			var errs [2]error
+			done := make(chan error, 1)
+			go func() {
+				// Worker 0 runs first and queues its statement; worker 1
+				// then closes worker 0's connection, before the thread
+				// submits anything.
+				done <- client.Loops{Threads: 1}.Run(context.Background(), 2, func(ctx context.Context, i int) {
+					if i == 0 {
+						_, errs[0] = conns[0].Query(ctx, "SELECT 1")
+						return
+					}
+					errs[1] = conns[0].Close()
+				})
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("a statement whose send failed never ended")
+			}
+			if errs[0] == nil {
+				t.Error("a statement on a connection closed before its send: no error")
+			}
+			if errs[1] != nil {
+				t.Errorf("close: %v", errs[1])
+			}
+		})
 	}
 }

@@ -225,7 +225,9 @@ type uringConn struct {
 	pend    []byte
 	reading bool // a Read waits on the ring with nothing of ours to send
 	err     error
-	slot    *slot // the loop worker whose statements use it (Loops), set by the canceller
+	slot    *slot  // the loop worker whose statement is running on it (Loops), set by the canceller
+	through bool   // no keeping: every write goes out at once (see passThrough)
+	spare   []byte // the other kept-request buffer, while one is written
 }
 
 // bindLoop has the statement about to run on nc go through the loop worker
@@ -242,14 +244,44 @@ const uringKeep = 64 << 10
 var _ net.Conn = (*uringConn)(nil)
 
 // uringOK says whether this process can make rings (decided once).
-var uringOK = sync.OnceValue(func() bool {
+var uringOK = sync.OnceValue(uringProbe)
+
+// uringProbe makes a ring and runs the round trip the transports use, with
+// their exact flags (a linked send whose success is skipped, a receive
+// that polls first, enter's timeout) on a socket pair: a kernel that lacks
+// any of them (5.11 to 5.18, or stable kernels that refuse a receive's
+// ioprio) answers no.
+func uringProbe() bool {
 	r, err := newRing()
 	if err != nil {
 		return false
 	}
-	r.close()
-	return true
-})
+	defer r.close()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	req, b := []byte("q"), make([]byte, 8)
+	if _, err := syscall.Write(fds[1], []byte("a")); err != nil { // the answer is waiting
+		return false
+	}
+	r.push(uringSqe{opcode: uringOpSend, flags: uringSqeIOLink | uringSqeSkipSuccess, fd: int32(fds[0]), addr: uint64(uintptr(unsafe.Pointer(&req[0]))),
+		len: 1, opFlags: msgNoSignal | msgWaitAll, userData: uringSendTag})
+	r.push(uringSqe{opcode: uringOpRecv, ioprio: uringRecvPollFirst, fd: int32(fds[0]), addr: uint64(uintptr(unsafe.Pointer(&b[0]))),
+		len: uint32(len(b)), userData: uringRecvTag})
+	if e := r.enter(2, 1, time.Second, false); e != 0 {
+		return false
+	}
+	cqe, ok := r.reap()
+	_, more := r.reap()
+	runtime.KeepAlive(req)
+	runtime.KeepAlive(b)
+	got := make([]byte, 1)
+	n, _ := syscall.Read(fds[1], got)
+	return ok && !more && cqe.userData == uringRecvTag && cqe.res == 1 && b[0] == 'a' && n == 1 && got[0] == 'q'
+}
 
 func dialUring(ctx context.Context, network, addr string) (net.Conn, error) {
 	nc, err := dialBlocking(ctx, network, addr)
@@ -268,34 +300,55 @@ func dialUring(ctx context.Context, network, addr string) (net.Conn, error) {
 
 func (c *uringConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed.Load() {
+		c.mu.Unlock()
 		return 0, net.ErrClosed
 	}
 	if c.err != nil {
+		c.mu.Unlock()
 		return 0, c.err
 	}
-	if !c.reading && len(c.pend)+len(b) <= uringKeep {
+	if !c.reading && !c.through && len(c.pend)+len(b) <= uringKeep {
 		c.pend = append(c.pend, b...)
+		c.mu.Unlock()
 		return len(b), nil
 	}
-	if err := c.flush(); err != nil {
-		return 0, err
+	// Written now, with the raw calls, and without holding c.mu: a write
+	// that waits for the server to read may need a reader meanwhile
+	// (pgx's background reader). What was kept goes first. The rest of
+	// the statement leaves the loop: a reader in another goroutine must
+	// not take the loop worker's place.
+	pend := c.pend
+	c.pend, c.spare = c.spare[:0], nil
+	c.slot = nil
+	c.mu.Unlock()
+	var err error
+	if len(pend) > 0 {
+		_, err = c.blockingConn.Write(pend)
 	}
-	return c.blockingConn.Write(b)
-}
-
-// flush writes the kept request with the raw calls; c.mu is held.
-func (c *uringConn) flush() error {
-	if len(c.pend) == 0 {
-		return nil
+	n := 0
+	if err == nil {
+		n, err = c.blockingConn.Write(b)
 	}
-	_, err := c.blockingConn.Write(c.pend)
-	c.pend = c.pend[:0]
-	if err != nil {
+	c.mu.Lock()
+	c.spare = pend[:0]
+	if err != nil && c.err == nil {
 		c.err = err
 	}
-	return err
+	c.mu.Unlock()
+	return n, err
+}
+
+// passThrough turns keeping off (on) or back on (off): pgx's COPY writes
+// from one goroutine while another reads, so that no write may wait for a
+// read to end. The loop is left for the statement as well.
+func passThrough(nc net.Conn, on bool) {
+	if c, ok := nc.(*uringConn); ok {
+		c.mu.Lock()
+		c.through = on
+		c.slot = nil
+		c.mu.Unlock()
+	}
 }
 
 func (c *uringConn) Read(b []byte) (int, error) {
@@ -306,33 +359,37 @@ func (c *uringConn) Read(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	defer c.release()
+	// The kept request is taken out, and c.mu is not held while the
+	// statement waits: another worker on the same loop thread, or the
+	// canceller, may close the connection meanwhile (go-sql-driver's Close
+	// writes COM_QUIT). A write made while a read waits goes out at once.
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		return 0, err
 	}
-	if s := c.slot; s != nil && s.running {
+	req := c.pend
+	c.pend, c.spare = c.spare[:0], nil
+	c.reading = true
+	s := c.slot
+	if c.through || (s != nil && !s.running) {
+		s = nil
+	}
+	c.mu.Unlock()
+	var n int
+	var err error
+	if s != nil {
 		// On a loop: queue the send and the receive on its ring and let
 		// the thread's other workers run meanwhile.
-		defer c.mu.Unlock()
-		n, err := s.roundTrip(c, c.pend, b)
-		c.pend = c.pend[:0]
-		return n, err
+		n, err = s.roundTrip(c, req, b)
+	} else {
+		// Send (if anything was kept) and receive in one enter.
+		n, err = c.roundTrip(req, b)
 	}
-	if len(c.pend) > 0 {
-		// Send and receive in one enter. Writes wait for it: they come
-		// from the same caller, after its reply.
-		defer c.mu.Unlock()
-		n, err := c.roundTrip(c.pend, b)
-		c.pend = c.pend[:0]
-		return n, err
-	}
-	c.reading = true
-	c.mu.Unlock()
-	n, err := c.roundTrip(nil, b)
 	c.mu.Lock()
 	c.reading = false
+	c.spare = req[:0]
 	c.mu.Unlock()
 	return n, err
 }
@@ -465,8 +522,9 @@ func (c *uringConn) fail(op string, e syscall.Errno) error {
 // last call in progress.
 func (c *uringConn) Close() error {
 	if c.mu.TryLock() {
-		if !c.closed.Load() && c.err == nil && len(c.pend) > 0 {
+		if c.err == nil && len(c.pend) > 0 && c.acquire() {
 			rawWrite(c.fd, c.pend) // best effort, never waits
+			c.release()
 		}
 		c.pend = c.pend[:0]
 		c.mu.Unlock()

@@ -251,8 +251,11 @@ func TestPacedStepOnOneLoopThread(t *testing.T) {
 				}
 				q, ok := r.Totals.Op(KindQuery)
 				t.Logf("deletes %v: %d queries beside the inserts", deletes, q.Count)
-				if !ok || q.Count < 100 || r.Totals.Errors != 0 {
-					t.Errorf("deletes %v: queries %+v, %d errors: want at least 100 queries beside 5 paced inserts", deletes, q, r.Totals.Errors)
+				// An inserter that held the thread through its waits would
+				// let about one query through per insert (6 at most); a
+				// thread that goes on runs thousands here.
+				if !ok || q.Count < 25 || r.Totals.Errors != 0 {
+					t.Errorf("deletes %v: queries %+v, %d errors: want at least 25 queries beside 5 paced inserts", deletes, q, r.Totals.Errors)
 				}
 			}
 		})
