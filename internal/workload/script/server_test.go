@@ -388,10 +388,13 @@ INSERT INTO seen (c, x) VALUES (:client_id, :x);
 			got = append(got, draws(d, 12))
 		}
 	}
+	// Each client's draws are compared over what both runs drew: the runs
+	// share 100 events, and how they fall to the two clients is the
+	// scheduler's (on a loaded host one client may get a single one).
 	same := func(a, b [2][]string) bool {
 		for c := range a {
 			n := min(len(a[c]), len(b[c]))
-			if n < 10 || !slices.Equal(a[c][:n], b[c][:n]) {
+			if n < 1 || !slices.Equal(a[c][:n], b[c][:n]) {
 				return false
 			}
 		}
