@@ -227,7 +227,7 @@ func (c *canceller) dialer(t Transport) func(ctx context.Context, network, addr 
 		case Blocking:
 			nc, err = dialBlocking(ctx, network, addr)
 		case Uring, Loop:
-			nc, err = dialUring(ctx, network, addr)
+			nc, err = dialUring(ctx, network, addr, t == Uring)
 		default:
 			var d net.Dialer
 			nc, err = d.DialContext(ctx, network, addr)

@@ -283,10 +283,17 @@ func uringProbe() bool {
 	return ok && !more && cqe.userData == uringRecvTag && cqe.res == 1 && b[0] == 'a' && n == 1 && got[0] == 'q'
 }
 
-func dialUring(ctx context.Context, network, addr string) (net.Conn, error) {
+// dialUring dials a connection of the uring transport (own: a ring of its
+// own) or of the loop transport (none: its statements use a loop worker's
+// ring, and off a loop, for the load and the setup, it is the blocking
+// transport, measured cheaper there).
+func dialUring(ctx context.Context, network, addr string, own bool) (net.Conn, error) {
 	nc, err := dialBlocking(ctx, network, addr)
 	if err != nil {
 		return nil, err
+	}
+	if !own {
+		return &uringConn{blockingConn: nc.(*blockingConn), pend: make([]byte, 0, 512)}, nil
 	}
 	r, err := newRing()
 	if err != nil {
@@ -308,7 +315,7 @@ func (c *uringConn) Write(b []byte) (int, error) {
 		c.mu.Unlock()
 		return 0, c.err
 	}
-	if !c.reading && !c.through && len(c.pend)+len(b) <= uringKeep {
+	if !c.reading && !c.through && (c.r != nil || c.slot != nil) && len(c.pend)+len(b) <= uringKeep {
 		c.pend = append(c.pend, b...)
 		c.mu.Unlock()
 		return len(b), nil
@@ -379,11 +386,19 @@ func (c *uringConn) Read(b []byte) (int, error) {
 	c.mu.Unlock()
 	var n int
 	var err error
-	if s != nil {
+	switch {
+	case s != nil:
 		// On a loop: queue the send and the receive on its ring and let
 		// the thread's other workers run meanwhile.
 		n, err = s.roundTrip(c, req, b)
-	} else {
+	case c.r == nil: // a loop connection off its loop: the blocking transport
+		if len(req) > 0 {
+			_, err = c.blockingConn.Write(req)
+		}
+		if err == nil {
+			n, err = c.blockingConn.Read(b)
+		}
+	default:
 		// Send (if anything was kept) and receive in one enter.
 		n, err = c.roundTrip(req, b)
 	}
