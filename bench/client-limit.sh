@@ -27,8 +27,8 @@ work=$(mktemp -d /tmp/qpslab-bench-XXXXXX); chmod 755 "$work"
 export QPSLAB_HOME=$work/home
 trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
-# shellcheck source=bench/lib.sh
-. bench/lib.sh
+# shellcheck source=bench/pairs.bash
+. bench/pairs.bash
 
 for flavor in $FLAVORS; do
   sb=limit-$flavor
