@@ -129,15 +129,7 @@ func TestLoopCancel(t *testing.T) {
 			if ep.Protocol == client.Postgres {
 				sleep = "SELECT pg_sleep(30)"
 			}
-			conns := make([]client.Conn, 2)
-			for i := range conns {
-				c, err := client.Dial(context.Background(), ep, client.Options{Transport: client.Loop})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				conns[i] = c
-			}
+			conns := loopConns(t, ep, 2)
 			cancelled := make(chan struct{})
 			errs := make([]error, 2)
 			done := make(chan error, 1)
@@ -159,14 +151,7 @@ func TestLoopCancel(t *testing.T) {
 					close(cancelled)
 				})
 			}()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(15 * time.Second):
-				t.Fatal("a cancelled statement on a loop did not return")
-			}
+			waitLoop(t, done, "a cancelled statement on a loop did not return")
 			if errs[0] == nil {
 				t.Error("a cancelled 30 s statement returned no error")
 			}
@@ -262,15 +247,7 @@ func TestLoopSendFails(t *testing.T) {
 	for _, build := range []string{"mariadb-system", "postgres-system"} {
 		t.Run(build, func(t *testing.T) {
 			ep := startServer(t, build)
-			conns := make([]client.Conn, 2)
-			for i := range conns {
-				c, err := client.Dial(context.Background(), ep, client.Options{Transport: client.Loop})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				conns[i] = c
-			}
+			conns := loopConns(t, ep, 2)
 			var errs [2]error
 			done := make(chan error, 1)
 			go func() {
@@ -285,14 +262,7 @@ func TestLoopSendFails(t *testing.T) {
 					errs[1] = conns[0].Close()
 				})
 			}()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(15 * time.Second):
-				t.Fatal("a statement whose send failed never ended")
-			}
+			waitLoop(t, done, "a statement whose send failed never ended")
 			if errs[0] == nil {
 				t.Error("a statement on a connection closed before its send: no error")
 			}
@@ -301,4 +271,33 @@ func TestLoopSendFails(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitLoop waits for a loop's Run to return its error on done, failing the
+// test with why if it does not within 15 s.
+func waitLoop(t *testing.T, done <-chan error, why string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal(why)
+	}
+}
+
+// loopConns dials n connections of the loop transport, closed with the test.
+func loopConns(t *testing.T, ep client.Endpoint, n int) []client.Conn {
+	t.Helper()
+	conns := make([]client.Conn, n)
+	for i := range conns {
+		c, err := client.Dial(context.Background(), ep, client.Options{Transport: client.Loop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+	}
+	return conns
 }
