@@ -25,11 +25,11 @@ import (
 //
 // Closed-loop semantics are unchanged: a worker has one statement in flight,
 // and its next starts as soon as it is resumed. Latency stays per statement:
-// the worker stamps its statement's end when it is resumed, which is when
-// the thread reaps that completion; completions are reaped in arrival order
-// and each worker is resumed right after the one before it is done. What a
-// worker waits behind is the other workers' user-space work on the same
-// thread (a few µs each), as it would wait for a CPU with one thread each.
+// the thread stamps each completion as it reaps it, before it resumes any
+// worker of the batch, and the engine ends an event there (Completed), not
+// when its worker runs again. What a worker's next statement waits behind
+// is the other workers' user-space work on the same thread (a few µs
+// each), as it would wait for a CPU with one thread each.
 //
 // Written by hand: no library offers coroutine workers over a ring (see
 // uring.go for the ring itself).
@@ -58,6 +58,7 @@ type slot struct {
 	conn      *uringConn // the connection of the round trip in flight
 	cancelAsk bool
 	ts        syscall.Timespec
+	doneAt    time.Time // when the loop reaped the completion that ended its last round trip
 }
 
 type loop struct {
@@ -312,8 +313,21 @@ func (s *slot) complete(cqe uringCqe) {
 	if s.wait <= 0 && !s.queued {
 		s.wait = 0
 		s.queued = true
+		s.doneAt = time.Now() // its own completion's time, before any worker of the batch runs
 		s.l.resume = append(s.l.resume, s)
 	}
+}
+
+// Completed is when the loop reaped the completion of the last statement
+// of the worker ctx carries: a statement's end, which the worker itself
+// only sees once the workers resumed before it in the same batch have
+// run. False off a loop.
+func (Loops) Completed(ctx context.Context) (time.Time, bool) {
+	s, _ := ctx.Value(loopKey{}).(*slot)
+	if s == nil || s.doneAt.IsZero() {
+		return time.Time{}, false
+	}
+	return s.doneAt, true
 }
 
 // roundTrip is uringConn.roundTrip on the worker's loop: queue, yield,

@@ -301,3 +301,39 @@ func loopConns(t *testing.T, ep client.Endpoint, n int) []client.Conn {
 	}
 	return conns
 }
+
+// Each statement on a loop has its own completion time, taken when the
+// thread reaped it: after the statement began and before its worker ran
+// again.
+func TestLoopCompleted(t *testing.T) {
+	needUring(t)
+	ep := startServer(t, "postgres-system")
+	conns := loopConns(t, ep, 3)
+	var ls client.Loops
+	bad := make([]string, 3)
+	err := client.Loops{Threads: 1}.Run(context.Background(), 3, func(ctx context.Context, i int) {
+		for range 50 {
+			before := time.Now()
+			if _, err := conns[i].Query(ctx, "SELECT 1"); err != nil {
+				bad[i] = err.Error()
+				return
+			}
+			after := time.Now()
+			if done, ok := ls.Completed(ctx); !ok || !done.After(before) || done.After(after) {
+				bad[i] = fmt.Sprintf("completed %v (%v), statement from %v to %v", done, ok, before, after)
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range bad {
+		if b != "" {
+			t.Errorf("worker %d: %s", i, b)
+		}
+	}
+	if _, ok := ls.Completed(context.Background()); ok {
+		t.Error("a completion time off a loop")
+	}
+}

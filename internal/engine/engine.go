@@ -71,6 +71,10 @@ type Mux interface {
 	// its context and calls again) within a worker of Run, letting the
 	// others run; false if ctx is not a worker's.
 	SleepUntil(ctx context.Context, t time.Time) bool
+	// Completed is when the last statement of ctx's worker completed, as
+	// the thread that serves it saw it: an event's end is stamped then,
+	// not when the worker runs again (after others served by its thread).
+	Completed(ctx context.Context) (time.Time, bool)
 }
 
 // Window is told when the measured window opens and closes. Close may come
@@ -750,6 +754,11 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 		}
 		out, err := wk.Event(ctx)
 		stop := time.Now()
+		if r.o.Mux != nil {
+			if t, ok := r.o.Mux.Completed(ctx); ok && t.After(start) && t.Before(stop) {
+				stop = t
+			}
+		}
 		s := r.sec(stop)
 		if err != nil && ctx.Err() != nil {
 			return // cancelled mid-event: not an event
