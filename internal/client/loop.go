@@ -119,10 +119,9 @@ func (ls Loops) Run(ctx context.Context, n int, work func(ctx context.Context, i
 	return errors.Join(errs...)
 }
 
-// SleepUntil waits until t within a worker of Run, letting its thread's
-// other workers run; false if the worker is not on a loop (the caller
-// then waits its own way). A wait is at most 50 ms: the caller checks
-// its context and calls again.
+// SleepUntil waits until t, or until ctx ends, within a worker of Run,
+// letting its thread's other workers run; false if the worker is not on a
+// loop (the caller then waits its own way).
 func (Loops) SleepUntil(ctx context.Context, t time.Time) bool { return SleepOnLoop(ctx, t) }
 
 // OnLoop says whether ctx is a running loop worker's.
@@ -139,15 +138,16 @@ func SleepOnLoop(ctx context.Context, t time.Time) bool {
 	if s == nil || !s.running {
 		return false
 	}
-	d := time.Until(t)
-	if d <= 0 {
-		return true
+	// Each wait on the ring is at most 50 ms, so that an ended ctx is seen.
+	for d := time.Until(t); d > 0 && ctx.Err() == nil; d = time.Until(t) {
+		s.seq++
+		s.ts = syscall.NsecToTimespec(min(d, rawPollMs*time.Millisecond).Nanoseconds())
+		s.l.push(uringSqe{opcode: loopOpTimeout, addr: uint64(uintptr(unsafe.Pointer(&s.ts))), len: 1, userData: s.tag(loopTagTimer)})
+		s.wait = 1
+		if !s.park() {
+			break
+		}
 	}
-	s.seq++
-	s.ts = syscall.NsecToTimespec(min(d, rawPollMs*time.Millisecond).Nanoseconds())
-	s.l.push(uringSqe{opcode: loopOpTimeout, addr: uint64(uintptr(unsafe.Pointer(&s.ts))), len: 1, userData: s.tag(loopTagTimer)})
-	s.wait = 1
-	s.park()
 	return true
 }
 

@@ -67,9 +67,8 @@ type Mux interface {
 	// Run calls work(ctx, i) for i in 0..n-1 and returns when all have
 	// returned; the ctx each call gets carries its place.
 	Run(ctx context.Context, n int, work func(ctx context.Context, i int)) error
-	// SleepUntil waits until t (at most a short while: the caller checks
-	// its context and calls again) within a worker of Run, letting the
-	// others run; false if ctx is not a worker's.
+	// SleepUntil waits until t, or until ctx ends, within a worker of
+	// Run, letting the others run; false if ctx is not a worker's.
 	SleepUntil(ctx context.Context, t time.Time) bool
 	// Completed is when the last statement of ctx's worker completed, as
 	// the thread that serves it saw it: an event's end is stamped then,
@@ -444,23 +443,17 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, fai
 	colDone := make(chan struct{})
 	go func() { col.loop(ctx); close(colDone) }()
 
-	var wg sync.WaitGroup
 	if r.o.Mux != nil {
 		if err := r.o.Mux.Run(ctx, len(workers), func(ctx context.Context, i int) { r.work(ctx, i, workers[i], end) }); err != nil {
 			r.fail(err)
 		}
-	}
-	for i, wk := range workers {
-		if r.o.Mux != nil {
-			break
+	} else {
+		var wg sync.WaitGroup
+		for i, wk := range workers {
+			wg.Go(func() { r.work(ctx, i, wk, end) })
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.work(ctx, i, wk, end)
-		}()
+		wg.Wait()
 	}
-	wg.Wait()
 	ended := time.Now()
 	closeWindow()
 	close(r.flush)
@@ -615,9 +608,6 @@ func (r *runner) sleepUntil(ctx context.Context, t time.Time, timer **time.Timer
 		return
 	}
 	if r.o.Mux != nil && r.o.Mux.SleepUntil(ctx, t) {
-		for ctx.Err() == nil && time.Now().Before(t) {
-			r.o.Mux.SleepUntil(ctx, t)
-		}
 		return
 	}
 	if r.rawSleep {

@@ -258,10 +258,7 @@ func sleepUntil(ctx context.Context, at time.Time) bool {
 	if d <= 0 {
 		return true
 	}
-	if client.OnLoop(ctx) { // the loop transport: its thread's other workers go on meanwhile
-		for ctx.Err() == nil && time.Now().Before(at) {
-			client.SleepOnLoop(ctx, at)
-		}
+	if client.SleepOnLoop(ctx, at) { // the loop transport: its thread's other workers go on meanwhile
 		return ctx.Err() == nil
 	}
 	tm := time.NewTimer(d)

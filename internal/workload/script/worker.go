@@ -201,10 +201,7 @@ func (w *worker) Exec(ctx context.Context, st lang.Statement, args []lang.Value)
 
 // Sleep waits d, or until ctx ends.
 func (w *worker) Sleep(ctx context.Context, d time.Duration) error {
-	if client.OnLoop(ctx) { // the loop transport: its thread's other workers go on meanwhile
-		for at := time.Now().Add(d); ctx.Err() == nil && time.Now().Before(at); {
-			client.SleepOnLoop(ctx, at)
-		}
+	if client.SleepOnLoop(ctx, time.Now().Add(d)) { // the loop transport: its thread's other workers go on meanwhile
 		return ctx.Err()
 	}
 	if w.timer == nil {
