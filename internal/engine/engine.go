@@ -30,6 +30,13 @@ type Options struct {
 	Warmup   time.Duration // run but not measured (default 5 s; negative for none)
 	Duration time.Duration // measured time; 0 with Events set for an event count
 	Events   int64         // stop after this many measured events (0: no limit)
+	// Guard, with Events and no Duration, is the longest the run may go
+	// without completing an event: it then fails, naming the guard (a
+	// server that stopped answering). Otherwise the run ends by its
+	// events, however long a loaded host makes them take: a run bounded
+	// by events is never cut short by time, so that every server given
+	// the same events takes the same writes.
+	Guard time.Duration
 	// UntilScheduled ends the run, as planned, when every worker that is a
 	// Scheduler has no more events: the others (closed-loop readers beside
 	// paced writers) are stopped then. Duration may be 0 with it.
@@ -233,6 +240,9 @@ func Run(ctx context.Context, w Workload, o Options) (*result.Run, error) {
 func (o Options) check() error {
 	if o.Duration <= 0 && o.Events <= 0 && !o.UntilScheduled {
 		return fmt.Errorf("give a duration or an event count")
+	}
+	if o.Guard < 0 || o.Guard > 0 && (o.Events <= 0 || o.Duration > 0) {
+		return fmt.Errorf("a guard bounds a run of an event count without a duration")
 	}
 	return nil
 }
@@ -511,8 +521,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, fai
 // Fairness are the figures of how evenly the connections were served
 // (the seeds' thread-pool question): per connection, the events it
 // completed per second of the window (min, p5, median, max); Jain's
-// fairness index of those rates, (Σx)² / (n·Σx²), 1 when all are equal and
-// 1/n when one connection got everything; the connections that completed
+// fairness index of those rates (jain); the connections that completed
 // nothing in the whole window ("starved"), and the most that completed
 // nothing in one second ("starved_1s").
 func Fairness(perWorker []int64, seconds float64, starvedMax int) map[string]float64 {
@@ -521,16 +530,14 @@ func Fairness(perWorker []int64, seconds float64, starvedMax int) map[string]flo
 		return nil
 	}
 	rates := make([]float64, n)
-	var sum, sq float64
 	starved := 0
 	for i, e := range perWorker {
 		rates[i] = float64(e) / seconds
-		sum += rates[i]
-		sq += rates[i] * rates[i]
 		if e == 0 {
 			starved++
 		}
 	}
+	jain, ok := Jain(perWorker)
 	sort.Float64s(rates)
 	// The p-th percentile by nearest rank: the ceil(p·n)-th smallest.
 	pick := func(p float64) float64 { return rates[max(0, int(math.Ceil(p*float64(n)))-1)] }
@@ -538,10 +545,38 @@ func Fairness(perWorker []int64, seconds float64, starvedMax int) map[string]flo
 		"conn/s.min": rates[0], "conn/s.p5": pick(0.05), "conn/s.median": median(rates), "conn/s.max": rates[n-1],
 		"starved": float64(starved), "starved_1s": float64(starvedMax),
 	}
-	if sq > 0 {
-		f["jain"] = sum * sum / (float64(n) * sq)
+	if ok {
+		f["jain"] = jain
 	}
 	return f
+}
+
+// Jain is Jain's fairness index of the connections' event counts,
+// (Σx)² / (n·Σx²): 1 when all are equal, 1/n when one got everything;
+// false when none completed anything. It is computed in the
+// better-conditioned form 1 / (1 + s²/m²), with m the mean and s² the
+// variance about it (the same quantity: n·Σx² = (Σx)² + n²·s²), so that
+// equal counts give exactly 1 (their deviations are exactly 0) and
+// rounding cannot take it above 1; the result is then kept within
+// [1/n, 1], the index's range, which the registered figure's bounds check
+// (a results file holding 1.0000000000000002 would be refused).
+func Jain(counts []int64) (float64, bool) {
+	n := float64(len(counts))
+	var sum float64
+	for _, c := range counts {
+		sum += float64(c)
+	}
+	if len(counts) == 0 || sum <= 0 {
+		return 0, false
+	}
+	m := sum / n
+	var ss float64
+	for _, c := range counts {
+		d := float64(c) - m
+		ss += d * d
+	}
+	j := 1 / (1 + ss/n/(m*m))
+	return min(max(j, 1/n), 1), true
 }
 
 // median of sorted values.
