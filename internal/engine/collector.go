@@ -32,6 +32,8 @@ type collector struct {
 	iv       *secData
 	ivFrom   int
 	lastLine time.Time
+	// when a worker last sent completed events (Options.Guard)
+	lastEvent time.Time
 }
 
 func newCollector(r *runner) *collector {
@@ -52,6 +54,16 @@ func (c *collector) loop(ctx context.Context) {
 			}
 			c.add(d)
 		case now := <-tick.C:
+			// A run bounded by events fails when none completed for its
+			// guard: each worker sends its events at least once a second
+			// while it completes any.
+			since := c.r.mt0
+			if c.lastEvent.After(since) {
+				since = c.lastEvent
+			}
+			if g := c.r.o.Guard; g > 0 && now.Sub(since) > g && ctx.Err() == nil {
+				c.r.fail(fmt.Errorf("no event completed in %s: the server stopped answering", g))
+			}
 			// The backlog, while every worker may be busy; arrivals end
 			// with the measured window.
 			if c.r.sched != nil && (c.r.end.IsZero() || now.Before(c.r.end)) && ctx.Err() == nil {
@@ -64,6 +76,9 @@ func (c *collector) loop(ctx context.Context) {
 
 // add takes a worker's data into its second's.
 func (c *collector) add(d *secData) {
+	if d.events > 0 {
+		c.lastEvent = time.Now()
+	}
 	if d.worker >= 0 && d.worker < c.r.n {
 		pw := c.perWorker[d.sec]
 		if pw == nil {

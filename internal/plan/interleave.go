@@ -273,8 +273,12 @@ func switchWarmup(slice time.Duration) time.Duration {
 	return min(max(slice/4, 50*time.Millisecond), 2*time.Second)
 }
 
-// guard is the time a slice bounded by events may take at most: four
-// times its share, and 5 s more.
+// guard is how long a run bounded by events (a write slice, its warm-up,
+// the calibration) may go without completing an event: four times its
+// share, and 5 s more. It ends only a run that stopped completing events
+// (a server that stopped answering): a run that is merely slow, on a
+// loaded host, ends by its events, so every label's tables take the same
+// writes (engine.Options.Guard).
 func guard(d time.Duration) time.Duration { return 4*d + 5*time.Second }
 
 // seedOf is the seed of item it's runs: the plan's, by test and threads
@@ -452,7 +456,6 @@ type lane struct {
 	stalls float64
 	stall  float64
 	err    error
-	guard  bool // an event-bounded slice reached its time guard
 }
 
 // slices runs items[k:j], one step at one thread count on each server of
@@ -542,39 +545,33 @@ func (p *Plan) slices(ctx context.Context, block []*server, items []Item, k, j i
 // event-bounded batches (16 events, then twice as many each time) until
 // calib has passed, unmeasured; every other label then runs exactly as
 // many events. A slice is then the events the labels' mean rate
-// (geometric) does in slice, its warm-up those it does in warm.
+// (geometric) does in slice, its warm-up those it does in warm. Every run
+// here ends by its events (guard).
 func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, slice, warm time.Duration) (events, warmEvents int64, err error) {
 	first := lanes[ord[0]]
 	var total int64
 	var secs float64
 	for batch := int64(16); secs < calib.Seconds(); batch *= 2 {
-		res, err := first.sess.Run(ctx, engine.Options{Mux: mux(first.s.srv.Client.Transport), Warmup: -1, Events: batch, Duration: guard(calib)})
+		res, err := first.sess.Run(ctx, engine.Options{Mux: mux(first.s.srv.Client.Transport), Warmup: -1, Events: batch, Guard: guard(calib)})
 		if err != nil {
-			first.err = err
-			return 0, 0, err
+			first.err = fmt.Errorf("calibrating the write slices of %s: %w", first.it.Test, err)
+			return 0, 0, first.err
 		}
 		total += res.Totals.Events
 		secs += res.Totals.Seconds
-		if res.Totals.Events < batch {
-			first.guard = true
-			break
-		}
 	}
 	if total == 0 || secs <= 0 {
-		first.err = fmt.Errorf("calibrating the write slices of %s: no event completed in %s", first.it.Test, guard(calib))
+		first.err = fmt.Errorf("calibrating the write slices of %s: no event completed", first.it.Test)
 		return 0, 0, first.err
 	}
 	first.warm += secs
 	logRate := math.Log(float64(total) / secs)
 	for _, i := range ord[1:] {
 		l := lanes[i]
-		res, err := l.sess.Run(ctx, engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Events: total, Duration: guard(time.Duration(secs * float64(time.Second)))})
+		res, err := l.sess.Run(ctx, engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Events: total, Guard: guard(time.Duration(secs * float64(time.Second)))})
 		if err != nil {
 			l.err = err
 			return 0, 0, err
-		}
-		if res.Totals.Events < total {
-			l.guard = true
 		}
 		l.warm += res.Totals.Seconds
 		logRate += math.Log(max(float64(res.Totals.Events), 1) / max(res.Totals.Seconds, 1e-9))
@@ -587,8 +584,8 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 }
 
 // slice runs one slice of lane l: its warm-up (warm, or warmEvents for a
-// step that writes), then its measured part (dur, or events with a time
-// guard), and keeps what it measured as round r. The slice's window (the
+// step that writes), then its measured part (dur, or events, which end it
+// however long they take: guard), and keeps what it measured as round r. The slice's window (the
 // hardware sampler, the server's counters, the idle servers' CPU) opens
 // after the warm-up and closes after the measured events, while the
 // server is quiet: their reads take milliseconds and queries, which inside
@@ -598,7 +595,7 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 	if warm > 0 || warmEvents > 0 {
 		wo := engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Duration: warm}
 		if st.Writes {
-			wo.Events, wo.Duration = warmEvents, guard(warm)
+			wo.Events, wo.Duration, wo.Guard = warmEvents, 0, guard(warm)
 		}
 		if wo.Events > 0 || wo.Duration > 0 {
 			res, err := l.sess.Run(ctx, wo)
@@ -615,7 +612,7 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 	// (engine.Session.Merge gives each slice's last its length).
 	o := engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Duration: dur, Seed: l.start.Seed}
 	if st.Writes {
-		o.Events, o.Duration = events, guard(dur)
+		o.Events, o.Duration, o.Guard = events, 0, guard(dur)
 	}
 	win.Open()
 	res, err := l.sess.Run(ctx, o)
@@ -623,9 +620,6 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, r int, warm, d
 	if res == nil {
 		win.release()
 		return err
-	}
-	if st.Writes && res.Totals.Events < events && err == nil {
-		l.guard = true
 	}
 	op := st.Headline.Of(&res.Totals)
 	var perSec []float64
@@ -748,12 +742,6 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 	if res.HW != nil {
 		res.HW.OpsPerSec = res.Totals.Reported
 		res.HW.Server = counters.Merge(l.ctrs)
-		if l.guard {
-			res.HW.Notes = append(res.HW.Notes, "an event-bounded slice reached its time guard: this label's tables took fewer writes than the others'")
-		}
-	}
-	if l.guard {
-		p.warn(fmt.Sprintf("%s on %s: an event-bounded slice reached its time guard, so its tables took fewer writes than the other labels'", st.Test, l.s.spec.Label()))
 	}
 	if res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
 		engine.SetStalls(&res.Totals, l.stalls, l.stall)
