@@ -65,6 +65,8 @@ func TestDemoOnAFreshMachine(t *testing.T) {
 func TestFreshHomeReadOnly(t *testing.T) {
 	base := testenv.Home(t)
 	root := filepath.Join(base.Root, "never", "made")
+	grid := []string{"run", "sysbench", "--list-tests", "--read-secs", "2", "--write-secs", "3", "--warmup", "1", "--tests", "point-query,update-index",
+		"--config", "demo", "--set", "innodb_io_capacity=2000,20000", "--set", "innodb_flush_neighbors=0,1,2"}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -78,6 +80,11 @@ func TestFreshHomeReadOnly(t *testing.T) {
 		{[]string{"run", "sysbench", "--list-tests"}, 0, "point-query.pre_range=100"},
 		{[]string{"run", "sysbench", "--list-tests", "--read-secs", "2", "--write-secs", "3", "--warmup", "1", "--tests", "point-query,update-index"}, 0, "5 run(s)"},
 		{[]string{"run", "sysbench", "--list-tests", "--read-secs", "2", "--write-secs", "3", "--warmup", "1", "--tests", "point-query,update-index"}, 0, "13s of warmups and measured time"},
+		// A 2×3 grid over one config: six configs, each named as the run
+		// would derive it, and their total, without writing them.
+		{grid, 0, "6 config(s): each of the 1 named at each of the grid's 6 point(s)"},
+		{grid, 0, "demo-innodb_io_capacity-20000-innodb_flush_neighbors-2  (innodb_io_capacity=20000,innodb_flush_neighbors=2)"},
+		{grid, 0, "30 run(s) (5 step(s) × thread counts × 1 build(s) × 6 config(s) × 1 repeat(s)): 1m18s of warmups and measured time"},
 		{[]string{"compare", "a.b", "c.d"}, 1, "does not exist yet"},
 		{[]string{"metrics", "a.b"}, 1, "does not exist yet"},
 		{[]string{"detect"}, 1, "does not exist yet"},

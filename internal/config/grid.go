@@ -149,17 +149,24 @@ func (c Combination) String() string {
 // nameUnsafe are the characters a config name cannot hold.
 var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
+// DerivedName is the name of the config Derived makes for combination c
+// over the config named base: base-name-value… (--list-tests shows it
+// without writing anything).
+func DerivedName(base string, c Combination) string {
+	var parts []string
+	for _, x := range c {
+		parts = append(parts, nameUnsafe.ReplaceAllString(x.Name, "_"), nameUnsafe.ReplaceAllString(x.Values[0], "_"))
+	}
+	return base + "-" + strings.Join(parts, "-")
+}
+
 // Derived is the config for combination c over base: named base-name-value…
 // (e.g. default-innodb_io_capacity-2000), its own content the base line and
 // the settings, written into the store unless a config of that name holds
 // exactly that already. A config of that name with other content is not
 // touched: the error says so.
 func (s Store) Derived(base Config, c Combination) (Config, error) {
-	var parts []string
-	for _, x := range c {
-		parts = append(parts, nameUnsafe.ReplaceAllString(x.Name, "_"), nameUnsafe.ReplaceAllString(x.Values[0], "_"))
-	}
-	name := base.Name + "-" + strings.Join(parts, "-")
+	name := DerivedName(base.Name, c)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# qpslab: base=%s\n# Derived by qpslab from %s for the grid point %s.\n", base.Name, base.Name, c)
 	if base.Family == MySQL {

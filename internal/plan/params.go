@@ -245,6 +245,29 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 	return p.Decide(host.Real)
 }
 
+// Listed is the plan as --list-tests shows it, without Resolve (which
+// looks builds up and writes the grid's derived configs into the store):
+// one unnamed build when none is named, and with a grid (--set, --grid)
+// each config at each grid point, by the name Resolve gives it, with its
+// point in Points.
+func (p *Plan) Listed() *Plan {
+	q := *p
+	if len(q.Builds) == 0 {
+		q.Builds = make([]build.Build, 1)
+	}
+	if len(p.Grid) > 0 {
+		q.Configs, q.Points = nil, map[string]string{}
+		for _, base := range p.Configs {
+			for _, pt := range p.Grid.Combinations() {
+				c := config.Config{Name: config.DerivedName(base.Name, pt)}
+				q.Configs = append(q.Configs, c)
+				q.Points[c.Name] = pt.String()
+			}
+		}
+	}
+	return &q
+}
+
 // joinLine joins errors on one line.
 func joinLine(errs ...error) error {
 	var msgs []string

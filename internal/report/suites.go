@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
@@ -128,13 +127,15 @@ func PlanTests(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\n", st.Test, roleName(st.Role), ints(threads), secs, groupCells(layouts, st.Groups))
 	}
 	tw.Flush()
+	p = p.Listed()
+	if len(p.Grid) > 0 {
+		fmt.Fprintf(w, "\n%d config(s): each of the %d named at each of the grid's %d point(s)\n", len(p.Configs), len(p.Configs)/len(p.Grid.Combinations()), len(p.Grid.Combinations()))
+		for _, c := range p.Configs {
+			fmt.Fprintf(w, "  %s  (%s)\n", c.Name, p.Points[c.Name])
+		}
+	}
 	var total time.Duration
 	tasks := 0
-	if len(p.Builds) == 0 { // no --build given: count one
-		q := *p
-		q.Builds = make([]build.Build, 1)
-		p = &q
-	}
 	items := p.Items()
 	for _, it := range items {
 		total += it.Seconds
