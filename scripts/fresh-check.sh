@@ -5,7 +5,14 @@
 # for having passed before. Prints pass or fail per run with its time and
 # its ten slowest tests (by their own time), and exits non-zero if any run
 # failed.
-#   scripts/fresh-check.sh [N]      or      N=5 scripts/fresh-check.sh
+#   scripts/fresh-check.sh [--load L] [N]      or      N=5 scripts/fresh-check.sh
+#
+# --load L starts L CPU burners (busy shell loops) beside each run, as a CI
+# machine or a developer's laptop has other work beside the tests, so that
+# every timing assumption of the tests is exercised; they are killed by pid
+# when the run ends (and by the EXIT trap). Each run's line then gives the
+# load average over the run (the 1-minute figure of /proc/loadavg, read
+# every 10 s: its mean and maximum).
 #
 # What is shared between the runs, and with the user's own:
 #   - the artifact cache (QPSLAB_CACHE, else the default home's cache): the
@@ -17,6 +24,15 @@
 # last lines of a failed run's output are printed).
 set -euo pipefail
 
+load=0
+if [ "${1:-}" = --load ]; then
+  load=${2:-}
+  if ! [[ $load =~ ^[0-9]+$ ]] || [ "$load" -gt 64 ]; then
+    echo "fresh-check: --load takes the number of CPU burners, 0 to 64, not '$load'" >&2
+    exit 2
+  fi
+  shift 2
+fi
 n=${1:-${N:-3}}
 if ! [[ $n =~ ^[1-9][0-9]*$ ]]; then
   echo "fresh-check: N must be a positive number of runs, not '$n'" >&2
@@ -36,13 +52,25 @@ fi
 modcache=$(cd "$top" && go env GOMODCACHE)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/qpslab-fresh-check-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+# The burners and the load sampler of the current run, by pid.
+pids=()
+stop_bg() {
+  if [ ${#pids[@]} -gt 0 ]; then
+    kill "${pids[@]}" 2>/dev/null || true
+    wait "${pids[@]}" 2>/dev/null || true
+  fi
+  pids=()
+}
+trap 'stop_bg; rm -rf "$tmp"' EXIT
 
 src=$tmp/qpslab
 git clone --quiet --no-checkout "$top" "$src"
 git -C "$src" fetch --quiet "$top" HEAD
 git -C "$src" checkout --quiet --detach FETCH_HEAD
 echo "fresh-check: $n run(s) of make test on a clone of $(git -C "$src" log -1 --format='%h %s')"
+if [ "$load" -gt 0 ]; then
+  echo "fresh-check: $load CPU burner(s) beside each run, on $(nproc) CPU(s)"
+fi
 if ! git -C "$top" diff --quiet HEAD; then
   echo "fresh-check: uncommitted changes in $top are not in the clone"
 fi
@@ -70,6 +98,12 @@ for i in $(seq 1 "$n"); do
   run=$tmp/run$i
   mkdir -p "$run/home" "$run/gocache"
   log=$run/make-test.log
+  for _ in $(seq 1 "$load"); do
+    bash -c 'while :; do :; done' &
+    pids+=($!)
+  done
+  (while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) >"$run/loadavg" &
+  pids+=($!)
   start=$SECONDS
   status=pass
   if ! (cd "$src" && env QPSLAB_HOME="$run/home" QPSLAB_CACHE="$cache" \
@@ -79,7 +113,9 @@ for i in $(seq 1 "$n"); do
     failed=$((failed + 1))
   fi
   took=$((SECONDS - start))
-  printf 'run %d/%d: %s in %dm%02ds\n' "$i" "$n" "$status" $((took / 60)) $((took % 60))
+  stop_bg
+  avg=$(awk '{ s += $1; if ($1 > m) m = $1 } END { if (NR) printf "mean %.2f, max %.2f", s / NR, m; else print "not read" }' "$run/loadavg")
+  printf 'run %d/%d: %s in %dm%02ds, load average %s (%d burner(s))\n' "$i" "$n" "$status" $((took / 60)) $((took % 60)) "$avg" "$load"
   echo "  the ten slowest tests:"
   slowest "$log" | sed 's/^/  /'
   sed -n '/^make test: /,$p' "$log" | sed 's/^/  /'
