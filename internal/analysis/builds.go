@@ -106,7 +106,7 @@ func Builds(series []history.Series, settings DetectSettings, base changepoint.O
 				}
 			}
 			nf, nt := len(from.Values), len(to.Values)
-			v := Test(pointSide(from), pointSide(to), 0.95, b.Alpha)
+			v := Test(pointSide(from), pointSide(to), Judging{Alpha: b.Alpha})
 			b.Method, b.Pairing, b.Rounds = v.Method, v.Pairing, v.N
 			if v.Method == MethodPaired {
 				b.Magnitude = v.Rel - 1

@@ -171,7 +171,8 @@ type Comparison struct {
 	// conditions (open and closed loop, two table sizes) and has a row for
 	// each; reports then show each row's conditions.
 	MixedConditions bool `json:"mixed_conditions"`
-	// Confidence is the intervals' (0.95).
+	// Confidence is the verdicts' intervals' (0.95, or 1 − the per-look
+	// level of a sequential plan's).
 	Confidence float64 `json:"confidence"`
 	// Tally counts the verdicts of the tests (not the load), per other
 	// label.
@@ -179,11 +180,16 @@ type Comparison struct {
 	// Pairings are the ways the rows' figures were paired, each with how
 	// many rows (result.Paired*; "unpaired" for the rest).
 	Pairings map[string]int `json:"pairings"`
-	// RepeatEffects is, per other label, the repeat effect over its paired
-	// tests (PlanRepeatEffect): how alike one repeat's rounds are beyond
-	// chance, which every test's interval allows for where the tests
-	// together have MinRepeatDF between-repeat degrees of freedom.
-	RepeatEffects []RepeatEffect `json:"repeat_effect"`
+	// Pools are, per other label, what its paired tests of each kind
+	// (PoolReads, PoolWrites) say together of their repeats (PoolOf):
+	// where a pool finds a repeat effect, its tests are judged by their
+	// repeats, else by their rounds (Paired).
+	Pools [][]Pool `json:"pools"`
+	// Looks is the most looks at the data the runs' plans could take
+	// (--until-decided; 1 for a plan judged once): each verdict is judged
+	// at the level that keeps the false-positive rate over all of them
+	// within Alpha, and its interval is at Confidence = 1 − that level.
+	Looks int `json:"looks"`
 	// Idle is, per label (the base first), the CPU its plan's other
 	// servers used while its rounds were measured (% of one CPU): their
 	// background work competing with it. Nil where none was measured.
@@ -199,6 +205,7 @@ type Tally struct {
 	Worse      int `json:"worse"`
 	Same       int `json:"same"`
 	Inside     int `json:"inside_noise"`
+	Equivalent int `json:"equivalent"` // the same within the floor (KindEquivalent)
 	CannotTell int `json:"cannot_tell"`
 	// Calibrated is how many of the tests had this host's noise floor.
 	Calibrated int `json:"calibrated"`
@@ -235,7 +242,7 @@ type Options struct {
 	// User, if set, is a user's layout (result.ReadLayout), which places
 	// the runs instead of Layout: by their test, whatever they carry.
 	User       *result.Layout
-	Confidence float64 // of the intervals; default 0.95
+	Confidence float64 // of the repeats' medians' intervals (Summary); default 0.95
 	// Noise, if set, is the host's noise floor of a test's headline (a
 	// fraction: 0.03 for ±3 %), where qpslab run --aa measured it.
 	Noise func(test string, threads int, conditions string) (float64, bool)
@@ -261,8 +268,15 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		o.Confidence = 0.95
 	}
 	thr := benchmath.DefaultThresholds
-	c := &Comparison{Base: base.Label, Alpha: thr.CompareAlpha, IntervalN: IntervalN(o.Confidence), Confidence: o.Confidence, Pairings: map[string]int{}, opts: o}
+	c := &Comparison{Base: base.Label, Alpha: thr.CompareAlpha, IntervalN: IntervalN(o.Confidence), Pairings: map[string]int{}, opts: o, Looks: 1}
 	all := append([]Set{base}, others...)
+	for _, s := range all {
+		for _, r := range s.Runs {
+			c.Looks = max(c.Looks, r.Looks())
+		}
+	}
+	judging := Judging{Alpha: c.Alpha, Looks: c.Looks, Higher: true}
+	c.Confidence = judging.Confidence()
 	suites := map[string]bool{}
 	for _, s := range all {
 		for _, r := range s.Runs {
@@ -352,15 +366,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	oRuns := make([]map[key][]result.Run, len(others))
 	for i, s := range others {
 		oRuns[i] = runsByKey(s.Runs)
-		// The repeat effect over every paired test of this label against
-		// the base, which each test's interval then allows for.
-		var all [][]Round
-		for _, k := range keys {
-			if rounds, _ := PairRounds(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k])); len(rounds) > 0 {
-				all = append(all, rounds)
-			}
-		}
-		c.RepeatEffects = append(c.RepeatEffects, PlanRepeatEffect(all))
+		c.Pools = append(c.Pools, pools(keys, bRuns, oRuns[i]))
 	}
 	c.Tally = make([]Tally, len(others))
 	rels := make([]map[string][]float64, len(others)) // per other: group → relative values
@@ -388,7 +394,9 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			if o.Noise != nil {
 				floor, known = o.Noise(k.test, k.threads, k.cond)
 			}
-			cell.Verdict = JudgeIn(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), true, floor, known, o.Confidence, c.Alpha, &c.RepeatEffects[i])
+			j := judging
+			j.Floor, j.Calibrated, j.Pool = floor, known, poolFor(c.Pools[i], bRuns[k])
+			cell.Verdict = Judge(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), j)
 			cell.Rel = result.Ratio(cell.Center, row.Base.Center) // NaN for a base of 0, never ±Inf
 			if cell.Verdict.Method == MethodPaired && !math.IsNaN(cell.Verdict.Rel) {
 				cell.Rel = cell.Verdict.Rel
@@ -414,6 +422,8 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 					t.Same++
 				case KindInsideNoise:
 					t.Inside++
+				case KindEquivalent:
+					t.Equivalent++
 				default:
 					t.CannotTell++
 				}
@@ -452,6 +462,58 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		}
 	}
 	return c, nil
+}
+
+// poolOf is the pool of tests the runs of one test belong to (PoolReads
+// or PoolWrites, as the runs record whether their step writes; "" where
+// they do not say).
+func poolOf(runs []result.Run) string {
+	for _, r := range runs {
+		if w, known := r.Writes(); known {
+			if w {
+				return PoolWrites
+			}
+			return PoolReads
+		}
+	}
+	return ""
+}
+
+// pools are what the paired tests of each kind say of their repeats, for
+// one other label against the base: one Pool per kind, each over its
+// tests' rounds (the load is no test of either kind).
+func pools(keys []key, base, other map[key][]result.Run) []Pool {
+	byName := map[string][][]Round{}
+	for _, k := range keys {
+		name := poolOf(base[k])
+		if name == "" || len(base[k]) == 0 || base[k][0].Role == result.RoleLoad {
+			continue
+		}
+		if rounds, _ := PairRounds(HeadlineSide(base[k]), HeadlineSide(other[k])); len(rounds) > 0 {
+			byName[name] = append(byName[name], rounds)
+		}
+	}
+	var out []Pool
+	for _, name := range []string{PoolReads, PoolWrites} {
+		if tests, ok := byName[name]; ok {
+			out = append(out, PoolOf(name, tests))
+		}
+	}
+	return out
+}
+
+// poolFor is the pool of ps that the runs of a test belong to (nil: none).
+func poolFor(ps []Pool, runs []result.Run) *Pool {
+	if len(runs) == 0 || runs[0].Role == result.RoleLoad {
+		return nil
+	}
+	name := poolOf(runs)
+	for i := range ps {
+		if ps[i].Name == name {
+			return &ps[i]
+		}
+	}
+	return nil
 }
 
 // runsByKey groups the comparable runs by test, thread count and

@@ -49,7 +49,7 @@ type LabelFindings struct {
 	Tests  int `json:"tests"`
 	Faster int `json:"faster"`
 	Slower int `json:"slower"`
-	// Better, Worse, Same, Inside and CannotTell count the verdicts
+	// Better, Worse, Same, Inside, Equivalent and CannotTell count the verdicts
 	// (Comparison.Tally): Better and Worse are the changes beyond the
 	// noise (+ and -), Untested the tests with one value a side (no
 	// verdict: the ±5 % colours are all there is).
@@ -57,6 +57,7 @@ type LabelFindings struct {
 	Worse      int `json:"worse"`
 	Same       int `json:"same"`
 	Inside     int `json:"inside_noise"`
+	Equivalent int `json:"equivalent"`
 	CannotTell int `json:"cannot_tell"`
 	Untested   int `json:"untested"`
 	// Max and Min are the largest and smallest relative values and where
@@ -136,7 +137,7 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 		}
 		if i < len(c.Tally) {
 			t := c.Tally[i]
-			lf.Better, lf.Worse, lf.Same, lf.Inside, lf.CannotTell = t.Better, t.Worse, t.Same, t.Inside, t.CannotTell
+			lf.Better, lf.Worse, lf.Same, lf.Inside, lf.Equivalent, lf.CannotTell = t.Better, t.Worse, t.Same, t.Inside, t.Equivalent, t.CannotTell
 		}
 		groups := map[string]*GroupFinding{}
 		var regs []Regression

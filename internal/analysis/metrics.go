@@ -6,7 +6,6 @@ import (
 	"path"
 	"sort"
 
-	"golang.org/x/perf/benchmath"
 
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
@@ -158,11 +157,15 @@ func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTabl
 				row.Device = dev
 			}
 			if i > 0 {
+				j := DefaultJudging()
+				j.Looks = looksOf(rowRuns[0], runs)
 				for _, m := range hw {
-					row.Verdicts = append(row.Verdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), m.HigherIsBetter, 0, false, 0.95, benchAlpha))
+					j.Higher = m.HigherIsBetter
+					row.Verdicts = append(row.Verdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), j))
 				}
 				for _, m := range honest {
-					row.HonestVerdicts = append(row.HonestVerdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), m.HigherIsBetter, 0, false, 0.95, benchAlpha))
+					j.Higher = m.HigherIsBetter
+					row.HonestVerdicts = append(row.HonestVerdicts, Judge(RunSide(rowRuns[0], m), RunSide(runs, m), j))
 				}
 			}
 			t.Rows = append(t.Rows, row)
@@ -173,8 +176,16 @@ func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTabl
 	return out, nil
 }
 
-// benchAlpha is compare's α (benchmath's default).
-var benchAlpha = benchmath.DefaultThresholds.CompareAlpha
+// looksOf is the most looks the runs' plans could take (result.Run.Looks).
+func looksOf(sets ...[]result.Run) int {
+	n := 1
+	for _, runs := range sets {
+		for _, r := range runs {
+			n = max(n, r.Looks())
+		}
+	}
+	return n
+}
 
 // mediansOf is medianOf of each of ms, and whether any run has one.
 func mediansOf(runs []result.Run, ms []result.Metric) ([]float64, bool) {

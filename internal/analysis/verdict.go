@@ -16,7 +16,8 @@ import (
 const (
 	KindBetter      = "better"                 // a change beyond the noise, the better way
 	KindWorse       = "worse"                  // a change beyond the noise, the worse way
-	KindSame        = "same"                   // tested: no significant change
+	KindSame        = "same"                   // tested: no significant change, and not shown to be within the floor either (undecided)
+	KindEquivalent  = "equivalent"             // the same within the floor: two one-sided tests say the change is smaller than it
 	KindInsideNoise = "inside the noise floor" // significant, but no larger than this host's noise floor
 )
 
@@ -33,6 +34,86 @@ const (
 // it): the reference's colour thresholds, ±5 %.
 const DefaultFloor = Better - 1
 
+// DefaultAlpha is every verdict's level unless told otherwise: compare's,
+// bisect's and the dashboard's (benchmath's default).
+var DefaultAlpha = benchmath.DefaultThresholds.CompareAlpha
+
+// Judging is how a verdict is reached. Its options live in one struct
+// with their defaults in one place (DefaultJudging), as golang.org/x/perf's
+// benchmath keeps its Thresholds, so that a new one extends it without
+// new arguments.
+type Judging struct {
+	// Alpha is the level over all of a test's looks (0.05): a change is
+	// called where the (1 − Level) interval excludes 1, sameness within
+	// the floor where the (1 − 2·Level) interval lies inside it (two
+	// one-sided tests at Level).
+	Alpha float64
+	// Looks is the most looks at the data a sequential run may take
+	// (--until-decided; ≤ 1: one). Each look is judged at Level, so that
+	// the rate of false calls over all of them stays within Alpha.
+	Looks int
+	// Higher says which way is better (true for qps).
+	Higher bool
+	// Floor is the smallest change called better or worse, and the margin
+	// within which two are called the same (a fraction; not > 0:
+	// DefaultFloor). Calibrated says it is this host's (qpslab run --aa).
+	Floor      float64
+	Calibrated bool
+	// Pool is what the tests of this one's kind in its comparison say of
+	// their repeats (nil: the test alone; Paired).
+	Pool *Pool
+}
+
+// DefaultJudging are the options of every verdict unless a caller says
+// otherwise: α = 0.05 in one look, higher better, the default floor.
+func DefaultJudging() Judging {
+	return Judging{Alpha: DefaultAlpha, Looks: 1, Higher: true, Floor: DefaultFloor}
+}
+
+// pocock are Pocock's (1977) nominal two-sided levels per look that keep
+// the overall level at 0.05 over K equally spaced looks, K = 1 … 10
+// (Jennison and Turnbull, "Group Sequential Methods", table 2.1: the
+// constants 1.960, 2.178, 2.289, 2.361, 2.413, 2.453, 2.485, 2.512, 2.535,
+// 2.555 as two-sided normal tail areas). One level at every look, rather
+// than an α-spending function, because a look of --until-decided adds
+// repeats to the undecided tests only, so the looks of a test are not a
+// schedule fixed in advance, and a fixed level needs none; and because the
+// verdict a later qpslab compare gives of the same runs is then the same
+// as the last look's. TestSequentialFalsePositives checks the overall
+// level with --until-decided's own schedule and t intervals.
+var pocock = []float64{0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106}
+
+// MaxLooks is the most looks Level has a level for.
+const MaxLooks = 10
+
+// Level is the level each look is judged at: Alpha for one look; for K
+// looks at Alpha 0.05, Pocock's; at another Alpha, Alpha/K (Bonferroni: the
+// union bound keeps the overall level within Alpha, more strictly).
+func (j Judging) Level() float64 {
+	k := min(max(j.Looks, 1), MaxLooks)
+	switch {
+	case k == 1:
+		return j.Alpha
+	case j.Alpha == 0.05:
+		return pocock[k-1]
+	}
+	return j.Alpha / float64(k)
+}
+
+// Confidence is the confidence of a look's interval, 1 − Level.
+func (j Judging) Confidence() float64 { return 1 - j.Level() }
+
+// withDefaults fills what is not set.
+func (j Judging) withDefaults() Judging {
+	if !(j.Alpha > 0 && j.Alpha < 1) {
+		j.Alpha = DefaultAlpha
+	}
+	if !(j.Floor > 0) || math.IsInf(j.Floor, 0) {
+		j.Floor, j.Calibrated = DefaultFloor, false
+	}
+	return j
+}
+
 // Verdict is what a comparison concludes of one figure of one test for an
 // other label against the base, and the evidence behind it.
 type Verdict struct {
@@ -43,27 +124,49 @@ type Verdict struct {
 	N      int     `json:"n"`
 	Blocks int     `json:"blocks,omitempty"` // paired: repeats (plans × repeats) the rounds fall in
 	Rel    float64 `json:"rel"`              // other / base
-	// Lo and Hi bound Rel at the comparison's confidence (NaN where no
-	// interval is known).
+	// Lo and Hi bound Rel at the look's confidence, 1 − Level (NaN where
+	// no interval is known).
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
 	P  float64 `json:"p"` // the test's two-sided p-value (NaN where untested)
-	// Significant: the test says the two differ (paired: Wilcoxon's p
-	// below α and the interval excludes 1; repeats: Mann-Whitney's p below
-	// α; single: the interval excludes 1).
+	// Level is the level the verdict was judged at (Judging.Level: 0.05,
+	// or a sequential run's per-look level).
+	Level float64 `json:"level"`
+	// Paired verdicts: the interval's units (UnitRounds or UnitRepeats),
+	// its degrees of freedom and the standard error of the log ratio; Pool
+	// is what the test's kind said of the repeats ("" for a test alone).
+	Unit string  `json:"unit,omitempty"`
+	DF   float64 `json:"df,omitempty"`
+	SE   float64 `json:"se,omitempty"`
+	Pool string  `json:"pool,omitempty"`
+	// Significant: the test says the two differ (paired: the interval
+	// excludes 1; repeats: Mann-Whitney's p below the level; single: the
+	// interval excludes 1).
 	Significant bool `json:"significant"`
 	// Floor is the smallest change called better or worse (a fraction):
 	// the host's noise floor for the test where qpslab run --aa measured
-	// it (Calibrated), else DefaultFloor.
+	// it (Calibrated), else DefaultFloor. Within it, two are called
+	// equivalent.
 	Floor      float64 `json:"floor"`
 	Calibrated bool    `json:"calibrated,omitempty"`
-	Kind       string  `json:"kind"` // KindBetter, KindWorse, KindSame, KindInsideNoise or CannotTell
+	Kind       string  `json:"kind"` // KindBetter, KindWorse, KindEquivalent, KindSame, KindInsideNoise or CannotTell
 	Why        string  `json:"why,omitempty"`
+	// More is, for a paired verdict still undecided (KindSame), about how
+	// many more repeats like the ones it has would decide it at its
+	// level (0 where not known): the estimate of --until-decided.
+	More int `json:"more,omitempty"`
 }
 
 // Changed says whether the verdict calls a change: significant and
 // beyond the floor.
 func (v Verdict) Changed() bool { return v.Kind == KindBetter || v.Kind == KindWorse }
+
+// Decided says whether the verdict is an answer: a change, a significant
+// one inside the floor, or the same within the floor. --until-decided
+// stops a test's repeats there.
+func (v Verdict) Decided() bool {
+	return v.Changed() || v.Kind == KindInsideNoise || v.Kind == KindEquivalent
+}
 
 // Colour of a verdict: red for worse, green for better, none otherwise;
 // where there is nothing to test with (MethodNone: one imported value a
@@ -174,34 +277,36 @@ type pairKey struct {
 
 // Judge concludes what base and other say of a figure: paired where they
 // have observations of the same plan, repeat and round (Paired: the
-// geometric mean of per-round ratios, its interval, Wilcoxon's test);
-// else from repeats (the ratio of medians, the Mann-Whitney U test); else,
-// one run a side, from each run's seconds (SingleRuns); else nothing. The
-// change is called better or worse only when the test says so and it is
-// beyond floor (the host's noise floor where calibrated, else
-// DefaultFloor; calibrated says which). higher says which way is better.
-func Judge(base, other Side, higher bool, floor float64, calibrated bool, confidence, alpha float64) Verdict {
-	return JudgeIn(base, other, higher, floor, calibrated, confidence, alpha, nil)
-}
-
-// JudgeIn is Judge for one test of a comparison whose repeat effect was
-// estimated over all its tests (nil: judge the test's rounds alone).
-func JudgeIn(base, other Side, higher bool, floor float64, calibrated bool, confidence, alpha float64, e *RepeatEffect) Verdict {
-	v := TestIn(base, other, confidence, alpha, e)
-	if !(floor > 0) {
-		floor, calibrated = DefaultFloor, false
-	}
-	v.Floor, v.Calibrated = floor, calibrated
+// geometric mean of per-round ratios and its interval, by repeats or by
+// rounds as the test's pool says); else from repeats (the ratio of
+// medians, the Mann-Whitney U test); else, one run a side, from each
+// run's seconds (SingleRuns); else nothing. A change is called better or
+// worse where the test says so at j's level and it is beyond the floor;
+// inside the noise floor where it is significant but not beyond it;
+// equivalent where the (1 − 2·level) interval lies within the floor (two
+// one-sided tests: "the same within ±floor" is an answer too); else the
+// same (no significant change, not shown to be within the floor either),
+// with about how many more repeats would decide it.
+func Judge(base, other Side, j Judging) Verdict {
+	j = j.withDefaults()
+	v := Test(base, other, j)
+	v.Floor, v.Calibrated = j.Floor, j.Calibrated
 	if v.Kind == CannotTell && v.Why != "" {
 		return v
 	}
 	switch {
 	case !v.Significant:
 		v.Kind = KindSame
+		if lo, hi, ok := v.tost(); ok && lo >= 1/(1+v.Floor) && hi <= 1+v.Floor {
+			v.Kind = KindEquivalent
+			v.Why = fmt.Sprintf("the same within ±%.1f %%%s: its %.0f %% interval %.3f to %.3f lies inside it", 100*v.Floor, floorWhat(v.Calibrated), 100*(1-2*v.Level), lo, hi)
+		} else {
+			v.More = v.more()
+		}
 	case !beyond(v.Rel, v.Floor):
 		v.Kind = KindInsideNoise
 		v.Why = fmt.Sprintf("significant, but within the noise floor ±%.1f %%%s", 100*v.Floor, floorWhat(v.Calibrated))
-	case (v.Rel > 1) == higher:
+	case (v.Rel > 1) == j.Higher:
 		v.Kind = KindBetter
 	default:
 		v.Kind = KindWorse
@@ -209,12 +314,43 @@ func JudgeIn(base, other Side, higher bool, floor float64, calibrated bool, conf
 	return v
 }
 
-// Test is Judge's evidence without its conclusion: the method, the
-// relative value, its interval and the test's p-value and significance.
-// Its Kind is CannotTell (with Why) when nothing can be concluded, else
-// empty for the caller to decide.
-func Test(base, other Side, confidence, alpha float64) Verdict {
-	return TestIn(base, other, confidence, alpha, nil)
+// tost is the (1 − 2·level) interval of a paired verdict, whose lying
+// within the floor is the two one-sided tests' equivalence at level.
+func (v Verdict) tost() (lo, hi float64, ok bool) {
+	if v.Method != MethodPaired || !(v.DF >= 1) || math.IsNaN(v.SE) || !(v.Rel > 0) || !(v.Level > 0 && v.Level < 0.5) {
+		return math.NaN(), math.NaN(), false
+	}
+	half := tQuantile(1-v.Level, v.DF) * v.SE
+	m := math.Log(v.Rel)
+	return math.Exp(m - half), math.Exp(m + half), true
+}
+
+// more is about how many more repeats like the ones a paired verdict has
+// would decide it: the fewest for which, the relative value staying what
+// it is and the standard error shrinking with the square root of the
+// units, the interval would exclude 1 or the (1 − 2·level) one would lie
+// within the floor (the t quantiles at the present degrees of freedom,
+// which errs on the side of more). 0 where it cannot be said.
+func (v Verdict) more() int {
+	if v.Method != MethodPaired || !(v.DF >= 1) || !(v.SE > 0) || !(v.Rel > 0) || v.Blocks < 1 {
+		return 0
+	}
+	units, perRepeat := float64(v.Blocks), 1.0
+	if v.Unit == UnitRounds {
+		units, perRepeat = float64(v.N), float64(v.N)/float64(v.Blocks)
+	}
+	m, margin := math.Abs(math.Log(v.Rel)), math.Log1p(v.Floor)
+	need := math.Inf(1)
+	if m > 0 {
+		need = math.Pow(tQuantile(1-v.Level/2, v.DF)*v.SE/m, 2) * units
+	}
+	if margin > m {
+		need = math.Min(need, math.Pow(tQuantile(1-v.Level, v.DF)*v.SE/(margin-m), 2)*units)
+	}
+	if math.IsInf(need, 1) || need > 1e6 {
+		return 0
+	}
+	return max(int(math.Ceil((need-units)/perRepeat)), 1)
 }
 
 // PairRounds are the rounds base and other share (the same plan, repeat
@@ -245,43 +381,46 @@ func PairRounds(base, other Side) ([]Round, map[string]int) {
 	return rounds, pairings
 }
 
-// TestIn is Test with the comparison's repeat effect (nil: the test's
-// rounds alone; see PairedIn).
-func TestIn(base, other Side, confidence, alpha float64, e *RepeatEffect) Verdict {
-	v := Verdict{Method: MethodNone, Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Kind: CannotTell}
+// Test is Judge's evidence without its conclusion: the method, the
+// relative value, its interval at j's level, the test's p-value and
+// significance. Its Kind is CannotTell (with Why) when nothing can be
+// concluded, else empty for the caller to decide.
+func Test(base, other Side, j Judging) Verdict {
+	j = j.withDefaults()
+	level := j.Level()
+	v := Verdict{Method: MethodNone, Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), Level: level, Kind: CannotTell}
 	rounds, pairings := PairRounds(base, other)
 	switch {
 	case len(rounds) > 0:
-		var res PairedResult
-		if e != nil {
-			res = PairedIn(rounds, confidence, alpha, *e)
-		} else {
-			res = Paired(rounds, confidence, alpha)
-		}
+		res := Paired(rounds, level, j.Pool)
 		v.Method, v.Pairing, v.N, v.Blocks = MethodPaired, mostOf(pairings), res.N, res.Blocks
 		v.Rel, v.Lo, v.Hi, v.P, v.Significant = res.Ratio, res.Lo, res.Hi, res.P, res.Significant
-		if !res.CanReach {
-			v.Why = fmt.Sprintf("%d paired round(s): the signed-rank test needs %d to reach p < %g (more --repeat, or longer tests for more slices)", res.N, MinRounds(alpha), alpha)
+		v.Unit, v.DF, v.SE = res.Unit, res.DF, res.SE
+		if j.Pool != nil && j.Pool.Tests > 0 {
+			v.Pool = j.Pool.Says()
+		}
+		if math.IsNaN(res.DF) {
+			v.Why = fmt.Sprintf("%d paired round(s) in %d repeat(s): an interval needs two (more --repeat, or longer tests for more slices)", res.N, res.Blocks)
 			return v
 		}
 	case len(base.Obs) > 1 && len(other.Obs) > 1:
 		bv, ov := obsValues(base.Obs), obsValues(other.Obs)
 		v.Method, v.N = MethodRepeats, min(len(bv), len(ov))
 		thr := benchmath.DefaultThresholds
-		thr.CompareAlpha = alpha
-		bs := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, bv...), &thr), confidence)
-		os := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, ov...), &thr), confidence)
+		thr.CompareAlpha = level
+		bs := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, bv...), &thr), 1-level)
+		os := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64{}, ov...), &thr), 1-level)
 		if bs.Center != 0 {
 			v.Rel = result.Ratio(os.Center, bs.Center)
 		}
-		if minMannWhitneyP(len(bv), len(ov)) >= alpha {
-			v.Why = fmt.Sprintf("%s: too few for the Mann-Whitney test to reach p < %g (4 runs each can)", runsOf(len(bv), len(ov)), alpha)
+		if minMannWhitneyP(len(bv), len(ov)) >= level {
+			v.Why = fmt.Sprintf("%s: too few for the Mann-Whitney test to reach p < %g (4 runs each can at 0.05)", runsOf(len(bv), len(ov)), level)
 			return v
 		}
 		cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(append([]float64{}, bv...), &thr), benchmath.NewSample(append([]float64{}, ov...), &thr))
-		v.P, v.Significant = cmp.P, cmp.P < alpha
+		v.P, v.Significant = cmp.P, cmp.P < level
 	case len(base.Seconds) == 1 && len(other.Seconds) == 1 && base.Runs == 1 && other.Runs == 1:
-		sv := SingleRuns(base.Seconds[0], other.Seconds[0], confidence, 1)
+		sv := SingleRuns(base.Seconds[0], other.Seconds[0], 1-level, 1)
 		v.Method, v.N = MethodSingle, min(len(base.Seconds[0]), len(other.Seconds[0]))
 		if len(base.Obs) == 1 && len(other.Obs) == 1 && base.Obs[0].Value != 0 {
 			v.Rel = result.Ratio(other.Obs[0].Value, base.Obs[0].Value)

@@ -64,7 +64,7 @@ func (f *fake) Measure(ctx context.Context, base, other build.Build, o MeasureOp
 	for _, e := range o.Earlier {
 		bs, os = append(bs, f.plans[e][0]...), append(os, f.plans[e][1]...)
 	}
-	v := Test(analysis.Side{Obs: bs, Runs: 1}, analysis.Side{Obs: os, Runs: 1})
+	v := Test(analysis.Side{Obs: bs, Runs: 1}, analysis.Side{Obs: os, Runs: 1}, analysis.DefaultJudging())
 	return Measure{Plan: id, Rounds: v.N, Verdict: v}, nil
 }
 

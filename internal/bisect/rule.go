@@ -18,17 +18,12 @@ const (
 	Final = "final"
 )
 
-// Confidence and Alpha are the intervals' and the signed-rank test's, as
-// every comparison's (analysis.Compare's defaults).
-const (
-	Confidence = 0.95
-	Alpha      = 0.05
-)
-
 // Test is the verdict of other's observations against base's: paired
-// rounds where they share a plan, repeat and round (analysis.Test).
-func Test(base, other analysis.Side) analysis.Verdict {
-	return analysis.Test(base, other, Confidence, Alpha)
+// rounds where they share a plan, repeat and round, judged as every
+// comparison judges them (analysis.Test with j, analysis.DefaultJudging's
+// level unless a sequential measurement says otherwise).
+func Test(base, other analysis.Side, j analysis.Judging) analysis.Verdict {
+	return analysis.Test(base, other, j)
 }
 
 // Up is a verdict's relative value and interval turned so that above 1 is

@@ -583,7 +583,7 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 		m, _ := result.Lookup(t.o.Metric)
 		side = func(runs []result.Run) analysis.Side { return analysis.RunSide(runs, m) }
 	}
-	v := bisect.Test(side(bs), side(os))
+	v := bisect.Test(side(bs), side(os), analysis.DefaultJudging())
 	ms := bisect.Measure{Plan: p.ID, Rounds: v.N, Verdict: v}
 	if noise, err := t.st.NoiseFor(ctx, t.s.Name(), bs); err == nil {
 		ms.Floor, _ = noise(t.o.Test, bs[0].Threads, bs[0].LabelConditions())

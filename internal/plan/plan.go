@@ -678,6 +678,11 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	for k, v := range step.Params {
 		r.Params[k] = v
 	}
+	if step.Role == result.RoleTest {
+		// Which pool of tests its verdict is judged in (analysis.Pool):
+		// the tests that write, or those that do not.
+		r.Params["writes"] = strconv.FormatBool(step.Writes)
+	}
 	p.stackParams(r.Params)
 	if step.Drive != nil && !step.Drive.UntilScheduled {
 		r.Warmup, r.Duration = p.Warmup.Seconds(), step.Seconds.Seconds()

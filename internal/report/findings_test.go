@@ -85,7 +85,7 @@ func TestFindingsSentences(t *testing.T) {
 	}
 	md := b.String()
 	for _, want := range []string{
-		"**tl;dr.** mariadb-11.4.1.c against mariadb-10.6.1.c: faster on 41 of 42 microbenchmarks, beyond the noise on 35; slower on 1, beyond the noise on 1 (verdicts: 35 +, 1 -, 0 ~, 6 =, 0 ?).",
+		"**tl;dr.** mariadb-11.4.1.c against mariadb-10.6.1.c: faster on 41 of 42 microbenchmarks, beyond the noise on 35; slower on 1, beyond the noise on 1 (verdicts: 35 +, 1 -, 0 ≈, 0 ~, 6 =, 0 ?).",
 		fmt.Sprintf("Its relative values run from 0.78 (%s) to 1.97 (%s)", slow, maxTest),
 		fmt.Sprintf("The largest regression is %s at 0.78, with cs/o 4.27×.", slow),
 		"Findings for `mariadb-11.4.1.c` against `mariadb-10.6.1.c`:\n\n- Faster on 41 of 42 microbenchmarks, beyond the noise on 35;",
@@ -187,11 +187,11 @@ func TestFindingsSweep(t *testing.T) {
 			break
 		}
 	}
-	golden := strings.NewReplacer("T0 first", first+" first", "T0", top, "T1", tests[1], "G", g).Replace(`**tl;dr.** mariadb-10.11.5.c against mariadb-10.2.11.c: faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 1, beyond the noise on 1 (verdicts: 0 +, 1 -, 2 ~, 0 =, 0 ?). Its relative values run from 0.70 (T1) to 1.00 (T0), geomean 0.89. The largest regression is T1 at 0.70. Across the sweep, 1 change arrived beyond the noise between neighbouring builds: 1 in mariadb-10.5.1.c.
+	golden := strings.NewReplacer("T0 first", first+" first", "T0", top, "T1", tests[1], "G", g).Replace(`**tl;dr.** mariadb-10.11.5.c against mariadb-10.2.11.c: faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 1, beyond the noise on 1 (verdicts: 0 +, 1 -, 0 ≈, 2 ~, 0 =, 0 ?). Its relative values run from 0.70 (T1) to 1.00 (T0), geomean 0.89. The largest regression is T1 at 0.70. Across the sweep, 1 change arrived beyond the noise between neighbouring builds: 1 in mariadb-10.5.1.c.
 
 Findings for ` + "`mariadb-10.4.1.c` against `mariadb-10.2.11.c`" + `:
 
-- Faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 0, beyond the noise on 0 (verdicts: 0 +, 0 -, 3 ~, 0 =, 0 ?).
+- Faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 0, beyond the noise on 0 (verdicts: 0 +, 0 -, 0 ≈, 3 ~, 0 =, 0 ?).
 - All 3 tests are at 1.00, T0 first in the table.
 - G: median 1.00 over 3 tests, each at 1.00.
 `)
@@ -199,7 +199,7 @@ Findings for ` + "`mariadb-10.4.1.c` against `mariadb-10.2.11.c`" + `:
 		golden += strings.NewReplacer("T0", top, "T1", tests[1], "L", later, "G", g).Replace(`
 Findings for ` + "`mariadb-L.c` against `mariadb-10.2.11.c`" + `:
 
-- Faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 1, beyond the noise on 1 (verdicts: 0 +, 1 -, 2 ~, 0 =, 0 ?).
+- Faster on 0 of 3 microbenchmarks, beyond the noise on 0; slower on 1, beyond the noise on 1 (verdicts: 0 +, 1 -, 0 ≈, 2 ~, 0 =, 0 ?).
 - The max, 1.00, is at T0; the min, 0.70, at T1; the geomean is 0.89.
 - G: median 1.00 over 3 tests, from 0.70 (T1) to 1.00 (T0).
 - Regression: T1 at 0.70 (-).

@@ -298,7 +298,7 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 				continue
 			}
 			cell := htmlCmpCell{Abs: htmlNum(o.Center) + htmlMissed(o.Summary), AbsTitle: htmlSummaryTitle(o.Summary), Rel: htmlDec(o.Rel, 2) + halfWidth(o.Verdict),
-				Class: o.Verdict.Colour(), Mark: strings.TrimSpace(verdictMark(o.Verdict)), Title: verdictTitle(o.Verdict, c.Alpha)}
+				Class: o.Verdict.Colour(), Mark: strings.TrimSpace(verdictMark(o.Verdict)), Title: verdictTitle(o.Verdict)}
 			row.Cells = append(row.Cells, cell)
 		}
 		v.Rows = append(v.Rows, row)
@@ -340,11 +340,17 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 
 // verdictTitle says, on hover, how a relative value was measured and
 // tested and what was concluded.
-func verdictTitle(v analysis.Verdict, alpha float64) string {
+func verdictTitle(v analysis.Verdict) string {
 	t := v.Kind
 	switch v.Method {
 	case analysis.MethodPaired:
 		t += fmt.Sprintf(": %d paired rounds (%s) in %d repeat(s)", v.N, v.Pairing, v.Blocks)
+		if v.Unit != "" && v.DF > 0 {
+			t += fmt.Sprintf(", the interval on its %s (%g degrees of freedom)", v.Unit, v.DF)
+		}
+		if v.Pool != "" {
+			t += "; pool " + v.Pool
+		}
 	case analysis.MethodRepeats:
 		t += fmt.Sprintf(": %d unpaired repeats a side", v.N)
 	case analysis.MethodSingle:
@@ -356,7 +362,7 @@ func verdictTitle(v analysis.Verdict, alpha float64) string {
 		t += fmt.Sprintf("; interval %.3f–%.3f", v.Lo, v.Hi)
 	}
 	if !math.IsNaN(v.P) {
-		t += fmt.Sprintf("; p=%.3g (alpha %g)", v.P, alpha)
+		t += fmt.Sprintf("; p=%.3g (level %g)", v.P, v.Level)
 	}
 	if v.Method != analysis.MethodNone {
 		t += fmt.Sprintf("; floor ±%.1f%%", 100*v.Floor)
@@ -366,6 +372,9 @@ func verdictTitle(v analysis.Verdict, alpha float64) string {
 	}
 	if v.Why != "" {
 		t += "; " + v.Why
+	}
+	if v.More > 0 {
+		t += fmt.Sprintf("; about %d more repeat(s) would decide it", v.More)
 	}
 	return t
 }

@@ -218,7 +218,7 @@ func TestHTMLComparison(t *testing.T) {
 	if !strings.Contains(row, "cannot tell: 3 unpaired repeats a side") || !strings.Contains(row, "too few for the Mann-Whitney test to reach p &lt; 0.05") {
 		t.Errorf("no evidence on the ? cell:\n%s", row)
 	}
-	if row := htmlRow(t, page, "random-points_range=1000"); !regexp.MustCompile(`title="better: 5 unpaired repeats a side; p=0\.00\d+ \(alpha 0\.05\)`).MatchString(row) {
+	if row := htmlRow(t, page, "random-points_range=1000"); !regexp.MustCompile(`title="better: 5 unpaired repeats a side; p=0\.00\d+ \(level 0\.05\)`).MatchString(row) {
 		t.Errorf("no significant p-value on random-points_range=1000:\n%s", row)
 	}
 	if !strings.Contains(page, "1 test(s) changed beyond the noise (0 worse, 1 better)") {

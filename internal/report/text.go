@@ -90,9 +90,10 @@ func metricMark(v analysis.Verdict) string {
 }
 
 // verdictMark is what follows a relative value: + better and - worse
-// (beyond the noise), ~ no significant change, = significant but inside
-// the noise floor, ? cannot tell; nothing where there was nothing to test
-// with (one imported value a side).
+// (beyond the noise), ≈ the same within the floor, ~ no significant
+// change (undecided), = significant but inside the noise floor, ? cannot
+// tell; nothing where there was nothing to test with (one imported value
+// a side).
 func verdictMark(v analysis.Verdict) string {
 	switch v.Kind {
 	case analysis.KindBetter:
@@ -103,6 +104,8 @@ func verdictMark(v analysis.Verdict) string {
 		return " ~"
 	case analysis.KindInsideNoise:
 		return " ="
+	case analysis.KindEquivalent:
+		return " ≈"
 	}
 	if v.Method == analysis.MethodNone {
 		return ""
@@ -125,14 +128,22 @@ func verdictLegend(c *analysis.Comparison) []string {
 				how = append(how, fmt.Sprintf("%d %s", c.Pairings[p.k], p.what))
 			}
 		}
-		out = append(out, fmt.Sprintf("paired rows (%s): rel is the geometric mean of the per-round ratios, ±h%% half its %.0f %% interval; tested by the signed-rank test and the interval", strings.Join(how, "; "), 100*c.Confidence))
+		looks := ""
+		if c.Looks > 1 {
+			looks = fmt.Sprintf(" (the level of each of up to %d looks, --until-decided, so that all of them together stay within α = %g)", c.Looks, c.Alpha)
+		}
+		out = append(out, fmt.Sprintf("paired rows (%s): rel is the geometric mean of the per-round ratios, ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
 	}
-	for i, e := range c.RepeatEffects {
-		switch {
-		case e.DFB >= analysis.MinRepeatDF && e.ICC > 0:
-			out = append(out, fmt.Sprintf("%s: the rounds of one repeat are alike beyond chance over its %d paired tests (intraclass correlation %.2f, F test p=%.2g): every interval allows for it", c.Others[i], e.Tests, e.ICC, e.P))
-		case e.DFB >= analysis.MinRepeatDF:
-			out = append(out, fmt.Sprintf("%s: no repeat effect over its %d paired tests (F test p=%.2g): each test's rounds are pooled", c.Others[i], e.Tests, e.P))
+	for i, ps := range c.Pools {
+		for _, p := range ps {
+			if p.Tests == 0 {
+				continue
+			}
+			if p.Repeats() {
+				out = append(out, fmt.Sprintf("%s, %s: the repeats differ beyond their rounds' noise over %d tests (intraclass correlation %.2f, F test p=%.2g): each test's interval is on its repeats' values, one per repeat", c.Others[i], p.Name, p.Tests, p.ICC, p.P))
+			} else {
+				out = append(out, fmt.Sprintf("%s, %s: no repeat effect over %d tests (F test p=%.2g): each test's interval is on its rounds", c.Others[i], p.Name, p.Tests, p.P))
+			}
 		}
 	}
 	if n := c.Pairings["unpaired"]; n > 0 {
@@ -142,7 +153,7 @@ func verdictLegend(c *analysis.Comparison) []string {
 	if calibrated(c) {
 		floor = "this host's noise floor (the NOISE column, from qpslab run --aa), ±5 % where it is not known"
 	}
-	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and beyond %s; ~ no significant change; = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor))
+	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, and not shown to be within the floor either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
 	return out
 }
 
@@ -173,8 +184,8 @@ func noiseCell(r analysis.Row) string {
 func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 	for i, o := range c.Others {
 		t := c.Tally[i]
-		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better); %d no significant change, %d inside the noise floor, %d cannot tell\n",
-			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, t.Same, t.Inside, t.CannotTell)
+		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better); %d the same within the floor; %d undecided (no significant change); %d inside the noise floor; %d cannot tell\n",
+			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, t.Equivalent, t.Same, t.Inside, t.CannotTell)
 		for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
 			for _, r := range c.Rows {
 				v := r.Others[i].Verdict
@@ -777,7 +788,7 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			honest = append(honest, append(h, r.Label))
 		}
 		table(head, abs)
-		fmt.Fprintln(w, "relative to first result ("+base.Label+"); + better, - worse (significant and beyond ±5 %), ~ no significant change, = within ±5 %, ? cannot tell (too few rounds or repeats)")
+		fmt.Fprintln(w, "relative to first result ("+base.Label+"); + better, - worse (significant and beyond ±5 %), ≈ the same within ±5 %, ~ undecided (no significant change), = significant but within ±5 %, ? cannot tell (too few rounds or repeats)")
 		fmt.Fprintln(w)
 		table(head, rel)
 		op := base.Op

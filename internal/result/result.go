@@ -491,6 +491,31 @@ func (h *HW) Measured() bool { return h != nil && h.Samples >= 2 && h.OpsPerSec 
 // ended ok and is not an unreported warm-up step.
 func (r Run) Comparable() bool { return r.Status == OK && r.Role != RoleWarm }
 
+// Writes says whether the run's step changes the tables (Params["writes"],
+// which qpslab records from the step), and whether the run says so at all
+// (runs from before it did, and imports, do not).
+func (r Run) Writes() (writes, known bool) {
+	switch r.Params["writes"] {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// Looks is the most looks at its data the run's plan could take
+// (Params["looks"], --until-decided), each judged at a level that keeps
+// the false-positive rate over all of them within α; 1 for a plan judged
+// once.
+func (r Run) Looks() int {
+	n, err := strconv.Atoi(r.Params["looks"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
 // ConfigName is a config id's name: "default@0123456789ab" → "default".
 func ConfigName(id string) string {
 	if i := strings.Index(id, "@"); i >= 0 {

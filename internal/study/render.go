@@ -135,10 +135,10 @@ func (s *Study) doc() []section {
 	}
 
 	// The neighbours: each build against the one before it.
-	nt := &table{Head: []string{"build", "against", "better", "worse", "same", "inside noise", "cannot tell", "geomean", "pairing"}}
+	nt := &table{Head: []string{"build", "against", "better", "worse", "same within the floor", "undecided", "inside noise", "cannot tell", "geomean", "pairing"}}
 	for i, n := range s.Neighbours {
 		ta := n.Tally[0]
-		nt.Rows = append(nt.Rows, []string{s.labelOf(i + 1), s.Labels[i], strconv.Itoa(ta.Better), strconv.Itoa(ta.Worse), strconv.Itoa(ta.Same),
+		nt.Rows = append(nt.Rows, []string{s.labelOf(i + 1), s.Labels[i], strconv.Itoa(ta.Better), strconv.Itoa(ta.Worse), strconv.Itoa(ta.Equivalent), strconv.Itoa(ta.Same),
 			strconv.Itoa(ta.Inside), strconv.Itoa(ta.CannotTell), num(n.Geomean[0]), pairings(n.Pairings)})
 	}
 	out = append(out, section{Title: "Neighbour verdicts", Level: 2,

@@ -1,0 +1,114 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Pools of tests: the tests of one kind in one comparison share how
+// their repeats vary (a write test runs on what the writes before it in
+// its repeat left; a cached read does not), so what they say together
+// of the repeats is asked of each. A run records whether its step writes
+// (Params["writes"], result.Run.Writes); runs from before it did are
+// pooled with no other test.
+const (
+	PoolReads  = "reads"
+	PoolWrites = "writes"
+)
+
+// Pool is what the tests of one kind in one comparison (one label against
+// the base) say together of their repeats: a one-way analysis of variance
+// of each test's log ratios by repeat, its sums of squares pooled over the
+// tests (each test keeps its own mean):
+//
+//	SSB = Σᵢ Σ_g n_ig (r̄_ig − r̄_i)²,  SSW = Σᵢ Σ_g Σ (r − r̄_ig)²,
+//	MSB = SSB / Σ(kᵢ − 1),  MSW = SSW / Σ(Nᵢ − kᵢ),  F = MSB / MSW,
+//	n₀ = mean size of a repeat, σ²_b = (MSB − MSW) / n₀,  ICC = σ²_b / (σ²_b + MSW).
+//
+// One test's six repeats say little of a repeat effect; twenty tests'
+// say much, if the effect is the same in each, as the kind they share
+// makes it. Paired judges each test by its repeats where the pool's F test
+// finds the effect (Repeats), else by its rounds.
+type Pool struct {
+	Name  string  `json:"name"` // PoolReads or PoolWrites
+	Tests int     `json:"tests"` // tests with two repeats or more, one of them of two rounds or more
+	DFB   float64 `json:"dfb"`   // the pooled between-repeat degrees of freedom, Σ(kᵢ − 1)
+	DFW   float64 `json:"dfw"`   // the pooled within-repeat ones, Σ(Nᵢ − kᵢ)
+	F     float64 `json:"f"`     // MSB / MSW (NaN where it cannot be computed)
+	P     float64 `json:"p"`     // the F test's p-value (1 where it cannot be computed)
+	ICC   float64 `json:"icc"`   // the intraclass correlation of a test's rounds within a repeat (0 when the estimate is not positive)
+	// Within is σ of one round's log ratio about its repeat's mean, and
+	// Between σ of a repeat's own effect (0 when not positive): the
+	// variance components of the budget (Budget).
+	Within  float64 `json:"sigma_within"`
+	Between float64 `json:"sigma_between"`
+	// RoundsPerRepeat is n₀, the mean number of rounds of a repeat.
+	RoundsPerRepeat float64 `json:"rounds_per_repeat"`
+}
+
+// Repeats says whether the pool's repeats carry variance of their own:
+// its F test's p at or below PoolLevel.
+func (p Pool) Repeats() bool { return p.DFB >= 1 && p.P <= PoolLevel }
+
+// Says is the pool in a few words, for a verdict's evidence.
+func (p Pool) Says() string {
+	what := "no repeat effect"
+	if p.Repeats() {
+		what = fmt.Sprintf("a repeat effect (ICC %.2f)", p.ICC)
+	}
+	return fmt.Sprintf("%s, %d test(s): %s, F test p=%.2g", p.Name, p.Tests, what, p.P)
+}
+
+// PoolOf pools the rounds of each test of pool name (one []Round a test,
+// its blocks the repeats).
+func PoolOf(name string, tests [][]Round) Pool {
+	p := Pool{Name: name, P: 1, F: math.NaN()}
+	var ssb, ssw, rounds, repeats float64
+	for _, rs := range tests {
+		byBlock := map[int][]float64{}
+		for _, r := range rs {
+			if positive(r.Base) && positive(r.Other) {
+				byBlock[r.Block] = append(byBlock[r.Block], logPos(r.Other)-logPos(r.Base))
+			}
+		}
+		keys := make([]int, 0, len(byBlock))
+		for b := range byBlock {
+			keys = append(keys, b)
+		}
+		sort.Ints(keys)
+		groups := make([][]float64, len(keys))
+		for i, b := range keys {
+			groups[i] = byBlock[b]
+		}
+		a := anovaOf(groups)
+		if a.dfb < 1 || a.dfw < 1 {
+			continue
+		}
+		p.Tests++
+		ssb += a.ssb
+		ssw += a.ssw
+		p.DFB += a.dfb
+		p.DFW += a.dfw
+		rounds += a.n
+		repeats += float64(len(groups))
+	}
+	if p.DFB == 0 || p.DFW == 0 {
+		return p
+	}
+	pooled := anova{ssb: ssb, ssw: ssw, dfb: p.DFB, dfw: p.DFW}
+	p.P = pooled.p()
+	msb, msw := ssb/p.DFB, ssw/p.DFW
+	if msw > 0 {
+		p.F = msb / msw
+	}
+	p.RoundsPerRepeat = rounds / repeats
+	p.Within = math.Sqrt(msw)
+	if sb2 := (msb - msw) / p.RoundsPerRepeat; sb2 > 0 {
+		p.Between = math.Sqrt(sb2)
+		if msw > 0 {
+			p.ICC = sb2 / (sb2 + msw)
+		}
+	}
+	return p
+}
