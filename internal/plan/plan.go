@@ -22,12 +22,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
@@ -98,11 +96,33 @@ type Plan struct {
 	Interleave string
 	Slices     int
 	layout     Layout
+	// Restore is how each label's tables are put back as they were after
+	// the load before a repeat that follows writes, under test-level
+	// interleaving (RestoreAuto, RestoreReload, RestoreSnapshot; "": auto).
+	Restore string
+
+	// More, if set, is asked after each look (a block of repeats) of a
+	// test-level plan which tests are still undecided (--until-decided):
+	// each gets Step more repeats, up to Looks looks in all, while the
+	// plan's time stays within Budget (0: none). Looks is recorded with
+	// every run (each look is judged at the level that keeps the false
+	// positives over all of them within α: result.Run.Looks).
+	More   func(ctx context.Context, look int) (undecided []string, err error)
+	Looks  int
+	Step   int
+	Budget time.Duration
 	// ID identifies the plan's runs, whose rounds pair with each other
 	// (result.Run.Plan); Run makes one when it is empty.
 	ID string
 
 	Watch Watcher
+	// total and base count the runs for the watcher: the plan's so far, and
+	// those of the groups and looks before the current one; began is when
+	// the plan started (the budget's); quietFigures are what the quiet wait
+	// before the current step saw on each server, for its runs.
+	total, base  int
+	began        time.Time
+	quietFigures map[*server]map[string]float64
 	// Record, if set, is called as each run starts, with what is known of
 	// it; the Recorder it returns gets the run's samples as they are
 	// measured and the whole result at its end.
@@ -139,35 +159,6 @@ type Item struct {
 	// Group is the group of labels whose servers are up together, under
 	// test-level interleaving in pairs (Layout.Groups).
 	Group int
-}
-
-// Items lists the runs in the order they will start.
-func (p *Plan) Items() []Item {
-	if p.testLevel() {
-		return p.testItems()
-	}
-	var out []Item
-	for rep := 1; rep <= max(p.Repeat, 1); rep++ {
-		for _, b := range p.Builds {
-			for _, c := range p.Configs {
-				for _, e := range p.enginesOf(b) {
-					for i, st := range p.Steps.Steps {
-						for _, nt := range p.threadsOf(st) {
-							it := Item{Repeat: rep, Build: b, Config: c, Engine: e, Step: i, Test: st.Test, Threads: nt}
-							switch {
-							case st.Drive != nil && st.Drive.UntilScheduled:
-								it.Seconds = st.Seconds // as planned, if the server keeps up; no warmup
-							case st.Drive != nil:
-								it.Seconds = st.Seconds + p.Warmup
-							}
-							out = append(out, it)
-						}
-					}
-				}
-			}
-		}
-	}
-	return out
 }
 
 // Label is how the item's results are addressed: build.config, with
@@ -255,7 +246,7 @@ func (p *Plan) Check(h home.Home) error {
 	}
 	conns := 0
 	for _, it := range p.Items() {
-		conns = max(conns, p.connections(it))
+		conns = max(conns, workers(p.Steps.Steps[it.Step], it.Threads))
 	}
 	if err := host.ReadLimits(host.Real).CheckConnections(conns, p.Client.TCP); err != nil {
 		return err
@@ -288,84 +279,10 @@ func flavorList(fs []build.Flavor) string {
 	return strings.Join(out, " or ")
 }
 
-// Run runs the plan, after Check. On cancellation the run in progress is
-// recorded as aborted, every sandbox is stopped, and ctx's error returned.
-func (p *Plan) Run(ctx context.Context, h home.Home) error {
-	if err := p.Check(h); err != nil {
-		return err
-	}
-	if len(p.ClientCPUs) > 0 {
-		if err := host.PinSelf(p.ClientCPUs); err != nil {
-			return err
-		}
-	}
-	if o := p.ServerCPUs.Overlap(p.ClientCPUs); len(o) > 0 && len(p.ClientCPUs) > 0 {
-		p.logf("host: the server's CPUs %s and the client's %s share %s: they compete for them", p.ServerCPUs, p.ClientCPUs, o)
-	}
-	if p.Perf {
-		if err := stacks.CheckPerf(ctx); err != nil {
-			if p.Watch.Warn != nil {
-				p.Watch.Warn("--perf: " + err.Error() + "; the runs go on without CPU profiles")
-			}
-			p.Perf = false
-		}
-	}
-	if p.layout.Mode == "" {
-		if err := p.Decide(host.Real); err != nil {
-			return err
-		}
-	}
-	if p.ID == "" {
-		p.ID = newID()
-	}
-	items := p.Items()
-	n := len(items)
-	if err := p.checkEngines(ctx, h, items); err != nil {
-		return err
-	}
-	if p.testLevel() {
-		return p.interleaved(ctx, h, items)
-	}
-	for i := 0; i < n; {
-		// One session: the items of one repeat, build, config and engine, on one server.
-		j := i
-		for j < n && items[j].Repeat == items[i].Repeat && items[j].Build.Name == items[i].Build.Name && items[j].Config.Name == items[i].Config.Name && items[j].Engine == items[i].Engine {
-			j++
-		}
-		if err := p.session(ctx, h, items, i, j); err != nil {
-			return err
-		}
-		i = j
-	}
-	return nil
-}
-
 func (p *Plan) logf(format string, args ...any) {
 	if p.Watch.Log != nil {
 		p.Watch.Log(fmt.Sprintf(format, args...))
 	}
-}
-
-// session runs items[from:to], which share a repeat, a build, a config
-// and an engine, on one server: a new sandbox, or the --sandbox one.
-func (p *Plan) session(ctx context.Context, h home.Home, items []Item, from, to int) (err error) {
-	first := items[from]
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	maxConns := 1
-	for _, it := range items[from:to] {
-		maxConns = max(maxConns, p.connections(it))
-	}
-	s, err := p.up(ctx, cancel, h, first.spec(), maxConns, fmt.Sprintf(", repeat %d", first.Repeat))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if derr := s.down(); derr != nil && err == nil {
-			err = derr
-		}
-	}()
-	return p.steps(ctx, s.srv, s.m, items, from, to, s.died)
 }
 
 // LabelSpec is one label of a plan: a build with a config and a storage
@@ -384,21 +301,30 @@ func (l LabelSpec) same(o LabelSpec) bool {
 }
 
 // server is one label's server, up: what its steps run on, how to tell
-// that it died, and how to stop it.
+// that it died, and how to stop it; for putting its tables back between
+// repeats (restore), its datadir, how long it took to start, how long
+// its load took, and how it is restored.
 type server struct {
-	spec LabelSpec
-	srv  *suite.Server
-	m    measure
-	pid  int // the server's main process (0 for a suite without a server)
-	died func() error
-	down func() error
+	spec    LabelSpec
+	srv     *suite.Server
+	m       measure
+	pid     int // the server's main process (0 for a suite without a server)
+	died    func() error
+	down    func() error
+	conns   int
+	datadir string
+	started time.Duration // how long the server took to start
+	loaded  time.Duration // how long the steps that run once (the load) took on it
+	restore string        // RestoreReload or RestoreSnapshot ("" until decided)
+	snap    string        // its snapshot's folder (RestoreSnapshot)
 }
 
 // up starts the label's server (a new sandbox, the --sandbox one, or for a
 // suite without a server a scratch folder), watches it (if it dies, cancel
 // ends what runs on it, with why), pins it, and checks it takes maxConns
 // connections. what ends the log line that says it starts.
-func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Home, l LabelSpec, maxConns int, what string) (_ *server, err error) {
+func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Home, l LabelSpec, maxConns int, what string, reuse bool) (_ *server, err error) {
+	t0 := time.Now()
 	b, cfg := l.Build, l.Config
 	if p.Steps.NoServer {
 		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
@@ -406,9 +332,10 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 		if serr != nil {
 			return nil, serr
 		}
-		return &server{spec: l, srv: srv, m: m, died: func() error { return nil }, down: done}, nil
+		return &server{spec: l, srv: srv, m: m, died: func() error { return nil }, down: done, conns: maxConns}, nil
 	}
-	s := &server{spec: l, died: func() error { return nil }, down: func() error { return nil }}
+	s := &server{spec: l, died: func() error { return nil }, down: func() error { return nil }, conns: maxConns}
+	defer func() { s.started = time.Since(t0) }()
 	var st sandbox.State
 	if p.Sandbox != "" {
 		if st, err = sandbox.Get(h, p.Sandbox); err != nil {
@@ -416,7 +343,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 		}
 	} else {
 		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
-		spec := sandbox.Spec{Build: b, Config: cfg}
+		spec := sandbox.Spec{Build: b, Config: cfg, Reuse: reuse}
 		if l.Engine != "" && l.Engine != owned.DefaultEngine {
 			// Its own sandbox beside the same build and config's with
 			// InnoDB, which test-level interleaving keeps up at once.
@@ -456,7 +383,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 			return &ServerDied{Build: b.Name, Cause: srv.ExitCause()}
 		}
 	}
-	s.pid = st.PID
+	s.pid, s.datadir = st.PID, st.Datadir
 	if len(p.ServerCPUs) > 0 {
 		if err := host.Pin(st.PID, p.ServerCPUs); err != nil {
 			return nil, err
@@ -511,44 +438,6 @@ func (p *Plan) scratch(h home.Home, b build.Build, cfg config.Config) (*suite.Se
 		Program: l.Server, Env: l.Env(os.Environ()), Config: cfg, Start: sc.Start,
 	}
 	return srv, m, sc.Remove, nil
-}
-
-// steps runs items[from:to] of one session on srv, with each step's Before
-// and After.
-func (p *Plan) steps(ctx context.Context, srv *suite.Server, m measure, items []Item, from, to int, died func() error) error {
-	b := items[from].Build
-	prevStep := -1
-	for k := from; k < to; k++ {
-		it := items[k]
-		step := p.Steps.Steps[it.Step]
-		if it.Step != prevStep && step.Before != nil {
-			if err := step.Before(ctx, srv); err != nil {
-				return hookErr(ctx, died, fmt.Errorf("before %s on %s: %w", step.Test, b.Name, err))
-			}
-		}
-		prevStep = it.Step
-		if err := p.runItem(ctx, srv, m, items, k, died, nil); err != nil {
-			return err
-		}
-		lastOfStep := k+1 == to || items[k+1].Step != it.Step
-		if lastOfStep && step.After != nil {
-			if err := step.After(ctx, srv); err != nil {
-				return hookErr(ctx, died, err)
-			}
-		}
-	}
-	return nil
-}
-
-// connections is how many connections item it opens at once: a worker
-// per thread, or what the step's drive says (the Insert Benchmark's
-// inserter, deleter and query threads per client).
-func (p *Plan) connections(it Item) int {
-	st := p.Steps.Steps[it.Step]
-	if st.Drive != nil && st.Drive.Workers != nil {
-		return st.Drive.Workers(it.Threads)
-	}
-	return it.Threads
 }
 
 // checkServerConnections refuses, before anything runs, a server whose
@@ -678,6 +567,9 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	for k, v := range step.Params {
 		r.Params[k] = v
 	}
+	if p.Looks > 1 {
+		r.Params["looks"] = strconv.Itoa(p.Looks)
+	}
 	if step.Role == result.RoleTest {
 		// Which pool of tests its verdict is judged in (analysis.Pool):
 		// the tests that write, or those that do not.
@@ -717,180 +609,10 @@ func (e *ServerDied) Error() string { return "the server " + e.Build + " died: "
 // be seen: a lost connection comes a moment before the process is reaped.
 const serverDeathGrace = 2 * time.Second
 
-// runItem runs items[k] and records it. died says whether the server died
-// (waiting a moment for its exit to be seen): a run that fails is then
-// recorded as failed because the server died, with why.
-func (p *Plan) runItem(ctx context.Context, srv *suite.Server, m measure, items []Item, k int, died func() error, idle []int) error {
-	it := items[k]
-	step := p.Steps.Steps[it.Step]
-	seed := p.seedOf(step, it)
-	start := p.start(it, step, seed)
-	if srv.Client.Transport != "" {
-		start.Params["transport"] = string(srv.Client.Transport)
-	}
-	if p.Watch.Start != nil {
-		p.Watch.Start(k, len(items), it)
-	}
-	rec, err := p.record(start)
-	if err != nil {
-		return err
-	}
-	win := p.window(ctx, m, idle)
-	var res *result.Run
-	if step.Drive != nil {
-		if step.Drive.UntilScheduled {
-			p.logf("-- %s, %d thread(s), until its scheduled work is done", step.Test, it.Threads)
-		} else {
-			p.logf("-- %s, %d thread(s), %s", step.Test, it.Threads, step.Seconds)
-		}
-		res, err = p.drive(ctx, srv, step, start, win, rec)
-	} else {
-		p.logf("-- %s, %d thread(s)", step.Test, it.Threads)
-		res, err = p.task(ctx, srv, step, start, win, rec)
-	}
-	if res == nil { // it never started: what is known, with why
-		fail := start
-		fail.Status, fail.Error, fail.Ended = result.Failed, err.Error(), time.Now().UTC()
-		res = &fail
-		win.release()
-	} else {
-		op := step.Headline.Of(&res.Totals)
-		var perSec []float64
-		for _, s := range res.Samples {
-			for len(perSec) < s.Second {
-				perSec = append(perSec, 0) // a second with no events
-			}
-			perSec = append(perSec, s.Count(res.Totals.Series))
-		}
-		win.finish(res, op, perSec, p.logf)
-		if stalled, longest := result.Stalls(res.Samples, res.Totals.Series, res.Totals.Seconds, result.StallFraction); res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
-			engine.SetStalls(&res.Totals, float64(len(stalled)), float64(longest))
-		}
-		if err == nil && step.Finish != nil {
-			if ferr := step.Finish(ctx, srv, res); ferr != nil {
-				err = fmt.Errorf("after the run: %w", ferr)
-				res.Status, res.Error = result.Failed, err.Error()
-			}
-		}
-		res.Plan, res.Pairing = start.Plan, start.Pairing
-		if res.Pairing != "" {
-			t := res.Totals
-			res.Rounds = []result.Round{{Repeat: it.Repeat, Round: 1, Started: res.Started.Add(time.Duration(res.Warmup * float64(time.Second))).UTC(),
-				Seconds: t.Seconds, Events: t.Events, Statements: t.Statements, Rows: t.Rows, Value: t.Reported, IdleCPU: win.idleCPU()}}
-		}
-	}
-	var dead *ServerDied
-	switch {
-	case err == nil:
-	case errors.As(context.Cause(ctx), &dead):
-		err = dead
-		res.Status, res.Error = result.Failed, dead.Error()
-	case ctx.Err() != nil:
-		res.Status, res.Error = result.Aborted, "interrupted"
-	default:
-		if derr := died(); derr != nil {
-			err = fmt.Errorf("%w (the run saw: %v)", derr, err)
-			res.Status, res.Error = result.Failed, err.Error()
-		}
-	}
-	if p.Watch.Done != nil {
-		p.Watch.Done(k, len(items), *res)
-	}
-	if rerr := rec.Done(*res); rerr != nil {
-		return rerr
-	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &dead):
-		return fmt.Errorf("%s on %s: %w", step.Test, it.Build.Name, err)
-	case ctx.Err() != nil:
-		return ctx.Err()
-	}
-	return fmt.Errorf("%s on %s: %w", step.Test, it.Build.Name, err)
-}
-
 // mux is the engine's way to run the workers of a server's transport.
 func mux(t client.Transport) engine.Mux {
 	if t == client.Loop {
 		return client.Loops{}
 	}
 	return nil
-}
-
-// drive runs a driven step through the engine.
-func (p *Plan) drive(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, win *window, rec Recorder) (*result.Run, error) {
-	o := engine.Options{
-		Threads: start.Threads, Warmup: p.Warmup, Duration: step.Seconds,
-		Rate: p.Rate, Arrivals: p.Arrivals, MaxBacklog: p.MaxBacklog,
-		RetryErrors: step.Drive.Retry, Seed: start.Seed, Progress: p.Watch.Log, ReportInterval: p.ReportInterval,
-		Window: win, OnSample: rec.Sample,
-	}
-	if p.Warmup == 0 {
-		o.Warmup = -1 // the engine's 0 is its default
-	}
-	o.Mux = mux(srv.Client.Transport)
-	if step.Drive.Workers != nil {
-		o.Threads = step.Drive.Workers(start.Threads)
-	}
-	if step.Drive.UntilScheduled {
-		o.Duration, o.Warmup, o.Rate, o.UntilScheduled = 0, -1, 0, true
-	}
-	res, err := engine.Run(ctx, step.Drive.Workload(srv, start.Seed), o)
-	if res == nil {
-		return nil, err
-	}
-	// What the engine does not know of the run.
-	res.QpslabVersion, res.Host, res.Suite, res.Test = start.QpslabVersion, start.Host, start.Suite, start.Test
-	res.Step, res.Role, res.Groups = start.Step, start.Role, start.Groups
-	res.Build, res.Flavor, res.Version, res.Config = start.Build, start.Flavor, start.Version, start.Config
-	res.Seed, res.Params, res.Threads = start.Seed, start.Params, start.Threads
-	return res, err
-}
-
-// task runs a step the suite runs itself, timed and sampled over the same
-// span.
-func (p *Plan) task(ctx context.Context, srv *suite.Server, step suite.Step, start result.Run, win *window, rec Recorder) (*result.Run, error) {
-	// The samples a task reports are the run's (kept when it fails or is
-	// interrupted: what was measured), and go to the recorder as they come.
-	var mu sync.Mutex
-	var samples []result.Sample
-	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(s result.Sample) {
-		mu.Lock()
-		samples = append(samples, s)
-		mu.Unlock()
-		rec.Sample(s)
-	}}
-	if p.Watch.Progress != nil {
-		tio.Progress = p.Watch.Progress
-	}
-	win.Open()
-	t0 := time.Now()
-	tot, err := step.Task.Run(ctx, srv, start.Threads, start.Seed, tio)
-	win.Close()
-	t1 := time.Now()
-	res := start
-	res.Started, res.Ended = t0.UTC(), t1.UTC()
-	if tot.Seconds <= 0 {
-		tot.Seconds = t1.Sub(t0).Seconds()
-	}
-	res.Duration = tot.Seconds
-	if tot.Seconds > 0 && !math.IsInf(tot.Seconds, 0) {
-		tot.TPS = float64(tot.Events) / tot.Seconds
-		tot.QPS = float64(tot.Statements) / tot.Seconds
-		tot.RowsPerSec = float64(tot.Rows) / tot.Seconds
-	}
-	res.Totals, res.Status = tot, result.OK
-	mu.Lock()
-	res.Samples = samples
-	mu.Unlock()
-	if err != nil {
-		res.Status, res.Error = result.Failed, err.Error()
-		res.Totals = result.Totals{Seconds: tot.Seconds}
-	} else if tot.Rows == 0 && tot.Events > 0 {
-		p.logf("%s: %d events in %.2f s (%.0f/s)", step.Test, tot.Events, tot.Seconds, tot.TPS)
-	} else {
-		p.logf("%s: %d rows in %.2f s (%.0f rows/s)", step.Test, tot.Rows, tot.Seconds, tot.RowsPerSec)
-	}
-	return &res, err
 }

@@ -175,3 +175,70 @@ func TestRunCancelledInAStatement(t *testing.T) {
 		t.Errorf("innodb_max_dirty_pages_pct_lwm after a cancelled Run: %d %v, want it put back", v, err)
 	}
 }
+
+// The quiet wait on MariaDB: undo that a snapshot held open keeps from
+// purge holds the history list above QuietHistory, so the wait reports the
+// server busy at its bound; once the snapshot ends, purge catches up and
+// the wait ends quiet, long before its bound. On PostgreSQL with no
+// autovacuum running, it is quiet at once, with no InnoDB figures.
+func TestQuiet(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := testenv.StartServerWith(t, "mariadb-system", "default")
+	ep := srv.Endpoint()
+	dial := func(ctx context.Context) (client.Conn, error) {
+		return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
+	}
+	c, err := dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	holder, err := dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	exec := func(c client.Conn, q string) {
+		t.Helper()
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(c, "CREATE TABLE q (id INT PRIMARY KEY, v INT)")
+	exec(c, "INSERT INTO q VALUES (1, 0)")
+	exec(holder, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+	if _, err := holder.Query(ctx, "SELECT * FROM q"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3*QuietHistory; i++ {
+		exec(c, "UPDATE q SET v = v + 1 WHERE id = 1")
+	}
+	o := QuietOptions{Protocol: client.MySQL, Dial: dial, Max: 300 * time.Millisecond}
+	r, err := Quiet(ctx, o)
+	if err != nil || r.Quiet || r.HistoryEnd <= QuietHistory || r.Waited < o.Max {
+		t.Fatalf("with a snapshot held: %+v, %v", r, err)
+	}
+	t.Logf("with a snapshot held: %s", r.Says())
+	exec(holder, "COMMIT")
+	o.Max = 5 * time.Minute
+	r, err = Quiet(ctx, o)
+	if err != nil || !r.Quiet || r.HistoryEnd > QuietHistory || r.HistoryStart < 0 || r.DirtyEnd < 0 || r.VacuumStart != -1 {
+		t.Fatalf("after the snapshot: %+v, %v", r, err)
+	}
+	t.Logf("after the snapshot: %s", r.Says())
+	if f := r.Figures(); f[FigureHistoryLen] != float64(r.HistoryEnd) || f[FigureQuietWait] != r.Waited.Seconds() {
+		t.Errorf("figures %v of %+v", f, r)
+	}
+
+	pg, _ := testenv.StartServerWith(t, "postgres-system", "default")
+	pep := pg.Endpoint()
+	r, err = Quiet(ctx, QuietOptions{Protocol: client.Postgres, Max: time.Minute, Dial: func(ctx context.Context) (client.Conn, error) {
+		return client.Dial(ctx, pep, client.Options{Transport: client.Blocking})
+	}})
+	if err != nil || !r.Quiet || r.VacuumEnd != 0 || r.HistoryStart != -1 || r.DirtyStart != -1 {
+		t.Errorf("PostgreSQL: %+v, %v", r, err)
+	}
+	if _, ok := r.Figures()[FigureHistoryLen]; ok {
+		t.Errorf("PostgreSQL has no history list: %v", r.Figures())
+	}
+}

@@ -1,0 +1,621 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/counters"
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/metrics"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// The one way a plan runs a step: a block of items (one step at one
+// thread count in one repeat, on every label of a group whose servers are
+// up together) runs as rounds. A round is one slice of the step on each
+// label, next to each other in time, in the round's counterbalanced order.
+// A step that may be sliced under test-level interleaving runs K short
+// slices per label (a write step's bounded by the same number of events on
+// every label); any other driven step runs one slice that is the whole
+// run, warm-up and all; a pass (pass-level interleaving) is a block of
+// one label, a round of one slice. A task (the load, an external program)
+// is no engine workload: it runs whole on each label in the round's order.
+
+// block runs items[k:j] on block's servers: the step's Before before its
+// first thread count in the repeat, After after its last (on all of them
+// at once), the step's runs between.
+func (p *Plan) block(ctx context.Context, block []*server, items []Item, k, j int, first, last bool) error {
+	st := p.Steps.Steps[items[k].Step]
+	if first && st.Before != nil {
+		if err := p.hooks(ctx, block, st.Before, "before "+st.Test); err != nil {
+			return err
+		}
+	}
+	var err error
+	if st.Task != nil {
+		err = p.tasks(ctx, block, items, k, j)
+	} else {
+		err = p.drives(ctx, block, items, k, j)
+	}
+	if err != nil {
+		return err
+	}
+	if last && st.After != nil {
+		return p.hooks(ctx, block, st.After, "")
+	}
+	return nil
+}
+
+// hooks runs a step's Before or After on every server at once (the
+// post-write flush and wait of all labels at the same point of the plan),
+// and returns the first failure.
+func (p *Plan) hooks(ctx context.Context, srvs []*server, hook func(context.Context, *suite.Server) error, what string) error {
+	errs := make([]error, len(srvs))
+	var wg sync.WaitGroup
+	for i, s := range srvs {
+		wg.Go(func() {
+			if err := hook(ctx, s.srv); err != nil {
+				if what != "" {
+					err = fmt.Errorf("%s on %s: %w", what, s.spec.Build.Name, err)
+				}
+				errs[i] = hookErr(ctx, s.died, err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workers is how many workers (connections) a driven step opens at a
+// thread count: one per thread, or what its drive says (the Insert
+// Benchmark's inserter, deleter and query threads per client).
+func workers(st suite.Step, threads int) int {
+	if st.Drive != nil && st.Drive.Workers != nil {
+		return st.Drive.Workers(threads)
+	}
+	return threads
+}
+
+// idlePIDs are the servers of block other than s: idle while s is
+// measured.
+func (p *Plan) idlePIDs(block []*server, s *server) []int {
+	var out []int
+	for _, o := range block {
+		if o != s && o.pid > 0 {
+			out = append(out, o.pid)
+		}
+	}
+	return out
+}
+
+// lane is one label's run of a driven step: its engine session (workers
+// kept open over the slices), the slices measured so far and what was
+// measured in each, and where its samples go.
+type lane struct {
+	s      *server
+	it     Item
+	k      int // the item's index
+	start  result.Run
+	rec    Recorder
+	sess   *engine.Session
+	parts  []*result.Run
+	hws    []*result.HW
+	ctrs   []*result.ServerCounters
+	rounds []result.Round
+	warm   float64 // unmeasured seconds run
+	stalls float64
+	stall  float64
+	err    error
+	begun  bool // Watch.Start was told
+}
+
+// slicing is how a driven step's block runs: K slices per label of slice
+// each, each after warm of warm-up (the first of a read step's after the
+// plan's --warmup if longer), whole (one slice that is the whole run, its
+// warm-up inside it), bounded by events (a sliced write step).
+type slicing struct {
+	k           int
+	slice, warm time.Duration
+	whole       bool
+	events      bool
+}
+
+// slicingOf is step st's slicing in this plan.
+func (p *Plan) slicingOf(st suite.Step) slicing {
+	if !p.sliced(st) {
+		return slicing{k: 1, slice: st.Seconds, warm: p.Warmup, whole: true}
+	}
+	k, slice := p.sliceCount(st)
+	return slicing{k: k, slice: slice, warm: switchWarmup(slice), events: st.Writes}
+}
+
+// drives runs items[k:j], one driven step at one thread count on each
+// server of block, as K slices per label: round after round, each label's
+// slice in the round's counterbalanced order. A sliced step that writes is
+// first calibrated (calibrate) and each slice is bounded by the same
+// number of events on every label. Each label's slices are then merged
+// into its run, which keeps them as its rounds.
+func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j int) (err error) {
+	it0 := items[k]
+	st := p.Steps.Steps[it0.Step]
+	sl := p.slicingOf(st)
+	seed := p.seedOf(st, it0)
+	lanes := make([]*lane, 0, j-k)
+	defer func() {
+		for _, l := range lanes {
+			if l.sess != nil {
+				l.sess.Close()
+			}
+		}
+	}()
+	for i, s := range block {
+		it := items[k+i]
+		start := p.start(it, st, seed)
+		if s.srv.Client.Transport != "" {
+			start.Params["transport"] = string(s.srv.Client.Transport)
+		}
+		rec, err := p.record(start)
+		if err != nil {
+			return err
+		}
+		l := &lane{s: s, it: it, k: k + i, start: start, rec: rec}
+		lanes = append(lanes, l)
+		if l.sess, l.err = engine.Open(ctx, st.Drive.Workload(s.srv, seed), workers(st, it.Threads)); l.err != nil {
+			l.sess = nil
+			break
+		}
+	}
+	switch {
+	case !sl.whole:
+		p.logf("-- %s, %d thread(s), %d slice(s) of %s per label, each after %s of warm-up, labels alternating", st.Test, it0.Threads, sl.k, sl.slice, sl.warm)
+	case st.Drive.UntilScheduled:
+		p.logf("-- %s, %d thread(s), until its scheduled work is done", st.Test, it0.Threads)
+	default:
+		p.logf("-- %s, %d thread(s), %s", st.Test, it0.Threads, st.Seconds)
+	}
+	var events, warmEvents int64
+	failed := slices.IndexFunc(lanes, func(l *lane) bool { return l.err != nil }) >= 0 || len(lanes) < len(block)
+	if !failed && sl.events {
+		calib := max(p.Warmup, sl.warm)
+		events, warmEvents, err = p.calibrate(ctx, lanes, order(len(lanes), (it0.Repeat-1)*sl.k), calib, sl.slice, sl.warm)
+		if err != nil {
+			failed = true
+		}
+	}
+	for r := 0; r < sl.k && !failed; r++ {
+		g := (it0.Repeat-1)*sl.k + r
+		for _, i := range order(len(lanes), g) {
+			l := lanes[i]
+			if !l.begun && p.Watch.Start != nil {
+				p.Watch.Start(p.watched(l.k), p.total, l.it)
+			}
+			l.begun = true
+			w := sl.warm
+			if r == 0 && !sl.events && !sl.whole {
+				w = max(p.Warmup, sl.warm)
+			}
+			if l.err = p.slice(ctx, l, st, sl, r+1, w, events, warmEvents, p.idlePIDs(block, l.s)); l.err != nil {
+				failed = true
+				break
+			}
+		}
+	}
+	if err == nil {
+		for _, l := range lanes {
+			if l.err != nil {
+				err = l.err
+				break
+			}
+		}
+	}
+	if err == nil && len(lanes) < len(block) {
+		err = errors.New("a label's run could not start")
+	}
+	return p.finishLanes(ctx, st, lanes, err)
+}
+
+// calibrate sizes a write step's slices so that every label's tables take
+// the same writes. The first label in the round's order runs the step in
+// event-bounded batches (16 events, then twice as many each time) until
+// calib has passed, unmeasured; every other label then runs exactly as
+// many events. A slice is then the events the labels' mean rate
+// (geometric) does in slice, its warm-up those it does in warm. Every run
+// here ends by its events (guard).
+func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, slice, warm time.Duration) (events, warmEvents int64, err error) {
+	first := lanes[ord[0]]
+	var total int64
+	var secs float64
+	for batch := int64(16); secs < calib.Seconds(); batch *= 2 {
+		res, err := first.sess.Run(ctx, engine.Options{Mux: mux(first.s.srv.Client.Transport), Warmup: -1, Events: batch, Guard: guard(calib)})
+		if err != nil {
+			first.err = fmt.Errorf("calibrating the write slices of %s: %w", first.it.Test, err)
+			return 0, 0, first.err
+		}
+		total += res.Totals.Events
+		secs += res.Totals.Seconds
+	}
+	if total == 0 || secs <= 0 {
+		first.err = fmt.Errorf("calibrating the write slices of %s: no event completed", first.it.Test)
+		return 0, 0, first.err
+	}
+	first.warm += secs
+	logRate := math.Log(float64(total) / secs)
+	for _, i := range ord[1:] {
+		l := lanes[i]
+		res, err := l.sess.Run(ctx, engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Events: total, Guard: guard(time.Duration(secs * float64(time.Second)))})
+		if err != nil {
+			l.err = err
+			return 0, 0, err
+		}
+		l.warm += res.Totals.Seconds
+		logRate += math.Log(max(float64(res.Totals.Events), 1) / max(res.Totals.Seconds, 1e-9))
+	}
+	rate := math.Exp(logRate / float64(len(ord)))
+	events = max(1, int64(math.Round(rate*slice.Seconds())))
+	warmEvents = int64(math.Round(rate * warm.Seconds()))
+	p.logf("-- %s: calibrated at %.0f events/s: %d events a slice, %d to warm up", first.it.Test, rate, events, warmEvents)
+	return events, warmEvents, nil
+}
+
+// slice runs one slice of lane l and keeps what it measured as round r.
+// A sliced step's slice is its warm-up (warm, or warmEvents for a step
+// that writes), then its measured part (sl.slice, or events, which end it
+// however long they take: guard); its window (the hardware sampler, the
+// server's counters, the idle servers' CPU) opens after the warm-up and
+// closes after the measured events, while the server is quiet: their
+// reads take milliseconds and queries, which inside a slice of a quarter
+// second would be a noticeable and varying part of it; the cost per op is
+// then over the window's own length. A whole run is one engine run with
+// its warm-up inside (the engine opens the window after it), open loop
+// where the plan says so, its samples going to the recorder as they are
+// measured, and its stacks captured in the window when asked.
+func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, sl slicing, r int, warm time.Duration, events, warmEvents int64, idle []int) error {
+	mx := mux(l.s.srv.Client.Transport)
+	win := p.window(ctx, l.s.m, idle)
+	var o engine.Options
+	if sl.whole {
+		o = engine.Options{
+			Warmup: p.Warmup, Duration: st.Seconds, Rate: p.Rate, Arrivals: p.Arrivals, MaxBacklog: p.MaxBacklog,
+			RetryErrors: st.Drive.Retry, Seed: l.start.Seed, Progress: p.Watch.Log, ReportInterval: p.ReportInterval,
+			Window: win, OnSample: l.rec.Sample, Mux: mx,
+		}
+		if p.Warmup == 0 {
+			o.Warmup = -1 // the engine's 0 is its default
+		}
+		if st.Drive.UntilScheduled {
+			o.Duration, o.Warmup, o.Rate, o.UntilScheduled = 0, -1, 0, true
+		}
+	} else {
+		if warm > 0 || warmEvents > 0 {
+			wo := engine.Options{Mux: mx, Warmup: -1, Duration: warm, RetryErrors: st.Drive.Retry}
+			if sl.events {
+				wo.Events, wo.Duration, wo.Guard = warmEvents, 0, guard(warm)
+			}
+			if wo.Events > 0 || wo.Duration > 0 {
+				res, err := l.sess.Run(ctx, wo)
+				if err != nil {
+					win.release()
+					return err
+				}
+				l.warm += res.Totals.Seconds
+			}
+		}
+		// No sample goes to the recorder as it is measured: the run's
+		// samples are its slices' laid end to end, written with it when it
+		// ends (engine.Session.Merge gives each slice's last its length).
+		o = engine.Options{Mux: mx, Warmup: -1, Duration: sl.slice, Seed: l.start.Seed, RetryErrors: st.Drive.Retry}
+		if sl.events {
+			o.Events, o.Duration, o.Guard = events, 0, guard(sl.slice)
+		}
+		win.Open()
+	}
+	res, err := l.sess.Run(ctx, o)
+	if !sl.whole {
+		win.Close()
+	}
+	if res == nil {
+		win.release()
+		return err
+	}
+	op := st.Headline.Of(&res.Totals)
+	var perSec []float64
+	for _, s := range res.Samples {
+		for len(perSec) < s.Second {
+			perSec = append(perSec, 0) // a second with no events
+		}
+		perSec = append(perSec, s.Count(res.Totals.Series))
+	}
+	if !sl.whole {
+		win.opsOver(res.Totals.Reported * res.Totals.Seconds)
+	}
+	win.finish(res, op, perSec, p.logf)
+	if stalled, longest := result.Stalls(res.Samples, res.Totals.Series, res.Totals.Seconds, result.StallFraction); res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
+		l.stalls += float64(len(stalled))
+		l.stall = max(l.stall, float64(longest))
+	}
+	if res.HW != nil {
+		l.hws = append(l.hws, res.HW)
+		l.ctrs = append(l.ctrs, res.HW.Server)
+	}
+	l.warm += res.Warmup
+	l.parts = append(l.parts, res)
+	t := res.Totals
+	rd := result.Round{Repeat: l.it.Repeat, Round: r, Started: res.Started.Add(time.Duration(res.Warmup * float64(time.Second))).UTC(),
+		Seconds: t.Seconds, Events: t.Events, Statements: t.Statements, Rows: t.Rows, Value: t.Reported, IdleCPU: win.idleCPU()}
+	for _, m := range append(result.MetricsOf(result.ClassHW), result.MetricsOf(result.ClassCPU)...) {
+		if v, ok := m.Of(*res); ok && !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+			if rd.Figures == nil {
+				rd.Figures = map[string]float64{}
+			}
+			rd.Figures[m.Name] = v
+		}
+	}
+	l.rounds = append(l.rounds, rd)
+	return err
+}
+
+// finishLanes merges each lane's slices into its run, records it, and
+// returns how the block ended: err, or what ended a lane. When one lane
+// failed, the others' runs are recorded aborted, with why.
+func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, err error) error {
+	why := ""
+	for _, l := range lanes {
+		if l.err != nil {
+			why = fmt.Sprintf("%s on %s: %v", st.Test, l.s.spec.Label(), l.err)
+			break
+		}
+	}
+	for _, l := range lanes {
+		res := p.merged(ctx, st, l)
+		if l.err == nil && err != nil {
+			if ctx.Err() != nil {
+				res.Status, res.Error = result.Aborted, "interrupted"
+			} else {
+				res.Status, res.Error = result.Aborted, "interrupted: "+why
+			}
+		}
+		if rerr := p.done(l.k, l.rec, res); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return p.ended(ctx, st, why, err)
+}
+
+// failed marks res as its run ended: failed because its server died (with
+// why), interrupted, or failed with err, told by the server's death where
+// that came first. It returns the error the run ended with.
+func (p *Plan) failed(ctx context.Context, res *result.Run, s *server, err error) error {
+	var dead *ServerDied
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(context.Cause(ctx), &dead):
+		res.Status, res.Error = result.Failed, dead.Error()
+		return dead
+	case ctx.Err() != nil:
+		res.Status, res.Error = result.Aborted, "interrupted"
+		return err
+	}
+	res.Status, res.Error = result.Failed, err.Error()
+	if derr := s.died(); derr != nil {
+		err = fmt.Errorf("%w (the run saw: %v)", derr, err)
+		res.Error = err.Error()
+	}
+	return err
+}
+
+// done tells the watcher and the recorder that run k ended.
+func (p *Plan) done(k int, rec Recorder, res *result.Run) error {
+	if p.Watch.Done != nil {
+		p.Watch.Done(p.watched(k), p.total, *res)
+	}
+	return rec.Done(*res)
+}
+
+// ended is what a block ends the plan with: nil, its server's death, an
+// interrupt, or why it failed.
+func (p *Plan) ended(ctx context.Context, st suite.Step, why string, err error) error {
+	var dead *ServerDied
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(context.Cause(ctx), &dead):
+		return fmt.Errorf("%s: %w", st.Test, dead)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case why != "":
+		return errors.New(why)
+	}
+	return fmt.Errorf("%s: %w", st.Test, err)
+}
+
+// merged is lane l's run: its slices laid end to end, with what the engine
+// does not know of it (the plan's, the step's and the item's), its
+// hardware cost over all its slices, its rounds and stalls, and the
+// step's Finish. This is the one place a driven run's record is completed.
+func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
+	start := l.start
+	if len(l.parts) == 0 {
+		fail := start
+		fail.Status, fail.Ended = result.Failed, time.Now().UTC()
+		if l.err != nil {
+			fail.Error = l.err.Error()
+		}
+		p.failed(ctx, &fail, l.s, l.err)
+		return &fail
+	}
+	res := l.sess.Merge(l.parts)
+	res.QpslabVersion, res.Host, res.Suite, res.Test = start.QpslabVersion, start.Host, start.Suite, start.Test
+	res.Step, res.Role, res.Groups = start.Step, start.Role, start.Groups
+	res.Build, res.Flavor, res.Version, res.Config = start.Build, start.Flavor, start.Version, start.Config
+	res.Seed, res.Params, res.Threads = start.Seed, start.Params, start.Threads
+	res.Plan, res.Pairing = start.Plan, start.Pairing
+	if start.Pairing != "" {
+		res.Rounds = l.rounds
+	}
+	res.Warmup = l.warm
+	op := st.Headline.Of(&res.Totals)
+	if len(l.parts) == 1 {
+		res.HW, res.Stacks = l.parts[0].HW, l.parts[0].Stacks
+	} else {
+		res.Params["slices"] = fmt.Sprint(len(l.rounds))
+		// The cost per op over the slices' windows: their ops over their
+		// summed length (each window a little wider than its measured time).
+		var ops, secs float64
+		for _, part := range l.parts {
+			if part.HW.Measured() {
+				ops += part.Totals.Reported * part.Totals.Seconds
+				secs += part.HW.Avg.Dur
+			}
+		}
+		rate := res.Totals.Reported
+		if ops > 0 && secs > 0 {
+			rate = ops / secs
+		}
+		res.HW = metrics.Merge(l.hws, rate, op)
+		if res.HW != nil {
+			res.HW.OpsPerSec = res.Totals.Reported
+			res.HW.Server = counters.Merge(l.ctrs)
+		}
+	}
+	if res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
+		engine.SetStalls(&res.Totals, l.stalls, l.stall)
+	}
+	if q := p.quietFigures[l.s]; q != nil {
+		if res.Totals.Figures == nil {
+			res.Totals.Figures = map[string]float64{}
+		}
+		for k, v := range q {
+			res.Totals.Figures[k] = v
+		}
+	}
+	if l.err == nil && res.Status == result.OK && st.Finish != nil {
+		if ferr := st.Finish(ctx, l.s.srv, res); ferr != nil {
+			res.Status, res.Error = result.Failed, "after the run: "+ferr.Error()
+			l.err = ferr
+		}
+	}
+	if l.err != nil {
+		l.err = p.failed(ctx, res, l.s, l.err)
+	}
+	return res
+}
+
+// tasks runs items[k:j], one task step on each server of block, whole,
+// one after the other in the repeat's counterbalanced order.
+func (p *Plan) tasks(ctx context.Context, block []*server, items []Item, k, j int) error {
+	for _, i := range order(j-k, items[k].Repeat-1) {
+		s := block[i]
+		if err := p.task(ctx, s, items, k+i, p.idlePIDs(block, s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// task runs a step the suite runs itself (items[k] on s), timed and
+// sampled over the same span, and records it.
+func (p *Plan) task(ctx context.Context, s *server, items []Item, k int, idle []int) error {
+	it := items[k]
+	st := p.Steps.Steps[it.Step]
+	start := p.start(it, st, p.seedOf(st, it))
+	if s.srv.Client.Transport != "" {
+		start.Params["transport"] = string(s.srv.Client.Transport)
+	}
+	if p.Watch.Start != nil {
+		p.Watch.Start(p.watched(k), p.total, it)
+	}
+	rec, err := p.record(start)
+	if err != nil {
+		return err
+	}
+	p.logf("-- %s, %d thread(s)", st.Test, it.Threads)
+	win := p.window(ctx, s.m, idle)
+	// The samples a task reports are the run's (kept when it fails or is
+	// interrupted: what was measured), and go to the recorder as they come.
+	var mu sync.Mutex
+	var samples []result.Sample
+	tio := suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(x result.Sample) {
+		mu.Lock()
+		samples = append(samples, x)
+		mu.Unlock()
+		rec.Sample(x)
+	}}
+	if p.Watch.Progress != nil {
+		tio.Progress = p.Watch.Progress
+	}
+	win.Open()
+	t0 := time.Now()
+	tot, err := st.Task.Run(ctx, s.srv, start.Threads, start.Seed, tio)
+	win.Close()
+	t1 := time.Now()
+	res := start
+	res.Started, res.Ended = t0.UTC(), t1.UTC()
+	if tot.Seconds <= 0 {
+		tot.Seconds = t1.Sub(t0).Seconds()
+	}
+	res.Duration = tot.Seconds
+	if tot.Seconds > 0 && !math.IsInf(tot.Seconds, 0) {
+		tot.TPS = float64(tot.Events) / tot.Seconds
+		tot.QPS = float64(tot.Statements) / tot.Seconds
+		tot.RowsPerSec = float64(tot.Rows) / tot.Seconds
+	}
+	res.Totals, res.Status = tot, result.OK
+	mu.Lock()
+	res.Samples = samples
+	mu.Unlock()
+	if err != nil {
+		res.Status, res.Error = result.Failed, err.Error()
+		res.Totals = result.Totals{Seconds: tot.Seconds}
+	} else if tot.Rows == 0 && tot.Events > 0 {
+		p.logf("%s: %d events in %.2f s (%.0f/s)", st.Test, tot.Events, tot.Seconds, tot.TPS)
+	} else {
+		p.logf("%s: %d rows in %.2f s (%.0f rows/s)", st.Test, tot.Rows, tot.Seconds, tot.RowsPerSec)
+	}
+	op := st.Headline.Of(&res.Totals)
+	var perSec []float64
+	for _, x := range res.Samples {
+		for len(perSec) < x.Second {
+			perSec = append(perSec, 0)
+		}
+		perSec = append(perSec, x.Count(res.Totals.Series))
+	}
+	win.finish(&res, op, perSec, p.logf)
+	if stalled, longest := result.Stalls(res.Samples, res.Totals.Series, res.Totals.Seconds, result.StallFraction); res.Totals.Seconds >= 3 && len(res.Samples) > 0 {
+		engine.SetStalls(&res.Totals, float64(len(stalled)), float64(longest))
+	}
+	if err == nil && st.Finish != nil {
+		if ferr := st.Finish(ctx, s.srv, &res); ferr != nil {
+			err = fmt.Errorf("after the run: %w", ferr)
+			res.Status, res.Error = result.Failed, err.Error()
+		}
+	}
+	if res.Pairing != "" {
+		t := res.Totals
+		res.Rounds = []result.Round{{Repeat: it.Repeat, Round: 1, Started: res.Started, Seconds: t.Seconds, Events: t.Events,
+			Statements: t.Statements, Rows: t.Rows, Value: t.Reported, IdleCPU: win.idleCPU()}}
+	}
+	err = p.failed(ctx, &res, s, err)
+	if st.Once {
+		s.loaded += t1.Sub(t0) // what a reload takes (restore)
+	}
+	if rerr := p.done(k, rec, &res); rerr != nil {
+		return rerr
+	}
+	why := ""
+	if err != nil {
+		why = fmt.Sprintf("%s on %s: %v", st.Test, it.Build.Name, err)
+	}
+	return p.ended(ctx, st, why, err)
+}
