@@ -128,13 +128,14 @@ func Paired(rounds []Round, level float64, pool *Pool) PairedResult {
 	rounds1 := res.Blocks < 2 || pool != nil && !pool.Repeats() && res.OwnP > OwnLevel
 	if rounds1 {
 		res.Unit = UnitRounds
-		mean = stat.Mean(logs, nil)
+		var yse float64
+		mean, yse, df = trimmed(logs, Trim)
 		if res.N >= 2 {
 			deff := 1.0
 			if pool != nil && pool.ICC > 0 && res.Blocks >= 2 {
 				deff = 1 + (a.sumSq/n-1)*pool.ICC
 			}
-			se, df = math.Sqrt(stat.Variance(logs, nil)/n*deff), n-1
+			se = yse * math.Sqrt(deff)
 		}
 	} else {
 		res.Unit = UnitRepeats
@@ -159,6 +160,45 @@ func Paired(rounds []Round, level float64, pool *Pool) PairedResult {
 	res.Lo, res.Hi = math.Exp(mean-half), math.Exp(mean+half)
 	res.Significant = res.Lo > 1 || res.Hi < 1
 	return res
+}
+
+// Trim is the share of the rounds left out at each end of a test's
+// trimmed mean (Paired, by rounds).
+const Trim = 0.2
+
+// trimmed is Yuen's trimmed mean of x, its standard error and degrees of
+// freedom: the mean of x without its ⌊trim·n⌋ smallest and largest values
+// (g each), the standard error from the winsorized values (those g at
+// each end set to the nearest kept value),
+//
+//	SE² = Σ(wᵢ − w̄)² / (h·(h − 1)),  h = n − 2g,  df = h − 1,
+//
+// which with g = 0 is the mean and its ordinary standard error. A round of
+// a noisy host can be several times its neighbours (a second of steal, a
+// stall): the mean and variance of the rounds follow it, the trimmed mean
+// and the winsorized variance do not, and on normal rounds the interval
+// covers as the t-interval does (Yuen 1974; TestPairedCoverage, and on
+// this host's rounds docs/perf.md).
+func trimmed(x []float64, trim float64) (mean, se, df float64) {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	n := len(s)
+	g := int(math.Floor(trim * float64(n)))
+	h := n - 2*g
+	mean = stat.Mean(s[g:n-g], nil)
+	if h < 2 {
+		return mean, math.NaN(), math.NaN()
+	}
+	w := make([]float64, n)
+	for i, v := range s {
+		w[i] = min(max(v, s[g]), s[n-g-1])
+	}
+	wm := stat.Mean(w, nil)
+	var ss float64
+	for _, v := range w {
+		ss += (v - wm) * (v - wm)
+	}
+	return mean, math.Sqrt(ss / float64(h*(h-1))), float64(h - 1)
 }
 
 // anova is a one-way analysis of variance of log ratios by repeat.

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/result"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Pools of tests: the tests of one kind in one comparison share how
@@ -31,7 +35,7 @@ const (
 // makes it. Paired judges each test by its repeats where the pool's F test
 // finds the effect (Repeats), else by its rounds.
 type Pool struct {
-	Name  string  `json:"name"` // PoolReads or PoolWrites
+	Name  string  `json:"name"`  // PoolReads or PoolWrites
 	Tests int     `json:"tests"` // tests with two repeats or more, one of them of two rounds or more
 	DFB   float64 `json:"dfb"`   // the pooled between-repeat degrees of freedom, Σ(kᵢ − 1)
 	DFW   float64 `json:"dfw"`   // the pooled within-repeat ones, Σ(Nᵢ − kᵢ)
@@ -111,4 +115,92 @@ func PoolOf(name string, tests [][]Round) Pool {
 		}
 	}
 	return p
+}
+
+// TestComponents are one test's variance components as one comparison
+// measured them (its rounds against the base's, by repeat): what the
+// store keeps for --repeat auto to plan with (Components).
+type TestComponents struct {
+	Test       string
+	Threads    int
+	Conditions string
+	Pool       string        // PoolReads or PoolWrites
+	Slice      time.Duration // the rounds' mean measured length
+	// Within is the rounds' noise as their trimmed interval sees it: the
+	// σ of which that interval's standard error is σ/√n (trimmed, on the
+	// rounds' deviations from their repeat's mean), so that a few wild
+	// rounds do not make the plans of a host that mostly measures well
+	// as long as their raw spread would.
+	Within  float64
+	Between float64 // σ of a repeat's own effect (0 when its estimate is not positive)
+	Rounds  int
+	Repeats int
+}
+
+// ComponentsOf are the variance components of each test other shares
+// with base in sliced rounds of two repeats or more, one of them of two
+// rounds or more (the load, unsliced tests and tests that do not say
+// whether they write are left out).
+func ComponentsOf(base, other Set) []TestComponents {
+	bRuns, oRuns := runsByKey(base.Runs), runsByKey(other.Runs)
+	keys := make([]key, 0, len(bRuns))
+	for k := range bRuns {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.test != b.test {
+			return a.test < b.test
+		}
+		if a.threads != b.threads {
+			return a.threads < b.threads
+		}
+		return a.cond < b.cond
+	})
+	var out []TestComponents
+	for _, k := range keys {
+		bs, os := bRuns[k], oRuns[k]
+		pool := poolOf(bs)
+		if pool == "" || len(os) == 0 || bs[0].Role == result.RoleLoad || bs[0].Pairing != result.PairedSlices {
+			continue
+		}
+		rounds, _ := PairRounds(HeadlineSide(bs), HeadlineSide(os))
+		p := PoolOf(pool, [][]Round{rounds})
+		if p.Tests == 0 {
+			continue
+		}
+		var secs float64
+		n := 0
+		for _, r := range os {
+			for _, rd := range r.Rounds {
+				if rd.Seconds > 0 {
+					secs += rd.Seconds
+					n++
+				}
+			}
+		}
+		// The rounds' deviations from their repeat's mean, trimmed.
+		means := map[int][]float64{}
+		for _, rd := range rounds {
+			if positive(rd.Base) && positive(rd.Other) {
+				means[rd.Block] = append(means[rd.Block], logPos(rd.Other)-logPos(rd.Base))
+			}
+		}
+		var dev []float64
+		for _, g := range means {
+			m := stat.Mean(g, nil)
+			for _, v := range g {
+				dev = append(dev, v-m)
+			}
+		}
+		_, se, _ := trimmed(dev, Trim)
+		within := se * math.Sqrt(float64(len(dev)))
+		if n == 0 || !(within > 0) || math.IsInf(within, 0) {
+			continue
+		}
+		out = append(out, TestComponents{Test: k.test, Threads: k.threads, Conditions: k.cond, Pool: pool,
+			Slice: time.Duration(secs / float64(n) * float64(time.Second)), Within: within, Between: p.Between,
+			Rounds: len(rounds), Repeats: int(p.DFB) + 1})
+	}
+	return out
 }

@@ -370,6 +370,8 @@ func TestPostgresStore(t *testing.T) {
 	triageRoundTrip(t, roundTripAgain)
 	// A hidden run is left out on PostgreSQL too (migration 12).
 	hideOnPostgres(t, roundTripAgain)
+	// The variance components (migration 17) on PostgreSQL too.
+	componentsRoundTrip(t, roundTripAgain)
 	// Migration 4 merges split hosts on PostgreSQL too.
 	splitHostsMerge(t, strings.Replace(dsn, "/results?", "/split?", 1))
 }
