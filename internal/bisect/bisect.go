@@ -58,6 +58,13 @@ type MeasureOptions struct {
 	// Final: the last measurement, the first bad commit against its
 	// parent (the Tester captures stacks there when asked to).
 	Final bool
+	// Decided, if set, says whether a verdict answers the step's question
+	// (a midpoint's: Classify is not CannotTell): the Tester then adds
+	// repeats, look after look, until it does, as --until-decided adds
+	// them to a comparison's undecided tests (one mechanism: the plan's
+	// looks), each look judged at the level that keeps the false calls of
+	// all of them within α.
+	Decided func(analysis.Verdict) bool
 }
 
 // Tester measures build other against build base, paired (production: a
@@ -335,7 +342,8 @@ func (w *Walk) run(ctx context.Context) (Result, error) {
 		} else if err != nil {
 			return Result{}, err
 		}
-		ms, err := w.Tester.Measure(ctx, gb, b, MeasureOptions{Rounds: w.Rounds, Earlier: w.earlier(c.Hash, good.Hash)})
+		decided := func(v analysis.Verdict) bool { k, _ := Classify(v, w.Higher, m); return k != CannotTell }
+		ms, err := w.Tester.Measure(ctx, gb, b, MeasureOptions{Rounds: w.Rounds, Earlier: w.earlier(c.Hash, good.Hash), Decided: decided})
 		if err != nil {
 			return Result{}, err
 		}

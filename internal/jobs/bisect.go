@@ -541,18 +541,49 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 		return bisect.Measure{}, err
 	}
 	fmt.Fprintf(e.Err, "measure %s against %s, %d round(s)\n", other.Name, base.Name, mo.Rounds)
-	runs, err := runPlan(ctx, Env{Home: h, Store: e.Store, Out: io.Discard, Err: e.Err}, p, planRun{out: out})
+	j := analysis.DefaultJudging()
+	var more func(context.Context, []result.Run, int) ([]string, error)
+	if mo.Decided != nil {
+		// The step's question decides when it has rounds enough: more
+		// repeats of the test, look after look (plan.Plan.More).
+		p.Looks, p.Step = plan.DefaultLooks, max(1, mo.Rounds/2)
+		j.Looks = p.Looks
+		more = func(ctx context.Context, runs []result.Run, look int) ([]string, error) {
+			v, _, err := t.verdict(ctx, runs, base, other, mo, j)
+			if err != nil || mo.Decided(v) {
+				return nil, err
+			}
+			fmt.Fprintf(e.Err, "look %d of %d: %s against %s %s: not yet decided, %d more round(s)\n", look, p.Looks, other.Name, base.Name, bisect.Interval(v.Rel, v.Lo, v.Hi), p.Step)
+			return []string{t.o.Test}, nil
+		}
+	}
+	runs, err := runPlan(ctx, Env{Home: h, Store: e.Store, Out: io.Discard, Err: e.Err}, p, planRun{out: out, more: more})
 	if err != nil {
 		return bisect.Measure{}, err
 	}
 	if mo.Final {
 		t.final = runs
 	}
+	v, bs, err := t.verdict(ctx, runs, base, other, mo, j)
+	if err != nil {
+		return bisect.Measure{}, err
+	}
+	ms := bisect.Measure{Plan: p.ID, Rounds: v.N, Verdict: v}
+	if noise, err := t.st.NoiseFor(ctx, t.s.Name(), bs); err == nil {
+		ms.Floor, _ = noise(t.o.Test, bs[0].Threads, bs[0].LabelConditions())
+	}
+	return ms, nil
+}
+
+// verdict is the step's verdict of other against base from runs, pooled
+// with the runs of its earlier plans (a retry), judged by j; and base's
+// runs.
+func (t *planTester) verdict(ctx context.Context, runs []result.Run, base, other build.Build, mo bisect.MeasureOptions, j analysis.Judging) (analysis.Verdict, []result.Run, error) {
 	if len(mo.Earlier) > 0 {
 		for _, b := range []string{base.Name, other.Name} {
 			old, err := t.st.Runs(ctx, store.Filter{Suite: t.s.Name(), Build: b, Test: t.o.Test})
 			if err != nil {
-				return bisect.Measure{}, err
+				return analysis.Verdict{}, nil, err
 			}
 			for _, r := range old {
 				if slices.Contains(mo.Earlier, r.Plan) {
@@ -576,19 +607,17 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 		}
 	}
 	if len(bs) == 0 || len(os) == 0 {
-		return bisect.Measure{}, fmt.Errorf("plan %s stored no run of test %s of both builds (%s, %s): see qpslab runs", p.ID, t.o.Test, base.Name, other.Name)
+		return analysis.Verdict{}, nil, fmt.Errorf("the plan stored no run of test %s of both builds (%s, %s): see qpslab runs", t.o.Test, base.Name, other.Name)
 	}
 	side := analysis.HeadlineSide
 	if t.o.Metric != "" && t.o.Metric != store.HeadlineMetric {
 		m, _ := result.Lookup(t.o.Metric)
 		side = func(runs []result.Run) analysis.Side { return analysis.RunSide(runs, m) }
 	}
-	v := bisect.Test(side(bs), side(os), analysis.DefaultJudging())
-	ms := bisect.Measure{Plan: p.ID, Rounds: v.N, Verdict: v}
-	if noise, err := t.st.NoiseFor(ctx, t.s.Name(), bs); err == nil {
-		ms.Floor, _ = noise(t.o.Test, bs[0].Threads, bs[0].LabelConditions())
+	for _, r := range append(append([]result.Run{}, bs...), os...) {
+		j.Looks = max(j.Looks, r.Looks())
 	}
-	return ms, nil
+	return bisect.Test(side(bs), side(os), j), bs, nil
 }
 
 // BisectStatus prints the stored bisections (id 0), or one's steps. It

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
@@ -19,10 +20,16 @@ import (
 
 // DemoOptions are what qpslab demo takes.
 type DemoOptions struct {
-	Rows, Repeat int
-	Secs         float64 // seconds per test
-	HTML         string  // the report file ("": <home>/reports/demo-TIME.html)
-	Tests        string  // globs, as run sysbench --tests ("": all)
+	Rows   int
+	Repeat int     // 0: auto (plan.Plan.Repeat)
+	Secs   float64 // each test's measured seconds per build, over all repeats
+	// UntilDecided adds repeats to the undecided tests, look after look,
+	// within Budget seconds of the plan's wall time (0: the plan's
+	// default).
+	UntilDecided bool
+	Budget       float64
+	HTML         string // the report file ("": <home>/reports/demo-TIME.html)
+	Tests        string // globs, as run sysbench --tests ("": all)
 	Verbose      bool
 }
 
@@ -30,8 +37,8 @@ type DemoOptions struct {
 // registry build mariadb-10.2.11 against mariadb-system on sysbench's 42
 // tests, interleaved, and their comparison with its HTML report.
 func Demo(ctx context.Context, e Env, o DemoOptions) error {
-	if o.Rows < 1 || !(o.Secs > 0 && o.Secs <= 3600) || o.Repeat < 1 { // !(>): NaN too
-		return fmt.Errorf("qpslab demo needs --rows ≥ 1, --secs > 0 (at most 3600) and --repeat ≥ 1")
+	if o.Rows < 1 || !(o.Secs > 0 && o.Secs <= 3600) || o.Repeat < 0 || !(o.Budget >= 0 && o.Budget <= 86400) { // !(>): NaN too
+		return fmt.Errorf("qpslab demo needs --rows ≥ 1, --secs > 0 (at most 3600), --repeat ≥ 1 (or 0 for auto) and --budget from 0 to 86400 seconds")
 	}
 	h, out, errw := e.Home, e.Out, e.Err
 	step := func(s string) { fmt.Fprintf(errw, "\n== %s\n", s) }
@@ -62,33 +69,57 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 		return err
 	}
 	sec := strconv.FormatFloat(o.Secs, 'f', -1, 64)
+	repeat := "auto"
+	if o.Repeat > 0 {
+		repeat = strconv.Itoa(o.Repeat)
+	}
 	v := suite.Defaults(plan.Common, s.Params())
 	for _, kv := range [][2]string{
 		{"build", "mariadb-10.2.11,mariadb-system"}, {"config", "demo"}, {"tables", "1"}, {"rows", strconv.Itoa(o.Rows)},
-		{"threads", "1"}, {"repeat", strconv.Itoa(o.Repeat)}, {"read-secs", sec}, {"write-secs", sec}, {"insert-secs", sec},
-		{"warmup", "0.5"}, {"postwrite-scale", "0"}, {"report-interval", "60"}, {"tests", o.Tests},
+		{"threads", "1"}, {"repeat", repeat}, {"read-secs", sec}, {"write-secs", sec}, {"insert-secs", sec},
+		{"warmup", "0"}, {"postwrite-scale", "0"}, {"report-interval", "60"}, {"tests", o.Tests},
+		{"until-decided", strconv.FormatBool(o.UntilDecided)}, {"budget", strconv.FormatFloat(o.Budget, 'f', -1, 64)},
 	} {
 		v = v.With(kv[0], kv[1])
+	}
+	if !o.UntilDecided {
+		v = v.With("budget", "0")
 	}
 	p, err := plan.New(ctx, h, s, v)
 	if err != nil {
 		return err
 	}
+	_, hostID, err := thisHost()
+	if err != nil {
+		return err
+	}
+	report.Designs(errw, p, design(ctx, e, p, hostID))
 	outFile := filepath.Join(h.Results(), "demo-"+time.Now().UTC().Format("20060102-150405")+".json")
 	if err := home.Ensure(h.Results()); err != nil {
 		return err
 	}
-	if _, err := runPlan(ctx, e, p, planRun{out: outFile, verbose: o.Verbose}); err != nil {
+	runs, err := runPlan(ctx, e, p, planRun{out: outFile, verbose: o.Verbose})
+	if err != nil {
+		return err
+	}
+	if err := keepComponents(ctx, e, p, runs, false); err != nil {
 		return err
 	}
 
-	step("qpslab compare mariadb-10.2.11.demo mariadb-system.demo")
+	// The comparison of this demo's runs, judged as every look of
+	// --until-decided judged them (qpslab compare of the two labels pools
+	// every demo run stored).
+	step("the comparison of this run (qpslab compare mariadb-10.2.11.demo mariadb-system.demo pools every demo's runs)")
 	st, err := e.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	cmp, sets, err := selector.Selection{Suite: s.Name()}.Compare(ctx, st, []string{"mariadb-10.2.11.demo", "mariadb-system.demo"}, "", errw)
+	sets := labelSets(runs)
+	if len(sets) != 2 {
+		return fmt.Errorf("the demo stored %d label(s), not 2: see qpslab labels", len(sets))
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], selector.Options(ctx, st, sets, "", errw))
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +29,9 @@ type RunOptions struct {
 	ListTests bool   // print the tests the run would execute and stop
 	Verbose   bool   // every line and every run's figures, no progress bar
 	AA        bool   // an A/A run: keep the host's noise floor
+	// Neighbours: where the servers do not fit in memory together, run the
+	// labels in neighbour pairs (a study: plan.Plan.Neighbours).
+	Neighbours bool
 }
 
 // Run runs suite s with the parameters given (plan.ValuesOf) as qpslab
@@ -47,8 +52,14 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if err != nil {
 		return err
 	}
+	p.Neighbours = o.Neighbours
 	if o.ListTests { // needs no build: the names are enough
-		return report.PlanTests(e.Out, p)
+		_, hostID, err := thisHost()
+		if err != nil {
+			return err
+		}
+		l := p.Listed()
+		return report.PlanTests(e.Out, l, design(ctx, e, l, hostID))
 	}
 	Clean(h, e.Err) // what an earlier qpslab that was killed left
 	if err := p.Resolve(ctx, h); err != nil {
@@ -57,6 +68,11 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if err := p.Check(h); err != nil {
 		return err
 	}
+	_, hostID, err := thisHost()
+	if err != nil {
+		return err
+	}
+	report.Designs(e.Err, p, design(ctx, e, p, hostID))
 	if o.Out == "" {
 		o.Out = filepath.Join(h.Results(), s.Name()+"-"+time.Now().UTC().Format("20060102-150405")+".json")
 	}
@@ -74,6 +90,9 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	}
 	if o.AA && err == nil {
 		err = keepNoise(ctx, e, p, runs)
+	}
+	if err == nil {
+		err = keepComponents(ctx, e, p, runs, o.AA)
 	}
 	return err
 }
@@ -168,6 +187,10 @@ type planRun struct {
 	// job and attempt its runs are stored with.
 	agent string
 	meta  store.Meta
+	// more, for a plan of several looks (plan.Plan.Looks), says after each
+	// which tests are still undecided from the plan's runs so far (nil:
+	// the comparison's verdicts, undecided).
+	more func(ctx context.Context, runs []result.Run, look int) ([]string, error)
 }
 
 // runPlan runs p under ctx, keeping every run in the store and in o.out,
@@ -216,6 +239,15 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 		return doneCtx{r, ctx}, nil
 	}
 	p.Watch.Warn = func(line string) { fmt.Fprintln(stderr, "warning: "+line) }
+	if p.Looks > 1 {
+		more := o.more
+		if more == nil {
+			more = func(ctx context.Context, runs []result.Run, look int) ([]string, error) {
+				return undecided(ctx, st, runs, look, p.Looks, stderr)
+			}
+		}
+		p.More = func(ctx context.Context, look int) ([]string, error) { return more(ctx, sink.Runs(), look) }
+	}
 	var bar *report.Progress
 	if verbose {
 		header := false
@@ -229,7 +261,8 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 		}
 	} else {
 		bar = report.NewProgress(stderr, len(p.Items()))
-		p.Watch.Start = func(i, _ int, it plan.Item) {
+		p.Watch.Start = func(i, n int, it plan.Item) {
+			bar.Grow(n) // --until-decided's looks add runs
 			bar.Start(i, fmt.Sprintf("%s %s thr=%d", it.Test, it.Label(), it.Threads))
 		}
 		p.Watch.Done = func(i, _ int, _ result.Run) { bar.Done(i) }
@@ -260,3 +293,40 @@ type doneCtx struct {
 
 func (d doneCtx) Sample(s result.Sample)  { d.r.Sample(s) }
 func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.ctx, r) }
+
+// undecided judges the runs of a plan so far as qpslab compare judges them
+// (the first label the base, this host's noise floors) and returns the
+// tests still undecided against some other label (neither changed nor
+// the same within the floor), after saying what look look of looks
+// decided.
+func undecided(ctx context.Context, st *store.Store, runs []result.Run, look, looks int, w io.Writer) ([]string, error) {
+	sets := labelSets(runs)
+	if len(sets) < 2 {
+		return nil, nil
+	}
+	cmp, err := analysis.Compare(sets[0], sets[1:], selector.Options(ctx, st, sets, "", w))
+	if err != nil {
+		return nil, fmt.Errorf("judge look %d: %w", look, err)
+	}
+	var out []string
+	decided, tests := 0, 0
+	for _, r := range cmp.Rows {
+		if r.Group == "load" {
+			continue
+		}
+		tests++
+		open := false
+		for _, c := range r.Others {
+			open = open || !c.Missing && c.Verdict.Method == analysis.MethodPaired && !c.Verdict.Decided()
+		}
+		if open {
+			if !slices.Contains(out, r.Test) {
+				out = append(out, r.Test)
+			}
+		} else {
+			decided++
+		}
+	}
+	report.Look(w, cmp, look, looks, decided, tests)
+	return out, nil
+}

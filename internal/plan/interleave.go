@@ -126,6 +126,13 @@ func (p *Plan) Decide(roots host.Roots) error {
 		}
 		p.layout = Layout{Mode: InterleaveTest, Groups: [][]int{g},
 			Why: fmt.Sprintf("test-level interleaving: the %d labels' servers up together (%s with their caches, %s, of %s available)", len(labels), gib(all), caches, gib(avail))}
+	case p.Neighbours && maxPair(need) <= budget:
+		var gs [][]int
+		for i := 1; i < len(labels); i++ {
+			gs = append(gs, []int{i - 1, i})
+		}
+		p.layout = Layout{Mode: InterleaveTest, Groups: gs,
+			Why: fmt.Sprintf("test-level interleaving in neighbour pairs: the %d labels' servers need %s (%s) and %s is available, so each label runs beside the one before it in turn, two servers up at a time (each label but the first and last is loaded and run in two pairs)", len(labels), gib(all), caches, gib(avail))}
 	case need[0]+maxOther <= budget:
 		var gs [][]int
 		for i := 1; i < len(labels); i++ {
@@ -138,6 +145,15 @@ func (p *Plan) Decide(roots host.Roots) error {
 			Why: fmt.Sprintf("pass-level interleaving: two servers need %s (%s) and %s is available; lower the buffer pool or shared_buffers to keep the servers up together", gib(need[0]+maxOther), caches, gib(avail))}
 	}
 	return nil
+}
+
+// maxPair is the most two neighbouring labels need together.
+func maxPair(need []int64) int64 {
+	var m int64
+	for i := 1; i < len(need); i++ {
+		m = max(m, need[i-1]+need[i])
+	}
+	return m
 }
 
 // Layout is what Decide chose (a zero Layout before it runs).
@@ -201,10 +217,14 @@ const (
 	shortestSlice = 50 * time.Millisecond
 )
 
-// sliceCount is how many slices a sliced step runs per repeat (--slices,
-// or one a second within minSlices..maxSlices), and how long each is.
-func (p *Plan) sliceCount(st suite.Step) (int, time.Duration) {
+// SliceCount is how many slices a sliced step runs per repeat (--slices,
+// or for a write step WriteSlices where set, or one a second within
+// minSlices..maxSlices), and how long each is.
+func (p *Plan) SliceCount(st suite.Step) (int, time.Duration) {
 	k := p.Slices
+	if st.Writes && p.WriteSlices > 0 {
+		k = p.WriteSlices
+	}
 	if k <= 0 {
 		k = min(max(int(math.Round(st.Seconds.Seconds())), minSlices), maxSlices)
 	}
@@ -214,10 +234,43 @@ func (p *Plan) sliceCount(st suite.Step) (int, time.Duration) {
 	return k, st.Seconds / time.Duration(k)
 }
 
-// switchWarmup is the unmeasured warm-up of a slice after the servers
+// AutoSlice is the shortest slice --repeat auto cuts a repeat into: on a
+// 2-core VM a round's noise per measured second was 3.6 times as large
+// at 0.1 s as at 0.25 s, and no smaller at 0.5 s (docs/perf.md).
+const AutoSlice = 250 * time.Millisecond
+
+// MostSlices is the most slices --repeat auto cuts a repeat of sliced
+// step st into: maxSlices, none shorter than AutoSlice (at least one).
+func (p *Plan) MostSlices(st suite.Step) int {
+	return max(1, min(maxSlices, int(st.Seconds/AutoSlice)))
+}
+
+// SlicedSteps are the indexes of the steps the plan runs as slices.
+func (p *Plan) SlicedSteps() []int {
+	var out []int
+	for i, st := range p.Steps.Steps {
+		if p.sliced(st) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// SpreadSeconds makes the seconds of each sliced step, and of each
+// warm-up step, their time over repeats repeats (--repeat auto): each
+// repeat measures (or warms up for) its share.
+func (p *Plan) SpreadSeconds(repeats int) {
+	for i, st := range p.Steps.Steps {
+		if p.sliced(st) || st.Role == result.RoleWarm && st.Drive != nil && !st.Drive.UntilScheduled {
+			p.Steps.Steps[i].Seconds /= time.Duration(max(repeats, 1))
+		}
+	}
+}
+
+// SwitchWarmup is the unmeasured warm-up of a slice after the servers
 // switch: a quarter of the slice, within 50 ms and 2 s (the first slice of
 // each repeat gets the plan's --warmup if that is longer).
-func switchWarmup(slice time.Duration) time.Duration {
+func SwitchWarmup(slice time.Duration) time.Duration {
 	return min(max(slice/4, 50*time.Millisecond), 2*time.Second)
 }
 

@@ -31,7 +31,10 @@ var Common = []suite.Param{
 	{Name: "config", Kind: suite.List, Default: "default", Usage: "config(s): each build runs with each, in turn (comma-separated or repeated; see qpslab configs list)"},
 	{Name: "engine", Kind: suite.List, Default: "innodb", Usage: "MySQL family: storage engine(s) of the tables (innodb, rocksdb with --config myrocks, …); each build and config runs with each, in turn"},
 	{Name: "threads", Kind: suite.List, Default: "1", Usage: "thread counts, comma-separated (e.g. 1,4,16)"},
-	{Name: "repeat", Kind: suite.Int, Default: "1", Usage: "run the whole plan K times, builds and configs interleaved"},
+	{Name: "repeat", Kind: suite.String, Default: "auto", Usage: "repeats of the whole plan, builds and configs interleaved: a number, or auto (a comparison of tests run as slices: at least 6 repeats, each test's seconds its measured time over all of them, and the slices per repeat Kalibera and Jones's rule gives from this host's variance components; otherwise 1)"},
+	{Name: "until-decided", Kind: suite.Bool, Usage: "after the first repeats, more repeats to the tests still undecided (neither changed nor the same within the floor) until each is decided, --budget is spent or 4 looks are taken; each look is judged at the level that keeps the false positives of all of them within α"},
+	{Name: "budget", Kind: suite.Seconds, Default: "0", Usage: "with --until-decided: the plan's wall time at most, in seconds (0: three times what the first repeats are planned to take)"},
+	{Name: "restore", Kind: suite.String, Default: "auto", Usage: "how a label's tables are put back as they were after the load before a repeat that follows writes: auto (reload them, or restore a snapshot of the datadir where that measured faster), reload, or snapshot"},
 	{Name: "interleave", Kind: suite.String, Default: "test", Usage: "how the builds and configs take turns: test (every server up for the whole plan, each test's slices alternating between them, A B B A; where their buffer pools fit in memory) or pass (each one's whole pass in turn, a fresh server each repeat)"},
 	{Name: "slices", Kind: suite.Int, Default: "0", Usage: "with --interleave test: slices per repeat of each test (0: one a second, 4 to 20)"},
 	{Name: "seed", Kind: suite.String, Usage: "random seed (default: a new one, recorded with the results)"},
@@ -75,7 +78,21 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	c := v.Check()
 	p := &Plan{Suite: s}
 	p.Threads = c.Ints("threads", 1, 1<<20)
-	p.Repeat = int(c.Int("repeat", 1, 1<<20))
+	if r := c.String("repeat"); r != "auto" {
+		n, err := strconv.ParseInt(r, 10, 64)
+		if err != nil || n < 1 || n > 1<<20 {
+			c.Problem("--repeat %s: give a whole number from 1 to %d, or auto", suite.Quote(r), 1<<20)
+		}
+		p.Repeat = int(n)
+	}
+	p.Restore = c.OneOf("restore", RestoreAuto, RestoreReload, RestoreSnapshot)
+	if c.Bool("until-decided") {
+		p.Looks = DefaultLooks
+	}
+	p.Budget = c.Seconds("budget", true)
+	if v.Changed("budget") && p.Looks == 0 {
+		c.Problem("--budget bounds the repeats --until-decided adds: give --until-decided too")
+	}
 	p.Interleave = c.OneOf("interleave", InterleaveTest, InterleavePass)
 	p.Slices = int(c.Int("slices", 0, 1000))
 	if v.Changed("slices") && p.Interleave == InterleavePass {

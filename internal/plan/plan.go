@@ -95,7 +95,15 @@ type Plan struct {
 	// (0: one a second, 4 to 20). Decide settles the Layout.
 	Interleave string
 	Slices     int
-	layout     Layout
+	// WriteSlices, if set, is the slices per repeat of a sliced step that
+	// writes (--repeat auto plans the two kinds' apart).
+	WriteSlices int
+	layout      Layout
+	// Neighbours: where the labels' servers do not fit in memory together,
+	// run them in pairs of neighbours (each label beside the one before it:
+	// a version sweep's study, whose neighbour verdicts place each change)
+	// rather than each beside the base.
+	Neighbours bool
 	// Restore is how each label's tables are put back as they were after
 	// the load before a repeat that follows writes, under test-level
 	// interleaving (RestoreAuto, RestoreReload, RestoreSnapshot; "": auto).
@@ -116,11 +124,13 @@ type Plan struct {
 	ID string
 
 	Watch Watcher
-	// total and base count the runs for the watcher: the plan's so far, and
-	// those of the groups and looks before the current one; began is when
+	// total, base and offset count the runs for the watcher: the plan's so
+	// far, those of the groups and looks before the current one, and the
+	// current block's place in its group's; began is when
 	// the plan started (the budget's); quietFigures are what the quiet wait
 	// before the current step saw on each server, for its runs.
 	total, base  int
+	offset       int // of the current block in its group's items
 	began        time.Time
 	quietFigures map[*server]map[string]float64
 	// Record, if set, is called as each run starts, with what is known of
@@ -540,7 +550,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 		Seed: seed, Threads: it.Threads, Loop: "closed", Started: time.Now().UTC(),
 		Build: it.Build.Name, Flavor: string(it.Build.Flavor), Version: it.Build.Version, Config: configID(it.Config),
 		Params: map[string]string{"repeat": strconv.Itoa(it.Repeat)},
-		Plan:   p.ID, Pairing: p.pairingOf(step),
+		Plan:   p.planOf(it), Pairing: p.pairingOf(step),
 	}
 	if !p.Steps.NoServer {
 		r.Params["tcp"] = strconv.FormatBool(p.Client.TCP)
@@ -583,6 +593,18 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 		}
 	}
 	return r
+}
+
+// planOf is the plan id item it's run records, whose rounds pair with
+// each other: the plan's, or, where the labels run in pairs (Layout), the
+// pair's within it (ID/pair-N), so that a label that runs in two pairs
+// (the base) pairs each time with the label beside it, never with a round
+// of the other pair that has the same repeat and number.
+func (p *Plan) planOf(it Item) string {
+	if p.testLevel() && len(p.layout.Groups) > 1 {
+		return fmt.Sprintf("%s/pair-%d", p.ID, it.Group+1)
+	}
+	return p.ID
 }
 
 func (p *Plan) record(start result.Run) (Recorder, error) {

@@ -37,6 +37,11 @@ const (
 	RestoreSnapshot = "snapshot"
 )
 
+// DefaultLooks are the most looks --until-decided takes: the first
+// repeats and three more blocks of repeats (each look judged at Pocock's
+// level for four, 0.0182 at α = 0.05).
+const DefaultLooks = 4
+
 // quietMax bounds the wait for a server to be quiet before a read test
 // that follows writes (settle.Quiet).
 const quietMax = 10 * time.Second
@@ -135,7 +140,7 @@ func (p *Plan) itemsOf(gi int, group []int, from, to int, want map[string]bool) 
 
 // watched is the index of a group's item k among the plan's runs, for
 // the watcher.
-func (p *Plan) watched(k int) int { return p.base + k }
+func (p *Plan) watched(k int) int { return p.base + p.offset + k }
 
 // Run runs the plan, after Check: group after group, each with its
 // servers up while it runs (group). On cancellation the run in progress
@@ -336,6 +341,7 @@ func (g *grouped) run(ctx context.Context, items []Item) error {
 			}
 		}
 		t0 := time.Now()
+		p.offset = k
 		err := p.block(ctx, block, sub, 0, len(sub), first, last)
 		clear(p.quietFigures)
 		if err != nil {

@@ -136,8 +136,8 @@ func (p *Plan) slicingOf(st suite.Step) slicing {
 	if !p.sliced(st) {
 		return slicing{k: 1, slice: st.Seconds, warm: p.Warmup, whole: true}
 	}
-	k, slice := p.sliceCount(st)
-	return slicing{k: k, slice: slice, warm: switchWarmup(slice), events: st.Writes}
+	k, slice := p.SliceCount(st)
+	return slicing{k: k, slice: slice, warm: SwitchWarmup(slice), events: st.Writes}
 }
 
 // drives runs items[k:j], one driven step at one thread count on each

@@ -269,6 +269,18 @@ func (p *Progress) Start(i int, what string) {
 	fmt.Fprintf(p.w, "[%d/%d] %s\n", i+1, p.total, what)
 }
 
+// Grow makes the total n runs where that is more than it was
+// (--until-decided's looks add runs).
+func (p *Progress) Grow(n int) {
+	if n <= p.total {
+		return
+	}
+	p.total = n
+	if p.bar != nil {
+		p.bar.ChangeMax(n)
+	}
+}
+
 // Step says a task inside a run has done done of total (a load's rows).
 func (p *Progress) Step(done, total int64) {
 	if p.bar == nil || total <= 0 {

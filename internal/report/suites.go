@@ -3,11 +3,13 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
@@ -102,9 +104,43 @@ func groupCells(layouts []suite.Layout, groups []result.Placement) string {
 	return b.String()
 }
 
+// Designs says, in a line, how a comparison's tests will be measured
+// (--repeat, --until-decided) and what they can tell: the range of the
+// smallest changes they find with 80 % power.
+func Designs(w io.Writer, p *plan.Plan, designs []StepDesign) {
+	if len(designs) == 0 {
+		return
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, d := range designs {
+		if !math.IsNaN(d.Design.MDE) {
+			lo, hi = math.Min(lo, d.Design.MDE), math.Max(hi, d.Design.MDE)
+		}
+	}
+	slices := fmt.Sprintf("%d slice(s) per repeat", designs[0].Design.Slices)
+	if p.WriteSlices > 0 && p.WriteSlices != p.Slices {
+		slices = fmt.Sprintf("%d slice(s) per repeat of a read test, %d of a write", p.Slices, p.WriteSlices)
+	}
+	line := fmt.Sprintf("%d repeats, each from the tables as loaded; %s; the tests find changes of %.0f–%.0f %% with 80 %% power (qpslab run --list-tests shows each)", p.Repeat, slices, 100*lo, 100*hi)
+	if p.Looks > 1 {
+		line += fmt.Sprintf("; --until-decided: %d more repeat(s) of the undecided at each look, up to %d looks, within %s", p.Step, p.Looks, p.Budget.Round(time.Second))
+	}
+	fmt.Fprintln(w, line)
+}
+
+// StepDesign is how a step of a comparison is measured and what it can
+// tell (analysis.Design), with where its variance components come from.
+type StepDesign struct {
+	Test, Pool string
+	Design     analysis.Design
+	Source     string
+}
+
 // PlanTests lists what a plan would run (--list-tests): each step with its
-// thread counts, seconds and groups, then the plan's total time.
-func PlanTests(w io.Writer, p *plan.Plan) error {
+// thread counts, seconds (per repeat) and groups, then the plan's total
+// time, and for a comparison each sliced step's design: its repeats and
+// slices, and the smallest change it finds with 80 % power.
+func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
 	layouts := p.Suite.Layouts()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "TEST\tROLE\tTHREADS\tSECS"
@@ -127,7 +163,6 @@ func PlanTests(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\n", st.Test, roleName(st.Role), ints(threads), secs, groupCells(layouts, st.Groups))
 	}
 	tw.Flush()
-	p = p.Listed()
 	if len(p.Grid) > 0 {
 		fmt.Fprintf(w, "\n%d config(s): each of the %d named at each of the grid's %d point(s)\n", len(p.Configs), len(p.Configs)/len(p.Grid.Combinations()), len(p.Grid.Combinations()))
 		for _, c := range p.Configs {
@@ -157,7 +192,23 @@ func PlanTests(w io.Writer, p *plan.Plan) error {
 		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads; paced steps too, if the server falls behind)", tasks)
 	}
 	fmt.Fprintln(w, ", server starts and postwrite waits")
-	return nil
+	if p.Looks > 1 {
+		fmt.Fprintf(w, "--until-decided: then %d more repeat(s) of the tests still undecided at each look, up to %d looks, within a budget of %s\n", p.Step, p.Looks, p.Budget.Round(time.Second))
+	}
+	if len(designs) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nEach test's design (%d repeats; the slices per repeat by Kalibera and Jones's rule from the variance components) and the smallest change it finds with 80 %% power (MDE):\n\n", p.Repeat)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEST\tPOOL\tREPEATS × SLICES\tSLICE\tINTERVAL ON\tDF\tMDE\tCOMPONENTS FROM")
+	for _, d := range designs {
+		mde := "-"
+		if !math.IsNaN(d.Design.MDE) {
+			mde = fmt.Sprintf("%.1f%%", 100*d.Design.MDE)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d × %d\t%s\t%s\t%g\t%s\t%s\n", d.Test, d.Pool, d.Design.Repeats, d.Design.Slices, d.Design.Slice.Round(time.Millisecond), d.Design.Unit, d.Design.DF, mde, d.Source)
+	}
+	return tw.Flush()
 }
 
 func ints(v []int) string {
@@ -186,4 +237,15 @@ func Labels(w io.Writer, ls []store.LabelInfo, where string) error {
 			strings.Join(l.Hosts, " "), strings.Join(l.Sources, " "))
 	}
 	return tw.Flush()
+}
+
+// Look says what look look of looks (--until-decided) decided: per other
+// label, its tests' verdicts so far.
+func Look(w io.Writer, c *analysis.Comparison, look, looks, decided, tests int) {
+	var per []string
+	for i, o := range c.Others {
+		t := c.Tally[i]
+		per = append(per, fmt.Sprintf("%s: %d worse, %d better, %d the same within the floor, %d inside the floor, %d undecided, %d cannot tell", o, t.Worse, t.Better, t.Equivalent, t.Inside, t.Same, t.CannotTell))
+	}
+	fmt.Fprintf(w, "look %d of %d (at level %.4g): %d of %d test(s) decided against every label (%s)\n", look, looks, 1-c.Confidence, decided, tests, strings.Join(per, "; "))
 }

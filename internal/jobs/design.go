@@ -1,0 +1,226 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/report"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+)
+
+// thisHost is this machine's fingerprint, as its runs record it, and its
+// id (the key of its noise floors and variance components).
+func thisHost() (json.RawMessage, string, error) {
+	hc, err := host.Inspect(host.Real)
+	if err != nil {
+		return nil, "", fmt.Errorf("record the host fingerprint: %w", err)
+	}
+	fp, err := json.Marshal(hc)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := store.HostID(fp)
+	return fp, id, err
+}
+
+// hostComponents are the variance components this host's comparisons
+// stored for a suite, per test, and the pools' (analysis.Components): a
+// test's own round noise where it was measured (scaled to the slice it
+// will have), each pool's repeat effect pooled over its tests' A/B
+// comparisons, and DefaultComponents where nothing was stored.
+type hostComponents struct {
+	tests map[string]analysis.Components
+	pools map[string]analysis.Components
+}
+
+// componentsOf reads them from the store (none, with the defaults, where
+// there is no store yet or it holds none).
+func componentsOf(ctx context.Context, e Env, suite, hostID string) hostComponents {
+	hc := hostComponents{tests: map[string]analysis.Components{}, pools: map[string]analysis.Components{}}
+	for _, pool := range []string{analysis.PoolReads, analysis.PoolWrites} {
+		hc.pools[pool] = analysis.DefaultComponents(pool)
+	}
+	var rows []store.VarianceComponents
+	err := e.WithStore(ctx, func(st *store.Store) error {
+		var err error
+		rows, err = st.Components(ctx, hostID, suite)
+		return err
+	})
+	if err != nil && !errors.Is(err, store.ErrNoStore) {
+		fmt.Fprintf(e.Err, "no variance components of this host read (%v): the defaults plan the repeats\n", oneLine(err.Error()))
+	}
+	const ref = 250 * time.Millisecond
+	type acc struct {
+		within, between float64
+		nw, nb          int
+		when            time.Time
+	}
+	pools := map[string]*acc{}
+	for _, r := range rows {
+		c := analysis.Components{Within: r.Within, Slice: time.Duration(r.Slice * float64(time.Second))}
+		a := pools[r.Pool]
+		if a == nil {
+			a = &acc{}
+			pools[r.Pool] = a
+		}
+		w := c.WithinAt(ref)
+		a.within += w * w
+		a.nw++
+		if r.Kind == store.ComponentsAB {
+			a.between += r.Between * r.Between
+			a.nb++
+		}
+		if r.Measured.After(a.when) {
+			a.when = r.Measured
+		}
+		if old, ok := hc.tests[r.Test]; !ok || r.Kind == store.ComponentsAB || old.Within == 0 {
+			c.Source = fmt.Sprintf("this host's %s comparison of %s", r.Kind, r.Measured.Format("2006-01-02"))
+			hc.tests[r.Test] = c
+		}
+	}
+	for pool, a := range pools {
+		c := hc.pools[pool]
+		c.Within, c.Slice = math.Sqrt(a.within/float64(a.nw)), ref
+		c.Source = fmt.Sprintf("this host's comparisons (%d test(s), the newest of %s)", a.nw, a.when.Format("2006-01-02"))
+		if a.nb > 0 {
+			c.Between = math.Sqrt(a.between / float64(a.nb))
+		} else {
+			c.Source += "; the repeat effect the default's (no A/B comparison stored)"
+		}
+		hc.pools[pool] = c
+	}
+	return hc
+}
+
+// of is a test's components: its own round noise, its pool's repeat
+// effect.
+func (hc hostComponents) of(test, pool string) analysis.Components {
+	c := hc.pools[pool]
+	if own, ok := hc.tests[test]; ok {
+		c.Within, c.Slice = own.Within, own.Slice
+		c.Source = own.Source + "; the repeat effect " + pool + "'s"
+	}
+	return c
+}
+
+// design resolves --repeat auto (plan.Plan.Repeat 0) and returns each
+// step's design, for --list-tests and the plan's line. A comparison of
+// steps run as slices gets analysis.MinRepeats repeats, each step's
+// seconds its measured time over all of them, and per pool the slices per
+// repeat Kalibera and Jones's rule gives from this host's components
+// (analysis.SlicesPerRepeat); anything else one repeat. With
+// --until-decided, a look adds half as many repeats, and the budget is
+// three times the first look's planned time unless given.
+func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.StepDesign {
+	sliced := p.SlicedSteps()
+	if p.Repeat == 0 {
+		p.Repeat = 1
+		if len(sliced) > 0 && len(p.Labels()) > 1 {
+			p.Repeat = analysis.MinRepeats
+			p.SpreadSeconds(p.Repeat)
+		}
+	}
+	if p.Looks > 1 {
+		p.Step = max(1, p.Repeat/2)
+	}
+	if len(sliced) == 0 || len(p.Labels()) < 2 {
+		return nil
+	}
+	hc := componentsOf(ctx, e, p.Suite.Name(), hostID)
+	level := analysis.Judging{Alpha: analysis.DefaultAlpha, Looks: p.Looks}.Level()
+	labels := float64(len(p.Labels()))
+	restore := time.Second // a reload of the demo's 100,000 rows, about
+	var out []report.StepDesign
+	slices := map[bool]int{}
+	for _, i := range sliced {
+		st := p.Steps.Steps[i]
+		pool := analysis.PoolReads
+		if st.Writes {
+			pool = analysis.PoolWrites
+		}
+		c := hc.of(st.Test, pool)
+		k, _ := p.SliceCount(st)
+		if _, given := slices[st.Writes]; !given && p.Slices == 0 {
+			// Kalibera and Jones: a round costs a slice and its switch
+			// warm-up on every label; a repeat beyond its rounds the first
+			// slice's longer warm-up and the test's share of the restore.
+			// The slice is the repeat's time cut into the count, so the
+			// count is found again for the slice it gives.
+			most := p.MostSlices(st)
+			k = most
+			for range 3 {
+				slice := st.Seconds / time.Duration(k)
+				round := time.Duration(labels * float64(slice+plan.SwitchWarmup(slice)))
+				repeat := time.Duration(labels*float64(max(p.Warmup, plan.SwitchWarmup(slice)))) + restore/time.Duration(max(len(sliced), 1))
+				k = analysis.SlicesPerRepeat(c, slice, round, repeat, most)
+			}
+			slices[st.Writes] = k
+		}
+		if k2, ok := slices[st.Writes]; ok && p.Slices == 0 {
+			k = k2
+		}
+		d := analysis.DesignOf(st.Seconds*time.Duration(max(p.Repeat, 1)), max(p.Repeat, 1), k, c, level)
+		out = append(out, report.StepDesign{Test: st.Test, Pool: pool, Design: d, Source: c.Source})
+	}
+	if p.Slices == 0 {
+		p.Slices, p.WriteSlices = slices[false], slices[true]
+	}
+	if p.Looks > 1 && p.Budget == 0 {
+		var first time.Duration
+		for _, it := range p.Items() {
+			first += it.Seconds
+		}
+		p.Budget = 3 * first
+	}
+	return out
+}
+
+// keepComponents keeps what a comparison of this run measured of its
+// tests' variance (analysis.ComponentsOf, each other label against the
+// base), for --repeat auto to plan with later; an A/A run's as A/A (no
+// repeat effect), any other as A/B.
+func keepComponents(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, aa bool) error {
+	sets := labelSets(runs)
+	if len(sets) < 2 {
+		return nil
+	}
+	hostID := ""
+	for _, r := range runs {
+		if id, err := store.HostID(r.Host); err == nil && len(r.Host) > 0 {
+			hostID = id
+			break
+		}
+	}
+	if hostID == "" {
+		return nil
+	}
+	kind := store.ComponentsAB
+	if aa {
+		kind = store.ComponentsAA
+	}
+	var keep []store.VarianceComponents
+	now := time.Now().UTC()
+	for _, o := range sets[1:] {
+		for _, c := range analysis.ComponentsOf(sets[0], o) {
+			keep = append(keep, store.VarianceComponents{HostID: hostID, Suite: p.Suite.Name(), Test: c.Test, Threads: c.Threads, Conditions: c.Conditions,
+				Kind: kind, Pool: c.Pool, Slice: c.Slice.Seconds(), Within: c.Within, Between: c.Between, Rounds: c.Rounds, Repeats: c.Repeats, Plan: p.ID, Measured: now})
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.SaveComponents(ctx, keep)
+}
