@@ -126,3 +126,35 @@ func TestComponentsOf(t *testing.T) {
 		}
 	}
 }
+
+// The database's state per repeat: each test's page reads per statement
+// in every repeat, in the order they ran, and how far they spread; a
+// test without the counter, the load and a test of one repeat have none.
+func TestState(t *testing.T) {
+	mk := func(test string, rep int, reads float64, role string) result.Run {
+		r := result.Run{Suite: "sysbench", Test: test, Threads: 1, Status: result.OK, Role: role, Plan: "p", Step: len(test),
+			Params: map[string]string{"repeat": strconv.Itoa(rep)}, Totals: result.Totals{Seconds: 1, Reported: 100}}
+		if reads >= 0 {
+			r.HW = &result.HW{Samples: 10, OpsPerSec: 100, Seconds: 1, Server: &result.ServerCounters{Values: []result.CounterValue{{Name: "innodb_buffer_pool_read_requests", Value: reads * 100}}}}
+		}
+		return r
+	}
+	s := Set{Label: "a.c", Runs: []result.Run{
+		mk("point-query.pre_range=100", 2, 307, result.RoleTest), mk("point-query.pre_range=100", 1, 101, result.RoleTest),
+		mk("scan_range=100", 1, 50, result.RoleTest), mk("scan_range=100", 2, 51, result.RoleTest),
+		mk("load", 1, 10, result.RoleLoad), mk("load", 2, 10, result.RoleLoad),
+		mk("once", 1, 10, result.RoleTest),
+		mk("uncounted", 1, -1, result.RoleTest), mk("uncounted", 2, -1, result.RoleTest),
+	}}
+	rows := State([]Set{s})
+	if len(rows) != 2 {
+		t.Fatalf("%+v", rows)
+	}
+	scan, pq := rows[0], rows[1] // in the suite's order (Step)
+	if pq.Test != "point-query.pre_range=100" || pq.Figure != "innodb_buffer_pool_read_requests/o" || len(pq.Values) != 2 || pq.Values[0] != 101 || pq.Values[1] != 307 || math.Abs(pq.Spread-(307.0/101-1)) > 1e-12 {
+		t.Errorf("point-query: %+v", pq)
+	}
+	if scan.Spread > StateAgrees {
+		t.Errorf("scan: %+v", scan)
+	}
+}

@@ -190,6 +190,10 @@ type Comparison struct {
 	// at the level that keeps the false-positive rate over all of them
 	// within Alpha, and its interval is at Confidence = 1 − that level.
 	Looks int `json:"looks"`
+	// State is each test's database state per repeat on each label
+	// (State): where every repeat starts from the tables as loaded, the
+	// repeats should agree.
+	State []StateRow `json:"state,omitempty"`
 	// Idle is, per label (the base first), the CPU its plan's other
 	// servers used while its rounds were measured (% of one CPU): their
 	// background work competing with it. Nil where none was measured.
@@ -461,6 +465,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			c.Idle = append(c.Idle, ic)
 		}
 	}
+	c.State = State(all)
 	return c, nil
 }
 

@@ -60,3 +60,24 @@ func CounterMetric(name string) (result.Metric, bool) {
 	}
 	return result.Metric{}, false
 }
+
+// StateCounters are the counters whose change per op shows the state of
+// the tables as a statement finds them: InnoDB's logical page reads (the
+// demo's repeats that started after other writes read three times the
+// pages per point lookup) and PostgreSQL's block reads found in shared
+// buffers. A run's state figure is the first of them it recorded, per op.
+var StateCounters = []string{"innodb_buffer_pool_read_requests", "blks_hit"}
+
+// StateFigure is the figure that shows run r's database state
+// (StateCounters), and whether r has one.
+func StateFigure(r result.Run) (result.Metric, bool) {
+	if r.HW == nil || r.HW.Server == nil {
+		return result.Metric{}, false
+	}
+	for _, c := range StateCounters {
+		if v, ok := r.HW.Server.Counter(c); ok && !v.Level {
+			return CounterMetric(c + result.CounterSuffix)
+		}
+	}
+	return result.Metric{}, false
+}

@@ -211,6 +211,36 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 		}
 		fmt.Fprintf(w, "The other servers' CPU while %s was measured: median %.1f %% of one CPU%s\n", ic.Label, ic.Median, most)
 	}
+	StateSummary(w, c)
+}
+
+// StateSummary says whether each test's repeats found the same database
+// (analysis.State): how many tests' state figure agrees within
+// analysis.StateAgrees across their repeats on every label, and each
+// one that does not, with its values per repeat.
+func StateSummary(w io.Writer, c *analysis.Comparison) {
+	if len(c.State) == 0 {
+		return
+	}
+	tests, off := map[string]bool{}, map[string]bool{}
+	var odd []analysis.StateRow
+	for _, r := range c.State {
+		k := r.Test + "/" + strconv.Itoa(r.Threads)
+		tests[k] = true
+		if !(r.Spread <= analysis.StateAgrees) {
+			off[k] = true
+			odd = append(odd, r)
+		}
+	}
+	fmt.Fprintf(w, "Database state per repeat (%s): agrees within %.0f %% across the repeats of %d of %d test(s) on every label\n",
+		c.State[0].Figure, 100*analysis.StateAgrees, len(tests)-len(off), len(tests))
+	for _, r := range odd {
+		vals := make([]string, len(r.Values))
+		for i, v := range r.Values {
+			vals[i] = strconv.FormatFloat(v, 'g', 4, 64)
+		}
+		fmt.Fprintf(w, "  %s on %s: %s by repeat\n", r.Test, r.Label, strings.Join(vals, " "))
+	}
 }
 
 func absCell(s analysis.Summary) string {

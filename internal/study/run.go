@@ -46,8 +46,8 @@ type RunOptions struct {
 // not, for the parameters the suite takes: tiny for a smoke test, small
 // for a sweep that ends in minutes, full for the suite's own defaults.
 var Sizes = map[string]map[string]string{
-	"tiny":  {"rows": "10000", "read-secs": "2", "write-secs": "2", "warmup": "1", "repeat": "2", "postwrite-scale": "0"},
-	"small": {"rows": "100000", "read-secs": "10", "write-secs": "10", "warmup": "2", "repeat": "3", "postwrite-scale": "0"},
+	"tiny":  {"rows": "10000", "read-secs": "3", "write-secs": "3", "warmup": "0", "postwrite-scale": "0"},
+	"small": {"rows": "100000", "read-secs": "30", "write-secs": "30", "warmup": "1", "postwrite-scale": "0"},
 	"full":  {},
 }
 

@@ -15,7 +15,9 @@ package study
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 )
@@ -128,6 +130,7 @@ func Assemble(sets []analysis.Set, o Options) (*Study, error) {
 	if o.Findings != nil {
 		s.Findings = o.Findings(cmp, s.Neighbours, sets)
 	}
+	s.Findings = append(s.Findings, s.disagreements()...)
 	s.Hardware, s.HardwareLeft = hardware(sets, changed, o.MaxHardware)
 	return s, nil
 }
@@ -167,4 +170,72 @@ func hardware(sets []analysis.Set, changed map[[2]string]float64, most int) ([]a
 		out[i] = tables[k]
 	}
 	return out, left
+}
+
+// disagreements say why, for the newest build, its verdict against the
+// base and the changes the neighbour verdicts placed between them do not
+// tell one story, test by test: a change against the base that no
+// neighbour step shows (it crept in over several builds), neighbour
+// changes whose product is no change against the base (they cancel, or
+// the base comparison is not decided), each with the figures. Every
+// verdict is the same analysis.Judge's, over the same runs.
+func (s *Study) disagreements() []string {
+	last := len(s.Labels) - 1
+	if last == s.Base {
+		return nil
+	}
+	oi := slices.Index(s.Others, last)
+	if oi < 0 {
+		return nil
+	}
+	lo, hi := min(s.Base, last), max(s.Base, last)
+	var out []string
+	for _, r := range s.Cmp.Rows {
+		c := r.Others[oi]
+		if c.Missing || r.Group == "load" {
+			continue
+		}
+		var placed []Change
+		prod := 1.0
+		for _, ch := range s.Changes {
+			i := slices.Index(s.Labels, ch.To)
+			if ch.Test == r.Test && ch.Threads == r.Threads && i > lo && i <= hi {
+				placed = append(placed, ch)
+				prod *= ch.Verdict.Rel
+			}
+		}
+		v := c.Verdict
+		var where []string
+		for _, ch := range placed {
+			where = append(where, fmt.Sprintf("%.2f in %s", ch.Verdict.Rel, ch.To))
+		}
+		switch {
+		case v.Changed() && len(placed) == 0:
+			out = append(out, fmt.Sprintf("%s is %.2f against %s (%s), a change no step between neighbours shows beyond the noise: it crept in over the builds between them.", r.Test, v.Rel, s.Labels[s.Base], v.Kind))
+		case !v.Changed() && len(placed) > 0:
+			why := fmt.Sprintf("against %s it is %.2f, %s", s.Labels[s.Base], v.Rel, kindWords(v))
+			if len(placed) > 1 && math.Abs(math.Log(prod)) <= math.Log1p(v.Floor) {
+				why = fmt.Sprintf("the changes cancel (their product %.2f): %s", prod, why)
+			}
+			out = append(out, fmt.Sprintf("%s changed between neighbours (%s) but %s.", r.Test, strings.Join(where, ", "), why))
+		}
+	}
+	return out
+}
+
+// kindWords is a verdict's kind in words, with its interval.
+func kindWords(v analysis.Verdict) string {
+	iv := ""
+	if v.Lo > 0 && v.Hi > 0 {
+		iv = fmt.Sprintf(" (%.2f to %.2f)", v.Lo, v.Hi)
+	}
+	switch v.Kind {
+	case analysis.KindSame:
+		return "undecided" + iv
+	case analysis.KindEquivalent:
+		return "the same within ±" + fmt.Sprintf("%.0f %%", 100*v.Floor) + iv
+	case analysis.KindInsideNoise:
+		return "inside the noise floor" + iv
+	}
+	return v.Kind + iv
 }

@@ -41,7 +41,14 @@ var fixtureTests = []struct {
 	{"write-d", "writes", 2, 4000, [5]float64{1, 1, 1, 1, 1}},
 }
 
-func fixtureSets() []analysis.Set {
+func fixtureSets() []analysis.Set { return fixtureSetsOf(fixtureTests) }
+
+func fixtureSetsOf(fixtureTests []struct {
+	test, group string
+	pos         int
+	qps         float64
+	factor      [5]float64
+}) []analysis.Set {
 	var sets []analysis.Set
 	for b := 0; b < 5; b++ {
 		build := fmt.Sprintf("fx-1%d.0", b)
@@ -114,6 +121,39 @@ func TestAssembleKnownChanges(t *testing.T) {
 	}
 	if strings.Join(hw, " ") != "point-a range-b write-c" {
 		t.Errorf("hardware tables of %v, want those of the changed tests", hw)
+	}
+}
+
+// Where the newest build's verdict against the base and the changes
+// placed between neighbours tell different stories, the tl;dr says why: a
+// test 20 % faster in v1 and back in v3 (the changes cancel), one that
+// creeps up 4 % a build (no step beyond the noise, 17 % in all).
+func TestStudyDisagreementsSaid(t *testing.T) {
+	tests := []struct {
+		test, group string
+		pos         int
+		qps         float64
+		factor      [5]float64
+	}{
+		{"up-and-back", "point", 0, 10000, [5]float64{1, 1.2, 1.2, 1, 1}},
+		{"creeping", "point", 0, 8000, [5]float64{1, 1.04, 1.082, 1.125, 1.17}},
+		{"steady", "range", 1, 3000, [5]float64{1, 1, 1, 1, 1}},
+	}
+	s, err := Assemble(fixtureSetsOf(tests), Options{Base: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(s.Findings, "\n")
+	for _, want := range []string{
+		"up-and-back changed between neighbours (1.20 in fx-11.0.cfg, 0.83 in fx-13.0.cfg) but the changes cancel (their product 1.00): against fx-10.0.cfg it is 1.00, the same within ±5 %",
+		"creeping is 1.17 against fx-10.0.cfg (better), a change no step between neighbours shows beyond the noise: it crept in over the builds between them.",
+	} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the findings do not say %q:\n%s", want, said)
+		}
+	}
+	if strings.Contains(said, "steady") {
+		t.Errorf("a steady test in the disagreements:\n%s", said)
 	}
 }
 
