@@ -6,7 +6,6 @@ import (
 	"path"
 	"sort"
 
-
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 )
