@@ -1,98 +1,171 @@
 #!/usr/bin/env bash
-# Do qpslab's verdicts hold on this host? A/A and A/B runs, repeated, and
-# the figures the verdicts issue asks for (docs/perf.md, "Verdicts on a
-# noisy host"):
-#  (a) A/A at the demo's budget (MariaDB from Debian's packages under two
-#      configs with the same settings, all 42 sysbench tests, 100,000 rows,
-#      1 s per test, 0.5 s warmup, --repeat 2), AA_RUNS times with
-#      test-level interleaving (the default) and PASS_RUNS times with
-#      --interleave pass for contrast: the share of per-test ratios within
-#      ±5 %, the largest group median's distance from 1, and the share of
-#      tests called significant at α = 0.05 (the false-positive rate, which
-#      should match α) and called changed (significant and beyond ±5 %);
-#  (b) a known A/B: PostgreSQL 16 against 17 from the registry,
-#      hot-points_range=100 within a plan of several tests, --repeat 4,
+# Do qpslab's verdicts hold on this host, and can they see? A/A runs, A/B
+# runs whose truth is known, and the demo twice (docs/perf.md, "Verdicts
+# with power"). Every figure comes from qpslab compare --format json of
+# the runs, as a user would get it.
+#
+#  (a) A/A at the demo's budget: mariadb-system under two configs with the
+#      default's settings, all 42 sysbench tests, 100,000 rows, 3 s of
+#      measured time per test, --repeat auto (6 repeats, each from the
+#      tables as loaded), --until-decided within the demo's budget (480 s),
+#      AA_RUNS times: the share of read tests and of write tests called
+#      significant at α = 0.05 over all the looks (the false positives,
+#      apart for each pool), called changed (beyond the floor), and called
+#      the same within the floor;
+#  (b) planted changes of known size on this host's own noise: each A/A
+#      run's rounds with the second label's values of the read tests (then
+#      of the write tests) times PLANT (0.9 and 0.8: 10 % and 20 % slower),
+#      imported as labels of their own and compared: the share called worse
+#      is the power at that size (a lower bound of the demo's: these rounds
+#      got no more looks for being undecided), and the untouched pool's
+#      calls in the same comparison are false positives beside a real
+#      change;
+#  (c) a setting known to change the writes and not the reads: mariadb-system
+#      with innodb_flush_log_at_trx_commit=1 against the default's 2 (a sync
+#      per commit), the demo's plan, SETTING_RUNS times: the writes called
+#      worse, the reads (an A/A inside the same run) called changed;
+#  (d) PostgreSQL 16 against 17 from the registry, hot-points_range=100 within
+#      a plan of several tests (--repeat auto, AB_SECS of measured time),
 #      AB_RUNS times: its ratio, interval and verdict each time;
-#  (c) the demo (MariaDB 10.2.11 against 10.11, 42 tests): how many tests
-#      it calls changed.
-# Every figure comes from qpslab compare --format json of the runs, as a
-# user would get it. AA_RUNS, PASS_RUNS, AB_RUNS and AB_SECS set the work
-# (defaults 10, 3, 3, 8): about 90 minutes on a 2-core VM. AA_SECS (default
-# 1, the demo's) sets the A/A runs' seconds per test and repeat, to see what
-# budget this host needs for goal (a); DEMO_RUN=0 leaves out (c).
+#  (e) the demo (MariaDB 10.2.11 against 10.11, 42 tests) twice: its verdict
+#      line against its group medians, and how many of the first run's
+#      decided verdicts the second run gives again.
+# AA_RUNS, SETTING_RUNS, AB_RUNS, AB_SECS and PLANT set the work (defaults
+# 20, 3, 3, 12, "0.9 0.8"); DEMO_RUN=0 leaves out (e). About 4 hours on a
+# 2-core VM at the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Q=$PWD/bin/qpslab
-AA_RUNS=${AA_RUNS:-10}
-PASS_RUNS=${PASS_RUNS:-3}
+AA_RUNS=${AA_RUNS:-20}
+SETTING_RUNS=${SETTING_RUNS:-3}
 AB_RUNS=${AB_RUNS:-3}
-AB_SECS=${AB_SECS:-8}
-AA_SECS=${AA_SECS:-1}
+AB_SECS=${AB_SECS:-12}
+PLANT=${PLANT:-0.9 0.8}
 DEMO_RUN=${DEMO_RUN:-1}
 PG_A=${PG_A:-postgres-16.13.0}
 PG_B=${PG_B:-postgres-17.0.0}
 command -v jq >/dev/null || { echo "verdicts.sh: jq is missing (make setup installs it)" >&2; exit 2; }
-work=$(mktemp -d /tmp/qpslab-verdicts-XXXXXX); chmod 755 "$work"
+# WORK keeps the store and the files for a second look (default: a
+# temporary folder, removed at the end).
+if [ -n "${WORK:-}" ]; then
+  work=$WORK; mkdir -p "$work"
+  trap '$Q server stop --all >/dev/null 2>&1 || true' EXIT
+else
+  work=$(mktemp -d /tmp/qpslab-verdicts-XXXXXX); chmod 755 "$work"
+  trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+fi
 export QPSLAB_HOME=$work/home
-trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 out=$work/out; mkdir -p "$out"
 
-# The demo's budget, as qpslab demo passes it (AA_SECS=1).
-DEMO=(--rows 100000 --read-secs "$AA_SECS" --write-secs "$AA_SECS" --insert-secs "$AA_SECS" --warmup 0.5 --postwrite-scale 0 --repeat 2 --report-interval 60)
+# The demo's budget, as qpslab demo passes it.
+DEMO=(--rows 100000 --read-secs 3 --write-secs 3 --insert-secs 3 --warmup 0 --postwrite-scale 0 --until-decided --budget 480 --report-interval 60)
 
-# aa NAME MODE: one A/A run of mariadb-system under two configs with the
-# default's settings; its comparison as JSON in $out/NAME.json.
+# pools FILE…: per comparison and per pool (the JSON's rows hold the
+# verdict; a run records whether its step writes, which the JSON's
+# verdict names as its pool), the tests significant, changed and the same
+# within the floor; then pooled over the comparisons.
+pools() {
+  [ -e "$1" ] || { echo "  (no runs)"; return 0; }
+  jq -s -r '
+    def tests($p): [.[] | .rows[] | select(.group != "load") | .others[0] | select((.verdict.pool // "") | startswith($p))];
+    ["reads", "writes"][] as $p |
+    (tests($p)) as $t | ($t | length) as $n |
+    if $n == 0 then empty else
+    "  \($p): \($n) test verdicts: \([$t[] | select(.verdict.significant)] | length) significant (\(1000 * ([$t[] | select(.verdict.significant)] | length) / $n | round / 10) %), \([$t[] | select(.verdict.kind == "better" or .verdict.kind == "worse")] | length) changed, \([$t[] | select(.verdict.kind == "equivalent")] | length) the same within the floor, \([$t[] | select(.verdict.kind == "same")] | length) undecided"
+    end' "$@"
+}
+
+# aa NAME: one A/A run at the demo's budget; its comparison as JSON in
+# $out/NAME.json, its results file $out/NAME-runs.json.
 aa() {
-  local name=$1 mode=$2
+  local name=$1
   $Q configs add "$name-a" --family mysql /dev/null >/dev/null
   $Q configs add "$name-b" --family mysql /dev/null >/dev/null
-  $Q run sysbench --build mariadb-system --config "$name-a,$name-b" --interleave "$mode" "${DEMO[@]}" >"$out/$name.log" 2>&1
+  $Q run sysbench --build mariadb-system --config "$name-a,$name-b" "${DEMO[@]}" --out "$out/$name-runs.json" >"$out/$name.log" 2>&1
   $Q compare "mariadb-system.$name-a" "mariadb-system.$name-b" --format json >"$out/$name.json"
 }
 
-# summary FILE…: per comparison, the tests (not the load) within ±5 %, the
-# largest group median's distance from 1 (in %), the tests significant and
-# changed; then all of them pooled.
-summary() {
-  [ -e "$1" ] || { echo "  (no runs)"; return 0; }
-  jq -s -r '
-    def tests: [.rows[] | select(.group != "load") | .others[0]];
-    (map(
-      (tests) as $t |
-      {n: ($t | length),
-       within5: ([$t[] | select(((.rel // 99) - 1 | fabs) <= 0.05)] | length),
-       sig: ([$t[] | select(.verdict.significant)] | length),
-       changed: ([$t[] | select(.verdict.kind == "better" or .verdict.kind == "worse")] | length),
-       groupmax: ([.groups[] | select(.name != "load") | .stats[0].median - 1 | fabs] | max * 100)}
-    )) as $runs |
-    ($runs[] | "  \(.n) tests: \(.within5) within ±5 % (\(100 * .within5 / .n | floor) %), group medians within ±\(.groupmax * 10 | round / 10) %, \(.sig) significant, \(.changed) changed"),
-    ($runs | {n: (map(.n) | add), w: (map(.within5) | add), s: (map(.sig) | add), c: (map(.changed) | add), g2: (map(select(.groupmax <= 2)) | length), runs: length}
-      | "  pooled: \(.w) of \(.n) per-test ratios within ±5 % (\(1000 * .w / .n | round / 10) %); every group median within ±2 % in \(.g2) of \(.runs) runs; significant at α = 0.05: \(.s) (\(1000 * .s / .n | round / 10) %); changed: \(.c) (\(1000 * .c / .n | round / 10) %)")
-  ' "$@"
+echo "== (a) A/A at the demo's budget, $AA_RUNS runs"
+for i in $(seq 1 "$AA_RUNS"); do
+  t0=$SECONDS
+  aa "aa$i"
+  echo "  run $i: $((SECONDS - t0)) s; $(grep -c '^look ' "$out/aa$i.log" || true) look(s)"
+done
+pools "$out"/aa*[0-9].json
+
+# plant FILE POOL FACTOR TAG: FILE's runs with the second label's rounds
+# and figures of POOL's tests (writes true or false) times FACTOR, under
+# labels of their own (CONFIG-TAG), into $out/TAG.json (the runs) for
+# qpslab import results.
+plant() {
+  local file=$1 pool=$2 f=$3 tag=$4
+  jq --argjson f "$f" --arg w "$pool" --arg tag "$tag" '
+    .runs |= map(
+      (.config | split("@")) as $c |
+      .config = ($c[0] + "-" + $tag + "@" + ($c[1] // "")) |
+      if ($c[0] | endswith("-b")) and (.params.writes == $w) then
+        .rounds = ((.rounds // []) | map(.value *= $f)) |
+        .totals.reported *= $f | .totals.qps *= $f | .totals.tps *= $f
+      else . end)' "$file" >"$out/$tag.json"
 }
 
-echo "== (a) A/A at $AA_SECS s per test and repeat (the demo's budget is 1 s): test-level interleaving, $AA_RUNS runs"
-for i in $(seq 1 "$AA_RUNS"); do aa "aat$i" test; done
-summary "$out"/aat*.json
-echo "== (a) for contrast: pass-level interleaving (--interleave pass), $PASS_RUNS runs"
-for i in $(seq 1 "$PASS_RUNS"); do aa "aap$i" pass; done
-summary "$out"/aap*.json
+echo "== (b) planted changes on the A/A runs' own rounds: the second label's tests times $PLANT"
+for f in $PLANT; do
+  for pool in false true; do
+    kind=reads; [ "$pool" = true ] && kind=writes
+    tag="x${f/./}$kind"
+    for i in $(seq 1 "$AA_RUNS"); do
+      [ -e "$out/aa$i-runs.json" ] || continue
+      plant "$out/aa$i-runs.json" "$pool" "$f" "$tag$i"
+      $Q import results "$out/$tag$i.json" >/dev/null
+      $Q compare "mariadb-system.aa$i-a-$tag$i" "mariadb-system.aa$i-b-$tag$i" --format json >"$out/$tag$i.cmp.json"
+    done
+    echo "  $kind times $f:"
+    pools "$out/$tag"*.cmp.json
+  done
+done
 
-echo "== (b) $PG_B against $PG_A, hot-points_range=100 among several tests, --repeat 4 × ${AB_SECS} s, $AB_RUNS runs"
+echo "== (c) innodb_flush_log_at_trx_commit=1 against 2: writes changed, reads not, $SETTING_RUNS runs"
+printf '# qpslab: base=default\n[mysqld]\ninnodb_flush_log_at_trx_commit=1\n' >"$work/sync.cnf"
+for i in $(seq 1 "$SETTING_RUNS"); do
+  $Q configs add "st$i-a" --family mysql /dev/null >/dev/null
+  $Q configs add "st$i-b" --family mysql "$work/sync.cnf" >/dev/null
+  $Q run sysbench --build mariadb-system --config "st$i-a,st$i-b" "${DEMO[@]}" >"$out/st$i.log" 2>&1
+  $Q compare "mariadb-system.st$i-a" "mariadb-system.st$i-b" --format json >"$out/st$i.json"
+done
+pools "$out"/st*.json
+
+echo "== (d) $PG_B against $PG_A, hot-points_range=100 among several tests, --repeat auto, ${AB_SECS} s per test, $AB_RUNS runs"
 for b in "$PG_A" "$PG_B"; do $Q builds fetch "$b" >/dev/null; done
 for i in $(seq 1 "$AB_RUNS"); do
   $Q configs add "ab$i" --family postgres /dev/null >/dev/null
   $Q run sysbench --build "$PG_A,$PG_B" --config "ab$i" --rows 100000 --read-secs "$AB_SECS" --write-secs "$AB_SECS" --warmup 1 \
-    --postwrite-scale 0 --repeat 4 --tests 'point-query.pre*,hot-points*,read-only.pre_range=10,update-index*,scan*' >"$out/ab$i.log" 2>&1
+    --postwrite-scale 0 --tests 'point-query.pre*,hot-points*,read-only.pre_range=10,update-index*,scan*' >"$out/ab$i.log" 2>&1
   $Q compare "$PG_A.ab$i" "$PG_B.ab$i" --format json >"$out/ab$i.json"
   jq -r --arg i "$i" '.rows[] | select(.test == "hot-points_range=100") | .others[0] |
-    "  run \($i): hot-points_range=100 \(.rel * 1000 | round / 1000) [\(.verdict.lo * 1000 | round / 1000), \(.verdict.hi * 1000 | round / 1000)], \(.verdict.n) rounds (\(.verdict.pairing)), p=\(.verdict.p), \(.verdict.kind)"' "$out/ab$i.json"
+    "  run \($i): hot-points_range=100 \(.rel * 1000 | round / 1000) [\(.verdict.lo * 1000 | round / 1000), \(.verdict.hi * 1000 | round / 1000)], \(.verdict.n) rounds in \(.verdict.blocks) repeats (on its \(.verdict.unit)), p=\(.verdict.p), \(.verdict.kind)"' "$out/ab$i.json"
 done
 
 [ "$DEMO_RUN" = 0 ] && exit 0
-echo "== (c) the demo: MariaDB 10.11 against 10.2.11, 42 tests"
-$Q demo >"$out/demo.log" 2>&1
-$Q compare mariadb-10.2.11.demo mariadb-system.demo --format json >"$out/demo.json"
-jq -r '[.rows[] | select(.group != "load") | .others[0]] as $t |
-  "  \($t | length) tests: \([$t[] | select(.verdict.kind == "worse")] | length) worse, \([$t[] | select(.verdict.kind == "better")] | length) better beyond the noise; \([$t[] | select(.verdict.kind == "same")] | length) no significant change, \([$t[] | select(.verdict.kind == "inside the noise floor")] | length) inside the floor, \([$t[] | select(.verdict.kind == "cannot tell")] | length) cannot tell"' "$out/demo.json"
-grep '^Verdict' "$out/demo.log" || true
+echo "== (e) the demo twice: MariaDB 10.11 against 10.2.11, 42 tests"
+for d in 1 2; do
+  t0=$SECONDS
+  $Q demo --html "$out/demo$d.html" >"$out/demo$d.log" 2>&1
+  echo "  demo $d: $((SECONDS - t0)) s"
+  grep '^Verdict' "$out/demo$d.log" | sed 's/^/    /'
+  # This demo's own runs: its results file, the newest.
+  cp "$(ls -t "$QPSLAB_HOME"/results/demo-*.json | head -1)" "$out/demo$d-runs.json"
+done
+# Each demo's comparison of its own runs (under labels of their own), then
+# the two side by side.
+for d in 1 2; do
+  jq --arg d "$d" '.runs |= map(.config = ((.config | split("@"))[0] + "-d" + $d + "@" + ((.config | split("@"))[1] // "")))' "$out/demo$d-runs.json" >"$out/demo$d-own.json"
+  $Q import results "$out/demo$d-own.json" >/dev/null
+  $Q compare "mariadb-10.2.11.demo-d$d" "mariadb-system.demo-d$d" --format json >"$out/demo$d.json"
+done
+jq -r '[.rows[] | select(.group != "load") | .others[0].verdict.kind] as $k | [.groups[] | select(.name != "load") | "\(.name) \(.stats[0].median * 100 | round / 100)"] | "  demo: group medians \(join(", ")); verdicts \([$k[] | select(. == "worse")] | length) worse, \([$k[] | select(. == "better")] | length) better, \([$k[] | select(. == "equivalent")] | length) the same, \([$k[] | select(. == "same")] | length) undecided"' "$out/demo1.json" "$out/demo2.json"
+jq -s -r '
+  [.[0].rows[] | select(.group != "load") | {t: .test, k: .others[0].verdict.kind}] as $a |
+  [.[1].rows[] | select(.group != "load") | {t: .test, k: .others[0].verdict.kind}] as $b |
+  [$a[] | . as $x | select($x.k == "better" or $x.k == "worse" or $x.k == "equivalent") | {t: $x.t, k: $x.k, k2: ([$b[] | select(.t == $x.t) | .k][0])}] as $d |
+  "  reproduced: \([$d[] | select(.k == .k2)] | length) of the first demo'"'"'s \($d | length) decided verdicts the second gives again; contradicted (better against worse, or a change against the same): \([$d[] | select((.k == "better" and .k2 == "worse") or (.k == "worse" and .k2 == "better") or ((.k == "better" or .k == "worse") and .k2 == "equivalent") or (.k == "equivalent" and (.k2 == "better" or .k2 == "worse")))] | length)"' "$out/demo1.json" "$out/demo2.json"

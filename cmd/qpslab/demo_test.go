@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,7 +67,8 @@ func TestFreshHomeReadOnly(t *testing.T) {
 	base := testenv.Home(t)
 	root := filepath.Join(base.Root, "never", "made")
 	grid := []string{"run", "sysbench", "--list-tests", "--read-secs", "2", "--write-secs", "3", "--warmup", "1", "--tests", "point-query,update-index",
-		"--config", "demo", "--set", "innodb_io_capacity=2000,20000", "--set", "innodb_flush_neighbors=0,1,2"}
+		"--config", "demo", "--set", "innodb_io_capacity=2000,20000", "--set", "innodb_flush_neighbors=0,1,2", "--repeat", "1"}
+	design := []string{"run", "sysbench", "--list-tests", "--build", "a,b", "--read-secs", "3", "--write-secs", "3", "--warmup", "0", "--tests", "point-query,update-index"}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -85,6 +87,16 @@ func TestFreshHomeReadOnly(t *testing.T) {
 		{grid, 0, "6 config(s): each of the 1 named at each of the grid's 6 point(s)"},
 		{grid, 0, "demo-innodb_io_capacity-20000-innodb_flush_neighbors-2  (innodb_io_capacity=20000,innodb_flush_neighbors=2)"},
 		{grid, 0, "30 run(s) (5 step(s) × thread counts × 1 build(s) × 6 config(s) × 1 repeat(s)): 1m18s of warmups and measured time"},
+		// A comparison's design, from the defaults on a host with no
+		// stored components: 6 repeats of two 0.25 s slices, each test's
+		// smallest change found at 80 % power.
+		{design, 0, "Each test's design (6 repeats; the slices per repeat by Kalibera and Jones's rule"},
+		{design, 0, "writes  6 × 2             250ms  repeats      5"},
+		{design, 0, "0.5         point-1    point"},
+		{slices.Concat(design, []string{"--until-decided"}), 0, "--until-decided: then 3 more repeat(s) of the tests still undecided at each look, up to 4 looks"},
+		{slices.Concat(design, []string{"--repeat", "0"}), 1, "--repeat 0: give a whole number from 1 to 1048576, or auto"},
+		{slices.Concat(design, []string{"--budget", "60"}), 1, "--budget bounds the repeats --until-decided adds: give --until-decided too"},
+		{slices.Concat(design, []string{"--restore", "tape"}), 1, "--restore"},
 		{[]string{"compare", "a.b", "c.d"}, 1, "does not exist yet"},
 		{[]string{"metrics", "a.b"}, 1, "does not exist yet"},
 		{[]string{"detect"}, 1, "does not exist yet"},

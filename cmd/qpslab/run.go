@@ -71,7 +71,7 @@ func newDemoCmd() *cobra.Command {
 	c.Flags().Float64Var(&o.Secs, "secs", 3, "each test's measured seconds per build, over all its repeats")
 	c.Flags().IntVar(&o.Repeat, "repeat", 0, "repeats of every test on both builds, each from the tables as loaded (0: auto, at least 6)")
 	c.Flags().BoolVar(&o.UntilDecided, "until-decided", true, "after the first repeats, more to the tests still undecided, look after look")
-	c.Flags().Float64Var(&o.Budget, "budget", 420, "with --until-decided: the run's wall time at most, in seconds")
+	c.Flags().Float64Var(&o.Budget, "budget", 480, "with --until-decided: the run's wall time at most, in seconds")
 	c.Flags().StringVar(&o.HTML, "html", "", "the report file (default <home>/reports/demo-TIME.html)")
 	c.Flags().StringVar(&o.Tests, "tests", "", "only these tests (globs, as qpslab run sysbench --tests); default all 42")
 	c.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "print what happens and each run's figures as it ends")

@@ -214,7 +214,7 @@ type grouped struct {
 // block by block (one step at one thread count of one repeat on every
 // label: block), puts the tables back as they were after the load before
 // a repeat that follows writes (restore), waits for the servers to be
-// quiet before a read test that follows writes in its repeat, and stops
+// quiet before a test that follows the load or writes in its repeat, and stops
 // the servers, whatever happened. With More (--until-decided) it then
 // runs more repeats of the tests still undecided, look after look, while
 // the servers stay up, within the looks and the budget.
@@ -363,10 +363,10 @@ func (g *grouped) run(ctx context.Context, items []Item) error {
 }
 
 // wroteThisRepeat says whether a step before items[k] in its repeat
-// writes.
+// writes (a write test, or the load).
 func (g *grouped) wroteThisRepeat(items []Item, k int) bool {
 	for i := k - 1; i >= 0 && items[i].Repeat == items[k].Repeat; i-- {
-		if g.p.Steps.Steps[items[i].Step].Writes {
+		if st := g.p.Steps.Steps[items[i].Step]; st.Writes || st.Once {
 			return true
 		}
 	}
@@ -374,9 +374,11 @@ func (g *grouped) wroteThisRepeat(items []Item, k int) bool {
 }
 
 // quietBefore says whether step st waits for the servers to be quiet when
-// writes came before it in its repeat: a read test of a steady state.
+// writes came before it in its repeat: a test of a steady state (a read,
+// or a short write whose rounds the purge and flushing of the writes
+// before it would otherwise share, differently in each repeat).
 func quietBefore(st suite.Step) bool {
-	return st.Role == result.RoleTest && st.Slice && !st.Writes && st.Drive != nil
+	return st.Role == result.RoleTest && st.Slice && st.Drive != nil
 }
 
 // quiet waits on every server of block at once until it is quiet after

@@ -35,7 +35,7 @@ type QuietOptions struct {
 	Dial func(ctx context.Context) (client.Conn, error)
 	// Max bounds the wait: a server still busy then is reported so.
 	Max time.Duration
-	// Every is how often the server is asked (0: 100 ms).
+	// Every is how often the server is asked (0: 25 ms).
 	Every time.Duration
 }
 
@@ -85,9 +85,9 @@ func (q QuietReport) Figures() map[string]float64 {
 
 // Quiet waits, at most o.Max, until the server is quiet after writes: on
 // the MySQL family until purge has caught up (InnoDB's history list
-// length at most QuietHistory) and the dirty pages no longer fall by more
-// than 1 % of the buffer pool's data pages between two looks (no backlog
-// being flushed); on PostgreSQL until no autovacuum worker runs. It sets
+// length at most QuietHistory) and the dirty pages no longer fall faster
+// than 1 % of the buffer pool's data pages per 100 ms (no backlog being
+// flushed); on PostgreSQL until no autovacuum worker runs. It sets
 // nothing on the server. A server that gives none of these (MyRocks
 // alone) is quiet at once.
 func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
@@ -97,7 +97,7 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 	}
 	every := o.Every
 	if every <= 0 {
-		every = 100 * time.Millisecond
+		every = 25 * time.Millisecond
 	}
 	conn, err := o.Dial(ctx)
 	if err != nil {
@@ -106,6 +106,7 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 	defer conn.Close()
 	t0 := time.Now()
 	var prevDirty int64 = -1
+	var prevAt time.Time
 	for first := true; ; first = false {
 		var s quietState
 		if o.Protocol == client.Postgres {
@@ -120,11 +121,15 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 			q.HistoryStart, q.DirtyStart, q.VacuumStart = s.history, s.dirty, s.vacuums
 		}
 		q.HistoryEnd, q.DirtyEnd, q.VacuumEnd = s.history, s.dirty, s.vacuums
-		flushing := s.dirty >= 0 && prevDirty >= 0 && prevDirty-s.dirty > max(s.pages/100, 1)
+		// Flushing a backlog: the dirty pages fall faster than 1 % of the
+		// data pages per 100 ms (the rate, over the time between looks).
+		now := time.Now()
+		rate := float64(max(s.pages/100, 1)) * now.Sub(prevAt).Seconds() / 0.1
+		flushing := s.dirty >= 0 && prevDirty >= 0 && float64(prevDirty-s.dirty) > rate
 		if s.dirty >= 0 && prevDirty < 0 && s.dirty > max(s.pages/100, 1) {
 			flushing = true // one look more to see whether they fall
 		}
-		prevDirty = s.dirty
+		prevDirty, prevAt = s.dirty, now
 		q.Waited = time.Since(t0)
 		if s.history <= QuietHistory && s.vacuums <= 0 && !flushing {
 			q.Quiet = true
