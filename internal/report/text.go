@@ -203,6 +203,16 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 				fmt.Fprintf(w, "  %-6s %s, %d thread(s): %.2f%s (%s)\n", kind, rowName(c, r), r.Threads, v.Rel, iv, how)
 			}
 		}
+		// The undecided, with what would decide them.
+		var more []string
+		for _, r := range c.Rows {
+			if v := r.Others[i].Verdict; v.Kind == analysis.KindSame && v.More > 0 && r.Group != "load" {
+				more = append(more, fmt.Sprintf("%s (%d)", rowName(c, r), v.More))
+			}
+		}
+		if len(more) > 0 {
+			fmt.Fprintf(w, "  undecided, with about how many more repeats like theirs would decide each: %s\n", strings.Join(more, ", "))
+		}
 	}
 	for _, ic := range c.Idle {
 		most := ""
