@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -74,9 +73,9 @@ const Power = 0.8
 // DesignOf is the design of one test measured for measured (per label, over
 // all repeats) in repeats repeats of slices slices each, with components
 // c, judged at level: the interval on rounds where the pool has no repeat
-// effect (c.Between 0), else on repeats,
+// effect (c.Between 0) or there is one repeat, else on repeats,
 //
-//	rounds:  SE² = σ_w(s)² / (R·K),            df = R·K − 1,
+//	rounds:  SE² = σ_w(s)² / (R·K),            df = h − 1 (h the trimmed mean's kept rounds),
 //	repeats: SE² = (σ_b² + σ_w(s)²/K) / R,     df = R − 1,
 //
 // s = measured/(R·K) the slice, and MDE = exp((t(1 − level/2) + t(Power))·SE) − 1
@@ -87,7 +86,7 @@ func DesignOf(measured time.Duration, repeats, slices int, c Components, level f
 	units := float64(d.Repeats * d.Slices)
 	d.Slice = time.Duration(float64(measured) / units)
 	w := c.WithinAt(d.Slice)
-	if c.Between > 0 {
+	if c.Between > 0 && d.Repeats >= 2 { // one repeat: its rounds are the units (Paired)
 		d.Unit, d.DF = UnitRepeats, float64(d.Repeats-1)
 		d.SE = math.Sqrt((c.Between*c.Between + w*w/float64(d.Slices)) / float64(d.Repeats))
 	} else {
@@ -104,7 +103,7 @@ func DesignOf(measured time.Duration, repeats, slices int, c Components, level f
 }
 
 // SlicesPerRepeat is Kalibera and Jones's count of repetitions at the
-// lower level for each at the level above,
+// lower level for each at the level above (rounds, for each repeat),
 //
 //	n = ⌈√((c_repeat / c_round) · (σ_w² / σ_b²))⌉,
 //
@@ -114,10 +113,11 @@ func DesignOf(measured time.Duration, repeats, slices int, c Components, level f
 // σ_w a round's noise, σ_b a repeat's: many rounds where repeats are
 // dear or alike, few where they differ. It is kept within [2, most]: two
 // rounds a repeat at least, so that a repeat's rounds show its noise (the
-// pool's F test), and most, the slices the test's time allows.
+// pool's F test), and most, the slices the test's time allows (one, where
+// it allows no second slice of the shortest length).
 func SlicesPerRepeat(c Components, slice time.Duration, round, repeat time.Duration, most int) int {
-	most = max(most, 2)
-	if !(c.Between > 0) || round <= 0 {
+	most = max(most, 1) // one, where the test's time holds no second slice
+	if !(c.Between > 0) || round <= 0 || most < 2 {
 		return most
 	}
 	w := c.WithinAt(slice)
@@ -126,13 +126,4 @@ func SlicesPerRepeat(c Components, slice time.Duration, round, repeat time.Durat
 		return most
 	}
 	return max(int(n), 2)
-}
-
-// Says is the design in a few words.
-func (d Design) Says() string {
-	mde := "-"
-	if !math.IsNaN(d.MDE) {
-		mde = fmt.Sprintf("%.1f %%", 100*d.MDE)
-	}
-	return fmt.Sprintf("%d repeats × %d slices of %s, interval on %s (df %g), finds %s at 80 %% power", d.Repeats, d.Slices, d.Slice.Round(time.Millisecond), d.Unit, d.DF, mde)
 }

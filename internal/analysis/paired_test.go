@@ -518,3 +518,29 @@ func TestPairedHeavyTails(t *testing.T) {
 		}
 	}
 }
+
+// Rounds that pair with nothing (two labels never measured side by side:
+// other plans, other pairs of a plan) are one value per run, not as many
+// independent repeats as they have rounds: three runs a side of eight
+// rounds each are three repeats a side, too few for Mann-Whitney at 0.05;
+// four a side can be told.
+func TestUnpairedRoundsAreNotRepeats(t *testing.T) {
+	side := func(plan string, runs int, v float64) Side {
+		var s Side
+		for rep := 1; rep <= runs; rep++ {
+			for round := 1; round <= 8; round++ {
+				s.Obs = append(s.Obs, Obs{Plan: plan, Pairing: "slices", Repeat: rep, Round: round, Value: v * (1 + 0.001*float64(round))})
+			}
+			s.Runs++
+		}
+		return s
+	}
+	v := Judge(side("p1", 3, 1000), side("p2", 3, 1500), DefaultJudging())
+	if v.Method != MethodRepeats || v.N != 3 || v.Kind != CannotTell {
+		t.Errorf("three runs a side: %+v", v)
+	}
+	v = Judge(side("p1", 4, 1000), side("p2", 4, 1500), DefaultJudging())
+	if v.Method != MethodRepeats || v.N != 4 || v.Kind != KindBetter {
+		t.Errorf("four runs a side: %+v", v)
+	}
+}

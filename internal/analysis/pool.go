@@ -193,8 +193,10 @@ func ComponentsOf(base, other Set) []TestComponents {
 				dev = append(dev, v-m)
 			}
 		}
+		// The deviations from k repeats' means have N − k degrees of
+		// freedom, not the N − 1 a sample's have: scaled back.
 		_, se, _ := trimmed(dev, Trim)
-		within := se * math.Sqrt(float64(len(dev)))
+		within := se * math.Sqrt(float64(len(dev))) * math.Sqrt(float64(len(dev)-1)/float64(max(len(dev)-len(means), 1)))
 		if n == 0 || !(within > 0) || math.IsInf(within, 0) {
 			continue
 		}

@@ -77,9 +77,12 @@ func State(sets []Set) []StateRow {
 			if len(row.Values) < 2 {
 				continue
 			}
-			row.Spread = math.NaN()
-			if lo > 0 {
+			switch {
+			case hi == 0: // none read anything: alike
+			case lo > 0:
 				row.Spread = hi/lo - 1
+			default:
+				row.Spread = math.Inf(1)
 			}
 			out = append(out, row)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"golang.org/x/perf/benchmath"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
@@ -403,8 +404,8 @@ func Test(base, other Side, j Judging) Verdict {
 			v.Why = fmt.Sprintf("%d paired round(s) in %d repeat(s): an interval needs two (more --repeat, or longer tests for more slices)", res.N, res.Blocks)
 			return v
 		}
-	case len(base.Obs) > 1 && len(other.Obs) > 1:
-		bv, ov := obsValues(base.Obs), obsValues(other.Obs)
+	case len(perRun(base.Obs)) > 1 && len(perRun(other.Obs)) > 1:
+		bv, ov := perRun(base.Obs), perRun(other.Obs)
 		v.Method, v.N = MethodRepeats, min(len(bv), len(ov))
 		thr := benchmath.DefaultThresholds
 		thr.CompareAlpha = level
@@ -459,6 +460,42 @@ func floorWhat(calibrated bool) string {
 		return " (this host's, from qpslab run --aa)"
 	}
 	return " (the default: qpslab run --aa measures this host's)"
+}
+
+// perRun are the values of obs one per run: a run's rounds (one plan and
+// repeat) as their geometric mean, so that rounds that pair with nothing
+// (two labels never measured side by side) are not counted as that many
+// independent repeats; an observation of no plan is its own.
+func perRun(obs []Obs) []float64 {
+	type run struct {
+		plan   string
+		repeat int
+	}
+	var out []float64
+	at := map[run]int{}
+	var logs [][]float64
+	for _, o := range obs {
+		if o.Plan == "" {
+			out = append(out, o.Value)
+			continue
+		}
+		k := run{o.Plan, o.Repeat}
+		i, ok := at[k]
+		if !ok {
+			i = len(logs)
+			at[k] = i
+			logs = append(logs, nil)
+		}
+		if positive(o.Value) {
+			logs[i] = append(logs[i], logPos(o.Value))
+		}
+	}
+	for _, l := range logs {
+		if len(l) > 0 {
+			out = append(out, math.Exp(stat.Mean(l, nil)))
+		}
+	}
+	return out
 }
 
 func obsValues(obs []Obs) []float64 {

@@ -94,8 +94,10 @@ func BisectVerb(ctx context.Context, e Env, verb string, args []string, rounds i
 	return BisectStatus(ctx, e, id, format)
 }
 
-// DefaultRounds are the paired rounds of a measurement: the signed-rank
-// test needs 6 to reach p < 0.05 at all; 10 leave room for a verdict.
+// DefaultRounds are the repeats of a measurement (each the test's slices
+// alternating between the two builds): an interval on repeats has 9
+// degrees of freedom then, and a midpoint that cannot yet be classified
+// gets more, look after look.
 const DefaultRounds = 10
 
 // builderOf is the home's compiler of source trees: its registry of builds.
@@ -543,7 +545,7 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 	fmt.Fprintf(e.Err, "measure %s against %s, %d round(s)\n", other.Name, base.Name, mo.Rounds)
 	j := analysis.DefaultJudging()
 	var more func(context.Context, []result.Run, int) ([]string, error)
-	if mo.Decided != nil {
+	if mo.Decided != nil && p.Layout().Mode == plan.InterleaveTest { // looks keep both servers up
 		// The step's question decides when it has rounds enough: more
 		// repeats of the test, look after look (plan.Plan.More).
 		p.Looks, p.Step = plan.DefaultLooks, max(1, mo.Rounds/2)

@@ -78,22 +78,17 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 		{"build", "mariadb-10.2.11,mariadb-system"}, {"config", "demo"}, {"tables", "1"}, {"rows", strconv.Itoa(o.Rows)},
 		{"threads", "1"}, {"repeat", repeat}, {"read-secs", sec}, {"write-secs", sec}, {"insert-secs", sec},
 		{"warmup", "0"}, {"postwrite-scale", "0"}, {"report-interval", "60"}, {"tests", o.Tests},
-		{"until-decided", strconv.FormatBool(o.UntilDecided)}, {"budget", strconv.FormatFloat(o.Budget, 'f', -1, 64)},
+		{"until-decided", strconv.FormatBool(o.UntilDecided)},
 	} {
 		v = v.With(kv[0], kv[1])
 	}
-	if !o.UntilDecided {
-		v = v.With("budget", "0")
+	if o.UntilDecided {
+		v = v.With("budget", strconv.FormatFloat(o.Budget, 'f', -1, 64))
 	}
 	p, err := plan.New(ctx, h, s, v)
 	if err != nil {
 		return err
 	}
-	_, hostID, err := thisHost()
-	if err != nil {
-		return err
-	}
-	report.Designs(errw, p, design(ctx, e, p, hostID))
 	outFile := filepath.Join(h.Results(), "demo-"+time.Now().UTC().Format("20060102-150405")+".json")
 	if err := home.Ensure(h.Results()); err != nil {
 		return err

@@ -148,6 +148,7 @@ func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.St
 		}
 		c := hc.of(st.Test, pool)
 		k, _ := p.SliceCount(st)
+		pc := hc.pools[pool] // a pool's slices come from its components, not its first test's
 		if _, given := slices[st.Writes]; !given && p.Slices == 0 {
 			// Kalibera and Jones: a round costs a slice and its switch
 			// warm-up on every label; a repeat beyond its rounds the first
@@ -160,7 +161,7 @@ func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.St
 				slice := st.Seconds / time.Duration(k)
 				round := time.Duration(labels * float64(slice+plan.SwitchWarmup(slice)))
 				repeat := time.Duration(labels*float64(max(p.Warmup, plan.SwitchWarmup(slice)))) + restore/time.Duration(max(len(sliced), 1))
-				k = analysis.SlicesPerRepeat(c, slice, round, repeat, most)
+				k = analysis.SlicesPerRepeat(pc, slice, round, repeat, most)
 			}
 			slices[st.Writes] = k
 		}

@@ -68,11 +68,6 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if err := p.Check(h); err != nil {
 		return err
 	}
-	_, hostID, err := thisHost()
-	if err != nil {
-		return err
-	}
-	report.Designs(e.Err, p, design(ctx, e, p, hostID))
 	if o.Out == "" {
 		o.Out = filepath.Join(h.Results(), s.Name()+"-"+time.Now().UTC().Format("20060102-150405")+".json")
 	}
@@ -209,6 +204,11 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 	if p.Host, err = json.Marshal(hc); err != nil {
 		return nil, err
 	}
+	// --repeat auto and --until-decided, from this host's components
+	// (every plan that runs: qpslab run, the demo, a fleet agent's job,
+	// a bisect step).
+	hostID, _ := store.HostID(p.Host)
+	report.Designs(stderr, p, design(ctx, e, p, hostID))
 	report.HostRisks(stderr, hc.Risks)
 	st, err := e.openStore(ctx)
 	if err != nil {
@@ -246,7 +246,17 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 				return undecided(ctx, st, runs, look, p.Looks, stderr)
 			}
 		}
-		p.More = func(ctx context.Context, look int) ([]string, error) { return more(ctx, sink.Runs(), look) }
+		p.More = func(ctx context.Context, look int, plan string) ([]string, error) {
+			// The group asked about: its own runs (a pair's, where the
+			// labels run in pairs).
+			var runs []result.Run
+			for _, r := range sink.Runs() {
+				if r.Plan == plan {
+					runs = append(runs, r)
+				}
+			}
+			return more(ctx, runs, look)
+		}
 	}
 	var bar *report.Progress
 	if verbose {

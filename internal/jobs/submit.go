@@ -138,6 +138,9 @@ func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, 
 		params["seed"] = strconv.FormatUint(p.Seed, 10) // one seed for every host and retry
 	}
 	timeout := o.Timeout
+	if _, hostID, err := thisHost(); err == nil {
+		design(ctx, e, p, hostID) // --repeat auto's repeats, for the timeout (each agent plans its own)
+	}
 	if timeout == 0 {
 		var planned time.Duration
 		for _, it := range p.Items() {

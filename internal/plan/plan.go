@@ -115,7 +115,9 @@ type Plan struct {
 	// plan's time stays within Budget (0: none). Looks is recorded with
 	// every run (each look is judged at the level that keeps the false
 	// positives over all of them within α: result.Run.Looks).
-	More   func(ctx context.Context, look int) (undecided []string, err error)
+	// More is given the plan id of the group asked about (a pair's own,
+	// where the labels run in pairs: planOf).
+	More   func(ctx context.Context, look int, plan string) (undecided []string, err error)
 	Looks  int
 	Step   int
 	Budget time.Duration
@@ -240,6 +242,13 @@ func (p *Plan) Check(h home.Home) error {
 	if len(p.Steps.Steps) == 0 {
 		return fmt.Errorf("suite %s has no steps to run: see qpslab run %s --list-tests", p.Suite.Name(), p.Suite.Name())
 	}
+	if p.Restore == RestoreReload {
+		for _, st := range p.Steps.Steps {
+			if st.Once && !st.Reloads {
+				return fmt.Errorf("--restore reload: %s cannot run again to put the tables back (it does not drop what it made): use --restore snapshot or auto", st.Test)
+			}
+		}
+	}
 	if p.Steps.Check != nil {
 		for _, b := range p.Builds {
 			for _, c := range p.Configs {
@@ -325,7 +334,6 @@ type server struct {
 	datadir string
 	started time.Duration // how long the server took to start
 	loaded  time.Duration // how long the steps that run once (the load) took on it
-	restore string        // RestoreReload or RestoreSnapshot ("" until decided)
 	snap    string        // its snapshot's folder (RestoreSnapshot)
 }
 

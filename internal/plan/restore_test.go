@@ -124,7 +124,10 @@ func TestMoreRepeatsOfTheUndecided(t *testing.T) {
 	p := newPlan(t, h, testSuite{steps: sysbenchSteps(t, "point-query.pre_range=100,update-index_range=100,point-query_range=100,hot-points_range=100")}, l, b)
 	p.Configs, p.Repeat, p.Looks, p.Step = []config.Config{p.Configs[0], tw}, 2, 4, 1
 	var asked []int
-	p.More = func(_ context.Context, look int) ([]string, error) {
+	p.More = func(_ context.Context, look int, plan string) ([]string, error) {
+		if plan != p.ID {
+			t.Errorf("asked about plan %q, not %q", plan, p.ID)
+		}
 		asked = append(asked, look)
 		if look == 1 {
 			return []string{"point-query_range=100"}, nil

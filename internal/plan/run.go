@@ -13,6 +13,7 @@ import (
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/settle"
 	"github.com/qpslab/qpslab/internal/stacks"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -171,6 +172,9 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 			return err
 		}
 	}
+	if p.Looks > 1 && p.Step < 1 {
+		p.Step = max(1, max(p.Repeat, 1)/2)
+	}
 	if p.More != nil && !p.testLevel() {
 		return fmt.Errorf("--until-decided adds repeats to the undecided tests while every label's server stays up: it needs test-level interleaving (%s)", p.layout.Why)
 	}
@@ -203,11 +207,15 @@ type grouped struct {
 	srvs   []*server
 	// wrote: a step wrote since the tables were last loaded or restored;
 	// reload: the tables were written before this repeat, so its load
-	// reloads them on the labels restored by reloading.
+	// reloads them where the group restores by reloading; how is how
+	// (RestoreReload or RestoreSnapshot, "" before decide).
 	wrote, reload bool
-	// took is how long each step's block took in the latest repeat it
-	// ran in, for the budget of --until-decided.
-	took map[int]time.Duration
+	how           string
+	// took is how long each block (a step at a thread count) took in the
+	// latest repeat it ran in, and restored how long the latest restore
+	// from snapshots took, for the budget of --until-decided.
+	took     map[[2]int]time.Duration
+	restored time.Duration
 }
 
 // group runs group gi: it starts its labels' servers, runs its items
@@ -222,7 +230,7 @@ func (p *Plan) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	items := p.itemsOf(gi, rg.labels, rg.from, rg.to, nil)
-	g := &grouped{p: p, h: h, cancel: cancel, took: map[int]time.Duration{}}
+	g := &grouped{p: p, h: h, cancel: cancel, took: map[[2]int]time.Duration{}}
 	conns := map[int]int{}
 	for _, it := range items {
 		i := slices.IndexFunc(g.specs, func(l LabelSpec) bool { return l.same(it.spec()) })
@@ -248,16 +256,20 @@ func (p *Plan) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err
 		}
 		g.srvs = append(g.srvs, s)
 	}
+	began := time.Now()
 	if err := g.run(ctx, items); err != nil {
 		return err
 	}
 	p.base += len(items)
-	if p.More == nil {
+	if p.More == nil || len(items) == 0 {
 		return nil
 	}
+	// The group's share of the budget: the plan's over its groups.
+	budget := p.Budget / time.Duration(max(len(p.runGroups()), 1))
+	plan := p.planOf(items[0])
 	next := rg.to + 1
 	for look := 2; look <= p.Looks; look++ {
-		want, err := p.More(ctx, look-1)
+		want, err := p.More(ctx, look-1, plan)
 		if err != nil || len(want) == 0 {
 			return err
 		}
@@ -266,8 +278,8 @@ func (p *Plan) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err
 			wanted[t] = true
 		}
 		items = p.itemsOf(gi, rg.labels, next, next+p.Step-1, wanted)
-		if est := g.estimate(items); p.Budget > 0 && time.Since(p.began)+est > p.Budget {
-			p.warn(fmt.Sprintf("--until-decided: %d test(s) still undecided after look %d of %d, and %d more repeat(s) of them (about %s) would go beyond the budget of %s", len(want), look-1, p.Looks, p.Step, est.Round(time.Second), p.Budget))
+		if est := g.estimate(items); budget > 0 && time.Since(began)+est > budget {
+			p.warn(fmt.Sprintf("--until-decided: %d test(s) still undecided after look %d of %d, and %d more repeat(s) of them (about %s) would go beyond the budget of %s", len(want), look-1, p.Looks, p.Step, est.Round(time.Second), budget.Round(time.Second)))
 			return nil
 		}
 		p.logf("== look %d of %d: %d more repeat(s) of %d undecided test(s)", look, p.Looks, p.Step, len(want))
@@ -325,7 +337,9 @@ func (g *grouped) run(ctx context.Context, items []Item) error {
 		if st.Once && rep > 1 && p.testLevel() {
 			// The load of a later repeat reloads the tables of the labels
 			// restored by reloading, where they were written since.
-			sub = slices.DeleteFunc(slices.Clone(sub), func(it Item) bool { return g.of(it).restore != RestoreReload || !g.reload })
+			if g.how != RestoreReload || !g.reload {
+				sub = nil
+			}
 			if len(sub) == 0 {
 				k = j
 				continue
@@ -347,7 +361,7 @@ func (g *grouped) run(ctx context.Context, items []Item) error {
 		if err != nil {
 			return err
 		}
-		g.took[items[k].Step] = time.Since(t0)
+		g.took[[2]int{items[k].Step, items[k].Threads}] = time.Since(t0)
 		if st.Writes {
 			g.wrote = true
 		}
@@ -411,39 +425,69 @@ func (g *grouped) quiet(ctx context.Context, block []*server, st suite.Step) err
 	return nil
 }
 
-// decide decides, after the first load, how each label's tables are put
+// decide decides, after the first load, how the group's tables are put
 // back before a later repeat (Plan.Restore): only where the plan writes
-// and another repeat may follow.
+// and another repeat may follow. One way for every label of the group, so
+// that no round pairs a restarted server (cold caches) with a reloaded
+// one. Auto reloads where every label's load took no longer than its
+// server's start (a restore costs a restart and more) and the steps that
+// run once may run again (suite.Step.Reloads); else it takes a snapshot
+// of each label's datadir, timing it, and keeps the snapshots where their
+// restore (as long as the snapshot took) is faster, summed over the
+// labels, than the loads.
 func (g *grouped) decide(ctx context.Context) error {
 	p := g.p
 	if !p.testLevel() || !p.writes() || p.Steps.NoServer || max(p.Repeat, 1) < 2 && p.More == nil {
 		return nil
 	}
-	for i, s := range g.srvs {
-		mode := p.Restore
-		if mode == "" {
-			mode = RestoreAuto
-		}
-		if mode == RestoreReload || mode == RestoreAuto && s.loaded <= s.started {
-			s.restore = RestoreReload
-			p.logf("-- restore %s between repeats by reloading (the load took %.2f s, the server's start %.2f s)", s.spec.Label(), s.loaded.Seconds(), s.started.Seconds())
-			continue
-		}
-		took, err := g.snapshot(ctx, i)
+	mode := p.Restore
+	if mode == "" {
+		mode = RestoreAuto
+	}
+	reloads := !slices.ContainsFunc(p.Steps.Steps, func(st suite.Step) bool { return st.Once && !st.Reloads })
+	var loaded, started time.Duration
+	quick := true
+	for _, s := range g.srvs {
+		loaded += s.loaded
+		started += s.started
+		quick = quick && s.loaded <= s.started
+	}
+	if mode == RestoreReload || mode == RestoreAuto && reloads && quick {
+		g.how = RestoreReload
+		p.logf("-- the tables are restored between repeats by reloading them (the load took %.2f s on the %d label(s), their servers' start %.2f s)", loaded.Seconds(), len(g.srvs), started.Seconds())
+		return nil
+	}
+	var took time.Duration
+	for i := range g.srvs {
+		t, err := g.snapshot(ctx, i)
 		if err != nil {
 			return err
 		}
-		s = g.srvs[i]
-		if mode == RestoreAuto && took >= s.loaded {
-			os.RemoveAll(s.snap)
-			s.snap, s.restore = "", RestoreReload
-			p.logf("-- restore %s between repeats by reloading (the load took %.2f s, a restart from a snapshot %.2f s)", s.spec.Label(), s.loaded.Seconds(), took.Seconds())
-			continue
-		}
-		s.restore = RestoreSnapshot
-		p.logf("-- restore %s between repeats from a snapshot of its datadir (%.2f s, the load %.2f s)", s.spec.Label(), took.Seconds(), s.loaded.Seconds())
+		took += t
 	}
+	if mode == RestoreAuto && reloads && took >= loaded {
+		g.dropSnapshots()
+		g.how = RestoreReload
+		p.logf("-- the tables are restored between repeats by reloading them (the load took %.2f s on the %d label(s), a restart from a snapshot %.2f s)", loaded.Seconds(), len(g.srvs), took.Seconds())
+		return nil
+	}
+	g.how = RestoreSnapshot
+	why := fmt.Sprintf("%.2f s on the %d label(s), the load %.2f s", took.Seconds(), len(g.srvs), loaded.Seconds())
+	if !reloads {
+		why = "the steps that run once cannot run again"
+	}
+	p.logf("-- the tables are restored between repeats from a snapshot of each datadir (%s)", why)
 	return nil
+}
+
+// dropSnapshots removes the group's snapshots.
+func (g *grouped) dropSnapshots() {
+	for _, s := range g.srvs {
+		if s.snap != "" {
+			os.RemoveAll(s.snap)
+			s.snap = ""
+		}
+	}
 }
 
 // snapshot stops server i, copies its datadir as it is (after the load)
@@ -455,9 +499,10 @@ func (g *grouped) snapshot(ctx context.Context, i int) (time.Duration, error) {
 	if err := s.down(); err != nil {
 		return 0, fmt.Errorf("stop %s for its snapshot: %w", s.spec.Label(), err)
 	}
-	snap := s.datadir + ".snapshot"
+	snap := s.datadir + sandbox.SnapshotSuffix
 	os.RemoveAll(snap)
 	if err := copyDir(s.datadir, snap); err != nil {
+		os.RemoveAll(snap) // what a full disk left of it
 		return 0, fmt.Errorf("the snapshot of %s: %w", s.spec.Label(), err)
 	}
 	ns, err := g.restart(ctx, i)
@@ -478,7 +523,7 @@ func (g *grouped) restart(ctx context.Context, i int) (*server, error) {
 		g.srvs[i].down = func() error { return nil } // stopped already
 		return nil, err
 	}
-	ns.loaded, ns.restore, ns.snap = old.loaded, old.restore, old.snap
+	ns.loaded, ns.snap = old.loaded, old.snap
 	g.srvs[i] = ns
 	return ns, nil
 }
@@ -492,10 +537,12 @@ func (g *grouped) restore(ctx context.Context, rep int) error {
 		return nil
 	}
 	g.wrote = false
+	if g.how != RestoreSnapshot {
+		return nil
+	}
+	t1 := time.Now()
+	defer func() { g.restored = time.Since(t1) }()
 	for i, s := range g.srvs {
-		if s.restore != RestoreSnapshot {
-			continue
-		}
 		t0 := time.Now()
 		if err := s.down(); err != nil {
 			return fmt.Errorf("stop %s to restore it: %w", s.spec.Label(), err)
@@ -527,16 +574,19 @@ func copyDir(src, dst string) error {
 	return nil
 }
 
-// estimate is about how long items would take: each block as long as it
-// took in the latest repeat it ran in.
+// estimate is about how long items would take: each block (a step at a
+// thread count, in a repeat) as long as it took in the latest repeat it
+// ran in, and each repeat's restore from snapshots as long as the latest.
 func (g *grouped) estimate(items []Item) time.Duration {
 	var d time.Duration
-	seen := map[[2]int]bool{}
+	seen := map[[3]int]bool{}
+	reps := map[int]bool{}
 	for _, it := range items {
-		if k := [2]int{it.Repeat, it.Step}; !seen[k] {
+		if k := [3]int{it.Repeat, it.Step, it.Threads}; !seen[k] {
 			seen[k] = true
-			d += g.took[it.Step]
+			d += g.took[[2]int{it.Step, it.Threads}]
 		}
+		reps[it.Repeat] = true
 	}
-	return d
+	return d + time.Duration(len(reps))*g.restored
 }

@@ -180,7 +180,7 @@ func detectCounts(d Detection) string {
 			paired = paired || b.Method == analysis.MethodPaired
 		}
 		if paired {
-			s += fmt.Sprintf("; neighbouring builds compared in %d series by their paired rounds where one plan ran them (the signed-rank test and the interval), else by their repeats (Mann-Whitney U), α %g: %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
+			s += fmt.Sprintf("; neighbouring builds compared in %d series by their paired rounds where one plan ran them (the interval from each test's repeats or rounds), else by their repeats (Mann-Whitney U), α %g: %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
 		} else {
 			s += fmt.Sprintf("; neighbouring builds compared by their repeats in %d series (Mann-Whitney U, α %g): %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
 		}

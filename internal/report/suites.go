@@ -121,7 +121,11 @@ func Designs(w io.Writer, p *plan.Plan, designs []StepDesign) {
 	if p.WriteSlices > 0 && p.WriteSlices != p.Slices {
 		slices = fmt.Sprintf("%d slice(s) per repeat of a read test, %d of a write", p.Slices, p.WriteSlices)
 	}
-	line := fmt.Sprintf("%d repeats, each from the tables as loaded; %s; the tests find changes of %.0f–%.0f %% with 80 %% power (qpslab run --list-tests shows each)", p.Repeat, slices, 100*lo, 100*hi)
+	found := "no test's smallest change found can be said (qpslab run --list-tests shows why)"
+	if lo <= hi {
+		found = fmt.Sprintf("the tests find changes of %.0f–%.0f %% with 80 %% power (qpslab run --list-tests shows each)", 100*lo, 100*hi)
+	}
+	line := fmt.Sprintf("%d repeat(s), each from the tables as loaded; %s; %s", p.Repeat, slices, found)
 	if p.Looks > 1 {
 		line += fmt.Sprintf("; --until-decided: %d more repeat(s) of the undecided at each look, up to %d looks, within %s", p.Step, p.Looks, p.Budget.Round(time.Second))
 	}

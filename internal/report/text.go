@@ -132,7 +132,7 @@ func verdictLegend(c *analysis.Comparison) []string {
 		if c.Looks > 1 {
 			looks = fmt.Sprintf(" (the level of each of up to %d looks, --until-decided, so that all of them together stay within α = %g)", c.Looks, c.Alpha)
 		}
-		out = append(out, fmt.Sprintf("paired rows (%s): rel is the geometric mean of the per-round ratios, ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
+		out = append(out, fmt.Sprintf("paired rows (%s): rel is a geometric mean of the per-round ratios (of its repeats' means, or its rounds' trimmed mean: the pools below say which), ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
 	}
 	for i, ps := range c.Pools {
 		for _, p := range ps {

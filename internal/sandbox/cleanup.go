@@ -106,6 +106,11 @@ func recoverOne(dir string) (string, error) {
 		st.Died = deathFromLog(*st, withOwner, ownerPID)
 		markStopped(*st)
 		if withOwner {
+			// A plan's snapshot of the datadir (plan's restore between
+			// repeats), which its qpslab would have removed.
+			os.RemoveAll(st.Datadir + SnapshotSuffix)
+		}
+		if withOwner {
 			return fmt.Sprintf("server pid %d had ended with its qpslab (pid %d), which died without stopping it: marked stopped", st.PID, ownerPID), nil
 		}
 		return fmt.Sprintf("server pid %d was gone: marked stopped", st.PID), nil

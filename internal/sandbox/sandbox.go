@@ -57,6 +57,11 @@ type Spec struct {
 	StopTimeout  time.Duration // default 2 minutes, then SIGKILL
 }
 
+// SnapshotSuffix ends the folder beside a datadir that holds a copy of
+// it, which a plan keeps to restore the tables between repeats (and
+// removes when it ends; Recover, when its qpslab died).
+const SnapshotSuffix = ".snapshot"
+
 // State is what a sandbox folder records about its server, in sandbox.yaml.
 // The file is also the mark that qpslab made the folder.
 type State struct {

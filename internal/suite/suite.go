@@ -206,8 +206,15 @@ type Step struct {
 	Writes bool
 	// Once: where each label's server stays up for the whole plan, the
 	// step runs in the first repeat only, and later repeats use what it
-	// made (sysbench's load).
+	// made (sysbench's load), put back as it was after it where the plan
+	// writes (the plan's restore).
 	Once bool
+	// Reloads: a step that runs once may run again to put the tables back
+	// as it made them: it drops what it made first and makes the same
+	// again with the same seed (sysbench's load). Without it the plan
+	// restores from a snapshot of the datadir (the script suite's --init,
+	// the user's own SQL, which may not run twice).
+	Reloads bool
 }
 
 // Headline is how a step's reported figure comes from its totals: its

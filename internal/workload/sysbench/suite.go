@@ -229,7 +229,7 @@ func (o Options) loadStep() suite.Step {
 		params = map[string]string{"load_method": LoadCopy}
 	}
 	return suite.Step{
-		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads}, Params: params, Once: true,
+		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads}, Params: params, Once: true, Reloads: true,
 		Headline: suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }},
 		Before: func(ctx context.Context, s *suite.Server) error {
 			s.Log(fmt.Sprintf("loading %d table(s) × %d rows", o.Tables, o.Rows))
