@@ -180,7 +180,7 @@ func runsOfJob(t *testing.T, st *store.Store, job int64) map[int]map[string]int 
 // fleetQuick is a short sysbench plan of two builds, one of which (the
 // registry build) the agents' homes lack: each job fetches it first.
 var fleetQuick = []string{"sysbench", "--build", "mariadb-10.2.11,mariadb-system", "--tests", "point-query_range=100,update-index_range=100",
-	"--tables", "1", "--rows", "2000", "--read-secs", "0.5", "--write-secs", "0.5", "--warmup", "0", "--postwrite-scale", "0", "--seed", "42"}
+	"--tables", "1", "--rows", "2000", "--read-secs", "0.5", "--write-secs", "0.5", "--warmup", "0", "--postwrite-scale", "0", "--seed", "42", "--repeat", "1"}
 
 // Two agents with homes of their own on this machine, against a
 // PostgreSQL the test starts: jobs are checked before they are queued,
@@ -274,6 +274,7 @@ params:
   warmup: 0
   postwrite-scale: 0
   seed: 42
+  repeat: 1
 `), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -370,7 +371,7 @@ params:
 	t.Run("killed -9 mid-job", func(t *testing.T) {
 		ids := submit(t, ctl, dsn, "sysbench", "--build", "mariadb-10.2.11,mariadb-system", "--tests", "point-query*,update-index*",
 			"--tables", "1", "--rows", "2000", "--read-secs", "2", "--write-secs", "2", "--warmup", "0", "--postwrite-scale", "0",
-			"--hosts", "beta", "--timeout", "75s")
+			"--repeat", "1", "--hosts", "beta", "--timeout", "75s")
 		id := ids[0]
 		testenv.WaitFor(t, 3*time.Minute, "beta's job stored a run and runs another", func() bool {
 			c := runsOfJob(t, st, id)

@@ -441,7 +441,7 @@ func TestRunSweep(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := qpslab(t, h, "run", "sysbench", "--build", "mariadb-system", "--config", "pool-of-threads,one-thread-per-connection",
 		"--tests", "point-query_range=100", "--threads", "4,64,512", "--rows", "2000", "--read-secs", "1", "--warmup", "0.5",
-		"--postwrite-scale", "0", "--out", out)
+		"--postwrite-scale", "0", "--repeat", "1", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
