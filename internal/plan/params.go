@@ -87,7 +87,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	}
 	p.Restore = c.OneOf("restore", RestoreAuto, RestoreReload, RestoreSnapshot)
 	if c.Bool("until-decided") {
-		p.Looks = DefaultLooks
+		p.UntilDecided, p.Looks = true, DefaultLooks
 	}
 	p.Budget = c.Seconds("budget", true)
 	if v.Changed("budget") && p.Looks == 0 {

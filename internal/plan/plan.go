@@ -118,7 +118,10 @@ type Plan struct {
 	// More is given the plan id of the group asked about (a pair's own,
 	// where the labels run in pairs: planOf).
 	More   func(ctx context.Context, look int, plan string) (undecided []string, err error)
-	Looks  int
+	// UntilDecided: --until-decided was asked for (Looks may still be 1,
+	// where the budget holds the first look only).
+	UntilDecided bool
+	Looks        int
 	Step   int
 	Budget time.Duration
 	// ID identifies the plan's runs, whose rounds pair with each other

@@ -126,10 +126,22 @@ func Designs(w io.Writer, p *plan.Plan, designs []StepDesign) {
 		found = fmt.Sprintf("the tests find changes of %.0f–%.0f %% with 80 %% power (qpslab run --list-tests shows each)", 100*lo, 100*hi)
 	}
 	line := fmt.Sprintf("%d repeat(s), each from the tables as loaded; %s; %s", p.Repeat, slices, found)
-	if p.Looks > 1 {
-		line += fmt.Sprintf("; --until-decided: %d more repeat(s) of the undecided at each look, up to %d looks, within %s", p.Step, p.Looks, p.Budget.Round(time.Second))
+	if l := looksLine(p); l != "" {
+		line += "; " + l
 	}
 	fmt.Fprintln(w, line)
+}
+
+// looksLine says what --until-decided will do with its budget ("" without
+// it).
+func looksLine(p *plan.Plan) string {
+	switch {
+	case p.Looks > 1:
+		return fmt.Sprintf("--until-decided: then %d more repeat(s) of the tests still undecided at each look, up to %d looks, within a budget of %s", p.Step, p.Looks, p.Budget.Round(time.Second))
+	case p.UntilDecided:
+		return fmt.Sprintf("--until-decided: the budget of %s holds the first look only, so each test is judged once, at α (a larger --budget allows more looks)", p.Budget.Round(time.Second))
+	}
+	return ""
 }
 
 // StepDesign is how a step of a comparison is measured and what it can
@@ -196,8 +208,8 @@ func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
 		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads; paced steps too, if the server falls behind)", tasks)
 	}
 	fmt.Fprintln(w, ", server starts and postwrite waits")
-	if p.Looks > 1 {
-		fmt.Fprintf(w, "--until-decided: then %d more repeat(s) of the tests still undecided at each look, up to %d looks, within a budget of %s\n", p.Step, p.Looks, p.Budget.Round(time.Second))
+	if l := looksLine(p); l != "" {
+		fmt.Fprintln(w, l)
 	}
 	if len(designs) == 0 {
 		return nil

@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/testenv"
+	_ "github.com/qpslab/qpslab/internal/workload"
+)
+
+// --repeat auto on a comparison of sliced tests: 6 repeats, each test's
+// seconds spread over them, two 0.25 s slices a repeat; one label, or a
+// given --repeat, keeps its repeats. --until-decided takes as many looks as
+// its budget holds, fixed before the first (one: judged at α).
+func TestDesign(t *testing.T) {
+	s, err := suite.Get("sysbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Env{Home: testenv.Home(t), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
+	planOf := func(kv ...string) *plan.Plan {
+		given := map[string]string{"read-secs": "3", "write-secs": "3", "warmup": "0", "tests": "point-query*,update-index*"}
+		for i := 0; i < len(kv); i += 2 {
+			given[kv[i]] = kv[i+1]
+		}
+		v, err := plan.ValuesOf(s, given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Parse(s, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := planOf("build", "a,b")
+	ds := design(context.Background(), e, p, "")
+	if p.Repeat != analysis.MinRepeats || p.Slices != 2 || p.WriteSlices != 2 || len(ds) == 0 {
+		t.Fatalf("repeat %d, slices %d/%d, %d designs", p.Repeat, p.Slices, p.WriteSlices, len(ds))
+	}
+	for _, d := range ds {
+		if d.Design.Repeats != 6 || d.Design.Slices != 2 || d.Design.Slice != 250*time.Millisecond || !(d.Design.MDE > 0) {
+			t.Errorf("%s: %+v", d.Test, d.Design)
+		}
+	}
+	for _, st := range p.Steps.Steps {
+		if st.Test == "point-query_range=100" && st.Seconds != 500*time.Millisecond {
+			t.Errorf("point-query's seconds per repeat %s, want 3 s over 6", st.Seconds)
+		}
+	}
+	if p := planOf("build", "a"); design(context.Background(), e, p, "") != nil || p.Repeat != 1 {
+		t.Errorf("one label: repeat %d", p.Repeat)
+	}
+	if p := planOf("build", "a,b", "repeat", "3"); design(context.Background(), e, p, "") == nil || p.Repeat != 3 {
+		t.Errorf("--repeat 3: repeat %d", p.Repeat)
+	}
+	for _, c := range []struct {
+		budget string
+		looks  int
+	}{{"", 4}, {"1", 1}, {"75", 2}, {"3600", 4}} {
+		kv := []string{"build", "a,b", "until-decided", "true"}
+		if c.budget != "" {
+			kv = append(kv, "budget", c.budget)
+		}
+		p := planOf(kv...)
+		design(context.Background(), e, p, "")
+		if p.Looks != c.looks || !p.UntilDecided || p.Step != 3 || p.Budget <= 0 {
+			t.Errorf("budget %q: looks %d, step %d, budget %s; want %d looks", c.budget, p.Looks, p.Step, p.Budget, c.looks)
+		}
+	}
+}
