@@ -120,6 +120,7 @@ func recoverOne(dir string) (string, error) {
 		if err := stopState(*st, 30*time.Second); err != nil {
 			return fmt.Sprintf("server pid %d outlived its qpslab (pid %d): stopped it", pid, ownerPID), err
 		}
+		os.RemoveAll(st.Datadir + SnapshotSuffix)
 		return fmt.Sprintf("server pid %d outlived its qpslab (pid %d): stopped it", pid, ownerPID), nil
 	}
 	return "", nil

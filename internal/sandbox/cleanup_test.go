@@ -232,6 +232,14 @@ func TestRecover(t *testing.T) {
 	writeSandbox(t, h, "half", sandbox.State{Owner: dead}, 10)
 	// Stopped as it should be: nothing to do.
 	writeSandbox(t, h, "fine", sandbox.State{Owner: dead, Started: time.Now(), Stopped: time.Now()}, 10)
+	// A plan's snapshots of the datadirs (its restore between repeats):
+	// removed with the dead qpslab's servers, kept with a living one's.
+	snaps := map[string]bool{"orphan": false, "gone": false, "mine": true}
+	for name := range snaps {
+		if err := os.MkdirAll(filepath.Join(sandbox.Dir(h, name), "data"+sandbox.SnapshotSuffix), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	cleaned, err := sandbox.Recover(h)
 	if err != nil {
@@ -257,6 +265,12 @@ func TestRecover(t *testing.T) {
 		}
 		if st.Status() != want {
 			t.Errorf("%s is %s after Recover, want %s", name, st.Status(), want)
+		}
+	}
+	for name, kept := range snaps {
+		_, err := os.Stat(filepath.Join(sandbox.Dir(h, name), "data"+sandbox.SnapshotSuffix))
+		if kept != (err == nil) {
+			t.Errorf("%s's snapshot kept: %v, want %v", name, err == nil, kept)
 		}
 	}
 	// Nothing more to clean the second time.
