@@ -97,29 +97,10 @@ type PairedResult struct {
 // rounds are the units. With N < 2 there is no interval.
 func Paired(rounds []Round, level float64, pool *Pool) PairedResult {
 	res := PairedResult{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), SE: math.NaN(), DF: math.NaN(), OwnP: 1}
-	var logs []float64
-	byBlock := map[int][]float64{}
-	for _, r := range rounds {
-		if !positive(r.Base) || !positive(r.Other) {
-			continue
-		}
-		l := logPos(r.Other) - logPos(r.Base)
-		logs = append(logs, l)
-		byBlock[r.Block] = append(byBlock[r.Block], l)
-	}
-	res.N, res.Blocks = len(logs), len(byBlock)
+	logs, groups := logRatios(rounds)
+	res.N, res.Blocks = len(logs), len(groups)
 	if res.N == 0 {
 		return res
-	}
-	// The blocks in a fixed order, so sums do not depend on map iteration.
-	keys := make([]int, 0, len(byBlock))
-	for k := range byBlock {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	groups := make([][]float64, len(keys))
-	for i, k := range keys {
-		groups[i] = byBlock[k]
 	}
 	a := anovaOf(groups)
 	res.OwnP = a.p()
@@ -199,6 +180,31 @@ func trimmed(x []float64, trim float64) (mean, se, df float64) {
 		ss += (v - wm) * (v - wm)
 	}
 	return mean, math.Sqrt(ss / float64(h*(h-1))), float64(h - 1)
+}
+
+// logRatios are the log ratios ln Other − ln Base of the rounds whose two
+// values are finite numbers > 0, all of them and by block (in the blocks'
+// order, so that sums do not depend on a map's).
+func logRatios(rounds []Round) (logs []float64, groups [][]float64) {
+	byBlock := map[int][]float64{}
+	for _, r := range rounds {
+		if !positive(r.Base) || !positive(r.Other) {
+			continue
+		}
+		l := logPos(r.Other) - logPos(r.Base)
+		logs = append(logs, l)
+		byBlock[r.Block] = append(byBlock[r.Block], l)
+	}
+	keys := make([]int, 0, len(byBlock))
+	for k := range byBlock {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	groups = make([][]float64, len(keys))
+	for i, k := range keys {
+		groups[i] = byBlock[k]
+	}
+	return logs, groups
 }
 
 // anova is a one-way analysis of variance of log ratios by repeat.

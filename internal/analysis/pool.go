@@ -70,21 +70,7 @@ func PoolOf(name string, tests [][]Round) Pool {
 	p := Pool{Name: name, P: 1, F: math.NaN()}
 	var ssb, ssw, rounds, repeats float64
 	for _, rs := range tests {
-		byBlock := map[int][]float64{}
-		for _, r := range rs {
-			if positive(r.Base) && positive(r.Other) {
-				byBlock[r.Block] = append(byBlock[r.Block], logPos(r.Other)-logPos(r.Base))
-			}
-		}
-		keys := make([]int, 0, len(byBlock))
-		for b := range byBlock {
-			keys = append(keys, b)
-		}
-		sort.Ints(keys)
-		groups := make([][]float64, len(keys))
-		for i, b := range keys {
-			groups[i] = byBlock[b]
-		}
+		_, groups := logRatios(rs)
 		a := anovaOf(groups)
 		if a.dfb < 1 || a.dfw < 1 {
 			continue
@@ -180,12 +166,7 @@ func ComponentsOf(base, other Set) []TestComponents {
 			}
 		}
 		// The rounds' deviations from their repeat's mean, trimmed.
-		means := map[int][]float64{}
-		for _, rd := range rounds {
-			if positive(rd.Base) && positive(rd.Other) {
-				means[rd.Block] = append(means[rd.Block], logPos(rd.Other)-logPos(rd.Base))
-			}
-		}
+		_, means := logRatios(rounds)
 		var dev []float64
 		for _, g := range means {
 			m := stat.Mean(g, nil)

@@ -66,13 +66,7 @@ func keepNoise(ctx context.Context, e Env, p *plan.Plan, runs []result.Run) erro
 	if len(floors) == 0 {
 		return fmt.Errorf("the A/A run has no paired test to measure a noise floor from (it needs --interleave test and tests that run on both labels)")
 	}
-	hostID := ""
-	for _, r := range runs {
-		if id, err := store.HostID(r.Host); err == nil && len(r.Host) > 0 {
-			hostID = id
-			break
-		}
-	}
+	hostID := hostOf(runs)
 	if hostID == "" {
 		return fmt.Errorf("the A/A run's runs record no host: no noise floor kept")
 	}

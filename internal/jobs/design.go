@@ -16,6 +16,17 @@ import (
 	"github.com/qpslab/qpslab/internal/store"
 )
 
+// hostOf is the fingerprint id of the host runs ran on ("" where none
+// records one).
+func hostOf(runs []result.Run) string {
+	for _, r := range runs {
+		if id, err := store.HostID(r.Host); err == nil && len(r.Host) > 0 {
+			return id
+		}
+	}
+	return ""
+}
+
 // thisHost is this machine's fingerprint, as its runs record it, and its
 // id (the key of its noise floors and variance components).
 func thisHost() (json.RawMessage, string, error) {
@@ -219,13 +230,7 @@ func keepComponents(ctx context.Context, e Env, p *plan.Plan, runs []result.Run,
 	if len(sets) < 2 {
 		return nil
 	}
-	hostID := ""
-	for _, r := range runs {
-		if id, err := store.HostID(r.Host); err == nil && len(r.Host) > 0 {
-			hostID = id
-			break
-		}
-	}
+	hostID := hostOf(runs)
 	if hostID == "" {
 		return nil
 	}
