@@ -253,8 +253,11 @@ func TestBisectResumeCannotTellSkip(t *testing.T) {
 	if err := BisectResume(context.Background(), e, 1, 12, fb); err == nil || !strings.Contains(err.Error(), "cannot tell") {
 		t.Fatalf("more rounds: %v", err)
 	}
-	if steps := stepsOf(t, e); steps[len(steps)-1].Rounds != 18 {
-		t.Errorf("the retry pooled %d rounds, want 6 + 12", steps[len(steps)-1].Rounds)
+	// Each measurement of the midpoint took its looks (plan.DefaultLooks):
+	// 6 repeats and 3 more at each of 3 looks, then the retry's 12 and 6
+	// more at each of 3, all pooled.
+	if steps := stepsOf(t, e); steps[len(steps)-1].Rounds != 15+30 {
+		t.Errorf("the retry pooled %d rounds, want 15 + 30", steps[len(steps)-1].Rounds)
 	}
 	out.Reset()
 	errb.Reset()
