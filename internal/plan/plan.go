@@ -117,11 +117,15 @@ type Plan struct {
 	// positives over all of them within α: result.Run.Looks).
 	// More is given the plan id of the group asked about (a pair's own,
 	// where the labels run in pairs: planOf).
-	More   func(ctx context.Context, look int, plan string) (undecided []string, err error)
+	More func(ctx context.Context, look int, plan string) (undecided []string, err error)
 	// UntilDecided: --until-decided was asked for (Looks may still be 1,
 	// where the budget holds the first look only).
 	UntilDecided bool
-	Looks        int
+	// Looks is how many looks (the first and its follow-ups) the run may
+	// take, Step how many repeats each follow-up adds (half the first
+	// look's by default), Budget the wall time the follow-ups may spend
+	// (--budget; 0 for none).
+	Looks  int
 	Step   int
 	Budget time.Duration
 	// ID identifies the plan's runs, whose rounds pair with each other

@@ -165,11 +165,15 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 		if s.srv.Client.Transport != "" {
 			start.Params["transport"] = string(s.srv.Client.Transport)
 		}
-		rec, err := p.record(start)
-		if err != nil {
-			return err
+		// A sliced step's runs are all in progress from the first slice;
+		// a whole step's run begins (its row, its start time) when its
+		// label's turn comes.
+		l := &lane{s: s, it: it, k: k + i, start: start}
+		if !sl.whole {
+			if l.rec, err = p.record(start); err != nil {
+				return err
+			}
 		}
-		l := &lane{s: s, it: it, k: k + i, start: start, rec: rec}
 		lanes = append(lanes, l)
 		if l.sess, l.err = engine.Open(ctx, st.Drive.Workload(s.srv, seed), workers(st, it.Threads)); l.err != nil {
 			l.sess = nil
@@ -201,6 +205,13 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 				p.Watch.Start(p.watched(l.k), p.total, l.it)
 			}
 			l.begun = true
+			if l.rec == nil {
+				l.start.Started = time.Now().UTC()
+				if l.rec, err = p.record(l.start); err != nil {
+					failed = true
+					break
+				}
+			}
 			w := sl.warm
 			if r == 0 && !sl.events && !sl.whole {
 				w = max(p.Warmup, sl.warm)
@@ -377,6 +388,16 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 		}
 	}
 	for _, l := range lanes {
+		if l.rec == nil { // a whole step's run whose turn never came
+			rec, rerr := p.record(l.start)
+			if rerr != nil {
+				if err == nil {
+					err = rerr
+				}
+				continue
+			}
+			l.rec = rec
+		}
 		res := p.merged(ctx, st, l)
 		if l.err == nil && err != nil {
 			if ctx.Err() != nil {
