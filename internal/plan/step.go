@@ -383,6 +383,16 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 	why := ""
 	for _, l := range lanes {
 		if l.err != nil {
+			// A run that failed because its server died says so, even
+			// where the client's error (a reset connection) came before
+			// the server watcher's word (a race: TestServerDiesMidRun).
+			var dead *ServerDied
+			if !errors.As(context.Cause(ctx), &dead) && !errors.As(l.err, &dead) && ctx.Err() == nil {
+				if derr := l.s.died(); derr != nil {
+					l.err = fmt.Errorf("%w (the run saw: %v)", derr, l.err)
+					err = l.err
+				}
+			}
 			why = fmt.Sprintf("%s on %s: %v", st.Test, l.s.spec.Label(), l.err)
 			break
 		}
@@ -424,6 +434,9 @@ func (p *Plan) failed(ctx context.Context, res *result.Run, s *server, err error
 	case errors.As(context.Cause(ctx), &dead):
 		res.Status, res.Error = result.Failed, dead.Error()
 		return dead
+	case errors.As(err, &dead): // told already (finishLanes)
+		res.Status, res.Error = result.Failed, err.Error()
+		return err
 	case ctx.Err() != nil:
 		res.Status, res.Error = result.Aborted, "interrupted"
 		return err
@@ -453,6 +466,8 @@ func (p *Plan) ended(ctx context.Context, st suite.Step, why string, err error) 
 		return nil
 	case errors.As(context.Cause(ctx), &dead):
 		return fmt.Errorf("%s: %w", st.Test, dead)
+	case errors.As(err, &dead):
+		return fmt.Errorf("%s: %w", st.Test, err)
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case why != "":
