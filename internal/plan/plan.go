@@ -488,6 +488,16 @@ func checkServerConnections(ctx context.Context, srv *suite.Server, conns int, c
 	return nil
 }
 
+// diedUnder is err told by the server's death where the server died
+// under the run (its exit and its log first, then what the run saw), and
+// err itself where it did not.
+func (s *server) diedUnder(err error) error {
+	if derr := s.died(); derr != nil {
+		return fmt.Errorf("%w (the run saw: %v)", derr, err)
+	}
+	return err
+}
+
 // hookErr is what a failed Before or After hook ends the plan with: the
 // server's death if that is why, an interrupt, or the hook's error.
 func hookErr(ctx context.Context, died func() error, err error) error {

@@ -388,8 +388,7 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 			// the server watcher's word (a race: TestServerDiesMidRun).
 			var dead *ServerDied
 			if !errors.As(context.Cause(ctx), &dead) && !errors.As(l.err, &dead) && ctx.Err() == nil {
-				if derr := l.s.died(); derr != nil {
-					l.err = fmt.Errorf("%w (the run saw: %v)", derr, l.err)
+				if l.err = l.s.diedUnder(l.err); errors.As(l.err, &dead) {
 					err = l.err
 				}
 			}
@@ -441,11 +440,8 @@ func (p *Plan) failed(ctx context.Context, res *result.Run, s *server, err error
 		res.Status, res.Error = result.Aborted, "interrupted"
 		return err
 	}
+	err = s.diedUnder(err)
 	res.Status, res.Error = result.Failed, err.Error()
-	if derr := s.died(); derr != nil {
-		err = fmt.Errorf("%w (the run saw: %v)", derr, err)
-		res.Error = err.Error()
-	}
 	return err
 }
 
