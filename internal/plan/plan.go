@@ -489,18 +489,18 @@ func checkServerConnections(ctx context.Context, srv *suite.Server, conns int, c
 }
 
 // diedUnder is err told by the server's death where the server died
-// under the run (its exit and its log first, then what the run saw), and
-// err itself where it did not.
+// under what failed with err (a run or a hook: its exit and its log
+// first, then err), and err itself where it did not.
 func (s *server) diedUnder(err error) error {
 	if derr := s.died(); derr != nil {
-		return fmt.Errorf("%w (the run saw: %v)", derr, err)
+		return fmt.Errorf("%w (while: %v)", derr, err)
 	}
 	return err
 }
 
 // hookErr is what a failed Before or After hook ends the plan with: the
 // server's death if that is why, an interrupt, or the hook's error.
-func hookErr(ctx context.Context, died func() error, err error) error {
+func hookErr(ctx context.Context, s *server, err error) error {
 	var dead *ServerDied
 	switch {
 	case errors.As(context.Cause(ctx), &dead):
@@ -508,10 +508,7 @@ func hookErr(ctx context.Context, died func() error, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	if derr := died(); derr != nil {
-		return fmt.Errorf("%w (while: %v)", derr, err)
-	}
-	return err
+	return s.diedUnder(err)
 }
 
 func configID(c config.Config) string {

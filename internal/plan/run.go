@@ -414,7 +414,7 @@ func (g *grouped) quiet(ctx context.Context, block []*server, st suite.Step) err
 	}
 	for i, s := range block {
 		if errs[i] != nil {
-			return hookErr(ctx, s.died, fmt.Errorf("wait for %s to be quiet before %s: %w", s.spec.Label(), st.Test, errs[i]))
+			return hookErr(ctx, s, fmt.Errorf("wait for %s to be quiet before %s: %w", s.spec.Label(), st.Test, errs[i]))
 		}
 		p.logf("-- before %s on %s: %s", st.Test, s.spec.Label(), reports[i].Says())
 		if !reports[i].Quiet {

@@ -64,7 +64,7 @@ func (p *Plan) hooks(ctx context.Context, srvs []*server, hook func(context.Cont
 				if what != "" {
 					err = fmt.Errorf("%s on %s: %w", what, s.spec.Build.Name, err)
 				}
-				errs[i] = hookErr(ctx, s.died, err)
+				errs[i] = hookErr(ctx, s, err)
 			}
 		})
 	}
