@@ -14,6 +14,12 @@
 # load average over the run (the 1-minute figure of /proc/loadavg, read
 # every 10 s: its mean and maximum).
 #
+# Each run's line also gives the most disk the run took: the rise in used
+# space of the file system holding TMPDIR (where the tests put their
+# servers), read every 10 s beside the load average, over the used space at
+# the run's start. It counts whatever else writes to that file system too,
+# so read it on an otherwise quiet machine.
+#
 # What is shared between the runs, and with the user's own:
 #   - the artifact cache (QPSLAB_CACHE, else the default home's cache): the
 #     tests fetch registry builds (mariadb-10.2.11, postgres-12.17.0) into
@@ -104,6 +110,8 @@ for i in $(seq 1 "$n"); do
   done
   (while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) >"$run/loadavg" &
   pids+=($!)
+  (while :; do df -P -k "${TMPDIR:-/tmp}" | awk 'NR == 2 { print $3 }'; sleep 10; done) >"$run/diskused" &
+  pids+=($!)
   start=$SECONDS
   status=pass
   if ! (cd "$src" && env QPSLAB_HOME="$run/home" QPSLAB_CACHE="$cache" \
@@ -115,7 +123,8 @@ for i in $(seq 1 "$n"); do
   took=$((SECONDS - start))
   stop_bg
   avg=$(awk '{ s += $1; if ($1 > m) m = $1 } END { if (NR) printf "mean %.2f, max %.2f", s / NR, m; else print "not read" }' "$run/loadavg")
-  printf 'run %d/%d: %s in %dm%02ds, load average %s (%d burner(s))\n' "$i" "$n" "$status" $((took / 60)) $((took % 60)) "$avg" "$load"
+  disk=$(awk 'NR == 1 { b = $1 } { if ($1 - b > m) m = $1 - b } END { if (NR) printf "%.1f GiB", m / 1048576; else print "not read" }' "$run/diskused")
+  printf 'run %d/%d: %s in %dm%02ds, load average %s (%d burner(s)), at most %s more disk used\n' "$i" "$n" "$status" $((took / 60)) $((took % 60)) "$avg" "$load" "$disk"
   echo "  the ten slowest tests:"
   slowest "$log" | sed 's/^/  /'
   sed -n '/^make test: /,$p' "$log" | sed 's/^/  /'
