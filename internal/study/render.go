@@ -207,7 +207,11 @@ func (s *Study) doc() []section {
 		out = append(out, section{Text: []string{fmt.Sprintf("%d more changed test(s) left out: qpslab metrics %s shows them all.", s.HardwareLeft, strings.Join(s.Labels, " "))}})
 	}
 	if len(s.Commands) > 0 {
-		out = append(out, section{Title: "Reproduce", Level: 2, Text: []string{"The study, and its re-rendering from the store:"}, Code: s.Commands})
+		text := "The study, and its re-rendering from the store:"
+		if len(s.Commands) == 1 {
+			text = "The study's re-rendering from the store (it was re-rendered so: the store keeps the runs, not the command that ran them):"
+		}
+		out = append(out, section{Title: "Reproduce", Level: 2, Text: []string{text}, Code: s.Commands})
 	}
 	return out
 }

@@ -154,7 +154,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if findings == nil {
 		findings = Findings(co)
 	}
-	sd, err := Assemble(sets, Options{Base: in.Base, Compare: co, Findings: findings, Commands: Commands(s.Name(), given, in, dir)})
+	sd, err := Assemble(sets, Options{Base: in.Base, Compare: co, Findings: findings, Commands: Commands(s.Name(), given, in, dir, o.FromStore)})
 	if err != nil {
 		return err
 	}
@@ -233,8 +233,11 @@ func runStudy(ctx context.Context, e Env, s suite.Suite, given map[string]string
 }
 
 // Commands are the commands that reproduce a study: the run, and its
-// re-rendering from the store into dir.
-func Commands(suiteName string, given map[string]string, in Inputs, dir string) []string {
+// re-rendering from the store into dir. A study re-rendered from the store
+// (fromStore) gets the second only: the store keeps the runs, not the
+// command line that made them, and the flags of the re-rendering are not
+// those of the run.
+func Commands(suiteName string, given map[string]string, in Inputs, dir string, fromStore bool) []string {
 	var flags []string
 	var keys []string
 	for k := range given {
@@ -247,6 +250,9 @@ func Commands(suiteName string, given map[string]string, in Inputs, dir string) 
 		flags = append(flags, "--"+k+" "+quote(given[k]))
 	}
 	head := "qpslab study " + suiteName + " --build " + quote(strings.Join(in.Builds, ",")) + " --config " + quote(in.Config) + " --base " + quote(in.Builds[in.Base])
+	if fromStore {
+		return []string{head + " --from-store --out " + quote(dir)}
+	}
 	run := head + " --scale " + in.Size
 	if len(flags) > 0 {
 		run += " " + strings.Join(flags, " ")

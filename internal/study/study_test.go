@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,7 +160,7 @@ func TestStudyDisagreementsSaid(t *testing.T) {
 
 func TestStudyMarkdownGolden(t *testing.T) {
 	s, err := Assemble(fixtureSets(), Options{Base: 0, Findings: Findings(analysis.Options{}),
-		Commands: Commands("fixture", map[string]string{"tests": "point-*,write-c"}, Inputs{Builds: []string{"fx-10.0", "fx-11.0", "fx-12.0", "fx-13.0", "fx-14.0"}, Config: "cfg", Size: "tiny"}, "out")})
+		Commands: Commands("fixture", map[string]string{"tests": "point-*,write-c"}, Inputs{Builds: []string{"fx-10.0", "fx-11.0", "fx-12.0", "fx-13.0", "fx-14.0"}, Config: "cfg", Size: "tiny"}, "out", false)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,5 +290,22 @@ func TestChartAxisNotFromZero(t *testing.T) {
 	}
 	if strings.Contains(c, `>0</text>`) || strings.Contains(c, `>0.0</text>`) || strings.Contains(c, `>0.00</text>`) || !strings.Contains(c, `>0.78</text>`) {
 		t.Errorf("the y axis starts at 0, or not just below 0.80:\n%s", c)
+	}
+}
+
+// A study re-rendered from the store names only the re-rendering: the
+// flags it was given are not the ones its runs were made with.
+func TestCommands(t *testing.T) {
+	in := Inputs{Builds: []string{"fx-10.0", "fx-11.0"}, Config: "cfg", Size: "tiny"}
+	run := Commands("fixture", map[string]string{"tests": "point-*", "rows": "100000"}, in, "out", false)
+	want := []string{
+		"qpslab study fixture --build fx-10.0,fx-11.0 --config cfg --base fx-10.0 --scale tiny --rows 100000 --tests 'point-*' --out out",
+		"qpslab study fixture --build fx-10.0,fx-11.0 --config cfg --base fx-10.0 --from-store --out out",
+	}
+	if !slices.Equal(run, want) {
+		t.Errorf("after a run: %q, want %q", run, want)
+	}
+	if got := Commands("fixture", map[string]string{"from-store": "true"}, in, "out", true); !slices.Equal(got, want[1:]) {
+		t.Errorf("from the store: %q, want %q", got, want[1:])
 	}
 }
