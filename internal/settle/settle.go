@@ -67,8 +67,8 @@ var innodbFlush = []struct {
 // innodb_idle_flush_pct=100; a variable the server lacks is skipped) unless
 // every table is MyRocks', and, when a table is MyRocks', the reference's
 // MyRocks wait (rocksdbSettle); on PostgreSQL CHECKPOINT, VACUUM (ANALYZE)
-// every table in parallel, then CHECKPOINT again; then it sleeps out what is left of o.Wait
-// and puts the InnoDB variables back. It returns an error wrapping
+// every table in parallel, then CHECKPOINT again; then it sleeps out what
+// is left of o.Wait and puts the InnoDB variables back. It returns an error wrapping
 // ctx.Err() if ctx ends first, after restoring the variables.
 func Run(ctx context.Context, o Options) (err error) {
 	// A statement that ctx's end cut fails with its connection's error (the
@@ -135,12 +135,13 @@ func Run(ctx context.Context, o Options) (err error) {
 			})
 		}
 	} else {
-		// A CHECKPOINT first: with synchronous_commit off (the shipped
-		// configs', as the reference's) VACUUM right after a load sets
-		// no row's hint bits and marks no page all-visible (1,000 rows
-		// loaded: none of 28 pages; 2 s later, or after a CHECKPOINT, all
-		// 28), so the state it left would depend on the WAL writer's
-		// timing. The checkpoint flushes the WAL and the loaded pages.
+		// A CHECKPOINT first: right after a load (the shipped configs,
+		// synchronous_commit off) VACUUM marked no page all-visible
+		// (1,000 rows: none of 28 pages), 2 s later or after a CHECKPOINT
+		// all 28, so the state it left depended on timing. A synchronous
+		// commit just before the VACUUM did not change that: it is not
+		// the asynchronous commits' WAL alone. TestServers/*/load-step
+		// checks the outcome.
 		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
