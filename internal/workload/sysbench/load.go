@@ -27,6 +27,8 @@ type Target struct {
 	// Engine is the storage engine of the tables on the MySQL family
 	// (owned.EngineClause); "" for InnoDB.
 	Engine string
+	// Warn, if set, is told what Postwrite's settle did not reach.
+	Warn func(line string)
 }
 
 func (t Target) check() error {
@@ -391,7 +393,7 @@ func (t Target) Postwrite(ctx context.Context, scale float64) error {
 		return err
 	}
 	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: t.names(),
-		Wait: time.Duration(float64(t.PostwriteWait()) * scale), Pause: time.Duration(float64(settle.RocksDBPause) * scale)})
+		Wait: time.Duration(float64(t.PostwriteWait()) * scale), Pause: time.Duration(float64(settle.RocksDBPause) * scale), Warn: t.Warn})
 	if err != nil {
 		return fmt.Errorf("postwrite: %w", err)
 	}

@@ -215,7 +215,7 @@ func (o Options) Plan() (*suite.Plan, error) {
 }
 
 func (o Options) target(s *suite.Server) Target {
-	return Target{Protocol: s.Protocol, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, Engine: s.Engine}
+	return Target{Protocol: s.Protocol, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, Engine: s.Engine, Warn: s.Warn}
 }
 
 // loadStep loads the tables, measured as the reference measures its
