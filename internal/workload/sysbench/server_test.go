@@ -823,18 +823,7 @@ func (s *server) testLoadStepHeldBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := Options{Tables: srvTables, Rows: srvRows, LoadThreads: 2}.loadStep()
-	var warned []string
-	srv := &suite.Server{Protocol: s.ep.Protocol, Dial: s.target.Dial, Log: func(string) {}, Warn: func(line string) { warned = append(warned, line) }}
-	if err := st.Before(ctx, srv); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Task.Run(ctx, srv, 2, 7, suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(result.Sample) {}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.After(ctx, srv); err != nil {
-		t.Fatal(err)
-	}
+	_, warned := s.loadStep(t)
 	if len(warned) != 1 || !strings.Contains(warned[0], "not all-visible after 7 VACUUMs") || !strings.Contains(warned[0], "sbtest1 ") || !strings.Contains(warned[0], "sbtest2 ") {
 		t.Errorf("want one warning naming sbtest1 and sbtest2, got %q", warned)
 	}
@@ -848,11 +837,6 @@ func (s *server) testLoadStepHeldBack(t *testing.T) {
 // all-visible (or the step warned which were not), on the MySQL family
 // each table was analyzed.
 func (s *server) testLoadStep(t *testing.T) {
-	ctx := context.Background()
-	st := Options{Tables: srvTables, Rows: srvRows, LoadThreads: 2}.loadStep()
-	var said, warned []string
-	srv := &suite.Server{Protocol: s.ep.Protocol, Engine: s.target.Engine, Dial: s.target.Dial,
-		Log: func(line string) { said = append(said, line) }, Warn: func(line string) { warned = append(warned, line) }}
 	analyzed := func() int64 {
 		return s.n("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'COM_ANALYZE'")
 	}
@@ -860,15 +844,7 @@ func (s *server) testLoadStep(t *testing.T) {
 	if !s.pg {
 		before = analyzed()
 	}
-	if err := st.Before(ctx, srv); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Task.Run(ctx, srv, 2, 7, suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(result.Sample) {}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.After(ctx, srv); err != nil {
-		t.Fatal(err)
-	}
+	said, warned := s.loadStep(t)
 	if !slices.Contains(said, "after the load: analyze, flush") {
 		t.Errorf("the step did not say it analyzes: %q", said)
 	}
@@ -889,4 +865,24 @@ func (s *server) testLoadStep(t *testing.T) {
 		}
 		t.Logf("%s: %d page(s) not all-visible", name, left)
 	}
+}
+
+// loadStep runs the suite's load step on the server as a plan does
+// (Before, the task, After) and returns what it logged and warned.
+func (s *server) loadStep(t *testing.T) (said, warned []string) {
+	t.Helper()
+	ctx := context.Background()
+	st := Options{Tables: srvTables, Rows: srvRows, LoadThreads: 2}.loadStep()
+	srv := &suite.Server{Protocol: s.ep.Protocol, Engine: s.target.Engine, Dial: s.target.Dial,
+		Log: func(line string) { said = append(said, line) }, Warn: func(line string) { warned = append(warned, line) }}
+	if err := st.Before(ctx, srv); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Task.Run(ctx, srv, 2, 7, suite.TaskIO{Progress: func(int64, int64) {}, Sample: func(result.Sample) {}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.After(ctx, srv); err != nil {
+		t.Fatal(err)
+	}
+	return said, warned
 }
