@@ -136,7 +136,7 @@ done
 pools "$out"/st*.json
 
 echo "== (d) $PG_B against $PG_A, hot-points_range=100 among several tests, --repeat auto, ${AB_SECS} s per test, $AB_RUNS runs"
-for b in "$PG_A" "$PG_B"; do $Q builds fetch "$b" >/dev/null; done
+[ "$AB_RUNS" -gt 0 ] && for b in "$PG_A" "$PG_B"; do $Q builds fetch "$b" >/dev/null; done
 for i in $(seq 1 "$AB_RUNS"); do
   $Q configs add "ab$i" --family postgres /dev/null >/dev/null
   $Q run sysbench --build "$PG_A,$PG_B" --config "ab$i" --rows 100000 --read-secs "$AB_SECS" --write-secs "$AB_SECS" --warmup 1 \
