@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Q=$PWD/bin/qpslab
 . bench/pairs.bash
-work=$(mktemp -d /tmp/qpslab-restore-XXXXXX)
+work=$(mktemp -d /tmp/qpslab-restore-XXXXXX); chmod 755 "$work" # PostgreSQL runs as user postgres, which must reach its datadir
 export QPSLAB_HOME=$work/home
 trap '$Q server stop --all >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 BUILDS=${BUILDS:-mariadb-system postgres-system}
