@@ -239,13 +239,17 @@ func worstSecond(flag string, hw *result.HW) (float64, int) {
 }
 
 // Progress shows how far a plan is: one bar on a terminal (runs done of
-// total, the current test, the ETA), or a line per run elsewhere.
+// total, the current test, the ETA), or a line per run elsewhere. It
+// counts runs as they start and end, not by their place in the plan: the
+// labels of a round run in a counterbalanced order (B before A every
+// other round), so places would come out of order.
 type Progress struct {
-	w     io.Writer
-	total int
-	bar   *progressbar.ProgressBar
-	t0    time.Time
-	sub   string
+	w             io.Writer
+	total         int
+	started, done int
+	bar           *progressbar.ProgressBar
+	t0            time.Time
+	sub           string
 }
 
 // NewProgress shows progress over total runs on w.
@@ -259,14 +263,16 @@ func NewProgress(w io.Writer, total int) *Progress {
 	return p
 }
 
-// Start says run i (from 0) begins.
+// Start says a run begins (its place in the plan, i from 0, is not what
+// is shown: Progress).
 func (p *Progress) Start(i int, what string) {
 	p.sub = what
+	p.started++
 	if p.bar != nil {
 		p.bar.Describe(what)
 		return
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s\n", i+1, p.total, what)
+	fmt.Fprintf(p.w, "[%d/%d] %s\n", p.started, p.total, what)
 }
 
 // Grow makes the total n runs where that is more than it was
@@ -289,10 +295,11 @@ func (p *Progress) Step(done, total int64) {
 	p.bar.Describe(fmt.Sprintf("%s (%d%%)", p.sub, done*100/total))
 }
 
-// Done says run i ended.
+// Done says a run ended.
 func (p *Progress) Done(i int) {
+	p.done++
 	if p.bar != nil {
-		p.bar.Set(i + 1)
+		p.bar.Set(p.done)
 	}
 }
 
