@@ -94,7 +94,10 @@ type PairedResult struct {
 //
 // m = Σn_g²/N the size-weighted mean repeat size, ICC the pool's (0 when
 // not positive). A single repeat says nothing of a repeat effect: its
-// rounds are the units. With N < 2 there is no interval.
+// rounds are the units. Repeats of one round each (a pass-level plan, a
+// whole run) are judged as repeats: their mean and R − 1 degrees of
+// freedom, not a trimmed mean, which on R values would leave R − 2g − 1.
+// With N < 2 there is no interval.
 func Paired(rounds []Round, level float64, pool *Pool) PairedResult {
 	res := PairedResult{Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), P: math.NaN(), SE: math.NaN(), DF: math.NaN(), OwnP: 1}
 	logs, groups := logRatios(rounds)
@@ -106,7 +109,10 @@ func Paired(rounds []Round, level float64, pool *Pool) PairedResult {
 	res.OwnP = a.p()
 	n := float64(res.N)
 	var mean, se, df float64
-	rounds1 := res.Blocks < 2 || pool != nil && !pool.Repeats() && res.OwnP > OwnLevel
+	// One round in each of two or more repeats (a pass-level plan, a
+	// whole run): the rounds are the repeats, judged as repeats.
+	single := res.Blocks >= 2 && res.N == res.Blocks
+	rounds1 := !single && (res.Blocks < 2 || pool != nil && !pool.Repeats() && res.OwnP > OwnLevel)
 	if rounds1 {
 		res.Unit = UnitRounds
 		var yse float64

@@ -127,7 +127,7 @@ func judgePool(name string, tests [][]Round, level float64) []PairedResult {
 // The components the verdicts issue measured on the demo: repeat effects
 // of σ 0 (cached reads), 0.116 (writes, ICC 0.31) and 0.3 (the point
 // lookups whose repeats started from other states, ICC 0.74), against
-// round noise of σ 0.17 to 0.3; the budgets, 6 or 8 repeats of 2 or 4
+// round noise of σ 0.17 to 0.3; the budgets, 6 or 8 repeats of 1, 2 or 4
 // rounds; pools of 12 tests alike.
 var components = []struct{ between, within float64 }{
 	{0, 0.17}, {0, 0.3}, {0.116, 0.17}, {0.116, 0.3}, {0.3, 0.17}, {0.3, 0.3},
@@ -138,7 +138,7 @@ var components = []struct{ between, within float64 }{
 func TestPairedCoverage(t *testing.T) {
 	const experiments, tests, ratio = 800, 12, 1.25
 	for _, c := range components {
-		for _, b := range [][2]int{{6, 2}, {6, 4}, {8, 2}, {8, 4}} {
+		for _, b := range [][2]int{{6, 1}, {8, 1}, {6, 2}, {6, 4}, {8, 2}, {8, 4}} {
 			r := rand.New(rand.NewPCG(28, uint64(b[0]*100+b[1])+uint64(1000*c.between+10*c.within)))
 			cover, n, byRounds := 0, 0, 0
 			for range experiments {
@@ -542,5 +542,27 @@ func TestUnpairedRoundsAreNotRepeats(t *testing.T) {
 	v = Judge(side("p1", 4, 1000), side("p2", 4, 1500), DefaultJudging())
 	if v.Method != MethodRepeats || v.N != 4 || v.Kind != KindBetter {
 		t.Errorf("four runs a side: %+v", v)
+	}
+}
+
+// Repeats of one round each (a pass-level plan) are judged as repeats:
+// the plain mean of the six, on 5 degrees of freedom, not a trimmed mean
+// on 3, in or out of a pool without a repeat effect.
+func TestOneRoundPerRepeat(t *testing.T) {
+	ratios := []float64{1.1, 1.3, 1.2, 1.25, 1.15, 1.9}
+	var rs []Round
+	logSum := 0.0
+	for i, x := range ratios {
+		rs = append(rs, Round{Block: i + 1, Base: 100, Other: 100 * x})
+		logSum += math.Log(x)
+	}
+	for _, pool := range []*Pool{nil, {Name: PoolReads}} {
+		res := Paired(rs, 0.05, pool)
+		if res.Unit != UnitRepeats || res.DF != 5 {
+			t.Errorf("pool %v: unit %s on %v df, want repeats on 5", pool, res.Unit, res.DF)
+		}
+		if want := math.Exp(logSum / 6); math.Abs(res.Ratio-want) > 1e-12 {
+			t.Errorf("pool %v: ratio %v, want the geometric mean %v", pool, res.Ratio, want)
+		}
 	}
 }
