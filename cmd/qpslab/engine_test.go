@@ -64,7 +64,7 @@ func TestRunEnginesInterleaved(t *testing.T) {
 	}
 	for _, want := range []string{
 		"myrocks:rocksdb", // the table's CONFIG column
-		"Comparison with mariadb-system.myrocks (qpslab compare mariadb-system.myrocks mariadb-system.myrocks:rocksdb)",
+		"Comparison with mariadb-system.myrocks, of this run's runs (qpslab compare mariadb-system.myrocks mariadb-system.myrocks:rocksdb judges every stored run of these labels)",
 		"update-index_range=100",
 		"Hardware cost per operation, per test (qpslab metrics mariadb-system.myrocks mariadb-system.myrocks:rocksdb)",
 		"cpu/o",

@@ -138,7 +138,7 @@ func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html
 			break
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Comparison with "+labels[0]+" (qpslab compare "+strings.Join(labels, " ")+")")
+		fmt.Fprintln(w, "Comparison with "+labels[0]+", of this run's runs (qpslab compare "+strings.Join(labels, " ")+" judges every stored run of these labels)")
 		fmt.Fprintln(w)
 		if err := report.FindingsOut(w, analysis.FindingsFor(cmp, sets), "text"); err != nil {
 			return err
