@@ -24,8 +24,8 @@ func newStudyCmd() *cobra.Command {
 		sc.Flags().StringVar(&o.Out, "out", "", "the study's directory (default <home>/reports/study-TIME)")
 		sc.Flags().BoolVar(&o.FromStore, "from-store", false, "run nothing: assemble the study from the store's runs of the builds")
 		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-			run := func(ctx context.Context, v map[string]string, file string) error {
-				return jobs.Run(ctx, e, s, v, jobs.RunOptions{Out: file, Neighbours: true})
+			run := func(ctx context.Context, v map[string]string, file string, sweep []string) error {
+				return jobs.Run(ctx, e, s, v, jobs.RunOptions{Out: file, Sweep: sweep})
 			}
 			return study.Run(cmd.Context(), study.Env{Home: e.Home, Store: e.Store, Out: e.Out, Err: e.Err, RunPlan: run}, s, given(), o)
 		})

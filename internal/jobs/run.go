@@ -29,9 +29,13 @@ type RunOptions struct {
 	ListTests bool   // print the tests the run would execute and stop
 	Verbose   bool   // every line and every run's figures, no progress bar
 	AA        bool   // an A/A run: keep the host's noise floor
-	// Neighbours: where the servers do not fit in memory together, run the
-	// labels in neighbour pairs (a study: plan.Plan.Neighbours).
-	Neighbours bool
+	// Sweep, if set, is the builds in a version sweep's order (a study,
+	// whose --build lists the base first): where the servers do not fit in
+	// memory together the labels run in pairs of neighbours in this order
+	// (plan.Plan.Sweep), and --until-decided adds repeats to a test while
+	// a neighbour comparison of it is undecided, as well as one against
+	// the base.
+	Sweep []string
 }
 
 // Run runs suite s with the parameters given (plan.ValuesOf) as qpslab
@@ -52,7 +56,9 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if err != nil {
 		return err
 	}
-	p.Neighbours = o.Neighbours
+	if len(o.Sweep) > 0 {
+		p.Sweep = sweepOrder(p.Labels(), o.Sweep)
+	}
 	if o.ListTests { // needs no build: the names are enough
 		_, hostID, err := thisHost()
 		if err != nil {
@@ -242,8 +248,15 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 	if p.Looks > 1 {
 		more := o.more
 		if more == nil {
+			var names, sweep []string
+			for _, l := range p.Labels() {
+				names = append(names, l.Label())
+			}
+			for _, i := range p.Sweep {
+				sweep = append(sweep, names[i])
+			}
 			more = func(ctx context.Context, runs []result.Run, look int) ([]string, error) {
-				return undecided(ctx, st, runs, look, p.Looks, stderr)
+				return undecided(ctx, st, runs, look, p.Looks, stderr, names, sweep)
 			}
 		}
 		p.More = func(ctx context.Context, look int, plan string) ([]string, error) {
@@ -305,18 +318,60 @@ func (d doneCtx) Sample(s result.Sample)  { d.r.Sample(s) }
 func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.ctx, r) }
 
 // undecided judges the runs of a plan so far as qpslab compare judges them
-// (the first label the base, this host's noise floors) and returns the
-// tests still undecided against some other label (neither changed nor
-// the same within the floor), after saying what look look of looks
-// decided.
-func undecided(ctx context.Context, st *store.Store, runs []result.Run, look, looks int, w io.Writer) ([]string, error) {
+// (the first of the plan's labels, names, the base; this host's noise
+// floors) and returns the tests still undecided against some other label
+// (neither changed nor the same within the floor), after saying what look
+// look of looks decided. In a sweep (sweep: the labels in its order) a
+// test is also undecided while a comparison of neighbours in the sweep
+// is: the study places each change by them.
+func undecided(ctx context.Context, st *store.Store, runs []result.Run, look, looks int, w io.Writer, names, sweep []string) ([]string, error) {
 	sets := labelSets(runs)
 	if len(sets) < 2 {
 		return nil, nil
 	}
-	cmp, err := analysis.Compare(sets[0], sets[1:], selector.Options(ctx, st, sets, "", w))
+	rank := func(s analysis.Set) int {
+		if i := slices.Index(names, s.Label); i >= 0 {
+			return i
+		}
+		return len(names)
+	}
+	slices.SortStableFunc(sets, func(a, b analysis.Set) int { return rank(a) - rank(b) })
+	opts := selector.Options(ctx, st, sets, "", w)
+	cmp, err := analysis.Compare(sets[0], sets[1:], opts)
 	if err != nil {
 		return nil, fmt.Errorf("judge look %d: %w", look, err)
+	}
+	open := map[string]bool{}
+	mark := func(c *analysis.Comparison) {
+		for _, r := range c.Rows {
+			if r.Group == "load" {
+				continue
+			}
+			for _, o := range r.Others {
+				if !o.Missing && o.Verdict.Method == analysis.MethodPaired && !o.Verdict.Decided() {
+					open[r.Test] = true
+				}
+			}
+		}
+	}
+	mark(cmp)
+	if len(sets) > 2 {
+		byLabel := map[string]analysis.Set{}
+		for _, s := range sets {
+			byLabel[s.Label] = s
+		}
+		for i := 1; i < len(sweep); i++ {
+			a, okA := byLabel[sweep[i-1]]
+			b, okB := byLabel[sweep[i]]
+			if !okA || !okB {
+				continue
+			}
+			n, err := analysis.Compare(a, []analysis.Set{b}, opts)
+			if err != nil {
+				return nil, fmt.Errorf("judge look %d, %s against %s: %w", look, b.Label, a.Label, err)
+			}
+			mark(n)
+		}
 	}
 	var out []string
 	decided, tests := 0, 0
@@ -325,18 +380,30 @@ func undecided(ctx context.Context, st *store.Store, runs []result.Run, look, lo
 			continue
 		}
 		tests++
-		open := false
-		for _, c := range r.Others {
-			open = open || !c.Missing && c.Verdict.Method == analysis.MethodPaired && !c.Verdict.Decided()
-		}
-		if open {
-			if !slices.Contains(out, r.Test) {
-				out = append(out, r.Test)
-			}
-		} else {
+		if !open[r.Test] {
 			decided++
+		} else if !slices.Contains(out, r.Test) {
+			out = append(out, r.Test)
 		}
 	}
 	report.Look(w, cmp, look, looks, decided, tests)
 	return out, nil
+}
+
+// sweepOrder is the indexes of labels in the sweep's order of their
+// builds (builds), labels of one build in their own order; a label whose
+// build the sweep does not name comes last.
+func sweepOrder(labels []plan.LabelSpec, builds []string) []int {
+	at := func(l plan.LabelSpec) int {
+		if i := slices.Index(builds, l.Build.Name); i >= 0 {
+			return i
+		}
+		return len(builds)
+	}
+	order := make([]int, len(labels))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return at(labels[a]) - at(labels[b]) })
+	return order
 }

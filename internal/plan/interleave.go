@@ -85,6 +85,9 @@ func (p *Plan) Decide(roots host.Roots) error {
 		p.layout = Layout{Mode: InterleavePass, Why: "one label: nothing to interleave"}
 		return nil
 	}
+	if p.Sweep != nil && !permutation(p.Sweep, len(labels)) {
+		return fmt.Errorf("the sweep's order %v is not each of the plan's %d labels once", p.Sweep, len(labels))
+	}
 	need := make([]int64, len(labels))
 	var what []string
 	for i, l := range labels {
@@ -126,13 +129,13 @@ func (p *Plan) Decide(roots host.Roots) error {
 		}
 		p.layout = Layout{Mode: InterleaveTest, Groups: [][]int{g},
 			Why: fmt.Sprintf("test-level interleaving: the %d labels' servers up together (%s with their caches, %s, of %s available)", len(labels), gib(all), caches, gib(avail))}
-	case p.Neighbours && maxPair(need) <= budget:
+	case len(p.Sweep) == len(labels) && maxPair(need, p.Sweep) <= budget:
 		var gs [][]int
-		for i := 1; i < len(labels); i++ {
-			gs = append(gs, []int{i - 1, i})
+		for i := 1; i < len(p.Sweep); i++ {
+			gs = append(gs, []int{p.Sweep[i-1], p.Sweep[i]})
 		}
 		p.layout = Layout{Mode: InterleaveTest, Groups: gs,
-			Why: fmt.Sprintf("test-level interleaving in neighbour pairs: the %d labels' servers need %s (%s) and %s is available, so each label runs beside the one before it in turn, two servers up at a time (each label but the first and last is loaded and run in two pairs)", len(labels), gib(all), caches, gib(avail))}
+			Why: fmt.Sprintf("test-level interleaving in neighbour pairs: the %d labels' servers need %s (%s) and %s is available, so each label runs beside the one before it in the sweep in turn, two servers up at a time (each label but the first and last is loaded and run in two pairs)", len(labels), gib(all), caches, gib(avail))}
 	case need[0]+maxOther <= budget:
 		var gs [][]int
 		for i := 1; i < len(labels); i++ {
@@ -147,11 +150,23 @@ func (p *Plan) Decide(roots host.Roots) error {
 	return nil
 }
 
-// maxPair is the most two neighbouring labels need together.
-func maxPair(need []int64) int64 {
+// permutation says whether order holds each of 0…n−1 once.
+func permutation(order []int, n int) bool {
+	seen := make([]bool, n)
+	for _, i := range order {
+		if i < 0 || i >= n || seen[i] {
+			return false
+		}
+		seen[i] = true
+	}
+	return len(order) == n
+}
+
+// maxPair is the most two labels neighbouring in order need together.
+func maxPair(need []int64, order []int) int64 {
 	var m int64
-	for i := 1; i < len(need); i++ {
-		m = max(m, need[i-1]+need[i])
+	for i := 1; i < len(order); i++ {
+		m = max(m, need[order[i-1]]+need[order[i]])
 	}
 	return m
 }

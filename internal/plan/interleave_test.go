@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -302,7 +303,16 @@ func TestLayoutByMemory(t *testing.T) {
 			t.Errorf("%s: items %v", c.name, items)
 		}
 	}
+	// A sweep whose base (A, the plan's first label) is its middle build:
+	// the pairs are the sweep's neighbours, B with A and A with C.
 	p := mk(pool("x", "2G"))
+	p.Sweep = []int{1, 0, 2}
+	if err := p.Decide(proc(6 * gib)); err != nil || !slices.EqualFunc(p.Layout().Groups, [][]int{{1, 0}, {0, 2}}, slices.Equal) || !strings.Contains(p.Layout().Why, "in neighbour pairs") {
+		t.Errorf("sweep B, A, C: %v %+v", err, p.Layout())
+	}
+	p.Sweep = []int{0, 0, 2}
+	testenv.WantErr(t, p.Decide(proc(6*gib)), "the sweep's order [0 0 2]", "each of the plan's 3 labels once")
+	p = mk(pool("x", "2G"))
 	p.Interleave = InterleavePass
 	if err := p.Decide(proc(24 * gib)); err != nil || p.Layout().Mode != InterleavePass {
 		t.Errorf("--interleave pass: %v %+v", err, p.Layout())

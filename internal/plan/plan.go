@@ -99,11 +99,13 @@ type Plan struct {
 	// writes (--repeat auto plans the two kinds' apart).
 	WriteSlices int
 	layout      Layout
-	// Neighbours: where the labels' servers do not fit in memory together,
-	// run them in pairs of neighbours (each label beside the one before it:
-	// a version sweep's study, whose neighbour verdicts place each change)
-	// rather than each beside the base.
-	Neighbours bool
+	// Sweep, if set, is the labels' order in a version sweep (a study,
+	// whose labels run base first: Labels' indexes, each once). Where the
+	// labels' servers do not fit in memory together, they run in pairs of
+	// neighbours in this order (each label beside the one before it in the
+	// sweep, whose neighbour verdicts place each change) rather than each
+	// beside the base.
+	Sweep []int
 	// Restore is how each label's tables are put back as they were after
 	// the load before a repeat that follows writes, under test-level
 	// interleaving (RestoreAuto, RestoreReload, RestoreSnapshot; "": auto).

@@ -24,13 +24,14 @@ import (
 
 // Env is what a study is given: the home, the store's DSN (--store; ""
 // for the home's SQLite file), where to print, and how to run a plan of
-// suite values into a results file (qpslab run's: jobs.Run, which the
-// command passes in: study sits beside jobs, not above it).
+// suite values into a results file, the builds in the sweep's order given
+// (qpslab run's: jobs.Run, which the command passes in: study sits beside
+// jobs, not above it).
 type Env struct {
 	Home     home.Home
 	Store    string
 	Out, Err io.Writer
-	RunPlan  func(ctx context.Context, given map[string]string, file string) error
+	RunPlan  func(ctx context.Context, given map[string]string, file string, sweep []string) error
 }
 
 // RunOptions are what qpslab study SUITE takes beside the plan's values.
@@ -185,9 +186,9 @@ func fetch(ctx context.Context, e Env, builds []string) error {
 	return nil
 }
 
-// runStudy runs the plan
-// (the base first) into file, and reads its runs back as one set per
-// label, in sweep order.
+// runStudy runs the plan (the base first, the sweep's order given beside
+// it: its neighbour pairs) into file, and reads its runs back as one set
+// per label, in sweep order.
 func runStudy(ctx context.Context, e Env, s suite.Suite, given map[string]string, in Inputs, file string, labels []string) ([]analysis.Set, error) {
 	v := map[string]string{}
 	for k, x := range given {
@@ -204,7 +205,7 @@ func runStudy(ctx context.Context, e Env, s suite.Suite, given map[string]string
 	}
 	order := append([]string{in.Builds[in.Base]}, slices.Delete(slices.Clone(in.Builds), in.Base, in.Base+1)...)
 	v["build"], v["config"] = strings.Join(order, ","), in.Config
-	if err := e.RunPlan(ctx, v, file); err != nil {
+	if err := e.RunPlan(ctx, v, file, in.Builds); err != nil {
 		return nil, err
 	}
 	f, err := result.Read(file)

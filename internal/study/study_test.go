@@ -256,7 +256,7 @@ func TestRunUnknownBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
-	e := Env{Home: h, Out: &out, Err: &errw, RunPlan: func(context.Context, map[string]string, string) error {
+	e := Env{Home: h, Out: &out, Err: &errw, RunPlan: func(context.Context, map[string]string, string, []string) error {
 		t.Error("the plan ran")
 		return nil
 	}}
