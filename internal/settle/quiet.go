@@ -48,11 +48,12 @@ type QuietReport struct {
 	Waited time.Duration
 	Quiet  bool // the server was quiet before Max
 	// What the flavor gives (-1: it does not): InnoDB's history list
-	// length and dirty pages, the running autovacuum workers, when the
-	// wait began and when it ended.
+	// length and dirty pages, the running autovacuum workers, MyRocks'
+	// running compactions, when the wait began and when it ended.
 	HistoryStart, HistoryEnd int64
 	DirtyStart, DirtyEnd     int64
 	VacuumStart, VacuumEnd   int64
+	CompactStart, CompactEnd int64
 }
 
 // Says is the report in one line.
@@ -66,6 +67,9 @@ func (q QuietReport) Says() string {
 	}
 	if q.VacuumStart >= 0 {
 		parts = append(parts, fmt.Sprintf("autovacuum workers %d → %d", q.VacuumStart, q.VacuumEnd))
+	}
+	if q.CompactStart >= 0 {
+		parts = append(parts, fmt.Sprintf("MyRocks compactions %d → %d", q.CompactStart, q.CompactEnd))
 	}
 	state := "quiet"
 	if !q.Quiet {
@@ -87,11 +91,11 @@ func (q QuietReport) Figures() map[string]float64 {
 // the MySQL family until purge has caught up (InnoDB's history list
 // length at most QuietHistory) and the dirty pages no longer fall faster
 // than 1 % of the buffer pool's data pages per 100 ms (no backlog being
-// flushed); on PostgreSQL until no autovacuum worker runs. It sets
-// nothing on the server. A server that gives none of these (MyRocks
-// alone) is quiet at once.
+// flushed), and where the server has MyRocks until no RocksDB compaction
+// runs; on PostgreSQL until no autovacuum worker runs. It sets nothing on
+// the server. A server that gives none of these is quiet at once.
 func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
-	q := QuietReport{HistoryStart: -1, HistoryEnd: -1, DirtyStart: -1, DirtyEnd: -1, VacuumStart: -1, VacuumEnd: -1}
+	q := QuietReport{HistoryStart: -1, HistoryEnd: -1, DirtyStart: -1, DirtyEnd: -1, VacuumStart: -1, VacuumEnd: -1, CompactStart: -1, CompactEnd: -1}
 	if o.Dial == nil {
 		return q, fmt.Errorf("quiet: no dial function")
 	}
@@ -104,6 +108,14 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 		return q, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close()
+	rocks := false
+	if o.Protocol != client.Postgres {
+		n, err := conn.Query(ctx, "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT IN ('YES', 'DEFAULT')")
+		if err != nil {
+			return q, fmt.Errorf("look for MyRocks: %w", err)
+		}
+		rocks = n > 0
+	}
 	t0 := time.Now()
 	var prevDirty int64 = -1
 	var prevAt time.Time
@@ -117,10 +129,16 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 		if err != nil {
 			return q, err
 		}
-		if first {
-			q.HistoryStart, q.DirtyStart, q.VacuumStart = s.history, s.dirty, s.vacuums
+		s.compactions = -1
+		if rocks {
+			if s.compactions, err = activeCompactions(ctx, conn); err != nil {
+				return q, err
+			}
 		}
-		q.HistoryEnd, q.DirtyEnd, q.VacuumEnd = s.history, s.dirty, s.vacuums
+		if first {
+			q.HistoryStart, q.DirtyStart, q.VacuumStart, q.CompactStart = s.history, s.dirty, s.vacuums, s.compactions
+		}
+		q.HistoryEnd, q.DirtyEnd, q.VacuumEnd, q.CompactEnd = s.history, s.dirty, s.vacuums, s.compactions
 		// Flushing a backlog: the dirty pages fall faster than 1 % of the
 		// data pages per 100 ms (the rate, over the time between looks).
 		now := time.Now()
@@ -131,7 +149,7 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 		}
 		prevDirty, prevAt = s.dirty, now
 		q.Waited = time.Since(t0)
-		if s.history <= QuietHistory && s.vacuums <= 0 && !flushing {
+		if s.history <= QuietHistory && s.vacuums <= 0 && s.compactions <= 0 && !flushing {
 			q.Quiet = true
 			return q, nil
 		}
@@ -146,7 +164,7 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 
 // quietState is one look at a server: -1 for what it does not give.
 type quietState struct {
-	history, dirty, pages, vacuums int64
+	history, dirty, pages, vacuums, compactions int64
 }
 
 var historyRE = regexp.MustCompile(`History list length (\d+)`)

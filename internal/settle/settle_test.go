@@ -106,6 +106,11 @@ func TestRunMyRocks(t *testing.T) {
 	if n := scalar("SELECT COUNT(*) FROM rx"); n != 1501 {
 		t.Errorf("rx has %d rows after Run, want 1501", n)
 	}
+	// The quiet wait before a read test counts MyRocks' compactions too.
+	q, err := Quiet(ctx, QuietOptions{Protocol: client.MySQL, Dial: dial, Max: time.Minute})
+	if err != nil || !q.Quiet || q.CompactStart < 0 || q.CompactEnd != 0 || !strings.Contains(q.Says(), "MyRocks compactions") {
+		t.Errorf("quiet wait on MyRocks: %+v (%s), %v", q, q.Says(), err)
+	}
 
 	// InnoDB's flushing is set for an InnoDB table, and restored.
 	if err := Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"inno", "rx"}}); err != nil {
@@ -222,7 +227,7 @@ func TestQuiet(t *testing.T) {
 	exec(holder, "COMMIT")
 	o.Max = 5 * time.Minute
 	r, err = Quiet(ctx, o)
-	if err != nil || !r.Quiet || r.HistoryEnd > QuietHistory || r.HistoryStart < 0 || r.DirtyEnd < 0 || r.VacuumStart != -1 {
+	if err != nil || !r.Quiet || r.HistoryEnd > QuietHistory || r.HistoryStart < 0 || r.DirtyEnd < 0 || r.VacuumStart != -1 || r.CompactStart != -1 {
 		t.Fatalf("after the snapshot: %+v, %v", r, err)
 	}
 	t.Logf("after the snapshot: %s", r.Says())
