@@ -189,10 +189,13 @@ func TestPostgresCounters(t *testing.T) {
 	if got := value(t, sc, "tup_updated"); got < n/2 {
 		t.Errorf("tup_updated = %v, want at least %d", got, n/2)
 	}
-	for _, name := range []string{"wal_bytes", "blks_hit", "xact_commit", "wal_records"} {
+	for _, name := range []string{"wal_bytes", "blks_hit", "blks_requested", "xact_commit", "wal_records"} {
 		if value(t, sc, name) <= 0 {
 			t.Errorf("%s did not move", name)
 		}
+	}
+	if req, hit, read := value(t, sc, "blks_requested"), value(t, sc, "blks_hit"), value(t, sc, "blks_read"); req != hit+read {
+		t.Errorf("blks_requested %v, want blks_hit %v + blks_read %v", req, hit, read)
 	}
 	if v, ok := sc.Counter("active_backends"); !ok || !v.Level {
 		t.Errorf("active_backends: %+v %v", v, ok)

@@ -28,6 +28,7 @@ var Postgres = []Def{
 	{Name: "tup_deleted", Unit: "rows"},
 	{Name: "blks_hit", Unit: "blocks", Help: "block reads found in shared buffers"},
 	{Name: "blks_read", Unit: "blocks", Help: "block reads that missed shared buffers (the OS cache or disk)"},
+	{Name: "blks_requested", Unit: "blocks", Help: "block requests, blks_hit + blks_read: what statements asked of shared buffers, found there or not (the tables' state, whatever the cache holds)"},
 	{Name: "temp_files", Unit: "files"},
 	{Name: "temp_bytes", Unit: "bytes"},
 	{Name: "wal_bytes", Unit: "bytes", Help: "WAL written: the change of pg_current_wal_lsn()"},
@@ -99,6 +100,11 @@ func (p *postgres) counters(ctx context.Context, db *sql.DB) (map[string]float64
 		return nil, fmt.Errorf("read the WAL position: %w", err)
 	}
 	out["wal_bytes"] = lsn
+	hit, okHit := out["blks_hit"]
+	read, okRead := out["blks_read"]
+	if okHit && okRead {
+		out["blks_requested"] = hit + read
+	}
 	return out, nil
 }
 
