@@ -172,55 +172,76 @@ func hardware(sets []analysis.Set, changed map[[2]string]float64, most int) ([]a
 	return out, left
 }
 
-// disagreements say why, for the newest build, its verdict against the
-// base and the changes the neighbour verdicts placed between them do not
-// tell one story, test by test: a change against the base that no
-// neighbour step shows (it crept in over several builds), neighbour
-// changes whose product is no change against the base (they cancel, or
-// the base comparison is not decided), each with the figures. Every
-// verdict is the same analysis.Judge's, over the same runs.
+// disagreements say why a build's verdict against the base and the
+// changes the neighbour verdicts placed between them do not tell one
+// story, test by test: a change against the base that no neighbour step
+// shows (it crept in over several builds), neighbour changes whose
+// product is no change against the base (they cancel, or the base
+// comparison is not decided), neighbour changes the other way than the
+// change against the base, each with the figures. Each test gets one
+// sentence, of the newest build that disagrees (named where it is not
+// the newest of the sweep). Every verdict is the same analysis.Judge's,
+// over the same runs.
 func (s *Study) disagreements() []string {
 	last := len(s.Labels) - 1
-	if last == s.Base {
-		return nil
-	}
-	oi := slices.Index(s.Others, last)
-	if oi < 0 {
-		return nil
-	}
-	lo, hi := min(s.Base, last), max(s.Base, last)
 	var out []string
 	for _, r := range s.Cmp.Rows {
-		c := r.Others[oi]
-		if c.Missing || r.Group == "load" {
+		if r.Group == "load" {
 			continue
 		}
-		var placed []Change
-		prod := 1.0
-		for _, ch := range s.Changes {
-			i := slices.Index(s.Labels, ch.To)
-			if ch.Test == r.Test && ch.Threads == r.Threads && i > lo && i <= hi {
-				placed = append(placed, ch)
-				prod *= ch.Verdict.Rel
+		for at := last; at >= 0; at-- {
+			if line := s.disagreement(r, at, at == last); line != "" {
+				out = append(out, line)
+				break
 			}
-		}
-		v := c.Verdict
-		var where []string
-		for _, ch := range placed {
-			where = append(where, fmt.Sprintf("%.2f in %s", ch.Verdict.Rel, ch.To))
-		}
-		switch {
-		case v.Changed() && len(placed) == 0:
-			out = append(out, fmt.Sprintf("%s is %.2f against %s (%s), a change no step between neighbours shows beyond the noise: it crept in over the builds between them.", r.Test, v.Rel, s.Labels[s.Base], v.Kind))
-		case !v.Changed() && len(placed) > 0:
-			why := fmt.Sprintf("against %s it is %.2f, %s", s.Labels[s.Base], v.Rel, kindWords(v))
-			if len(placed) > 1 && math.Abs(math.Log(prod)) <= math.Log1p(v.Floor) {
-				why = fmt.Sprintf("the changes cancel (their product %.2f): %s", prod, why)
-			}
-			out = append(out, fmt.Sprintf("%s changed between neighbours (%s) but %s.", r.Test, strings.Join(where, ", "), why))
 		}
 	}
 	return out
+}
+
+// disagreement is what disagreements say of row r at build at ("" where
+// its verdict against the base and the neighbour changes agree); newest
+// leaves the build unnamed.
+func (s *Study) disagreement(r analysis.Row, at int, newest bool) string {
+	oi := slices.Index(s.Others, at)
+	if at == s.Base || oi < 0 || r.Others[oi].Missing {
+		return ""
+	}
+	lo, hi := min(s.Base, at), max(s.Base, at)
+	var placed []Change
+	prod := 1.0
+	for _, ch := range s.Changes {
+		i := slices.Index(s.Labels, ch.To)
+		if ch.Test == r.Test && ch.Threads == r.Threads && i > lo && i <= hi {
+			placed = append(placed, ch)
+			prod *= ch.Verdict.Rel
+		}
+	}
+	if at < s.Base {
+		prod = 1 / prod // the steps lead from this build up to the base: its value against the base is their inverse
+	}
+	v := r.Others[oi].Verdict
+	var where []string
+	for _, ch := range placed {
+		where = append(where, fmt.Sprintf("%.2f in %s", ch.Verdict.Rel, ch.To))
+	}
+	test := r.Test
+	if !newest {
+		test += " in " + s.Labels[at]
+	}
+	switch {
+	case v.Changed() && len(placed) == 0:
+		return fmt.Sprintf("%s is %.2f against %s (%s), a change no step between neighbours shows beyond the noise: it crept in over the builds between them.", test, v.Rel, s.Labels[s.Base], v.Kind)
+	case !v.Changed() && len(placed) > 0:
+		why := fmt.Sprintf("against %s it is %.2f, %s", s.Labels[s.Base], v.Rel, kindWords(v))
+		if len(placed) > 1 && math.Abs(math.Log(prod)) <= math.Log1p(v.Floor) {
+			why = fmt.Sprintf("the changes cancel (their product %.2f): %s", prod, why)
+		}
+		return fmt.Sprintf("%s changed between neighbours (%s) but %s.", test, strings.Join(where, ", "), why)
+	case v.Changed() && math.Log(prod)*math.Log(v.Rel) < 0:
+		return fmt.Sprintf("%s is %.2f against %s (%s), but the changes between neighbours (%s, product %.2f) go the other way: the neighbour steps do not account for it.", test, v.Rel, s.Labels[s.Base], v.Kind, strings.Join(where, ", "), prod)
+	}
+	return ""
 }
 
 // kindWords is a verdict's kind in words, with its interval.

@@ -125,10 +125,11 @@ func TestAssembleKnownChanges(t *testing.T) {
 	}
 }
 
-// Where the newest build's verdict against the base and the changes
-// placed between neighbours tell different stories, the tl;dr says why: a
-// test 20 % faster in v1 and back in v3 (the changes cancel), one that
-// creeps up 4 % a build (no step beyond the noise, 17 % in all).
+// Where a build's verdict against the base and the changes placed
+// between neighbours tell different stories, the tl;dr says why: a test
+// 20 % faster in v1 and back in v3 (the changes cancel), one that creeps
+// up 4 % a build (no step beyond the noise, 17 % in all), one that creeps
+// up and back (said at the build where it stood).
 func TestStudyDisagreementsSaid(t *testing.T) {
 	tests := []struct {
 		test, group string
@@ -155,6 +156,35 @@ func TestStudyDisagreementsSaid(t *testing.T) {
 	}
 	if strings.Contains(said, "steady") {
 		t.Errorf("a steady test in the disagreements:\n%s", said)
+	}
+
+	// A creep that goes back by the newest build is said at the build
+	// where it stood; a single step, seen from a base after it, is one
+	// story (the step's inverse), said nowhere.
+	tests = []struct {
+		test, group string
+		pos         int
+		qps         float64
+		factor      [5]float64
+	}{
+		{"creep-and-back", "point", 0, 8000, [5]float64{1, 1.04, 1.082, 1.04, 1}},
+		{"step", "point", 0, 9000, [5]float64{1, 1.2, 1.2, 1.2, 1.2}},
+	}
+	s, err = Assemble(fixtureSetsOf(tests), Options{Base: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said = strings.Join(s.Findings, "\n")
+	if want := "creep-and-back in fx-12.0.cfg is 1.08 against fx-10.0.cfg (better), a change no step between neighbours shows"; !strings.Contains(said, want) {
+		t.Errorf("the findings do not say %q:\n%s", want, said)
+	}
+	if s, err = Assemble(fixtureSetsOf(tests), Options{Base: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range s.Findings {
+		if strings.HasPrefix(f, "step") {
+			t.Errorf("a single step before the base in the disagreements: %s", f)
+		}
 	}
 }
 
