@@ -207,7 +207,7 @@ type Comparison struct {
 type Tally struct {
 	Better     int `json:"better"`
 	Worse      int `json:"worse"`
-	Same       int `json:"same"`
+	Same       int `json:"same"` // undecided: no significant change, and not the same within the floor either (KindSame, whose name the JSON keeps)
 	Inside     int `json:"inside_noise"`
 	Equivalent int `json:"equivalent"` // the same within the floor (KindEquivalent)
 	CannotTell int `json:"cannot_tell"`
