@@ -86,7 +86,9 @@ func DesignOf(measured time.Duration, repeats, slices int, c Components, level f
 	units := float64(d.Repeats * d.Slices)
 	d.Slice = time.Duration(float64(measured) / units)
 	w := c.WithinAt(d.Slice)
-	if c.Between > 0 && d.Repeats >= 2 { // one repeat: its rounds are the units (Paired)
+	// One repeat: its rounds are the units; repeats of one round each are
+	// judged as repeats, whatever the repeat effect (Paired).
+	if (c.Between > 0 || d.Slices == 1) && d.Repeats >= 2 {
 		d.Unit, d.DF = UnitRepeats, float64(d.Repeats-1)
 		d.SE = math.Sqrt((c.Between*c.Between + w*w/float64(d.Slices)) / float64(d.Repeats))
 	} else {

@@ -52,6 +52,11 @@ func TestDesignOf(t *testing.T) {
 	if math.Abs(d.MDE-want) > 1e-12 {
 		t.Errorf("MDE %g, want %g", d.MDE, want)
 	}
+	// Repeats of one slice each are judged as repeats (Paired): 12 of
+	// them, 11 degrees of freedom, no trimming.
+	if o := DesignOf(3*time.Second, 12, 1, c, 0.05); o.Unit != UnitRepeats || o.DF != 11 || math.Abs(o.SE-0.1/math.Sqrt(12)) > 1e-12 {
+		t.Errorf("12 repeats of one slice: %+v", o)
+	}
 	// Half the slice: the noise per round as of twice the variance.
 	if h := DesignOf(1500*time.Millisecond, 6, 2, c, 0.05); math.Abs(h.SE-d.SE*math.Sqrt2) > 1e-12 {
 		t.Errorf("half the time: SE %g, want %g", h.SE, d.SE*math.Sqrt2)
