@@ -124,18 +124,24 @@ func (hc hostComponents) of(test, pool string) analysis.Components {
 
 // design resolves --repeat auto (plan.Plan.Repeat 0) and returns each
 // step's design, for --list-tests and the plan's line. A comparison of
-// steps run as slices gets analysis.MinRepeats repeats, each step's
-// seconds its measured time over all of them, and per pool the slices per
-// repeat Kalibera and Jones's rule gives from this host's components
+// steps run as slices gets the repeats Kalibera and Jones's rule gives
+// (autoRepeats: at least analysis.MinRepeats, at most MaxAutoRepeats),
+// each step's seconds its measured time over all of them, and per pool
+// the slices per repeat the same rule gives from this host's components
 // (analysis.SlicesPerRepeat); anything else one repeat. With
 // --until-decided, a look adds half as many repeats, and the budget is
 // three times the first look's planned time unless given.
 func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.StepDesign {
 	sliced := p.SlicedSteps()
+	auto := len(sliced) > 0 && len(p.Labels()) > 1
+	var hc hostComponents
+	if auto {
+		hc = componentsOf(ctx, e, p.Suite.Name(), hostID)
+	}
 	if p.Repeat == 0 {
 		p.Repeat = 1
-		if len(sliced) > 0 && len(p.Labels()) > 1 {
-			p.Repeat = analysis.MinRepeats
+		if auto {
+			p.Repeat = autoRepeats(p, sliced, hc)
 			p.SpreadSeconds(p.Repeat)
 		}
 	}
@@ -143,13 +149,10 @@ func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.St
 		p.Step = max(1, p.Repeat/2)
 		looksFit(p)
 	}
-	if len(sliced) == 0 || len(p.Labels()) < 2 {
+	if !auto {
 		return nil
 	}
-	hc := componentsOf(ctx, e, p.Suite.Name(), hostID)
 	level := analysis.Judging{Alpha: analysis.DefaultAlpha, Looks: p.Looks}.Level()
-	labels := float64(len(p.Labels()))
-	restore := time.Second // a reload of the demo's 100,000 rows, about
 	var out []report.StepDesign
 	slices := map[bool]int{}
 	for _, i := range sliced {
@@ -171,8 +174,7 @@ func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.St
 			k = most
 			for range 3 {
 				slice := st.Seconds / time.Duration(k)
-				round := time.Duration(labels * float64(slice+plan.SwitchWarmup(slice)))
-				repeat := time.Duration(labels*float64(max(p.Warmup, plan.SwitchWarmup(slice)))) + restore/time.Duration(max(len(sliced), 1))
+				round, repeat := levelCosts(p, slice, len(sliced))
 				k = analysis.SlicesPerRepeat(pc, slice, round, repeat, most)
 			}
 			slices[st.Writes] = k
@@ -187,6 +189,63 @@ func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.St
 		p.Slices, p.WriteSlices = slices[false], slices[true]
 	}
 	return out
+}
+
+// MaxAutoRepeats are the most repeats --repeat auto plans: benchstat's
+// 10 to 20 runs, and each repeat stores a run of every test on every label
+// (the store and each comparison read them all).
+const MaxAutoRepeats = 12
+
+// Costs of a repeat beyond its rounds, besides the first slice's
+// warm-up: a test's runs are opened and recorded once a repeat (0.2 s
+// between two read tests of the demo's A/A runs on the project VM,
+// docs/perf.md), and the tables are put back before it (a reload of the
+// demo's 100,000 rows on every label, about 1 s; the plan is made before
+// anything is loaded), which each sliced test shares.
+const (
+	repeatSetup   = 200 * time.Millisecond
+	repeatRestore = time.Second
+)
+
+// levelCosts are Kalibera and Jones's costs of a plan's levels for a
+// sliced test whose slices are slice long, among sliced tests: a round
+// is a slice and its switch warm-up on every label; a repeat beyond its
+// rounds, the first slice's longer warm-up on every label, the test's
+// setup and its share of the restore.
+func levelCosts(p *plan.Plan, slice time.Duration, sliced int) (round, repeat time.Duration) {
+	labels := time.Duration(len(p.Labels()))
+	round = labels * (slice + plan.SwitchWarmup(slice))
+	repeat = labels*max(p.Warmup, plan.SwitchWarmup(slice)) + repeatSetup + repeatRestore/time.Duration(max(sliced, 1))
+	return round, repeat
+}
+
+// autoRepeats is --repeat auto's count: Kalibera and Jones's rule at the
+// top level. A test of T seconds a label holds N = T / plan.AutoSlice
+// slices; where its pool's repeats carry variance of their own (σ_between
+// > 0) the rule puts n = SlicesPerRepeat of them in each repeat, so the
+// test asks N / n repeats; the plan, whose repeats every test shares
+// (each starts from the tables as loaded), takes the most any test asks,
+// within [analysis.MinRepeats, MaxAutoRepeats]. Where no pool has a
+// repeat effect, more repeats buy nothing: MinRepeats, for the degrees
+// of freedom of an interval on repeats.
+func autoRepeats(p *plan.Plan, sliced []int, hc hostComponents) int {
+	r := analysis.MinRepeats
+	for _, i := range sliced {
+		st := p.Steps.Steps[i]
+		pool := analysis.PoolReads
+		if st.Writes {
+			pool = analysis.PoolWrites
+		}
+		pc := hc.pools[pool]
+		n := int(st.Seconds / plan.AutoSlice)
+		if !(pc.Between > 0) || n < 2 {
+			continue
+		}
+		round, repeat := levelCosts(p, plan.AutoSlice, len(sliced))
+		k := analysis.SlicesPerRepeat(pc, plan.AutoSlice, round, repeat, n)
+		r = max(r, min(n/k, MaxAutoRepeats))
+	}
+	return r
 }
 
 // PlannedOverhead is what a first look takes over its items' planned

@@ -13,8 +13,9 @@ import (
 	_ "github.com/qpslab/qpslab/internal/workload"
 )
 
-// --repeat auto on a comparison of sliced tests: 6 repeats, each test's
-// seconds spread over them, two 0.25 s slices a repeat; one label, or a
+// --repeat auto on a comparison of sliced tests: at the demo's 3 s, 6
+// repeats, each test's seconds spread over them, two 0.25 s slices a
+// repeat; more time, more repeats where they are cheap; one label, or a
 // given --repeat, keeps its repeats. --until-decided takes as many looks as
 // its budget holds, fixed before the first (one: judged at α).
 func TestDesign(t *testing.T) {
@@ -51,6 +52,25 @@ func TestDesign(t *testing.T) {
 	for _, st := range p.Steps.Steps {
 		if st.Test == "point-query_range=100" && st.Seconds != 500*time.Millisecond {
 			t.Errorf("point-query's seconds per repeat %s, want 3 s over 6", st.Seconds)
+		}
+	}
+	// More time: the writes' repeat effect (the default's σ 0.116) asks
+	// for more repeats of two slices each, at most MaxAutoRepeats, where a
+	// repeat costs little beyond its rounds; a long warm-up before each
+	// repeat makes repeats dear, and the time goes into slices instead.
+	for _, c := range []struct {
+		secs, warmup string
+		repeats      int
+	}{{"6", "0", 8}, {"12", "0", MaxAutoRepeats}, {"48", "0", MaxAutoRepeats}, {"12", "5", analysis.MinRepeats}} {
+		p := planOf("build", "a,b", "read-secs", c.secs, "write-secs", c.secs, "warmup", c.warmup)
+		ds := design(context.Background(), e, p, "")
+		if p.Repeat != c.repeats || len(ds) == 0 {
+			t.Errorf("%s s a test, --warmup %s: %d repeats, want %d", c.secs, c.warmup, p.Repeat, c.repeats)
+		}
+		for _, d := range ds {
+			if d.Design.Repeats != p.Repeat || d.Design.Slice < 250*time.Millisecond {
+				t.Errorf("%s s, --warmup %s, %s: %+v", c.secs, c.warmup, d.Test, d.Design)
+			}
 		}
 	}
 	if p := planOf("build", "a"); design(context.Background(), e, p, "") != nil || p.Repeat != 1 {
