@@ -616,10 +616,24 @@ func (t *planTester) verdict(ctx context.Context, runs []result.Run, base, other
 		m, _ := result.Lookup(t.o.Metric)
 		side = func(runs []result.Run) analysis.Side { return analysis.RunSide(runs, m) }
 	}
-	for _, r := range append(append([]result.Run{}, bs...), os...) {
-		j.Looks = max(j.Looks, r.Looks())
-	}
+	j.Looks = max(j.Looks, pooledLooks(append(append([]result.Run{}, bs...), os...)))
 	return bisect.Test(side(bs), side(os), j), bs, nil
+}
+
+// pooledLooks is how many looks runs pooled from several plans had in all:
+// each plan's (its runs record them), summed. A retry that pools a step's
+// earlier plans looks again at rounds those plans looked at already, so
+// its level is the one for all their looks together, not for its own.
+func pooledLooks(runs []result.Run) int {
+	looks := map[string]int{}
+	for _, r := range runs {
+		looks[r.Plan] = max(looks[r.Plan], r.Looks())
+	}
+	n := 0
+	for _, k := range looks {
+		n += k
+	}
+	return n
 }
 
 // BisectStatus prints the stored bisections (id 0), or one's steps. It
