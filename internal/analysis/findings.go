@@ -209,6 +209,16 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 // Arrivals between neighbouring builds. A sweep whose neighbours cannot be
 // compared (no test in common) has no arrivals. No I/O.
 func FindingsFor(c *Comparison, sets []Set) Findings {
+	return FindingsWith(c, sets, nil, nil)
+}
+
+// FindingsWith is FindingsFor where the sweep's neighbour comparisons are
+// made already (a study's, which it shows: sweep, the sets in the sweep's
+// order, wherever its base stands, and neighbours[i-1] sweep[i] against
+// sweep[i-1]): the arrivals are placed from those very verdicts, so the
+// tl;dr and the neighbour verdicts are one story. With no neighbours it
+// is FindingsFor.
+func FindingsWith(c *Comparison, sets, sweep []Set, neighbours []*Comparison) Findings {
 	bySet := map[string]Set{}
 	for _, s := range sets {
 		bySet[s.Label] = s
@@ -219,6 +229,11 @@ func FindingsFor(c *Comparison, sets []Set) Findings {
 	}
 	tables, _ := Metrics(ordered, "") // no per-op figures (imports without sb.met) is not an error here
 	f := FindingsOf(c, tables)
+	if len(neighbours) > 0 && len(neighbours) == len(sweep)-1 {
+		f.Sweep = true
+		f.Arrivals, f.Neighbours, f.Untold = arrivalsFrom(sweep, neighbours)
+		return f
+	}
 	if f.Sweep {
 		// The neighbours are compared as c was (its layout, a user's
 		// layout file, the noise floors); where they cannot be, the
@@ -330,6 +345,21 @@ func Arrivals(sets []Set, o Options) ([]Arrival, error) {
 // arrivals are Arrivals, with how many neighbour comparisons of a test
 // were made and how many of them could not tell.
 func arrivals(sets []Set, o Options) (out []Arrival, n, untold int, err error) {
+	comps := make([]*Comparison, 0, len(sets))
+	for i := 1; i < len(sets); i++ {
+		c, err := Compare(sets[i-1], []Set{sets[i]}, o)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		comps = append(comps, c)
+	}
+	out, n, untold = arrivalsFrom(sets, comps)
+	return out, n, untold, nil
+}
+
+// arrivalsFrom are arrivals' of sets from their neighbour comparisons
+// made already: comps[i-1] is sets[i] against sets[i-1].
+func arrivalsFrom(sets []Set, comps []*Comparison) (out []Arrival, n, untold int) {
 	type tk struct {
 		test    string
 		threads int
@@ -338,12 +368,8 @@ func arrivals(sets []Set, o Options) (out []Arrival, n, untold int, err error) {
 	order := map[tk]int{}
 	per := map[tk][]Arrival{}
 	var keys []tk
-	for i := 1; i < len(sets); i++ {
-		c, err := Compare(sets[i-1], []Set{sets[i]}, o)
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		for _, r := range c.Rows {
+	for i := 1; i < len(sets) && i <= len(comps); i++ {
+		for _, r := range comps[i-1].Rows {
 			k := tk{r.Test, r.Threads, r.Conditions}
 			if _, ok := order[k]; !ok {
 				order[k] = len(order)
@@ -371,5 +397,5 @@ func arrivals(sets []Set, o Options) (out []Arrival, n, untold int, err error) {
 	for _, k := range keys {
 		out = append(out, per[k]...)
 	}
-	return out, n, untold, nil
+	return out, n, untold
 }

@@ -339,3 +339,28 @@ func TestCommands(t *testing.T) {
 		t.Errorf("from the store: %q, want %q", got, want[1:])
 	}
 }
+
+// The tl;dr places each change from the study's own neighbour verdicts,
+// wherever the base stands in the sweep: with the base in the middle, the
+// step in fx-11.0 is still said to arrive there.
+func TestStudyArrivalsWithMiddleBase(t *testing.T) {
+	tests := []struct {
+		test, group string
+		pos         int
+		qps         float64
+		factor      [5]float64
+	}{{"step", "point", 0, 9000, [5]float64{1, 1.2, 1.2, 1.2, 1.2}}, {"steady", "range", 1, 3000, [5]float64{1, 1, 1, 1, 1}}}
+	s, err := Assemble(fixtureSetsOf(tests), Options{Base: 2, Findings: Findings(analysis.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(s.Findings, "\n")
+	for _, want := range []string{
+		"Across the sweep, 1 change arrived beyond the noise between neighbouring builds: 1 in fx-11.0.cfg.",
+		"step changed in fx-11.0.cfg (1.20 + against fx-10.0.cfg).",
+	} {
+		if !strings.Contains(said, want) {
+			t.Errorf("the tl;dr does not say %q:\n%s", want, said)
+		}
+	}
+}
