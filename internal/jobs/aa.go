@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +92,32 @@ func keepNoise(ctx context.Context, e Env, p *plan.Plan, runs []result.Run) erro
 	}
 	report.Floors(e.Out, cmp, floors, hostID)
 	return nil
+}
+
+// planSets groups the runs of plan p by label in the plan's order of its
+// labels (the first its base), whatever order they ran in: a round's
+// labels run counterbalanced, and a sweep's neighbour pairs start with
+// the sweep's first build, not the base. A label the plan does not name
+// comes last.
+func planSets(p *plan.Plan, runs []result.Run) []analysis.Set {
+	var names []string
+	for _, l := range p.Labels() {
+		names = append(names, l.Label())
+	}
+	return orderSets(labelSets(runs), names)
+}
+
+// orderSets sorts sets by their label's place in names (those not in it
+// last, in their order).
+func orderSets(sets []analysis.Set, names []string) []analysis.Set {
+	rank := func(s analysis.Set) int {
+		if i := slices.Index(names, s.Label); i >= 0 {
+			return i
+		}
+		return len(names)
+	}
+	slices.SortStableFunc(sets, func(a, b analysis.Set) int { return rank(a) - rank(b) })
+	return sets
 }
 
 // labelSets groups runs by label, in the order the labels first appear.

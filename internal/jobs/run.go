@@ -56,9 +56,6 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if err != nil {
 		return err
 	}
-	if len(o.Sweep) > 0 {
-		p.Sweep = sweepOrder(p.Labels(), o.Sweep)
-	}
 	if o.ListTests { // needs no build: the names are enough
 		_, hostID, err := thisHost()
 		if err != nil {
@@ -70,6 +67,9 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	Clean(h, e.Err) // what an earlier qpslab that was killed left
 	if err := p.Resolve(ctx, h); err != nil {
 		return err
+	}
+	if len(o.Sweep) > 0 { // after Resolve: a --grid or --set gives the labels their configs
+		p.Sweep = sweepOrder(p.Labels(), o.Sweep)
 	}
 	if err := p.Check(h); err != nil {
 		return err
@@ -110,7 +110,7 @@ func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html
 	if len(runs) == 0 {
 		return nil
 	}
-	sets := labelSets(runs)
+	sets := planSets(p, runs)
 	if !steps && !why && len(sets) < 2 && html == "" {
 		return nil
 	}
@@ -325,17 +325,10 @@ func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.ctx, r) }
 // test is also undecided while a comparison of neighbours in the sweep
 // is: the study places each change by them.
 func undecided(ctx context.Context, st *store.Store, runs []result.Run, look, looks int, w io.Writer, names, sweep []string) ([]string, error) {
-	sets := labelSets(runs)
+	sets := orderSets(labelSets(runs), names)
 	if len(sets) < 2 {
 		return nil, nil
 	}
-	rank := func(s analysis.Set) int {
-		if i := slices.Index(names, s.Label); i >= 0 {
-			return i
-		}
-		return len(names)
-	}
-	slices.SortStableFunc(sets, func(a, b analysis.Set) int { return rank(a) - rank(b) })
 	opts := selector.Options(ctx, st, sets, "", w)
 	cmp, err := analysis.Compare(sets[0], sets[1:], opts)
 	if err != nil {

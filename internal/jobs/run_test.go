@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
 )
@@ -71,5 +72,17 @@ func TestPooledLooks(t *testing.T) {
 	}
 	if n := pooledLooks(runs[:2]); n != 4 {
 		t.Errorf("one plan's looks %d, want 4", n)
+	}
+}
+
+// A run's comparison and the components it keeps take the plan's first
+// label as the base, whichever label's run came first (a counterbalanced
+// round, a sweep's neighbour pair that starts with another build).
+func TestPlanSetsBaseFirst(t *testing.T) {
+	p := &plan.Plan{Builds: []build.Build{{Name: "base"}, {Name: "old"}}, Configs: []config.Config{{Name: "c"}}}
+	runs := []result.Run{{Build: "old", Config: "c@1"}, {Build: "base", Config: "c@1"}, {Build: "old", Config: "c@1"}}
+	sets := planSets(p, runs)
+	if len(sets) != 2 || sets[0].Label != "base.c" || sets[1].Label != "old.c" || len(sets[1].Runs) != 2 {
+		t.Fatalf("sets %+v, want base.c then old.c", sets)
 	}
 }
