@@ -18,8 +18,9 @@ type Findings struct {
 	Suite  string          `json:"suite"`
 	Base   string          `json:"base"`
 	Labels []LabelFindings `json:"labels"` // one per other label, in the comparison's order
-	// Sweep: the labels are builds in version order (IsSweep), and
-	// Arrivals the changes between neighbours (nil when not a sweep).
+	// Sweep: the labels are builds in version order (IsSweep), or a
+	// study's sweep of more than two builds (FindingsWith), and Arrivals
+	// the changes between neighbours (nil when not a sweep).
 	Sweep    bool      `json:"sweep"`
 	Arrivals []Arrival `json:"arrivals,omitempty"`
 	// Neighbours is how many tests' neighbour comparisons a sweep made,
@@ -229,7 +230,7 @@ func FindingsWith(c *Comparison, sets, sweep []Set, neighbours []*Comparison) Fi
 	}
 	tables, _ := Metrics(ordered, "") // no per-op figures (imports without sb.met) is not an error here
 	f := FindingsOf(c, tables)
-	if len(neighbours) > 0 && len(neighbours) == len(sweep)-1 {
+	if len(sweep) > 2 && len(neighbours) == len(sweep)-1 { // two builds: the base comparison is the one neighbour's (IsSweep)
 		f.Sweep = true
 		f.Arrivals, f.Neighbours, f.Untold = arrivalsFrom(sweep, neighbours)
 		return f
