@@ -61,11 +61,11 @@ func State(sets []Set) []StateRow {
 			})
 			row := StateRow{Test: k.test, Threads: k.threads, Label: s.Label}
 			lo, hi := math.Inf(1), math.Inf(-1)
+			m, ok := counters.StateFigure(runs...) // one figure for the row's runs
+			if !ok {
+				continue
+			}
 			for _, r := range runs {
-				m, ok := counters.StateFigure(r)
-				if !ok {
-					continue
-				}
 				v, ok := m.Of(r)
 				if !ok || !(v >= 0) || math.IsInf(v, 0) {
 					continue

@@ -70,16 +70,39 @@ func CounterMetric(name string) (result.Metric, bool) {
 // the first of them it recorded, per op.
 var StateCounters = []string{"innodb_buffer_pool_read_requests", "blks_requested", "blks_hit"}
 
-// StateFigure is the figure that shows run r's database state
-// (StateCounters), and whether r has one.
-func StateFigure(r result.Run) (result.Metric, bool) {
-	if r.HW == nil || r.HW.Server == nil {
-		return result.Metric{}, false
-	}
+// StateFigure is the figure that shows the database state of runs
+// (StateCounters), one for all of them: the first state counter every
+// one of the runs that recorded any recorded, so that runs stored before
+// a newer counter are set beside later ones by the one they share; and
+// whether there is one.
+func StateFigure(runs ...result.Run) (result.Metric, bool) {
 	for _, c := range StateCounters {
-		if v, ok := r.HW.Server.Counter(c); ok && !v.Level {
+		n, all := 0, true
+		for _, r := range runs {
+			if r.HW == nil || r.HW.Server == nil {
+				continue
+			}
+			if v, ok := r.HW.Server.Counter(c); ok && !v.Level {
+				n++
+				continue
+			}
+			if hasState(r) {
+				all = false
+			}
+		}
+		if n > 0 && all {
 			return CounterMetric(c + result.CounterSuffix)
 		}
 	}
 	return result.Metric{}, false
+}
+
+// hasState says whether run r recorded some state counter.
+func hasState(r result.Run) bool {
+	for _, c := range StateCounters {
+		if v, ok := r.HW.Server.Counter(c); ok && !v.Level {
+			return true
+		}
+	}
+	return false
 }

@@ -45,3 +45,34 @@ func TestCounterMetrics(t *testing.T) {
 		t.Errorf("a bad name: %v", err)
 	}
 }
+
+// The state figure of runs is one they all recorded: PostgreSQL runs
+// stored before blks_requested are set beside newer ones by blks_hit;
+// runs that all have blks_requested use it; runs without counters do not
+// count.
+func TestStateFigureShared(t *testing.T) {
+	run := func(names ...string) result.Run {
+		sc := &result.ServerCounters{}
+		for _, n := range names {
+			sc.Values = append(sc.Values, result.CounterValue{Name: n, Value: 10})
+		}
+		return result.Run{HW: &result.HW{Server: sc}}
+	}
+	old, now := run("blks_hit", "blks_read"), run("blks_hit", "blks_read", "blks_requested")
+	for _, c := range []struct {
+		runs []result.Run
+		want string
+	}{
+		{[]result.Run{old, now}, "blks_hit/o"},
+		{[]result.Run{now, now, {}}, "blks_requested/o"},
+		{[]result.Run{run("innodb_buffer_pool_read_requests")}, "innodb_buffer_pool_read_requests/o"},
+	} {
+		m, ok := StateFigure(c.runs...)
+		if !ok || m.Name != c.want {
+			t.Errorf("%d runs: %q %v, want %s", len(c.runs), m.Name, ok, c.want)
+		}
+	}
+	if _, ok := StateFigure(result.Run{}, run("wal_bytes")); ok {
+		t.Error("a state figure of runs without a state counter")
+	}
+}
