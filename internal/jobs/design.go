@@ -225,11 +225,16 @@ func levelCosts(p *plan.Plan, slice time.Duration, sliced int) (round, repeat ti
 // > 0) the rule puts n = SlicesPerRepeat of them in each repeat, so the
 // test asks N / n repeats; the plan, whose repeats every test shares
 // (each starts from the tables as loaded), takes the most any test asks,
-// within [analysis.MinRepeats, MaxAutoRepeats]. Where no pool has a
-// repeat effect, more repeats buy nothing: MinRepeats, for the degrees
-// of freedom of an interval on repeats.
+// within [analysis.MinRepeats, MaxAutoRepeats], and no more than leave
+// every sliced test two slices of plan.AutoSlice a repeat (its --slices,
+// where given). Where no pool has a repeat effect, more repeats buy
+// nothing: MinRepeats, for the degrees of freedom of an interval on
+// repeats.
 func autoRepeats(p *plan.Plan, sliced []int, hc hostComponents) int {
-	r := analysis.MinRepeats
+	r, most := analysis.MinRepeats, MaxAutoRepeats
+	for _, i := range sliced {
+		most = min(most, int(p.Steps.Steps[i].Seconds/(time.Duration(max(p.Slices, 2))*plan.AutoSlice)))
+	}
 	for _, i := range sliced {
 		st := p.Steps.Steps[i]
 		pool := analysis.PoolReads
@@ -243,7 +248,7 @@ func autoRepeats(p *plan.Plan, sliced []int, hc hostComponents) int {
 		}
 		round, repeat := levelCosts(p, plan.AutoSlice, len(sliced))
 		k := analysis.SlicesPerRepeat(pc, plan.AutoSlice, round, repeat, n)
-		r = max(r, min(n/k, MaxAutoRepeats))
+		r = max(r, min(n/k, most))
 	}
 	return r
 }
@@ -285,7 +290,7 @@ func looksFit(p *plan.Plan) {
 // base), for --repeat auto to plan with later; an A/A run's as A/A (no
 // repeat effect), any other as A/B.
 func keepComponents(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, aa bool) error {
-	sets := labelSets(runs)
+	sets := planSets(p, runs)
 	if len(sets) < 2 {
 		return nil
 	}
