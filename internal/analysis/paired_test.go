@@ -299,12 +299,13 @@ func TestSequentialFalsePositives(t *testing.T) {
 			t.Errorf("σ between %.3f: 0.05 at every look gave only %.2f %%: the case does not test the looks' level", c.between, 100*naiveRate)
 		}
 	}
-	// The levels themselves: Pocock's for 0.05, Bonferroni's otherwise.
+	// The levels themselves: Pocock's for 0.05 up to 10 looks,
+	// Bonferroni's otherwise.
 	for _, c := range []struct {
 		alpha float64
 		looks int
 		want  float64
-	}{{0.05, 1, 0.05}, {0.05, 4, 0.0182}, {0.05, 30, 0.0106}, {0.01, 4, 0.0025}, {0.05, 0, 0.05}} {
+	}{{0.05, 1, 0.05}, {0.05, 4, 0.0182}, {0.05, 10, 0.0106}, {0.05, 30, 0.05 / 30}, {0.05, 1 << 40, 0.05 / CountedLooks}, {0.01, 4, 0.0025}, {0.05, 0, 0.05}} {
 		if got := (Judging{Alpha: c.alpha, Looks: c.looks}).Level(); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("α %g over %d looks: level %g, want %g", c.alpha, c.looks, got, c.want)
 		}

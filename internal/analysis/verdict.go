@@ -84,18 +84,24 @@ func DefaultJudging() Judging {
 // level with --until-decided's own schedule and t intervals.
 var pocock = []float64{0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106}
 
-// MaxLooks is the most looks Level has a level for.
-const MaxLooks = 10
+// MaxLooks is the most looks Level has Pocock's level for; CountedLooks
+// the most it counts at all (ten resumed bisect plans of four looks: a
+// larger count, from an imported results file, is no plan qpslab makes).
+const (
+	MaxLooks     = 10
+	CountedLooks = 40
+)
 
 // Level is the level each look is judged at: Alpha for one look; for K
-// looks at Alpha 0.05, Pocock's; at another Alpha, Alpha/K (Bonferroni: the
-// union bound keeps the overall level within Alpha, more strictly).
+// looks at Alpha 0.05, Pocock's up to MaxLooks; else Alpha/K (Bonferroni:
+// the union bound keeps the overall level within Alpha, more strictly;
+// a resumed bisect step's pooled plans can sum to more than MaxLooks).
 func (j Judging) Level() float64 {
-	k := min(max(j.Looks, 1), MaxLooks)
+	k := min(max(j.Looks, 1), CountedLooks)
 	switch {
 	case k == 1:
 		return j.Alpha
-	case j.Alpha == 0.05:
+	case j.Alpha == 0.05 && k <= MaxLooks:
 		return pocock[k-1]
 	}
 	return j.Alpha / float64(k)
