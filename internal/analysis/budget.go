@@ -72,8 +72,10 @@ const Power = 0.8
 
 // DesignOf is the design of one test measured for measured (per label, over
 // all repeats) in repeats repeats of slices slices each, with components
-// c, judged at level: the interval on rounds where the pool has no repeat
-// effect (c.Between 0) or there is one repeat, else on repeats,
+// c, judged at level as Paired judges it: the interval on rounds where the
+// pool has no repeat effect (c.Between 0) and a repeat has two slices or
+// more, or there is one repeat; else on repeats (a repeat effect, or one
+// slice a repeat),
 //
 //	rounds:  SE² = σ_w(s)² / (R·K),            df = h − 1 (h the trimmed mean's kept rounds),
 //	repeats: SE² = (σ_b² + σ_w(s)²/K) / R,     df = R − 1,

@@ -396,7 +396,8 @@ func quietBefore(st suite.Step) bool {
 }
 
 // quiet waits on every server of block at once until it is quiet after
-// the writes before st (settle.Quiet: purge, flushing, autovacuum), at
+// the writes before st (settle.Quiet: purge, flushing, MyRocks'
+// compactions, autovacuum), at
 // most quietMax, and keeps what each saw for the step's runs.
 func (g *grouped) quiet(ctx context.Context, block []*server, st suite.Step) error {
 	p := g.p

@@ -22,7 +22,7 @@ const (
 func init() {
 	result.Register(
 		result.Metric{Name: FigureQuietWait, Max: 1e6, Unit: "s", Per: "run", Class: result.ClassFigure, Verb: "%.2f",
-			Help: "how long the servers were waited for before the test, until purge, flushing and autovacuum were quiet after the writes before it"},
+			Help: "how long the servers were waited for before the test, until purge, flushing, MyRocks' compactions and autovacuum were quiet after the writes before it"},
 		result.Metric{Name: FigureHistoryLen, Max: 1e12, Unit: "undo logs", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "InnoDB's history list length when the test began: the undo the writes before it left for purge"},
 	)
