@@ -83,7 +83,12 @@ aa() {
   $Q configs add "$name-b" --family mysql /dev/null >/dev/null
   $Q run sysbench --build mariadb-system --config "$name-a,$name-b" "${DEMO[@]}" --out "$out/$name-runs.json" >"$out/$name.log" 2>&1
   $Q compare "mariadb-system.$name-a" "mariadb-system.$name-b" --format json >"$out/$name.json"
+  prune
 }
+
+# prune removes the sandboxes of the runs that ended (each run's two
+# servers keep 1.2 GB of datadirs: 20 A/A runs left 48 GB).
+prune() { $Q server prune >/dev/null; }
 
 echo "== (a) A/A at the demo's budget, $AA_RUNS runs"
 for i in $(seq 1 "$AA_RUNS"); do
@@ -132,6 +137,7 @@ for i in $(seq 1 "$SETTING_RUNS"); do
   $Q configs add "st$i-b" --family mysql "$work/sync.cnf" >/dev/null
   $Q run sysbench --build mariadb-system --config "st$i-a,st$i-b" "${DEMO[@]}" >"$out/st$i.log" 2>&1
   $Q compare "mariadb-system.st$i-a" "mariadb-system.st$i-b" --format json >"$out/st$i.json"
+  prune
 done
 pools "$out"/st*.json
 
@@ -142,6 +148,7 @@ for i in $(seq 1 "$AB_RUNS"); do
   $Q run sysbench --build "$PG_A,$PG_B" --config "ab$i" --rows 100000 --read-secs "$AB_SECS" --write-secs "$AB_SECS" --warmup 1 \
     --postwrite-scale 0 --tests 'point-query.pre*,hot-points*,read-only.pre_range=10,update-index*,scan*' >"$out/ab$i.log" 2>&1
   $Q compare "$PG_A.ab$i" "$PG_B.ab$i" --format json >"$out/ab$i.json"
+  prune
   jq -r --arg i "$i" '.rows[] | select(.test == "hot-points_range=100") | .others[0] |
     "  run \($i): hot-points_range=100 \(.rel * 1000 | round / 1000) [\(.verdict.lo * 1000 | round / 1000), \(.verdict.hi * 1000 | round / 1000)], \(.verdict.n) rounds in \(.verdict.blocks) repeats (on its \(.verdict.unit)), p=\(.verdict.p), \(.verdict.kind)"' "$out/ab$i.json"
 done
@@ -155,6 +162,7 @@ for d in 1 2; do
   grep '^Verdict' "$out/demo$d.log" | sed 's/^/    /'
   # This demo's own runs: its results file, the newest.
   cp "$(ls -t "$QPSLAB_HOME"/results/demo-*.json | head -1)" "$out/demo$d-runs.json"
+  prune
 done
 # Each demo's comparison of its own runs (under labels of their own), then
 # the two side by side.
