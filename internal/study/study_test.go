@@ -28,12 +28,7 @@ var update = flag.Bool("update", false, "rewrite testdata/study.md from this cod
 //     changes, each placed);
 //   - range-b is 15 % faster from v4 on;
 //   - the others do not change.
-var fixtureTests = []struct {
-	test, group string
-	pos         int
-	qps         float64
-	factor      [5]float64
-}{
+var fixtureTests = []fixtureTest{
 	{"point-a", "point", 0, 10000, [5]float64{1, 1, 0.8, 0.8, 0.8}},
 	{"point-b", "point", 0, 8000, [5]float64{1, 1, 1, 1, 1}},
 	{"range-a", "range", 1, 3000, [5]float64{1, 1, 1, 1, 1}},
@@ -42,14 +37,18 @@ var fixtureTests = []struct {
 	{"write-d", "writes", 2, 4000, [5]float64{1, 1, 1, 1, 1}},
 }
 
-func fixtureSets() []analysis.Set { return fixtureSetsOf(fixtureTests) }
-
-func fixtureSetsOf(fixtureTests []struct {
+// fixtureTest is one test of the fixture: its group and place, its QPS on
+// the first build and its factor on each of the five.
+type fixtureTest struct {
 	test, group string
 	pos         int
 	qps         float64
 	factor      [5]float64
-}) []analysis.Set {
+}
+
+func fixtureSets() []analysis.Set { return fixtureSetsOf(fixtureTests) }
+
+func fixtureSetsOf(fixtureTests []fixtureTest) []analysis.Set {
 	var sets []analysis.Set
 	for b := 0; b < 5; b++ {
 		build := fmt.Sprintf("fx-1%d.0", b)
@@ -131,12 +130,7 @@ func TestAssembleKnownChanges(t *testing.T) {
 // up 4 % a build (no step beyond the noise, 17 % in all), one that creeps
 // up and back (said at the build where it stood).
 func TestStudyDisagreementsSaid(t *testing.T) {
-	tests := []struct {
-		test, group string
-		pos         int
-		qps         float64
-		factor      [5]float64
-	}{
+	tests := []fixtureTest{
 		{"up-and-back", "point", 0, 10000, [5]float64{1, 1.2, 1.2, 1, 1}},
 		{"creeping", "point", 0, 8000, [5]float64{1, 1.04, 1.082, 1.125, 1.17}},
 		{"steady", "range", 1, 3000, [5]float64{1, 1, 1, 1, 1}},
@@ -161,12 +155,7 @@ func TestStudyDisagreementsSaid(t *testing.T) {
 	// A creep that goes back by the newest build is said at the build
 	// where it stood; a single step, seen from a base after it, is one
 	// story (the step's inverse), said nowhere.
-	tests = []struct {
-		test, group string
-		pos         int
-		qps         float64
-		factor      [5]float64
-	}{
+	tests = []fixtureTest{
 		{"creep-and-back", "point", 0, 8000, [5]float64{1, 1.04, 1.082, 1.04, 1}},
 		{"step", "point", 0, 9000, [5]float64{1, 1.2, 1.2, 1.2, 1.2}},
 	}
@@ -344,12 +333,7 @@ func TestCommands(t *testing.T) {
 // wherever the base stands in the sweep: with the base in the middle, the
 // step in fx-11.0 is still said to arrive there.
 func TestStudyArrivalsWithMiddleBase(t *testing.T) {
-	tests := []struct {
-		test, group string
-		pos         int
-		qps         float64
-		factor      [5]float64
-	}{{"step", "point", 0, 9000, [5]float64{1, 1.2, 1.2, 1.2, 1.2}}, {"steady", "range", 1, 3000, [5]float64{1, 1, 1, 1, 1}}}
+	tests := []fixtureTest{{"step", "point", 0, 9000, [5]float64{1, 1.2, 1.2, 1.2, 1.2}}, {"steady", "range", 1, 3000, [5]float64{1, 1, 1, 1, 1}}}
 	s, err := Assemble(fixtureSetsOf(tests), Options{Base: 2, Findings: Findings(analysis.Options{})})
 	if err != nil {
 		t.Fatal(err)
