@@ -27,7 +27,7 @@ var layer = map[string]int{
 	// Foundations: data types and the edges of the system.
 	"docs": 0, "internal/version": 0, "internal/home": 0, "internal/result": 0, "internal/changepoint": 0,
 	"internal/client": 0, "internal/build": 0, "internal/config": 0, "internal/host": 0,
-	"internal/workload/script/lang": 0,
+	"internal/workload/script/lang": 0, "internal/table": 0,
 	// Running things and keeping them: each knows only foundations.
 	"internal/engine": 1, "internal/metrics": 1, "internal/counters": 1, "internal/stacks": 1, "internal/sandbox": 1, "internal/store": 1, "internal/history": 1,
 	"internal/fleet": 1,

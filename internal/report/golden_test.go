@@ -92,7 +92,9 @@ func TestGoldenListings(t *testing.T) {
 
 	b := store.Bisection{ID: 3, Src: "/src/mariadb", Good: "0123456789abcdef", Bad: "fedcba9876543210", Suite: "sysbench", Test: "point-query_range=100",
 		Metric: "qps", Threshold: 0.05, State: "done", Started: at.Add(-2 * time.Hour), Result: "first bad commit 89abcdef (0.81 [0.78, 0.84])"}
-	golden(t, "bisections.txt", func(w io.Writer) error { return Bisections(w, []store.Bisection{b, {ID: 4, State: "running", Started: at, Threshold: math.NaN()}}) })
+	golden(t, "bisections.txt", func(w io.Writer) error {
+		return Bisections(w, []store.Bisection{b, {ID: 4, State: "running", Started: at, Threshold: math.NaN()}})
+	})
 	golden(t, "bisections-empty.txt", func(w io.Writer) error { return Bisections(w, nil) })
 	steps := []store.BisectStep{
 		{Seq: 1, Commit: b.Good, Kind: "good", Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Build: "b-good", Plan: "6×2"},

@@ -1,0 +1,53 @@
+package table
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+func init() { Register(Markdown, "Markdown tables (markdown is the same)", renderMarkdown) }
+
+// renderMarkdown writes the title as a paragraph (names as code), then a
+// pipe table whose number columns are right-aligned, then the notes as
+// paragraphs.
+func renderMarkdown(w io.Writer, t *Table, _ Options) error {
+	if len(t.Title) > 0 {
+		fmt.Fprintf(w, "%s\n\n", titleText(t.Title, true))
+	}
+	if len(t.Rows) == 0 && t.Empty != "" {
+		_, err := fmt.Fprintln(w, t.Empty)
+		return err
+	}
+	var head, rule strings.Builder
+	for _, c := range t.Columns {
+		head.WriteString("| " + mdCell(c.Name) + " ")
+		if c.Number {
+			rule.WriteString("|---:")
+		} else {
+			rule.WriteString("|---")
+		}
+	}
+	fmt.Fprintf(w, "%s|\n%s|\n", head.String(), rule.String())
+	for _, row := range t.Rows {
+		var b strings.Builder
+		for _, c := range row {
+			b.WriteString("| " + mdCell(c.Text) + " ")
+		}
+		if _, err := fmt.Fprintf(w, "%s|\n", b.String()); err != nil {
+			return err
+		}
+	}
+	for _, n := range t.Notes {
+		if _, err := fmt.Fprintf(w, "\n%s\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mdCell is a cell's text with its pipes escaped and its control
+// characters spelled out (Printable): either would end the cell.
+func mdCell(s string) string {
+	return strings.ReplaceAll(Printable(s), "|", `\|`)
+}
