@@ -22,7 +22,7 @@ func newBuildsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.Builds(e.Out, bs)
+			return report.Print(e.Out, build.ListTable(bs), "text")
 		})
 
 	var flavor, basedir, program string

@@ -18,7 +18,8 @@ func newConfigsCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return report.Configs(e.Out, e.Err, cs)
+		report.Warnings(e.Err, config.Errors(cs))
+		return report.Print(e.Out, config.ListTable(cs), "text")
 	})
 
 	var showFam string
@@ -29,7 +30,7 @@ func newConfigsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.ConfigShow(e.Out, cfg, own)
+			return config.WriteShow(e.Out, cfg, own)
 		})
 	show.Flags().StringVar(&showFam, "family", "", familyFlagHelp+"; needed only when both have the name")
 	show.Flags().StringVar(&showFam, "flavor", "", "the flavor the config is for")
@@ -43,7 +44,7 @@ func newConfigsCmd() *cobra.Command {
 			o.BaseIsDefault = !cmd.Flags().Changed("base")
 			cfg, err := configs(e).AddFamily(args[0], args[1], addFam, o)
 			if err == nil {
-				report.ConfigAdded(e.Out, cfg)
+				config.SayAdded(e.Out, cfg)
 			}
 			return err
 		})

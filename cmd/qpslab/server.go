@@ -22,13 +22,13 @@ func newServerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			report.Started(e.Out, srv.State, foreground)
+			sandbox.SayStarted(e.Out, srv.State, foreground)
 			if !foreground {
 				return nil
 			}
 			<-cmd.Context().Done()
 			if err = srv.Stop(); err == nil {
-				report.Stopped(e.Out, srv.Name, true, false)
+				sandbox.SayStopped(e.Out, srv.Name, true, false)
 			}
 			return err
 		})
@@ -44,7 +44,7 @@ func newServerCmd() *cobra.Command {
 	var stopTimeout time.Duration
 	stop := jobCmd("stop NAME... | --all", "Stop sandboxed servers (SIGKILL after --timeout)", cobra.ArbitraryArgs,
 		func(_ *cobra.Command, e jobs.Env, args []string) error {
-			return sandbox.StopNamed(e.Home, args, all, stopTimeout, func(name string, was bool) { report.Stopped(e.Out, name, was, all) })
+			return sandbox.StopNamed(e.Home, args, all, stopTimeout, func(name string, was bool) { sandbox.SayStopped(e.Out, name, was, all) })
 		})
 	stop.Flags().BoolVar(&all, "all", false, "stop every sandbox in the home")
 	stop.Flags().DurationVar(&stopTimeout, "timeout", 2*time.Minute, "graceful shutdown time before SIGKILL")
@@ -56,7 +56,7 @@ func newServerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.Sandboxes(e.Out, sts)
+			return report.Print(e.Out, sandbox.ListTable(sts), "text")
 		})
 
 	var tcp bool
@@ -66,7 +66,7 @@ func newServerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.Rows(e.Out, cols, rows)
+			return sandbox.WriteRows(e.Out, cols, rows)
 		})
 	sql.Flags().BoolVar(&tcp, "tcp", false, "connect over loopback TCP instead of the unix socket")
 
@@ -77,7 +77,7 @@ func newServerCmd() *cobra.Command {
 				jobs.Clean(e.Home, e.Err)
 			}
 			removed, kept, err := sandbox.Prune(e.Home, o)
-			report.Pruned(e.Out, removed, kept, o.DryRun)
+			sandbox.SayPruned(e.Out, removed, kept, o.DryRun)
 			return err
 		})
 	prune.Flags().BoolVar(&o.KeepLogs, "keep-logs", false, "keep server.log and init.log under <home>/logs/<sandbox>-<time>/")

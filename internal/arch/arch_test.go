@@ -25,27 +25,29 @@ const module = "github.com/qpslab/qpslab/"
 // lower rank. docs/architecture.md draws the same table.
 var layer = map[string]int{
 	// Foundations: data types and the edges of the system.
-	"docs": 0, "internal/version": 0, "internal/home": 0, "internal/result": 0, "internal/changepoint": 0,
-	"internal/client": 0, "internal/build": 0, "internal/config": 0, "internal/host": 0,
-	"internal/workload/script/lang": 0, "internal/table": 0,
+	"docs": 1, "internal/version": 1, "internal/home": 1, "internal/result": 1, "internal/changepoint": 1,
+	"internal/client": 1, "internal/build": 1, "internal/config": 1, "internal/host": 1,
+	"internal/workload/script/lang": 1,
+	// The table model every listing and comparison table is built as.
+	"internal/table": 0,
 	// Running things and keeping them: each knows only foundations.
-	"internal/engine": 1, "internal/metrics": 1, "internal/counters": 1, "internal/stacks": 1, "internal/sandbox": 1, "internal/store": 1, "internal/history": 1,
-	"internal/fleet": 1,
+	"internal/engine": 2, "internal/metrics": 2, "internal/counters": 2, "internal/stacks": 2, "internal/sandbox": 2, "internal/store": 2, "internal/history": 2,
+	"internal/fleet": 2,
 	// What a suite is.
-	"internal/suite": 2, "internal/testenv": 2, "internal/settle": 2, "internal/owned": 2, "internal/curate": 2,
+	"internal/suite": 3, "internal/testenv": 3, "internal/settle": 3, "internal/owned": 3, "internal/curate": 3,
 	// The suites.
-	"internal/workload/sysbench": 3, "internal/workload/ibench": 3, "internal/workload/dbbench": 3,
-	"internal/workload/script": 3,
+	"internal/workload/sysbench": 4, "internal/workload/ibench": 4, "internal/workload/dbbench": 4,
+	"internal/workload/script": 4,
 	// Orchestrating runs, importing others' results, keeping results,
 	// concluding from them.
-	"internal/workload": 4, "internal/plan": 4, "internal/importer": 4, "internal/recorder": 4, "internal/analysis": 4,
+	"internal/workload": 5, "internal/plan": 5, "internal/importer": 5, "internal/recorder": 5, "internal/analysis": 5,
 	// Presenting; selecting the runs a question is about, for every surface.
-	"internal/report": 5, "internal/selector": 5, "internal/bisect": 5,
+	"internal/report": 6, "internal/selector": 6, "internal/bisect": 6,
 	// Serving what is presented: the dashboard, its API and alerts; and
 	// running plans for the commands (qpslab run, the fleet, the demo).
-	"internal/serve": 6, "internal/jobs": 6, "internal/study": 6,
+	"internal/serve": 7, "internal/jobs": 7, "internal/study": 7,
 	// Wiring.
-	"cmd/qpslab": 7, "bench/changepoint": 7,
+	"cmd/qpslab": 8, "bench/changepoint": 8,
 }
 
 // forbidden are imports the ranks alone would allow but the flow does not:

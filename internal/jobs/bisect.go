@@ -663,7 +663,7 @@ func bisectStatus(ctx context.Context, e Env, st *store.Store, id int64, format 
 		if format == "json" {
 			return report.JSON(e.Out, append([]store.Bisection{}, bs...))
 		}
-		return report.Bisections(e.Out, bs)
+		return report.Print(e.Out, bisect.ListTable(bs), "text")
 	}
 	b, steps, err := st.Bisection(ctx, id)
 	if err != nil {
@@ -682,5 +682,5 @@ func bisectStatus(ctx context.Context, e Env, st *store.Store, id int64, format 
 		}
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Seq < steps[j].Seq })
-	return report.BisectSteps(e.Out, b, steps, subjects)
+	return bisect.WriteSteps(e.Out, b, steps, subjects)
 }

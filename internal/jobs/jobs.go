@@ -17,7 +17,6 @@ import (
 
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/home"
-	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/store"
 )
@@ -41,7 +40,7 @@ func (e Env) openStore(ctx context.Context) (*store.Store, error) {
 // clean is reported and does not stop the command.
 func Clean(h home.Home, errw io.Writer) {
 	cleaned, err := sandbox.Recover(h)
-	report.Cleaned(errw, cleaned)
+	sandbox.SayCleaned(errw, cleaned)
 	if err != nil {
 		fmt.Fprintf(errw, "qpslab: %s\n", oneLine(err.Error()))
 	}

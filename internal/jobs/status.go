@@ -41,7 +41,7 @@ func status(ctx context.Context, e Env, st *store.Store, fl *fleet.Fleet, ids []
 	if err != nil {
 		return err
 	}
-	runs := map[int64]report.JobRuns{}
+	runs := map[int64]fleet.JobRuns{}
 	for _, j := range jobs {
 		runs[j.ID] = counts[strconv.FormatInt(j.ID, 10)]
 	}
@@ -49,8 +49,8 @@ func status(ctx context.Context, e Env, st *store.Store, fl *fleet.Fleet, ids []
 	if format == "json" {
 		type jobJSON struct {
 			fleet.JobInfo
-			Runs      report.JobRuns `json:"runs"`
-			LastError string         `json:"last_error"`
+			Runs      fleet.JobRuns `json:"runs"`
+			LastError string        `json:"last_error"`
 		}
 		out := struct {
 			Hosts []fleet.Host `json:"hosts"`
@@ -66,18 +66,18 @@ func status(ctx context.Context, e Env, st *store.Store, fl *fleet.Fleet, ids []
 			if i > 0 {
 				fmt.Fprintln(w)
 			}
-			if err := report.FleetJob(w, j, runs[j.ID]); err != nil {
+			if err := fleet.WriteJob(w, j, runs[j.ID]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	fmt.Fprintf(w, "hosts in %s\n", fl.Where())
-	if err := report.FleetHosts(w, hosts); err != nil {
+	if err := report.Print(w, fleet.HostsTable(hosts), "text"); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
-	return report.FleetJobs(w, jobs, runs)
+	return report.Print(w, fleet.JobsTable(jobs, runs), "text")
 }
 
 // Hosts prints the hosts whose agents registered, in format text or json.
@@ -90,7 +90,7 @@ func Hosts(ctx context.Context, e Env, format string) error {
 		if format == "json" {
 			return report.JSON(e.Out, hosts)
 		}
-		return report.FleetHosts(e.Out, hosts)
+		return report.Print(e.Out, fleet.HostsTable(hosts), "text")
 	})
 }
 

@@ -39,7 +39,7 @@ func Labels(ctx context.Context, e Env, format string) error {
 		} else if format == "json" {
 			return report.JSON(e.Out, ls)
 		}
-		return report.Labels(e.Out, ls, st.Where())
+		return report.Print(e.Out, store.LabelsTable(ls, st.Where()), "text")
 	})
 	if errors.Is(err, store.ErrNoStore) {
 		fmt.Fprintf(e.Out, "no results yet (%v)\n", err)

@@ -156,5 +156,5 @@ func Tokens(ctx context.Context, h home.Home, dsn, do string, args, scopes []str
 	if err != nil {
 		return err
 	}
-	return report.Tokens(out, ts)
+	return report.Print(out, store.TokensTable(ts), "text")
 }

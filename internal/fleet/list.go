@@ -1,4 +1,4 @@
-package report
+package fleet
 
 import (
 	"encoding/json"
@@ -7,27 +7,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // JobRuns are the runs a fleet job stored: counts[attempt][status].
 type JobRuns map[int]map[string]int
 
-// FleetHosts writes the fleet's hosts: name, labels, state (lost when its
-// heartbeats stopped), the job it works on, its last heartbeat, and its
-// machine (host id and fingerprint in short).
-func FleetHosts(w io.Writer, hosts []fleet.Host) error {
-	if len(hosts) == 0 {
-		_, err := fmt.Fprintln(w, "no agent has registered: start one on each benchmark host with qpslab agent --store postgres://… --labels …")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tLABELS\tSTATE\tJOB\tHEARTBEAT\tHOST")
+// HostsTable is qpslab fleet hosts: each host's name, labels, state (lost
+// when its heartbeats stopped), the job it works on, its last heartbeat,
+// and its machine (host id and fingerprint in short).
+func HostsTable(hosts []Host) *table.Table {
+	t := table.New("NAME", "LABELS", "STATE", "JOB", "HEARTBEAT", "HOST")
+	t.Empty = "no agent has registered: start one on each benchmark host with qpslab agent --store postgres://… --labels …"
 	for _, h := range hosts {
 		job := "-"
 		if h.Job != 0 {
@@ -37,13 +32,13 @@ func FleetHosts(w io.Writer, hosts []fleet.Host) error {
 		if labels == "" {
 			labels = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\n", h.Name, labels, h.State, job, ago(h.Since), machine(h))
+		t.Add(h.Name, labels, h.State, job, ago(h.Since)+" ago", machine(h))
 	}
-	return tw.Flush()
+	return t
 }
 
 // machine is a host's id and what its fingerprint says in short.
-func machine(h fleet.Host) string {
+func machine(h Host) string {
 	var c host.Check
 	if err := json.Unmarshal(h.Fingerprint, &c); err != nil {
 		return h.HostID + " on " + h.Hostname
@@ -72,7 +67,7 @@ func when(t *time.Time) string {
 
 // runsLine is a job's runs in its current attempt ("6 ok, 1 running"),
 // with how many earlier attempts' runs stopped counting.
-func runsLine(j fleet.JobInfo, runs JobRuns) string {
+func runsLine(j JobInfo, runs JobRuns) string {
 	var parts []string
 	cur := runs[j.Attempt]
 	for _, st := range []string{result.OK, result.Saturated, result.Failed, result.Aborted, "running"} {
@@ -97,16 +92,12 @@ func runsLine(j fleet.JobInfo, runs JobRuns) string {
 	return strings.Join(parts, ", ")
 }
 
-// FleetJobs writes the fleet's jobs, one line each: id, host, suite and
+// JobsTable is qpslab fleet jobs: one line a job, its id, host, suite and
 // builds, River's state, the attempt, when it was queued, started and
 // ended, its runs (runs[job id]), and its last error in short.
-func FleetJobs(w io.Writer, jobs []fleet.JobInfo, runs map[int64]JobRuns) error {
-	if len(jobs) == 0 {
-		_, err := fmt.Fprintln(w, "no jobs: queue one with qpslab fleet submit SUITE … --hosts NAME|LABEL")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tHOST\tPLAN\tSTATE\tATTEMPT\tQUEUED\tSTARTED\tENDED\tRUNS\tLAST ERROR")
+func JobsTable(jobs []JobInfo, runs map[int64]JobRuns) *table.Table {
+	t := table.New("JOB", "HOST", "PLAN", "STATE", "ATTEMPT", "QUEUED", "STARTED", "ENDED", "RUNS", "LAST ERROR")
+	t.Empty = "no jobs: queue one with qpslab fleet submit SUITE … --hosts NAME|LABEL"
 	for _, j := range jobs {
 		e := j.LastError()
 		if len(e) > 100 {
@@ -115,13 +106,13 @@ func FleetJobs(w io.Writer, jobs []fleet.JobInfo, runs map[int64]JobRuns) error 
 		if e == "" {
 			e = "-"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\n", j.ID, j.Job.Host, planLine(j.Job), j.State, j.Attempt, j.MaxAttempts,
+		t.Add(strconv.FormatInt(j.ID, 10), j.Job.Host, planLine(j.Job), j.State, fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
 			j.Created.UTC().Format("2006-01-02T15:04:05"), when(j.Attempted), when(j.Finalized), runsLine(j, runs[j.ID]), e)
 	}
-	return tw.Flush()
+	return t
 }
 
-func planLine(j fleet.Job) string {
+func planLine(j Job) string {
 	s := j.Suite
 	if b := j.Params["build"]; b != "" {
 		s += " " + b
@@ -129,9 +120,9 @@ func planLine(j fleet.Job) string {
 	return s
 }
 
-// FleetJob writes one job in full: its plan's parameters, its state and
+// WriteJob writes one job in full: its plan's parameters, its state and
 // attempts, the runs each attempt stored, and every attempt's error.
-func FleetJob(w io.Writer, j fleet.JobInfo, runs JobRuns) error {
+func WriteJob(w io.Writer, j JobInfo, runs JobRuns) error {
 	fmt.Fprintf(w, "job %d: %s on host %s (batch %s)\n", j.ID, j.Job.Suite, j.Job.Host, j.Job.Batch)
 	keys := make([]string, 0, len(j.Job.Params))
 	for k := range j.Job.Params {
@@ -163,7 +154,7 @@ func FleetJob(w io.Writer, j fleet.JobInfo, runs JobRuns) error {
 		fmt.Fprintf(w, "runs of attempt %d: %s\n", a, strings.Join(parts, ", "))
 	}
 	for i, e := range j.Errors {
-		x := fleet.JobInfo{Errors: j.Errors[i : i+1]}
+		x := JobInfo{Errors: j.Errors[i : i+1]}
 		fmt.Fprintf(w, "error at %s: %s\n", e.At.UTC().Format("2006-01-02T15:04:05"), x.LastError())
 	}
 	return nil

@@ -1,48 +1,16 @@
-package report
+package sandbox
 
 import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/dustin/go-humanize"
-
-	"github.com/qpslab/qpslab/internal/sandbox"
 )
 
-// Sandboxes writes the table of qpslab server status: each sandbox's
-// build, version, config and state, with the pid, port and socket of a
-// running one; then, for each that failed or died, a line saying why.
-func Sandboxes(w io.Writer, sts []sandbox.State) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tBUILD\tVERSION\tCONFIG\tSTATE\tPID\tPORT\tSOCKET")
-	var why []string
-	for _, st := range sts {
-		state, pid, port, sock := st.Status(), "-", "-", "-"
-		if state == "running" {
-			pid, port, sock = fmt.Sprint(st.PID), fmt.Sprint(st.Endpoint.Port), st.Endpoint.Socket
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Name, st.Build, st.Version, st.Config, state, pid, port, sock)
-		switch state {
-		case "failed":
-			why = append(why, st.Name+" failed: "+st.Failed)
-		case "died":
-			why = append(why, st.Name+" died: "+st.Died)
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, l := range why {
-		fmt.Fprintln(w, l)
-	}
-	return nil
-}
-
-// Started says that a sandbox's server answers: its build, config, pid,
+// SayStarted says that a sandbox's server answers: its build, config, pid,
 // socket, port and log; in the foreground, also what stops it.
-func Started(w io.Writer, st sandbox.State, foreground bool) {
+func SayStarted(w io.Writer, st State, foreground bool) {
 	fmt.Fprintf(w, "started %s: %s %s with config %s, pid %d, socket %s, port %d, log %s\n",
 		st.Name, st.Flavor, st.Version, st.Config, st.PID, st.Endpoint.Socket, st.Endpoint.Port, st.Log)
 	if foreground {
@@ -50,10 +18,10 @@ func Started(w io.Writer, st sandbox.State, foreground bool) {
 	}
 }
 
-// Stopped says that sandbox name's server was stopped, or that it was not
+// SayStopped says that sandbox name's server was stopped, or that it was not
 // running; with all (qpslab server stop --all) a sandbox that was not
 // running goes unmentioned.
-func Stopped(w io.Writer, name string, wasRunning, all bool) {
+func SayStopped(w io.Writer, name string, wasRunning, all bool) {
 	switch {
 	case wasRunning:
 		fmt.Fprintf(w, "stopped %s\n", name)
@@ -62,9 +30,9 @@ func Stopped(w io.Writer, name string, wasRunning, all bool) {
 	}
 }
 
-// Cleaned says in one line what qpslab cleaned after an earlier qpslab
+// SayCleaned says in one line what qpslab cleaned after an earlier qpslab
 // that died (sandbox.Recover); nothing when it cleaned nothing.
-func Cleaned(w io.Writer, cleaned []sandbox.Cleaned) {
+func SayCleaned(w io.Writer, cleaned []Cleaned) {
 	if len(cleaned) == 0 {
 		return
 	}
@@ -75,10 +43,10 @@ func Cleaned(w io.Writer, cleaned []sandbox.Cleaned) {
 	fmt.Fprintf(w, "qpslab: cleaned up after an earlier qpslab that died: %s\n", strings.Join(parts, "; "))
 }
 
-// Pruned writes what qpslab server prune removed (dryRun: would remove),
+// SayPruned writes what qpslab server prune removed (dryRun: would remove),
 // each sandbox with its state and size, where its logs were kept and what
 // was left on purpose; then what it kept and why, and the space freed.
-func Pruned(w io.Writer, removed []sandbox.Pruned, kept []sandbox.Kept, dryRun bool) {
+func SayPruned(w io.Writer, removed []Pruned, kept []Kept, dryRun bool) {
 	verb, freed := "removed", "freed"
 	if dryRun {
 		verb, freed = "would remove", "would free"
@@ -101,9 +69,9 @@ func Pruned(w io.Writer, removed []sandbox.Pruned, kept []sandbox.Kept, dryRun b
 	fmt.Fprintf(w, "%s %s in %d sandbox(es)\n", freed, humanize.Bytes(uint64(max(total, 0))), len(removed))
 }
 
-// Rows writes what qpslab server sql prints: the column names, then each
+// WriteRows writes what qpslab server sql prints: the column names, then each
 // row, tab-separated.
-func Rows(w io.Writer, cols []string, rows [][]string) error {
+func WriteRows(w io.Writer, cols []string, rows [][]string) error {
 	if len(cols) > 0 {
 		if _, err := fmt.Fprintln(w, strings.Join(cols, "\t")); err != nil {
 			return err
