@@ -10,13 +10,15 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/result"
-	_ "github.com/qpslab/qpslab/internal/workload" // every figure's owner registers it
+	"github.com/qpslab/qpslab/internal/suite"
+	_ "github.com/qpslab/qpslab/internal/workload" // every figure's owner and every suite registers itself
 )
 
 const module = "github.com/qpslab/qpslab/"
@@ -53,19 +55,79 @@ var layer = map[string]int{
 // forbidden are imports the ranks alone would allow but the flow does not:
 // analysis concludes from results it is given (it reads no store, runs
 // nothing, knows no suite), the store keeps results without knowing who
-// made them, and a suite never starts servers or stores anything.
+// made them. That a suite never starts servers or stores anything is
+// checked for every registered suite (TestSuitesStartNothing), not by name.
 var forbidden = map[string][]string{
 	"internal/analysis":          {"internal/store", "internal/plan", "internal/engine", "internal/sandbox", "internal/suite", "internal/workload"},
 	"internal/store":             {"internal/engine", "internal/sandbox", "internal/metrics"},
 	"internal/history":           {"internal/store"},
 	"internal/engine":            {"internal/client"},
-	"internal/workload/sysbench": {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
-	"internal/workload/ibench":   {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
-	"internal/workload/dbbench":  {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
-	"internal/workload/script":   {"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"},
 	"internal/suite":             {"internal/sandbox", "internal/store"},
 	"internal/recorder":          {"internal/plan"},
 	"internal/plan":              {"internal/store", "internal/workload", "internal/analysis", "internal/report"},
+}
+
+// suiteForbidden is what no suite may reach, directly or through what it
+// imports: the plan starts the servers (sandbox) and measures the host
+// (metrics), the recorder keeps the runs (store); a suite declares its
+// steps and runs its own tasks.
+var suiteForbidden = []string{"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"}
+
+// Every registered suite (suite.All, filled by internal/workload's
+// imports), wherever its package is, reaches none of suiteForbidden: a
+// fifth suite is checked the day it registers.
+func TestSuitesStartNothing(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	suites := suite.All()
+	if len(suites) < 4 {
+		t.Fatalf("%d suites registered: internal/workload's imports should give every suite (sysbench, ibench, dbbench, script)", len(suites))
+	}
+	for _, s := range suites {
+		typ := reflect.TypeOf(s)
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		pkg, ok := strings.CutPrefix(typ.PkgPath(), module)
+		if !ok {
+			t.Errorf("suite %s is registered from %s, outside the module", s.Name(), typ.PkgPath())
+			continue
+		}
+		for dep, via := range moduleDeps(t, root, pkg) {
+			for _, f := range suiteForbidden {
+				if dep == f || strings.HasPrefix(dep, f+"/") {
+					t.Errorf("suite %s (%s) imports %s (through %s): a suite never starts servers or stores anything; the plan and the recorder do", s.Name(), pkg, dep, via)
+				}
+			}
+		}
+	}
+}
+
+// moduleDeps are the module's packages pkg imports, directly or not, each
+// with the package that imports it (the path a message can name).
+func moduleDeps(t *testing.T, root, pkg string) map[string]string {
+	t.Helper()
+	deps := map[string]string{}
+	queue := []string{pkg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		bp, err := build.ImportDir(filepath.Join(root, p), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, imp := range bp.Imports {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok || deps[dep] != "" || dep == pkg {
+				continue
+			}
+			deps[dep] = p
+			queue = append(queue, dep)
+		}
+	}
+	return deps
 }
 
 func TestImportsFollowTheFlow(t *testing.T) {
