@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/qpslab/qpslab/internal/build"
 )
 
 // goFiles calls f with each non-test Go file under dir (relative to the
@@ -114,5 +116,27 @@ func TestFlavorsAreAskedNotCompared(t *testing.T) {
 				return true
 			})
 		})
+	}
+}
+
+// A flavor qpslab does not know is refused, never taken for another (it
+// once fell back to MariaDB's descriptor): Check names the known ones,
+// and its descriptor gives no server, config family, counters or registry,
+// so that nothing starts, configures or fetches it as something else.
+func TestUnknownFlavorRefused(t *testing.T) {
+	for _, f := range []build.Flavor{"nosuchdb", "", "MariaDB ", "mariadb\x00"} {
+		err := f.Check()
+		if err == nil || !strings.Contains(err.Error(), "use mariadb") {
+			t.Errorf("flavor %q: Check gave %v, want an error naming the known flavors", f, err)
+		}
+		d := f.Describe()
+		if f.HasServer() || d.Protocol != "" || d.Family != "" || d.Counters != "" || d.Maven != "" || d.Engines || d.Start != "" {
+			t.Errorf("flavor %q is described with capabilities %+v: an unknown flavor has none", f, d)
+		}
+	}
+	for _, f := range build.Flavors() {
+		if err := f.Check(); err != nil || f.Describe().Flavor != f {
+			t.Errorf("flavor %s: Check %v, described as %s", f, err, f.Describe().Flavor)
+		}
 	}
 }

@@ -106,14 +106,34 @@ func lookup(f Flavor) (*Descriptor, bool) {
 	return nil, false
 }
 
-// Describe returns f's descriptor. A flavor qpslab does not know (a build
-// recorded without one) is described as MariaDB, the flavor qpslab began
-// with: a MySQL-family server.
+// Describe returns f's descriptor. A flavor qpslab does not know is
+// refused, not taken for another: its descriptor names it and has no
+// capability (no protocol, so no server; no config family; no counters,
+// no registry), and Check says why. Where a flavor comes in (a build
+// record, a fleet host's builds, --flavor) it is checked first.
 func (f Flavor) Describe() Descriptor {
 	if d, ok := lookup(f); ok {
 		return *d
 	}
-	return mariaDB
+	return Descriptor{Flavor: f, Title: fmt.Sprintf("an unknown flavor %q", string(f))}
+}
+
+// Check is nil for a flavor qpslab knows, and otherwise the error that
+// names the ones it does.
+func (f Flavor) Check() error {
+	if _, ok := lookup(f); ok {
+		return nil
+	}
+	return fmt.Errorf("unknown flavor %q: %s", string(f), useKnown())
+}
+
+// useKnown is the fix for an unknown flavor: the ones qpslab knows.
+func useKnown() string {
+	names := make([]string, len(flavors))
+	for i, d := range flavors {
+		names[i] = string(d.Flavor)
+	}
+	return "use " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // HasServer says whether builds of the flavor are servers (a sandbox starts
@@ -123,7 +143,6 @@ func (f Flavor) HasServer() bool { return f.Describe().Protocol != "" }
 // ParseFlavor accepts the flavor names users type.
 func ParseFlavor(s string) (Flavor, error) {
 	s = strings.ToLower(s)
-	var names []string
 	for _, d := range flavors {
 		if s == string(d.Flavor) {
 			return d.Flavor, nil
@@ -133,7 +152,6 @@ func ParseFlavor(s string) (Flavor, error) {
 				return d.Flavor, nil
 			}
 		}
-		names = append(names, string(d.Flavor))
 	}
-	return "", fmt.Errorf("unknown flavor %q: use %s or %s", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	return "", fmt.Errorf("unknown flavor %q: %s", s, useKnown())
 }

@@ -67,3 +67,27 @@ func TestDescriptorsAreComplete(t *testing.T) {
 		}
 	}
 }
+
+// A build record's flavor is checked where it is read: one qpslab does not
+// know is refused with the record's path and the fix; one recorded before
+// builds had flavors is MariaDB's, as every build then was.
+func TestRecordFlavor(t *testing.T) {
+	r := Registry{Dir: t.TempDir()}
+	write := func(name, flavor string) {
+		rec := "name: " + name + "\nbasedir: /nowhere\nversion: \"1.0\"\n"
+		if flavor != "" {
+			rec += "flavor: " + flavor + "\n"
+		}
+		if err := os.WriteFile(r.path(name), []byte(rec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("odd", "nosuchdb")
+	if _, err := r.Get(context.Background(), "odd"); err == nil || !strings.Contains(err.Error(), `unknown flavor "nosuchdb": use mariadb`) || !strings.Contains(err.Error(), "fix its flavor field") {
+		t.Errorf("a record of an unknown flavor: %v", err)
+	}
+	write("old", "")
+	if b, err := r.Get(context.Background(), "old"); err != nil || b.Flavor != MariaDB {
+		t.Errorf("a record without a flavor: %v, %q", err, b.Flavor)
+	}
+}

@@ -141,6 +141,12 @@ func (r Registry) load(name string) (Build, error) {
 	if b.Name != name {
 		return Build{}, fmt.Errorf("build record %s names %q, not %q: rename the file or fix its name field", r.path(name), b.Name, name)
 	}
+	switch err := b.Flavor.Check(); {
+	case b.Flavor == "":
+		b.Flavor = MariaDB // recorded before builds had flavors: qpslab began with MariaDB only
+	case err != nil:
+		return Build{}, fmt.Errorf("build record %s: %v (fix its flavor field, or qpslab builds add %s … --replace)", r.path(name), err, name)
+	}
 	return b, nil
 }
 

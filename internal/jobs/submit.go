@@ -235,7 +235,11 @@ func checkHost(h fleet.Host, p *plan.Plan) (map[string]string, error) {
 			return nil, fmt.Errorf("host %s has no build %s (it has %s): add it there (qpslab builds add …) and restart its agent, or name a registry build such as mariadb-10.2.11 that agents fetch",
 				h.Name, b.Name, strings.Join(have, ", "))
 		}
-		f := config.Family(build.Flavor(flavor).Describe().Family)
+		fl, err := build.ParseFlavor(flavor)
+		if err != nil {
+			return nil, fmt.Errorf("host %s: build %s: %w (the host's agent is of another qpslab: run the same version on both)", h.Name, b.Name, err)
+		}
+		f := config.Family(fl.Describe().Family)
 		if i == 0 {
 			fam = f
 		} else if f != fam {
