@@ -58,13 +58,13 @@ var layer = map[string]int{
 // made them. That a suite never starts servers or stores anything is
 // checked for every registered suite (TestSuitesStartNothing), not by name.
 var forbidden = map[string][]string{
-	"internal/analysis":          {"internal/store", "internal/plan", "internal/engine", "internal/sandbox", "internal/suite", "internal/workload"},
-	"internal/store":             {"internal/engine", "internal/sandbox", "internal/metrics"},
-	"internal/history":           {"internal/store"},
-	"internal/engine":            {"internal/client"},
-	"internal/suite":             {"internal/sandbox", "internal/store"},
-	"internal/recorder":          {"internal/plan"},
-	"internal/plan":              {"internal/store", "internal/workload", "internal/analysis", "internal/report"},
+	"internal/analysis": {"internal/store", "internal/plan", "internal/engine", "internal/sandbox", "internal/suite", "internal/workload"},
+	"internal/store":    {"internal/engine", "internal/sandbox", "internal/metrics"},
+	"internal/history":  {"internal/store"},
+	"internal/engine":   {"internal/client"},
+	"internal/suite":    {"internal/sandbox", "internal/store"},
+	"internal/recorder": {"internal/plan"},
+	"internal/plan":     {"internal/store", "internal/workload", "internal/analysis", "internal/report"},
 }
 
 // suiteForbidden is what no suite may reach, directly or through what it
