@@ -1,88 +1,54 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/changepoint"
-	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
-	"github.com/qpslab/qpslab/internal/store"
 )
 
 // historyFlags offers the flags that select series into q.
 func historyFlags(c *cobra.Command, q *selector.HistoryQuery) {
 	selFlags(c, &q.Selection, false)
-	c.Flags().StringVar(&q.Test, "test", "", "only tests whose label matches this glob (e.g. 'update-*')")
-	c.Flags().StringSliceVar(&q.Metrics, "metric", []string{"qps"}, "metric(s): "+result.MetricNames()+" (KIND is an operation kind, e.g. insert/s)")
-	c.Flags().StringVar(&q.Config, "config", "", "only results of this config name")
+	c.Flags().StringVar(&q.Test, "test", "", "")
+	c.Flags().StringSliceVar(&q.Metrics, "metric", []string{"qps"},
+		"metric(s): "+result.MetricNames()+" (KIND is an operation kind, e.g. insert/s)")
+	c.Flags().StringVar(&q.Config, "config", "", "")
 }
 
 func newDetectCmd() *cobra.Command {
 	var q selector.DetectQuery
 	var format string
-	c := &cobra.Command{
-		Use:   "detect",
-		Short: "Find change points over the stored history: where each regression or improvement arrived",
-		Args:  cobra.NoArgs,
-		RunE: withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-			if q.SettingsFile == "" {
-				q.SettingsFile = e.Home.DetectSettings()
-			}
-			q.Given = cmd.Flags().Changed
-			d, err := selector.Detect(cmd.Context(), func() (*store.Store, error) { return e.ReadStore(cmd.Context()) }, q)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(cmd.ErrOrStderr(), d.TooShort())
-			return report.DetectOut(cmd.OutOrStdout(), cmd.ErrOrStderr(), d.Series, report.Detection{Series: len(d.Series), Changes: d.Changes, Builds: d.Builds}, d.Gate, format)
-		}),
-	}
+	c := jobCmd("detect", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+		return jobs.Detect(cmd.Context(), e, q, cmd.Flags().Changed, format)
+	})
 	historyFlags(c, &q.History)
-	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment}
+	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue,
+		MinSegment: changepoint.DefaultMinSegment}
 	o := &q.Options
-	c.Flags().Float64Var(&o.PValue, "pvalue", def.PValue, "significance of a change point (Student t-test)")
-	c.Flags().IntVar(&o.Window, "window", def.Window, "points per sliding window")
-	c.Flags().Float64Var(&o.MinMagnitude, "min-magnitude", def.MinMagnitude, "smallest relative change reported (0.05 = 5 %)")
-	c.Flags().IntVar(&o.MinSegment, "min-segment", def.MinSegment, "fewest points on each side of a change point (a spike is shorter)")
-	c.Flags().StringVar(&q.SettingsFile, "settings", "", "settings file with per-test overrides (default <home>/detect.yaml, if present)")
-	c.Flags().StringVar(&q.Method, "method", string(changepoint.Calibrated), "how a change point's significance is judged: calibrated, or otava (Otava 0.8's t-test: hundreds of times the false alarms on noise, docs/changepoint.md)")
-	c.Flags().StringVar(&q.FailOn, "fail-on", "", "CI gate: exit with status 3 when the newest build brings a regression (of N % or more): regression or regression:N%")
+	c.Flags().Float64Var(&o.PValue, "pvalue", def.PValue, "")
+	c.Flags().IntVar(&o.Window, "window", def.Window, "")
+	c.Flags().Float64Var(&o.MinMagnitude, "min-magnitude", def.MinMagnitude, "")
+	c.Flags().IntVar(&o.MinSegment, "min-segment", def.MinSegment, "")
+	c.Flags().StringVar(&q.SettingsFile, "settings", "", "")
+	c.Flags().StringVar(&q.Method, "method", string(changepoint.Calibrated), "")
+	c.Flags().StringVar(&q.FailOn, "fail-on", "", "")
 	report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json")
-	c.Flags().StringVar(&q.Input, "input", "", "read this history file instead of the store: .csv (Otava) or .json (Nyrkiö)")
-	c.Flags().StringVar(&q.TimeColumn, "time-column", "time", "with --input .csv: the time column")
-	c.Flags().StringSliceVar(&q.Lower, "lower-is-better", nil, "with --input: the metrics where lower is better (default: guessed from names such as latency, p99, cpu)")
+	c.Flags().StringVar(&q.Input, "input", "", "")
+	c.Flags().StringVar(&q.TimeColumn, "time-column", "time", "")
+	c.Flags().StringSliceVar(&q.Lower, "lower-is-better", nil, "")
 	return c
 }
 
 func newExportCmd() *cobra.Command {
 	var q selector.HistoryQuery
-	c := &cobra.Command{
-		Use:   "export otava-csv|nyrkio-json DIR",
-		Short: "Export the stored history as Otava CSV files (with otava.yaml) or Nyrkiö JSON uploads",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := history.CheckExport(args[0]); err != nil {
-				return err
-			}
-			return withStore(cmd, func(st *store.Store) error {
-				series, err := selector.History(cmd.Context(), st, q)
-				if err != nil {
-					return err
-				}
-				files, err := history.Write(args[1], args[0], series)
-				if err == nil {
-					fmt.Fprintf(cmd.OutOrStdout(), "%d series in %d file(s) under %s\n%s\n", len(series), len(files), args[1], strings.Join(files, "\n"))
-				}
-				return err
-			})
-		},
-	}
+	c := jobCmd("export otava-csv|nyrkio-json DIR", cobra.ExactArgs(2),
+		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+			return jobs.Export(cmd.Context(), e, q, args[0], args[1])
+		})
 	historyFlags(c, &q)
 	return c
 }

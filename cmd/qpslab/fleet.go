@@ -12,54 +12,56 @@ import (
 
 func newAgentCmd() *cobra.Command {
 	var o jobs.AgentOptions
-	c := jobCmd("agent --store postgres://… [--labels L,…] [--name N]", "Work this host's benchmark jobs from the shared store, one at a time (docs/fleet.md)",
-		cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Agent(cmd.Context(), e, o) })
-	c.Flags().StringVar(&o.Name, "name", "", "this host's name in the fleet (default: the hostname, in lower case); a name other than the hostname makes it a host of its own")
-	c.Flags().StringSliceVar(&o.Labels, "labels", nil, "labels to submit jobs by (qpslab fleet submit --hosts LABEL), e.g. small,amd")
-	c.Flags().DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "heartbeat interval; a host with no heartbeat for three is lost")
-	c.Flags().StringVar(&o.OnTerm, "on-term", "finish", "on SIGTERM or SIGINT: finish the job in progress first (a second signal aborts it), or abort it")
-	c.Flags().DurationVar(&o.RescueAfter, "rescue-after", time.Minute, "River's rescuer, on this agent when it leads: the least time before the job of an agent that vanished is retried (its timeout is the other bound)")
+	c := jobCmd("agent --store postgres://… [--labels L,…] [--name N]", cobra.NoArgs,
+		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Agent(cmd.Context(), e, o) })
+	c.Flags().StringVar(&o.Name, "name", "", "")
+	c.Flags().StringSliceVar(&o.Labels, "labels", nil, "")
+	c.Flags().DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "")
+	c.Flags().StringVar(&o.OnTerm, "on-term", "finish", "")
+	c.Flags().DurationVar(&o.RescueAfter, "rescue-after", time.Minute, "")
 	return c
 }
 
 func newFleetCmd() *cobra.Command {
-	c := &cobra.Command{Use: "fleet", Short: "Queue plans as jobs for benchmark hosts and follow them (docs/fleet.md)"}
+	c := &cobra.Command{Use: "fleet"}
 	var format string
-	status := jobCmd("status [JOB…]", "The hosts (state, last heartbeat) and the jobs (state, attempts, runs, errors); one job in full",
-		cobra.ArbitraryArgs, func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.Status(cmd.Context(), e, args, format)
-		})
+	status := jobCmd("status [JOB…]", cobra.ArbitraryArgs, func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		return jobs.Status(cmd.Context(), e, args, format)
+	})
 	report.FormatFlag(status.Flags(), &format, "text", "json")
-	hosts := jobCmd("hosts", "The hosts whose agents registered: labels, state (idle, working, stopping, stopped, lost), heartbeat, machine",
-		cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Hosts(cmd.Context(), e, format) })
+	hosts := jobCmd("hosts", cobra.NoArgs,
+		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Hosts(cmd.Context(), e, format) })
 	report.FormatFlag(hosts.Flags(), &format, "text", "json")
 	c.AddCommand(newFleetSubmitCmd(), status, hosts,
-		jobCmd("cancel JOB…", "Cancel jobs: a queued one never runs, a running one is stopped (its run stored aborted) and not retried",
-			cobra.MinimumNArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error { return jobs.Cancel(cmd.Context(), e, args) }),
-		jobCmd("retry JOB…", "Run cancelled or failed jobs again, now, as their next attempt (the runs of earlier attempts stop counting)",
-			cobra.MinimumNArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error { return jobs.Retry(cmd.Context(), e, args) }))
+		jobCmd("cancel JOB…", cobra.MinimumNArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error {
+			return jobs.Cancel(cmd.Context(), e, args)
+		}),
+		jobCmd("retry JOB…", cobra.MinimumNArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error {
+			return jobs.Retry(cmd.Context(), e, args)
+		}))
 	return c
 }
 
 func submitFlags(c *cobra.Command, o *jobs.SubmitOptions) {
-	c.Flags().StringSliceVar(&o.Hosts, "hosts", nil, "the hosts to run on: agent names and labels (qpslab fleet hosts lists them); one job per host")
-	c.Flags().DurationVar(&o.Timeout, "timeout", 0, "how long one attempt may run; a job whose agent vanished is retried once it has passed (default: twice the plan's planned time, and 10 minutes per server it starts)")
-	c.Flags().IntVar(&o.Attempts, "attempts", 3, "how many times a job is tried (after a failure, or when its agent vanished)")
+	c.Flags().StringSliceVar(&o.Hosts, "hosts", nil, "")
+	c.Flags().DurationVar(&o.Timeout, "timeout", 0, "")
+	c.Flags().IntVar(&o.Attempts, "attempts", 3, "")
 }
 
 func newFleetSubmitCmd() *cobra.Command {
 	var o jobs.SubmitOptions
 	var planPath string
-	c := jobCmd("submit SUITE [plan flags] --hosts NAME|LABEL,… | submit --plan FILE", "Queue a plan (qpslab run's flags) as one job per host",
-		cobra.ArbitraryArgs, func(cmd *cobra.Command, e jobs.Env, args []string) error {
+	c := jobCmd("submit SUITE [plan flags] --hosts NAME|LABEL,… | submit --plan FILE", cobra.ArbitraryArgs,
+		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			return jobs.SubmitFile(cmd.Context(), e, planPath, args, o, cmd.Flags().Changed)
 		})
 	c.Long = help("fleet-submit-SUITE") + "\n\n" + help("fleet-submit-plan")
 	submitFlags(c, &o)
-	c.Flags().StringVar(&planPath, "plan", "", "a plan file: suite, hosts and parameters (YAML)")
+	c.Flags().StringVar(&planPath, "plan", "", "")
 	for _, s := range suite.All() {
 		var o jobs.SubmitOptions
-		sc, given := suiteCmd(s, " --build B [--config C] --hosts NAME|LABEL,…", "Queue a "+s.Name()+" plan for each host: "+s.Summary(), help("fleet-submit-SUITE"))
+		sc, given := suiteCmd(s, " --build B [--config C] --hosts NAME|LABEL,…",
+			"Queue a "+s.Name()+" plan for each host: "+s.Summary(), help("fleet-submit-SUITE"))
 		submitFlags(sc, &o)
 		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 			return jobs.Submit(cmd.Context(), e, s, given(), o)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/qpslab/qpslab/docs"
 	"github.com/qpslab/qpslab/internal/jobs"
@@ -47,14 +48,15 @@ func main() {
 }
 
 func newRoot() *cobra.Command {
-	root := &cobra.Command{Use: "qpslab", Short: "A database performance lab: did this build or config make my database faster or slower?", SilenceErrors: true, SilenceUsage: true}
+	root := &cobra.Command{Use: "qpslab", SilenceErrors: true, SilenceUsage: true}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		&cobra.Command{Use: "version", Short: "Print qpslab's version", Args: cobra.NoArgs,
+		&cobra.Command{Use: "version", Args: cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) }},
 		newBuildsCmd(), newConfigsCmd(), newServerCmd(), newSuitesCmd(), newRunCmd(), newHostCmd(),
 		newLabelsCmd(), newCompareCmd(), newMetricsCmd(), newStacksCmd(), newReportCmd(), newImportCmd(),
-		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(), newFleetCmd(), newRunsCmd(), newBisectCmd())
+		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(),
+		newFleetCmd(), newRunsCmd(), newBisectCmd())
 	addStoreFlag(root)
 	setHelp(root)
 	return root
@@ -71,12 +73,21 @@ func help(name string) string {
 }
 
 // setHelp gives c and every command under it that has no long help its
-// help file, if there is one.
+// help file, if there is one, and its short help and its flags' usage
+// from docs/usage.txt where the code gives none.
 func setHelp(c *cobra.Command) {
-	name := strings.ReplaceAll(strings.TrimPrefix(c.CommandPath(), "qpslab "), " ", "-")
-	if h, ok := docs.Help(name); ok && c.Long == "" {
+	path := strings.TrimPrefix(c.CommandPath(), "qpslab ")
+	if h, ok := docs.Help(strings.ReplaceAll(path, " ", "-")); ok && c.Long == "" {
 		c.Long = h
 	}
+	if s, ok := docs.Short(path); ok && c.Short == "" {
+		c.Short = s
+	}
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if u, ok := docs.Usage(path, f.Name); ok && f.Usage == "" {
+			f.Usage = u
+		}
+	})
 	for _, s := range c.Commands() {
 		setHelp(s)
 	}
@@ -95,6 +106,6 @@ func withEnv(f func(*cobra.Command, jobs.Env, []string) error) func(*cobra.Comma
 }
 
 // jobCmd is a command that runs f with its env.
-func jobCmd(use, short string, args cobra.PositionalArgs, f func(*cobra.Command, jobs.Env, []string) error) *cobra.Command {
-	return &cobra.Command{Use: use, Short: short, Args: args, RunE: withEnv(f)}
+func jobCmd(use string, args cobra.PositionalArgs, f func(*cobra.Command, jobs.Env, []string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Args: args, RunE: withEnv(f)}
 }

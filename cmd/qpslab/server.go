@@ -11,10 +11,10 @@ import (
 )
 
 func newServerCmd() *cobra.Command {
-	c := &cobra.Command{Use: "server", Short: "Start, stop and inspect sandboxed servers (for debugging; benchmarks manage their own)"}
+	c := &cobra.Command{Use: "server"}
 	var spec sandbox.Spec
 	var foreground bool
-	start := jobCmd("start BUILD CONFIG", "Start BUILD with CONFIG in its sandbox (named BUILD.CONFIG unless --name)", cobra.ExactArgs(2),
+	start := jobCmd("start BUILD CONFIG", cobra.ExactArgs(2),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			jobs.Clean(e.Home, e.Err)
 			spec.Detach = !foreground
@@ -33,23 +33,24 @@ func newServerCmd() *cobra.Command {
 			return err
 		})
 	f := start.Flags()
-	f.StringVar(&spec.Name, "name", "", "sandbox name (default BUILD.CONFIG)")
-	f.IntVar(&spec.Port, "port", 0, "loopback TCP port (default: a free one)")
-	f.StringVar(&spec.Datadir, "datadir", "", "put the datadir here, e.g. on the device under test (must be empty or qpslab's)")
-	f.BoolVar(&spec.Reuse, "reuse-datadir", false, "keep the sandbox's existing datadir instead of making a new one")
-	f.DurationVar(&spec.StartTimeout, "timeout", 3*time.Minute, "how long to wait for the server to answer")
-	f.BoolVar(&foreground, "foreground", false, "wait, and stop the server on SIGINT or SIGTERM")
+	f.StringVar(&spec.Name, "name", "", "")
+	f.IntVar(&spec.Port, "port", 0, "")
+	f.StringVar(&spec.Datadir, "datadir", "", "")
+	f.BoolVar(&spec.Reuse, "reuse-datadir", false, "")
+	f.DurationVar(&spec.StartTimeout, "timeout", 3*time.Minute, "")
+	f.BoolVar(&foreground, "foreground", false, "")
 
 	var all bool
 	var stopTimeout time.Duration
-	stop := jobCmd("stop NAME... | --all", "Stop sandboxed servers (SIGKILL after --timeout)", cobra.ArbitraryArgs,
+	stop := jobCmd("stop NAME... | --all", cobra.ArbitraryArgs,
 		func(_ *cobra.Command, e jobs.Env, args []string) error {
-			return sandbox.StopNamed(e.Home, args, all, stopTimeout, func(name string, was bool) { sandbox.SayStopped(e.Out, name, was, all) })
+			say := func(name string, was bool) { sandbox.SayStopped(e.Out, name, was, all) }
+			return sandbox.StopNamed(e.Home, args, all, stopTimeout, say)
 		})
-	stop.Flags().BoolVar(&all, "all", false, "stop every sandbox in the home")
-	stop.Flags().DurationVar(&stopTimeout, "timeout", 2*time.Minute, "graceful shutdown time before SIGKILL")
+	stop.Flags().BoolVar(&all, "all", false, "")
+	stop.Flags().DurationVar(&stopTimeout, "timeout", 2*time.Minute, "")
 
-	status := jobCmd("status [NAME...]", "Show sandboxes: build, config, state (running, stopped, failed, died), pid, port, socket", cobra.ArbitraryArgs,
+	status := jobCmd("status [NAME...]", cobra.ArbitraryArgs,
 		func(_ *cobra.Command, e jobs.Env, args []string) error {
 			jobs.Clean(e.Home, e.Err)
 			sts, err := sandbox.States(e.Home, args...)
@@ -60,7 +61,7 @@ func newServerCmd() *cobra.Command {
 		})
 
 	var tcp bool
-	sql := jobCmd("sql NAME QUERY", "Run one SQL statement on a running sandbox and print the rows, tab-separated", cobra.ExactArgs(2),
+	sql := jobCmd("sql NAME QUERY", cobra.ExactArgs(2),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			cols, rows, err := sandbox.Query(cmd.Context(), e.Home, args[0], tcp, args[1])
 			if err != nil {
@@ -68,10 +69,10 @@ func newServerCmd() *cobra.Command {
 			}
 			return sandbox.WriteRows(e.Out, cols, rows)
 		})
-	sql.Flags().BoolVar(&tcp, "tcp", false, "connect over loopback TCP instead of the unix socket")
+	sql.Flags().BoolVar(&tcp, "tcp", false, "")
 
 	var o sandbox.PruneOptions
-	prune := jobCmd("prune [--keep-logs] [--dry-run]", "Remove the sandboxes whose server is not running (stopped, failed, died) and say how much space that freed", cobra.NoArgs,
+	prune := jobCmd("prune [--keep-logs] [--dry-run]", cobra.NoArgs,
 		func(_ *cobra.Command, e jobs.Env, _ []string) error {
 			if !o.DryRun {
 				jobs.Clean(e.Home, e.Err)
@@ -80,8 +81,8 @@ func newServerCmd() *cobra.Command {
 			sandbox.SayPruned(e.Out, removed, kept, o.DryRun)
 			return err
 		})
-	prune.Flags().BoolVar(&o.KeepLogs, "keep-logs", false, "keep server.log and init.log under <home>/logs/<sandbox>-<time>/")
-	prune.Flags().BoolVar(&o.DryRun, "dry-run", false, "say what would be removed, remove nothing")
+	prune.Flags().BoolVar(&o.KeepLogs, "keep-logs", false, "")
+	prune.Flags().BoolVar(&o.DryRun, "dry-run", false, "")
 	c.AddCommand(start, stop, status, sql, prune)
 	return c
 }

@@ -12,7 +12,7 @@ import (
 
 func addStoreFlag(root *cobra.Command) {
 	root.PersistentFlags().String("store", os.Getenv("QPSLAB_STORE"),
-		"results store: a SQLite file (default <home>/qpslab.db) or postgres://user@host/db (the password is never stored); $QPSLAB_STORE")
+		"")
 }
 
 // storeDSN is the --store flag of the command line cmd belongs to: passed

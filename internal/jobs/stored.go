@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/importer"
 	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
@@ -87,6 +89,42 @@ func Compare(ctx context.Context, e Env, labels []string, o CompareOptions) erro
 		}
 		if err == nil && o.HTML != "" {
 			err = report.HTMLReport(e.Err, o.HTML, sets, cmp, selector.Content(ctx, st))
+		}
+		return err
+	})
+}
+
+// Detect finds the change points of q's series (qpslab detect: the store's,
+// or --input's files) and prints them in format; given says which flags
+// the user set (the settings file fills the others).
+func Detect(ctx context.Context, e Env, q selector.DetectQuery, given func(string) bool, format string) error {
+	if q.SettingsFile == "" {
+		q.SettingsFile = e.Home.DetectSettings()
+	}
+	q.Given = given
+	d, err := selector.Detect(ctx, func() (*store.Store, error) { return e.ReadStore(ctx) }, q)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(e.Err, d.TooShort())
+	det := report.Detection{Series: len(d.Series), Changes: d.Changes, Builds: d.Builds}
+	return report.DetectOut(e.Out, e.Err, d.Series, det, d.Gate, format)
+}
+
+// Export writes q's series as files of format (otava-csv, nyrkio-json)
+// under dir and says how many and where (qpslab export).
+func Export(ctx context.Context, e Env, q selector.HistoryQuery, format, dir string) error {
+	if err := history.CheckExport(format); err != nil {
+		return err
+	}
+	return e.WithStore(ctx, func(st *store.Store) error {
+		series, err := selector.History(ctx, st, q)
+		if err != nil {
+			return err
+		}
+		files, err := history.Write(dir, format, series)
+		if err == nil {
+			fmt.Fprintf(e.Out, "%d series in %d file(s) under %s\n%s\n", len(series), len(files), dir, strings.Join(files, "\n"))
 		}
 		return err
 	})
