@@ -4,7 +4,10 @@ import (
 	"io"
 	"testing"
 
+	_ "github.com/qpslab/qpslab/internal/workload" // every suite registers itself
+
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/suite"
 )
 
 // TestGoldenOutputs: what compare, compare --summary seeds, detect and the
@@ -28,5 +31,12 @@ func TestGoldenOutputs(t *testing.T) {
 	}
 	for _, f := range []string{"text", "md", "json"} {
 		golden(t, "findings-big."+f, func(w io.Writer) error { return FindingsOut(w, analysis.FindingsFor(big, sets), f) })
+	}
+}
+
+// TestGoldenSuites: qpslab suites, every registered suite, text and json.
+func TestGoldenSuites(t *testing.T) {
+	for _, f := range []string{"text", "json"} {
+		golden(t, "suites."+f, func(w io.Writer) error { return Suites(w, suite.All(), f) })
 	}
 }
