@@ -8,24 +8,44 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // Format is an output format a command can print in: its name as --format
-// takes it and one line on what it is.
-type Format struct{ Name, About string }
+// takes it, one line on what it is, and which part of a Doc it renders
+// (none for a layout one writer owns: the reference's qps.abs and
+// qps.rel, stacks' folded and pprof).
+type Format struct {
+	Name  table.Format
+	About string
+	part  docPart
+}
+
+// docPart is the part of a Doc a format renders.
+type docPart int
+
+const (
+	ownLayout docPart = iota // a writer's own layout, not a Doc's
+	reading                  // the blocks: prose and tables
+	flat                     // the one flat table
+	data                     // the data, as JSON
+)
 
 // formats is the registry of output formats: every --format flag offers
-// a subset of these, by name, and lists them from here.
+// a subset of these, by name, and lists them from here; Doc.Write renders
+// in the ones with a doc renderer. A new format is its entry here and its
+// table renderer (internal/table).
 var formats = []Format{
-	{"text", "aligned columns for a terminal"},
-	{"md", "Markdown tables (markdown is the same)"},
-	{"csv", "comma-separated values"},
-	{"tsv", "tab-separated values"},
-	{"json", "JSON, the same numbers as the API's"},
-	{"qps.abs", "the reference harness's absolute QPS layout"},
-	{"qps.rel", "the reference harness's relative QPS layout"},
-	{"folded", "folded stacks (flamegraph.pl, speedscope)"},
-	{"pprof", "a pprof profile (go tool pprof)"},
+	{table.Text, table.About(table.Text), reading},
+	{table.Markdown, table.About(table.Markdown), reading},
+	{table.CSV, table.About(table.CSV), flat},
+	{table.TSV, table.About(table.TSV), flat},
+	{table.JSON, table.About(table.JSON), data},
+	{"qps.abs", "the reference harness's absolute QPS layout", ownLayout},
+	{"qps.rel", "the reference harness's relative QPS layout", ownLayout},
+	{"folded", "folded stacks (flamegraph.pl, speedscope)", ownLayout},
+	{"pprof", "a pprof profile (go tool pprof)", ownLayout},
 }
 
 // formatValue is a --format flag that accepts only the formats it offers,
@@ -60,9 +80,9 @@ func FormatFlag(fs *pflag.FlagSet, p *string, offers ...string) {
 	for _, o := range offers {
 		found := false
 		for _, f := range formats {
-			if f.Name == o {
+			if string(f.Name) == o {
 				found = true
-				about = append(about, f.Name)
+				about = append(about, o)
 			}
 		}
 		if !found {

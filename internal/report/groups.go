@@ -5,11 +5,11 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // Summaries compare can print: everything, or only the group statistics
@@ -92,44 +92,20 @@ func SeedSummary(w io.Writer, c *analysis.Comparison, f string) error {
 		}
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
-	switch f {
-	case "json":
-		return JSON(w, tables)
-	case "csv", "tsv":
-		cw := newCSV(w, f)
-		cw.Write([]string{"label", "base", "layout", "group", "n", "min", "max", "avg", "median"})
-		for _, t := range tables {
-			for _, r := range t.Groups {
-				cw.Write([]string{t.Label, t.Base, t.Layout, r.Group, strconv.Itoa(r.N), num(r.Min), num(r.Max), num(r.Avg), num(r.Median)})
-			}
+	stats := []table.Column{{Name: "min", Number: true}, {Name: "max", Number: true}, {Name: "avg", Number: true}, {Name: "median", Number: true}}
+	d := Doc{Data: tables, What: "--summary " + SummarySeeds}
+	d.Flat = &table.Table{Columns: append([]table.Column{{Name: "label"}, {Name: "base"}, {Name: "layout"}, {Name: "group"}, {Name: "n"}}, stats...)}
+	for i, t := range tables {
+		if i > 0 {
+			d.Gap()
 		}
-		cw.Flush()
-		return cw.Error()
-	case "md":
-		for i, t := range tables {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			fmt.Fprintf(w, "Relative QPS of `%s` to `%s`, %s-group layout\n\n| group | min | max | avg | median |\n|---|---:|---:|---:|---:|\n", t.Label, t.Base, t.Layout)
-			for _, r := range t.Groups {
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.Group, num(r.Min), num(r.Max), num(r.Avg), num(r.Median))
-			}
+		tb := &table.Table{Columns: append([]table.Column{{Key: "group"}}, stats...)}
+		tb.Titled(table.Plain("Relative QPS of "), table.Code(t.Label), table.Plain(" to "), table.Code(t.Base), table.Plain(", "+t.Layout+"-group layout"))
+		for _, r := range t.Groups {
+			tb.Add(r.Group, num(r.Min), num(r.Max), num(r.Avg), num(r.Median))
+			d.Flat.Add(t.Label, t.Base, t.Layout, r.Group, strconv.Itoa(r.N), num(r.Min), num(r.Max), num(r.Avg), num(r.Median))
 		}
-		return nil
-	case "text":
-		for i, t := range tables {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
-			fmt.Fprintf(w, "Relative QPS of %s to %s, %s-group layout\n", t.Label, t.Base, t.Layout)
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "\tmin\tmax\tavg\tmedian")
-			for _, r := range t.Groups {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Group, num(r.Min), num(r.Max), num(r.Avg), num(r.Median))
-			}
-			tw.Flush()
-		}
-		return nil
+		d.Put(tb)
 	}
-	return fmt.Errorf("--summary %s prints text, md, csv, tsv or json: drop --format %s, or print it with --summary %s", SummarySeeds, f, SummaryFull)
+	return d.Write(w, f, false)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // Suites describes the registered suites: each with its parameters, its
@@ -27,53 +29,46 @@ func Suites(w io.Writer, suites []suite.Suite, format string) error {
 		Figures []suite.Figure `json:"figures"`
 		Tests   []suite.Test   `json:"tests"`
 	}
-	switch format {
-	case "json":
-		var out []js
-		for _, s := range suites {
-			out = append(out, js{s.Name(), s.Summary(), s.Params(), s.Layouts(), suite.FiguresOf(s), s.Tests()})
-		}
-		return JSON(w, out)
-	case "text":
-	default:
-		return fmt.Errorf("--format %s: use text or json", format)
-	}
+	var out []js
+	d := Doc{What: "qpslab suites"}
 	for _, s := range suites {
-		fmt.Fprintf(w, "%s: %s\n\n", s.Name(), s.Summary())
-		fmt.Fprintf(w, "  run it: qpslab run %s --build B [--config C] (its own flags: ", s.Name())
+		out = append(out, js{s.Name(), s.Summary(), s.Params(), s.Layouts(), suite.FiguresOf(s), s.Tests()})
+		d.Sayf("%s: %s", s.Name(), s.Summary())
+		d.Gap()
 		var names []string
 		for _, p := range s.Params() {
 			names = append(names, "--"+p.Name)
 		}
-		fmt.Fprintf(w, "%s)\n\n", strings.Join(names, " "))
+		d.Sayf("  run it: qpslab run %s --build B [--config C] (its own flags: %s)", s.Name(), strings.Join(names, " "))
+		d.Gap()
 		for _, l := range s.Layouts() {
-			fmt.Fprintf(w, "  layout %s (%s): %s\n", l.Name, l.Title, strings.Join(l.Groups, ", "))
+			d.Sayf("  layout %s (%s): %s", l.Name, l.Title, strings.Join(l.Groups, ", "))
 		}
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  FIGURE\tUNIT\tBETTER\tPER\tTESTS")
+		d.Gap()
+		figures := &table.Table{Indent: "  ", Columns: []table.Column{{Name: "FIGURE"}, {Name: "UNIT"}, {Name: "BETTER"}, {Name: "PER"}, {Name: "TESTS"}}}
 		for _, f := range suite.FiguresOf(s) {
 			better := "lower"
 			if f.HigherIsBetter {
 				better = "higher"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", f.Name, dash(f.Unit), better, dash(f.Per), dash(f.Tests))
+			figures.Add(f.Name, dash(f.Unit), better, dash(f.Per), dash(f.Tests))
 		}
-		tw.Flush()
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		head := "  TEST\tROLE"
+		d.Put(figures)
+		d.Gap()
+		tests := table.New("TEST", "ROLE")
+		tests.Indent = "  "
 		for _, l := range s.Layouts() {
-			head += "\tGROUP (" + l.Name + ")"
+			tests.Columns = append(tests.Columns, table.Column{Name: "GROUP (" + l.Name + ")"})
 		}
-		fmt.Fprintln(tw, head+"\tWHAT")
+		tests.Columns = append(tests.Columns, table.Column{Name: "WHAT"})
 		for _, t := range s.Tests() {
-			fmt.Fprintf(tw, "  %s\t%s%s\t%s\n", t.Name, roleName(t.Role), groupCells(s.Layouts(), t.Groups), t.Note)
+			tests.Add(slices.Concat([]string{t.Name, roleName(t.Role)}, groupCells(s.Layouts(), t.Groups), []string{t.Note})...)
 		}
-		tw.Flush()
-		fmt.Fprintln(w)
+		d.Put(tests)
+		d.Gap()
 	}
-	return nil
+	d.Data = out
+	return d.Write(w, format, false)
 }
 
 func dash(s string) string {
@@ -90,8 +85,8 @@ func roleName(r string) string {
 	return r
 }
 
-func groupCells(layouts []suite.Layout, groups []result.Placement) string {
-	var b strings.Builder
+func groupCells(layouts []suite.Layout, groups []result.Placement) []string {
+	var cells []string
 	for _, l := range layouts {
 		g := "-"
 		for _, p := range groups {
@@ -99,9 +94,9 @@ func groupCells(layouts []suite.Layout, groups []result.Placement) string {
 				g = p.Group
 			}
 		}
-		b.WriteString("\t" + g)
+		cells = append(cells, g)
 	}
-	return b.String()
+	return cells
 }
 
 // Designs says, in a line, how a comparison's tests will be measured
@@ -158,12 +153,11 @@ type StepDesign struct {
 // slices, and the smallest change it finds with 80 % power.
 func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
 	layouts := p.Suite.Layouts()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "TEST\tROLE\tTHREADS\tSECS"
+	var d Doc
+	steps := table.New("TEST", "ROLE", "THREADS", "SECS")
 	for _, l := range layouts {
-		head += "\tGROUP (" + l.Name + ")"
+		steps.Columns = append(steps.Columns, table.Column{Name: "GROUP (" + l.Name + ")"})
 	}
-	fmt.Fprintln(tw, head)
 	for _, st := range p.Steps.Steps {
 		threads := st.Threads
 		if len(threads) == 0 {
@@ -176,13 +170,14 @@ func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
 		case st.Drive != nil && !st.Drive.UntilScheduled:
 			secs = strconv.FormatFloat(st.Seconds.Seconds(), 'f', -1, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\n", st.Test, roleName(st.Role), ints(threads), secs, groupCells(layouts, st.Groups))
+		steps.Add(append([]string{st.Test, roleName(st.Role), ints(threads), secs}, groupCells(layouts, st.Groups)...)...)
 	}
-	tw.Flush()
+	d.Put(steps)
 	if len(p.Grid) > 0 {
-		fmt.Fprintf(w, "\n%d config(s): each of the %d named at each of the grid's %d point(s)\n", len(p.Configs), len(p.Configs)/len(p.Grid.Combinations()), len(p.Grid.Combinations()))
+		d.Gap()
+		d.Sayf("%d config(s): each of the %d named at each of the grid's %d point(s)", len(p.Configs), len(p.Configs)/len(p.Grid.Combinations()), len(p.Grid.Combinations()))
 		for _, c := range p.Configs {
-			fmt.Fprintf(w, "  %s  (%s)\n", c.Name, p.Points[c.Name])
+			d.Sayf("  %s  (%s)", c.Name, p.Points[c.Name])
 		}
 	}
 	var total time.Duration
@@ -202,29 +197,32 @@ func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
 	if len(p.Engines) > 1 {
 		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
 	}
-	fmt.Fprintf(w, "\n%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s)%s × %d repeat(s)): %s of warmups and measured time",
+	line := fmt.Sprintf("%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s)%s × %d repeat(s)): %s of warmups and measured time",
 		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), total.Round(round))
 	if tasks > 0 {
-		fmt.Fprintf(w, ", plus %d run(s) that take as long as they take (loads; paced steps too, if the server falls behind)", tasks)
+		line += fmt.Sprintf(", plus %d run(s) that take as long as they take (loads; paced steps too, if the server falls behind)", tasks)
 	}
-	fmt.Fprintln(w, ", server starts and postwrite waits")
+	d.Gap()
+	d.Sayf("%s, server starts and postwrite waits", line)
 	if l := looksLine(p); l != "" {
-		fmt.Fprintln(w, l)
+		d.Sayf("%s", l)
 	}
-	if len(designs) == 0 {
-		return nil
-	}
-	fmt.Fprintf(w, "\nEach test's design (%d repeats; the slices per repeat by Kalibera and Jones's rule from the variance components) and the smallest change it finds with 80 %% power (MDE):\n\n", p.Repeat)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TEST\tPOOL\tREPEATS × SLICES\tSLICE\tINTERVAL ON\tDF\tMDE\tCOMPONENTS FROM")
-	for _, d := range designs {
-		mde := "-"
-		if !math.IsNaN(d.Design.MDE) {
-			mde = fmt.Sprintf("%.1f%%", 100*d.Design.MDE)
+	if len(designs) > 0 {
+		d.Gap()
+		d.Sayf("Each test's design (%d repeats; the slices per repeat by Kalibera and Jones's rule from the variance components) and the smallest change it finds with 80 %% power (MDE):", p.Repeat)
+		d.Gap()
+		t := table.New("TEST", "POOL", "REPEATS × SLICES", "SLICE", "INTERVAL ON", "DF", "MDE", "COMPONENTS FROM")
+		for _, ds := range designs {
+			mde := "-"
+			if !math.IsNaN(ds.Design.MDE) {
+				mde = fmt.Sprintf("%.1f%%", 100*ds.Design.MDE)
+			}
+			t.Add(ds.Test, ds.Pool, fmt.Sprintf("%d × %d", ds.Design.Repeats, ds.Design.Slices), ds.Design.Slice.Round(time.Millisecond).String(), ds.Design.Unit,
+				fmt.Sprintf("%g", ds.Design.DF), mde, ds.Source)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d × %d\t%s\t%s\t%g\t%s\t%s\n", d.Test, d.Pool, d.Design.Repeats, d.Design.Slices, d.Design.Slice.Round(time.Millisecond), d.Design.Unit, d.Design.DF, mde, d.Source)
+		d.Put(t)
 	}
-	return tw.Flush()
+	return d.Write(w, "text", false)
 }
 
 func ints(v []int) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 )
 
 func init() { Register(JSON, "JSON, the same numbers as the API's", renderJSON) }
@@ -49,7 +50,11 @@ func (o object) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := json.Marshal(f.value)
+		value := f.value
+		if x, ok := value.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			value = nil // JSON has no NaN or infinity: null, as report.JSON writes them
+		}
+		v, err := json.Marshal(value)
 		if err != nil {
 			return nil, err
 		}

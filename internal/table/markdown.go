@@ -21,7 +21,11 @@ func renderMarkdown(w io.Writer, t *Table, _ Options) error {
 	}
 	var head, rule strings.Builder
 	for _, c := range t.Columns {
-		head.WriteString("| " + mdCell(c.Name) + " ")
+		name := c.Name
+		if name == "" {
+			name = c.key() // a pipe table's column needs a header
+		}
+		head.WriteString("| " + mdCell(name) + " ")
 		if c.Number {
 			rule.WriteString("|---:")
 		} else {

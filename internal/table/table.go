@@ -88,9 +88,12 @@ type Span struct {
 }
 
 // Table is one table: a title (a line before it; none when empty), its
-// columns and rows, what to print instead of an empty one (Empty; "" for
+// columns and rows, an indent in text, what to print instead of an empty one (Empty; "" for
 // the header alone), and notes (lines after it).
 type Table struct {
+	// Indent starts each line of the table (not its title) in text: a
+	// table under a heading of prose.
+	Indent  string
 	Title   []Span
 	Columns []Column
 	Rows    [][]Cell
@@ -194,6 +197,10 @@ func names() []string {
 	}
 	return ns
 }
+
+// Line is a line of prose from spans: code spans plain (text) or in
+// backticks (md), control characters spelled out (Printable).
+func Line(spans []Span, md bool) string { return titleText(spans, md) }
 
 // titleText is the title as prose: code spans plain (text, csv) or in
 // backticks (md).

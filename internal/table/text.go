@@ -33,14 +33,14 @@ func renderText(w io.Writer, t *Table, o Options) error {
 	for i, c := range t.Columns {
 		head[i] = Printable(c.Name)
 	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	fmt.Fprintln(tw, t.Indent+strings.Join(head, "\t"))
 	for _, row := range t.Rows {
 		cells := make([]string, len(row))
 		for i, c := range row {
 			c.Text = Printable(c.Text)
 			cells[i] = Coloured(c, o.Colour)
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		fmt.Fprintln(tw, t.Indent+strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

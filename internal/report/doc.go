@@ -1,0 +1,106 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/qpslab/qpslab/internal/table"
+)
+
+// Doc is what a writer builds once, whatever the format: the reading
+// formats (text, md) render its blocks in order, lines of prose and
+// tables; csv and tsv its one flat table (a file holds one table); json
+// its data, the shape the API serves. A writer builds a Doc and never
+// asks which format it is in: Write does, from the registry (formats).
+type Doc struct {
+	Blocks []Block
+	Flat   *table.Table
+	Data   any
+	// What names the command in a refusal ("qpslab stacks diff"): a format
+	// the doc has nothing for is refused with the ones it has.
+	What string
+}
+
+// Block is a line of prose (Line: names in it set as code in Markdown),
+// a blank line, or a table.
+type Block struct {
+	Line  []table.Span
+	Blank bool
+	Table *table.Table
+}
+
+// Say appends a line of prose.
+func (d *Doc) Say(spans ...table.Span) { d.Blocks = append(d.Blocks, Block{Line: spans}) }
+
+// Sayf appends a line of prose, formatted.
+func (d *Doc) Sayf(format string, args ...any) { d.Say(table.Plain(fmt.Sprintf(format, args...))) }
+
+// Gap appends a blank line.
+func (d *Doc) Gap() { d.Blocks = append(d.Blocks, Block{Blank: true}) }
+
+// Put appends a table.
+func (d *Doc) Put(t *table.Table) { d.Blocks = append(d.Blocks, Block{Table: t}) }
+
+// Write renders d in format f (text coloured where colour is set): the
+// one place a format is told apart, from the registry (formats).
+func (d Doc) Write(w io.Writer, f string, colour bool) error {
+	if f == "markdown" {
+		f = string(table.Markdown)
+	}
+	var has []string
+	for _, fm := range formats {
+		if !d.has(fm.part) {
+			continue
+		}
+		has = append(has, string(fm.Name))
+		if string(fm.Name) != f {
+			continue
+		}
+		o := table.Options{Colour: colour && fm.Name == table.Text}
+		switch fm.part {
+		case reading:
+			return d.read(w, fm.Name, o)
+		case flat:
+			return table.Render(w, fm.Name, d.Flat, o)
+		case data:
+			return JSON(w, d.Data)
+		}
+	}
+	what := d.What
+	if what == "" {
+		what = "this command"
+	}
+	return fmt.Errorf("--format %s: %s writes %s", f, what, strings.Join(has, ", "))
+}
+
+// has says whether d has what part renders.
+func (d Doc) has(p docPart) bool {
+	switch p {
+	case reading:
+		return len(d.Blocks) > 0
+	case flat:
+		return d.Flat != nil
+	case data:
+		return d.Data != nil
+	}
+	return false
+}
+
+// read renders the blocks in a reading format: lines as they are
+// (Markdown sets names as code), blank lines, tables.
+func (d Doc) read(w io.Writer, f table.Format, o table.Options) error {
+	for _, b := range d.Blocks {
+		switch {
+		case b.Table != nil:
+			if err := table.Render(w, f, b.Table, o); err != nil {
+				return err
+			}
+		case b.Blank:
+			io.WriteString(w, "\n")
+		default:
+			io.WriteString(w, table.Line(b.Line, f == table.Markdown)+"\n")
+		}
+	}
+	return nil
+}
