@@ -4,6 +4,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/stacks"
 	_ "github.com/qpslab/qpslab/internal/workload" // every suite registers itself
 
 	"github.com/qpslab/qpslab/internal/analysis"
@@ -38,5 +40,30 @@ func TestGoldenOutputs(t *testing.T) {
 func TestGoldenSuites(t *testing.T) {
 	for _, f := range []string{"text", "json"} {
 		golden(t, "suites."+f, func(w io.Writer) error { return Suites(w, suite.All(), f) })
+	}
+}
+
+// TestGoldenStacks: qpslab stacks and stacks diff, text and json, from two
+// labels' captures (one with a note, one with no samples).
+func TestGoldenStacks(t *testing.T) {
+	a := result.Stacks{Source: "pmp", Tool: "eu-stack", Interval: 1, Captures: 10, PauseMeanMs: 3.5, PauseMaxMs: 9,
+		Stacks: []result.Stack{
+			{Frames: "start_thread;do_command;dispatch;btr_cur_search", State: "R", Count: 60},
+			{Frames: "start_thread;io_handler;os_aio_wait", State: "S", Count: 30},
+			{Frames: "start_thread;purge_coordinator;sleep", Count: 10},
+		}, Notes: []string{"2 captures failed"}}
+	b := result.Stacks{Source: "pmp", Tool: "eu-stack", Interval: 1, Captures: 10,
+		Stacks: []result.Stack{
+			{Frames: "start_thread;do_command;dispatch;btr_cur_search", State: "R", Count: 40},
+			{Frames: "start_thread;do_command;dispatch;lock_wait", State: "S", Count: 40},
+			{Frames: "start_thread;io_handler;os_aio_wait", State: "S", Count: 20},
+		}}
+	sa := StackSet{Label: "mariadb-10.2.11.demo", Test: "update-one_range=100", Threads: 1, Runs: 6, Stacks: a}
+	sb := StackSet{Label: "mariadb-system.demo", Test: "update-one_range=100", Threads: 1, Runs: 6, Stacks: b, Conditions: "open loop"}
+	empty := StackSet{Label: "x.y", Test: "scan_range=100", Threads: 1, Runs: 1, Stacks: result.Stacks{Source: "perf", Tool: "perf", Interval: 0.01}}
+	diffs := []StackDiff{{A: sa, B: sb, Diff: stacks.Compare(a, b, 0.01, 5)}, {A: sb, B: empty, Diff: stacks.Compare(b, empty.Stacks, 0.01, 5)}}
+	for _, f := range []string{"text", "json"} {
+		golden(t, "stacks-top."+f, func(w io.Writer) error { return StackTop(w, []StackSet{sa, sb, empty}, 2, f) })
+		golden(t, "stacks-diff."+f, func(w io.Writer) error { return StackDiffs(w, diffs, f) })
 	}
 }
