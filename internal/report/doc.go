@@ -78,7 +78,7 @@ func (d Doc) Write(w io.Writer, f string, colour bool) error {
 func (d Doc) has(p docPart) bool {
 	switch p {
 	case reading:
-		return len(d.Blocks) > 0
+		return true // an empty doc reads as nothing, as a list of no items does
 	case flat:
 		return d.Flat != nil
 	case data:

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/stacks"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // StackSet is one label's stacks of one source for one test at one thread
@@ -86,47 +87,43 @@ func pmpLine(folded string) string { return strings.Join(stacks.Frames(folded), 
 // thread state, the stack innermost first (as pt-pmp prints it). Format
 // text or json.
 func StackTop(w io.Writer, sets []StackSet, n int, f string) error {
-	switch f {
-	case "json":
-		type top struct {
-			StackSet
-			Top    []stacks.Entry     `json:"top"`
-			States map[string]float64 `json:"states"`
-		}
-		var out []top
-		for _, s := range sets {
-			t := top{StackSet: s, Top: stacks.Top(s.Stacks, n), States: stacks.States(s.Stacks)}
-			t.StackSet.Stacks.Stacks = nil // the top is what was asked for; --format folded has them all
-			out = append(out, t)
-		}
-		return JSON(w, out)
-	case "text":
-	default:
-		return fmt.Errorf("--format %s: qpslab stacks writes text, json, folded or pprof", f)
+	type top struct {
+		StackSet
+		Top    []stacks.Entry     `json:"top"`
+		States map[string]float64 `json:"states"`
 	}
+	var out []top
+	d := Doc{What: "qpslab stacks (and folded, pprof)"}
 	for _, s := range sets {
-		fmt.Fprintf(w, "%s\n  %s\n", s.Title(), stackHow(s.Stacks, s.Runs))
+		t := top{StackSet: s, Top: stacks.Top(s.Stacks, n), States: stacks.States(s.Stacks)}
+		t.StackSet.Stacks.Stacks = nil // the top is what was asked for; --format folded has them all
+		out = append(out, t)
+		d.Sayf("%s", s.Title())
+		d.Sayf("  %s", stackHow(s.Stacks, s.Runs))
 		for _, note := range s.Stacks.Notes {
-			fmt.Fprintf(w, "  note: %s\n", note)
+			d.Sayf("  note: %s", note)
 		}
 		if s.Stacks.Samples() == 0 {
-			fmt.Fprintf(w, "  no samples\n\n")
+			d.Sayf("  no samples")
+			d.Gap()
 			continue
 		}
-		fmt.Fprintf(w, "  thread states: %s\n\n", stateShares(s.Stacks))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  COUNT\tSHARE\tSTATE\tSTACK (innermost first)")
+		d.Sayf("  thread states: %s", stateShares(s.Stacks))
+		d.Gap()
+		tb := table.New("COUNT", "SHARE", "STATE", "STACK (innermost first)")
+		tb.Indent = "  "
 		for _, e := range stacks.Top(s.Stacks, n) {
 			st := e.State
 			if st == "" {
 				st = "-"
 			}
-			fmt.Fprintf(tw, "  %d\t%.1f%%\t%s\t%s\n", e.Count, 100*e.Share, st, pmpLine(e.Frames))
+			tb.Add(strconv.FormatInt(e.Count, 10), fmt.Sprintf("%.1f%%", 100*e.Share), st, pmpLine(e.Frames))
 		}
-		tw.Flush()
-		fmt.Fprintln(w)
+		d.Put(tb)
+		d.Gap()
 	}
-	return nil
+	d.Data = out
+	return d.Write(w, f, false)
 }
 
 // StackDiff is two sets' stacks compared (stacks.Compare): A is the base.
@@ -138,48 +135,44 @@ type StackDiff struct {
 // StackDiffs writes each comparison: the stacks whose share grew and
 // shrank most, and those present in one set only. Format text or json.
 func StackDiffs(w io.Writer, diffs []StackDiff, f string) error {
-	switch f {
-	case "json":
-		type out struct {
-			A, B      string
-			Test      string
-			Threads   int
-			Source    string
-			Diff      stacks.Diff
-			How, HowB string
-		}
-		var o []out
-		for _, d := range diffs {
-			o = append(o, out{A: d.A.Label, B: d.B.Label, Test: d.A.Test, Threads: d.A.Threads, Source: d.A.Stacks.Source, Diff: d.Diff,
-				How: stackHow(d.A.Stacks, d.A.Runs), HowB: stackHow(d.B.Stacks, d.B.Runs)})
-		}
-		return JSON(w, o)
-	case "text":
-	default:
-		return fmt.Errorf("--format %s: qpslab stacks diff writes text or json", f)
+	type out struct {
+		A, B      string
+		Test      string
+		Threads   int
+		Source    string
+		Diff      stacks.Diff
+		How, HowB string
 	}
-	for _, d := range diffs {
-		fmt.Fprintf(w, "%s, %d thread(s), %s: %s (A, %d samples) against %s (B, %d samples); stacks below %.1f%% of the samples in both left out as noise\n",
-			d.A.Test, d.A.Threads, d.A.Stacks.Source, d.A.Label, d.Diff.SamplesA, d.B.Label, d.Diff.SamplesB, 100*d.Diff.Threshold)
-		fmt.Fprintf(w, "  A: %s\n  B: %s\n\n", stackHow(d.A.Stacks, d.A.Runs), stackHow(d.B.Stacks, d.B.Runs))
+	var o []out
+	d := Doc{What: "qpslab stacks diff"}
+	for _, sd := range diffs {
+		o = append(o, out{A: sd.A.Label, B: sd.B.Label, Test: sd.A.Test, Threads: sd.A.Threads, Source: sd.A.Stacks.Source, Diff: sd.Diff,
+			How: stackHow(sd.A.Stacks, sd.A.Runs), HowB: stackHow(sd.B.Stacks, sd.B.Runs)})
+		d.Sayf("%s, %d thread(s), %s: %s (A, %d samples) against %s (B, %d samples); stacks below %.1f%% of the samples in both left out as noise",
+			sd.A.Test, sd.A.Threads, sd.A.Stacks.Source, sd.A.Label, sd.Diff.SamplesA, sd.B.Label, sd.Diff.SamplesB, 100*sd.Diff.Threshold)
+		d.Sayf("  A: %s", stackHow(sd.A.Stacks, sd.A.Runs))
+		d.Sayf("  B: %s", stackHow(sd.B.Stacks, sd.B.Runs))
+		d.Gap()
 		section := func(title string, es []stacks.Entry) {
-			fmt.Fprintf(w, "  %s\n", title)
+			d.Sayf("  %s", title)
 			if len(es) == 0 {
-				fmt.Fprintf(w, "    none\n\n")
+				d.Sayf("    none")
+				d.Gap()
 				return
 			}
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "    A\tB\tCHANGE\tSTACK (innermost first)")
+			tb := table.New("A", "B", "CHANGE", "STACK (innermost first)")
+			tb.Indent = "    "
 			for _, e := range es {
-				fmt.Fprintf(tw, "    %.1f%%\t%.1f%%\t%+.1f\t%s\n", 100*e.Share, 100*e.ShareB, 100*e.Delta(), pmpLine(e.Frames))
+				tb.Add(fmt.Sprintf("%.1f%%", 100*e.Share), fmt.Sprintf("%.1f%%", 100*e.ShareB), fmt.Sprintf("%+.1f", 100*e.Delta()), pmpLine(e.Frames))
 			}
-			tw.Flush()
-			fmt.Fprintln(w)
+			d.Put(tb)
+			d.Gap()
 		}
-		section("only in B (absent in A):", d.Diff.OnlyB)
-		section("only in A (absent in B):", d.Diff.OnlyA)
-		section("grew most (share of samples, points):", d.Diff.Grew)
-		section("shrank most:", d.Diff.Shrank)
+		section("only in B (absent in A):", sd.Diff.OnlyB)
+		section("only in A (absent in B):", sd.Diff.OnlyA)
+		section("grew most (share of samples, points):", sd.Diff.Grew)
+		section("shrank most:", sd.Diff.Shrank)
 	}
-	return nil
+	d.Data = o
+	return d.Write(w, f, false)
 }
