@@ -67,3 +67,14 @@ func TestGoldenStacks(t *testing.T) {
 		golden(t, "stacks-diff."+f, func(w io.Writer) error { return StackDiffs(w, diffs, f) })
 	}
 }
+
+// TestGoldenMetrics: qpslab metrics in every format it offers, from the
+// findings' fixture (one test with per-op figures).
+func TestGoldenMetrics(t *testing.T) {
+	_, _, sets, _ := findFixture(t, 9.5)
+	for _, f := range []string{"text", "md", "csv", "tsv", "json"} {
+		golden(t, "metrics."+f, func(w io.Writer) error {
+			return MetricsOf(w, sets, "", analysis.ParseCounterChoice([]string{"default"}), f)
+		})
+	}
+}
