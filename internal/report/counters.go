@@ -1,12 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 )
@@ -48,22 +45,26 @@ func serverRows(t analysis.MetricTable) (head []string, rows [][]string) {
 	return head, rows
 }
 
-// serverTable writes a table's server figures, side by side per label,
+// serverBlocks are a table's server figures, side by side per label,
 // after its hardware tables.
-func serverTable(w io.Writer, t analysis.MetricTable, table func(head []string, rows [][]string)) {
+func serverBlocks(t analysis.MetricTable) []Block {
 	if len(t.Server) == 0 {
-		return
+		return nil
 	}
 	op := t.Rows[0].Op
 	if op == "" {
 		op = "op"
 	}
-	fmt.Fprintf(w, "the server's own figures per %s (NAME/o: its counters' change per %s; NAME.avg: a level's mean; memory in MB)\n\n", op, op)
-	head, rows := serverRows(t)
-	table(head, rows)
+	var d Doc
+	d.Sayf("the server's own figures per %s (NAME/o: its counters' change per %s; NAME.avg: a level's mean; memory in MB)", op, op)
+	d.Gap()
+	d.Put(metricTable(serverRows(t)))
+	d.Gap()
 	if t.HiddenServer > 0 {
-		fmt.Fprintf(w, "%d counter(s) zero in every run left out; --counters all shows every one recorded\n\n", t.HiddenServer)
+		d.Sayf("%d counter(s) zero in every run left out; --counters all shows every one recorded", t.HiddenServer)
+		d.Gap()
 	}
+	return d.Blocks
 }
 
 // htmlServer is a table's server figures for the HTML report.
@@ -84,14 +85,5 @@ func htmlServerOf(t analysis.MetricTable) *htmlServer {
 // ServerTable writes one table's server figures as text, side by side per
 // label (what a run with --pmp prints for each test it took stacks of).
 func ServerTable(w io.Writer, t analysis.MetricTable) error {
-	serverTable(w, t, func(head []string, rows [][]string) {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		tw.Flush()
-		fmt.Fprintln(w)
-	})
-	return nil
+	return Doc{Blocks: serverBlocks(t)}.Write(w, "text", false)
 }

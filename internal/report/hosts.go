@@ -16,15 +16,21 @@ import (
 // hosts are. hostID computes a stored fingerprint's id. Nothing when no
 // label names its host.
 func SetHosts(w io.Writer, sets []analysis.Set, hostID func(json.RawMessage) (string, error)) {
+	Doc{Blocks: hostBlocks(sets, hostID)}.Write(w, "text", false)
+}
+
+// hostBlocks are SetHosts' lines, for a doc to end with.
+func hostBlocks(sets []analysis.Set, hostID func(json.RawMessage) (string, error)) []Block {
 	named := false
 	for _, s := range sets {
 		named = named || strings.Contains(s.Label, "@")
 	}
 	if !named {
-		return
+		return nil
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Hosts (the fingerprint of each column's runs; qpslab report --html shows them whole)")
+	var d Doc
+	d.Gap()
+	d.Sayf("Hosts (the fingerprint of each column's runs; qpslab report --html shows them whole)")
 	for i, s := range sets {
 		col := "base"
 		if i > 0 {
@@ -41,9 +47,10 @@ func SetHosts(w io.Writer, sets []analysis.Set, hostID func(json.RawMessage) (st
 				continue
 			}
 			seen = append(seen, id)
-			fmt.Fprintf(w, "  %s %s: host %s: %s\n", col, s.Label, id, fingerprintLine(fp))
+			d.Sayf("  %s %s: host %s: %s", col, s.Label, id, fingerprintLine(fp))
 		}
 	}
+	return d.Blocks
 }
 
 func contains(xs []string, x string) bool {

@@ -83,13 +83,9 @@ func MetricsOf(w io.Writer, sets []analysis.Set, test string, choice analysis.Co
 	if err != nil {
 		return err
 	}
-	if err := Metrics(w, tables, f); err != nil {
-		return err
-	}
-	if f == "text" || f == "md" {
-		SetHosts(w, sets, store.HostID)
-	}
-	return nil
+	d := metricsDoc(tables)
+	d.Blocks = append(d.Blocks, hostBlocks(sets, store.HostID)...)
+	return d.Write(w, f, false)
 }
 
 // HTMLReport writes the report of sets (loaded with samples) and their

@@ -16,6 +16,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 const (
@@ -735,65 +736,71 @@ func absMetric(i int, v float64) string {
 // `cpu/o cs/o r/o rKB/o wKB/o o/s dbms`, then relative to the first
 // result, then the CPU µs per op in honest units.
 func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
-	switch f {
-	case "json":
-		return JSON(w, tables)
-	case "csv", "tsv":
-		cw := newCSV(w, f)
-		head := []string{"test", "threads", "conditions", "dbms", "n", "op"}
-		head = append(append(head, analysis.MetricNames()...), analysis.HonestNames()...)
-		dev := false
-		for _, t := range tables {
-			dev = dev || hasDevice(t)
-		}
-		if dev {
-			head = append(head, analysis.DeviceNames()...)
-		}
-		cw.Write(head)
-		for _, t := range tables {
-			for _, r := range t.Rows {
-				rec := []string{t.Test, strconv.Itoa(t.Threads), t.Conditions, r.Label, strconv.Itoa(r.N), r.Op}
-				vals := append(append([]float64{}, r.Abs...), r.Honest...)
-				if dev {
-					vals = append(vals, deviceOf(r)...)
-				}
-				for _, v := range vals {
-					rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
-				}
-				cw.Write(rec)
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	case "text", "md":
-	default:
-		return fmt.Errorf("--format %s: qpslab metrics writes text, md, csv, tsv or json", f)
+	return metricsDoc(tables).Write(w, f, false)
+}
+
+// flatTable is a table whose headers are the keys as given (a csv file's
+// names: cpu/o, rKB/o).
+func flatTable(names ...string) *table.Table {
+	t := &table.Table{}
+	for _, n := range names {
+		t.Columns = append(t.Columns, table.Column{Name: n, Key: n})
 	}
-	md := f == "md"
-	table := func(head []string, rows [][]string) {
-		if md {
-			fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
-			fmt.Fprintln(w, "|"+strings.Repeat("---:|", len(head)-1)+"---|")
-			for _, r := range rows {
-				fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+	return t
+}
+
+// metricTable is a per-op table: the figures (numbers) and last the label.
+func metricTable(head []string, rows [][]string) *table.Table {
+	t := &table.Table{}
+	for i, h := range head {
+		t.Columns = append(t.Columns, table.Column{Name: h, Number: i < len(head)-1})
+	}
+	for _, r := range rows {
+		t.Add(r...)
+	}
+	return t
+}
+
+// metricsDoc is qpslab metrics: per test and thread count, the per-op
+// tables (absolute, relative to the first label, CPU µs per op, per
+// inserted row, the server's own figures); one row per label and test in
+// csv; the tables as data in json.
+func metricsDoc(tables []analysis.MetricTable) Doc {
+	d := Doc{Data: tables, What: "qpslab metrics"}
+	head := []string{"test", "threads", "conditions", "dbms", "n", "op"}
+	head = append(append(head, analysis.MetricNames()...), analysis.HonestNames()...)
+	dev := false
+	for _, t := range tables {
+		dev = dev || hasDevice(t)
+	}
+	if dev {
+		head = append(head, analysis.DeviceNames()...)
+	}
+	d.Flat = flatTable(head...)
+	for _, t := range tables {
+		for _, r := range t.Rows {
+			rec := []string{t.Test, strconv.Itoa(t.Threads), t.Conditions, r.Label, strconv.Itoa(r.N), r.Op}
+			vals := append(append([]float64{}, r.Abs...), r.Honest...)
+			if dev {
+				vals = append(vals, deviceOf(r)...)
 			}
-			fmt.Fprintln(w)
-			return
+			for _, v := range vals {
+				rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
+			}
+			d.Flat.Add(rec...)
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		for _, r := range rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		tw.Flush()
-		fmt.Fprintln(w)
+	}
+	put := func(head []string, rows [][]string) {
+		d.Put(metricTable(head, rows))
+		d.Gap()
 	}
 	for _, t := range tables {
 		cond := ""
 		if t.Mixed {
 			cond = " [" + t.Conditions + "]"
 		}
-		fmt.Fprintf(w, "%s, %d thread(s)%s\n\n", t.Test, t.Threads, cond)
+		d.Sayf("%s, %d thread(s)%s", t.Test, t.Threads, cond)
+		d.Gap()
 		head := append([]string{}, analysis.MetricNames()...)
 		dev := hasDevice(t) // the disk's request sizes, beside the per-op columns (db_bench's runs)
 		if dev {
@@ -827,16 +834,17 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			}
 			honest = append(honest, append(h, r.Label))
 		}
-		table(head, abs)
-		fmt.Fprintln(w, "relative to first result ("+base.Label+"); + better, - worse (significant and beyond ±5 %), ≈ the same within ±5 %, ~ undecided (no significant change), = significant but within ±5 %, ? cannot tell (too few rounds or repeats)")
-		fmt.Fprintln(w)
-		table(head, rel)
+		put(head, abs)
+		d.Sayf("relative to first result (%s); + better, - worse (significant and beyond ±5 %%), ≈ the same within ±5 %%, ~ undecided (no significant change), = significant but within ±5 %%, ? cannot tell (too few rounds or repeats)", base.Label)
+		d.Gap()
+		put(head, rel)
 		op := base.Op
 		if op == "" {
 			op = "op"
 		}
-		fmt.Fprintf(w, "CPU µs per %s: the whole host, the server's processes, the client\n\n", op)
-		table(append(append([]string{}, analysis.HonestNames()...), "dbms"), honest)
+		d.Sayf("CPU µs per %s: the whole host, the server's processes, the client", op)
+		d.Gap()
+		put(append(append([]string{}, analysis.HonestNames()...), "dbms"), honest)
 		var ins [][]string
 		for _, r := range t.Rows {
 			if r.Insert == nil {
@@ -849,13 +857,13 @@ func Metrics(w io.Writer, tables []analysis.MetricTable, f string) error {
 			ins = append(ins, append(row, r.Label))
 		}
 		if len(ins) > 0 && op != "insert" {
-			fmt.Fprintln(w, "per inserted row (the reference's per-insert columns)")
-			fmt.Fprintln(w)
-			table(append(append([]string{}, analysis.InsertNames()...), "dbms"), ins)
+			d.Sayf("per inserted row (the reference's per-insert columns)")
+			d.Gap()
+			put(append(append([]string{}, analysis.InsertNames()...), "dbms"), ins)
 		}
-		serverTable(w, t, table)
+		d.Blocks = append(d.Blocks, serverBlocks(t)...)
 	}
-	return nil
+	return d
 }
 
 // Effects writes what each grid setting moved: per setting and value, the
