@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"math"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/result"
@@ -76,5 +77,37 @@ func TestGoldenMetrics(t *testing.T) {
 		golden(t, "metrics."+f, func(w io.Writer) error {
 			return MetricsOf(w, sets, "", analysis.ParseCounterChoice([]string{"default"}), f)
 		})
+	}
+}
+
+// TestGoldenStepTables: the Insert Benchmark's step tables (absolute with
+// a target row, the best and missed marks; relative) and its
+// response-time buckets, text and md, coloured too.
+func TestGoldenStepTables(t *testing.T) {
+	nan := math.NaN()
+	st := analysis.StepTable{Metric: "ips", Threads: 8, Conditions: "rows=1000", Mixed: true,
+		Steps: []string{"l.i0", "l.x", "qr100"}, Units: []string{"rows/s", "rows/s", "qps"},
+		Labels:  []string{"mariadb-10.2.11.c", "mariadb-10.11.c", "mariadb-11.4.c"},
+		Values:  [][]float64{{1000, 50, 120}, {900, 55, 80}, {1100, nan, 99.5}},
+		Missed:  [][]bool{{false, false, false}, {false, false, true}, {false, false, false}},
+		Targets: []float64{nan, nan, 100}, Best: []int{2, 1, 0}}
+	secs := []StepSection{{Title: "Insert and query rates", Table: st, Relative: true}, {Title: "Rates, no target", Table: analysis.StepTable{
+		Steps: []string{"l.i0"}, Labels: []string{"a", "b"}, Values: [][]float64{{10}, {12}}, Missed: [][]bool{{true}, {false}}, Targets: []float64{nan}, Best: []int{1}}}}
+	bt := []analysis.BucketTable{{Test: "qr100", Threads: 8, Kind: "query", Rows: []analysis.BucketRow{
+		{Label: "mariadb-10.2.11.c", Count: 12345, Shares: []float64{50, 40, 9.99, 0.01, 0.0001, 0, 0, 0, 0, 0}, MaxSec: 0.0512},
+		{Label: "mariadb-10.11.c", Count: 9, Shares: []float64{0, 100, 0, 0, 0, 0, 0, 0, 0, 0}, MaxSec: nan}}}}
+	for _, f := range []string{"text", "md"} {
+		for _, colour := range []bool{false, true} {
+			name := "steps." + f
+			if colour {
+				name = "steps-colour." + f
+			}
+			golden(t, name, func(w io.Writer) error {
+				if err := StepTables(w, secs, f, colour); err != nil {
+					return err
+				}
+				return BucketTables(w, bt, f)
+			})
+		}
 	}
 }
