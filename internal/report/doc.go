@@ -74,6 +74,17 @@ func (d Doc) Write(w io.Writer, f string, colour bool) error {
 	return fmt.Errorf("--format %s: %s writes %s", f, what, strings.Join(has, ", "))
 }
 
+// readsProse says whether format f renders a doc's prose and tables (text,
+// md): what a writer asks when a part of its output exists only there.
+func readsProse(f string) bool {
+	for _, fm := range formats {
+		if string(fm.Name) == f || f == "markdown" && fm.Name == table.Markdown {
+			return fm.part == reading
+		}
+	}
+	return false
+}
+
 // has says whether d has what part renders.
 func (d Doc) has(p docPart) bool {
 	switch p {

@@ -111,3 +111,24 @@ func TestGoldenStepTables(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenSweeps: a concurrency sweep's tables (absolute, then relative,
+// a response time whose rise is a loss), text and md, coloured too.
+func TestGoldenSweeps(t *testing.T) {
+	sw := []analysis.Sweep{{Test: "point-query_range=100", Threads: []int{1, 4, 16}, Labels: []string{"a.c", "b.c"},
+		Metrics: []string{"qps", "p99"},
+		Values:  [][][]float64{{{1000, 3900, 9000}, {1100, 3500, math.NaN()}}, {{0.5, 1.2, 5090}, {0.45, 1.5, 4000}}}}}
+	for _, f := range []string{"text", "md"} {
+		for _, colour := range []bool{false, true} {
+			name := "sweeps." + f
+			if colour {
+				name = "sweeps-colour." + f
+			}
+			golden(t, name, func(w io.Writer) error { return sweepsAs(w, sw, f, colour) })
+		}
+	}
+}
+
+func sweepsAs(w io.Writer, sw []analysis.Sweep, f string, colour bool) error {
+	return Sweeps(w, sw, f, colour)
+}

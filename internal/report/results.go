@@ -50,7 +50,9 @@ func Comparison(w io.Writer, sets []analysis.Set, cmp *analysis.Comparison, f st
 		Effects(w, analysis.Effects(sets), tty)
 		if sw := analysis.Sweeps(sets); len(sw) > 0 {
 			fmt.Fprintln(w)
-			Sweeps(w, sw, f == "md", tty)
+			if err := Sweeps(w, sw, f, tty); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

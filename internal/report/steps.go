@@ -5,10 +5,9 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // StepSection is one step table and how to show it.
@@ -109,50 +108,36 @@ func relCells(vals, base []float64, higherIsBetter bool) []stepCell {
 	return out
 }
 
-// StepTables writes the step tables (stepViews) as text or Markdown; the
-// other formats are compare's own.
+// StepTables writes the step tables (stepViews) in a reading format
+// (text, md); the other formats are compare's own.
 func StepTables(w io.Writer, sections []StepSection, f string, colour bool) error {
-	if f != "text" && f != "md" {
+	if !readsProse(f) {
 		return nil
 	}
-	writeViews(w, stepViews(sections), f == "md", colour)
-	return nil
+	return Doc{Blocks: stepBlocks(stepViews(sections))}.Write(w, f, colour)
 }
 
-// writeViews writes tables laid out as stepViews does, as text or
-// Markdown: a relative table's gains and losses coloured on a terminal,
-// bold in Markdown.
-func writeViews(w io.Writer, views []stepView, md, colour bool) {
+// stepBlocks are tables laid out as stepViews does: a relative table's
+// gains and losses coloured (on a terminal; bold in Markdown).
+func stepBlocks(views []stepView) []Block {
+	var d Doc
 	for _, v := range views {
-		var rows [][]string
+		var rows [][]table.Cell
 		for _, r := range v.Rows {
-			var cells []string
+			var cells []table.Cell
 			for k, c := range r {
-				text := c.Text
+				cell := table.Cell{Text: c.Text}
 				if k > 0 && v.Relative {
-					switch c.Class {
-					case "red":
-						text = paint(text, ansiRed, colour, md)
-					case "green":
-						text = paint(text, ansiGreen, colour, md)
-					}
+					cell.Colour = c.Class
 				}
-				cells = append(cells, text)
+				cells = append(cells, cell)
 			}
 			rows = append(rows, cells)
 		}
-		stepTable(w, md, v.Title, v.Head, rows)
+		d.Put(stepTable(v.Title, v.Head, rows))
+		d.Gap()
 	}
-}
-
-func paint(s, ansi string, colour, md bool) string {
-	switch {
-	case md:
-		return "**" + s + "**"
-	case colour:
-		return ansi + s + ansiReset
-	}
-	return s
+	return d.Blocks
 }
 
 func stepNum(v float64) string {
@@ -165,23 +150,17 @@ func stepNum(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-func stepTable(w io.Writer, md bool, title string, head []string, rows [][]string) {
-	if md {
-		fmt.Fprintf(w, "%s\n\n| %s |\n|---|%s\n", title, strings.Join(head, " | "), strings.Repeat("---:|", len(head)-1))
-		for _, r := range rows {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
-		}
-		fmt.Fprintln(w)
-		return
+// stepTable is a step table: a title, the label column, then a number
+// column per step.
+func stepTable(title string, head []string, rows [][]table.Cell) *table.Table {
+	t := &table.Table{Title: []table.Span{table.Plain(title)}}
+	for i, h := range head {
+		t.Columns = append(t.Columns, table.Column{Name: h, Number: i > 0})
 	}
-	fmt.Fprintln(w, title)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		t.AddCells(r...)
 	}
-	tw.Flush()
-	fmt.Fprintln(w)
+	return t
 }
 
 // BucketTables writes the reference's response-time tables (rth.sh): per
@@ -189,28 +168,30 @@ func stepTable(w io.Writer, md bool, title string, head []string, rows [][]strin
 // bucket, in percent with three decimals ("nonzero" for a share that
 // rounds to 0.000), and the largest response time in seconds.
 func BucketTables(w io.Writer, tables []analysis.BucketTable, f string) error {
-	if f != "text" && f != "md" {
+	if !readsProse(f) {
 		return nil
 	}
+	var d Doc
 	for _, t := range tables {
 		head := append(append([]string{"label", "n"}, analysis.BucketNames...), "max s")
-		var rows [][]string
+		var rows [][]table.Cell
 		for _, r := range t.Rows {
-			row := []string{r.Label, strconv.FormatInt(r.Count, 10)}
+			row := []table.Cell{{Text: r.Label}, {Text: strconv.FormatInt(r.Count, 10)}}
 			for _, s := range r.Shares {
 				c := fmt.Sprintf("%.3f", s)
 				if s > 0 && c == "0.000" {
 					c = "nonzero"
 				}
-				row = append(row, c)
+				row = append(row, table.Cell{Text: c})
 			}
 			mx := "-"
 			if !math.IsNaN(r.MaxSec) {
 				mx = fmt.Sprintf("%.3f", r.MaxSec)
 			}
-			rows = append(rows, append(row, mx))
+			rows = append(rows, append(row, table.Cell{Text: mx}))
 		}
-		stepTable(w, f == "md", fmt.Sprintf("%s, %d client(s): %s response time, %% of operations per bucket", t.Test, t.Threads, t.Kind), head, rows)
+		d.Put(stepTable(fmt.Sprintf("%s, %d client(s): %s response time, %% of operations per bucket", t.Test, t.Threads, t.Kind), head, rows))
+		d.Gap()
 	}
-	return nil
+	return d.Write(w, f, false)
 }

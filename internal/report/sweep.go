@@ -61,10 +61,11 @@ func sweepViews(sweeps []analysis.Sweep) []stepView {
 	return out
 }
 
-// Sweeps writes each concurrency sweep (sweepViews) as text or Markdown,
-// its relative values coloured on a terminal and bold in Markdown.
-func Sweeps(w io.Writer, sweeps []analysis.Sweep, md, colour bool) {
-	writeViews(w, sweepViews(sweeps), md, colour)
+// Sweeps writes each concurrency sweep (sweepViews) in a reading format
+// (text, md), its relative values coloured on a terminal and bold in
+// Markdown.
+func Sweeps(w io.Writer, sweeps []analysis.Sweep, f string, colour bool) error {
+	return Doc{Blocks: stepBlocks(sweepViews(sweeps))}.Write(w, f, colour)
 }
 
 // sweepNum prints a sweep's value: whole from 100 on (a p95 of seconds in

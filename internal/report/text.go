@@ -20,9 +20,9 @@ import (
 )
 
 const (
-	ansiRed   = "\x1b[41;97m"
-	ansiGreen = "\x1b[42;30m"
-	ansiReset = "\x1b[0m"
+	ansiRed   = table.ANSIRed
+	ansiGreen = table.ANSIGreen
+	ansiReset = table.ANSIReset
 )
 
 // newCSV writes comma- or tab-separated values (f is "csv" or "tsv").

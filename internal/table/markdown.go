@@ -9,8 +9,8 @@ import (
 func init() { Register(Markdown, "Markdown tables (markdown is the same)", renderMarkdown) }
 
 // renderMarkdown writes the title as a paragraph (names as code), then a
-// pipe table whose number columns are right-aligned, then the notes as
-// paragraphs.
+// pipe table whose number columns are right-aligned and whose coloured
+// cells (a change) are bold, then the notes as paragraphs.
 func renderMarkdown(w io.Writer, t *Table, _ Options) error {
 	if len(t.Title) > 0 {
 		fmt.Fprintf(w, "%s\n\n", titleText(t.Title, true))
@@ -36,7 +36,11 @@ func renderMarkdown(w io.Writer, t *Table, _ Options) error {
 	for _, row := range t.Rows {
 		var b strings.Builder
 		for _, c := range row {
-			b.WriteString("| " + mdCell(c.Text) + " ")
+			text := mdCell(c.Text)
+			if c.Colour == "red" || c.Colour == "green" {
+				text = "**" + text + "**" // Markdown has no colour: a change is bold
+			}
+			b.WriteString("| " + text + " ")
 		}
 		if _, err := fmt.Fprintf(w, "%s|\n", b.String()); err != nil {
 			return err

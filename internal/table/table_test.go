@@ -21,12 +21,12 @@ func TestRenderEveryFormat(t *testing.T) {
 	want := map[Format]string{
 		Text: "Relative QPS of a|b to base\n" +
 			"TEST                   REL\n" +
-			"point-query            \x1b[31m0.81\x1b[0m\n" +
+			"point-query            \x1b[41;97m0.81\x1b[0m\n" +
 			"odd|name\\nsecond line  1.00\n" +
 			"a note\n",
 		Markdown: "Relative QPS of `a|b` to base\n\n" +
 			"| TEST | REL |\n|---|---:|\n" +
-			"| point-query | 0.81 |\n" +
+			"| point-query | **0.81** |\n" +
 			"| odd\\|name\\nsecond line | 1.00 |\n\na note\n",
 		CSV:  "test,rel\npoint-query,0.81\n\"odd|name\nsecond line\",1.00\n",
 		TSV:  "test\trel\npoint-query\t0.81\n\"odd|name\nsecond line\"\t1.00\n",

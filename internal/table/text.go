@@ -8,11 +8,12 @@ import (
 	"text/tabwriter"
 )
 
-// ANSI colours for a cell on a terminal.
+// ANSI colours for a cell on a terminal: white on red for worse, black on
+// green for better, as every qpslab table shows them.
 const (
-	ansiRed   = "\x1b[31m"
-	ansiGreen = "\x1b[32m"
-	ansiReset = "\x1b[0m"
+	ANSIRed   = "\x1b[41;97m"
+	ANSIGreen = "\x1b[42;30m"
+	ANSIReset = "\x1b[0m"
 )
 
 func init() { Register(Text, "aligned columns for a terminal", renderText) }
@@ -61,9 +62,9 @@ func Coloured(c Cell, colour bool) string {
 	}
 	switch c.Colour {
 	case "red":
-		return ansiRed + c.Text + ansiReset
+		return ANSIRed + c.Text + ANSIReset
 	case "green":
-		return ansiGreen + c.Text + ansiReset
+		return ANSIGreen + c.Text + ANSIReset
 	}
 	return c.Text
 }
