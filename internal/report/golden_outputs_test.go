@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/result"
@@ -131,4 +133,27 @@ func TestGoldenSweeps(t *testing.T) {
 
 func sweepsAs(w io.Writer, sw []analysis.Sweep, f string, colour bool) error {
 	return Sweeps(w, sw, f, colour)
+}
+
+// TestGoldenRunTables: a run's summary table, an A/A run's floors and a
+// grid's effects (coloured too).
+func TestGoldenRunTables(t *testing.T) {
+	runs := []result.Run{
+		{Build: "mariadb-10.2.11", Config: "demo@0123", Test: "point-query_range=100", Threads: 1, Status: result.OK, Totals: result.Totals{Reported: 4066.25, ReportedUnit: "qps", Errors: 0}},
+		{Build: "mariadb-system", Config: "demo@0123", Test: "update-one_range=100", Threads: 4, Status: result.Failed, Error: "the server went away\nwhile it ran: " + strings.Repeat("x", 80)},
+		{Build: "mariadb-system", Config: "demo@0123", Test: "l.i1", Threads: 8, Status: result.OK, Totals: result.Totals{Reported: 9000, ReportedUnit: "rows/s", Errors: 3},
+			Verdicts: []result.Verdict{{Name: "insert SLA", OK: false, Detail: "8,100 of 9,000 rows/s"}}},
+		{Build: "mariadb-system", Config: "demo@0123", Test: "qr100", Threads: 8, Status: result.Saturated, Totals: result.Totals{Reported: 0},
+			Verdicts: []result.Verdict{{Name: "rate", OK: false, Detail: "the clients fell behind"}}},
+	}
+	golden(t, "run-summary.text", func(w io.Writer) error { Summary(w, runs); return nil })
+	c := &analysis.Comparison{Base: "mariadb-system.aa-aa1", Others: []string{"mariadb-system.aa-aa2"}, Alpha: 0.05, Confidence: 0.95}
+	floors := []analysis.Floor{{Test: "point-query_range=100", Threads: 1, Floor: 0.012, Rel: 1.004, Lo: 0.99, Hi: 1.02, Rounds: 12},
+		{Test: "update-one_range=100", Threads: 1, Floor: 0.21, Rel: 0.79, Lo: 0.7, Hi: 0.9, Rounds: 12, Significant: true}}
+	golden(t, "floors.text", func(w io.Writer) error { Floors(w, c, floors, "0123456789abcdef0123"); return nil })
+	effects := []analysis.Effect{{Setting: "innodb_io_capacity", From: "2000", To: "20000", Pairs: 3, Geomean: []float64{1.1, 1.07, 0.98}, Median: 1.07},
+		{Setting: "innodb_flush_neighbors", From: "0", To: "1", Pairs: 2, Geomean: []float64{0.9, 0.94}, Median: 0.92}}
+	for _, colour := range []bool{false, true} {
+		golden(t, fmt.Sprintf("effects-%v.text", colour), func(w io.Writer) error { Effects(w, effects, colour); return nil })
+	}
 }
