@@ -3,9 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strconv"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // Floors prints what an A/A run (qpslab run --aa) measured: how many of
@@ -24,19 +25,19 @@ func Floors(w io.Writer, c *analysis.Comparison, floors []analysis.Floor, hostID
 	fmt.Fprintf(w, "This host's noise floor (host %s), kept in the store: per test, the larger of how far the A/A value lies from 1 and half its %.0f %% interval;\n", short(hostID), 100*c.Confidence)
 	fmt.Fprintln(w, "compare and the reports of runs on this host flag no change inside it. Measure it again at the budget you compare at, and after the host changes.")
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TEST\tTHR\tROUNDS\tA/A REL\tINTERVAL\tNOISE FLOOR")
+	t := table.New("TEST", "THR", "ROUNDS", "A/A REL", "INTERVAL", "NOISE FLOOR")
 	for _, f := range floors {
 		mark := ""
 		if f.Significant {
 			mark = " *"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f%s\t[%.3f, %.3f]\t±%.1f%%\n", f.Test, f.Threads, f.Rounds, f.Rel, mark, f.Lo, f.Hi, 100*f.Floor)
+		t.Add(f.Test, strconv.Itoa(f.Threads), strconv.Itoa(f.Rounds), fmt.Sprintf("%.3f%s", f.Rel, mark), fmt.Sprintf("[%.3f, %.3f]", f.Lo, f.Hi),
+			fmt.Sprintf("±%.1f%%", 100*f.Floor))
 	}
-	tw.Flush()
 	if sig > 0 {
-		fmt.Fprintln(w, "* significant in the A/A run: the two servers differed (an instance effect) or the test's noise exceeds what its rounds show")
+		t.Note("* significant in the A/A run: the two servers differed (an instance effect) or the test's noise exceeds what its rounds show")
 	}
+	Doc{Blocks: []Block{{Table: t}}}.Write(w, "text", false)
 }
 
 func short(id string) string {

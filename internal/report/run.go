@@ -6,14 +6,15 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // IsTTY says whether w is a terminal (colour, progress bars).
@@ -121,11 +122,12 @@ func Summary(w io.Writer, runs []result.Run) {
 	if len(runs) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	server, _ := result.MetricNamed("server_cpu_us/o")
 	client, _ := result.MetricNamed("client_cpu_us/o")
 	p99, _ := result.MetricNamed("p99")
-	fmt.Fprintf(tw, "BUILD\tCONFIG\tTEST\tTHR\tREPORTED\tUNIT\t%s ms\t%s\t%s\tERRORS\tSTATUS\t\n", p99.Name, server.Name, client.Name)
+	// The last column is empty: every line ends in its padding, as a run's
+	// lines printed as they end line up with it.
+	t := table.New("BUILD", "CONFIG", "TEST", "THR", "REPORTED", "UNIT", p99.Name+" ms", server.Name, client.Name, "ERRORS", "STATUS", "")
 	for _, r := range runs {
 		unit := r.Totals.ReportedUnit
 		val := "-"
@@ -160,9 +162,10 @@ func Summary(w io.Writer, runs []result.Run) {
 				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", r.Build, strings.TrimPrefix(r.Label(), r.Build+"."), r.Test, r.Threads, val, unit, lat, cpu, ccpu, r.Totals.Errors, status)
+		t.Add(r.Build, strings.TrimPrefix(r.Label(), r.Build+"."), r.Test, strconv.Itoa(r.Threads), val, unit, lat, cpu, ccpu,
+			strconv.FormatInt(int64(r.Totals.Errors), 10), status, "")
 	}
-	tw.Flush()
+	Doc{Blocks: []Block{{Table: t}}}.Write(w, "text", false)
 }
 
 func shorten(s string, n int) string {

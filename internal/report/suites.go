@@ -7,13 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
-	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/suite"
 	"github.com/qpslab/qpslab/internal/table"
 )
@@ -231,26 +229,6 @@ func ints(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
-}
-
-// Labels lists the store's labels: one line per label and suite, with the
-// build's version.
-func Labels(w io.Writer, ls []store.LabelInfo, where string) error {
-	if len(ls) == 0 {
-		fmt.Fprintf(w, "no results in %s yet: run qpslab run SUITE (qpslab suites lists them), or qpslab import\n", where)
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LABEL\tVERSION\tSUITE\tRUNS\tTESTS\tTHREADS\tSTATUS\tLAST\tHOSTS / SOURCES")
-	for _, l := range ls {
-		last := l.Last
-		if len(last) > 19 {
-			last = last[:19]
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s / %s\n", l.Label, dash(l.Version), l.Suite, l.Runs, l.Tests, ints(l.Threads), l.Status, last,
-			strings.Join(l.Hosts, " "), strings.Join(l.Sources, " "))
-	}
-	return tw.Flush()
 }
 
 // Look says what look look of looks (--until-decided) decided: per other

@@ -873,26 +873,20 @@ func Effects(w io.Writer, effects []analysis.Effect, colour bool) {
 	if len(effects) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nWhat each setting moved (geomean of the relative values over labels that differ only in it):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SETTING\tFROM\tTO\tPAIRS\tMEDIAN\tPER PAIR")
+	var d Doc
+	d.Gap()
+	d.Sayf("What each setting moved (geomean of the relative values over labels that differ only in it):")
+	t := table.New("SETTING", "FROM", "TO", "PAIRS", "MEDIAN", "PER PAIR")
 	for _, e := range effects {
-		med := fmt.Sprintf("%.2f", e.Median)
-		if colour {
-			switch analysis.Colour(e.Median) {
-			case "red":
-				med = ansiRed + med + ansiReset
-			case "green":
-				med = ansiGreen + med + ansiReset
-			}
-		}
 		var per []string
 		for _, g := range e.Geomean {
 			per = append(per, fmt.Sprintf("%.2f", g))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.Setting, e.From, e.To, e.Pairs, med, strings.Join(per, " "))
+		t.AddCells(table.Cell{Text: e.Setting}, table.Cell{Text: e.From}, table.Cell{Text: e.To}, table.Cell{Text: strconv.Itoa(e.Pairs)},
+			table.Cell{Text: fmt.Sprintf("%.2f", e.Median), Colour: analysis.Colour(e.Median)}, table.Cell{Text: strings.Join(per, " ")})
 	}
-	tw.Flush()
+	d.Put(t)
+	d.Write(w, "text", colour)
 }
 
 // hasDevice says whether a row of t has the disk's request sizes.
