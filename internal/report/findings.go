@@ -191,34 +191,9 @@ func findArrivals(as []analysis.Arrival) []string {
 }
 
 // FindingsOut writes the findings of f in format: text, md, or json
-// (the sentences and the numbers they rest on).
+// (the sentences and the numbers they rest on): findingsDoc.
 func FindingsOut(w io.Writer, f analysis.Findings, format string) error {
-	s := FindingsWords(f)
-	if format == "json" {
-		return JSON(w, findingsJSON{Words: s, Findings: f})
-	}
-	// Text and Markdown differ in their marks only.
-	tldr, quote, afterHead, item := "tl;dr: ", "", "\n", "  - "
-	if format == "md" {
-		tldr, quote, afterHead, item = "**tl;dr.** ", "`", "\n\n", "- "
-	}
-	if len(s.TLDR) > 0 {
-		fmt.Fprintf(w, "%s%s\n\n", tldr, strings.Join(s.TLDR, " "))
-	}
-	list := func(head string, lines []string) {
-		fmt.Fprint(w, head+afterHead)
-		for _, line := range lines {
-			fmt.Fprintf(w, "%s%s\n", item, line)
-		}
-		fmt.Fprintln(w)
-	}
-	for _, l := range s.Labels {
-		list(fmt.Sprintf("Findings for %s%s%s against %s%s%s:", quote, l.Label, quote, quote, l.Base, quote), l.Lines)
-	}
-	if len(s.Sweep) > 0 {
-		list("Where each change arrived (neighbouring builds):", s.Sweep)
-	}
-	return nil
+	return findingsDoc(f).Write(w, format, false)
 }
 
 // findingsJSON is the findings' JSON: the sentences beside the numbers.

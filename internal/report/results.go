@@ -17,63 +17,27 @@ import (
 // What the results commands (compare, metrics, report, stacks, detect)
 // print of what selector loaded: each is one call from cmd.
 
-// Comparison prints a comparison in format f: for text and Markdown its
-// findings first, its table (JSON: with the findings), then, for text
-// and Markdown, the hosts of the sets; the step tables and response-time
-// buckets of a suite run in steps; and, for text and Markdown, the effects
-// and sweeps.
+// Comparison prints a comparison in format f (comparisonDoc): for text
+// and Markdown its findings first, its table, the hosts of the sets, the
+// step tables and response-time buckets of a suite run in steps, and the
+// effects and sweeps; csv one row per test and label; json the comparison
+// with its findings; qps.abs and qps.rel the reference's layouts.
 func Comparison(w io.Writer, sets []analysis.Set, cmp *analysis.Comparison, f string) error {
-	tty := IsTTY(w)
-	prose := f == "text" || f == "md"
-	if prose { // the findings head the comparison (findings.go)
-		fs := analysis.FindingsFor(cmp, sets)
-		if err := FindingsOut(w, fs, f); err != nil {
-			return err
-		}
-	}
-	var err error
-	if f == "json" {
-		err = ComparisonJSON(w, sets, cmp)
-	} else {
-		err = Compare(w, cmp, f, tty)
-	}
+	d, err := comparisonDoc(sets, cmp)
 	if err != nil {
 		return err
 	}
-	if prose {
-		SetHosts(w, sets, store.HostID)
-	}
-	if err := Steps(w, sets, cmp.Suite, f); err != nil {
-		return err
-	}
-	if prose {
-		Effects(w, analysis.Effects(sets), tty)
-		if sw := analysis.Sweeps(sets); len(sw) > 0 {
-			fmt.Fprintln(w)
-			if err := Sweeps(w, sw, f, tty); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return d.Write(w, f, IsTTY(w))
 }
 
 // Steps prints the step tables (StepSections) and the response-time
-// buckets after a comparison of a suite run in steps.
+// buckets after a comparison of a suite run in steps (in text or md).
 func Steps(w io.Writer, sets []analysis.Set, suiteName, f string) error {
-	secs, err := StepSections(sets, suiteName)
-	if err != nil || len(secs) == 0 {
+	d, err := stepsDoc(sets, suiteName)
+	if err != nil || !readsProse(f) {
 		return err
 	}
-	fmt.Fprintln(w)
-	if err := StepTables(w, secs, f, IsTTY(w)); err != nil {
-		return err
-	}
-	bt, err := analysis.Buckets(sets)
-	if err != nil {
-		return err
-	}
-	return BucketTables(w, bt, f)
+	return d.Write(w, f, IsTTY(w))
 }
 
 // MetricsOf prints the per-op tables of sets' tests matching the glob

@@ -171,6 +171,11 @@ func BucketTables(w io.Writer, tables []analysis.BucketTable, f string) error {
 	if !readsProse(f) {
 		return nil
 	}
+	return Doc{Blocks: bucketBlocks(tables)}.Write(w, f, false)
+}
+
+// bucketBlocks are BucketTables' tables.
+func bucketBlocks(tables []analysis.BucketTable) []Block {
 	var d Doc
 	for _, t := range tables {
 		head := append(append([]string{"label", "n"}, analysis.BucketNames...), "max s")
@@ -193,5 +198,5 @@ func BucketTables(w io.Writer, tables []analysis.BucketTable, f string) error {
 		d.Put(stepTable(fmt.Sprintf("%s, %d client(s): %s response time, %% of operations per bucket", t.Test, t.Threads, t.Kind), head, rows))
 		d.Gap()
 	}
-	return d.Write(w, f, false)
+	return d.Blocks
 }

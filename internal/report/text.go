@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/result"
@@ -330,100 +329,9 @@ func versionOf(c *analysis.Comparison, i int) string {
 }
 
 // Compare writes a comparison in format f ("text" colours when colour is
-// set).
+// set): compareDoc.
 func Compare(w io.Writer, c *analysis.Comparison, f string, colour bool) error {
-	switch f {
-	case "json":
-		return JSON(w, c)
-	case "csv", "tsv":
-		cw := newCSV(w, f)
-		cw.Write([]string{"test", "threads", "conditions", "group", "unit", "base", "base_value", "base_n", "label", "value", "n", "rel", "p", "significant",
-			"rel_lo", "rel_hi", "method", "pairing", "rounds", "floor", "floor_calibrated", "verdict"})
-		num := func(v float64, prec int) string {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return ""
-			}
-			return strconv.FormatFloat(v, 'f', prec, 64)
-		}
-		for _, r := range c.Rows {
-			for i, o := range r.Others {
-				p, sig := "", ""
-				if o.Tested {
-					p, sig = strconv.FormatFloat(o.P, 'f', 4, 64), strconv.FormatBool(o.Significant)
-				}
-				val, rel := "", ""
-				if !o.Missing {
-					val, rel = strconv.FormatFloat(o.Center, 'f', 2, 64), num(o.Rel, 4)
-				}
-				v := o.Verdict
-				rounds := ""
-				if v.Method == analysis.MethodPaired {
-					rounds = strconv.Itoa(v.N)
-				}
-				cw.Write([]string{r.Test, strconv.Itoa(r.Threads), r.Conditions, r.Group, r.Unit, c.Base, strconv.FormatFloat(r.Base.Center, 'f', 2, 64),
-					strconv.Itoa(r.Base.N), c.Others[i], val, strconv.Itoa(o.N), rel, p, sig,
-					num(v.Lo, 4), num(v.Hi, 4), v.Method, v.Pairing, rounds, num(v.Floor, 4), strconv.FormatBool(v.Calibrated), v.Kind})
-			}
-		}
-		cw.Flush()
-		return cw.Error()
-	case "qps.abs", "qps.rel":
-		return qpsTSV(w, c, f == "qps.rel")
-	case "md":
-		return compareMD(w, c)
-	}
-	return compareText(w, c, colour)
-}
-
-func compareText(w io.Writer, c *analysis.Comparison, colour bool) error {
-	fmt.Fprintf(w, "base: %s%s\n", c.Base, versionOf(c, 0))
-	for i, o := range c.Others {
-		fmt.Fprintf(w, "col-%d: %s%s\n", i+1, o, versionOf(c, i+1))
-	}
-	fmt.Fprintln(w)
-	VerdictSummary(w, c)
-	fmt.Fprintln(w)
-	if c.Repeats {
-		fmt.Fprintf(w, "values with repeats: the median, ± its 95%% interval where %d or more repeats give one\n", c.IntervalN)
-	}
-	for _, l := range verdictLegend(c) {
-		fmt.Fprintln(w, l)
-	}
-	if l := missedLegend(c); l != "" {
-		fmt.Fprintln(w, l)
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	noise := calibrated(c)
-	head := []string{"TEST", "THR"}
-	if noise {
-		head = append(head, "NOISE")
-	}
-	head = append(head, "BASE")
-	for i := range c.Others {
-		head = append(head, fmt.Sprintf("col-%d", i+1), fmt.Sprintf("rel-%d", i+1))
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	group := ""
-	for _, r := range c.Rows {
-		if r.Group != group {
-			group = r.Group
-			fmt.Fprintf(tw, "[%s]%s\n", group, strings.Repeat("\t", len(head)-1)) // tabs keep one alignment for all groups
-		}
-		cells := []string{rowName(c, r), strconv.Itoa(r.Threads)}
-		if noise {
-			cells = append(cells, noiseCell(r))
-		}
-		cells = append(cells, absCell(r.Base)+unitSuffix(r.Unit)+marked(r.Base))
-		for _, o := range r.Others {
-			cells = append(cells, absCell(o.Summary)+marked(o.Summary), relCell(o, colour))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	stallList(w, c)
-	return groupText(w, c, colour)
+	return compareDoc(c).Write(w, f, colour)
 }
 
 // stallList names the tests whose runs stalled, per label.
@@ -462,94 +370,6 @@ func unitSuffix(u string) string {
 		return ""
 	}
 	return " " + u
-}
-
-// groupText is the group statistics of the relative values.
-func groupText(w io.Writer, c *analysis.Comparison, colour bool) error {
-	fmt.Fprintf(w, "Relative QPS by group (%s-group layout)\n", c.Layout)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GROUP\tLABEL\tN\tAVG\tMEDIAN\tMIN\tMAX\tSTDDEV")
-	st := func(v float64) string {
-		if math.IsNaN(v) {
-			return "-"
-		}
-		s := fmt.Sprintf("%.2f", v)
-		if colour {
-			switch analysis.Colour(v) {
-			case "red":
-				return ansiRed + s + ansiReset
-			case "green":
-				return ansiGreen + s + ansiReset
-			}
-		}
-		return s
-	}
-	row := func(name string, i int, s analysis.Stats) {
-		if s.N == 0 {
-			return
-		}
-		fmt.Fprintf(tw, "%s\tcol-%d\t%d\t%s\t%s\t%s\t%s\t%.3f\n", name, i+1, s.N, st(s.Avg), st(s.Median), st(s.Min), st(s.Max), s.Stddev)
-	}
-	for _, g := range c.Groups {
-		for i, s := range g.Stats {
-			row(g.Name, i, s)
-		}
-	}
-	for i, s := range c.All {
-		row("all", i, s)
-	}
-	tw.Flush()
-	for i, g := range c.Geomean {
-		fmt.Fprintf(w, "geomean col-%d (%s): %s\n", i+1, c.Others[i], st(g))
-	}
-	return nil
-}
-
-func compareMD(w io.Writer, c *analysis.Comparison) error {
-	fmt.Fprintf(w, "Base: `%s`. Relative = other / base.\n\n", c.Base)
-	for _, l := range verdictLegend(c) {
-		fmt.Fprintf(w, "%s.\n", l)
-	}
-	fmt.Fprintln(w)
-	if l := missedLegend(c); l != "" {
-		fmt.Fprintf(w, "%s\n\n", l)
-	}
-	head := "| test | threads | " + c.Base + " |"
-	sep := "|---|---:|---:|"
-	for _, o := range c.Others {
-		head += " " + o + " | rel |"
-		sep += "---:|---:|"
-	}
-	fmt.Fprintln(w, head)
-	fmt.Fprintln(w, sep)
-	for _, r := range c.Rows {
-		line := fmt.Sprintf("| %s | %d | %s |", rowName(c, r), r.Threads, absCell(r.Base)+unitSuffix(r.Unit)+marked(r.Base))
-		for _, o := range r.Others {
-			rel := relCell(o, false)
-			if col := o.Verdict.Colour(); col == "red" || col == "green" {
-				rel = "**" + rel + "**"
-			}
-			line += fmt.Sprintf(" %s | %s |", absCell(o.Summary)+marked(o.Summary), rel)
-		}
-		fmt.Fprintln(w, line)
-	}
-	fmt.Fprintf(w, "\n| group | label | n | avg | median | min | max | stddev |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
-	for _, g := range append(c.Groups, analysis.Group{Name: "all", Stats: c.All}) {
-		for i, s := range g.Stats {
-			if s.N > 0 {
-				fmt.Fprintf(w, "| %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %.3f |\n", g.Name, c.Others[i], s.N, s.Avg, s.Median, s.Min, s.Max, s.Stddev)
-			}
-		}
-	}
-	fmt.Fprintln(w)
-	for i, g := range c.Geomean {
-		v := "-" // no test in common
-		if !math.IsNaN(g) {
-			v = fmt.Sprintf("%.2f", g)
-		}
-		fmt.Fprintf(w, "Geomean of the relative values, %s: %s\n", c.Others[i], v)
-	}
-	return nil
 }
 
 var writeTest = regexp.MustCompile(`delete|insert|update|write`)
@@ -870,8 +690,13 @@ func metricsDoc(tables []analysis.MetricTable) Doc {
 // median over the label pairs that differ only in it of their geomean of
 // relative values (green ≥ 1.05, red ≤ 0.95 on a terminal).
 func Effects(w io.Writer, effects []analysis.Effect, colour bool) {
+	Doc{Blocks: effectsBlocks(effects)}.Write(w, "text", colour)
+}
+
+// effectsBlocks are Effects' line and table (none without effects).
+func effectsBlocks(effects []analysis.Effect) []Block {
 	if len(effects) == 0 {
-		return
+		return nil
 	}
 	var d Doc
 	d.Gap()
@@ -886,7 +711,7 @@ func Effects(w io.Writer, effects []analysis.Effect, colour bool) {
 			table.Cell{Text: fmt.Sprintf("%.2f", e.Median), Colour: analysis.Colour(e.Median)}, table.Cell{Text: strings.Join(per, " ")})
 	}
 	d.Put(t)
-	d.Write(w, "text", colour)
+	return d.Blocks
 }
 
 // hasDevice says whether a row of t has the disk's request sizes.

@@ -81,10 +81,14 @@ type Cell struct {
 }
 
 // Span is part of a line of prose: Code marks a name (a label, a test)
-// that Markdown sets as code.
+// that Markdown sets as code; Lead a lead-in ("tl;dr"), bold with a full
+// stop in Markdown and followed by a colon on a terminal; Colour a value's
+// colour on a terminal ("red", "green").
 type Span struct {
-	Text string
-	Code bool
+	Text   string
+	Code   bool
+	Lead   bool
+	Colour string
 }
 
 // Table is one table: a title (a line before it; none when empty), its
@@ -198,20 +202,36 @@ func names() []string {
 	return ns
 }
 
-// Line is a line of prose from spans: code spans plain (text) or in
-// backticks (md), control characters spelled out (Printable).
-func Line(spans []Span, md bool) string { return titleText(spans, md) }
-
-// titleText is the title as prose: code spans plain (text, csv) or in
-// backticks (md).
-func titleText(spans []Span, md bool) string {
+// Line is a line of prose from spans in a reading format: code spans
+// plain (text) or in backticks (md), a lead-in as each format sets it,
+// a coloured span in its colour (text, where o.Colour), control
+// characters spelled out (Printable).
+func Line(spans []Span, f Format, o Options) string {
+	md := f == Markdown
 	var b strings.Builder
 	for _, s := range spans {
 		t := Printable(s.Text)
-		if md && s.Code {
+		switch {
+		case md && s.Code:
 			t = "`" + t + "`"
+		case md && s.Lead:
+			t = "**" + t + ".** "
+		case s.Lead:
+			t += ": "
+		case !md:
+			t = Coloured(Cell{Text: t, Colour: s.Colour}, o.Colour)
 		}
 		b.WriteString(t)
 	}
 	return b.String()
+}
+
+// titleText is the title as prose: code spans plain (text, csv) or in
+// backticks (md).
+func titleText(spans []Span, md bool) string {
+	f := Text
+	if md {
+		f = Markdown
+	}
+	return Line(spans, f, Options{})
 }
