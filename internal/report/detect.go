@@ -9,6 +9,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/table"
 )
 
 // Detection is what qpslab detect found: the change points of the series
@@ -42,43 +43,45 @@ func NewGateResult(g analysis.Gate, d Detection) *GateResult {
 // job can post: the gate's outcome, then tables), csv or tsv (one row per
 // change point or pair of builds), json.
 func Detect(w io.Writer, d Detection, f string, colour bool) error {
-	switch f {
-	case "json":
-		if d.Changes == nil {
-			d.Changes = []analysis.Change{}
-		}
-		if d.Builds == nil {
-			d.Builds = []analysis.BuildChange{}
-		}
-		return JSON(w, d)
-	case "csv", "tsv":
-		return detectCSV(w, d, f)
-	case "md", "markdown":
-		return detectMarkdown(w, d)
-	case "text":
-	default:
-		return fmt.Errorf("--format %s: use text, md (markdown), csv, tsv or json", f)
+	return detectDoc(d).Write(w, f, colour)
+}
+
+// kindColour is a change's colour on a terminal.
+func kindColour(kind string) string {
+	switch kind {
+	case "regression":
+		return "red"
+	case "improvement":
+		return "green"
 	}
-	kind := func(k string) string {
-		if !colour {
-			return k
-		}
-		switch k {
-		case "regression":
-			return ansiRed + k + ansiReset
-		case "improvement":
-			return ansiGreen + k + ansiReset
-		}
-		return k
+	return ""
+}
+
+// detectDoc is Detect's doc: on a terminal a line per change point and
+// per pair of builds (the kind in its colour) and the count; in Markdown
+// the CI summary (detectMarkdown); one row each in csv; the detection in
+// json.
+func detectDoc(d Detection) Doc {
+	data := d
+	if data.Changes == nil {
+		data.Changes = []analysis.Change{}
 	}
+	if data.Builds == nil {
+		data.Builds = []analysis.BuildChange{}
+	}
+	doc := Doc{Data: data, Flat: detectFlat(d), What: "qpslab detect"}
+	var text Doc
 	for _, c := range d.Changes {
-		fmt.Fprintf(w, "%s: %s %+.1f%% (%s → %s, p=%.2g), %s\n", c.Series, kind(c.Kind), 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))
+		text.Say(table.Plain(c.Series+": "), table.Span{Text: c.Kind, Colour: kindColour(c.Kind)},
+			table.Plain(fmt.Sprintf(" %+.1f%% (%s → %s, p=%.2g), %s", 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))))
 	}
 	for _, b := range d.Builds {
-		fmt.Fprintf(w, "%s: %s\n", b.Series, buildLine(b, kind))
+		text.Say(table.Plain(b.Series+": "), table.Span{Text: b.Kind, Colour: kindColour(b.Kind)}, table.Plain(buildLine(b, func(string) string { return "" })))
 	}
-	fmt.Fprintln(w, detectCounts(d))
-	return nil
+	text.Sayf("%s", detectCounts(d))
+	doc.Only(table.Text, text)
+	doc.Only(table.Markdown, detectMarkdown(d))
+	return doc
 }
 
 // GateLines writes one line per regression that trips the gate.
@@ -229,11 +232,12 @@ func arrived(c analysis.Change) string {
 	return out
 }
 
-func detectCSV(w io.Writer, d Detection, f string) error {
-	cw := newCSV(w, f)
-	cw.Write([]string{"test", "threads", "config", "host", "metric", "kind", "magnitude", "mean_before", "mean_after", "pvalue", "index", "points",
+// detectFlat is a detection as csv and tsv give it: one row per change
+// point and per pair of builds compared.
+func detectFlat(d Detection) *table.Table {
+	t := flatTable("test", "threads", "config", "host", "metric", "kind", "magnitude", "mean_before", "mean_after", "pvalue", "index", "points",
 		"arrived_build", "arrived_version", "arrived_commit", "arrived_time", "before_build", "before_version",
-		"source", "earliest_build", "earliest_version", "latest_build", "latest_version", "runs_before", "runs_after"})
+		"source", "earliest_build", "earliest_version", "latest_build", "latest_version", "runs_before", "runs_after")
 	num := func(v float64, fm byte, prec int) string {
 		if math.IsNaN(v) {
 			return ""
@@ -241,45 +245,45 @@ func detectCSV(w io.Writer, d Detection, f string) error {
 		return strconv.FormatFloat(v, fm, prec, 64)
 	}
 	for _, c := range d.Changes {
-		cw.Write([]string{c.Test, strconv.Itoa(c.Threads), c.Config, c.Host, c.Metric, c.Kind, num(c.Magnitude, 'f', 4),
+		t.Add(c.Test, strconv.Itoa(c.Threads), c.Config, c.Host, c.Metric, c.Kind, num(c.Magnitude, 'f', 4),
 			num(c.MeanBefore, 'g', 6), num(c.MeanAfter, 'g', 6), num(c.PValue, 'g', 3),
 			strconv.Itoa(c.Index), strconv.Itoa(c.Points), c.Arrived.Build, c.Arrived.Version, c.Arrived.Commit, c.Arrived.Time.Format("2006-01-02T15:04:05Z"),
 			c.Before.Build, c.Before.Version, "change point", c.Earliest.Build, c.Earliest.Version, c.Latest.Build, c.Latest.Version,
-			strconv.Itoa(c.Before.N), strconv.Itoa(c.Arrived.N)})
+			strconv.Itoa(c.Before.N), strconv.Itoa(c.Arrived.N))
 	}
 	for _, b := range d.Builds {
-		cw.Write([]string{b.Test, strconv.Itoa(b.Threads), b.Config, b.Host, b.Metric, b.Kind, num(b.Magnitude, 'f', 4),
+		t.Add(b.Test, strconv.Itoa(b.Threads), b.Config, b.Host, b.Metric, b.Kind, num(b.Magnitude, 'f', 4),
 			num(b.From.Value, 'g', 6), num(b.To.Value, 'g', 6), num(b.PValue, 'g', 3),
 			"", "", b.To.Build, b.To.Version, b.To.Commit, b.To.Time.Format("2006-01-02T15:04:05Z"),
-			b.From.Build, b.From.Version, "builds", "", "", "", "", strconv.Itoa(len(b.From.Values)), strconv.Itoa(len(b.To.Values))})
+			b.From.Build, b.From.Version, "builds", "", "", "", "", strconv.Itoa(len(b.From.Values)), strconv.Itoa(len(b.To.Values)))
 	}
-	cw.Flush()
-	return cw.Error()
+	return t
 }
 
 // detectMarkdown is the summary for a CI job (a pull-request comment, a
 // job summary): the gate's outcome first, then a table of the change
 // points and one of the builds compared.
-func detectMarkdown(w io.Writer, d Detection) error {
-	fmt.Fprintln(w, "### qpslab detect")
-	fmt.Fprintln(w)
+func detectMarkdown(d Detection) Doc {
+	var doc Doc
+	doc.Sayf("### qpslab detect")
+	doc.Gap()
 	if g := d.Gate; g != nil {
-		fmt.Fprintf(w, "**Gate %s** (`--fail-on %s`): %s.\n\n", gateVerdict(g), g.Spec, gateText(g))
+		doc.Sayf("**Gate %s** (`--fail-on %s`): %s.", gateVerdict(g), g.Spec, gateText(g))
+		doc.Gap()
 		if g.Failed {
 			for _, c := range g.Changes {
-				fmt.Fprintf(w, "- `%s`: %+.1f%% (%s → %s, p=%.2g), %s\n", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))
+				doc.Item(fmt.Sprintf("`%s`: %+.1f%% (%s → %s, p=%.2g), %s", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c)))
 			}
 			for _, b := range g.Builds {
-				fmt.Fprintf(w, "- `%s`: %s\n", b.Series, buildLine(b, func(k string) string { return k }))
+				doc.Item(fmt.Sprintf("`%s`: %s", b.Series, buildLine(b, func(k string) string { return k })))
 			}
-			fmt.Fprintln(w)
+			doc.Gap()
 		}
 	}
-	fmt.Fprintln(w, mdEscape(detectCounts(d))+".")
+	doc.Sayf("%s.", mdEscape(detectCounts(d)))
 	if len(d.Changes) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| series | change | before → after | p | arrived in | after | 95 % interval |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+		doc.Gap()
+		t := table.New("series", "change", "before → after", "p", "arrived in", "after", "95 % interval")
 		for _, c := range d.Changes {
 			interval := timedName(c.Earliest, c.Order)
 			if l := timedName(c.Latest, c.Order); l != interval {
@@ -289,14 +293,14 @@ func detectMarkdown(w io.Writer, d Detection) error {
 			if c.Index > 0 {
 				before = timedName(c.Before, c.Order)
 			}
-			fmt.Fprintf(w, "| %s | %s %+.1f %% | %s → %s | %.2g | %s | %s | %s |\n", mdEscape(c.Series), c.Kind, 100*c.Magnitude,
-				textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, mdEscape(timedName(c.Arrived, c.Order)), mdEscape(before), mdEscape(interval))
+			t.Add(c.Series, fmt.Sprintf("%s %+.1f %%", c.Kind, 100*c.Magnitude), textNum(c.MeanBefore)+" → "+textNum(c.MeanAfter), fmt.Sprintf("%.2g", c.PValue),
+				timedName(c.Arrived, c.Order), before, interval)
 		}
+		doc.Put(t)
 	}
 	if len(d.Builds) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| series | from | to | verdict | change | medians | runs | p |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		doc.Gap()
+		t := table.New("series", "from", "to", "verdict", "change", "medians", "runs", "p")
 		for _, b := range d.Builds {
 			p := "-"
 			if b.Tested {
@@ -306,11 +310,12 @@ func detectMarkdown(w io.Writer, d Detection) error {
 			if b.Why != "" {
 				verdict += " (" + b.Why + ")"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %+.1f %% | %s → %s | %s | %s |\n", mdEscape(b.Series), mdEscape(pointName(b.From)), mdEscape(pointName(b.To)),
-				mdEscape(verdict), 100*b.Magnitude, textNum(b.From.Value), textNum(b.To.Value), runCount(b), p)
+			t.Add(b.Series, pointName(b.From), pointName(b.To), verdict, fmt.Sprintf("%+.1f %%", 100*b.Magnitude), textNum(b.From.Value)+" → "+textNum(b.To.Value),
+				runCount(b), p)
 		}
+		doc.Put(t)
 	}
-	return nil
+	return doc
 }
 
 // mdEscape keeps a cell in its table cell.

@@ -10,7 +10,7 @@ import (
 // sandboxes, tokens, labels, bisections, fleet hosts and jobs), in format
 // f, a --format name; text is coloured on a terminal.
 func Print(w io.Writer, t *table.Table, f string) error {
-	return table.Render(w, table.Format(f), t, table.Options{Colour: f == "text" && IsTTY(w)})
+	return table.Render(w, table.Format(f), t, table.Options{Colour: IsTTY(w)}) // only text colours, on a terminal
 }
 
 // Warnings writes each error as a line of its own, as qpslab's errors

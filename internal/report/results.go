@@ -10,6 +10,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/stacks"
 	"github.com/qpslab/qpslab/internal/store"
 )
@@ -123,9 +124,18 @@ func (q StackQuery) Show(w, note io.Writer, sets []analysis.Set, labels []string
 	for _, s := range secs {
 		all = append(all, s.Sets...)
 	}
-	if q.Format == "text" || q.Format == "json" {
-		return StackTop(w, all, q.Top, q.Format)
+	d := stackTopDoc(all, q.Top)
+	export := func(write func(io.Writer, result.Stacks) error, binary bool) func(io.Writer) error {
+		return func(w io.Writer) error { return q.export(w, note, all, write, binary) }
 	}
+	d.Layouts = map[string]func(io.Writer) error{"folded": export(stacks.WriteFolded, false), "pprof": export(stacks.WritePprof, true)}
+	return d.Write(w, q.Format, false)
+}
+
+// export writes the one set of all as folded lines or a pprof profile
+// (write; binary: only to a file), to q.Out (w when "") and says so on
+// note.
+func (q StackQuery) export(w, note io.Writer, all []StackSet, write func(io.Writer, result.Stacks) error, binary bool) error {
 	if len(all) != 1 {
 		var names []string
 		for _, s := range all {
@@ -133,21 +143,18 @@ func (q StackQuery) Show(w, note io.Writer, sets []analysis.Set, labels []string
 		}
 		return fmt.Errorf("--format %s writes one label's stacks of one test: narrow with one LABEL, --test and --threads (there are %d: %s)", q.Format, len(all), strings.Join(names, "; "))
 	}
-	if q.Format == "pprof" && q.Out == "" {
+	if q.Out == "" && binary {
 		return fmt.Errorf("--format pprof writes a binary profile: name its file with --out (then: go tool pprof -top FILE)")
 	}
 	var out *os.File
+	var err error
 	if q.Out != "" {
 		if out, err = os.Create(q.Out); err != nil {
 			return fmt.Errorf("write the export: %w", err)
 		}
 		w = out
 	}
-	if q.Format == "pprof" {
-		err = stacks.WritePprof(w, all[0].Stacks)
-	} else {
-		err = stacks.WriteFolded(w, all[0].Stacks)
-	}
+	err = write(w, all[0].Stacks)
 	if out != nil {
 		if cerr := out.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("write the export %s: %w", q.Out, cerr)
@@ -288,8 +295,8 @@ func DetectOut(w, note io.Writer, series []history.Series, d Detection, gate *an
 		return err
 	}
 	on := w
-	if f != "text" && f != "md" {
-		on = note
+	if !readsProse(f) {
+		on = note // a data format stays whole
 	}
 	if err := OrderNote(on, series); err != nil || d.Gate == nil {
 		return err

@@ -87,6 +87,11 @@ func pmpLine(folded string) string { return strings.Join(stacks.Frames(folded), 
 // thread state, the stack innermost first (as pt-pmp prints it). Format
 // text or json.
 func StackTop(w io.Writer, sets []StackSet, n int, f string) error {
+	return stackTopDoc(sets, n).Write(w, f, false)
+}
+
+// stackTopDoc is StackTop's doc.
+func stackTopDoc(sets []StackSet, n int) Doc {
 	type top struct {
 		StackSet
 		Top    []stacks.Entry     `json:"top"`
@@ -123,7 +128,7 @@ func StackTop(w io.Writer, sets []StackSet, n int, f string) error {
 		d.Gap()
 	}
 	d.Data = out
-	return d.Write(w, f, false)
+	return d
 }
 
 // StackDiff is two sets' stacks compared (stacks.Compare): A is the base.

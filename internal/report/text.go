@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,15 +22,6 @@ const (
 	ansiGreen = table.ANSIGreen
 	ansiReset = table.ANSIReset
 )
-
-// newCSV writes comma- or tab-separated values (f is "csv" or "tsv").
-func newCSV(w io.Writer, f string) *csv.Writer {
-	cw := csv.NewWriter(w)
-	if f == "tsv" {
-		cw.Comma = '\t'
-	}
-	return cw
-}
 
 func textNum(v float64) string {
 	switch {
