@@ -152,3 +152,60 @@ func TestUnknownFlavorRefused(t *testing.T) {
 		}
 	}
 }
+
+// formatNames are the names --format takes (report's registry).
+var formatNames = map[string]bool{"text": true, "md": true, "markdown": true, "csv": true, "tsv": true, "json": true, "html": true,
+	"qps.abs": true, "qps.rel": true, "folded": true, "pprof": true}
+
+// report's writers build a Doc or a table once and never ask which format
+// they print in: only the registry (format.go) and the one renderer of a
+// Doc (doc.go) tell formats apart, and only internal/table sets up a
+// tabwriter or a csv writer. A comparison with a format's name (f ==
+// "json", case "md":) in any other file of report is counted here, and
+// must stay at none: a new format is a renderer in internal/table and an
+// entry in the registry, not a case in every writer.
+func TestWritersAskNoFormat(t *testing.T) {
+	allowed := map[string]bool{"internal/report/format.go": true, "internal/report/doc.go": true}
+	n := 0
+	goFiles(t, "internal/report", func(rel string, fset *token.FileSet, file *ast.File) {
+		for _, imp := range file.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "text/tabwriter" || p == "encoding/csv" {
+				t.Errorf("%s imports %s: build a table.Table and let internal/table render it", rel, p)
+			}
+		}
+		if allowed[rel] {
+			return
+		}
+		isFormat := func(e ast.Expr) bool {
+			lit, ok := e.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return false
+			}
+			s, _ := strconv.Unquote(lit.Value)
+			return formatNames[s]
+		}
+		ast.Inspect(file, func(node ast.Node) bool {
+			var hit ast.Expr
+			switch x := node.(type) {
+			case *ast.BinaryExpr:
+				if (x.Op == token.EQL || x.Op == token.NEQ) && (isFormat(x.X) || isFormat(x.Y)) {
+					hit = x
+				}
+			case *ast.CaseClause:
+				for _, e := range x.List {
+					if isFormat(e) {
+						hit = e
+					}
+				}
+			}
+			if hit != nil {
+				n++
+				t.Errorf("%s:%d: a writer tells a format apart by name: build a Doc (report/doc.go) and let Doc.Write render it", rel, fset.Position(hit.Pos()).Line)
+			}
+			return true
+		})
+	})
+	if n > 0 {
+		t.Errorf("%d format switch(es) in report's writers, want none", n)
+	}
+}
