@@ -157,3 +157,9 @@ func TestGoldenRunTables(t *testing.T) {
 		golden(t, fmt.Sprintf("effects-%v.text", colour), func(w io.Writer) error { Effects(w, effects, colour); return nil })
 	}
 }
+
+// TestGoldenHTML: the HTML report of the html tests' model, whole.
+func TestGoldenHTML(t *testing.T) {
+	m := htmlTestModel(t)
+	golden(t, "report.html", func(w io.Writer) error { return HTML(w, m) })
+}
