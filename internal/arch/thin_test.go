@@ -159,8 +159,8 @@ var formatNames = map[string]bool{"text": true, "md": true, "markdown": true, "c
 
 // report's writers build a Doc or a table once and never ask which format
 // they print in: only the registry (format.go) and the one renderer of a
-// Doc (doc.go) tell formats apart, and only internal/table sets up a
-// tabwriter or a csv writer. A comparison with a format's name (f ==
+// Doc (doc.go) tell formats apart, and report sets up no tabwriter or csv
+// writer of its own (internal/table does). A comparison with a format's name (f ==
 // "json", case "md":) in any other file of report is counted here, and
 // must stay at none: a new format is a renderer in internal/table and an
 // entry in the registry, not a case in every writer.
