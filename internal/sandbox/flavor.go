@@ -158,6 +158,13 @@ func (f mysqlFamily) serverCommand(s *setup) (string, []string) {
 	if s.layout.Share != "" {
 		args = append(args, "--lc-messages-dir="+s.layout.Share)
 	}
+	// The folder LOAD DATA INFILE and SELECT … INTO OUTFILE may use: the
+	// sandbox's own. A packaged server's compiled-in one (Debian's
+	// /var/lib/mysql-files) is not there, and MySQL refuses to start
+	// without it.
+	files := filepath.Join(s.dir, "files")
+	os.MkdirAll(files, 0o700)
+	args = append(args, "--secure-file-priv="+files)
 	if f.noX {
 		args = append(args, "--loose-mysqlx=OFF") // else every sandbox wants port 33060
 	}

@@ -50,7 +50,8 @@ func Env(h home.Home) []string {
 
 // Build returns the named build in h: a system build, a registry build
 // (mariadb-10.2.11, postgres-12.17.0) fetched into the shared cache, or for
-// MySQL a MySQL basedir (skipping the test when there is none).
+// MySQL QPSLAB_MYSQL_BASEDIR, else Debian's newest MySQL, fetched into the
+// shared cache once.
 func Build(t testing.TB, h home.Home, name string) build.Build {
 	t.Helper()
 	if name == MySQL {
@@ -137,22 +138,21 @@ func mysqlBuild(t testing.TB, h home.Home) build.Build {
 		}
 		return b
 	}
-	ents, _ := os.ReadDir(filepath.Join(h.Cache, "builds"))
-	for _, e := range ents {
-		dir := filepath.Join(h.Cache, "builds", e.Name())
-		if _, err := os.Stat(filepath.Join(dir, ".qpslab-complete")); err != nil {
-			continue
-		}
-		if _, f, _, _, err := build.Inspect(ctx, build.MySQL, dir); err != nil || f != build.MySQL {
-			continue
-		}
-		b, err := r.Add(ctx, "mysql-test", build.MySQL, dir, true)
-		if err != nil {
-			t.Fatalf("the MySQL build in %s: %v", dir, err)
-		}
-		return b
+	// Debian's newest MySQL, fetched once into the shared cache (a later
+	// fetch reads the suites' lists at most once a day and finds it there).
+	picks, err := r.DebianAvailable(ctx, build.MySQL, "", func(string, ...any) {})
+	if err != nil || len(picks) == 0 {
+		t.Fatalf("no MySQL in Debian's suites to test with (%v): set QPSLAB_MYSQL_BASEDIR to a MySQL install prefix", err)
 	}
-	why := "no MySQL basedir (set QPSLAB_MYSQL_BASEDIR to a MySQL install prefix, or run qpslab builds fetch mysql-8.0.36 on a connected machine)"
-	Skip(t, why)
-	return build.Build{}
+	newest := picks[0]
+	for _, p := range picks[1:] {
+		if build.CompareVersions(p.Upstream(), newest.Upstream()) > 0 {
+			newest = p
+		}
+	}
+	b, err := r.Fetch(ctx, "mysql-"+newest.Upstream(), build.FetchOptions{From: "debian", Name: "mysql-test", Replace: true})
+	if err != nil {
+		t.Fatalf("fetch MySQL %s from Debian %s: %v", newest.Upstream(), newest.Suite, err)
+	}
+	return b
 }

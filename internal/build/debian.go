@@ -1,0 +1,463 @@
+package build
+
+// Builds from Debian's suites: a server of another Debian release than the
+// host's (MariaDB 10.5 from bullseye, 11.8 from trixie, MySQL 9.7 from
+// unstable), downloaded by apt-get with a state of its own under qpslab's
+// cache (its own sources list, package lists, archives and an empty dpkg
+// status: the system's apt configuration and dpkg database are not
+// touched), apt checking each suite's signature against the host's Debian
+// keyring and each package against the signed index. The server package
+// and its runtime closure (what it depends on in the same suite) are
+// extracted with dpkg -x into the build's folder, the suite's C library
+// into a runtime folder of its own. The server runs on the host's C
+// library where it can, and otherwise through its suite's own loader,
+// decided by trying its --version: a launcher then takes the server's
+// place.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DebianSuites are the suites qpslab fetches servers from, oldest first.
+var DebianSuites = []string{"bullseye", "bookworm", "trixie", "unstable"}
+
+// debianKeyring is the keyring apt checks the suites' signatures with (the
+// host's debian-archive-keyring package).
+const debianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+
+// debianServer is what a flavor's server is in Debian: the packages that
+// hold it (one per release line in older suites: mariadb-server-core-10.5)
+// and its binary under usr/.
+type debianServer struct {
+	pkg    *regexp.Regexp
+	binary string
+}
+
+var debianServers = map[Flavor]debianServer{
+	MySQL:   {regexp.MustCompile(`^mysql-server-core(-\d+(\.\d+)*)?$`), "sbin/mysqld"},
+	MariaDB: {regexp.MustCompile(`^mariadb-server-core(-\d+(\.\d+)*)?$`), "sbin/mariadbd"},
+}
+
+// notRuntime are packages a server package depends on that the server
+// itself does not load: the interpreters and tools of its maintainer
+// scripts and helper scripts (perl alone is 60 MB).
+var notRuntime = regexp.MustCompile(`^(perl|perl-base|perl-modules-.*|libperl.*|debconf.*|dpkg|adduser|passwd|init-system-helpers|lsb-base|sensible-utils)$`)
+
+// debianVersionRE splits a Debian version into its epoch, upstream version
+// and revision (1:10.11.14-0+deb12u2).
+var debianVersionRE = regexp.MustCompile(`^(?:\d+:)?([0-9][^-]*?)(?:[+~][^-]*)?(?:-[^-]*)?$`)
+
+// Upstream is the upstream version of a Debian version: 1:10.11.14-0+deb12u2
+// is 10.11.14, 9.7.4-2 is 9.7.4.
+func Upstream(debVersion string) string {
+	if m := debianVersionRE.FindStringSubmatch(debVersion); m != nil {
+		return m[1]
+	}
+	return debVersion
+}
+
+// apt is apt-get and apt-cache on one suite with a state of their own.
+type apt struct {
+	dir, suite, mirror string
+}
+
+// aptFor is the private apt state of suite under the cache.
+func (r Registry) aptFor(suite, mirror string) apt {
+	if mirror == "" {
+		mirror = debianMirror()
+	}
+	return apt{dir: filepath.Join(r.Cache, "apt", suite), suite: suite, mirror: strings.TrimRight(mirror, "/")}
+}
+
+// debianMirror is the Debian mirror the host's own sources name (one-line
+// or deb822 format), else deb.debian.org.
+func debianMirror() string {
+	var text []byte
+	for _, pat := range []string{"/etc/apt/sources.list", "/etc/apt/sources.list.d/*.list", "/etc/apt/sources.list.d/*.sources"} {
+		files, _ := filepath.Glob(pat)
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			text = append(append(text, b...), '\n')
+		}
+	}
+	re := regexp.MustCompile(`(?m)^(?:deb\s+(?:\[[^]]*\]\s+)?|URIs:\s*)(https?://\S+/debian)/?\s`)
+	for _, m := range re.FindAllSubmatch(text, -1) {
+		if u := string(m[1]); !strings.Contains(u, "security") {
+			return u
+		}
+	}
+	return "http://deb.debian.org/debian"
+}
+
+func (a apt) args() []string {
+	return []string{"-q",
+		"-o", "Dir::Etc::SourceList=" + filepath.Join(a.dir, "sources.list"), "-o", "Dir::Etc::SourceParts=-",
+		"-o", "Dir::State::Lists=" + filepath.Join(a.dir, "lists"), "-o", "Dir::Cache=" + filepath.Join(a.dir, "cache"),
+		"-o", "Dir::State::status=" + filepath.Join(a.dir, "status"), "-o", "Debug::NoLocking=1",
+		"-o", "APT::Sandbox::User=root", "-o", "APT::Architecture=" + debianArch(),
+	}
+}
+
+// debianArch is the host's Debian architecture name.
+func debianArch() string {
+	if a, err := hostArch(); err == nil && a == "aarch64" {
+		return "arm64"
+	}
+	return "amd64"
+}
+
+// run runs apt-get or apt-cache with the state's options; the output, and
+// the error with its last line.
+func (a apt) run(ctx context.Context, dir, tool string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, tool, append(a.args(), args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := lastErrorLine(errb.Bytes())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.Bytes(), errors.New(msg)
+	}
+	return out.Bytes(), nil
+}
+
+// listsMaxAge is how old a suite's package lists may be before a fetch
+// reads them again.
+const listsMaxAge = 24 * time.Hour
+
+// update makes the suite's package lists current (apt-get update, checking
+// the suite's signature), at most once in listsMaxAge.
+func (a apt) update(ctx context.Context, logf func(string, ...any)) error {
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		return fmt.Errorf("fetching from Debian needs apt-get, which this host lacks: fetch from Maven or a tarball instead")
+	}
+	stamp := filepath.Join(a.dir, "updated")
+	if st, err := os.Stat(stamp); err == nil && time.Since(st.ModTime()) < listsMaxAge {
+		return nil
+	}
+	for _, d := range []string{"lists/partial", "cache/archives/partial"} {
+		if err := os.MkdirAll(filepath.Join(a.dir, d), 0o755); err != nil {
+			return fmt.Errorf("create the apt state of %s: %w", a.suite, err)
+		}
+	}
+	src := fmt.Sprintf("deb [signed-by=%s] %s %s main\n", debianKeyring, a.mirror, a.suite)
+	if err := os.WriteFile(filepath.Join(a.dir, "sources.list"), []byte(src), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(a.dir, "status"), nil, 0o644); err != nil {
+		return err
+	}
+	logf("reading Debian %s's package lists from %s", a.suite, a.mirror)
+	if _, err := a.run(ctx, a.dir, "apt-get", "update"); err != nil {
+		if strings.Contains(err.Error(), "NO_PUBKEY") || strings.Contains(err.Error(), "not signed") {
+			return fmt.Errorf("Debian %s is signed by a key this host's keyring (%s) lacks: install a newer debian-archive-keyring, or fetch from another source", a.suite, debianKeyring)
+		}
+		if st, serr := os.Stat(stamp); serr == nil && ctx.Err() == nil {
+			// Offline: the lists read last time still name what was there.
+			logf("Debian %s's package lists could not be read again (%v): using those of %s", a.suite, err, st.ModTime().UTC().Format("2006-01-02 15:04"))
+			return nil
+		}
+		return fmt.Errorf("read Debian %s's package lists from %s: %v (fix: check the network, or name a reachable mirror with --mirror)", a.suite, a.mirror, err)
+	}
+	return os.WriteFile(stamp, nil, 0o644)
+}
+
+// DebianPick is a server package of one of Debian's suites.
+type DebianPick struct {
+	Suite, Package, Version string // Version: Debian's (1:10.5.23-0+deb11u1)
+}
+
+// Upstream is the pick's upstream version.
+func (p DebianPick) Upstream() string { return Upstream(p.Version) }
+
+// servers lists the suite's packages of flavor f's server, with their
+// versions.
+func (a apt) servers(ctx context.Context, f Flavor) ([]DebianPick, error) {
+	ds, ok := debianServers[f]
+	if !ok {
+		return nil, nil
+	}
+	out, err := a.run(ctx, a.dir, "apt-cache", "search", "--names-only", strings.TrimSuffix(strings.TrimPrefix(ds.pkg.String(), "^"), "(-\\d+(\\.\\d+)*)?$"))
+	if err != nil {
+		return nil, fmt.Errorf("search Debian %s: %v", a.suite, err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, _, ok := strings.Cut(line, " - "); ok && ds.pkg.MatchString(name) {
+			names = append(names, name)
+		}
+	}
+	var picks []DebianPick
+	for _, n := range names {
+		show, err := a.run(ctx, a.dir, "apt-cache", "show", n)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(bytes.NewReader(show))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "Version: "); ok {
+				picks = append(picks, DebianPick{Suite: a.suite, Package: n, Version: strings.TrimSpace(v)})
+			}
+		}
+	}
+	return picks, nil
+}
+
+// DebianAvailable lists the servers of flavor f in every suite (reading
+// the suites' lists first where they are older than a day).
+func (r Registry) DebianAvailable(ctx context.Context, f Flavor, mirror string, logf func(string, ...any)) ([]DebianPick, error) {
+	var all []DebianPick
+	for _, s := range DebianSuites {
+		a := r.aptFor(s, mirror)
+		if err := a.update(ctx, logf); err != nil {
+			return nil, err
+		}
+		picks, err := a.servers(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, picks...)
+	}
+	return all, nil
+}
+
+// debianFind is the newest suite's package of f's server at version (an
+// upstream version: 9.7.4), and the versions the suites have where none
+// is.
+func (r Registry) debianFind(ctx context.Context, f Flavor, version, mirror string, logf func(string, ...any)) (DebianPick, []string, error) {
+	picks, err := r.DebianAvailable(ctx, f, mirror, logf)
+	if err != nil {
+		return DebianPick{}, nil, err
+	}
+	var have []string
+	for i := len(picks) - 1; i >= 0; i-- { // the newest suite first
+		if sameRelease(version, picks[i].Upstream()) {
+			return picks[i], nil, nil
+		}
+	}
+	for _, p := range picks {
+		have = append(have, p.Upstream()+" ("+p.Suite+")")
+	}
+	sort.Strings(have)
+	return DebianPick{}, slices.Compact(have), nil
+}
+
+// closure is the packages pick needs to run, from its suite: pick's and
+// what it depends on, recursively, but the tools of maintainer scripts
+// (notRuntime) and virtual packages.
+func (a apt) closure(ctx context.Context, pick DebianPick) ([]string, error) {
+	out, err := a.run(ctx, a.dir, "apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+		"--no-breaks", "--no-replaces", "--no-enhances", "--no-pre-depends", pick.Package)
+	if err != nil {
+		return nil, fmt.Errorf("resolve what %s needs in Debian %s: %v", pick.Package, a.suite, err)
+	}
+	seen := map[string]bool{}
+	var pkgs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		name := strings.TrimSpace(line)
+		if name == "" || strings.HasPrefix(line, " ") || strings.HasPrefix(name, "<") || notRuntime.MatchString(name) || seen[name] {
+			continue
+		}
+		seen[name] = true
+		pkgs = append(pkgs, name)
+	}
+	return pkgs, nil
+}
+
+// debianMark is what a fetched Debian build's folder records.
+type debianMark struct {
+	Source   string   `yaml:"source"` // debian
+	Suite    string   `yaml:"suite"`
+	Package  string   `yaml:"package"`
+	Version  string   `yaml:"version"`  // Debian's
+	Packages []string `yaml:"packages"` // the closure extracted
+	SHA256   string   `yaml:"sha256"`   // of the server package
+	Loader   bool     `yaml:"loader"`   // runs through its suite's own loader
+}
+
+// debianRuntime are the packages whose files go into the runtime folder
+// rather than the build's prefix: the C library and its loader, which a
+// server that runs on the host's C library must not see.
+var debianRuntime = map[string]bool{"libc6": true}
+
+// fetchDebian is Fetch from Debian's suites: spec is FLAVOR-VERSION.
+func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o FetchOptions) (Build, error) {
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format+"\n", args...)
+		}
+	}
+	if _, ok := debianServers[f]; !ok {
+		return Build{}, fmt.Errorf("qpslab fetches MySQL and MariaDB servers from Debian, not %s: fetch %s from Maven (postgres-VERSION)", f, f)
+	}
+	name := o.Name
+	if name == "" {
+		name = string(f) + "-" + version
+	}
+	if err := ValidName(name); err != nil {
+		return Build{}, err
+	}
+	buildsDir := filepath.Join(r.Cache, "builds")
+	if err := os.MkdirAll(buildsDir, 0o755); err != nil {
+		return Build{}, fmt.Errorf("create cache %s: %w", buildsDir, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(buildsDir, ".lock"))
+	if err != nil {
+		return Build{}, err
+	}
+	defer unlock()
+	pick, have, err := r.debianFind(ctx, f, version, o.Mirror, logf)
+	if err != nil {
+		return Build{}, err
+	}
+	if pick.Package == "" {
+		return Build{}, fmt.Errorf("Debian's suites (%s) have no %s %s: they have %s", strings.Join(DebianSuites, ", "), f, version, strings.Join(have, ", "))
+	}
+	dest := filepath.Join(buildsDir, "debian-"+pick.Suite+"-"+pick.Package+"-"+Upstream(pick.Version))
+	var m debianMark
+	raw, err := os.ReadFile(filepath.Join(dest, completeMark))
+	if err != nil || yaml.Unmarshal(raw, &m) != nil || m.Version != pick.Version {
+		if m, err = r.unpackDebian(ctx, f, pick, dest, o.Mirror, logf); err != nil {
+			os.RemoveAll(dest)
+			return Build{}, err
+		}
+		raw, _ := yaml.Marshal(m)
+		if err := os.WriteFile(filepath.Join(dest, completeMark), raw, 0o644); err != nil {
+			os.RemoveAll(dest)
+			return Build{}, fmt.Errorf("mark %s complete: %w", dest, err)
+		}
+	} else {
+		logf("%s %s from Debian %s is in the cache: %s", pick.Package, pick.Version, pick.Suite, dest)
+	}
+	basedir := filepath.Join(dest, "root", "usr")
+	_, got, ver, banner, err := Inspect(ctx, f, basedir)
+	if err != nil {
+		return Build{}, fmt.Errorf("fetched %s %s from Debian %s: %w", pick.Package, pick.Version, pick.Suite, err)
+	}
+	if !sameRelease(version, ver) {
+		return Build{}, fmt.Errorf("fetched %s %s from Debian %s but its server reports %s %s", pick.Package, pick.Version, pick.Suite, got, ver)
+	}
+	b := Build{Name: name, Flavor: got, Version: ver, Banner: banner, Basedir: basedir, Source: "debian",
+		Artifact: fmt.Sprintf("%s %s (Debian %s)", pick.Package, pick.Version, pick.Suite), SHA256: m.SHA256, Added: time.Now().UTC()}
+	if err := r.save(b, o.Replace); err != nil {
+		return Build{}, err
+	}
+	if m.Loader {
+		logf("%s runs on Debian %s's own C library (this host's is older): its launcher is %s", name, pick.Suite, filepath.Join(basedir, debianServers[f].binary))
+	}
+	return b, nil
+}
+
+// unpackDebian downloads pick and its closure and extracts them into dest:
+// dest/root the prefix (root/usr the build's basedir), dest/runtime the C
+// library; then decides how the server runs.
+func (r Registry) unpackDebian(ctx context.Context, f Flavor, pick DebianPick, dest, mirror string, logf func(string, ...any)) (debianMark, error) {
+	a := r.aptFor(pick.Suite, mirror)
+	pkgs, err := a.closure(ctx, pick)
+	if err != nil {
+		return debianMark{}, err
+	}
+	debs := filepath.Join(a.dir, "debs")
+	os.RemoveAll(debs)
+	if err := os.MkdirAll(debs, 0o755); err != nil {
+		return debianMark{}, err
+	}
+	defer os.RemoveAll(debs)
+	logf("downloading %s %s and the %d package(s) it needs from Debian %s", pick.Package, pick.Version, len(pkgs)-1, pick.Suite)
+	if _, err := a.run(ctx, debs, "apt-get", append([]string{"download"}, pkgs...)...); err != nil {
+		return debianMark{}, fmt.Errorf("download %s from Debian %s: %v", pick.Package, pick.Suite, err)
+	}
+	os.RemoveAll(dest)
+	root, runtime := filepath.Join(dest, "root"), filepath.Join(dest, "runtime")
+	files, _ := filepath.Glob(filepath.Join(debs, "*.deb"))
+	m := debianMark{Source: "debian", Suite: pick.Suite, Package: pick.Package, Version: pick.Version, Packages: pkgs}
+	for _, deb := range files {
+		pkg, _, _ := strings.Cut(filepath.Base(deb), "_")
+		into := root
+		if debianRuntime[pkg] {
+			into = runtime
+		}
+		if err := os.MkdirAll(into, 0o755); err != nil {
+			return m, err
+		}
+		if out, err := exec.CommandContext(ctx, "dpkg", "-x", deb, into).CombinedOutput(); err != nil {
+			return m, fmt.Errorf("extract %s: %v: %s", filepath.Base(deb), err, lastErrorLine(out))
+		}
+		if pkg == pick.Package {
+			if m.SHA256, err = fileSHA256(deb); err != nil {
+				return m, err
+			}
+		}
+	}
+	m.Loader, err = launch(ctx, filepath.Join(root, "usr"), runtime, debianServers[f].binary)
+	return m, err
+}
+
+// multiarch are the library folders of a Debian prefix.
+func multiarch(prefix string) []string {
+	var dirs []string
+	for _, d := range []string{"usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib/aarch64-linux-gnu"} {
+		if p := firstDir(prefix, d); p != "" {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs
+}
+
+// launch decides how the server at basedir/binary runs, by trying its
+// --version: on the host's C library with its suite's other libraries
+// (what FindLayout puts on LD_LIBRARY_PATH), or else through the loader of
+// the suite's C library in runtime, for which a launcher takes the
+// server's place (the server renamed beside it, .debian). It says whether
+// the loader is used.
+func launch(ctx context.Context, basedir, runtime, binary string) (bool, error) {
+	server := filepath.Join(basedir, binary)
+	libs := multiarch(filepath.Dir(basedir))
+	try := func(name string, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Env = Layout{LibDirs: libs}.Env(os.Environ())
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	direct, err := try(server, "--version")
+	if err == nil && strings.Contains(direct, "Ver") {
+		return false, nil
+	}
+	loaders, _ := filepath.Glob(filepath.Join(runtime, "usr/lib/*-linux-gnu/ld-linux-*.so.*"))
+	if len(loaders) == 0 {
+		return false, fmt.Errorf("%s does not run on this host's libraries (%s), and its suite's C library has no loader to run it with", filepath.Base(server), firstLine(direct))
+	}
+	path := strings.Join(append(multiarch(runtime), libs...), ":")
+	real := server + ".debian"
+	viaLoader, err := try(loaders[0], "--library-path", path, server, "--version")
+	if err != nil || !strings.Contains(viaLoader, "Ver") {
+		return false, fmt.Errorf("%s runs neither on this host's libraries (%s) nor on its suite's own (%s)", filepath.Base(server), firstLine(direct), firstLine(viaLoader))
+	}
+	if err := os.Rename(server, real); err != nil {
+		return false, err
+	}
+	script := fmt.Sprintf("#!/bin/sh\n# qpslab: %s needs a newer C library than this host's: it runs through\n# the loader of its Debian suite's own (decided by trying it).\nexec '%s' --library-path '%s' --argv0 \"$0\" '%s' \"$@\"\n",
+		filepath.Base(server), loaders[0], path, real)
+	if err := os.WriteFile(server, []byte(script), 0o755); err != nil {
+		return false, err
+	}
+	return true, nil
+}

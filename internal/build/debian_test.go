@@ -1,0 +1,107 @@
+package build_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+func TestUpstream(t *testing.T) {
+	for deb, want := range map[string]string{
+		"1:10.11.14-0+deb12u2": "10.11.14", "9.7.4-2": "9.7.4", "1:10.5.23-0+deb11u1": "10.5.23", "17.0-1": "17.0", "8.4.3": "8.4.3",
+		"1:11.8.3-0+deb13u1": "11.8.3", "2.36+dfsg-1": "2.36",
+	} {
+		if got := build.Upstream(deb); got != want {
+			t.Errorf("Upstream(%q) = %q, want %q", deb, got, want)
+		}
+	}
+}
+
+// Debian's newest MySQL, fetched from its suite with a private apt state:
+// the version its binary reports, the package and suite recorded, a
+// launcher where the host's C library is too old for it (decided by
+// trying), nothing of the system's apt state touched; a second fetch comes
+// from the cache.
+func TestFetchFromDebian(t *testing.T) {
+	ctx := context.Background()
+	h := testenv.Home(t)
+	r := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+	picks, err := r.DebianAvailable(ctx, build.MySQL, "", func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(picks) == 0 {
+		t.Fatal("Debian's suites list no MySQL server")
+	}
+	newest := picks[0]
+	for _, p := range picks[1:] {
+		if build.CompareVersions(p.Upstream(), newest.Upstream()) > 0 {
+			newest = p
+		}
+	}
+	before, _ := os.ReadFile("/var/lib/dpkg/status")
+	spec := "mysql-" + newest.Upstream()
+	b, err := r.Fetch(ctx, spec, build.FetchOptions{From: "debian"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Name != spec || b.Flavor != build.MySQL || !strings.HasPrefix(b.Version, newest.Upstream()) || b.Source != "debian" ||
+		!strings.Contains(b.Artifact, newest.Package) || !strings.Contains(b.Artifact, "Debian "+newest.Suite) {
+		t.Errorf("Fetch = %+v, want %s from Debian %s's %s", b, spec, newest.Suite, newest.Package)
+	}
+	if !strings.HasPrefix(b.Basedir, filepath.Join(h.Cache, "builds")) {
+		t.Errorf("Basedir %s is outside the cache", b.Basedir)
+	}
+	l, err := b.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, f, ver, _, err := build.Inspect(ctx, build.MySQL, b.Basedir); err != nil || f != build.MySQL || ver != b.Version {
+		t.Errorf("Inspect: %v %s %s", err, f, ver)
+	}
+	if raw, err := os.ReadFile(l.Server); err == nil && strings.HasPrefix(string(raw), "#!") {
+		if _, err := os.Stat(l.Server + ".debian"); err != nil || !strings.Contains(string(raw), "--library-path") {
+			t.Errorf("the launcher %s does not start %s.debian through its suite's loader:\n%s", l.Server, l.Server, raw)
+		}
+	}
+	if after, _ := os.ReadFile("/var/lib/dpkg/status"); string(after) != string(before) {
+		t.Error("the fetch changed the system's dpkg status")
+	}
+	again, err := r.Fetch(ctx, spec, build.FetchOptions{From: "debian", Replace: true})
+	if err != nil || again.Basedir != b.Basedir {
+		t.Errorf("a second fetch: %v, basedir %s (first %s)", err, again.Basedir, b.Basedir)
+	}
+}
+
+// A version no suite has is refused in one line naming what they have;
+// PostgreSQL is not fetched from Debian; an unknown source is refused.
+func TestFetchFromDebianRefusals(t *testing.T) {
+	ctx := context.Background()
+	h := testenv.Home(t)
+	r := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+	for _, c := range []struct {
+		spec, from string
+		want       []string
+	}{
+		{"mysql-1.2.3", "debian", []string{"have no mysql 1.2.3", "they have"}},
+		{"postgres-17.0", "debian", []string{"MySQL and MariaDB", "from Maven"}},
+		{"mysql-9.7.4", "nowhere", []string{`--from "nowhere"`, "maven, tarball, debian"}},
+		{"mysql-9.7.4", "debian\x00", []string{"--from"}},
+	} {
+		_, err := r.Fetch(ctx, c.spec, build.FetchOptions{From: c.from})
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s --from %q: %v, want one line", c.spec, c.from, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s --from %q: %v, want %q in it", c.spec, c.from, err, w)
+			}
+		}
+	}
+}
