@@ -43,13 +43,15 @@ const debianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 // hold it (one per release line in older suites: mariadb-server-core-10.5)
 // and its binary under usr/.
 type debianServer struct {
-	pkg    *regexp.Regexp
-	binary string
+	pkg, client *regexp.Regexp
+	binary      string
 }
 
+// debianServers: the server package, and its client programs' package of
+// the same version (the install script's my_print_defaults, mysqladmin).
 var debianServers = map[Flavor]debianServer{
-	MySQL:   {regexp.MustCompile(`^mysql-server-core(-\d+(\.\d+)*)?$`), "sbin/mysqld"},
-	MariaDB: {regexp.MustCompile(`^mariadb-server-core(-\d+(\.\d+)*)?$`), "sbin/mariadbd"},
+	MySQL:   {regexp.MustCompile(`^mysql-server-core(-\d+(\.\d+)*)?$`), regexp.MustCompile(`^mysql-client-core(-\d+(\.\d+)*)?$`), "sbin/mysqld"},
+	MariaDB: {regexp.MustCompile(`^mariadb-server-core(-\d+(\.\d+)*)?$`), regexp.MustCompile(`^mariadb-client-core(-\d+(\.\d+)*)?$`), "sbin/mariadbd"},
 }
 
 // notRuntime are packages a server package depends on that the server
@@ -194,13 +196,19 @@ func (a apt) servers(ctx context.Context, f Flavor) ([]DebianPick, error) {
 	if !ok {
 		return nil, nil
 	}
-	out, err := a.run(ctx, a.dir, "apt-cache", "search", "--names-only", strings.TrimSuffix(strings.TrimPrefix(ds.pkg.String(), "^"), "(-\\d+(\\.\\d+)*)?$"))
+	return a.packages(ctx, ds.pkg)
+}
+
+// packages lists the suite's packages whose names match re, with their
+// versions.
+func (a apt) packages(ctx context.Context, re *regexp.Regexp) ([]DebianPick, error) {
+	out, err := a.run(ctx, a.dir, "apt-cache", "search", "--names-only", strings.TrimSuffix(strings.TrimPrefix(re.String(), "^"), "(-\\d+(\\.\\d+)*)?$"))
 	if err != nil {
 		return nil, fmt.Errorf("search Debian %s: %v", a.suite, err)
 	}
 	var names []string
 	for _, line := range strings.Split(string(out), "\n") {
-		if name, _, ok := strings.Cut(line, " - "); ok && ds.pkg.MatchString(name) {
+		if name, _, ok := strings.Cut(line, " - "); ok && re.MatchString(name) {
 			names = append(names, name)
 		}
 	}
@@ -260,12 +268,22 @@ func (r Registry) debianFind(ctx context.Context, f Flavor, version, mirror stri
 	return DebianPick{}, slices.Compact(have), nil
 }
 
-// closure is the packages pick needs to run, from its suite: pick's and
-// what it depends on, recursively, but the tools of maintainer scripts
+// closure is the packages pick needs to run, from its suite: pick's, its
+// client programs' package of the same version, and what they depend on,
+// recursively, but the tools of maintainer scripts
 // (notRuntime) and virtual packages.
-func (a apt) closure(ctx context.Context, pick DebianPick) ([]string, error) {
-	out, err := a.run(ctx, a.dir, "apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
-		"--no-breaks", "--no-replaces", "--no-enhances", "--no-pre-depends", pick.Package)
+func (a apt) closure(ctx context.Context, pick DebianPick, client *regexp.Regexp) ([]string, error) {
+	top := []string{pick.Package}
+	if clients, err := a.packages(ctx, client); err == nil {
+		for _, c := range clients {
+			if c.Upstream() == pick.Upstream() {
+				top = append(top, c.Package) // the install script's my_print_defaults is a client program
+				break
+			}
+		}
+	}
+	out, err := a.run(ctx, a.dir, "apt-cache", append([]string{"depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+		"--no-breaks", "--no-replaces", "--no-enhances", "--no-pre-depends"}, top...)...)
 	if err != nil {
 		return nil, fmt.Errorf("resolve what %s needs in Debian %s: %v", pick.Package, a.suite, err)
 	}
@@ -291,7 +309,13 @@ type debianMark struct {
 	Packages []string `yaml:"packages"` // the closure extracted
 	SHA256   string   `yaml:"sha256"`   // of the server package
 	Loader   bool     `yaml:"loader"`   // runs through its suite's own loader
+	Form     int      `yaml:"form"`     // debianForm when it was made
 }
+
+// debianForm is how a fetched Debian build is laid out now: a folder made
+// another way is made again (2: the client package too, every program with
+// a launcher).
+const debianForm = 2
 
 // debianRuntime are the packages whose files go into the runtime folder
 // rather than the build's prefix: the C library and its loader, which a
@@ -334,7 +358,7 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 	dest := filepath.Join(buildsDir, "debian-"+pick.Suite+"-"+pick.Package+"-"+Upstream(pick.Version))
 	var m debianMark
 	raw, err := os.ReadFile(filepath.Join(dest, completeMark))
-	if err != nil || yaml.Unmarshal(raw, &m) != nil || m.Version != pick.Version {
+	if err != nil || yaml.Unmarshal(raw, &m) != nil || m.Version != pick.Version || m.Form != debianForm {
 		if m, err = r.unpackDebian(ctx, f, pick, dest, o.Mirror, logf); err != nil {
 			os.RemoveAll(dest)
 			return Build{}, err
@@ -371,7 +395,7 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 // library; then decides how the server runs.
 func (r Registry) unpackDebian(ctx context.Context, f Flavor, pick DebianPick, dest, mirror string, logf func(string, ...any)) (debianMark, error) {
 	a := r.aptFor(pick.Suite, mirror)
-	pkgs, err := a.closure(ctx, pick)
+	pkgs, err := a.closure(ctx, pick, debianServers[f].client)
 	if err != nil {
 		return debianMark{}, err
 	}
@@ -388,7 +412,7 @@ func (r Registry) unpackDebian(ctx context.Context, f Flavor, pick DebianPick, d
 	os.RemoveAll(dest)
 	root, runtime := filepath.Join(dest, "root"), filepath.Join(dest, "runtime")
 	files, _ := filepath.Glob(filepath.Join(debs, "*.deb"))
-	m := debianMark{Source: "debian", Suite: pick.Suite, Package: pick.Package, Version: pick.Version, Packages: pkgs}
+	m := debianMark{Source: "debian", Suite: pick.Suite, Package: pick.Package, Version: pick.Version, Packages: pkgs, Form: debianForm}
 	for _, deb := range files {
 		pkg, _, _ := strings.Cut(filepath.Base(deb), "_")
 		into := root
@@ -425,9 +449,10 @@ func multiarch(prefix string) []string {
 // launch decides how the server at basedir/binary runs, by trying its
 // --version: on the host's C library with its suite's other libraries
 // (what FindLayout puts on LD_LIBRARY_PATH), or else through the loader of
-// the suite's C library in runtime, for which a launcher takes the
-// server's place (the server renamed beside it, .debian). It says whether
-// the loader is used.
+// the suite's C library in runtime. Then a launcher takes the place of each
+// program in bin/ and sbin/ (the server and what the install script runs:
+// my_print_defaults, resolveip), each renamed beside it (.debian). It says
+// whether the loader is used.
 func launch(ctx context.Context, basedir, runtime, binary string) (bool, error) {
 	server := filepath.Join(basedir, binary)
 	libs := multiarch(filepath.Dir(basedir))
@@ -446,18 +471,46 @@ func launch(ctx context.Context, basedir, runtime, binary string) (bool, error) 
 		return false, fmt.Errorf("%s does not run on this host's libraries (%s), and its suite's C library has no loader to run it with", filepath.Base(server), firstLine(direct))
 	}
 	path := strings.Join(append(multiarch(runtime), libs...), ":")
-	real := server + ".debian"
 	viaLoader, err := try(loaders[0], "--library-path", path, server, "--version")
 	if err != nil || !strings.Contains(viaLoader, "Ver") {
 		return false, fmt.Errorf("%s runs neither on this host's libraries (%s) nor on its suite's own (%s)", filepath.Base(server), firstLine(direct), firstLine(viaLoader))
 	}
-	if err := os.Rename(server, real); err != nil {
-		return false, err
-	}
-	script := fmt.Sprintf("#!/bin/sh\n# qpslab: %s needs a newer C library than this host's: it runs through\n# the loader of its Debian suite's own (decided by trying it).\nexec '%s' --library-path '%s' --argv0 \"$0\" '%s' \"$@\"\n",
-		filepath.Base(server), loaders[0], path, real)
-	if err := os.WriteFile(server, []byte(script), 0o755); err != nil {
-		return false, err
+	for _, dir := range []string{"bin", "sbin"} {
+		ents, _ := os.ReadDir(filepath.Join(basedir, dir))
+		for _, e := range ents {
+			prog := filepath.Join(basedir, dir, e.Name())
+			if !e.Type().IsRegular() || !isELF(prog) {
+				continue // a script runs the programs beside it, which have launchers
+			}
+			if err := launcher(prog, loaders[0], path); err != nil {
+				return false, err
+			}
+		}
 	}
 	return true, nil
+}
+
+// isELF says whether p is an ELF executable.
+func isELF(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	_, err = f.Read(magic)
+	return err == nil && string(magic) == "\x7fELF"
+}
+
+// launcher renames prog (to prog.debian) and writes in its place a script
+// that starts it through loader with its suite's libraries (path), under
+// its own name (--argv0: a server finds its basedir from it).
+func launcher(prog, loader, path string) error {
+	real := prog + ".debian"
+	if err := os.Rename(prog, real); err != nil {
+		return err
+	}
+	script := fmt.Sprintf("#!/bin/sh\n# qpslab: %s needs a newer C library than this host's: it runs through\n# the loader of its Debian suite's own (decided by trying it).\nexec '%s' --library-path '%s' --argv0 \"$0\" '%s' \"$@\"\n",
+		filepath.Base(prog), loader, path, real)
+	return os.WriteFile(prog, []byte(script), 0o755)
 }

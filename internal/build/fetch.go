@@ -284,7 +284,9 @@ func (r Registry) mavenGet(ctx context.Context, a Artifact, logf func(string, ..
 			if ctx.Err() != nil {
 				return "", ctx.Err()
 			}
-			if strings.Contains(string(out), "Could not find artifact") {
+			// Not there: said anew, or said again from the local repository's
+			// memory of an earlier attempt.
+			if strings.Contains(string(out), "Could not find artifact") || strings.Contains(string(out), "was not found in") {
 				if have, verr := registryVersions(ctx, mvn, repo, a); verr == nil && len(have) > 0 && !slices.Contains(have, a.Version) {
 					return "", notInRegistry(a, have)
 				}
