@@ -48,10 +48,9 @@ demo: setup
 # `make test` then fuzzes each for FUZZTIME_TEST, `make fuzz` for FUZZTIME.
 # A test skips only through testenv.Skip, which names it and why in
 # QPSLAB_SKIP_LOG; make test lists every such line at its very end, after the
-# fuzzing. On the machine make setup prepares the only skips are the mysql
-# flavor's sandbox tests (no MySQL basedir: QPSLAB_MYSQL_BASEDIR, or a MySQL
-# tarball fetched into the cache); elsewhere (not root, no block device, ...)
-# others may join them. TESTFLAGS go to go test (scripts/fresh-check.sh
+# fuzzing. On the machine make setup prepares no test skips (the mysql
+# flavor's tests fetch Debian's newest MySQL into the cache once);
+# elsewhere (not root, no block device, no Debian mirror, ...) some may. TESTFLAGS go to go test (scripts/fresh-check.sh
 # passes -v, for each test's time).
 TESTFLAGS ?=
 # The tests' servers, stores and homes go under TMPDIR: make test took up to
