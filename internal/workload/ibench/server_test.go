@@ -93,6 +93,7 @@ func TestStepsOnServers(t *testing.T) {
 		{"mariadb-system", "mariadb-system", "default", "innodb"},
 		{"mariadb-system-myrocks", "mariadb-system", "myrocks", "rocksdb"},
 		{"postgres-system", "postgres-system", "default", ""},
+		{"mysql", testenv.MySQL, "default", "innodb"}, // Debian's newest MySQL
 	} {
 		for _, deletes := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/deletes=%v", c.name, deletes), func(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 )
 
 // servers are the flavors every script runs on.
-var servers = []string{"mariadb-system", "postgres-system"}
+var servers = []string{"mariadb-system", "postgres-system", testenv.MySQL}
 
 type db struct {
 	t  *testing.T
