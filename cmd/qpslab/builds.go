@@ -16,14 +16,20 @@ func registry(e jobs.Env) build.Registry {
 
 func newBuildsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "builds"}
+	var available bool
 	list := jobCmd("list", cobra.NoArgs,
 		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+			if available {
+				offers := registry(e).Available(cmd.Context(), func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) })
+				return report.Print(e.Out, build.AvailableTable(offers), "text")
+			}
 			bs, err := registry(e).List(cmd.Context())
 			if err != nil {
 				return err
 			}
 			return report.Print(e.Out, build.ListTable(bs), "text")
 		})
+	list.Flags().BoolVar(&available, "available", false, "")
 
 	var flavor, basedir, program string
 	var replace bool

@@ -1,0 +1,44 @@
+package build_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/table"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// What qpslab builds list --available shows: a row per source and flavor,
+// the newest five versions and how many older, and a fetch command; a
+// source listing none says so with a dash. Then the real list: Debian's
+// suites offer MySQL, and every row's fetch names its own flavor.
+func TestAvailable(t *testing.T) {
+	offers := []build.Offer{
+		{Source: "maven", Flavor: "postgres", Where: "zonky", Versions: []string{"12.1", "13.1", "14.1", "15.1", "16.1", "17.1", "18.1"}, Example: "qpslab builds fetch postgres-18.1"},
+		{Source: "tarball", Flavor: "mysql", Where: "cdn.mysql.com"},
+	}
+	var b bytes.Buffer
+	if err := table.Render(&b, table.Text, build.AvailableTable(offers), table.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"14.1, 15.1, 16.1, 17.1, 18.1 and 2 older", "qpslab builds fetch postgres-18.1", "tarball  mysql     cdn.mysql.com  -"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, b.String())
+		}
+	}
+	h := testenv.Home(t)
+	got := build.Registry{Dir: h.Builds(), Cache: h.Cache}.Available(context.Background(), func(string, ...any) {})
+	mysql := false
+	for _, o := range got {
+		mysql = mysql || o.Source == "debian" && o.Flavor == "mysql" && len(o.Versions) > 0
+		if o.Example != "" && !strings.Contains(o.Example, " "+o.Flavor+"-") {
+			t.Errorf("%s %s offers %q, a fetch of another flavor", o.Source, o.Flavor, o.Example)
+		}
+	}
+	if !mysql {
+		t.Errorf("no Debian suite offers MySQL: %+v", got)
+	}
+}
