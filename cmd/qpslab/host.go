@@ -16,7 +16,7 @@ func newHostCmd() *cobra.Command {
 	var roots host.Roots
 	var serverCPUs, clientCPUs, datadir string
 	check := jobCmd("check", cobra.NoArgs,
-		func(_ *cobra.Command, e jobs.Env, _ []string) error {
+		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 			c, err := host.CheckFor(roots, serverCPUs, clientCPUs, cmp.Or(datadir, e.Home.Sandboxes()))
 			switch {
 			case err != nil:
@@ -24,7 +24,7 @@ func newHostCmd() *cobra.Command {
 			case asJSON:
 				return report.HostCheckJSON(e.Out, c)
 			}
-			return report.HostCheck(e.Out, c)
+			return jobs.HostCheck(cmd.Context(), e, c)
 		})
 	check.Flags().BoolVar(&asJSON, "json", false, "")
 	check.Flags().StringVar(&serverCPUs, "server-cpus", "", "")

@@ -38,6 +38,9 @@ type Build struct {
 	CommitTime time.Time `yaml:"commit_time,omitempty"` // committer time (Commit.Time): commit builds order by it
 	Flags      string    `yaml:"flags,omitempty"`       // the recipe's flags (CFLAGS / cmake -D… / make vars)
 	Src        string    `yaml:"src,omitempty"`         // the source tree compiled
+	// Runtime names the C library a build fetched from a Debian suite runs
+	// on where it is not the host's ("" where it is the host's).
+	Runtime string `yaml:"runtime,omitempty"`
 }
 
 // Layout is where a build's programs are.

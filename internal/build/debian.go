@@ -381,6 +381,9 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 	}
 	b := Build{Name: name, Flavor: got, Version: ver, Banner: banner, Basedir: basedir, Source: "debian",
 		Artifact: fmt.Sprintf("%s %s (Debian %s)", pick.Package, pick.Version, pick.Suite), SHA256: m.SHA256, Added: time.Now().UTC()}
+	if m.Loader {
+		b.Runtime = "Debian " + pick.Suite + "'s C library, through its loader (" + filepath.Join(dest, "runtime") + ")"
+	}
 	if err := r.save(b, o.Replace); err != nil {
 		return Build{}, err
 	}

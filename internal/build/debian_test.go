@@ -68,6 +68,11 @@ func TestFetchFromDebian(t *testing.T) {
 		if _, err := os.Stat(l.Server + ".debian"); err != nil || !strings.Contains(string(raw), "--library-path") {
 			t.Errorf("the launcher %s does not start %s.debian through its suite's loader:\n%s", l.Server, l.Server, raw)
 		}
+		if notes := build.RuntimeNotes([]build.Build{b}); len(notes) != 1 || !strings.Contains(notes[0], "Debian "+newest.Suite+"'s C library") {
+			t.Errorf("a build on its suite's C library is not noted for host check: runtime %q, notes %q", b.Runtime, notes)
+		}
+	} else if b.Runtime != "" {
+		t.Errorf("a server that runs on the host's C library records the runtime %q", b.Runtime)
 	}
 	if after, _ := os.ReadFile("/var/lib/dpkg/status"); string(after) != string(before) {
 		t.Error("the fetch changed the system's dpkg status")

@@ -111,3 +111,16 @@ func AvailableTable(offers []Offer) *table.Table {
 	}
 	return t
 }
+
+// RuntimeNotes are a line per build that runs on a C library other than
+// the host's (a Debian suite's, through its loader), for qpslab host check:
+// what such a build measures includes its own C library's.
+func RuntimeNotes(bs []Build) []string {
+	var out []string
+	for _, b := range bs {
+		if b.Runtime != "" {
+			out = append(out, fmt.Sprintf("build %s (%s %s) runs on %s, not this host's C library", b.Name, b.Flavor, b.Version, b.Runtime))
+		}
+	}
+	return out
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/importer"
 	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
@@ -128,4 +130,20 @@ func Export(ctx context.Context, e Env, q selector.HistoryQuery, format, dir str
 		}
 		return err
 	})
+}
+
+// HostCheck prints qpslab host check's text: the host's check, then a note
+// per registered build that runs on a C library other than the host's.
+func HostCheck(ctx context.Context, e Env, c *host.Check) error {
+	if err := report.HostCheck(e.Out, c); err != nil {
+		return err
+	}
+	bs, err := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache}.List(ctx)
+	if err != nil {
+		return nil // the check stands without the builds
+	}
+	for _, n := range build.RuntimeNotes(bs) {
+		fmt.Fprintln(e.Out, "note: "+n)
+	}
+	return nil
 }
