@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -150,17 +151,17 @@ func TestForVersion(t *testing.T) {
 	atLeast := func(have string) func(string) bool {
 		return func(v string) bool { return strings.Split(have, ".")[0] >= v } // majors of two digits here
 	}
-	old := config.ForVersion(c.Content, atLeast("12.17.0"))
+	old := config.ForServer(c.Content, "postgres", atLeast("12.17.0"))
 	if setting(old, "autovacuum_vacuum_insert_scale_factor") != "" || !strings.Contains(string(old), "# qpslab: left out, for servers since 13 only: autovacuum_vacuum_insert_scale_factor") {
 		t.Errorf("for PostgreSQL 12 the option added in 13 must be a comment saying so:\n%s", old)
 	}
 	for _, v := range []string{"13.0", "18.2.0"} {
-		if got := config.ForVersion(c.Content, atLeast(v)); string(got) != string(c.Content) {
+		if got := config.ForServer(c.Content, "postgres", atLeast(v)); string(got) != string(c.Content) {
 			t.Errorf("for %s the content must be as it is:\n%s", v, got)
 		}
 	}
 	def, _ := config.Store{Dir: t.TempDir()}.Get("default", config.MySQL)
-	if got := config.ForVersion(def.Content, atLeast("1")); string(got) != string(def.Content) {
+	if got := config.ForServer(def.Content, "mariadb", atLeast("1")); string(got) != string(def.Content) {
 		t.Errorf("content without since= marks must be as it is")
 	}
 }
@@ -244,5 +245,41 @@ func TestSizeMarksRefused(t *testing.T) {
 	}
 	if setting(c.Content, "max_wal_size") != "40GB" || !strings.Contains(string(c.Content), "as written (no setting is marked size=memory") {
 		t.Errorf("a scaled setting without a cache:\n%s", c.Content)
+	}
+}
+
+// A mark may name a flavor: only=FLAVOR keeps a line for that flavor's
+// servers alone, since=FLAVOR-V for that flavor's from V on; a plain
+// since=V is any flavor's. Each line left out says so in its place.
+func TestForServerFlavors(t *testing.T) {
+	content := []byte("[mysqld]\ncommon=1\nquery_cache_size=0  # qpslab: only=mariadb\n" +
+		"innodb_redo_log_capacity=2G  # qpslab: since=mysql-8.0.30\ninnodb_dedicated_server=ON  # qpslab: only=mysql\nnew_option=1  # qpslab: since=10.6\n")
+	atLeast := func(have string) func(string) bool {
+		return func(v string) bool { return build.CompareVersions(have, v) >= 0 }
+	}
+	for _, c := range []struct {
+		flavor, version string
+		keep, drop      []string
+	}{
+		{"mariadb", "10.11.19", []string{"common=1", "query_cache_size=0", "new_option=1"},
+			[]string{"# qpslab: left out, for mysql since 8.0.30 only: innodb_redo_log_capacity", "# qpslab: left out, for mysql only: innodb_dedicated_server"}},
+		{"mariadb", "10.2.11", []string{"query_cache_size=0"}, []string{"# qpslab: left out, for servers since 10.6 only: new_option"}},
+		{"mysql", "8.0.29", []string{"innodb_dedicated_server=ON"}, []string{"# qpslab: left out, for mysql since 8.0.30 only: innodb_redo_log_capacity", "# qpslab: left out, for mariadb only: query_cache_size"}},
+		// A plain since= compares versions only: MySQL 9.7 is older than 10.6
+		// (a preset for both flavors names the flavor in its marks).
+		{"mysql", "9.7.4", []string{"innodb_redo_log_capacity=2G", "innodb_dedicated_server=ON"},
+			[]string{"# qpslab: left out, for mariadb only: query_cache_size", "# qpslab: left out, for servers since 10.6 only: new_option"}},
+	} {
+		got := string(config.ForServer(content, c.flavor, atLeast(c.version)))
+		for _, k := range c.keep {
+			if !strings.Contains(got, "\n"+k) {
+				t.Errorf("%s %s: %q left out:\n%s", c.flavor, c.version, k, got)
+			}
+		}
+		for _, d := range c.drop {
+			if !strings.Contains(got, d) {
+				t.Errorf("%s %s: want %q:\n%s", c.flavor, c.version, d, got)
+			}
+		}
 	}
 }

@@ -23,7 +23,9 @@ import (
 // rounded down to 128 MiB. size=scaled: the value (redo, WAL) is scaled by
 // the same ratio as the config's size=memory setting, rounded down to 64
 // MiB. The sized line says the value as written and why it changed.
-// since=V: ForVersion leaves the setting out for a server older than V.
+// since=V: ForServer leaves the setting out for a server older than V;
+// since=FLAVOR-V also for a server of another flavor; only=FLAVOR for a
+// server of another flavor (a preset with a MySQL and a MariaDB form).
 
 // MemoryShare is the part of the host's memory a size=memory setting may
 // take: a quarter, so that two servers side by side (qpslab's test-level
@@ -33,7 +35,8 @@ const MemoryShare = 4 // one part in MemoryShare
 
 var (
 	sizeMark  = regexp.MustCompile(`(?m)#\s*qpslab:\s*size=(memory|scaled)[ \t\r]*$`)
-	sinceMark = regexp.MustCompile(`#\s*qpslab:\s*since=([0-9][0-9.]*)`)
+	sinceMark = regexp.MustCompile(`#\s*qpslab:\s*since=(?:([a-z]+)-)?([0-9][0-9.]*)`)
+	onlyMark  = regexp.MustCompile(`#\s*qpslab:\s*only=([a-z]+)`)
 )
 
 // hostMemory is the host's memory in bytes, MemTotal of /proc/meminfo (the
@@ -168,12 +171,17 @@ func formatSize(fam Family, n int64) string {
 	return strconv.FormatInt(n>>20, 10) + "M" + unit
 }
 
-// ForVersion is content as a server whose version atLeast answers for takes
-// it: a setting marked "# qpslab: since=V" that the server predates (a
-// PostgreSQL option added in V, which an older server would refuse to start
-// on) becomes a comment saying why it is left out. The sandbox applies this.
-func ForVersion(content []byte, atLeast func(string) bool) []byte {
-	if !sinceMark.Match(content) {
+// ForServer is content as a server of flavor (mariadb, mysql, postgres)
+// whose version atLeast answers for takes it: a setting marked
+// "# qpslab: since=V" that the server predates (an option added in V, which
+// an older server would refuse to start on), "# qpslab: since=FLAVOR-V" for
+// another flavor or an older version of it (MySQL 8.0.30's
+// innodb_redo_log_capacity is no MariaDB option), or "# qpslab:
+// only=FLAVOR" for another flavor (a preset's MySQL form beside its MariaDB
+// one) becomes a comment saying why it is left out. The sandbox applies
+// this.
+func ForServer(content []byte, flavor string, atLeast func(string) bool) []byte {
+	if !sinceMark.Match(content) && !onlyMark.Match(content) {
 		return content
 	}
 	lines := strings.Split(string(content), "\n")
@@ -182,8 +190,21 @@ func ForVersion(content []byte, atLeast func(string) bool) []byte {
 		if t == "" || t[0] == '#' || t[0] == ';' {
 			continue
 		}
-		if m := sinceMark.FindStringSubmatch(l); m != nil && !atLeast(m[1]) {
-			lines[i] = "# qpslab: left out, for servers since " + m[1] + " only: " + t
+		if m := onlyMark.FindStringSubmatch(l); m != nil && m[1] != flavor {
+			lines[i] = "# qpslab: left out, for " + m[1] + " only: " + t
+			continue
+		}
+		m := sinceMark.FindStringSubmatch(l)
+		switch {
+		case m == nil:
+		case m[1] != "" && m[1] != flavor:
+			lines[i] = "# qpslab: left out, for " + m[1] + " since " + m[2] + " only: " + t
+		case !atLeast(m[2]):
+			for_ := "servers"
+			if m[1] != "" {
+				for_ = m[1]
+			}
+			lines[i] = "# qpslab: left out, for " + for_ + " since " + m[2] + " only: " + t
 		}
 	}
 	return []byte(strings.Join(lines, "\n"))

@@ -281,7 +281,7 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if err != nil {
 		return nil, err
 	}
-	s := &setup{b: spec.Build, layout: layout, cfg: config.ForVersion(spec.Config.Content, spec.Build.AtLeast), dir: dir, as: as}
+	s := &setup{b: spec.Build, layout: layout, cfg: config.ForServer(spec.Config.Content, string(spec.Build.Flavor), spec.Build.AtLeast), dir: dir, as: as}
 	if s.datadir, err = prepareDatadir(spec, prev, dir, fl); err != nil {
 		return nil, err
 	}
