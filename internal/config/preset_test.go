@@ -25,6 +25,11 @@ var presets = []struct {
 	{"cz11a_bee", config.MySQL, "innodb_buffer_pool_size", 10 << 30},
 	{"cz11b_bee", config.MySQL, "innodb_buffer_pool_size", 10 << 30},
 	{"cx9a2a_bee", config.Postgres, "shared_buffers", 10 << 30},
+	{"cz11a1_bee", config.MySQL, "innodb_buffer_pool_size", 8 << 30},
+	{"cz11b1_bee", config.MySQL, "innodb_buffer_pool_size", 8 << 30},
+	{"cz11c_bee", config.MySQL, "innodb_buffer_pool_size", 10 << 30},
+	{"cz11d_bee", config.MySQL, "innodb_buffer_pool_size", 10 << 30},
+	{"cz11d1_bee", config.MySQL, "innodb_buffer_pool_size", 8 << 30},
 }
 
 // setting is the last value content gives key (a MySQL option may carry
@@ -46,6 +51,11 @@ func TestPresetsSizedToTheHost(t *testing.T) {
 		"cz11a_bee":  {"innodb_log_file_size": 1 << 10},
 		"cz11b_bee":  {"innodb_log_file_size": 15 << 10},
 		"cx9a2a_bee": {"max_wal_size": 40 << 10, "min_wal_size": 20 << 10},
+		"cz11a1_bee": {"innodb_log_file_size": 4 << 10},
+		"cz11b1_bee": {"innodb_log_file_size": 4 << 10},
+		"cz11c_bee":  {"innodb_log_file_size": 15 << 10, "innodb_redo_log_capacity": 15 << 10},
+		"cz11d_bee":  {"innodb_log_file_size": 15 << 10, "innodb_redo_log_capacity": 15 << 10},
+		"cz11d1_bee": {"innodb_log_file_size": 4 << 10},
 	}
 	for _, p := range presets {
 		t.Run(p.name, func(t *testing.T) {
@@ -187,6 +197,15 @@ func TestPresetsStartServers(t *testing.T) {
 		{"mariadb-11.4.5", "cz11a_bee", map[string]string{"innodb_buffer_pool_size": "536870912", "innodb_flush_method": "O_DIRECT_NO_FSYNC", "innodb_io_capacity": "10000"}},
 		{"postgres-system", "cx9a2a_bee", map[string]string{"shared_buffers": "512MB", "max_wal_size": "2GB", "autovacuum_vacuum_insert_scale_factor": "0.05", "synchronous_commit": "off"}},
 		{"postgres-12.17.0", "cx9a2a_bee", map[string]string{"shared_buffers": "512MB", "max_wal_size": "2GB", "synchronous_commit": "off"}},
+		// The seeds' other configs: the MariaDB variants, and the MySQL forms
+		// of cz11c_bee and cz11d_bee on Debian's newest MySQL.
+		{"mariadb-system", "cz11a1_bee", map[string]string{"innodb_buffer_pool_size": "536870912", "innodb_flush_method": "O_DIRECT_NO_FSYNC", "innodb_log_file_size": "268435456", "innodb_change_buffering": "none"}},
+		{"mariadb-system", "cz11d1_bee", map[string]string{"innodb_buffer_pool_size": "536870912", "innodb_change_buffering": "all"}},
+		{"mariadb-system", "cz11c_bee", map[string]string{"innodb_flush_method": "fsync", "innodb_log_file_size": "805306368", "query_cache_type": "OFF", "innodb_lru_scan_depth": "5000"}},
+		{"mariadb-system", "cz11d_bee", map[string]string{"innodb_flush_method": "O_DIRECT_NO_FSYNC", "innodb_change_buffering": "all"}},
+		{"mariadb-11.4.5", "cz11b1_bee", map[string]string{"innodb_buffer_pool_size": "536870912", "innodb_flush_method": "O_DIRECT", "innodb_log_file_buffering": "ON", "innodb_data_file_buffering": "OFF"}},
+		{testenv.MySQL, "cz11c_bee", map[string]string{"innodb_buffer_pool_size": "536870912", "innodb_flush_method": "fsync", "innodb_redo_log_capacity": "805306368", "innodb_dedicated_server": "ON"}},
+		{testenv.MySQL, "cz11d_bee", map[string]string{"innodb_flush_method": "O_DIRECT_NO_FSYNC", "innodb_redo_log_capacity": "805306368", "innodb_page_cleaners": "1", "performance_schema": "ON"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.build+"/"+tc.preset, func(t *testing.T) {

@@ -37,6 +37,8 @@ var (
 	sizeMark  = regexp.MustCompile(`(?m)#\s*qpslab:\s*size=(memory|scaled)[ \t\r]*$`)
 	sinceMark = regexp.MustCompile(`#\s*qpslab:\s*since=(?:([a-z]+)-)?([0-9][0-9.]*)`)
 	onlyMark  = regexp.MustCompile(`#\s*qpslab:\s*only=([a-z]+)`)
+	// flavorMarks are a line's only= and since= marks, whole.
+	flavorMarks = regexp.MustCompile(`#\s*qpslab:\s*(?:only|since)=\S+`)
 )
 
 // hostMemory is the host's memory in bytes, MemTotal of /proc/meminfo (the
@@ -133,7 +135,11 @@ func (s Store) size(fam Family, content []byte) ([]byte, error) {
 			n = max(roundDown(int64(float64(m.n)*float64(sized)/float64(cache.n)), 64<<20), min(m.n, 64<<20))
 			why = fmt.Sprintf("# qpslab: sized to this host: %s as written, scaled as %s is (%s → %s)", m.value, cache.name, cache.value, formatSize(fam, sized))
 		}
-		lines[m.i] = m.name + sep(fam) + formatSize(fam, n) + "  " + why
+		keep := "" // the line's other marks (only=, since=) stay with it
+		for _, mk := range flavorMarks.FindAllString(lines[m.i], -1) {
+			keep += "  " + mk
+		}
+		lines[m.i] = m.name + sep(fam) + formatSize(fam, n) + keep + "  " + why
 	}
 	return []byte(strings.Join(lines, "\n") + "\n"), nil
 }
