@@ -7,7 +7,6 @@ import (
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/jobs"
-	"github.com/qpslab/qpslab/internal/report"
 )
 
 func registry(e jobs.Env) build.Registry {
@@ -19,15 +18,7 @@ func newBuildsCmd() *cobra.Command {
 	var available bool
 	list := jobCmd("list", cobra.NoArgs,
 		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-			if available {
-				offers := registry(e).Available(cmd.Context(), func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) })
-				return report.Print(e.Out, build.AvailableTable(offers), "text")
-			}
-			bs, err := registry(e).List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return report.Print(e.Out, build.ListTable(bs), "text")
+			return jobs.Builds(cmd.Context(), e, available)
 		})
 	list.Flags().BoolVar(&available, "available", false, "")
 

@@ -147,3 +147,18 @@ func HostCheck(ctx context.Context, e Env, c *host.Check) error {
 	}
 	return nil
 }
+
+// Builds prints qpslab builds list: the registered builds, or with
+// available what each source offers to fetch.
+func Builds(ctx context.Context, e Env, available bool) error {
+	r := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache, Logs: e.Home.Logs()}
+	if available {
+		offers := r.Available(ctx, func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) })
+		return report.Print(e.Out, build.AvailableTable(offers), "text")
+	}
+	bs, err := r.List(ctx)
+	if err != nil {
+		return err
+	}
+	return report.Print(e.Out, build.ListTable(bs), "text")
+}
