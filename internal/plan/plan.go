@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
@@ -144,6 +145,10 @@ type Plan struct {
 	offset       int // of the current block in its group's items
 	began        time.Time
 	quietFigures map[*server]map[string]float64
+	// logMu makes the watcher's lines one at a time: the servers' hooks
+	// (the post-write flush, the quiet wait) run at once and log as they go.
+	// Run sets it (a Plan is copied as a value before it runs).
+	logMu *sync.Mutex
 	// Record, if set, is called as each run starts, with what is known of
 	// it; the Recorder it returns gets the run's samples as they are
 	// measured and the whole result at its end.
@@ -309,7 +314,12 @@ func flavorList(fs []build.Flavor) string {
 
 func (p *Plan) logf(format string, args ...any) {
 	if p.Watch.Log != nil {
-		p.Watch.Log(fmt.Sprintf(format, args...))
+		line := fmt.Sprintf(format, args...)
+		if p.logMu != nil {
+			p.logMu.Lock()
+			defer p.logMu.Unlock()
+		}
+		p.Watch.Log(line)
 	}
 }
 
@@ -437,6 +447,10 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 // warn tells the user a warning whatever the verbosity.
 func (p *Plan) warn(line string) {
 	if p.Watch.Warn != nil {
+		if p.logMu != nil {
+			p.logMu.Lock()
+			defer p.logMu.Unlock()
+		}
 		p.Watch.Warn(line)
 		return
 	}
@@ -661,4 +675,13 @@ func mux(t client.Transport) engine.Mux {
 		return client.Loops{}
 	}
 	return nil
+}
+
+// progress is the engine's per-interval line sink: the watcher's log, one
+// line at a time (nil without a watcher, as the engine expects).
+func (p *Plan) progress() func(string) {
+	if p.Watch.Log == nil {
+		return nil
+	}
+	return func(line string) { p.logf("%s", line) }
 }

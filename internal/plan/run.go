@@ -151,6 +151,7 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 	if err := p.Check(h); err != nil {
 		return err
 	}
+	p.logMu = &sync.Mutex{}
 	if len(p.ClientCPUs) > 0 {
 		if err := host.PinSelf(p.ClientCPUs); err != nil {
 			return err

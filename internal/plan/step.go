@@ -298,7 +298,7 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, sl slicing, r 
 	if sl.whole {
 		o = engine.Options{
 			Warmup: p.Warmup, Duration: st.Seconds, Rate: p.Rate, Arrivals: p.Arrivals, MaxBacklog: p.MaxBacklog,
-			RetryErrors: st.Drive.Retry, Seed: l.start.Seed, Progress: p.Watch.Log, ReportInterval: p.ReportInterval,
+			RetryErrors: st.Drive.Retry, Seed: l.start.Seed, Progress: p.progress(), ReportInterval: p.ReportInterval,
 			Window: win, OnSample: l.rec.Sample, Mux: mx,
 		}
 		if p.Warmup == 0 {
