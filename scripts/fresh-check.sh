@@ -27,7 +27,8 @@
 #   - the Go module cache (GOMODCACHE): modules, not build results.
 # Everything else lives in a temporary folder that is removed at the end:
 # the clone, each run's QPSLAB_HOME, GOCACHE and make test's output (the
-# last lines of a failed run's output are printed).
+# last lines of a failed run's output are printed, with what each failed
+# test said; the whole output is kept in TMPDIR, and its path printed).
 set -euo pipefail
 
 load=0
@@ -129,10 +130,13 @@ for i in $(seq 1 "$n"); do
   slowest "$log" | sed 's/^/  /'
   sed -n '/^make test: /,$p' "$log" | sed 's/^/  /'
   if [ "$status" = FAIL ]; then
-    echo "  what failed:"
-    { grep -E '^(\s*--- FAIL|FAIL|panic:)' "$log" || true; } | sed 's/^/    /'
+    echo "  what failed, with what each failed test said (go test -v prints it under its --- FAIL line):"
+    awk '/^\s*--- FAIL/ { on = 1; print; next } /^\s*(--- (PASS|SKIP)|=== RUN|PASS$|ok )/ { on = 0 } /^(FAIL|panic:)/ { print; next } on { print }' "$log" | head -n 200 | sed 's/^/    /'
     echo "  the last lines of its output:"
     tail -n 30 "$log" | sed 's/^/    /'
+    # The whole output, kept beyond the temporary folder for a second look.
+    keep="${TMPDIR:-/tmp}/fresh-check-run$i-$(date +%Y%m%d-%H%M%S).log"
+    cp "$log" "$keep" && echo "  its whole output: $keep"
   fi
 done
 
