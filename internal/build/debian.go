@@ -39,19 +39,24 @@ var DebianSuites = []string{"bullseye", "bookworm", "trixie", "unstable"}
 // host's debian-archive-keyring package).
 const debianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
-// debianServer is what a flavor's server is in Debian: the packages that
-// hold it (one per release line in older suites: mariadb-server-core-10.5)
-// and its binary under usr/.
+// debianServer is what a flavor's server is in Debian: its package (one
+// per release line in older suites: mariadb-server-core-10.5), its client
+// programs' package of the same version (the install script's
+// my_print_defaults, mysqladmin), each by its name's stem, and the server's
+// binary under usr/.
 type debianServer struct {
-	pkg, client *regexp.Regexp
-	binary      string
+	server, client string
+	binary         string
 }
 
-// debianServers: the server package, and its client programs' package of
-// the same version (the install script's my_print_defaults, mysqladmin).
 var debianServers = map[Flavor]debianServer{
-	MySQL:   {regexp.MustCompile(`^mysql-server-core(-\d+(\.\d+)*)?$`), regexp.MustCompile(`^mysql-client-core(-\d+(\.\d+)*)?$`), "sbin/mysqld"},
-	MariaDB: {regexp.MustCompile(`^mariadb-server-core(-\d+(\.\d+)*)?$`), regexp.MustCompile(`^mariadb-client-core(-\d+(\.\d+)*)?$`), "sbin/mariadbd"},
+	MySQL:   {"mysql-server-core", "mysql-client-core", "sbin/mysqld"},
+	MariaDB: {"mariadb-server-core", "mariadb-client-core", "sbin/mariadbd"},
+}
+
+// stemRE matches a package named stem, or stem-SERIES.
+func stemRE(stem string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(stem) + `(-\d+(\.\d+)*)?$`)
 }
 
 // notRuntime are packages a server package depends on that the server
@@ -196,13 +201,14 @@ func (a apt) servers(ctx context.Context, f Flavor) ([]DebianPick, error) {
 	if !ok {
 		return nil, nil
 	}
-	return a.packages(ctx, ds.pkg)
+	return a.packages(ctx, ds.server)
 }
 
-// packages lists the suite's packages whose names match re, with their
-// versions.
-func (a apt) packages(ctx context.Context, re *regexp.Regexp) ([]DebianPick, error) {
-	out, err := a.run(ctx, a.dir, "apt-cache", "search", "--names-only", strings.TrimSuffix(strings.TrimPrefix(re.String(), "^"), "(-\\d+(\\.\\d+)*)?$"))
+// packages lists the suite's packages named stem or stem-SERIES, with
+// their versions.
+func (a apt) packages(ctx context.Context, stem string) ([]DebianPick, error) {
+	re := stemRE(stem)
+	out, err := a.run(ctx, a.dir, "apt-cache", "search", "--names-only", "^"+regexp.QuoteMeta(stem))
 	if err != nil {
 		return nil, fmt.Errorf("search Debian %s: %v", a.suite, err)
 	}
@@ -247,6 +253,24 @@ func (r Registry) DebianAvailable(ctx context.Context, f Flavor, mirror string, 
 	return all, nil
 }
 
+// DebianNewest is the newest version of flavor f's server any suite has.
+func (r Registry) DebianNewest(ctx context.Context, f Flavor, logf func(string, ...any)) (DebianPick, error) {
+	picks, err := r.DebianAvailable(ctx, f, "", logf)
+	if err != nil {
+		return DebianPick{}, err
+	}
+	if len(picks) == 0 {
+		return DebianPick{}, fmt.Errorf("Debian's suites (%s) have no %s server", strings.Join(DebianSuites, ", "), f)
+	}
+	newest := picks[0]
+	for _, p := range picks[1:] {
+		if CompareVersions(p.Upstream(), newest.Upstream()) > 0 {
+			newest = p
+		}
+	}
+	return newest, nil
+}
+
 // debianFind is the newest suite's package of f's server at version (an
 // upstream version: 9.7.4), and the versions the suites have where none
 // is.
@@ -272,7 +296,7 @@ func (r Registry) debianFind(ctx context.Context, f Flavor, version, mirror stri
 // client programs' package of the same version, and what they depend on,
 // recursively, but the tools of maintainer scripts
 // (notRuntime) and virtual packages.
-func (a apt) closure(ctx context.Context, pick DebianPick, client *regexp.Regexp) ([]string, error) {
+func (a apt) closure(ctx context.Context, pick DebianPick, client string) ([]string, error) {
 	top := []string{pick.Package}
 	if clients, err := a.packages(ctx, client); err == nil {
 		for _, c := range clients {
@@ -324,11 +348,7 @@ var debianRuntime = map[string]bool{"libc6": true}
 
 // fetchDebian is Fetch from Debian's suites: spec is FLAVOR-VERSION.
 func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o FetchOptions) (Build, error) {
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, format+"\n", args...)
-		}
-	}
+	logf := o.logf
 	if _, ok := debianServers[f]; !ok {
 		return Build{}, fmt.Errorf("qpslab fetches MySQL and MariaDB servers from Debian, not %s: fetch %s from Maven (postgres-VERSION)", f, f)
 	}
@@ -339,11 +359,7 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 	if err := ValidName(name); err != nil {
 		return Build{}, err
 	}
-	buildsDir := filepath.Join(r.Cache, "builds")
-	if err := os.MkdirAll(buildsDir, 0o755); err != nil {
-		return Build{}, fmt.Errorf("create cache %s: %w", buildsDir, err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(buildsDir, ".lock"))
+	buildsDir, unlock, err := r.lockBuilds(ctx)
 	if err != nil {
 		return Build{}, err
 	}

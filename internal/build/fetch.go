@@ -83,6 +83,25 @@ type FetchOptions struct {
 	From string
 }
 
+// logf writes a progress line to o.Log (nothing without one).
+func (o FetchOptions) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+// lockBuilds makes the cache's builds folder and takes its lock: one
+// fetch at a time unpacks into it, whatever the source. It returns the
+// folder and the unlock.
+func (r Registry) lockBuilds(ctx context.Context) (string, func(), error) {
+	dir := filepath.Join(r.Cache, "builds")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("create cache %s: %w", dir, err)
+	}
+	unlock, err := lockFile(ctx, filepath.Join(dir, ".lock"))
+	return dir, unlock, err
+}
+
 // FetchSources are the sources --from names.
 var FetchSources = []string{"maven", "tarball", "debian"}
 
@@ -184,16 +203,8 @@ func (r Registry) fetchMaven(ctx context.Context, spec string, o FetchOptions) (
 	if err := ValidName(name); err != nil {
 		return Build{}, err
 	}
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, format+"\n", args...)
-		}
-	}
-	buildsDir := filepath.Join(r.Cache, "builds")
-	if err := os.MkdirAll(buildsDir, 0o755); err != nil {
-		return Build{}, fmt.Errorf("create cache %s: %w", buildsDir, err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(buildsDir, ".lock"))
+	logf := o.logf
+	buildsDir, unlock, err := r.lockBuilds(ctx)
 	if err != nil {
 		return Build{}, err
 	}

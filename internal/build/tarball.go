@@ -174,11 +174,7 @@ type tarballMark struct {
 
 // fetchTarball is Fetch for official tarballs (IsTarballSpec).
 func (r Registry) fetchTarball(ctx context.Context, spec string, o FetchOptions) (Build, error) {
-	logf := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, format+"\n", args...)
-		}
-	}
+	logf := o.logf
 	var want tarball // the product and version asked for by name; empty for a URL
 	var urls []string
 	if isURL(spec) {
@@ -204,11 +200,7 @@ func (r Registry) fetchTarball(ctx context.Context, spec string, o FetchOptions)
 	if o.SHA256 != "" && !sha256RE.MatchString(strings.ToLower(o.SHA256)) {
 		return Build{}, fmt.Errorf("--sha256 %q is not a SHA-256: give its 64 hex digits", o.SHA256)
 	}
-	buildsDir := filepath.Join(r.Cache, "builds")
-	if err := os.MkdirAll(buildsDir, 0o755); err != nil {
-		return Build{}, fmt.Errorf("create cache %s: %w", buildsDir, err)
-	}
-	unlock, err := lockFile(ctx, filepath.Join(buildsDir, ".lock"))
+	buildsDir, unlock, err := r.lockBuilds(ctx)
 	if err != nil {
 		return Build{}, err
 	}

@@ -140,15 +140,9 @@ func mysqlBuild(t testing.TB, h home.Home) build.Build {
 	}
 	// Debian's newest MySQL, fetched once into the shared cache (a later
 	// fetch reads the suites' lists at most once a day and finds it there).
-	picks, err := r.DebianAvailable(ctx, build.MySQL, "", func(string, ...any) {})
-	if err != nil || len(picks) == 0 {
-		t.Fatalf("no MySQL in Debian's suites to test with (%v): set QPSLAB_MYSQL_BASEDIR to a MySQL install prefix", err)
-	}
-	newest := picks[0]
-	for _, p := range picks[1:] {
-		if build.CompareVersions(p.Upstream(), newest.Upstream()) > 0 {
-			newest = p
-		}
+	newest, err := r.DebianNewest(ctx, build.MySQL, func(string, ...any) {})
+	if err != nil {
+		t.Fatalf("no MySQL to test with (%v): set QPSLAB_MYSQL_BASEDIR to a MySQL install prefix", err)
 	}
 	b, err := r.Fetch(ctx, "mysql-"+newest.Upstream(), build.FetchOptions{From: "debian", Name: "mysql-test", Replace: true})
 	if err != nil {
