@@ -19,20 +19,7 @@ func Memory(c Config) (int64, string, error) {
 	if err != nil {
 		return 0, "", fmt.Errorf("config %s: %w", c.Name, err)
 	}
-	last := func(keys ...string) (string, bool) {
-		v, found := "", false
-		for _, l := range f.lines {
-			if l.kind != settingLine || !serverSection(c.Family, l.section) {
-				continue
-			}
-			for _, k := range keys {
-				if l.key == k {
-					v, found = l.value, true
-				}
-			}
-		}
-		return v, found
-	}
+	last := f.last
 	switch c.Family {
 	case MySQL:
 		total, parts := int64(128<<20), []string{"innodb_buffer_pool_size=128M (default)"}
@@ -64,6 +51,23 @@ func Memory(c Config) (int64, string, error) {
 		return n, "shared_buffers=" + v, nil
 	}
 	return 0, "", nil
+}
+
+// last is the value of the server's last setting of one of keys, and
+// whether there is one.
+func (f fragment) last(keys ...string) (string, bool) {
+	v, found := "", false
+	for _, l := range f.lines {
+		if l.kind != settingLine || !serverSection(f.fam, l.section) {
+			continue
+		}
+		for _, k := range keys {
+			if l.key == k {
+				v, found = l.value, true
+			}
+		}
+	}
+	return v, found
 }
 
 // serverSection says whether a MySQL-family server reads options of this

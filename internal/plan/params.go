@@ -190,6 +190,9 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	// Every problem at once: the plan's and the suite's.
 	var serr error
 	p.Steps, serr = s.Configure(v)
+	if serr == nil && p.Steps.Cache > 0 {
+		ioboundProblems(c, p)
+	}
 	if err := c.Err(); err != nil || serr != nil {
 		return nil, joinLine(err, serr)
 	}
@@ -294,4 +297,20 @@ func joinLine(errs ...error) error {
 		}
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// ioboundProblems are what an iobound workload cannot run with: the plan
+// restarts each server it started with its cache sized after the load.
+func ioboundProblems(c *suite.Checker, p *Plan) {
+	if p.Sandbox != "" {
+		c.Problem("--workload iobound restarts the server with its cache sized after the load, which --sandbox's server (started by you) is not restarted for: leave --sandbox out")
+	}
+	for _, e := range p.Engines {
+		if e != owned.DefaultEngine {
+			c.Problem("--workload iobound sizes InnoDB's buffer pool and PostgreSQL's shared_buffers, not the cache of --engine %s: run it with --engine innodb", e)
+		}
+	}
+	if !slices.ContainsFunc(p.Steps.Steps, func(st suite.Step) bool { return st.Sizes }) {
+		c.Problem("--workload iobound sizes the cache after the load, and the steps chosen do not load: add the load's steps")
+	}
 }

@@ -354,6 +354,11 @@ type server struct {
 	started time.Duration // how long the server took to start
 	loaded  time.Duration // how long the steps that run once (the load) took on it
 	snap    string        // its snapshot's folder (RestoreSnapshot)
+	// sized is the config it runs with since an iobound plan sized its
+	// cache (nil: spec's), and cacheMB and tablesMB the cache it reported
+	// and what its tables took on disk then.
+	sized             *config.Config
+	cacheMB, tablesMB float64
 }
 
 // up starts the label's server (a new sandbox, the --sandbox one, or for a

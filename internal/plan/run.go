@@ -366,6 +366,11 @@ func (g *grouped) run(ctx context.Context, items []Item) error {
 		if st.Writes {
 			g.wrote = true
 		}
+		if st.Sizes && p.Steps.Cache > 0 {
+			if err := g.size(ctx, block); err != nil {
+				return err
+			}
+		}
 		endOnce := st.Once && (j == len(items) || !p.Steps.Steps[items[j].Step].Once || items[j].Repeat != rep)
 		if endOnce && rep == 1 {
 			if err := g.decide(ctx); err != nil {
@@ -520,12 +525,17 @@ func (g *grouped) snapshot(ctx context.Context, i int) (time.Duration, error) {
 // one stopped.
 func (g *grouped) restart(ctx context.Context, i int) (*server, error) {
 	old := g.srvs[i]
-	ns, err := g.p.up(ctx, g.cancel, g.h, old.spec, old.conns, ", again", true)
+	l := old.spec
+	if old.sized != nil {
+		l.Config = *old.sized
+	}
+	ns, err := g.p.up(ctx, g.cancel, g.h, l, old.conns, ", again", true)
 	if err != nil {
 		g.srvs[i].down = func() error { return nil } // stopped already
 		return nil, err
 	}
-	ns.loaded, ns.snap = old.loaded, old.snap
+	ns.spec, ns.loaded, ns.snap = old.spec, old.loaded, old.snap
+	ns.sized, ns.cacheMB, ns.tablesMB = old.sized, old.cacheMB, old.tablesMB
 	g.srvs[i] = ns
 	return ns, nil
 }

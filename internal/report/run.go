@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/table"
 )
@@ -71,11 +72,16 @@ func RunLine(w io.Writer, r result.Run) {
 	for _, o := range t.Ops {
 		fmt.Fprintf(w, "    %s: %d at %.1f/s, response ms %s, %d errors\n", o.Kind, o.Count, o.Rate, ms(o.Response), o.Errors)
 	}
+	asked := false
 	for _, v := range r.Verdicts {
 		fmt.Fprintf(w, "    %s: %s (%s)\n", v.Name, map[bool]string{true: "met", false: "MISSED"}[v.OK], v.Detail)
+		asked = asked || v.Name == counters.VerdictIOBound
 	}
 	if r.HW != nil {
 		fmt.Fprintln(w, HWLine(r))
+	}
+	if v, ok := counters.IOBound(r); ok && !asked {
+		fmt.Fprintf(w, "    io: %s (%s)\n", map[bool]string{true: "IO-bound", false: "not IO-bound"}[v.OK], v.Detail)
 	}
 }
 

@@ -29,7 +29,7 @@ func TestTheRegistry(t *testing.T) {
 		result.ClassCPU:    "host_cpu_us/o server_cpu_us/o client_cpu_us/o",
 		result.ClassInsert: "cpu/i cs/i rKB/i wKB/i",
 		result.ClassDevice: "rareq-sz wareq-sz",
-		result.ClassServer: "pss_mb rss_mb",
+		result.ClassServer: "pss_mb rss_mb miss/o hit%",
 	} {
 		var got []string
 		for _, m := range result.MetricsOf(class) {

@@ -527,7 +527,7 @@ func ConfigName(id string) string {
 // conditionParams are the params that change what a run's figures mean,
 // beside its suite and its loop: runs that differ in one are never repeats
 // of each other, nor points of one series.
-var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus", "pmp", "perf", "load_method"}
+var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus", "pmp", "perf", "load_method", "workload", "cache"}
 
 // DefaultEngine is the storage engine of a MySQL-family run that records
 // none: every table qpslab made before --engine existed was InnoDB.
@@ -564,7 +564,8 @@ func (r Run) Label() string {
 // target rate and arrivals), the table size, prepared statements or not,
 // the transport and the client ("transport=sysbench" for imports of its
 // output), the storage engine unless it is InnoDB, and stack captures or
-// perf during the window (pmp, perf), which cost the server time. As
+// perf during the window (pmp, perf), which cost the server time, and an
+// iobound workload with its cache fraction (workload, cache). As
 // "k=v,k=v", sorted; a param the run does not record is left out.
 func (r Run) Conditions() string {
 	loop := r.Loop

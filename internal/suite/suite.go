@@ -158,6 +158,12 @@ type Plan struct {
 	// runs; its error stops the plan at once (an option set the build's
 	// program does not take).
 	Check func(ctx context.Context, b build.Build, c config.Config) error
+	// Cache, above 0, is an iobound workload's cache as a fraction of the
+	// loaded tables (--workload iobound --cache F): after each step marked
+	// Sizes, the plan restarts each server with its cache sized to that
+	// fraction of what its tables take on disk, and with direct IO, and
+	// judges each run after it IO-bound or served from memory.
+	Cache float64
 }
 
 // Step is one step of a plan: exactly one of Drive and Task is set.
@@ -215,6 +221,9 @@ type Step struct {
 	// restores from a snapshot of the datadir (the script suite's --init,
 	// the user's own SQL, which may not run twice).
 	Reloads bool
+	// Sizes: the load ends with this step; an iobound plan (Plan.Cache)
+	// sizes each server's cache after it.
+	Sizes bool
 }
 
 // Headline is how a step's reported figure comes from its totals: its

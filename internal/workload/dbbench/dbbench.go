@@ -88,7 +88,8 @@ compaction_readahead_size is above the datadir device's max_sectors_kb
 
 func (dbbenchSuite) Params() []suite.Param {
 	return []suite.Param{
-		{Name: "workload", Kind: suite.List, Default: "cached", Usage: "workloads, in turn: cached (the block cache holds the database) and iobound (the database is many times the block cache)"},
+		{Name: "workload", Kind: suite.List, Default: suite.Cached, Usage: "workloads, in turn: cached (the block cache holds the database) and iobound (the block cache is --cache of the raw data, so the database is many times it)"},
+		suite.CacheParam("the raw keys and values (--size)"),
 		{Name: "size", Kind: suite.Float, Default: "1", Usage: "million keys (20-byte keys, 400-byte values); write buffer, file and level sizes scale with it (benchmark_compare.sh's defaults at 1)"},
 		{Name: "seconds", Kind: suite.Seconds, Default: "65", Usage: "seconds of each timed step (benchmark_compare.sh's DURATION_RO and DURATION_RW)"},
 		{Name: "settle-secs", Kind: suite.Seconds, Usage: "seconds of the revrange settle after the load (default: 300 × --size, at most 300)"},
@@ -99,10 +100,10 @@ func (dbbenchSuite) Params() []suite.Param {
 	}
 }
 
-// Workloads.
+// Workloads: every suite's words (suite.Cached, suite.IOBound).
 const (
-	Cached  = "cached"
-	IOBound = "iobound"
+	Cached  = suite.Cached
+	IOBound = suite.IOBound
 )
 
 var workloads = []string{Cached, IOBound}
@@ -202,6 +203,11 @@ type Options struct {
 	Load        string
 	Compression string
 	Tests       []string // sequence steps to run; nil: all
+	// Cache is iobound's block cache as a fraction of the raw data
+	// (--cache); CacheSet says it was given (a run records it then: runs
+	// of the default, stored before --cache, record none).
+	Cache    float64
+	CacheSet bool
 
 	warned *sync.Map // warnings already given in this plan
 }
@@ -230,6 +236,8 @@ func (dbbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		Load:        c.OneOf("load", "fillseq", "bulkload"),
 		Compression: c.String("compression"),
 		Tests:       c.List("tests"),
+		Cache:       c.CacheFraction(),
+		CacheSet:    v.Changed("cache"),
 	}
 	if v.Changed("settle-secs") {
 		o.Settle = c.Seconds("settle-secs", true)
@@ -286,11 +294,16 @@ func (o Options) scaled(mb float64) int64 {
 }
 
 // CacheBytes is a workload's block cache: for cached, twice the raw data
-// (uncompressed blocks, index and filters fit); for iobound, a sixteenth of
-// the raw data (about an eighth of the database, which compresses to half).
+// (uncompressed blocks, index and filters fit); for iobound, --cache of the
+// raw data (a sixteenth by default: about an eighth of the database, which
+// compresses to half).
 func (o Options) CacheBytes(wl string) int64 {
 	if wl == IOBound {
-		return max(256<<10, o.rawBytes()/16)
+		f := o.Cache
+		if f <= 0 {
+			f = suite.DefaultCache
+		}
+		return max(256<<10, int64(float64(o.rawBytes())*f))
 	}
 	return max(8<<20, 2*o.rawBytes())
 }
@@ -305,6 +318,9 @@ func (o Options) Plan() *suite.Plan {
 		NoServer: true,
 		Flavors:  []build.Flavor{build.RocksDB},
 		Check:    o.check,
+	}
+	if o.CacheSet {
+		p.Params["cache"] = strconv.FormatFloat(o.Cache, 'g', -1, 64)
 	}
 	if o.warned == nil {
 		o.warned = &sync.Map{}
@@ -340,6 +356,9 @@ func (o Options) step(wl string, s step, order int) suite.Step {
 		}},
 		Task:   &suite.Task{Run: o.run(wl, s.name)},
 		Finish: o.finish,
+	}
+	if wl == IOBound && o.CacheSet {
+		st.Params["cache"] = strconv.FormatFloat(o.Cache, 'g', -1, 64)
 	}
 	switch s.name {
 	case "fillseq", "bulkload", "revrange", "flush_mt_l0":

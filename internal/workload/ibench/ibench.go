@@ -72,7 +72,7 @@ See docs/ibench.md.`
 }
 
 func (ibenchSuite) Params() []suite.Param {
-	return []suite.Param{
+	return append([]suite.Param{
 		{Name: "clients", Kind: suite.List, Default: "1", Usage: "client counts, comma-separated (e.g. 1,4; the reference's dop): each count runs the whole sequence of steps on fresh tables; a client is an inserter, a deleter with --delete-per-insert, and query threads"},
 		{Name: "mr1", Kind: suite.Float, Default: "0.1", Usage: "million rows per client loaded by l.i0 (the reference's real runs: tens)"},
 		{Name: "mr2", Kind: suite.Float, Default: "0.02", Usage: "million rows per client inserted by l.i1 and l.i2 together"},
@@ -85,7 +85,7 @@ func (ibenchSuite) Params() []suite.Param {
 		{Name: "pacing", Kind: suite.String, Default: "smooth", Usage: "paced inserts: smooth (evenly spread) or reference (a burst at the start of each second, as iibench.py)"},
 		{Name: "wait-scale", Kind: suite.Float, Default: "1", Usage: "scale the wait after l.i2, min(1200, 60 + nr1/1e6) s (0: the cleanup only)"},
 		{Name: "steps", Kind: suite.List, Usage: "only these steps (e.g. 'l.i0,l.x,qr100'); steps that write run in order, and a read+write step needs the indexes of l.x"},
-	}
+	}, suite.ServerWorkloadParams()...)
 }
 
 // Steps are the suite's steps in run order, at the default rates.
@@ -176,6 +176,8 @@ type Options struct {
 	WaitScale    float64
 	Steps        []string
 	NoPrepare    bool
+	// Cache is --workload iobound's cache fraction (0: cached).
+	Cache float64
 }
 
 // NR1 is the rows l.i0 loads, over all clients.
@@ -210,6 +212,7 @@ func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		WaitScale:    c.Float("wait-scale", 0, 1000),
 		Steps:        c.List("steps"),
 		NoPrepare:    c.Bool("no-prepare"),
+		Cache:        c.Cache(),
 	}
 	if err := passesProblem(c.String("clients"), o.Passes); err != "" {
 		c.Problem("%s", err)
@@ -347,9 +350,19 @@ func (o Options) pass() (*suite.Plan, error) {
 			"prepared": strconv.FormatBool(!o.NoPrepare),
 		},
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+		Cache:     o.Cache,
 	}
+	suite.CacheParams(p.Params, o.Cache)
 	for _, name := range sel {
 		p.Steps = append(p.Steps, o.step(name, indexOf(all, name)))
+	}
+	// The load ends with l.x (or l.i0 without it): an iobound plan sizes
+	// the cache to the tables and their indexes then, for l.i1 on.
+	for i := len(p.Steps) - 1; i >= 0; i-- {
+		if t := p.Steps[i].Test; t == "l.x" || t == "l.i0" {
+			p.Steps[i].Sizes = true
+			break
+		}
 	}
 	return p, nil
 }

@@ -71,7 +71,7 @@ See docs/script.md.`
 }
 
 func (scriptSuite) Params() []suite.Param {
-	return []suite.Param{
+	return append([]suite.Param{
 		{Name: "file", Kind: suite.List, Usage: "script file(s), each FILE[@WEIGHT] (comma-separated or repeated)"},
 		{Name: "builtin", Kind: suite.List, Usage: "pgbench's built-in script(s), each NAME[@WEIGHT]: tpcb-like, simple-update, select-only"},
 		{Name: "init", Kind: suite.String, Usage: "a script run once before the test instead of the pgbench tables' init (DDL and data; :scale is set)"},
@@ -79,7 +79,7 @@ func (scriptSuite) Params() []suite.Param {
 		{Name: "max-tries", Kind: suite.Int, Default: "1", Usage: "tries of a transaction that fails with a serialization failure or deadlock (1: no retry, as pgbench)"},
 		{Name: "secs", Kind: suite.Seconds, Default: "60", Usage: "measured seconds of the test (pgbench -T)"},
 		{Name: "no-init", Kind: suite.Bool, Usage: "skip the init: keep the tables a running sandbox has (with --sandbox)"},
-	}
+	}, suite.ServerWorkloadParams()...)
 }
 
 // Layouts: the init, then the scripts.
@@ -140,6 +140,7 @@ type Options struct {
 	Secs     time.Duration
 	NoInit   bool
 	name     string
+	Cache    float64 // --workload iobound's cache fraction (0: cached)
 }
 
 func parseSpec(c *suite.Checker, flag, v string, builtin bool) (spec, bool) {
@@ -175,6 +176,7 @@ func (scriptSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		MaxTries: int(c.Int("max-tries", 1, 1<<20)),
 		NoInit:   c.Bool("no-init"),
 		Init:     c.String("init"),
+		Cache:    c.Cache(),
 	}
 	o.Secs = c.Seconds("secs", false)
 	for _, f := range c.List("file") {
@@ -318,7 +320,9 @@ func (o Options) Plan() (*suite.Plan, error) {
 	p := &suite.Plan{
 		Params:    map[string]string{"scale": strconv.FormatInt(o.Scale, 10), "max_tries": strconv.Itoa(o.MaxTries), "scripts": o.name},
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+		Cache:     o.Cache,
 	}
+	suite.CacheParams(p.Params, o.Cache)
 	if !o.NoInit && (o.builtinInit() || o.Init != "") {
 		p.Steps = append(p.Steps, o.initStep())
 	}
@@ -332,7 +336,7 @@ func (o Options) initStep() suite.Step {
 		params["init"] = filepath.Base(o.Init)
 	}
 	return suite.Step{
-		Test: InitTest, Role: result.RoleLoad, Groups: result.PlacementsOf(Name, InitTest), Threads: []int{1}, Params: params, Once: true,
+		Test: InitTest, Role: result.RoleLoad, Groups: result.PlacementsOf(Name, InitTest), Threads: []int{1}, Params: params, Once: true, Sizes: true,
 		Headline: suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }},
 		Task: &suite.Task{Run: func(ctx context.Context, s *suite.Server, threads int, seed uint64, io suite.TaskIO) (result.Totals, error) {
 			if o.Init == "" {

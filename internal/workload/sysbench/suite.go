@@ -46,7 +46,7 @@ operation (docs/metrics.md).`
 }
 
 func (sysbenchSuite) Params() []suite.Param {
-	return []suite.Param{
+	return append([]suite.Param{
 		{Name: "tables", Kind: suite.Int, Default: "1", Usage: "tables (sbtest1..N)"},
 		{Name: "rows", Kind: suite.Int, Default: "1000000", Usage: "rows per table"},
 		{Name: "read-secs", Kind: suite.Seconds, Default: "600", Usage: "seconds per read test (the reference: 600)"},
@@ -58,7 +58,7 @@ func (sysbenchSuite) Params() []suite.Param {
 		{Name: "load-threads", Kind: suite.Int, Default: "2", Usage: "connections loading the tables in parallel"},
 		{Name: "load-method", Kind: suite.String, Default: "insert", Usage: "how the load writes rows: insert (multi-row INSERTs, comparable with sysbench prepare) or copy (COPY on PostgreSQL, LOAD DATA LOCAL INFILE on MySQL-family servers: for when the load is only setup)"},
 		{Name: "no-load", Kind: suite.Bool, Usage: "keep the tables an earlier qpslab load left in the sandbox (with --sandbox)"},
-	}
+	}, suite.ServerWorkloadParams()...)
 }
 
 func (sysbenchSuite) Layouts() []suite.Layout { return Layouts }
@@ -129,6 +129,8 @@ type Options struct {
 	LoadThreads         int
 	LoadMethod          string // LoadInsert or LoadCopy
 	NoLoad, NoPrepare   bool
+	// Cache is --workload iobound's cache fraction (0: cached).
+	Cache float64
 }
 
 // Configure reads the suite's values (and the plan's --no-prepare and
@@ -147,6 +149,7 @@ func (sysbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		LoadMethod:     c.OneOf("load-method", LoadInsert, LoadCopy),
 		NoLoad:         c.Bool("no-load"),
 		NoPrepare:      c.Bool("no-prepare"),
+		Cache:          c.Cache(),
 	}
 	// The reference passes the write time as the insert time: follow
 	// --write-secs unless --insert-secs is given.
@@ -204,7 +207,9 @@ func (o Options) Plan() (*suite.Plan, error) {
 	p := &suite.Plan{
 		Params:    map[string]string{"tables": strconv.Itoa(o.Tables), "rows": strconv.FormatInt(o.Rows, 10), "list": o.listName()},
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+		Cache:     o.Cache,
 	}
+	suite.CacheParams(p.Params, o.Cache)
 	if !o.NoLoad {
 		p.Steps = append(p.Steps, o.loadStep())
 	}
@@ -239,7 +244,7 @@ func (o Options) loadStep() suite.Step {
 		params = map[string]string{"load_method": LoadCopy}
 	}
 	return suite.Step{
-		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads}, Params: params, Once: true, Reloads: true,
+		Test: "load", Role: result.RoleLoad, Threads: []int{o.LoadThreads}, Params: params, Once: true, Reloads: true, Sizes: true,
 		Headline: suite.Headline{Unit: "rows/s", Op: "row", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }},
 		Before: func(ctx context.Context, s *suite.Server) error {
 			s.Log(fmt.Sprintf("loading %d table(s) × %d rows", o.Tables, o.Rows))

@@ -1,0 +1,134 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/counters"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/sandbox"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// size sizes the cache of each server of block for an iobound workload
+// (suite.Plan.Cache), after the step that ends the load (suite.Step.Sizes):
+// it measures what the server's tables take on disk, and restarts the
+// server on its datadir with its cache that fraction of it and direct IO
+// (config.IOBound). A server whose cache is within a tenth of that already
+// (a reload of the same tables) keeps running.
+func (g *grouped) size(ctx context.Context, block []*server) error {
+	p := g.p
+	for _, s := range block {
+		i := slices.Index(g.srvs, s)
+		label := s.spec.Label()
+		tables, err := tablesBytes(ctx, s)
+		if err != nil {
+			return hookErr(ctx, s, fmt.Errorf("--workload iobound: measure the loaded tables of %s: %w", label, err))
+		}
+		want := int64(float64(tables) * p.Steps.Cache)
+		if s.sized != nil && math.Abs(float64(want)-s.cacheMB*(1<<20)) <= 0.1*s.cacheMB*(1<<20) {
+			continue
+		}
+		cfg, set, err := config.IOBound(s.spec.Config, want, s.spec.Build.AtLeast)
+		if err != nil {
+			return err
+		}
+		p.logf("-- %s: the loaded tables take %.0f MB; the server restarts with its cache at %g of them: %s", label, float64(tables)/(1<<20), p.Steps.Cache, set)
+		if err := s.down(); err != nil {
+			return fmt.Errorf("stop %s to size its cache: %w", label, err)
+		}
+		s.sized = &cfg
+		ns, err := g.restart(ctx, i)
+		if err != nil {
+			return err
+		}
+		ns.tablesMB = float64(tables) / (1 << 20)
+		cache, err := cacheBytes(ctx, ns)
+		if err != nil {
+			return hookErr(ctx, ns, fmt.Errorf("--workload iobound: read the cache %s started with: %w", label, err))
+		}
+		ns.cacheMB = float64(cache) / (1 << 20)
+		p.logf("-- %s: the cache is %.0f MB, %.3g of the tables' %.0f MB", label, ns.cacheMB, ns.cacheMB/max(ns.tablesMB, 1e-9), ns.tablesMB)
+	}
+	return nil
+}
+
+// tablesBytes is what the server's tables take on disk: on the MySQL
+// family the files of qpslab's database folder in the datadir (InnoDB's
+// file per table), on PostgreSQL pg_database_size.
+func tablesBytes(ctx context.Context, s *server) (int64, error) {
+	if s.srv.Protocol == client.Postgres {
+		conn, err := s.srv.Dial(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close()
+		return client.Scalar(ctx, conn, "SELECT pg_database_size(current_database())")
+	}
+	dir := filepath.Join(s.datadir, sandbox.Database)
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			total += info.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if total < 1<<20 {
+		return 0, fmt.Errorf("the files in %s take %d bytes: the tables are not there (innodb_file_per_table off keeps them in the system tablespace; --workload iobound needs it on)", dir, total)
+	}
+	return total, nil
+}
+
+// cacheBytes is the cache the server reports it runs with.
+func cacheBytes(ctx context.Context, s *server) (int64, error) {
+	conn, err := s.srv.Dial(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	q := "SELECT @@innodb_buffer_pool_size"
+	if s.srv.Protocol == client.Postgres {
+		q = "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'"
+	}
+	return client.Scalar(ctx, conn, q)
+}
+
+// judgeIO adds to run res, of step st on s, what an iobound plan records
+// after the cache was sized: the cache and the tables' size, and the
+// verdict whether the run was IO-bound (counters.IOBound), which a run
+// served from memory fails, with a warning.
+func (p *Plan) judgeIO(st suite.Step, s *server, res *result.Run) {
+	if p.Steps.Cache <= 0 || s.sized == nil || res.Status != result.OK {
+		return
+	}
+	if res.Totals.Figures == nil {
+		res.Totals.Figures = map[string]float64{}
+	}
+	res.Totals.Figures[counters.FigureCacheMB] = s.cacheMB
+	res.Totals.Figures[counters.FigureTablesMB] = s.tablesMB
+	v, ok := counters.IOBound(*res)
+	if !ok {
+		p.warn(fmt.Sprintf("%s on %s: --workload iobound, and whether the run was IO-bound cannot be told: storage reads were not measured (--device)", st.Test, s.spec.Label()))
+		return
+	}
+	res.Verdicts = append(res.Verdicts, v)
+	if !v.OK && st.Role == result.RoleTest {
+		p.warn(fmt.Sprintf("%s on %s: asked to be IO-bound, and was not: %s", st.Test, s.spec.Label(), v.Detail))
+	}
+}
