@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # qpslab bisect, end to end, on a real server (issue 33, docs/bisect.md):
 #  1. PostgreSQL 15's source from Debian's source package (bookworm's
-#     postgresql-15, PG_DEB_VERSION), fetched with apt-get source through a
-#     private sources list and private apt state (the system's apt config is
-#     not changed), from the Debian mirror this machine's own sources name;
+#     postgresql-15, PG_DEB_VERSION), fetched with qpslab builds source
+#     (apt-get source through qpslab's private apt state; the system's apt
+#     config is not changed), from the Debian mirror this machine's sources name;
 #     its upstream tarball (postgresql-15_15.18.orig.tar.*) is unpacked;
 #  2. made into a local git repository of NCOMMITS commits: commit 1 the
 #     pristine tree, each later one a small harmless change (a comment, a
@@ -59,34 +59,16 @@ upstream=${PG_DEB_VERSION%%-*}          # 15.18
 mkdir -p "$work"/dl
 
 # ---- 1. Debian's source package, fetched once ------------------------------
-# The mirror: the first http(s) URI of a bookworm line in this machine's own
-# apt sources (one-line or deb822 format), else deb.debian.org; MIRROR= overrides.
-mirror() {
-  local m
-  m=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-    awk '$1 == "deb" && / bookworm / {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}')
-  if [ -z "$m" ]; then
-    m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
-      awk 'BEGIN {RS = ""} /Suites:[^\n]*bookworm([ \n]|$)/ && !/security/ {
-             n = split($0, l, "\n"); for (i = 1; i <= n; i++) if (l[i] ~ /^URIs:/) {split(l[i], u, " "); print u[2]; exit}}')
-  fi
-  echo "${m:-http://deb.debian.org/debian}"
-}
+# qpslab builds source: apt-get source through qpslab's private apt state
+# (the suite's deb-src lists under its cache; the system's apt config is not
+# changed), from the Debian mirror this machine's own sources name (MIRROR=
+# overrides); a folder that holds the tarball already is not fetched again.
 tarball() { ls "$work"/dl/postgresql-15_"$upstream".orig.tar.* 2>/dev/null | head -n 1; }
 if [ -z "$(tarball)" ]; then
-  MIRROR=${MIRROR:-$(mirror)}
-  echo "== fetching postgresql-15 $PG_DEB_VERSION's source package from $MIRROR (private apt state in $work/apt)"
-  apt=$work/apt
-  mkdir -p "$apt"/lists/partial "$apt"/cache/archives/partial
-  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-  echo "deb-src [signed-by=$keyring] $MIRROR bookworm main" >"$apt"/sources.list
-  APT=(-q -o Dir::Etc::SourceList="$apt"/sources.list -o Dir::Etc::SourceParts=- \
-    -o Dir::State::Lists="$apt"/lists -o Dir::Cache="$apt"/cache \
-    -o APT::Sandbox::User="$(id -un)")
-  apt-get "${APT[@]}" update >"$apt"/update.log 2>&1 || { tail -n 5 "$apt"/update.log >&2; die "apt-get update of the private deb-src list failed (log: $apt/update.log)"; }
-  (cd "$work"/dl && apt-get "${APT[@]}" source --download-only "postgresql-15=$PG_DEB_VERSION") >"$apt"/source.log 2>&1 ||
-    { tail -n 5 "$apt"/source.log >&2; die "apt-get source postgresql-15=$PG_DEB_VERSION failed (log: $apt/source.log)"; }
-  [ -n "$(tarball)" ] || die "apt-get source fetched no postgresql-15_$upstream.orig.tar.*"
+  echo "== fetching postgresql-15 $PG_DEB_VERSION's source package (qpslab builds source)"
+  "$Q" builds source "postgresql-15=$PG_DEB_VERSION" --suite bookworm --into "$work"/dl ${MIRROR:+--mirror "$MIRROR"} >/dev/null ||
+    die "qpslab builds source postgresql-15=$PG_DEB_VERSION failed"
+  [ -n "$(tarball)" ] || die "the source package brought no postgresql-15_$upstream.orig.tar.*"
 fi
 echo "== source: $(tarball) ($(du -h "$(tarball)" | cut -f1))"
 

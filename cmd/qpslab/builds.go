@@ -71,6 +71,18 @@ func newBuildsCmd() *cobra.Command {
 	compile.Flags().StringVar(&co.CFlags, "cflags", "", "")
 	compile.Flags().IntVar(&co.Jobs, "jobs", 0, "")
 	compile.Flags().BoolVar(&co.Replace, "replace", false, "")
-	c.AddCommand(list, add, fetch, compile)
+	var suite, into, mirror string
+	source := jobCmd("source NAME=VERSION --suite SUITE --into DIR", cobra.ExactArgs(1),
+		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+			tar, err := registry(e).DebianSource(cmd.Context(), suite, args[0], into, mirror, func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) })
+			if err == nil {
+				fmt.Fprintln(e.Out, tar)
+			}
+			return err
+		})
+	source.Flags().StringVar(&suite, "suite", "bookworm", "")
+	source.Flags().StringVar(&into, "into", ".", "")
+	source.Flags().StringVar(&mirror, "mirror", "", "")
+	c.AddCommand(list, add, fetch, compile, source)
 	return c
 }

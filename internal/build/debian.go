@@ -77,9 +77,12 @@ func Upstream(debVersion string) string {
 	return debVersion
 }
 
-// apt is apt-get and apt-cache on one suite with a state of their own.
+// apt is apt-get and apt-cache on one suite with a state of their own:
+// its binary packages, or with src its source packages (a state of its
+// own, so that a fetch of a server does not read the suite's source lists).
 type apt struct {
 	dir, suite, mirror string
+	src                bool
 }
 
 // aptFor is the private apt state of suite under the cache.
@@ -164,7 +167,11 @@ func (a apt) update(ctx context.Context, logf func(string, ...any)) error {
 			return fmt.Errorf("create the apt state of %s: %w", a.suite, err)
 		}
 	}
-	src := fmt.Sprintf("deb [signed-by=%s] %s %s main\n", debianKeyring, a.mirror, a.suite)
+	kind := "deb"
+	if a.src {
+		kind = "deb-src"
+	}
+	src := fmt.Sprintf("%s [signed-by=%s] %s %s main\n", kind, debianKeyring, a.mirror, a.suite)
 	if err := os.WriteFile(filepath.Join(a.dir, "sources.list"), []byte(src), 0o644); err != nil {
 		return err
 	}
@@ -532,4 +539,48 @@ func launcher(prog, loader, path string) error {
 	script := fmt.Sprintf("#!/bin/sh\n# qpslab: %s needs a newer C library than this host's: it runs through\n# the loader of its Debian suite's own (decided by trying it).\nexec '%s' --library-path '%s' --argv0 \"$0\" '%s' \"$@\"\n",
 		filepath.Base(prog), loader, path, real)
 	return os.WriteFile(prog, []byte(script), 0o755)
+}
+
+// debianSourceRE is a source package at a version: NAME=VERSION.
+var debianSourceRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.+-]+)=([0-9][A-Za-z0-9.+~:-]*)$`)
+
+// DebianSource downloads Debian suite's source package spec (NAME=VERSION,
+// postgresql-15=15.18-0+deb12u1) into dir, through a private apt state of
+// the suite's deb-src lists under the cache (apt checks the suite's
+// signature and each file's checksum; the host's apt configuration is not
+// touched), once: a dir that holds its upstream tarball already is not
+// fetched again. It returns that tarball's path (NAME_UPSTREAM.orig.tar.*),
+// the tree a compile or a bisection's repository starts from.
+func (r Registry) DebianSource(ctx context.Context, suite, spec, dir, mirror string, logf func(string, ...any)) (string, error) {
+	m := debianSourceRE.FindStringSubmatch(spec)
+	if m == nil {
+		return "", fmt.Errorf("source package %q: give NAME=VERSION as Debian spells them (e.g. postgresql-15=15.18-0+deb12u1)", spec)
+	}
+	if !slices.Contains(DebianSuites, suite) {
+		return "", fmt.Errorf("--suite %q: name one of Debian's suites (%s)", suite, strings.Join(DebianSuites, ", "))
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	glob := filepath.Join(dir, m[1]+"_"+regexp.QuoteMeta(Upstream(m[2]))+".orig.tar.*")
+	if got, _ := filepath.Glob(glob); len(got) > 0 {
+		return got[0], nil
+	}
+	a := r.aptFor(suite, mirror)
+	a.dir, a.src = a.dir+"-src", true
+	if err := a.update(ctx, logf); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	logf("downloading Debian %s's source package %s into %s", suite, spec, dir)
+	if _, err := a.run(ctx, dir, "apt-get", "source", "--download-only", spec); err != nil {
+		return "", fmt.Errorf("apt-get source %s from Debian %s: %v", spec, suite, err)
+	}
+	got, _ := filepath.Glob(glob)
+	if len(got) == 0 {
+		return "", fmt.Errorf("Debian %s's source package %s has no upstream tarball (%s_%s.orig.tar.*): it is a native package", suite, spec, m[1], Upstream(m[2]))
+	}
+	return got[0], nil
 }

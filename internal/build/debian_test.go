@@ -101,3 +101,45 @@ func TestFetchFromDebianRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A Debian source package through the private apt state (the suite's
+// deb-src lists under the cache): its upstream tarball, fetched once; a
+// second call finds it and reads nothing. Bad names, versions and suites
+// are refused in one line before apt runs.
+func TestDebianSource(t *testing.T) {
+	ctx := context.Background()
+	h := testenv.Home(t)
+	r := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+	dir := t.TempDir()
+	var said []string
+	logf := func(f string, a ...any) { said = append(said, f) }
+	tar, err := r.DebianSource(ctx, "bookworm", "hello=2.10-3", dir, "", logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(tar) != dir || !strings.HasPrefix(filepath.Base(tar), "hello_2.10.orig.tar.") {
+		t.Fatalf("tarball %s", tar)
+	}
+	if st, err := os.Stat(tar); err != nil || st.Size() < 100<<10 {
+		t.Fatalf("tarball %s: %v", tar, err)
+	}
+	if _, err := os.Stat(filepath.Join(h.Cache, "apt", "bookworm-src", "sources.list")); err != nil {
+		t.Errorf("no private deb-src state under the cache: %v", err)
+	}
+	said = nil
+	if again, err := r.DebianSource(ctx, "bookworm", "hello=2.10-3", dir, "", logf); err != nil || again != tar || len(said) > 0 {
+		t.Errorf("again: %s %v, said %q: want the same tarball, nothing read", again, err, said)
+	}
+	for _, c := range []struct{ suite, spec, want string }{
+		{"bookworm", "hello", "give NAME=VERSION"},
+		{"bookworm", "hello=2.10-3; rm -rf /", "give NAME=VERSION"},
+		{"bookworm", "Hello=2.10-3", "give NAME=VERSION"},
+		{"sid\n", "hello=2.10-3", "--suite"},
+		{"bookworm", "hello=9.99-1", "apt-get source hello=9.99-1"},
+	} {
+		_, err := r.DebianSource(ctx, c.suite, c.spec, t.TempDir(), "", nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q %q: %v, want one line naming %q", c.suite, c.spec, err, c.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -136,6 +137,10 @@ func TestMariaDBCounters(t *testing.T) {
 	if !strings.Contains(strings.Join(sc.Notes, "\n"), "no_such_counter") {
 		t.Errorf("an unknown counter is not named in the notes: %q", sc.Notes)
 	}
+	// default.cnf turns performance_schema off: none of its counters.
+	if _, ok := sc.Counter("ps_statements"); ok || sc.Source != "global status" {
+		t.Errorf("performance_schema counters with performance_schema off: %s %+v", sc.Source, sc.Values)
+	}
 	// Per op, as the metric registry reads it: the window's 500
 	// statements as o/s over its seconds.
 	run := result.Run{HW: &result.HW{Samples: 2, Seconds: sc.Seconds, OpsPerSec: float64(n+n+n/2) / sc.Seconds, Server: sc}}
@@ -145,6 +150,58 @@ func TestMariaDBCounters(t *testing.T) {
 	}
 	if v, ok := m.Of(run); !ok || v < 0.39 || v > 0.41 {
 		t.Errorf("handler_write/o = %v %v, want 200/500", v, ok)
+	}
+}
+
+// MySQL with performance_schema on (the seeds' cz11d_bee; qpslab's
+// default.cnf turns it off): its statement summary and wait events count
+// the window's work per op, the reader's own statements taken out: 500
+// statements, each a table IO wait or two (a row inserted, fetched, or
+// fetched and updated), their time, the rows they examined.
+func TestMySQLPerformanceSchema(t *testing.T) {
+	srv, _ := testenv.StartServerFrom(t, testenv.MySQL, "cz11d_bee", config.Store{Dir: t.TempDir(), Memory: 2 << 30})
+	ep := srv.Endpoint()
+	setup, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, setup, "CREATE TABLE t (id int primary key, v int) ENGINE=InnoDB")
+	setup.Close()
+	r, err := counters.Open(context.Background(), srv.Flavor.Describe().Counters, ep, false, counters.Selection{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	const n = 200
+	r.Open()
+	work(t, ep, n)
+	r.Close()
+	sc := r.Result()
+	if sc == nil || sc.Source != "global status, performance_schema" {
+		t.Fatalf("result %+v", sc)
+	}
+	statements := float64(n + n + n/2)
+	for _, c := range []struct {
+		name   string
+		lo, hi float64
+	}{
+		{"ps_statements", statements, statements + 5},
+		{"ps_wait_io_table", 3 * n, 4 * n},
+		{"ps_rows_examined", n, 3 * n},
+		{"ps_statement_us", 1, 1e9},
+		{"ps_wait_io_table_us", 1, 1e9},
+	} {
+		if got := value(t, sc, c.name); got < c.lo || got > c.hi {
+			t.Errorf("%s = %v, want %v to %v", c.name, got, c.lo, c.hi)
+		}
+	}
+	run := result.Run{HW: &result.HW{Samples: 2, Seconds: sc.Seconds, OpsPerSec: statements / sc.Seconds, Server: sc}}
+	m, err := result.MetricNamed("ps_statements/o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := m.Of(run); !ok || v < 1 || v > 1.01 {
+		t.Errorf("ps_statements/o = %v %v, want 1", v, ok)
 	}
 }
 

@@ -49,24 +49,110 @@ var MySQL = []Def{
 	{Name: "created_tmp_disk_tables", Unit: "tables"},
 	{Name: "select_scan", Unit: "statements", Help: "joins that scanned the first table"},
 	{Name: "binlog_bytes_written", Unit: "bytes"},
+	// performance_schema's, where the server runs with it on (MySQL 8.0
+	// and later by default; the seeds' MySQL configs; qpslab's default.cnf
+	// turns it off): its statement summary and its wait events, summed by
+	// class, for the instruments the server has enabled (table and file IO
+	// by default; mutexes and rw-locks only where enabled).
+	{Name: "ps_statements", Unit: "statements", Help: "performance_schema: statements run (events_statements_summary_global_by_event_name)"},
+	{Name: "ps_statement_us", Unit: "µs", Help: "performance_schema: time statements ran"},
+	{Name: "ps_lock_us", Unit: "µs", Help: "performance_schema: time statements waited for table locks"},
+	{Name: "ps_rows_examined", Unit: "rows", Help: "performance_schema: rows statements examined"},
+	{Name: "ps_wait_io_table", Unit: "waits", Help: "performance_schema: table IO waits (wait/io/table: row fetches, inserts, updates, deletes)"},
+	{Name: "ps_wait_io_table_us", Unit: "µs"},
+	{Name: "ps_wait_io_file", Unit: "waits", Help: "performance_schema: file IO waits (wait/io/file: reads, writes, syncs of data, log and binlog files)"},
+	{Name: "ps_wait_io_file_us", Unit: "µs"},
+	{Name: "ps_wait_synch_mutex", Unit: "waits", Help: "performance_schema: mutex waits (wait/synch/mutex, where enabled)"},
+	{Name: "ps_wait_synch_mutex_us", Unit: "µs"},
+	{Name: "ps_wait_synch_rwlock", Unit: "waits", Help: "performance_schema: rw-lock waits (wait/synch/rwlock, where enabled)"},
+	{Name: "ps_wait_synch_rwlock_us", Unit: "µs"},
+	{Name: "ps_wait_synch_sxlock", Unit: "waits", Help: "performance_schema: InnoDB sx-lock waits (wait/synch/sxlock, where enabled)"},
+	{Name: "ps_wait_synch_sxlock_us", Unit: "µs"},
+	{Name: "ps_wait_synch_cond", Unit: "waits", Help: "performance_schema: condition waits (wait/synch/cond, where enabled)"},
+	{Name: "ps_wait_synch_cond_us", Unit: "µs"},
+	{Name: "ps_wait_lock_table", Unit: "waits", Help: "performance_schema: table lock waits (wait/lock/table)"},
+	{Name: "ps_wait_lock_table_us", Unit: "µs"},
 	{Name: "threads_running", Unit: "threads", Level: true, Help: "threads running a statement, not counting the counters' own"},
 	{Name: "innodb_row_lock_current_waits", Unit: "waits", Level: true, Help: "row lock waits in progress"},
 }
 
-// mysqlFamily reads SHOW GLOBAL STATUS.
-type mysqlFamily struct{}
+// mysqlFamily reads SHOW GLOBAL STATUS and, where the server runs with
+// performance_schema on (ps), its summaries.
+type mysqlFamily struct{ ps bool }
 
 func openMySQL(ctx context.Context, db *sql.DB) (flavor, error) {
 	if err := db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	return mysqlFamily{}, nil
+	var on sql.NullInt64
+	// A server built without performance_schema has no such variable:
+	// it is off.
+	if err := db.QueryRowContext(ctx, "SELECT @@performance_schema").Scan(&on); err != nil {
+		on.Int64 = 0
+	}
+	return mysqlFamily{ps: on.Int64 == 1}, nil
 }
 
-func (mysqlFamily) source() string { return "global status" }
+func (f mysqlFamily) source() string {
+	if f.ps {
+		return "global status, performance_schema"
+	}
+	return "global status"
+}
 
-func (mysqlFamily) counters(ctx context.Context, db *sql.DB) (map[string]float64, error) {
-	return showStatus(ctx, db, "SHOW GLOBAL STATUS")
+func (f mysqlFamily) counters(ctx context.Context, db *sql.DB) (map[string]float64, error) {
+	out, err := showStatus(ctx, db, "SHOW GLOBAL STATUS")
+	if err != nil || !f.ps {
+		return out, err
+	}
+	if err := psCounters(ctx, db, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// psQueries read performance_schema's statement summary and its wait
+// events by class (wait/io/table, wait/synch/mutex …: the first three parts
+// of the event name), each as NAME and its time NAME_us (the timers count
+// picoseconds).
+var psQueries = []string{
+	"SELECT 'ps_statements', SUM(COUNT_STAR), SUM(SUM_TIMER_WAIT), SUM(SUM_LOCK_TIME), SUM(SUM_ROWS_EXAMINED) " +
+		"FROM performance_schema.events_statements_summary_global_by_event_name",
+	"SELECT CONCAT('ps_', REPLACE(SUBSTRING_INDEX(EVENT_NAME, '/', 3), '/', '_')), SUM(COUNT_STAR), SUM(SUM_TIMER_WAIT), 0, 0 " +
+		"FROM performance_schema.events_waits_summary_global_by_event_name WHERE EVENT_NAME LIKE 'wait/%/%/%' GROUP BY 1",
+}
+
+// psCounters adds performance_schema's counters to out.
+func psCounters(ctx context.Context, db *sql.DB, out map[string]float64) error {
+	for _, q := range psQueries {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("performance_schema: %w", err)
+		}
+		for rows.Next() {
+			var name string
+			var count, wait, lock, examined sql.NullFloat64
+			if err := rows.Scan(&name, &count, &wait, &lock, &examined); err != nil {
+				rows.Close()
+				return fmt.Errorf("performance_schema: %w", err)
+			}
+			name = strings.ToLower(name)
+			out[name] = count.Float64
+			if name == "ps_statements" {
+				out["ps_statement_us"] = wait.Float64 / 1e6
+				out["ps_lock_us"] = lock.Float64 / 1e6
+				out["ps_rows_examined"] = examined.Float64
+				continue
+			}
+			out[name+"_us"] = wait.Float64 / 1e6
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("performance_schema: %w", err)
+		}
+	}
+	return nil
 }
 
 // levels reads the curated levels; threads_running leaves out the thread
@@ -85,7 +171,7 @@ func (mysqlFamily) levels(ctx context.Context, db *sql.DB) (map[string]float64, 
 // ownCost: the counters a status read itself moves (it is a statement that
 // reads a table through a temporary one, and sends rows).
 func (mysqlFamily) ownCost(name string) bool {
-	for _, p := range []string{"questions", "queries", "com_", "handler_", "select_", "created_tmp_", "rows_", "bytes_", "sort_", "optimizer_", "table_locks_"} {
+	for _, p := range []string{"questions", "queries", "com_", "handler_", "select_", "created_tmp_", "rows_", "bytes_", "sort_", "optimizer_", "table_locks_", "ps_statement", "ps_rows_", "ps_lock_", "ps_wait_io_table", "ps_wait_lock_table"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
