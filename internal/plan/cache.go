@@ -13,7 +13,6 @@ import (
 	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/sandbox"
-	"github.com/qpslab/qpslab/internal/suite"
 )
 
 // size sizes the cache of each server of block for an iobound workload
@@ -109,14 +108,17 @@ func cacheBytes(ctx context.Context, s *server) (int64, error) {
 	return client.Scalar(ctx, conn, q)
 }
 
-// judgeIO adds to run res, of step st on s, what an iobound plan records
+// judgeIO adds to run res, of step k on s, what an iobound plan records
 // after the cache was sized: the cache and the tables' size, and the
 // verdict whether the run was IO-bound (counters.IOBound), which a run
-// served from memory fails, with a warning.
-func (p *Plan) judgeIO(st suite.Step, s *server, res *result.Run) {
-	if p.Steps.Cache <= 0 || s.sized == nil || res.Status != result.OK {
+// served from memory fails, with a warning. The load's steps are not
+// judged: they run before their cache is sized (the Insert Benchmark's
+// second pass loads on the first pass's cache).
+func (p *Plan) judgeIO(k int, s *server, res *result.Run) {
+	if p.Steps.Cache <= 0 || s.sized == nil || res.Status != result.OK || p.loads(k) {
 		return
 	}
+	st := p.Steps.Steps[k]
 	if res.Totals.Figures == nil {
 		res.Totals.Figures = map[string]float64{}
 	}
@@ -131,4 +133,21 @@ func (p *Plan) judgeIO(st suite.Step, s *server, res *result.Run) {
 	if !v.OK && st.Role == result.RoleTest {
 		p.warn(fmt.Sprintf("%s on %s: asked to be IO-bound, and was not: %s", st.Test, s.spec.Label(), v.Detail))
 	}
+}
+
+// loads says whether step k is part of a load that an iobound plan sizes
+// the cache after: the step marked Sizes, or one before it in the same
+// pass of the suite's order (a step whose Order is below the one before it
+// begins a new pass: the Insert Benchmark's next client count).
+func (p *Plan) loads(k int) bool {
+	steps := p.Steps.Steps
+	for j := k; j < len(steps); j++ {
+		if j > k && steps[j].Order < steps[j-1].Order {
+			return false
+		}
+		if steps[j].Sizes {
+			return true
+		}
+	}
+	return false
 }

@@ -144,4 +144,23 @@ func TestIOBoundRefuses(t *testing.T) {
 			t.Errorf("--steps %q: sized after %v, cache %v; want after %s", steps, sizes, p.Steps.Cache, want)
 		}
 	}
+	// With two client counts each pass sizes after its own l.x, and its
+	// l.i0 and l.x (which the second pass runs on the first pass's cache)
+	// are the load, not judged.
+	p, err := Parse(ib, suite.Defaults(Common, ib.Params()).With("build", "b").With("workload", "iobound").With("clients", "1,4").With("rates", "100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var judged, sized []string
+	for k, st := range p.Steps.Steps {
+		if st.Sizes {
+			sized = append(sized, st.Test)
+		}
+		if !p.loads(k) {
+			judged = append(judged, st.Test)
+		}
+	}
+	if strings.Join(sized, ",") != "l.x,l.x" || strings.Join(judged, ",") != "l.i1,l.i2,qr100,qp100,l.i1,l.i2,qr100,qp100" {
+		t.Errorf("two passes: sized after %v, judged %v", sized, judged)
+	}
 }

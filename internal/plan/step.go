@@ -538,7 +538,7 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 			l.err = ferr
 		}
 	}
-	p.judgeIO(st, l.s, res)
+	p.judgeIO(l.it.Step, l.s, res)
 	if l.err != nil {
 		l.err = p.failed(ctx, res, l.s, l.err)
 	}
@@ -634,7 +634,7 @@ func (p *Plan) task(ctx context.Context, s *server, items []Item, k int, idle []
 			res.Status, res.Error = result.Failed, err.Error()
 		}
 	}
-	p.judgeIO(st, s, &res)
+	p.judgeIO(it.Step, s, &res)
 	if res.Pairing != "" {
 		t := res.Totals
 		res.Rounds = []result.Round{{Repeat: it.Repeat, Round: 1, Started: res.Started, Seconds: t.Seconds, Events: t.Events,
