@@ -1,0 +1,45 @@
+package counters_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/qpslab/qpslab/internal/counters"
+	"github.com/qpslab/qpslab/internal/result"
+	_ "github.com/qpslab/qpslab/internal/workload" // r/o's owner registers it
+)
+
+// The judgement on figures of known shape: storage reads per op against
+// the server's cache misses per op (100 ops a second over 10 s).
+func TestIOBoundJudgement(t *testing.T) {
+	run := func(reads float64, misses, requests float64, counters bool, disk bool) result.Run {
+		hw := &result.HW{Samples: 3, Seconds: 10, OpsPerSec: 100, ReadsPerOp: reads, NoDisk: !disk}
+		if counters {
+			hw.Server = &result.ServerCounters{Seconds: 10, Values: []result.CounterValue{
+				{Name: "innodb_buffer_pool_reads", Value: misses * 1000},
+				{Name: "innodb_buffer_pool_read_requests", Value: requests * 1000},
+			}}
+		}
+		return result.Run{Totals: result.Totals{Seconds: 10}, HW: hw}
+	}
+	for _, c := range []struct {
+		name  string
+		r     result.Run
+		ok    bool
+		bound bool
+		says  string
+	}{
+		{"direct IO, a read per miss", run(0.9, 0.9, 10, true, true), true, true, "cache hit 91.00 %"},
+		{"read-ahead: more reads than misses", run(2, 0.4, 40, true, true), true, true, "0.4 cache misses/op"},
+		{"the page cache served 98 %", run(0.03, 1.5, 4, true, true), true, false, "(2 % of them): the OS page cache served them"},
+		{"cached", run(0.0001, 0.0001, 20, true, true), true, false, "served from memory"},
+		{"reads that were not the server's", run(0.5, 0.001, 20, true, true), true, false, "served from memory"},
+		{"no counters: the disk alone", run(0.5, 0, 0, false, true), true, true, "the server's counters were not read"},
+		{"no disk measured", run(0.5, 0.5, 5, true, false), false, false, ""},
+	} {
+		v, ok := counters.IOBound(c.r)
+		if ok != c.ok || v.OK != c.bound || !strings.Contains(v.Detail, c.says) || ok && v.Name != counters.VerdictIOBound {
+			t.Errorf("%s: %+v %v, want ok=%v bound=%v saying %q", c.name, v, ok, c.ok, c.bound, c.says)
+		}
+	}
+}
