@@ -74,7 +74,8 @@ func newBuildsCmd() *cobra.Command {
 	var suite, into, mirror string
 	source := jobCmd("source NAME=VERSION --suite SUITE --into DIR", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			tar, err := registry(e).DebianSource(cmd.Context(), suite, args[0], into, mirror, func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) })
+			logf := func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) }
+			tar, err := registry(e).DebianSource(cmd.Context(), suite, args[0], into, mirror, logf)
 			if err == nil {
 				fmt.Fprintln(e.Out, tar)
 			}

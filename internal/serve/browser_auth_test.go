@@ -29,6 +29,9 @@ func TestBrowserLoginLogout(t *testing.T) {
 			ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
 			defer cancel()
 			loc, err := chromedp.Run(ctx, chromedp.Location())
+			if err != nil && navigating(err) {
+				return false // the page is being replaced: ask the new one
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
