@@ -57,6 +57,17 @@ func work(t *testing.T, ep client.Endpoint, n int) {
 	}
 }
 
+// createT creates the InnoDB table t that work writes and reads.
+func createT(t *testing.T, ep client.Endpoint) {
+	t.Helper()
+	setup, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer setup.Close()
+	mustExec(t, setup, "CREATE TABLE t (id int primary key, v int) ENGINE=InnoDB")
+}
+
 func mustExec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(context.Background(), q); err != nil {
@@ -79,12 +90,7 @@ func value(t *testing.T, sc *result.ServerCounters, name string) float64 {
 func TestMariaDBCounters(t *testing.T) {
 	srv, _ := testenv.StartServer(t, "mariadb-system")
 	ep := srv.Endpoint()
-	setup, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustExec(t, setup, "CREATE TABLE t (id int primary key, v int) ENGINE=InnoDB")
-	setup.Close()
+	createT(t, ep)
 
 	r, err := counters.Open(context.Background(), srv.Flavor.Describe().Counters, ep, false, counters.Selection{Names: []string{"innodb_pages_created", "no_such_counter"}})
 	if err != nil {
@@ -161,12 +167,7 @@ func TestMariaDBCounters(t *testing.T) {
 func TestMySQLPerformanceSchema(t *testing.T) {
 	srv, _ := testenv.StartServerFrom(t, testenv.MySQL, "cz11d_bee", config.Store{Dir: t.TempDir(), Memory: 2 << 30})
 	ep := srv.Endpoint()
-	setup, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustExec(t, setup, "CREATE TABLE t (id int primary key, v int) ENGINE=InnoDB")
-	setup.Close()
+	createT(t, ep)
 	r, err := counters.Open(context.Background(), srv.Flavor.Describe().Counters, ep, false, counters.Selection{})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,10 @@ func (g *grouped) size(ctx context.Context, block []*server) error {
 		if err != nil {
 			return hookErr(ctx, s, fmt.Errorf("--workload iobound: measure the loaded tables of %s: %w", label, err))
 		}
-		want := int64(float64(tables) * p.Steps.Cache)
+		// What the server will get (config.IOBound gives at least
+		// MinCache): tables that need less keep a server at the minimum
+		// running, rather than restarting it on every reload.
+		want := max(int64(float64(tables)*p.Steps.Cache), config.MinCache)
 		if s.sized != nil && math.Abs(float64(want)-s.cacheMB*(1<<20)) <= 0.1*s.cacheMB*(1<<20) {
 			continue
 		}

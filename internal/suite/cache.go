@@ -67,9 +67,9 @@ func (c *Checker) CacheFraction() float64 {
 	return f
 }
 
-// CacheParams are what an iobound plan records with each run (conditions:
+// RecordCache adds what an iobound plan records with each run (conditions:
 // result.Run.Conditions): the workload and the cache fraction.
-func CacheParams(params map[string]string, cache float64) {
+func RecordCache(params map[string]string, cache float64) {
 	if cache > 0 {
 		params["workload"] = IOBound
 		params["cache"] = strconv.FormatFloat(cache, 'g', -1, 64)

@@ -256,6 +256,9 @@ func (dbbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 			c.Problem("--workload %s: use cached or iobound", suite.Quote(w))
 		}
 	}
+	if o.CacheSet && indexOf(o.Workloads, IOBound) == len(o.Workloads) {
+		c.Problem("--cache sizes the block cache of --workload iobound: add iobound to --workload, or leave --cache out")
+	}
 	if o.Compression == "" {
 		c.Problem("--compression: name a compression_type (none, snappy, lz4, zstd …)")
 	}

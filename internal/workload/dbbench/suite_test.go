@@ -219,3 +219,38 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("left in the sandboxes folder: %v", ents)
 	}
 }
+
+// --cache: iobound's block cache is that fraction of the raw data, and a
+// run records it only when it was given (runs before --cache record none);
+// with no iobound workload it is refused, as are fractions outside (0, 1).
+func TestCacheParam(t *testing.T) {
+	s, err := suite.Get(Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := suite.Defaults(plan.Common, s.Params()).With("workload", "cached,iobound").With("size", "1")
+	p, err := s.Configure(v.With("cache", "0.25"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range p.Steps {
+		iob := strings.HasSuffix(st.Test, "."+IOBound)
+		if want := map[bool]string{true: "0.25", false: ""}[iob]; st.Params["cache"] != want {
+			t.Errorf("%s records cache=%q, want %q", st.Test, st.Params["cache"], want)
+		}
+		if iob && st.Params["cache_mb"] != "100.14" { // a quarter of 1e6 × 420 bytes
+			t.Errorf("%s: cache_mb %s", st.Test, st.Params["cache_mb"])
+		}
+	}
+	if p, err := s.Configure(v); err != nil || p.Steps[len(p.Steps)-1].Params["cache"] != "" {
+		t.Errorf("the default cache is recorded: %v", err)
+	}
+	for val, want := range map[string]string{"1": "--cache 1", "NaN": "--cache NaN", "-1": "--cache -1"} {
+		if _, err := s.Configure(v.With("cache", val)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--cache %s: %v", val, err)
+		}
+	}
+	if _, err := s.Configure(v.With("workload", "cached").With("cache", "0.1")); err == nil || !strings.Contains(err.Error(), "add iobound to --workload") {
+		t.Errorf("--cache without iobound: %v", err)
+	}
+}

@@ -352,7 +352,7 @@ func (o Options) pass() (*suite.Plan, error) {
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
 		Cache:     o.Cache,
 	}
-	suite.CacheParams(p.Params, o.Cache)
+	suite.RecordCache(p.Params, o.Cache)
 	for _, name := range sel {
 		p.Steps = append(p.Steps, o.step(name, indexOf(all, name)))
 	}

@@ -209,7 +209,7 @@ func (o Options) Plan() (*suite.Plan, error) {
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
 		Cache:     o.Cache,
 	}
-	suite.CacheParams(p.Params, o.Cache)
+	suite.RecordCache(p.Params, o.Cache)
 	if !o.NoLoad {
 		p.Steps = append(p.Steps, o.loadStep())
 	}
