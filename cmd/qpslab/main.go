@@ -54,7 +54,8 @@ func newRoot() *cobra.Command {
 		&cobra.Command{Use: "version", Args: cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) }},
 		newBuildsCmd(), newConfigsCmd(), newServerCmd(), newSuitesCmd(), newRunCmd(), newHostCmd(),
-		newLabelsCmd(), newCompareCmd(), newMetricsCmd(), newStacksCmd(), newReportCmd(), newImportCmd(),
+		newLabelsCmd(), comparisonCmd("compare BASE OTHER...", true), newMetricsCmd(), newStacksCmd(),
+		comparisonCmd("report BASE OTHER... --html FILE", false), newImportCmd(), newTargetsCmd(),
 		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(),
 		newFleetCmd(), newRunsCmd(), newBisectCmd())
 	addStoreFlag(root)

@@ -51,31 +51,19 @@ func comparisonCmd(use string, tables bool) *cobra.Command {
 	return c
 }
 
-func newCompareCmd() *cobra.Command {
-	return comparisonCmd("compare BASE OTHER...", true)
-}
-
-func newReportCmd() *cobra.Command {
-	return comparisonCmd("report BASE OTHER... --html FILE", false)
-}
-
 func newMetricsCmd() *cobra.Command {
 	var sel selector.Selection
 	var test, format string
 	var counters []string
-	c := &cobra.Command{
-		Use:  "metrics LABEL...",
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, func(st *store.Store) error {
-				sets, err := sel.Sets(cmd.Context(), st, args)
-				if err != nil {
-					return err
-				}
-				return report.MetricsOf(cmd.OutOrStdout(), sets, test, analysis.ParseCounterChoice(counters), format)
-			})
-		},
-	}
+	c := &cobra.Command{Use: "metrics LABEL...", Args: cobra.MinimumNArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
+		return withStore(cmd, func(st *store.Store) error {
+			sets, err := sel.Sets(cmd.Context(), st, args)
+			if err == nil {
+				err = report.MetricsOf(cmd.OutOrStdout(), sets, test, analysis.ParseCounterChoice(counters), format)
+			}
+			return err
+		})
+	}}
 	selFlags(c, &sel, true)
 	c.Flags().StringVar(&test, "test", "", "")
 	report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json")

@@ -16,21 +16,7 @@ func newServerCmd() *cobra.Command {
 	var foreground bool
 	start := jobCmd("start BUILD CONFIG", cobra.ExactArgs(2),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			jobs.Clean(e.Home, e.Err)
-			spec.Detach = !foreground
-			srv, err := sandbox.StartNamed(cmd.Context(), e.Home, args[0], args[1], spec)
-			if err != nil {
-				return err
-			}
-			sandbox.SayStarted(e.Out, srv.State, foreground)
-			if !foreground {
-				return nil
-			}
-			<-cmd.Context().Done()
-			if err = srv.Stop(); err == nil {
-				sandbox.SayStopped(e.Out, srv.Name, true, false)
-			}
-			return err
+			return jobs.ServerStart(cmd.Context(), e, args[0], args[1], spec, foreground)
 		})
 	f := start.Flags()
 	f.StringVar(&spec.Name, "name", "", "")

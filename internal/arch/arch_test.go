@@ -40,6 +40,8 @@ var layer = map[string]int{
 	// The suites.
 	"internal/workload/sysbench": 4, "internal/workload/ibench": 4, "internal/workload/dbbench": 4,
 	"internal/workload/script": 4,
+	// Servers qpslab did not start.
+	"internal/target": 4,
 	// Orchestrating runs, importing others' results, keeping results,
 	// concluding from them.
 	"internal/workload": 5, "internal/plan": 5, "internal/importer": 5, "internal/recorder": 5, "internal/analysis": 5,

@@ -155,3 +155,17 @@ func ParseFlavor(s string) (Flavor, error) {
 	}
 	return "", fmt.Errorf("unknown flavor %q: %s", s, useKnown())
 }
+
+// OfServer is the flavor of a server qpslab did not start, from the
+// protocol it speaks and the version it reports (VERSION()): MariaDB says
+// so in it; any other MySQL-protocol server (MySQL, Percona Server) is
+// MySQL's.
+func OfServer(protocol, version string) Flavor {
+	switch {
+	case protocol == string(Postgres):
+		return Postgres
+	case strings.Contains(strings.ToLower(version), "mariadb"):
+		return MariaDB
+	}
+	return MySQL
+}

@@ -37,9 +37,11 @@ const (
 // server dies) to stderr; qpslab reports errors itself, once.
 func init() { mysql.SetLogger(log.New(io.Discard, "", 0)) }
 
-// Endpoint says where a server listens and as whom to log in. Passwords are
-// never part of it: sandboxes use local trust/empty-password accounts bound to
-// loopback only.
+// Endpoint says where a server listens and as whom to log in. Sandboxes use
+// local trust/empty-password accounts bound to loopback only; a target's
+// password (internal/target) is read from its environment variable or file
+// when the target is used, and is never written anywhere: Password has no
+// YAML or JSON form, and String leaves it out.
 type Endpoint struct {
 	Protocol Protocol `yaml:"protocol" json:"protocol"`
 	Socket   string   `yaml:"socket" json:"socket"` // unix socket path (PostgreSQL: the socket file itself)
@@ -47,7 +49,21 @@ type Endpoint struct {
 	Port     int      `yaml:"port" json:"port"`
 	User     string   `yaml:"user" json:"user"`
 	Database string   `yaml:"database" json:"database"` // empty: none (MySQL) or the user's (PostgreSQL)
+	Password string   `yaml:"-" json:"-"`
 }
+
+// String is where e is, as user@host:port/database (or the socket), for
+// messages: never the password.
+func (e Endpoint) String() string {
+	where := e.Socket
+	if where == "" {
+		where = net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
+	}
+	return e.User + "@" + where + "/" + e.Database
+}
+
+// GoString keeps the password out of %#v too.
+func (e Endpoint) GoString() string { return "client.Endpoint(" + e.String() + ")" }
 
 // WithDatabase returns a copy of e using database db.
 func (e Endpoint) WithDatabase(db string) Endpoint { e.Database = db; return e }
@@ -61,6 +77,7 @@ func Open(e Endpoint, tcp bool) (*sql.DB, error) {
 		c.User = e.User
 		c.DBName = e.Database
 		c.Timeout = 5 * time.Second
+		withPassword(c, e.Password)
 		if tcp || e.Socket == "" {
 			c.Net, c.Addr = "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 		} else {
@@ -79,6 +96,9 @@ func Open(e Endpoint, tcp bool) (*sql.DB, error) {
 		c.User = e.User
 		c.Database = e.Database
 		c.ConnectTimeout = 5 * time.Second
+		if e.Password != "" {
+			c.Password = e.Password
+		}
 		c.Port = uint16(e.Port)
 		c.Host = e.Host
 		if !tcp && e.Socket != "" {
@@ -92,6 +112,15 @@ func Open(e Endpoint, tcp bool) (*sql.DB, error) {
 		return stdlib.OpenDB(*c), nil
 	}
 	return nil, fmt.Errorf("unknown protocol %q", e.Protocol)
+}
+
+// withPassword logs in to a MySQL-family server with password pw, where
+// there is one (over TCP without TLS, the driver sends a
+// caching_sha2_password encrypted with the key it asks the server for).
+func withPassword(c *mysql.Config, pw string) {
+	if pw != "" {
+		c.Passwd = pw
+	}
 }
 
 func socketDir(sock string) string {

@@ -115,6 +115,7 @@ func dialMySQL(ctx context.Context, e Endpoint, o Options) (Conn, error) {
 	m := &myConn{noPrepare: o.NoPrepare}
 	c := mysql.NewConfig()
 	c.User, c.DBName = e.User, e.Database
+	withPassword(c, e.Password)
 	c.Timeout = 10 * time.Second
 	c.InterpolateParams = o.NoPrepare
 	c.Net, c.Addr = "unix", e.Socket
@@ -443,6 +444,9 @@ func dialPostgres(ctx context.Context, e Endpoint, o Options) (Conn, error) {
 		return nil, err
 	}
 	cfg.User, cfg.Database, cfg.Port = e.User, e.Database, uint16(e.Port)
+	if e.Password != "" {
+		cfg.Password = e.Password
+	}
 	cfg.Host = e.Host
 	if !o.TCP && e.Socket != "" {
 		cfg.Host = socketDir(e.Socket)

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Text runs a text query on c and returns every row, each column as text
@@ -87,4 +88,17 @@ func textOf(v any) string {
 func UnknownVariable(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == 1193
+}
+
+// Denied reports a server's refusal of a statement for want of a privilege
+// (MySQL 1227 ER_SPECIFIC_ACCESS_DENIED_ERROR, 1142 and 1143 on a table or
+// column; PostgreSQL 42501 insufficient_privilege): what a target's user
+// may lack where qpslab's own sandboxes' never do.
+func Denied(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1227 || me.Number == 1142 || me.Number == 1143
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42501"
 }

@@ -114,6 +114,7 @@ func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, 
 	for _, bad := range []struct{ name, why string }{
 		{"sandbox", "runs on a server started on this machine: a fleet job starts its own sandboxes on its host"},
 		{"grid", "reads a file on this machine: give the grid's settings with --set NAME=V1,V2"},
+		{"target", "names a server registered on this machine (qpslab targets add) whose password is read here: run it with qpslab run on a host that reaches it"},
 	} {
 		if given[bad.name] != "" {
 			return fmt.Errorf("--%s %s", bad.name, bad.why)

@@ -115,6 +115,7 @@ func Merge(parts []*result.HW, opsPerSec float64, op string) *result.HW {
 		if out == nil {
 			out = &result.HW{Op: op, OpsPerSec: opsPerSec, NoDisk: true, NoCPUTime: p.NoCPUTime, FreqMinMHz: math.Inf(1)}
 		}
+		out.Remote = out.Remote || p.Remote
 		for _, n := range p.Notes {
 			if !seenNote[n] {
 				seenNote[n] = true

@@ -151,3 +151,32 @@ func Verify(ctx context.Context, p client.Protocol, conn client.Conn, names []st
 	}
 	return nil
 }
+
+// Claim makes the connection's database (MySQL) or current schema
+// (PostgreSQL) qpslab's own, for a server qpslab did not start (a
+// target): it is already (the registry is there), or it holds no table or
+// view, and the registry is created in it. A database that holds someone
+// else's tables is refused, and nothing is created in it. claimed says
+// the registry was created now.
+func Claim(ctx context.Context, p client.Protocol, conn client.Conn, database string) (claimed bool, err error) {
+	reg, err := Exists(ctx, p, conn, Registry)
+	if err != nil || reg {
+		return false, err
+	}
+	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
+	if p == client.Postgres {
+		q = "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace " +
+			"WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+	}
+	n, err := client.Scalar(ctx, conn, q)
+	if err != nil {
+		return false, fmt.Errorf("count the tables of database %s: %w", database, err)
+	}
+	if n > 0 {
+		return false, fmt.Errorf("database %s holds %d tables qpslab did not create (it has no %s): qpslab works only in a database of its own; name an empty or new one with --database", database, n, Registry)
+	}
+	if _, err := conn.Exec(ctx, createRegistry); err != nil {
+		return false, fmt.Errorf("create %s in database %s (the user needs CREATE there): %w", Registry, database, err)
+	}
+	return true, nil
+}

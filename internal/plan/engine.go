@@ -45,7 +45,7 @@ func (p *Plan) checkEngines(ctx context.Context, h home.Home, items []Item) erro
 	for _, e := range p.Engines {
 		other = other || e != owned.DefaultEngine
 	}
-	if !other || p.Sandbox != "" || len(items) == 0 {
+	if !other || p.external() || len(items) == 0 {
 		return nil
 	}
 	seen := map[string]bool{}

@@ -81,7 +81,7 @@ func (p *Plan) Decide(roots host.Roots) error {
 	case mode == InterleavePass:
 		p.layout = Layout{Mode: InterleavePass, Why: "pass-level interleaving (--interleave pass): each label's whole pass in turn, a fresh server each repeat"}
 		return nil
-	case len(labels) < 2 || p.Sandbox != "":
+	case len(labels) < 2 || p.external():
 		p.layout = Layout{Mode: InterleavePass, Why: "one label: nothing to interleave"}
 		return nil
 	}
@@ -180,7 +180,7 @@ func (p *Plan) testLevel() bool {
 	if p.layout.Mode != "" {
 		return p.layout.Mode == InterleaveTest
 	}
-	return p.Interleave != InterleavePass && len(p.Labels()) > 1 && p.Sandbox == ""
+	return p.Interleave != InterleavePass && len(p.Labels()) > 1 && !p.external()
 }
 
 // sliced says whether the step runs as slices: under test-level

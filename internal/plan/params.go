@@ -22,6 +22,7 @@ import (
 	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/target"
 )
 
 // Common are the parameters every suite's run takes; the command offers
@@ -46,6 +47,7 @@ var Common = []suite.Param{
 	{Name: "no-prepare", Kind: suite.Bool, Usage: "text queries instead of server-side prepared statements"},
 	{Name: "transport", Kind: suite.String, Default: "auto", Usage: "client transport: blocking, uring (io_uring, a ring per connection), loop (io_uring, several connections per thread), netpoll, or auto (up to 256 connections: loop for several PostgreSQL connections where io_uring works, else blocking; then netpoll)"},
 	{Name: "sandbox", Kind: suite.String, Usage: "run on this running sandbox (qpslab server start) instead of starting one per build and config"},
+	{Name: "target", Kind: suite.String, Usage: "run on this registered server that qpslab did not start (qpslab targets add), in qpslab's own database there; its runs are labelled NAME-VERSION.target"},
 	{Name: "device", Kind: suite.String, Usage: "block device whose I/O is measured (default: the disk that holds the datadir)"},
 	{Name: "report-interval", Kind: suite.Seconds, Default: "10", Usage: "seconds between progress lines during a test, with -v (sysbench --report-interval)"},
 	{Name: "server-cpus", Kind: suite.String, Usage: "pin the server's process tree to these CPUs (e.g. 0-15); recorded with the runs"},
@@ -105,7 +107,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	}
 	p.Client.TCP = c.Bool("tcp")
 	p.Client.NoPrepare = c.Bool("no-prepare")
-	p.Sandbox, p.Device = c.String("sandbox"), c.String("device")
+	p.Sandbox, p.Device, p.Target = c.String("sandbox"), c.String("device"), c.String("target")
 	p.ReportInterval = c.Seconds("report-interval", false)
 	p.PMP = c.Seconds("pmp", true)
 	if p.PMP > 0 && p.PMP < 100*time.Millisecond {
@@ -184,7 +186,10 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	case p.Sandbox != "" && len(p.Grid) > 0:
 		c.Problem("--set/--grid and --sandbox exclude each other: a grid starts a sandbox per config")
 	}
-	if len(configs) == 0 && p.Sandbox == "" {
+	if p.Target != "" {
+		targetProblems(c, v, p, len(builds) > 0)
+	}
+	if len(configs) == 0 && !p.external() {
 		c.Problem("--config: name at least one config (see qpslab configs list)")
 	}
 	// Every problem at once: the plan's and the suite's.
@@ -192,6 +197,9 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	p.Steps, serr = s.Configure(v)
 	if serr == nil && p.Steps.Cache > 0 {
 		ioboundProblems(c, p)
+	}
+	if serr == nil && p.Target != "" && p.Steps.NoServer {
+		c.Problem("suite %s runs a program of its own, on no server: leave out --target", s.Name())
 	}
 	if err := c.Err(); err != nil || serr != nil {
 		return nil, joinLine(err, serr)
@@ -205,12 +213,58 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	if p.Sandbox != "" {
 		p.Builds, p.Configs = []build.Build{{Name: p.Sandbox}}, []config.Config{{Name: "(its own)"}}
 	}
+	if p.Target != "" {
+		p.Builds, p.Configs = []build.Build{{Name: p.Target}}, []config.Config{{Name: target.Config}}
+	}
 	return p, nil
+}
+
+// external says the plan runs on a server it does not start: a running
+// sandbox (--sandbox) or a target (--target).
+func (p *Plan) external() bool { return p.Sandbox != "" || p.Target != "" }
+
+// targetProblems are what a run on a target cannot take: the server is
+// someone else's, on another host, as it is.
+func targetProblems(c *suite.Checker, v suite.Values, p *Plan, builds bool) {
+	if err := target.ValidName(p.Target); err != nil {
+		c.Problem("--target: %v", err)
+	}
+	for _, x := range []struct {
+		bad  bool
+		what string
+	}{
+		{builds, "--build and --target exclude each other: the target's server is the build"},
+		{v.Changed("config"), "--config and --target exclude each other: the target runs with its own config"},
+		{p.Sandbox != "", "--sandbox and --target exclude each other: name one server"},
+		{len(p.Grid) > 0, "--set/--grid and --target exclude each other: a grid starts a server per config"},
+		{p.PMP > 0 || p.Perf, "--pmp and --perf read the server's process on this host, and a target's runs on another: leave them out"},
+		{len(p.ServerCPUs) > 0, "--server-cpus pins a server on this host, and a target's runs on another: leave it out (pin it on its host)"},
+		{p.Device != "", "--device measures a disk of this host, and a target's is on another: leave it out"},
+		{p.Restore == RestoreSnapshot, "--restore snapshot copies a server's datadir, which a target's is not to qpslab: use --restore reload"},
+	} {
+		if x.bad {
+			c.Problem("%s", x.what)
+		}
+	}
 }
 
 // Resolve looks up the plan's builds and configs in the home: the named
 // ones, or the --sandbox's own.
 func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
+	if p.Target != "" {
+		t, err := target.Get(h, p.Target)
+		if err != nil {
+			return err
+		}
+		r, err := target.Check(ctx, t)
+		if err != nil {
+			return err
+		}
+		p.target = &r
+		p.Builds = []build.Build{{Name: r.Label(), Flavor: r.Flavor, Version: r.Version}}
+		p.Configs = []config.Config{{Name: target.Config}}
+		return p.Decide(host.Real)
+	}
 	if p.Sandbox != "" {
 		st, err := sandbox.Get(h, p.Sandbox)
 		if err != nil {

@@ -42,6 +42,7 @@ import (
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/stacks"
 	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/target"
 	"github.com/qpslab/qpslab/internal/version"
 )
 
@@ -62,6 +63,11 @@ type Plan struct {
 	// Sandbox, if set, runs on that running sandbox instead of starting
 	// one per build and config (Builds and Configs are then its own).
 	Sandbox string
+	// Target, if set, runs on that registered server qpslab did not start
+	// (internal/target); Resolve checks it and keeps what it found in
+	// target (its endpoint, version and flavor).
+	Target string
+	target *target.Report
 	// Device is the block device whose I/O is measured; "" finds the disk
 	// that holds the datadir.
 	Device string
@@ -229,8 +235,8 @@ func (p *Plan) Check(h home.Home) error {
 	if len(p.Configs) == 0 {
 		return fmt.Errorf("name a config with --config (see qpslab configs list)")
 	}
-	if p.Steps.NoServer && p.Sandbox != "" {
-		return fmt.Errorf("suite %s runs a program of its own, on no server: leave out --sandbox", p.Suite.Name())
+	if p.Steps.NoServer && p.external() {
+		return fmt.Errorf("suite %s runs a program of its own, on no server: leave out --sandbox and --target", p.Suite.Name())
 	}
 	for _, b := range p.Builds {
 		switch {
@@ -379,7 +385,11 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	s := &server{spec: l, died: func() error { return nil }, down: func() error { return nil }, conns: maxConns}
 	defer func() { s.started = time.Since(t0) }()
 	var st sandbox.State
-	if p.Sandbox != "" {
+	if p.target != nil {
+		p.logf("== target %s: %s %s at %s", p.target.Target.Name, p.target.Flavor.Describe().Title, p.target.Version, p.target.Target.Where())
+		r := p.target
+		st = sandbox.State{Name: r.Target.Name, Build: r.Label(), Flavor: r.Flavor, Version: r.Version, Config: target.Config, Endpoint: r.Endpoint}
+	} else if p.Sandbox != "" {
 		if st, err = sandbox.Get(h, p.Sandbox); err != nil {
 			return nil, err
 		}
@@ -440,8 +450,9 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	copts.Transport = copts.Transport.Resolve(maxConns, ep.Protocol)
 	s.srv = &suite.Server{
 		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
-		Dial: func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
-		Log:  func(line string) { p.logf("%s", line) }, Warn: p.warn,
+		External: p.target != nil,
+		Dial:     func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
+		Log:      func(line string) { p.logf("%s", line) }, Warn: p.warn,
 	}
 	if err := checkServerConnections(ctx, s.srv, maxConns, configID(cfg)); err != nil {
 		return nil, err
@@ -547,10 +558,18 @@ type measure struct {
 	counters  string          // its flavor's counter set
 	disks     []string
 	notes     []string
+	// remote: the server runs on another host (a target), whose CPU,
+	// context switches and IO the sampler on this one does not see.
+	remote bool
 }
 
 func (p *Plan) measureOf(st sandbox.State) measure {
 	m := measure{serverPID: st.PID, ep: st.Endpoint, counters: st.Flavor.Describe().Counters}
+	if p.target != nil {
+		m.remote = true
+		m.notes = append(m.notes, "target "+p.target.Target.Name+" runs on another host: its CPU, context switches, IO and memory per operation are not measured (only qpslab's client CPU is)")
+		return m
+	}
 	if p.Device != "" {
 		m.disks = []string{p.Device}
 	} else if d, err := metrics.DisksOf(host.Real, st.Datadir); err == nil {

@@ -35,12 +35,14 @@ type window struct {
 	// the cost per op where the window is wider than the measured time
 	// (a slice's, opened and closed on a quiet server around it).
 	rate float64
+	// remote: the server runs on another host (measure.remote).
+	remote bool
 }
 
 // window makes the window of one run on the server m measures; idle are
 // the plan's other servers, whose CPU over the window is measured too.
 func (p *Plan) window(ctx context.Context, m measure, idle []int) *window {
-	w := &window{idle: idle, idleP: -1}
+	w := &window{idle: idle, idleP: -1, remote: m.remote}
 	if len(idle) == 0 {
 		w.idleP = 0
 	}
@@ -131,6 +133,7 @@ func (w *window) finish(res *result.Run, op string, perSec []float64, logf func(
 	res.HW = w.hw.Result(rate, op, perSec, w.notes)
 	if res.HW != nil {
 		res.HW.OpsPerSec = res.Totals.Reported // o/s is the run's figure; the cost per op is over the window's ops
+		res.HW.Remote = w.remote
 	}
 	for _, n := range w.more {
 		logf("%s", n)

@@ -103,15 +103,25 @@ func HWLine(r result.Run) string {
 	}
 	fmt.Fprintf(&b, " | per %s:", hw.Op)
 	for _, m := range result.MetricsOf(result.ClassCPU) {
-		v, _ := m.Of(r)
+		v, ok := m.Of(r)
+		if !ok {
+			v = math.NaN()
+		}
 		fmt.Fprintf(&b, " %s %s", m.Name, m.Format(v))
 	}
 	a := hw.Avg
-	fmt.Fprintf(&b, " | us %.0f sy %.0f wa %.0f st %.1f", a.User, a.System, a.IOWait, a.Steal)
+	if hw.Remote {
+		b.WriteString(" | the server's host: not measured (a target); qpslab's host:")
+	} else {
+		b.WriteString(" |")
+	}
+	fmt.Fprintf(&b, " us %.0f sy %.0f wa %.0f st %.1f", a.User, a.System, a.IOWait, a.Steal)
 	if !hw.NoDisk {
 		fmt.Fprintf(&b, " | rareq-sz %.1f %%util %.0f", a.RareqSz, a.Util)
 	}
-	fmt.Fprintf(&b, " | rss %.0f MB", float64(a.ServerRSS)/1024)
+	if !hw.Remote {
+		fmt.Fprintf(&b, " | rss %.0f MB", float64(a.ServerRSS)/1024)
+	}
 	if a.ServerPSS > 0 {
 		fmt.Fprintf(&b, " pss %.0f MB", float64(a.ServerPSS)/1024)
 	}

@@ -208,6 +208,12 @@ type HW struct {
 	// NoCPUTime: CPU time per op (host, server, client) was not measured
 	// (an import of the reference's figures): unknown, not zero.
 	NoCPUTime bool `json:"no_cpu_time,omitempty"`
+	// Remote: the server ran on another host than the sampler's (a
+	// target): the host's CPU and context switches (cpu/o, cs/o,
+	// host_cpu_us/o), the server's CPU and memory and the disk are not the
+	// server's and are unknown, not zero; the client's CPU per op is
+	// measured.
+	Remote bool `json:"remote,omitempty"`
 	// Server is what the server itself counted over the window (its
 	// global status or statistics views, internal/counters); nil when
 	// they were not read (--counters none, an import).

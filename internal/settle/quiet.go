@@ -51,6 +51,10 @@ type QuietReport struct {
 	// length and dirty pages, the running autovacuum workers, MyRocks'
 	// running compactions, when the wait began and when it ended.
 	HistoryStart, HistoryEnd int64
+	// Unread is what could not be read for want of a privilege (a
+	// target's user without PROCESS: InnoDB's history list length); the
+	// wait went on with the rest.
+	Unread string
 	DirtyStart, DirtyEnd     int64
 	VacuumStart, VacuumEnd   int64
 	CompactStart, CompactEnd int64
@@ -70,6 +74,9 @@ func (q QuietReport) Says() string {
 	}
 	if q.CompactStart >= 0 {
 		parts = append(parts, fmt.Sprintf("MyRocks compactions %d → %d", q.CompactStart, q.CompactEnd))
+	}
+	if q.Unread != "" {
+		parts = append(parts, q.Unread+" not read")
 	}
 	state := "quiet"
 	if !q.Quiet {
@@ -129,6 +136,9 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 		if err != nil {
 			return q, err
 		}
+		if s.unread != "" {
+			q.Unread = s.unread
+		}
 		s.compactions = -1
 		if rocks {
 			if s.compactions, err = activeCompactions(ctx, conn); err != nil {
@@ -165,6 +175,7 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 // quietState is one look at a server: -1 for what it does not give.
 type quietState struct {
 	history, dirty, pages, vacuums, compactions int64
+	unread                                      string // QuietReport.Unread
 }
 
 var historyRE = regexp.MustCompile(`History list length (\d+)`)
@@ -179,6 +190,12 @@ func innodbState(ctx context.Context, conn client.Conn) (quietState, error) {
 		if client.UnknownVariable(err) || strings.Contains(err.Error(), "Unknown storage engine") {
 			return s, nil // no InnoDB: nothing to wait for
 		}
+		if client.Denied(err) {
+			s.unread = "InnoDB's history list length (the user lacks PROCESS)"
+			err = nil
+		}
+	}
+	if err != nil {
 		return s, fmt.Errorf("read InnoDB's status: %w", err)
 	}
 	for _, r := range rows {

@@ -44,6 +44,11 @@ type Options struct {
 	// PollEvery is how often MyRocks' running compactions are counted
 	// while waiting for them to end (0: the reference's 10 s).
 	PollEvery time.Duration
+	// Shared: the server is not qpslab's (a target): nothing server-wide
+	// is changed (no RESET MASTER, no SET GLOBAL to make InnoDB flush or
+	// MyRocks compact, no CHECKPOINT, which needs a superuser); only the
+	// tables are analyzed or vacuumed, and the wait is kept.
+	Shared bool
 	// Warn, if set, is told what the settle did not reach: on PostgreSQL,
 	// a table whose pages VACUUM did not all mark all-visible.
 	Warn func(line string)
@@ -95,7 +100,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	var jobs []func(context.Context, client.Conn) error
 	rocks := false
 	if o.Protocol == client.MySQL {
-		if o.ResetMaster {
+		if o.ResetMaster && !o.Shared {
 			// Fails on a server without binary logging, which has none to drop.
 			conn.Exec(ctx, "RESET MASTER")
 		}
@@ -104,7 +109,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			return err
 		}
 		flush := innodbFlush
-		if rocks && !innodb {
+		if rocks && !innodb || o.Shared {
 			flush = nil // no InnoDB table to flush for
 		}
 		var set []string
@@ -146,8 +151,10 @@ func Run(ctx context.Context, o Options) (err error) {
 		// the asynchronous commits' WAL alone. On a loaded host the
 		// CHECKPOINT was not always enough either: allVisible then
 		// vacuums again what is left.
-		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
+		if !o.Shared {
+			if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+				return fmt.Errorf("checkpoint: %w", err)
+			}
 		}
 		opts := "ANALYZE"
 		if o.IndexCleanup {
@@ -169,11 +176,13 @@ func Run(ctx context.Context, o Options) (err error) {
 		if err := allVisible(ctx, conn, o); err != nil {
 			return err
 		}
-		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
+		if !o.Shared {
+			if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+				return fmt.Errorf("checkpoint: %w", err)
+			}
 		}
 	}
-	if rocks {
+	if rocks && !o.Shared {
 		if err := rocksdbSettle(ctx, conn, o); err != nil {
 			return fmt.Errorf("MyRocks: %w", err)
 		}

@@ -311,6 +311,11 @@ type Server struct {
 	Config  config.Config
 	Start   func(cmd *exec.Cmd) (wait func() error, err error)
 
+	// External: the server is not qpslab's (a target, internal/target):
+	// the suite changes nothing on it but its own tables (no SET GLOBAL,
+	// RESET MASTER or CHECKPOINT).
+	External bool
+
 	// Engine is the storage engine the suite creates its tables in on the
 	// MySQL family ("innodb", "rocksdb": owned.EngineClause writes it);
 	// "" on PostgreSQL.

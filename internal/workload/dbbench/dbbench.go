@@ -223,6 +223,7 @@ func (dbbenchSuite) Declines() map[string]string {
 		"no-prepare":  "db_bench runs no server",
 		"transport":   "db_bench runs no server",
 		"sandbox":     "db_bench runs no server: each run gets a scratch folder",
+		"target":      "db_bench runs no server: each run gets a scratch folder",
 	}
 }
 

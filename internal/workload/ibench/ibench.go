@@ -500,7 +500,7 @@ func (o Options) wait(ctx context.Context, s *suite.Server) error {
 	d := time.Duration(float64(settle.Wait(float64(o.NR1()))) * o.WaitScale)
 	s.Log(fmt.Sprintf("after l.i2: cleanup, then wait %s", d.Round(time.Second)))
 	err := settle.Run(ctx, settle.Options{Protocol: s.Protocol, Dial: s.Dial, Tables: o.distinct(), Wait: d,
-		Pause: time.Duration(float64(settle.RocksDBPause) * o.WaitScale), ResetMaster: true, IndexCleanup: s.Protocol == client.Postgres && pgAtLeast(s.Version, 12), Warn: s.Warn})
+		Pause: time.Duration(float64(settle.RocksDBPause) * o.WaitScale), ResetMaster: !s.External, Shared: s.External, IndexCleanup: s.Protocol == client.Postgres && pgAtLeast(s.Version, 12), Warn: s.Warn})
 	if err != nil {
 		return fmt.Errorf("the wait after l.i2: %w", err)
 	}

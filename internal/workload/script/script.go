@@ -192,8 +192,8 @@ func (scriptSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	if len(o.specs) == 0 && len(c.List("file"))+len(c.List("builtin")) == 0 {
 		c.Problem("no script: give --file FILE[@WEIGHT] or --builtin tpcb-like|simple-update|select-only")
 	}
-	if o.NoInit && c.String("sandbox") == "" {
-		c.Problem("--no-init keeps the tables of a running sandbox: use it with --sandbox")
+	if o.NoInit && c.String("sandbox") == "" && c.String("target") == "" {
+		c.Problem("--no-init keeps the tables of a server already up: use it with --sandbox or --target")
 	}
 	if o.NoInit && o.Init != "" {
 		c.Problem("--no-init and --init: give one")

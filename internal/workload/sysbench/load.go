@@ -29,6 +29,9 @@ type Target struct {
 	Engine string
 	// Warn, if set, is told what Postwrite's settle did not reach.
 	Warn func(line string)
+	// Shared: the server is not qpslab's (suite.Server.External), and
+	// Postwrite changes nothing on it but its tables (settle.Options.Shared).
+	Shared bool
 }
 
 func (t Target) check() error {
@@ -393,7 +396,8 @@ func (t Target) Postwrite(ctx context.Context, scale float64) error {
 		return err
 	}
 	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: t.names(),
-		Wait: time.Duration(float64(t.PostwriteWait()) * scale), Pause: time.Duration(float64(settle.RocksDBPause) * scale), Warn: t.Warn})
+		Wait: time.Duration(float64(t.PostwriteWait()) * scale), Pause: time.Duration(float64(settle.RocksDBPause) * scale), Warn: t.Warn,
+		Shared: t.Shared})
 	if err != nil {
 		return fmt.Errorf("postwrite: %w", err)
 	}

@@ -157,8 +157,8 @@ func (sysbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	if v.Changed("insert-secs") {
 		o.Insert = c.Seconds("insert-secs", false)
 	}
-	if o.NoLoad && c.String("sandbox") == "" {
-		c.Problem("--no-load keeps the tables of a running sandbox: use it with --sandbox")
+	if o.NoLoad && c.String("sandbox") == "" && c.String("target") == "" {
+		c.Problem("--no-load keeps the tables of a server already up: use it with --sandbox or --target")
 	}
 	if err := c.Err(); err != nil {
 		return nil, err
@@ -220,7 +220,7 @@ func (o Options) Plan() (*suite.Plan, error) {
 }
 
 func (o Options) target(s *suite.Server) Target {
-	return Target{Protocol: s.Protocol, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, Engine: s.Engine, Warn: s.Warn}
+	return Target{Protocol: s.Protocol, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, Engine: s.Engine, Warn: s.Warn, Shared: s.External}
 }
 
 // loadStep loads the tables, measured as the reference measures its
