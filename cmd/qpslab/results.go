@@ -55,7 +55,7 @@ func newMetricsCmd() *cobra.Command {
 	var sel selector.Selection
 	var test, format string
 	var counters []string
-	c := &cobra.Command{Use: "metrics LABEL...", Args: cobra.MinimumNArgs(1), RunE: func(cmd *cobra.Command, args []string) error {
+	run := func(cmd *cobra.Command, args []string) error {
 		return withStore(cmd, func(st *store.Store) error {
 			sets, err := sel.Sets(cmd.Context(), st, args)
 			if err == nil {
@@ -63,7 +63,8 @@ func newMetricsCmd() *cobra.Command {
 			}
 			return err
 		})
-	}}
+	}
+	c := &cobra.Command{Use: "metrics LABEL...", Args: cobra.MinimumNArgs(1), RunE: run}
 	selFlags(c, &sel, true)
 	c.Flags().StringVar(&test, "test", "", "")
 	report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json")

@@ -102,6 +102,15 @@ func Check(ctx context.Context, t Target) (Report, error) {
 			return r, connectErr(t, err)
 		}
 	}
+	if t.Protocol() == client.Postgres {
+		n, err := client.Scalar(ctx, conn, "SELECT CASE WHEN has_schema_privilege(current_schema(), 'CREATE') THEN 1 ELSE 0 END")
+		if err != nil {
+			return r, fmt.Errorf("target %s: look up the user's privileges: %v", t.Name, oneLine(err))
+		}
+		if n == 0 {
+			return r, fmt.Errorf("target %s: user %s may not create tables in database %s (its current schema): GRANT CREATE ON SCHEMA public TO %s there, or name with --database one the user owns", t.Name, t.User, t.Database, t.User)
+		}
+	}
 	if r.Claimed, err = owned.Claim(ctx, t.Protocol(), conn, t.Database); err != nil {
 		return r, fmt.Errorf("target %s: %v", t.Name, oneLine(err))
 	}
