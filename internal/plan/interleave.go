@@ -81,8 +81,11 @@ func (p *Plan) Decide(roots host.Roots) error {
 	case mode == InterleavePass:
 		p.layout = Layout{Mode: InterleavePass, Why: "pass-level interleaving (--interleave pass): each label's whole pass in turn, a fresh server each repeat"}
 		return nil
-	case len(labels) < 2 || p.external():
+	case len(labels) < 2 || p.Sandbox != "":
 		p.layout = Layout{Mode: InterleavePass, Why: "one label: nothing to interleave"}
+		return nil
+	case len(p.Targets) > 0:
+		p.layout = Layout{Mode: InterleavePass, Why: "targets: each one's whole pass in turn, its tables loaded again each repeat (qpslab neither restarts a target nor copies its datadir)"}
 		return nil
 	}
 	if p.Sweep != nil && !permutation(p.Sweep, len(labels)) {

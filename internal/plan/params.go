@@ -47,7 +47,7 @@ var Common = []suite.Param{
 	{Name: "no-prepare", Kind: suite.Bool, Usage: "text queries instead of server-side prepared statements"},
 	{Name: "transport", Kind: suite.String, Default: "auto", Usage: "client transport: blocking, uring (io_uring, a ring per connection), loop (io_uring, several connections per thread), netpoll, or auto (up to 256 connections: loop for several PostgreSQL connections where io_uring works, else blocking; then netpoll)"},
 	{Name: "sandbox", Kind: suite.String, Usage: "run on this running sandbox (qpslab server start) instead of starting one per build and config"},
-	{Name: "target", Kind: suite.String, Usage: "run on this registered server that qpslab did not start (qpslab targets add), in qpslab's own database there; its runs are labelled NAME-VERSION.target"},
+	{Name: "target", Kind: suite.List, Usage: "run on these registered servers that qpslab did not start (qpslab targets add), in turn, in qpslab's own database on each; their runs are labelled NAME-VERSION.target"},
 	{Name: "device", Kind: suite.String, Usage: "block device whose I/O is measured (default: the disk that holds the datadir)"},
 	{Name: "report-interval", Kind: suite.Seconds, Default: "10", Usage: "seconds between progress lines during a test, with -v (sysbench --report-interval)"},
 	{Name: "server-cpus", Kind: suite.String, Usage: "pin the server's process tree to these CPUs (e.g. 0-15); recorded with the runs"},
@@ -107,7 +107,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	}
 	p.Client.TCP = c.Bool("tcp")
 	p.Client.NoPrepare = c.Bool("no-prepare")
-	p.Sandbox, p.Device, p.Target = c.String("sandbox"), c.String("device"), c.String("target")
+	p.Sandbox, p.Device, p.Targets = c.String("sandbox"), c.String("device"), c.List("target")
 	p.ReportInterval = c.Seconds("report-interval", false)
 	p.PMP = c.Seconds("pmp", true)
 	if p.PMP > 0 && p.PMP < 100*time.Millisecond {
@@ -186,7 +186,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	case p.Sandbox != "" && len(p.Grid) > 0:
 		c.Problem("--set/--grid and --sandbox exclude each other: a grid starts a sandbox per config")
 	}
-	if p.Target != "" {
+	if len(p.Targets) > 0 {
 		targetProblems(c, v, p, len(builds) > 0)
 	}
 	if len(configs) == 0 && !p.external() {
@@ -198,7 +198,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	if serr == nil && p.Steps.Cache > 0 {
 		ioboundProblems(c, p)
 	}
-	if serr == nil && p.Target != "" && p.Steps.NoServer {
+	if serr == nil && len(p.Targets) > 0 && p.Steps.NoServer {
 		c.Problem("suite %s runs a program of its own, on no server: leave out --target", s.Name())
 	}
 	if err := c.Err(); err != nil || serr != nil {
@@ -213,21 +213,28 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	if p.Sandbox != "" {
 		p.Builds, p.Configs = []build.Build{{Name: p.Sandbox}}, []config.Config{{Name: "(its own)"}}
 	}
-	if p.Target != "" {
-		p.Builds, p.Configs = []build.Build{{Name: p.Target}}, []config.Config{{Name: target.Config}}
+	if len(p.Targets) > 0 {
+		p.Builds, p.Configs = nil, []config.Config{{Name: target.Config}}
+		for _, name := range p.Targets {
+			p.Builds = append(p.Builds, build.Build{Name: name})
+		}
 	}
 	return p, nil
 }
 
 // external says the plan runs on a server it does not start: a running
 // sandbox (--sandbox) or a target (--target).
-func (p *Plan) external() bool { return p.Sandbox != "" || p.Target != "" }
+func (p *Plan) external() bool { return p.Sandbox != "" || len(p.Targets) > 0 }
 
 // targetProblems are what a run on a target cannot take: the server is
 // someone else's, on another host, as it is.
 func targetProblems(c *suite.Checker, v suite.Values, p *Plan, builds bool) {
-	if err := target.ValidName(p.Target); err != nil {
-		c.Problem("--target: %v", err)
+	for i, name := range p.Targets {
+		if err := target.ValidName(name); err != nil {
+			c.Problem("--target: %v", err)
+		} else if slices.Contains(p.Targets[:i], name) {
+			c.Problem("--target names %s twice", name)
+		}
 	}
 	for _, x := range []struct {
 		bad  bool
@@ -251,17 +258,26 @@ func targetProblems(c *suite.Checker, v suite.Values, p *Plan, builds bool) {
 // Resolve looks up the plan's builds and configs in the home: the named
 // ones, or the --sandbox's own.
 func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
-	if p.Target != "" {
-		t, err := target.Get(h, p.Target)
-		if err != nil {
-			return err
+	if len(p.Targets) > 0 {
+		p.targets, p.Builds = map[string]*target.Report{}, nil
+		for _, name := range p.Targets {
+			t, err := target.Get(h, name)
+			if err != nil {
+				return err
+			}
+			r, err := target.Check(ctx, t)
+			if err != nil {
+				return err
+			}
+			if len(p.Builds) > 0 && r.Flavor.Describe().Protocol != p.Builds[0].Flavor.Describe().Protocol {
+				return fmt.Errorf("targets %s (%s) and %s (%s) speak different protocols: run them in two commands", p.Targets[0], p.Builds[0].Flavor, name, r.Flavor)
+			}
+			if _, dup := p.targets[r.Label()]; dup {
+				return fmt.Errorf("targets %s and another are the same name and version (%s): register them under names that tell them apart", name, r.Label())
+			}
+			p.targets[r.Label()] = &r
+			p.Builds = append(p.Builds, build.Build{Name: r.Label(), Flavor: r.Flavor, Version: r.Version})
 		}
-		r, err := target.Check(ctx, t)
-		if err != nil {
-			return err
-		}
-		p.target = &r
-		p.Builds = []build.Build{{Name: r.Label(), Flavor: r.Flavor, Version: r.Version}}
 		p.Configs = []config.Config{{Name: target.Config}}
 		return p.Decide(host.Real)
 	}

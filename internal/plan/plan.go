@@ -63,11 +63,12 @@ type Plan struct {
 	// Sandbox, if set, runs on that running sandbox instead of starting
 	// one per build and config (Builds and Configs are then its own).
 	Sandbox string
-	// Target, if set, runs on that registered server qpslab did not start
-	// (internal/target); Resolve checks it and keeps what it found in
-	// target (its endpoint, version and flavor).
-	Target string
-	target *target.Report
+	// Targets, if set, are registered servers qpslab did not start
+	// (internal/target), run on in turn instead of builds; Resolve checks
+	// each and keeps what it found in targets, by build name (its
+	// endpoint, version and flavor).
+	Targets []string
+	targets map[string]*target.Report
 	// Device is the block device whose I/O is measured; "" finds the disk
 	// that holds the datadir.
 	Device string
@@ -385,9 +386,8 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	s := &server{spec: l, died: func() error { return nil }, down: func() error { return nil }, conns: maxConns}
 	defer func() { s.started = time.Since(t0) }()
 	var st sandbox.State
-	if p.target != nil {
-		p.logf("== target %s: %s %s at %s", p.target.Target.Name, p.target.Flavor.Describe().Title, p.target.Version, p.target.Target.Where())
-		r := p.target
+	if r := p.targets[b.Name]; r != nil {
+		p.logf("== target %s: %s %s at %s", r.Target.Name, r.Flavor.Describe().Title, r.Version, r.Target.Where())
 		st = sandbox.State{Name: r.Target.Name, Build: r.Label(), Flavor: r.Flavor, Version: r.Version, Config: target.Config, Endpoint: r.Endpoint}
 	} else if p.Sandbox != "" {
 		if st, err = sandbox.Get(h, p.Sandbox); err != nil {
@@ -450,7 +450,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	copts.Transport = copts.Transport.Resolve(maxConns, ep.Protocol)
 	s.srv = &suite.Server{
 		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
-		External: p.target != nil,
+		External: p.targets[b.Name] != nil,
 		Dial:     func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:      func(line string) { p.logf("%s", line) }, Warn: p.warn,
 	}
@@ -565,9 +565,9 @@ type measure struct {
 
 func (p *Plan) measureOf(st sandbox.State) measure {
 	m := measure{serverPID: st.PID, ep: st.Endpoint, counters: st.Flavor.Describe().Counters}
-	if p.target != nil {
+	if r := p.targets[st.Build]; r != nil {
 		m.remote = true
-		m.notes = append(m.notes, "target "+p.target.Target.Name+" runs on another host: its CPU, context switches, IO and memory per operation are not measured (only qpslab's client CPU is)")
+		m.notes = append(m.notes, "target "+r.Target.Name+" runs on another host: its CPU, context switches, IO and memory per operation are not measured (only qpslab's client CPU is)")
 		return m
 	}
 	if p.Device != "" {
