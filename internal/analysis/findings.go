@@ -250,7 +250,8 @@ func FindingsWith(c *Comparison, sets, sweep []Set, neighbours []*Comparison) Fi
 // hardwareUp are the per-op figures (HardwareSays) of row's test that went
 // up from base to label: judged worse (beyond the noise), or, where one
 // value a side allows no test, at or above the green threshold (Better),
-// or from 0 to more; measured says whether both labels have the figures.
+// or from 0 to more; measured says whether both labels have any of the
+// figures (a target's runs, on another host, have none).
 func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange, measured bool) {
 	for _, t := range tables {
 		if t.Test != r.Test || t.Threads != r.Threads || t.Conditions != r.Conditions || len(t.Rows) == 0 || t.Rows[0].Label != base {
@@ -260,7 +261,6 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange
 			if row.Label != label || row.N == 0 || t.Rows[0].N == 0 {
 				continue
 			}
-			measured = true
 			for j, m := range hwMetrics() {
 				name, says := m.Name, m.Rise
 				if says == "" || j >= len(row.Abs) || j >= len(t.Rows[0].Abs) {
@@ -270,6 +270,7 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange
 				if math.IsNaN(b) || math.IsNaN(o) {
 					continue
 				}
+				measured = true
 				var v Verdict
 				if j < len(row.Verdicts) {
 					v = row.Verdicts[j]

@@ -160,8 +160,16 @@ func Verify(ctx context.Context, p client.Protocol, conn client.Conn, names []st
 // the registry was created now.
 func Claim(ctx context.Context, p client.Protocol, conn client.Conn, database string) (claimed bool, err error) {
 	reg, err := Exists(ctx, p, conn, Registry)
-	if err != nil || reg {
+	if err != nil {
 		return false, err
+	}
+	if reg {
+		// Again, as a test of the user's privilege to create tables here:
+		// the server checks it before it finds the table there.
+		if _, err := conn.Exec(ctx, createRegistry); err != nil {
+			return false, fmt.Errorf("the user may not create tables in database %s: %w", database, err)
+		}
+		return false, nil
 	}
 	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
 	if p == client.Postgres {
