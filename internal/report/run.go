@@ -80,9 +80,31 @@ func RunLine(w io.Writer, r result.Run) {
 	if r.HW != nil {
 		fmt.Fprintln(w, HWLine(r))
 	}
+	for _, p := range r.Parts {
+		fmt.Fprintln(w, PartLine(r, p))
+	}
 	if v, ok := counters.IOBound(r); ok && !asked {
 		fmt.Fprintf(w, "    io: %s (%s)\n", map[bool]string{true: "IO-bound", false: "not IO-bound"}[v.OK], v.Detail)
 	}
+}
+
+// PartLine is one client host's share of a run whose load came from
+// several hosts: its threads, events, its own rate and p99, and its
+// client's CPU, so that a host that could not keep up shows.
+func PartLine(r result.Run, p result.Part) string {
+	cpu := "client CPU not measured"
+	if !p.NoClientCPU {
+		cpu = fmt.Sprintf("client_cpu_us/o %.1f, client CPU %.0f%% of one", p.ClientCPUUsOp, p.ClientCPU)
+	}
+	line := fmt.Sprintf("    part %s: %d threads, %d events, %.1f %s, p99 %.3f ms, %s", p.Host, p.Threads, p.Events, p.Reported,
+		r.Totals.ReportedUnit, p.P99/1000, cpu)
+	if p.Status != result.OK {
+		line += ", " + p.Status
+		if p.Error != "" {
+			line += ": " + p.Error
+		}
+	}
+	return line
 }
 
 // HWLine is a run's hardware cost in the reference's metric names, from

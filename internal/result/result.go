@@ -36,6 +36,27 @@ type Latency struct {
 	Max   float64 `json:"max_us"`
 }
 
+// Part is one client host's share of a run whose load came from several
+// hosts at once: its threads, counts and seconds, its own headline rate
+// (Reported, in the run's unit) and service p99 (µs), and its client's CPU
+// per op (µs) and in all (% of one CPU; NoClientCPU where they were not
+// measured: unknown, not zero), so that a host that could not keep up
+// shows beside the others.
+type Part struct {
+	Host          string  `json:"host"`
+	Threads       int     `json:"threads"`
+	Events        int64   `json:"events"`
+	Statements    int64   `json:"statements"`
+	Seconds       float64 `json:"seconds"`
+	Reported      float64 `json:"reported"`
+	P99           float64 `json:"p99_us"`
+	ClientCPUUsOp float64 `json:"client_cpu_us/o"`
+	ClientCPU     float64 `json:"client_cpu"`
+	NoClientCPU   bool    `json:"no_client_cpu,omitempty"`
+	Status        string  `json:"status"`
+	Error         string  `json:"error,omitempty"`
+}
+
 // Sample is one second of the measured window.
 type Sample struct {
 	Second     int     `json:"s"` // 0 is the first second after the warmup
@@ -312,6 +333,10 @@ type Run struct {
 	Verdicts []Verdict       `json:"verdicts,omitempty"`
 	HW       *HW             `json:"hw,omitempty"`
 	Samples  []Sample        `json:"samples"`
+	// Parts are what each client host measured of its share, for a run
+	// whose load came from several hosts at once (engine.MergeConcurrent);
+	// empty for a run from one.
+	Parts []Part `json:"parts,omitempty"`
 	// Stacks are the server's thread stacks captured during the window
 	// (--pmp) and its on-CPU profile (--perf), one set per source.
 	Stacks []Stacks `json:"stacks,omitempty"`
