@@ -54,7 +54,7 @@ type QuietReport struct {
 	// Unread is what could not be read for want of a privilege (a
 	// target's user without PROCESS: InnoDB's history list length); the
 	// wait went on with the rest.
-	Unread string
+	Unread                   string
 	DirtyStart, DirtyEnd     int64
 	VacuumStart, VacuumEnd   int64
 	CompactStart, CompactEnd int64
