@@ -46,6 +46,8 @@ func submitFlags(c *cobra.Command, o *jobs.SubmitOptions) {
 	c.Flags().StringSliceVar(&o.Hosts, "hosts", nil, "")
 	c.Flags().DurationVar(&o.Timeout, "timeout", 0, "")
 	c.Flags().IntVar(&o.Attempts, "attempts", 3, "")
+	c.Flags().IntVar(&o.LoadHosts, "load-hosts", 0, "")
+	c.Flags().DurationVar(&o.StartWithin, "start-within", 0, "")
 }
 
 func newFleetSubmitCmd() *cobra.Command {
@@ -64,6 +66,7 @@ func newFleetSubmitCmd() *cobra.Command {
 			"Queue a "+s.Name()+" plan for each host: "+s.Summary(), help("fleet-submit-SUITE"))
 		submitFlags(sc, &o)
 		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+			o.AttemptsGiven = cmd.Flags().Changed("attempts")
 			return jobs.Submit(cmd.Context(), e, s, given(), o)
 		})
 		c.AddCommand(sc)

@@ -310,7 +310,7 @@ func TestTargetsFromAnotherHost(t *testing.T) {
 		bad(nil, "has parameters (sslmode)", "targets", "add", "x", "--flavor", "postgres", "--dsn", "postgres://bench@"+hosts.ServerAddr+"/qpslab?sslmode=require")
 		bad(nil, "no target named", "run", "sysbench", "--target", "ghost")
 		bad(nil, "is not valid", "run", "sysbench", "--target", "x\x1b[2J")
-		bad(nil, "--target names a server registered on this machine", "fleet", "submit", "sysbench", "--target", "my", "--hosts", "any")
+		bad(nil, "spread its load over hosts with --load-hosts K", "fleet", "submit", "sysbench", "--target", "my", "--hosts", "any")
 		bad(nil, "--build and --target exclude each other", "run", "sysbench", "--target", "my", "--build", "mariadb-system")
 		bad(nil, "--restore snapshot", "run", "sysbench", "--target", "my", "--restore", "snapshot")
 		// Someone else's tables in the database a target names: refused,

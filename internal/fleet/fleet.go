@@ -59,6 +59,9 @@ type Job struct {
 	// Batch names the submit the job came from: its jobs on every host
 	// share it.
 	Batch string `json:"batch"`
+	// Spread, if set, makes the job one part of a spread run: its share
+	// of the plan's load, at once with the other parts' (SubmitSpread).
+	Spread *Spread `json:"spread,omitempty"`
 }
 
 // Kind is the job's River kind.

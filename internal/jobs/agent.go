@@ -144,6 +144,9 @@ func agentHas(ctx context.Context, h home.Home) ([]fleet.Build, []fleet.Config, 
 // the job's id and attempt; the runs of its earlier attempts stop counting
 // first.
 func runJob(ctx context.Context, e Env, name, agent string, at fleet.Attempt) error {
+	if at.Job.Spread != nil {
+		return runSpread(ctx, e, name, agent, at)
+	}
 	h := e.Home
 	// What this host cannot run as it is fails the job at once
 	// (fleet.Permanent); what may pass (a fetch, a server's start, a run)

@@ -192,6 +192,10 @@ type planRun struct {
 	// which tests are still undecided from the plan's runs so far (nil:
 	// the comparison's verdicts, undecided).
 	more func(ctx context.Context, runs []result.Run, look int) ([]string, error)
+	// part, for a part of a spread run (runSpread), keeps each of its runs
+	// of a shared item (plan.ItemParam) for the merge, in place of the
+	// store.
+	part func(ctx context.Context, r result.Run) error
 }
 
 // runPlan runs p under ctx, keeping every run in the store and in o.out,
@@ -238,6 +242,9 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 		fmt.Fprintln(stderr, why)
 	}
 	p.Record = func(start result.Run) (plan.Recorder, error) {
+		if o.part != nil && start.Params[plan.ItemParam] != "" {
+			return partRecorder{ctx, o.part}, nil
+		}
 		r, err := sink.Begin(ctx, start)
 		if err != nil {
 			return nil, err
@@ -313,6 +320,15 @@ type doneCtx struct {
 	r   *recorder.Run
 	ctx context.Context
 }
+
+// partRecorder keeps a spread part's run of a shared item for the merge.
+type partRecorder struct {
+	ctx  context.Context
+	keep func(context.Context, result.Run) error
+}
+
+func (partRecorder) Sample(result.Sample)      {}
+func (p partRecorder) Done(r result.Run) error { return p.keep(p.ctx, r) }
 
 func (d doneCtx) Sample(s result.Sample)  { d.r.Sample(s) }
 func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.ctx, r) }

@@ -25,6 +25,13 @@ type SubmitOptions struct {
 	Hosts    []string      // agent names and labels
 	Timeout  time.Duration // of one attempt (0: from the plan)
 	Attempts int
+	// AttemptsGiven says --attempts was given.
+	AttemptsGiven bool
+	// LoadHosts, if set, makes the plan a spread run: its load on its
+	// --target from that many of the hosts at once (submitSpread), each
+	// to claim its part within StartWithin (0: DefaultStartWithin).
+	LoadHosts   int
+	StartWithin time.Duration
 }
 
 // planFile is what fleet submit --plan reads.
@@ -111,10 +118,16 @@ func SubmitFile(ctx context.Context, e Env, path string, args []string, o Submit
 // Submit checks the plan (given: the parameters that were set) against
 // every host it names and queues one job per host, all or none.
 func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, o SubmitOptions) error {
+	if o.LoadHosts != 0 {
+		return submitSpread(ctx, e, s, given, o)
+	}
+	if o.StartWithin != 0 {
+		return fmt.Errorf("--start-within bounds when a spread run's parts start: give --load-hosts too")
+	}
 	for _, bad := range []struct{ name, why string }{
 		{"sandbox", "runs on a server started on this machine: a fleet job starts its own sandboxes on its host"},
 		{"grid", "reads a file on this machine: give the grid's settings with --set NAME=V1,V2"},
-		{"target", "names a server registered on this machine (qpslab targets add) whose password is read here: run it with qpslab run on a host that reaches it"},
+		{"target", "runs on a server from one host: spread its load over hosts with --load-hosts K, or run it with qpslab run"},
 	} {
 		if given[bad.name] != "" {
 			return fmt.Errorf("--%s %s", bad.name, bad.why)

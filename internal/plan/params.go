@@ -261,7 +261,11 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 	if len(p.Targets) > 0 {
 		p.targets, p.Builds = map[string]*target.Report{}, nil
 		for _, name := range p.Targets {
-			t, err := target.Get(h, name)
+			t, ok := p.TargetDefs[name]
+			var err error
+			if !ok {
+				t, err = target.Get(h, name)
+			}
 			if err != nil {
 				return err
 			}

@@ -69,6 +69,11 @@ type Plan struct {
 	// endpoint, version and flavor).
 	Targets []string
 	targets map[string]*target.Report
+	// TargetDefs, if set, define targets by name in place of the home's
+	// (a spread run's part, whose target travels with its job).
+	TargetDefs map[string]target.Target
+	// Share, if set, makes the plan one part of a spread run (share.go).
+	Share *Share
 	// Device is the block device whose I/O is measured; "" finds the disk
 	// that holds the datadir.
 	Device string
@@ -259,6 +264,9 @@ func (p *Plan) Check(h home.Home) error {
 		if !d.Engines && p.EngineSet {
 			return fmt.Errorf("--engine chooses a MySQL-family storage engine, and build %s is %s, which has none to choose: leave --engine out", b.Name, d.Title)
 		}
+	}
+	if err := p.CheckShare(); err != nil {
+		return err
 	}
 	if len(p.Steps.Steps) == 0 {
 		return fmt.Errorf("suite %s has no steps to run: see qpslab run %s --list-tests", p.Suite.Name(), p.Suite.Name())
@@ -641,6 +649,11 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	}
 	if p.Looks > 1 {
 		r.Params["looks"] = strconv.Itoa(p.Looks)
+	}
+	if p.Share != nil && step.Task == nil {
+		r.Threads = p.Share.Threads(it.Threads)
+		r.Params["load_hosts"] = strconv.Itoa(p.Share.Parts)
+		r.Params[ItemParam] = ShareKey(step.Test, it.Threads, r.Params["repeat"])
 	}
 	if step.Role == result.RoleTest {
 		// Which pool of tests its verdict is judged in (analysis.Pool):

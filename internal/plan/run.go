@@ -407,6 +407,9 @@ func quietBefore(st suite.Step) bool {
 // most quietMax, and keeps what each saw for the step's runs.
 func (g *grouped) quiet(ctx context.Context, block []*server, st suite.Step) error {
 	p := g.p
+	if p.follower() {
+		return nil // part 0's (Share)
+	}
 	reports := make([]settle.QuietReport, len(block))
 	errs := make([]error, len(block))
 	var wg sync.WaitGroup

@@ -56,6 +56,9 @@ func (p *Plan) block(ctx context.Context, block []*server, items []Item, k, j in
 // post-write flush and wait of all labels at the same point of the plan),
 // and returns the first failure.
 func (p *Plan) hooks(ctx context.Context, srvs []*server, hook func(context.Context, *suite.Server) error, what string) error {
+	if p.follower() {
+		return nil // part 0's (Share)
+	}
 	errs := make([]error, len(srvs))
 	var wg sync.WaitGroup
 	for i, s := range srvs {
@@ -175,7 +178,11 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 			}
 		}
 		lanes = append(lanes, l)
-		if l.sess, l.err = engine.Open(ctx, st.Drive.Workload(s.srv, seed), workers(st, it.Threads)); l.err != nil {
+		n := it.Threads
+		if p.Share != nil {
+			n = p.Share.Threads(n)
+		}
+		if l.sess, l.err = engine.Open(ctx, st.Drive.Workload(s.srv, seed), workers(st, n)); l.err != nil {
 			l.sess = nil
 			break
 		}
@@ -215,6 +222,13 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 			w := sl.warm
 			if r == 0 && !sl.events && !sl.whole {
 				w = max(p.Warmup, sl.warm)
+			}
+			if p.Share != nil {
+				if l.err = p.startShared(ctx, l.start.Params[ItemParam]); l.err != nil {
+					failed = true
+					break
+				}
+				l.start.Started = time.Now().UTC()
 			}
 			if l.err = p.slice(ctx, l, st, sl, r+1, w, events, warmEvents, p.idlePIDs(block, l.s)); l.err != nil {
 				failed = true
@@ -548,6 +562,10 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 // tasks runs items[k:j], one task step on each server of block, whole,
 // one after the other in the repeat's counterbalanced order.
 func (p *Plan) tasks(ctx context.Context, block []*server, items []Item, k, j int) error {
+	if p.follower() {
+		p.logf("-- %s: part 0's (the other parts wait for it)", p.Steps.Steps[items[k].Step].Test)
+		return nil
+	}
 	for _, i := range order(j-k, items[k].Repeat-1) {
 		s := block[i]
 		if err := p.task(ctx, s, items, k+i, p.idlePIDs(block, s)); err != nil {

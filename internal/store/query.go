@@ -79,7 +79,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT r.id, r.suite, r.test, r.build, b.flavor, b.version, r.config, r.threads, r.loop_mode, r.rate, r.arrivals,
 		r.params, r.seed, r.status, r.error, r.started, r.ended, r.warmup, r.duration, r.qpslab_version, r.totals, r.response_hist, r.service_hist,
-		h.fingerprint, m.hw, r.step, r.role, r.groups, r.verdicts, r.plan_id, r.pairing
+		h.fingerprint, m.hw, r.step, r.role, r.groups, r.verdicts, r.plan_id, r.pairing, r.parts
 		FROM `+visibleRuns+` r JOIN builds b ON b.name = r.build LEFT JOIN hosts h ON h.id = r.host_id LEFT JOIN metrics m ON m.run_id = r.id
 		WHERE `+strings.Join(where, " AND ")+` ORDER BY r.started, r.id`), args...)
 	if err != nil {
@@ -93,10 +93,10 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		var id, params, seed, started, ended, totals string
 		var rh, sh []byte
 		var fp, hw sql.NullString
-		var groups, verdicts string
+		var groups, verdicts, parts string
 		if err := rows.Scan(&id, &r.Suite, &r.Test, &r.Build, &r.Flavor, &r.Version, &r.Config, &r.Threads, &r.Loop, &r.Rate, &r.Arrivals,
 			&params, &seed, &r.Status, &r.Error, &started, &ended, &r.Warmup, &r.Duration, &r.QpslabVersion, &totals, &rh, &sh, &fp, &hw,
-			&r.Step, &r.Role, &groups, &verdicts, &r.Plan, &r.Pairing); err != nil {
+			&r.Step, &r.Role, &groups, &verdicts, &r.Plan, &r.Pairing, &parts); err != nil {
 			return nil, fmt.Errorf("read store %s: %w", s.where, err)
 		}
 		r.SchemaVersion = result.SchemaVersion
@@ -112,6 +112,11 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		result.Regroup(&r) // the suite's layouts decide, not what was stored
 		if err := json.Unmarshal([]byte(verdicts), &r.Verdicts); err != nil {
 			return nil, bad("verdicts", err)
+		}
+		if parts != "" {
+			if err := json.Unmarshal([]byte(parts), &r.Parts); err != nil {
+				return nil, bad("parts", err)
+			}
 		}
 		r.Seed, _ = strconv.ParseUint(seed, 10, 64)
 		r.Started, _ = time.Parse(time.RFC3339Nano, started)

@@ -512,6 +512,15 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 	if _, err := x.ExecContext(ctx, s.q(`UPDATE runs SET plan_id = ?, pairing = ? WHERE id = ?`), r.Plan, r.Pairing, id); err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
+	if len(r.Parts) > 0 {
+		b, err := json.Marshal(r.Parts)
+		if err != nil {
+			return fmt.Errorf("store run %s: its parts: %w", r.Test, err)
+		}
+		if _, err := x.ExecContext(ctx, s.q(`UPDATE runs SET parts = ? WHERE id = ?`), string(b), id); err != nil {
+			return fmt.Errorf("store run: %w", err)
+		}
+	}
 	for _, rd := range r.Rounds {
 		fig, err := json.Marshal(rd.Figures)
 		if err != nil || rd.Figures == nil {

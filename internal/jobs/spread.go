@@ -1,0 +1,274 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/fleet"
+	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/recorder"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/target"
+)
+
+// DefaultStartWithin is how long the agents of a spread run have to claim
+// their parts, from its submission.
+const DefaultStartWithin = 5 * time.Minute
+
+// spreadLead is how long after the last part is ready for an item every
+// part starts it: time for each to hear that the others are.
+const spreadLead = time.Second
+
+// submitSpread queues a spread run (fleet submit --load-hosts K): the plan
+// on one target, its load from K of the hosts --hosts names at once, one
+// job per host, tried once each.
+func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]string, o SubmitOptions) error {
+	if o.LoadHosts < 2 {
+		return fmt.Errorf("--load-hosts %d: give 2 or more (one host is a plain fleet job)", o.LoadHosts)
+	}
+	for _, bad := range []struct{ name, why string }{
+		{"sandbox", "runs on a server started on this machine: a spread run's load goes to a --target"},
+		{"build", "starts a server per host: a spread run's load goes to one --target"},
+		{"grid", "starts a server per config: a spread run's load goes to one --target"},
+	} {
+		if given[bad.name] != "" {
+			return fmt.Errorf("--%s %s", bad.name, bad.why)
+		}
+	}
+	v, err := plan.ValuesOf(s, given)
+	if err != nil {
+		return err
+	}
+	p, err := plan.Parse(s, v)
+	if err != nil {
+		return err
+	}
+	if len(p.Targets) != 1 {
+		return fmt.Errorf("--load-hosts spreads the load on one server: name it with --target (qpslab targets add registers it here)")
+	}
+	t, err := target.Get(e.Home, p.Targets[0])
+	if err != nil {
+		return err
+	}
+	def, err := json.Marshal(t) // where it listens and where its password is read from: never the password
+	if err != nil {
+		return err
+	}
+	p.Share = &plan.Share{Part: 0, Parts: o.LoadHosts}
+	p.TargetDefs = map[string]target.Target{t.Name: t}
+	if err := p.CheckShare(); err != nil {
+		return err
+	}
+	if o.Attempts > 1 && o.AttemptsGiven {
+		return fmt.Errorf("--attempts %d: a part of a spread run is tried once (a retry cannot rejoin the other hosts mid-run): submit it again", o.Attempts)
+	}
+	within := o.StartWithin
+	if within == 0 {
+		within = DefaultStartWithin
+	}
+	if within < time.Second || within > 24*time.Hour {
+		return fmt.Errorf("--start-within %s: give from 1s to 24h", within)
+	}
+	st, fl, err := e.openFleet(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer fl.Close()
+	all, err := fl.Resolve(ctx, o.Hosts)
+	if err != nil {
+		return err
+	}
+	var hosts []fleet.Host
+	for _, h := range all {
+		if h.State != fleet.Lost && h.State != fleet.Stopped && len(hosts) < o.LoadHosts {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(hosts) < o.LoadHosts {
+		return fmt.Errorf("--load-hosts %d: --hosts %s names %d host(s) that are up (%s): give more hosts, or fewer load hosts", o.LoadHosts, strings.Join(o.Hosts, ","), len(hosts), strings.Join(hostNames(all), ", "))
+	}
+	files, err := jobFiles(v)
+	if err != nil {
+		return err
+	}
+	params := map[string]string{}
+	for k, x := range given {
+		params[k] = x
+	}
+	if params["seed"] == "" {
+		params["seed"] = strconv.FormatUint(p.Seed, 10)
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		var planned time.Duration
+		for _, it := range p.Items() {
+			planned += it.Seconds
+		}
+		timeout = within + 2*planned + 30*time.Minute
+	}
+	clock, err := fl.Clock(ctx)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	id := "spread-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
+	sp := fleet.Spread{ID: id, Parts: o.LoadHosts, StartBy: time.Now().Add(clock.Offset).Add(within), Hosts: hostNames(hosts), Target: def}
+	var jobs []fleet.Job
+	for i, h := range hosts {
+		part := sp
+		part.Part = i
+		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Files: files, Host: h.Name, Timeout: timeout.Seconds(),
+			Batch: id, Spread: &part})
+	}
+	ids, err := fl.SubmitSpread(ctx, jobs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.Out, "spread %s: %s on target %s, its load from %d hosts at once (%s), each to claim its part within %s\n",
+		id, s.Name(), t.Name, len(hosts), strings.Join(sp.Hosts, ", "), within)
+	for i, h := range hosts {
+		fmt.Fprintf(e.Out, "job %d: part %d of %d on %s, timeout %s\n", ids[i], i, len(hosts), h.Name, timeout)
+	}
+	return nil
+}
+
+func hostNames(hs []fleet.Host) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+// runSpread runs one part of a spread run on this agent: it claims the
+// part (every part must by the spread's start), runs its share of the
+// plan against the target, each measured item starting with the other
+// parts', and keeps its runs of them for the merge; part 0 also runs the
+// load and the hooks, then merges each item's parts into one run and
+// stores them, or none if any part failed.
+func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt) (err error) {
+	sp := *at.Job.Spread
+	h := e.Home
+	st, fl, err := e.openFleet(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	defer fl.Close()
+	defer func() {
+		if err != nil {
+			fl.Fail(context.WithoutCancel(ctx), sp.ID, fmt.Sprintf("part %d on %s: %v", sp.Part, name, err))
+			err = fleet.Permanent(err)
+		}
+	}()
+	s, err := suite.Get(at.Job.Suite)
+	if err != nil {
+		return err
+	}
+	v, err := plan.ValuesOf(s, at.Job.Params)
+	if err != nil {
+		return err
+	}
+	p, err := plan.Parse(s, v.WithFiles(at.Job.Files))
+	if err != nil {
+		return err
+	}
+	var t target.Target
+	if err := json.Unmarshal(sp.Target, &t); err != nil {
+		return fmt.Errorf("the spread's target: %w", err)
+	}
+	p.TargetDefs = map[string]target.Target{t.Name: t}
+	p.ID = sp.ID
+	fmt.Fprintf(e.Err, "spread %s: part %d of %d, claiming it\n", sp.ID, sp.Part, sp.Parts)
+	if err := fl.Claim(ctx, sp, name); err != nil {
+		return err
+	}
+	if err := p.Resolve(ctx, h); err != nil {
+		return err
+	}
+	p.Share = &plan.Share{Part: sp.Part, Parts: sp.Parts, Ready: func(ctx context.Context, key string) (time.Time, error) {
+		return fl.Ready(ctx, sp, key, spreadLead)
+	}}
+	if err := p.Check(h); err != nil {
+		return err
+	}
+	out := filepath.Join(h.Results(), fmt.Sprintf("fleet-%s-part%d.json", sp.ID, sp.Part))
+	if err := home.Ensure(filepath.Dir(out)); err != nil {
+		return err
+	}
+	meta := store.Meta{Hostname: name, Job: strconv.FormatInt(at.ID, 10), JobAttempt: at.Attempt}
+	if _, err := runPlan(ctx, e, p, planRun{out: out, verbose: true, agent: agent, meta: meta,
+		part: func(ctx context.Context, r result.Run) error {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			return fl.PutRun(ctx, sp, r.Params[plan.ItemParam], b)
+		}}); err != nil {
+		return err
+	}
+	if sp.Part != 0 {
+		return nil
+	}
+	// Part 0 merges every item's parts, all of them before any is stored:
+	// nothing half-merged is kept.
+	var merged []*result.Run
+	for _, key := range p.ShareKeys() {
+		raws, err := fl.Runs(ctx, sp, key)
+		if err != nil {
+			return err
+		}
+		parts := make([]*result.Run, len(raws))
+		for i, b := range raws {
+			parts[i] = &result.Run{}
+			if err := json.Unmarshal(b, parts[i]); err != nil {
+				return fmt.Errorf("part %d's run of %s: %w", i, key, err)
+			}
+		}
+		m, err := engine.MergeConcurrent(parts, sp.Hosts)
+		if err != nil {
+			return err
+		}
+		delete(m.Params, plan.ItemParam)
+		m.Plan = sp.ID
+		merged = append(merged, m)
+	}
+	if state, why, err := fl.SpreadState(ctx, sp.ID); err != nil || state != fleet.SpreadRunning {
+		if err == nil {
+			err = fmt.Errorf("%w: %s", fleet.ErrSpreadFailed, why)
+		}
+		return err
+	}
+	sink := &recorder.Sink{Store: st, File: filepath.Join(h.Results(), "fleet-"+sp.ID+".json"), Meta: meta}
+	for _, m := range merged {
+		r, err := sink.Begin(ctx, *m)
+		if err != nil {
+			return err
+		}
+		if err := r.Done(ctx, *m); err != nil {
+			return err
+		}
+	}
+	if err := fl.Finish(ctx, sp.ID); err != nil {
+		if errors.Is(err, fleet.ErrSpreadFailed) {
+			return err
+		}
+		return fmt.Errorf("spread %s: %w", sp.ID, err)
+	}
+	fmt.Fprintf(e.Err, "spread %s: %d run(s) merged from %d hosts (%s) and stored\n", sp.ID, len(merged), sp.Parts, strings.Join(sp.Hosts, ", "))
+	return nil
+}
