@@ -46,6 +46,13 @@ func envOf(h home.Home) []string {
 // still runs), and its log shown if top failed.
 func startAgent(t, top *testing.T, h home.Home, dsn, name, labels string, extra ...string) *agentProc {
 	t.Helper()
+	return startAgentIn(t, top, "", nil, h, dsn, name, labels, extra...)
+}
+
+// startAgentIn is startAgent in network namespace ns ("": this one), with
+// env added to its environment.
+func startAgentIn(t, top *testing.T, ns string, env []string, h home.Home, dsn, name, labels string, extra ...string) *agentProc {
+	t.Helper()
 	a := &agentProc{name: name, home: h, log: filepath.Join(h.Root, "agent-"+name+".log"), done: make(chan error, 1)}
 	f, err := os.OpenFile(a.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -53,8 +60,11 @@ func startAgent(t, top *testing.T, h home.Home, dsn, name, labels string, extra 
 	}
 	args := append([]string{"agent", "--store", dsn, "--name", name, "--labels", labels, "--heartbeat", "1s", "--rescue-after", "5s"}, extra...)
 	a.cmd = exec.Command(bin, args...)
-	a.cmd.Env = envOf(h)
+	a.cmd.Env = append(envOf(h), env...)
 	a.cmd.Stdout, a.cmd.Stderr = f, f
+	if ns != "" {
+		a.cmd = testenv.In(ns, a.cmd)
+	}
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -132,10 +132,11 @@ func startMariaDB(t *testing.T, h home.Home, hosts *testenv.Hosts) *extServer {
 	s.socket = sock
 	root := client.Endpoint{Protocol: client.MySQL, Socket: sock, User: "root"}
 	waitUp(t, s, root, "MariaDB")
+	clients := "10.213.0.%" // the clients' addresses (testenv.Network)
 	execAll(t, root,
-		"CREATE USER bench@'"+hosts.ClientAddr+"' IDENTIFIED BY '"+plantedPassword+"'",
-		"GRANT ALL ON qpslab.* TO bench@'"+hosts.ClientAddr+"'",
-		"CREATE USER weak@'"+hosts.ClientAddr+"' IDENTIFIED BY '"+plantedPassword+"'")
+		"CREATE USER bench@'"+clients+"' IDENTIFIED BY '"+plantedPassword+"'",
+		"GRANT ALL ON qpslab.* TO bench@'"+clients+"'",
+		"CREATE USER weak@'"+clients+"' IDENTIFIED BY '"+plantedPassword+"'")
 	return s
 }
 
@@ -162,7 +163,7 @@ func startPostgres(t *testing.T, h home.Home, hosts *testenv.Hosts) *extServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(hba, "host all all %s/32 scram-sha-256\n", hosts.ClientAddr)
+	fmt.Fprintf(hba, "host all all 10.213.0.0/24 scram-sha-256\n")
 	hba.Close()
 	s := launch(t, h, hosts.Server, nil, append(as, l.Server, "-D", data, "-c", "port=5432",
 		"-c", "listen_addresses="+hosts.ServerAddr, "-c", "unix_socket_directories="+dir, "-c", "logging_collector=off",
@@ -316,7 +317,7 @@ func TestTargetsFromAnotherHost(t *testing.T) {
 		// Someone else's tables in the database a target names: refused,
 		// and left as they are.
 		execAll(t, root, "CREATE DATABASE theirs", "CREATE TABLE theirs.orders (id INT PRIMARY KEY)", "INSERT INTO theirs.orders VALUES (1)",
-			"GRANT ALL ON theirs.* TO bench@'"+hosts.ClientAddr+"'")
+			"GRANT ALL ON theirs.* TO bench@'10.213.0.%'")
 		ok("targets", "add", "theirs", "--flavor", "mariadb", "--host", hosts.ServerAddr, "--user", "bench", "--database", "theirs",
 			"--password-env", "QPSLAB_TEST_TARGET_PW")
 		bad(nil, "holds 1 tables qpslab did not create", "run", "sysbench", "--target", "theirs", "--tests", "point-query_range=100")

@@ -226,6 +226,18 @@ func (f *Fleet) Runs(ctx context.Context, sp Spread, item string) ([][]byte, err
 	return out, err
 }
 
+// Watch returns when ctx ends (nil), or with the reason once the spread
+// fails or a part's host is lost: a part measuring while another part's
+// host died stops at once rather than at its planned end.
+func (f *Fleet) Watch(ctx context.Context, sp Spread) error {
+	err := f.poll(ctx, sp, func(context.Context) (bool, error) { return false, nil },
+		func(context.Context) ([]int, error) { return nil, nil })
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
 // Fail records why the spread failed; the first reason stays.
 func (f *Fleet) Fail(ctx context.Context, id, why string) error {
 	_, err := f.pool.Exec(ctx, `UPDATE spreads SET state = $2, error = $3 WHERE id = $1 AND state = $4`, id, SpreadFailed, why, SpreadRunning)

@@ -17,6 +17,7 @@ import (
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/recorder"
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -211,6 +212,15 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 		return err
 	}
 	meta := store.Meta{Hostname: name, Job: strconv.FormatInt(at.ID, 10), JobAttempt: at.Attempt}
+	// A failure elsewhere (another part's error, its host lost) ends this
+	// part's plan at once, with the reason.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		if err := fl.Watch(ctx, sp); err != nil {
+			stop(err)
+		}
+	}()
 	if _, err := runPlan(ctx, e, p, planRun{out: out, verbose: true, agent: agent, meta: meta,
 		part: func(ctx context.Context, r result.Run) error {
 			b, err := json.Marshal(r)
@@ -219,6 +229,9 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 			}
 			return fl.PutRun(ctx, sp, r.Params[plan.ItemParam], b)
 		}}); err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, fleet.ErrSpreadFailed) {
+			return cause // why the plan was stopped, not that it was
+		}
 		return err
 	}
 	if sp.Part != 0 {
@@ -270,5 +283,9 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 		return fmt.Errorf("spread %s: %w", sp.ID, err)
 	}
 	fmt.Fprintf(e.Err, "spread %s: %d run(s) merged from %d hosts (%s) and stored\n", sp.ID, len(merged), sp.Parts, strings.Join(sp.Hosts, ", "))
+	report.RunHeader(e.Err)
+	for _, m := range merged {
+		report.RunLine(e.Err, *m) // each host's part beneath: a host that could not keep up shows
+	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -162,6 +163,13 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 			}
 		}
 	}()
+	if p.Share != nil {
+		// Every part opens its connections once part 0's load and hooks
+		// are done (the tables are there), then they start together.
+		if err := p.startShared(ctx, ShareKey(st.Test, it0.Threads, strconv.Itoa(it0.Repeat))+"/open"); err != nil {
+			return err
+		}
+	}
 	for i, s := range block {
 		it := items[k+i]
 		start := p.start(it, st, seed)

@@ -1,0 +1,188 @@
+package main_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/result"
+	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/testenv"
+)
+
+// A spread run: sysbench on a MariaDB that qpslab did not start (its own
+// command line, in the server's namespace), its load from two agents in
+// two other namespaces at once (fleet submit --target --load-hosts 2). The
+// two parts' runs merge into one run per test whose events are the sum of
+// the agents', with each agent's part kept; an agent killed mid-run fails
+// the spread whole, naming it, and nothing of that spread is merged.
+func TestFleetSpread(t *testing.T) {
+	hosts := testenv.Network(t, 2)
+	// The store: PostgreSQL over its unix socket, which every namespace
+	// reaches (a path, not an address).
+	srv, _ := testenv.StartServer(t, "postgres-system")
+	ep := srv.Endpoint()
+	db, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	dsn := fmt.Sprintf("postgres://%s@/fleet?host=%s&port=%d&sslmode=disable", ep.User, filepath.Dir(ep.Socket), ep.Port)
+	ctl, ha, hb := newHome(t), newHome(t), newHome(t)
+	my := startMariaDB(t, ctl, hosts)
+	if r := qpslabIn(t, ctl, "targets", "add", "my", "--flavor", "mariadb", "--host", hosts.ServerAddr, "--user", "bench",
+		"--password-env", "QPSLAB_TEST_TARGET_PW"); r.code != 0 {
+		t.Fatalf("targets add: %s", r.stderr)
+	}
+	pw := []string{"QPSLAB_TEST_TARGET_PW=" + plantedPassword}
+	top := t
+	startAgentIn(t, top, hosts.Clients[0], pw, ha, dsn, "load0", "load")
+	b := startAgentIn(t, top, hosts.Clients[1], pw, hb, dsn, "load1", "load")
+	testenv.WaitFor(t, time.Minute, "both agents registered", func() bool {
+		s := fleetStatus(t, ctl, dsn)
+		return s.host("load0").State == "idle" && s.host("load1").State == "idle"
+	})
+	st, err := store.Open(context.Background(), dsn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fdb, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fdb.Close()
+	spreadOf := func(job int64) (id, state, why string) {
+		t.Helper()
+		if err := fdb.QueryRow(`SELECT s.id, s.state, s.error FROM spreads s JOIN river_job j ON j.args->'spread'->>'id' = s.id WHERE j.id = $1`, job).Scan(&id, &state, &why); err != nil {
+			t.Fatalf("the spread of job %d: %v", job, err)
+		}
+		return id, state, why
+	}
+	finished := func(ids []int64) func() bool {
+		return func() bool {
+			s := fleetStatus(t, ctl, dsn)
+			for _, id := range ids {
+				switch s.job(id).State {
+				case "completed", "discarded", "cancelled":
+				default:
+					return false
+				}
+			}
+			return true
+		}
+	}
+
+	plan := []string{"sysbench", "--target", "my", "--load-hosts", "2", "--hosts", "load", "--tests", "point-query_range=100,read-only_range=10",
+		"--rows", "2000", "--threads", "4", "--read-secs", "2", "--warmup", "0", "--repeat", "1", "--start-within", "2m"}
+	ids := submit(t, ctl, dsn, plan...)
+	if len(ids) != 2 {
+		t.Fatalf("%d jobs for 2 load hosts", len(ids))
+	}
+	testenv.WaitFor(t, 5*time.Minute, "the spread's jobs finished", finished(ids))
+	s := fleetStatus(t, ctl, dsn)
+	for _, id := range ids {
+		if j := s.job(id); j.State != "completed" {
+			t.Fatalf("job %d on %s: %s: %s", id, j.Job.Host, j.State, j.LastError)
+		}
+	}
+	spread, state, why := spreadOf(ids[0])
+	if state != "done" {
+		t.Fatalf("spread %s: %s: %s", spread, state, why)
+	}
+	runs, err := st.Runs(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := map[string]result.Run{}
+	for _, r := range runs {
+		if r.Plan == spread && r.Role == result.RoleTest {
+			if _, dup := merged[r.Test]; dup {
+				t.Errorf("%s merged twice", r.Test)
+			}
+			merged[r.Test] = r
+		}
+	}
+	for _, test := range []string{"point-query_range=100", "read-only_range=10"} {
+		r, ok := merged[test]
+		if !ok {
+			t.Errorf("no merged run of %s (%d runs in the store)", test, len(runs))
+			continue
+		}
+		var sum int64
+		var hostsSeen []string
+		for _, p := range r.Parts {
+			sum += p.Events
+			hostsSeen = append(hostsSeen, p.Host)
+			if p.Threads != 2 || p.Events <= 0 || p.NoClientCPU || p.ClientCPUUsOp <= 0 {
+				t.Errorf("%s: part %+v", test, p)
+			}
+		}
+		if len(r.Parts) != 2 || r.Totals.Events != sum || r.Threads != 4 || r.Params["load_hosts"] != "2" || r.Status != result.OK {
+			t.Errorf("%s: %d events from parts %v adding up to %d, %d threads, load_hosts %q, %s", test, r.Totals.Events, hostsSeen, sum, r.Threads, r.Params["load_hosts"], r.Status)
+		}
+		if strings.Join(hostsSeen, ",") != "load0,load1" || !strings.HasPrefix(r.Build, "my-") || r.Config != "target" {
+			t.Errorf("%s: parts from %v, label %s", test, hostsSeen, r.Label())
+		}
+		if r.HW == nil || !r.HW.Remote || r.Totals.Service.P99 <= 0 {
+			t.Errorf("%s: hw %+v p99 %v", test, r.HW, r.Totals.Service.P99)
+		}
+	}
+	loads := 0
+	for _, r := range runs {
+		if r.Role == result.RoleLoad && strings.HasPrefix(r.Build, "my-") {
+			loads++
+		}
+	}
+	if loads != 1 {
+		t.Errorf("%d loads of the spread's tables, want part 0's alone", loads)
+	}
+
+	t.Run("a load host lost mid-run", func(t *testing.T) {
+		long := append([]string(nil), plan...)
+		for i, a := range long {
+			if a == "--read-secs" {
+				long[i+1] = "600"
+			}
+		}
+		long = append(long, "--no-load")
+		ids := submit(t, ctl, dsn, long...)
+		spread, _, _ := spreadOf(ids[0])
+		// Both parts are measuring once both marked the first test ready
+		// to start (not only to open its connections).
+		testenv.WaitFor(t, 3*time.Minute, "both parts started the first test", func() bool {
+			var n int
+			fdb.QueryRow(`SELECT count(*) FROM spread_marks WHERE spread = $1 AND item NOT LIKE '%/open'`, spread).Scan(&n)
+			return n == 2
+		})
+		b.stop(t, syscall.SIGKILL, time.Minute)
+		// Its 600 s test ends as soon as the other host is known lost.
+		testenv.WaitFor(t, 5*time.Minute, "the other part ended", finished(ids[:1]))
+		_, state, why := spreadOf(ids[0])
+		if state != "failed" || !strings.Contains(why, "load1") {
+			t.Errorf("the spread whose host died: %s: %s", state, why)
+		}
+		if j := fleetStatus(t, ctl, dsn).job(ids[0]); j.State != "cancelled" || !strings.Contains(j.LastError, "host load1 (part 1) was lost") {
+			t.Errorf("part 0's job: %s: %s", j.State, j.LastError)
+		}
+		rs, err := st.Runs(context.Background(), store.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.Plan == spread {
+				t.Errorf("a run of the failed spread was stored: %s %s", r.Test, r.Status)
+			}
+		}
+	})
+	_ = my
+}
