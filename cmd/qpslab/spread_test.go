@@ -82,6 +82,33 @@ func TestFleetSpread(t *testing.T) {
 		}
 	}
 
+	t.Run("refused before anything is queued", func(t *testing.T) {
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--load-hosts", "1", "--target", "my"}, "--load-hosts 1: give 2 or more"},
+			{[]string{"--load-hosts", "-3", "--target", "my"}, "--load-hosts -3"},
+			{[]string{"--load-hosts", "3", "--target", "my"}, "names 2 host(s) that are up"},
+			{[]string{"--load-hosts", "2"}, "name it with --target"},
+			{[]string{"--load-hosts", "2", "--target", "my", "--build", "mariadb-system"}, "--build"},
+			{[]string{"--load-hosts", "2", "--target", "my", "--attempts", "3"}, "tried once"},
+			{[]string{"--load-hosts", "2", "--target", "my", "--threads", "4,1"}, "cannot be spread over 2 hosts"},
+			{[]string{"--load-hosts", "2", "--target", "my", "--start-within", "100h"}, "--start-within 100h0m0s"},
+			{[]string{"--load-hosts", "2", "--target", "my", "--until-decided"}, "--until-decided"},
+			{[]string{"--target", "my", "--start-within", "1m"}, "give --load-hosts too"},
+		} {
+			args := append([]string{"fleet", "submit", "--store", dsn, "sysbench", "--hosts", "load", "--tests", "point-query_range=100", "--threads", "4"}, c.args...)
+			r := qpslabIn(t, ctl, args...)
+			if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("%v: exit %d, want one line with %q: %s", c.args, r.code, c.want, r.stderr)
+			}
+		}
+		if s := fleetStatus(t, ctl, dsn); len(s.Jobs) != 0 {
+			t.Errorf("%d jobs queued by refused submits", len(s.Jobs))
+		}
+	})
+
 	plan := []string{"sysbench", "--target", "my", "--load-hosts", "2", "--hosts", "load", "--tests", "point-query_range=100,read-only_range=10",
 		"--rows", "2000", "--threads", "4", "--read-secs", "2", "--warmup", "0", "--repeat", "1", "--start-within", "2m"}
 	ids := submit(t, ctl, dsn, plan...)

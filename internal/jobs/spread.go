@@ -56,6 +56,9 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	if err != nil {
 		return err
 	}
+	if p.UntilDecided {
+		return fmt.Errorf("--until-decided adds repeats as each host's results say, and a spread run's parts must run the same repeats: give --repeat N")
+	}
 	if len(p.Targets) != 1 {
 		return fmt.Errorf("--load-hosts spreads the load on one server: name it with --target (qpslab targets add registers it here)")
 	}
@@ -112,6 +115,9 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	if params["seed"] == "" {
 		params["seed"] = strconv.FormatUint(p.Seed, 10)
 	}
+	// Every part runs the same items: the repeats are fixed here (auto,
+	// on one target's pass, is one).
+	params["repeat"] = strconv.Itoa(max(p.Repeat, 1))
 	timeout := o.Timeout
 	if timeout == 0 {
 		var planned time.Duration
@@ -194,6 +200,12 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 	}
 	p.TargetDefs = map[string]target.Target{t.Name: t}
 	p.ID = sp.ID
+	// Each part draws its own keys: the plan's seed, moved by the part (the
+	// same seed on every host would send each the same rows in the same
+	// order).
+	if sp.Part != 0 {
+		p.Seed = (p.Seed + uint64(sp.Part)*0x9E3779B97F4A7C15) >> 1
+	}
 	fmt.Fprintf(e.Err, "spread %s: part %d of %d, claiming it\n", sp.ID, sp.Part, sp.Parts)
 	if err := fl.Claim(ctx, sp, name); err != nil {
 		return err
