@@ -410,3 +410,46 @@ func TestTargetsFromAnotherHost(t *testing.T) {
 	}
 	pg.stop(syscall.SIGINT)
 }
+
+// A target on this host (a server already running here, by its socket) is
+// measured as a sandbox is: the server's CPU and context switches per
+// operation are there, and its runs are not marked remote.
+func TestTargetOnThisHost(t *testing.T) {
+	h := newHome(t)
+	if r := qpslab(t, h, "server", "start", "mariadb-system", "default", "--name", "running"); r.code != 0 {
+		t.Fatalf("server start: %s", r.stderr)
+	}
+	defer qpslab(t, h, "server", "stop", "running")
+	sock := filepath.Join(h.Root, "sandboxes", "running", "run", "mysqld.sock")
+	if r := qpslab(t, h, "targets", "add", "here", "--flavor", "mariadb", "--socket", sock, "--user", "root"); r.code != 0 {
+		t.Fatalf("targets add: %s", r.stderr)
+	}
+	r := qpslab(t, h, "targets", "check", "here")
+	if r.code != 0 || !strings.Contains(r.stdout, "the server runs on this host (pid ") {
+		t.Fatalf("targets check: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	r = qpslab(t, h, "run", "sysbench", "--target", "here", "--tests", "point-query_range=100", "--rows", "2000", "--read-secs", "1",
+		"--warmup", "0", "--repeat", "1")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	st, err := store.Open(context.Background(), "", h.StoreFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(context.Background(), store.Filter{Test: "point-query_range=100"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	run := runs[0]
+	if run.HW == nil || run.HW.Remote || !strings.HasPrefix(run.Build, "here-") {
+		t.Fatalf("run %s: hw %+v", run.Label(), run.HW)
+	}
+	for _, f := range []string{"cpu/o", "cs/o", "server_cpu_us/o"} {
+		m, _ := result.Lookup(f)
+		if v, ok := m.Of(run); !ok || v <= 0 {
+			t.Errorf("%s: %v %v", f, v, ok)
+		}
+	}
+}

@@ -397,6 +397,11 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	if r := p.targets[b.Name]; r != nil {
 		p.logf("== target %s: %s %s at %s", r.Target.Name, r.Flavor.Describe().Title, r.Version, r.Target.Where())
 		st = sandbox.State{Name: r.Target.Name, Build: r.Label(), Flavor: r.Flavor, Version: r.Version, Config: target.Config, Endpoint: r.Endpoint}
+		// A target on this host is measured as a sandbox is: its process
+		// and the disk of the folder it runs in.
+		if st.PID, st.Datadir = target.Local(r.Target); st.PID > 0 {
+			p.logf("target %s runs on this host (pid %d, in %s): its CPU, context switches and disk are measured", r.Target.Name, st.PID, st.Datadir)
+		}
 	} else if p.Sandbox != "" {
 		if st, err = sandbox.Get(h, p.Sandbox); err != nil {
 			return nil, err
@@ -573,7 +578,7 @@ type measure struct {
 
 func (p *Plan) measureOf(st sandbox.State) measure {
 	m := measure{serverPID: st.PID, ep: st.Endpoint, counters: st.Flavor.Describe().Counters}
-	if r := p.targets[st.Build]; r != nil {
+	if r := p.targets[st.Build]; r != nil && st.PID == 0 {
 		m.remote = true
 		m.notes = append(m.notes, "target "+r.Target.Name+" runs on another host: its CPU, context switches, IO and memory per operation are not measured (only qpslab's client CPU is)")
 		return m

@@ -33,6 +33,10 @@ type Report struct {
 	// Missing are the privileges the user lacks that a run would use, each
 	// with what the run then does without.
 	Missing []string
+	// PID is the server's process where it runs on this host (Local), 0
+	// elsewhere; Dir the folder it runs in.
+	PID int
+	Dir string
 	// Endpoint is where runs connect: the target's, in its database, with
 	// its password.
 	Endpoint client.Endpoint
@@ -126,6 +130,7 @@ func Check(ctx context.Context, t Target) (Report, error) {
 			r.Missing = append(r.Missing, "PROCESS: the quiet wait before a read test cannot see InnoDB's purge (its history list length), and waits on the dirty pages alone")
 		}
 	}
+	r.PID, r.Dir = Local(t)
 	cr, err := counters.Open(ctx, t.Flavor.Describe().Counters, r.Endpoint, opts.TCP, counters.Selection{})
 	if err != nil {
 		r.Counters = oneLine(err).Error()

@@ -53,6 +53,10 @@ func WriteCheck(w io.Writer, r Report) {
 	} else {
 		fmt.Fprintf(w, "counters: not readable (%s): runs will lack them\n", r.Counters)
 	}
-	fmt.Fprintf(w, "host metrics: the server's CPU, context switches and IO per operation are not measured on a target (it runs on another host); qpslab's own client CPU is\n")
+	if r.PID > 0 {
+		fmt.Fprintf(w, "host metrics: the server runs on this host (pid %d, in %s): its CPU, context switches and disk per operation are measured\n", r.PID, r.Dir)
+	} else {
+		fmt.Fprintf(w, "host metrics: the server is not on this host (or not visible from it): its CPU, context switches and IO per operation are not measured; qpslab's own client CPU is\n")
+	}
 	fmt.Fprintf(w, "runs on it are labelled %s.%s\n", r.Label(), Config)
 }

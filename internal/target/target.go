@@ -101,8 +101,18 @@ func (t Target) Endpoint() (client.Endpoint, error) {
 	if err != nil {
 		return client.Endpoint{}, err
 	}
-	return client.Endpoint{Protocol: t.Protocol(), Host: t.Host, Port: t.Port, Socket: t.Socket,
+	port := t.Port
+	if t.Socket != "" && isPostgres(t.Flavor) {
+		port, _ = pgSocketPort(t.Socket) // the driver names the socket by its folder and port
+	}
+	return client.Endpoint{Protocol: t.Protocol(), Host: t.Host, Port: port, Socket: t.Socket,
 		User: t.User, Database: t.Database, Password: pw}, nil
+}
+
+// pgSocketPort is the port in a PostgreSQL socket's name (.s.PGSQL.5432).
+func pgSocketPort(sock string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(sock), ".s.PGSQL."))
+	return n, err == nil && strings.HasPrefix(filepath.Base(sock), ".s.PGSQL.") && n > 0 && n < 65536
 }
 
 // Spec is what `qpslab targets add` was given.
@@ -227,6 +237,9 @@ func (t Target) valid() error {
 	}
 	if t.Socket != "" && !filepath.IsAbs(t.Socket) {
 		return fmt.Errorf("--socket %s: give the socket's absolute path", quote(t.Socket))
+	}
+	if _, ok := pgSocketPort(t.Socket); t.Socket != "" && isPostgres(t.Flavor) && !ok {
+		return fmt.Errorf("--socket %s: give PostgreSQL's socket file, named for its port (e.g. /var/run/postgresql/.s.PGSQL.5432)", quote(t.Socket))
 	}
 	if t.User == "" || strings.ContainsAny(t.User, " '\"`\\") {
 		return fmt.Errorf("--user %s: give the account's name (no spaces or quotes)", quote(t.User))

@@ -35,6 +35,7 @@ func TestNewRefusesAndKeepsNoPassword(t *testing.T) {
 		{"port", target.Spec{Name: "a", Flavor: "mariadb", Host: "h", Port: 70000, PortSet: true}, []string{"--port 70000"}},
 		{"negative port", target.Spec{Name: "a", Flavor: "mariadb", Host: "h", Port: -1, PortSet: true}, []string{"--port -1"}},
 		{"relative socket", target.Spec{Name: "a", Flavor: "mariadb", Socket: "run/s.sock"}, []string{"absolute"}},
+		{"postgres socket folder", target.Spec{Name: "a", Flavor: "postgres", Socket: "/var/run/postgresql"}, []string{".s.PGSQL.5432"}},
 		{"port with socket", target.Spec{Name: "a", Flavor: "mariadb", Socket: "/s", Port: 1, PortSet: true}, []string{"--port goes with --host"}},
 		{"quoted user", target.Spec{Name: "a", Flavor: "mariadb", Host: "h", User: "x' OR 1"}, []string{"--user"}},
 		{"database", target.Spec{Name: "a", Flavor: "mariadb", Host: "h", Database: "x`; DROP DATABASE y"}, []string{"--database"}},
