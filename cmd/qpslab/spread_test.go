@@ -18,9 +18,11 @@ import (
 
 // A spread run: sysbench on a MariaDB that qpslab did not start (its own
 // command line, in the server's namespace), its load from two agents in
-// two other namespaces at once (fleet submit --target --load-hosts 2). The
-// two parts' runs merge into one run per test whose events are the sum of
-// the agents', with each agent's part kept; an agent killed mid-run fails
+// two other namespaces at once (fleet submit --target --load-hosts 2), and
+// a third agent on the server's "host" (the target's --agent) measuring
+// the server. The two load parts' runs merge into one run per test whose
+// events are the sum of the agents', with each agent's part kept and the
+// server's CPU per operation from the third; an agent killed mid-run fails
 // the spread whole, naming it, and nothing of that spread is merged.
 func TestFleetSpread(t *testing.T) {
 	hosts := testenv.Network(t, 2)
@@ -37,19 +39,20 @@ func TestFleetSpread(t *testing.T) {
 	}
 	db.Close()
 	dsn := fmt.Sprintf("postgres://%s@/fleet?host=%s&port=%d&sslmode=disable", ep.User, filepath.Dir(ep.Socket), ep.Port)
-	ctl, ha, hb := newHome(t), newHome(t), newHome(t)
+	ctl, ha, hb, hs := newHome(t), newHome(t), newHome(t), newHome(t)
 	my := startMariaDB(t, ctl, hosts)
 	if r := qpslabIn(t, ctl, "targets", "add", "my", "--flavor", "mariadb", "--host", hosts.ServerAddr, "--user", "bench",
-		"--password-env", "QPSLAB_TEST_TARGET_PW"); r.code != 0 {
+		"--password-env", "QPSLAB_TEST_TARGET_PW", "--agent", "dbhost"); r.code != 0 {
 		t.Fatalf("targets add: %s", r.stderr)
 	}
 	pw := []string{"QPSLAB_TEST_TARGET_PW=" + plantedPassword}
 	top := t
 	startAgentIn(t, top, hosts.Clients[0], pw, ha, dsn, "load0", "load")
 	b := startAgentIn(t, top, hosts.Clients[1], pw, hb, dsn, "load1", "load")
-	testenv.WaitFor(t, time.Minute, "both agents registered", func() bool {
+	startAgentIn(t, top, hosts.Server, pw, hs, dsn, "dbhost", "server")
+	testenv.WaitFor(t, time.Minute, "the agents registered", func() bool {
 		s := fleetStatus(t, ctl, dsn)
-		return s.host("load0").State == "idle" && s.host("load1").State == "idle"
+		return s.host("load0").State == "idle" && s.host("load1").State == "idle" && s.host("dbhost").State == "idle"
 	})
 	st, err := store.Open(context.Background(), dsn, "")
 	if err != nil {
@@ -112,8 +115,8 @@ func TestFleetSpread(t *testing.T) {
 	plan := []string{"sysbench", "--target", "my", "--load-hosts", "2", "--hosts", "load", "--tests", "point-query_range=100,read-only_range=10",
 		"--rows", "2000", "--threads", "4", "--read-secs", "2", "--warmup", "0", "--repeat", "1", "--start-within", "2m"}
 	ids := submit(t, ctl, dsn, plan...)
-	if len(ids) != 2 {
-		t.Fatalf("%d jobs for 2 load hosts", len(ids))
+	if len(ids) != 3 {
+		t.Fatalf("%d jobs for 2 load hosts and the server's", len(ids))
 	}
 	testenv.WaitFor(t, 5*time.Minute, "the spread's jobs finished", finished(ids))
 	s := fleetStatus(t, ctl, dsn)
@@ -160,8 +163,15 @@ func TestFleetSpread(t *testing.T) {
 		if strings.Join(hostsSeen, ",") != "load0,load1" || !strings.HasPrefix(r.Build, "my-") || r.Config != "target" {
 			t.Errorf("%s: parts from %v, label %s", test, hostsSeen, r.Label())
 		}
-		if r.HW == nil || !r.HW.Remote || r.Totals.Service.P99 <= 0 {
+		if r.HW == nil || r.HW.Remote || r.Totals.Service.P99 <= 0 {
 			t.Errorf("%s: hw %+v p99 %v", test, r.HW, r.Totals.Service.P99)
+		}
+		// The server's host, measured by its agent: its CPU per op.
+		for _, f := range []string{"cpu/o", "server_cpu_us/o", "client_cpu_us/o"} {
+			m, _ := result.Lookup(f)
+			if v, ok := m.Of(r); !ok || v <= 0 {
+				t.Errorf("%s: %s %v %v", test, f, v, ok)
+			}
 		}
 	}
 	loads := 0
@@ -184,12 +194,13 @@ func TestFleetSpread(t *testing.T) {
 		long = append(long, "--no-load")
 		ids := submit(t, ctl, dsn, long...)
 		spread, _, _ := spreadOf(ids[0])
-		// Both parts are measuring once both marked the first test ready
-		// to start (not only to open its connections).
-		testenv.WaitFor(t, 3*time.Minute, "both parts started the first test", func() bool {
+		// Every part is measuring once all three (the two load parts and
+		// the server's host) marked the first test ready to start (not
+		// only to open its connections).
+		testenv.WaitFor(t, 3*time.Minute, "every part started the first test", func() bool {
 			var n int
 			fdb.QueryRow(`SELECT count(*) FROM spread_marks WHERE spread = $1 AND item NOT LIKE '%/open'`, spread).Scan(&n)
-			return n == 2
+			return n == 3
 		})
 		b.stop(t, syscall.SIGKILL, time.Minute)
 		// Its 600 s test ends as soon as the other host is known lost.

@@ -15,7 +15,8 @@ func newTargetsCmd() *cobra.Command {
 		return jobs.TargetAdd(e, s, replace)
 	})
 	for name, v := range map[string]*string{"flavor": &s.Flavor, "dsn": &s.DSN, "host": &s.Host, "socket": &s.Socket,
-		"user": &s.User, "database": &s.Database, "password-env": &s.PasswordEnv, "password-file": &s.PasswordFile} {
+		"user": &s.User, "database": &s.Database, "password-env": &s.PasswordEnv, "password-file": &s.PasswordFile,
+		"agent": &s.Agent} {
 		add.Flags().StringVar(v, name, "", "")
 	}
 	add.Flags().IntVar(&s.Port, "port", 0, "")

@@ -25,10 +25,30 @@ type Spread struct {
 	Parts   int       `json:"parts"`
 	StartBy time.Time `json:"start_by"`
 	Hosts   []string  `json:"hosts"`
+	// Monitor, if set, is the agent on the target's host: one more part
+	// (numbered Parts) that runs no load and measures the server's host
+	// over each item's window.
+	Monitor string `json:"monitor,omitempty"`
 	// Target is the definition of the target the plan runs on (its
 	// internal/target form: where it listens, as whom, where the password
 	// is read from on each agent's host; never the password).
 	Target json.RawMessage `json:"target"`
+}
+
+// All is how many parts claim and mark: the load parts and the monitor.
+func (s Spread) All() int {
+	if s.Monitor != "" {
+		return s.Parts + 1
+	}
+	return s.Parts
+}
+
+// HostOf is the agent of part i (the monitor's for Parts).
+func (s Spread) HostOf(i int) string {
+	if i < len(s.Hosts) {
+		return s.Hosts[i]
+	}
+	return s.Monitor
 }
 
 // Spread states.
@@ -106,7 +126,7 @@ func (f *Fleet) Claim(ctx context.Context, sp Spread, host string) error {
 		if err != nil {
 			return false, err
 		}
-		if n == sp.Parts {
+		if n == sp.All() {
 			return true, nil
 		}
 		if late {
@@ -132,9 +152,9 @@ func (f *Fleet) unclaimed(ctx context.Context, sp Spread) ([]string, error) {
 		return nil, err
 	}
 	var out []string
-	for i, h := range sp.Hosts {
+	for i := range sp.All() {
 		if !slices.Contains(claimed, i) {
-			out = append(out, h)
+			out = append(out, sp.HostOf(i))
 		}
 	}
 	return out, nil
@@ -163,7 +183,7 @@ func (f *Fleet) Ready(ctx context.Context, sp Spread, item string, lead time.Dur
 		if err := f.pool.QueryRow(ctx, `SELECT count(*), max(ready) FROM spread_marks WHERE spread = $1 AND item = $2`, sp.ID, item).Scan(&n, &last); err != nil {
 			return false, err
 		}
-		if n < sp.Parts || last == nil {
+		if n < sp.All() || last == nil {
 			return false, nil
 		}
 		t, err := time.Parse(time.RFC3339Nano, *last)
@@ -194,9 +214,10 @@ func (f *Fleet) PutRun(ctx context.Context, sp Spread, item string, run []byte) 
 	return nil
 }
 
-// Runs waits for every part's run of item and returns them by part.
+// Runs waits for every part's run of item and returns them by part (the
+// monitor's last).
 func (f *Fleet) Runs(ctx context.Context, sp Spread, item string) ([][]byte, error) {
-	out := make([][]byte, sp.Parts)
+	out := make([][]byte, sp.All())
 	err := f.poll(ctx, sp, func(ctx context.Context) (bool, error) {
 		rows, err := f.pool.Query(ctx, `SELECT part, run FROM spread_marks WHERE spread = $1 AND item = $2 AND run <> ''`, sp.ID, item)
 		if err != nil {
@@ -210,12 +231,12 @@ func (f *Fleet) Runs(ctx context.Context, sp Spread, item string) ([][]byte, err
 			if err := rows.Scan(&part, &run); err != nil {
 				return false, err
 			}
-			if part >= 0 && part < sp.Parts {
+			if part >= 0 && part < sp.All() {
 				out[part] = []byte(run)
 				n++
 			}
 		}
-		return n == sp.Parts, rows.Err()
+		return n == sp.All(), rows.Err()
 	}, func(ctx context.Context) ([]int, error) {
 		rows, err := f.pool.Query(ctx, `SELECT part FROM spread_marks WHERE spread = $1 AND item = $2 AND run <> ''`, sp.ID, item)
 		if err != nil {
@@ -313,7 +334,8 @@ func (f *Fleet) lostPart(ctx context.Context, sp Spread, have func(context.Conte
 	if err != nil {
 		return err
 	}
-	for part, name := range sp.Hosts {
+	for part := range sp.All() {
+		name := sp.HostOf(part)
 		if slices.Contains(done, part) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/metrics"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
@@ -97,8 +100,18 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	}
 	var hosts []fleet.Host
 	for _, h := range all {
-		if h.State != fleet.Lost && h.State != fleet.Stopped && len(hosts) < o.LoadHosts {
+		if h.State != fleet.Lost && h.State != fleet.Stopped && len(hosts) < o.LoadHosts && h.Name != t.Agent {
 			hosts = append(hosts, h)
+		}
+	}
+	if t.Agent != "" {
+		// The agent on the server's host measures it, and loads nothing.
+		m, err := fl.Resolve(ctx, []string{t.Agent})
+		if err != nil {
+			return fmt.Errorf("target %s's --agent: %w", t.Name, err)
+		}
+		if m[0].State == fleet.Lost || m[0].State == fleet.Stopped {
+			return fmt.Errorf("target %s's agent %s is %s: start it on the server's host, or register the target without --agent", t.Name, t.Agent, m[0].State)
 		}
 	}
 	if len(hosts) < o.LoadHosts {
@@ -133,12 +146,19 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	b := make([]byte, 4)
 	rand.Read(b)
 	id := "spread-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
-	sp := fleet.Spread{ID: id, Parts: o.LoadHosts, StartBy: time.Now().Add(clock.Offset).Add(within), Hosts: hostNames(hosts), Target: def}
+	sp := fleet.Spread{ID: id, Parts: o.LoadHosts, StartBy: time.Now().Add(clock.Offset).Add(within), Hosts: hostNames(hosts), Target: def,
+		Monitor: t.Agent}
 	var jobs []fleet.Job
 	for i, h := range hosts {
 		part := sp
 		part.Part = i
 		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Files: files, Host: h.Name, Timeout: timeout.Seconds(),
+			Batch: id, Spread: &part})
+	}
+	if sp.Monitor != "" {
+		part := sp
+		part.Part = sp.Parts
+		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Files: files, Host: sp.Monitor, Timeout: timeout.Seconds(),
 			Batch: id, Spread: &part})
 	}
 	ids, err := fl.SubmitSpread(ctx, jobs)
@@ -149,6 +169,9 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 		id, s.Name(), t.Name, len(hosts), strings.Join(sp.Hosts, ", "), within)
 	for i, h := range hosts {
 		fmt.Fprintf(e.Out, "job %d: part %d of %d on %s, timeout %s\n", ids[i], i, len(hosts), h.Name, timeout)
+	}
+	if sp.Monitor != "" {
+		fmt.Fprintf(e.Out, "job %d: the server's host, measured by %s, timeout %s\n", ids[len(ids)-1], sp.Monitor, timeout)
 	}
 	return nil
 }
@@ -213,6 +236,9 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 	if err := p.Resolve(ctx, h); err != nil {
 		return err
 	}
+	if sp.Part == sp.Parts {
+		return monitorSpread(ctx, e, fl, sp, p, t)
+	}
 	p.Share = &plan.Share{Part: sp.Part, Parts: sp.Parts, Ready: func(ctx context.Context, key string) (time.Time, error) {
 		return fl.Ready(ctx, sp, key, spreadLead)
 	}}
@@ -264,9 +290,12 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 				return fmt.Errorf("part %d's run of %s: %w", i, key, err)
 			}
 		}
-		m, err := engine.MergeConcurrent(parts, sp.Hosts)
+		m, err := engine.MergeConcurrent(parts[:sp.Parts], sp.Hosts)
 		if err != nil {
 			return err
+		}
+		if sp.Monitor != "" {
+			serverHost(m, parts[sp.Parts].HW, sp.Monitor)
 		}
 		delete(m.Params, plan.ItemParam)
 		m.Plan = sp.ID
@@ -300,4 +329,95 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 		report.RunLine(e.Err, *m) // each host's part beneath: a host that could not keep up shows
 	}
 	return nil
+}
+
+// monitorSpread is the part of a spread run on the target's own host: it
+// loads nothing; at each measured item it starts with the load parts and
+// samples the server's process and the disk of its folder over the item's
+// window (after its warm-up, for its seconds), and keeps that as its run,
+// whose hardware part 0 puts in the merged run (serverHost).
+func monitorSpread(ctx context.Context, e Env, fl *fleet.Fleet, sp fleet.Spread, p *plan.Plan, t target.Target) error {
+	pid, dir := target.Local(t)
+	if pid == 0 {
+		return fmt.Errorf("agent %s is to measure target %s's host, and no process here listens at %s: run the target's --agent on the server's host", sp.Monitor, t.Name, t.Where())
+	}
+	disks, derr := metrics.DisksOf(host.Real, dir)
+	fmt.Fprintf(e.Err, "spread %s: measuring the server (pid %d, in %s) for the %d load host(s)\n", sp.ID, pid, dir, sp.Parts)
+	for _, it := range p.Items() {
+		st := p.Steps.Steps[it.Step]
+		if st.Task != nil {
+			continue
+		}
+		key := plan.ShareKey(st.Test, it.Threads, strconv.Itoa(it.Repeat))
+		if _, err := fl.Ready(ctx, sp, key+"/open", spreadLead); err != nil {
+			return err
+		}
+		at, err := fl.Ready(ctx, sp, key, spreadLead)
+		if err != nil {
+			return err
+		}
+		smp, err := metrics.NewSampler(metrics.Spec{Roots: host.Real, ServerPID: pid, Disks: disks})
+		if err != nil {
+			return err
+		}
+		if err := sleepUntil(ctx, at.Add(p.Warmup)); err != nil {
+			return err
+		}
+		smp.Open()
+		err = sleepUntil(ctx, time.Now().Add(st.Seconds))
+		smp.Close()
+		if err != nil {
+			return err
+		}
+		var notes []string
+		if derr != nil {
+			notes = append(notes, "no disk metrics: "+derr.Error())
+		}
+		hw := smp.Result(1, "", nil, notes)
+		run := result.Run{Suite: p.Suite.Name(), Test: st.Test, Status: result.OK, HW: hw, Params: map[string]string{plan.ItemParam: key}}
+		b, err := json.Marshal(run)
+		if err != nil {
+			return err
+		}
+		if err := fl.PutRun(ctx, sp, key, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-time.After(time.Until(t)):
+		return nil
+	}
+}
+
+// serverHost puts what the agent on the server's host measured over the
+// window into the merged run m: the host's and the server's CPU, context
+// switches and disk per operation at the run's rate, as a local run has
+// them; the client CPU per op stays the load hosts'.
+func serverHost(m *result.Run, hw *result.HW, agent string) {
+	if !hw.Measured() {
+		if m.HW != nil && hw != nil {
+			m.HW.Notes = append(m.HW.Notes, "the server's host ("+agent+") measured nothing: "+strings.Join(hw.Notes, "; "))
+		}
+		return
+	}
+	out := *hw
+	client := math.NaN()
+	if m.HW != nil && !m.HW.NoCPUTime {
+		client = m.HW.ClientCPUUsOp
+		out.Op = m.HW.Op
+	}
+	metrics.PerOp(&out, m.Totals.Reported)
+	out.ClientCPUUsOp, out.NoCPUTime = 0, false
+	if !math.IsNaN(client) {
+		out.ClientCPUUsOp = client
+	}
+	out.Remote = false
+	out.Notes = append(append([]string(nil), hw.Notes...), fmt.Sprintf("the server's host measured by agent %s; the load from %d client hosts (their client CPU in the run's parts)", agent, len(m.Parts)))
+	m.HW = &out
 }

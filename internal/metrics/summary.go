@@ -77,6 +77,14 @@ func Summarize(snaps []Snapshot, w Window) *result.HW {
 // perOp normalises hw's averages per operation at ops operations per
 // second: the reference's cpu/o, cs/o, r/o, rKB/o, wKB/o (the disk's only
 // when it was measured) and CPU µs per op.
+// PerOp sets hw's per-op figures at opsPerSec from its averages: the cost
+// of a window measured by one process (the server's host's agent in a
+// spread run) of the ops another counted.
+func PerOp(hw *result.HW, opsPerSec float64) {
+	hw.OpsPerSec = opsPerSec
+	perOp(hw, opsPerSec, !hw.NoDisk)
+}
+
 func perOp(hw *result.HW, ops float64, disk bool) {
 	if ops <= 0 {
 		return

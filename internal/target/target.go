@@ -58,7 +58,11 @@ type Target struct {
 	// from, PasswordFile the file (its first line); neither: no password.
 	PasswordEnv  string    `yaml:"password_env,omitempty"`
 	PasswordFile string    `yaml:"password_file,omitempty"`
-	Added        time.Time `yaml:"added"`
+	// Agent is the fleet agent that runs on the target's host, if one
+	// does: a spread run's load hosts are others, and it measures the
+	// server's CPU, context switches and disk over each window.
+	Agent string    `yaml:"agent,omitempty"`
+	Added time.Time `yaml:"added"`
 }
 
 // Protocol is the wire protocol of the target's flavor.
@@ -121,6 +125,7 @@ type Spec struct {
 	Port                                            int
 	PortSet                                         bool
 	PasswordEnv, PasswordFile                       string
+	Agent                                           string
 }
 
 const (
@@ -132,6 +137,7 @@ var (
 	nameRE     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_+-]*$`)
 	databaseRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 	envRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	agentRE    = regexp.MustCompile(`^[a-z0-9]+(?:[_-][a-z0-9]+)*$`) // as fleet.ValidName
 )
 
 // ValidName checks a target's name: letters, digits and _ + - (no dot: the
@@ -153,7 +159,7 @@ func New(s Spec) (Target, error) {
 		return Target{}, err
 	}
 	t := Target{Name: s.Name, Host: s.Host, Port: s.Port, Socket: s.Socket, User: s.User, Database: s.Database,
-		PasswordEnv: s.PasswordEnv, PasswordFile: s.PasswordFile}
+		PasswordEnv: s.PasswordEnv, PasswordFile: s.PasswordFile, Agent: s.Agent}
 	switch f := build.Flavor(s.Flavor); {
 	case s.Flavor == "":
 		return Target{}, fmt.Errorf("name the server's flavor with --flavor: mariadb, mysql or postgres")
@@ -246,6 +252,9 @@ func (t Target) valid() error {
 	}
 	if !databaseRE.MatchString(t.Database) {
 		return fmt.Errorf("--database %s: give a plain database name (letters, digits and _, at most 63), e.g. %s", quote(t.Database), DefaultDatabase)
+	}
+	if t.Agent != "" && (len(t.Agent) > 40 || !agentRE.MatchString(t.Agent)) {
+		return fmt.Errorf("--agent %s: give the name of the fleet agent on the server's host (qpslab fleet hosts lists them)", quote(t.Agent))
 	}
 	if t.PasswordEnv != "" && (!envRE.MatchString(t.PasswordEnv) || len(t.PasswordEnv) > maxField) {
 		return fmt.Errorf("--password-env %s: give the name of an environment variable (letters, digits and _), not the password", quote(t.PasswordEnv))
