@@ -56,8 +56,8 @@ type Target struct {
 	Database string       `yaml:"database"`
 	// PasswordEnv names the environment variable the password is read
 	// from, PasswordFile the file (its first line); neither: no password.
-	PasswordEnv  string    `yaml:"password_env,omitempty"`
-	PasswordFile string    `yaml:"password_file,omitempty"`
+	PasswordEnv  string `yaml:"password_env,omitempty"`
+	PasswordFile string `yaml:"password_file,omitempty"`
 	// Agent is the fleet agent that runs on the target's host, if one
 	// does: a spread run's load hosts are others, and it measures the
 	// server's CPU, context switches and disk over each window.
