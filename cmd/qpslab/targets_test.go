@@ -314,6 +314,7 @@ func TestTargetsFromAnotherHost(t *testing.T) {
 		bad(nil, "spread its load over hosts with --load-hosts K", "fleet", "submit", "sysbench", "--target", "my", "--hosts", "any")
 		bad(nil, "--build and --target exclude each other", "run", "sysbench", "--target", "my", "--build", "mariadb-system")
 		bad(nil, "--restore snapshot", "run", "sysbench", "--target", "my", "--restore", "snapshot")
+		bad(nil, "is not on this host", "run", "sysbench", "--target", "my", "--pmp", "1")
 		// Someone else's tables in the database a target names: refused,
 		// and left as they are.
 		execAll(t, root, "CREATE DATABASE theirs", "CREATE TABLE theirs.orders (id INT PRIMARY KEY)", "INSERT INTO theirs.orders VALUES (1)",
@@ -428,8 +429,8 @@ func TestTargetOnThisHost(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "the server runs on this host (pid ") {
 		t.Fatalf("targets check: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	r = qpslab(t, h, "run", "sysbench", "--target", "here", "--tests", "point-query_range=100", "--rows", "2000", "--read-secs", "1",
-		"--warmup", "0", "--repeat", "1")
+	r = qpslab(t, h, "run", "sysbench", "--target", "here", "--tests", "point-query_range=100", "--rows", "2000", "--read-secs", "2",
+		"--warmup", "0", "--repeat", "1", "--pmp", "0.5")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
 	}
@@ -438,7 +439,7 @@ func TestTargetOnThisHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	runs, err := st.Runs(context.Background(), store.Filter{Test: "point-query_range=100"})
+	runs, err := st.Runs(context.Background(), store.Filter{Test: "point-query_range=100", Stacks: true})
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("%d runs, %v", len(runs), err)
 	}
@@ -451,5 +452,8 @@ func TestTargetOnThisHost(t *testing.T) {
 		if v, ok := m.Of(run); !ok || v <= 0 {
 			t.Errorf("%s: %v %v", f, v, ok)
 		}
+	}
+	if s, ok := run.StacksOf("pmp"); !ok || s.Captures < 2 || len(s.Stacks) == 0 {
+		t.Errorf("the local target's stacks (--pmp): %+v %v", s, ok)
 	}
 }
