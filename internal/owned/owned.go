@@ -171,10 +171,12 @@ func Claim(ctx context.Context, p client.Protocol, conn client.Conn, database st
 		}
 		return false, nil
 	}
-	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
+	// The registry itself is not counted: another qpslab claiming the
+	// database at once (a part of a spread run) may have just made it.
+	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> '" + Registry + "'"
 	if p == client.Postgres {
 		q = "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace " +
-			"WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+			"WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname <> '" + Registry + "'"
 	}
 	n, err := client.Scalar(ctx, conn, q)
 	if err != nil {
@@ -184,6 +186,11 @@ func Claim(ctx context.Context, p client.Protocol, conn client.Conn, database st
 		return false, fmt.Errorf("database %s holds %d tables qpslab did not create (it has no %s): qpslab works only in a database of its own; name an empty or new one with --database", database, n, Registry)
 	}
 	if _, err := conn.Exec(ctx, createRegistry); err != nil {
+		// PostgreSQL's IF NOT EXISTS does not hold against another session
+		// creating the table at the same moment: it is there now, claimed.
+		if reg, rerr := Exists(ctx, p, conn, Registry); rerr == nil && reg {
+			return false, nil
+		}
 		return false, fmt.Errorf("create %s in database %s (the user needs CREATE there): %w", Registry, database, err)
 	}
 	return true, nil

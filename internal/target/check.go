@@ -87,10 +87,17 @@ func Check(ctx context.Context, t Target) (Report, error) {
 			return r, fmt.Errorf("target %s: look up database %s: %v", t.Name, t.Database, oneLine(err))
 		}
 		if n == 0 {
-			if _, err := conn.Exec(ctx, "CREATE DATABASE `"+t.Database+"`"); err != nil {
+			_, err := conn.Exec(ctx, "CREATE DATABASE `"+t.Database+"`")
+			switch {
+			case existsAlready(err):
+				// Created since it was looked up (another part of a spread
+				// run checking the target at once): whose tables it holds
+				// is Claim's to judge.
+			case err != nil:
 				return r, createErr(t, err)
+			default:
+				r.Created = true
 			}
-			r.Created = true
 		}
 		if _, err := conn.Exec(ctx, "USE `"+t.Database+"`"); err != nil {
 			return r, fmt.Errorf("target %s: use database %s (the user needs privileges on it): %v", t.Name, t.Database, oneLine(err))
@@ -98,7 +105,9 @@ func Check(ctx context.Context, t Target) (Report, error) {
 	case r.Created:
 		if _, err := conn.Exec(ctx, `CREATE DATABASE "`+t.Database+`"`); err != nil {
 			r.Created = false
-			return r, createErr(t, err)
+			if !existsAlready(err) { // else created since the log-in (another part of a spread run)
+				return r, createErr(t, err)
+			}
 		}
 		conn.Close()
 		if conn, err = client.Dial(ctx, r.Endpoint, opts); err != nil {
@@ -160,6 +169,16 @@ func (r *Report) identify(ctx context.Context, conn client.Conn) error {
 		return fmt.Errorf("target %s is registered as %s and the server is %s %s: register it again with --flavor %s --replace", t.Name, t.Flavor.Describe().Title, r.Flavor.Describe().Title, r.Version, r.Flavor)
 	}
 	return nil
+}
+
+// existsAlready is a CREATE DATABASE refused because the database is there
+// (MySQL 1007, PostgreSQL 42P04, or 23505 on pg_database's name index when
+// another session created it at the same moment).
+func existsAlready(err error) bool {
+	var me *mysql.MySQLError
+	var pe *pgconn.PgError
+	return errors.As(err, &me) && me.Number == 1007 ||
+		errors.As(err, &pe) && (pe.Code == "42P04" || pe.Code == "23505" && pe.ConstraintName == "pg_database_datname_index")
 }
 
 func noDatabase(err error) bool {

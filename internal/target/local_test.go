@@ -2,6 +2,7 @@ package target_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/target"
@@ -26,9 +27,28 @@ func TestLocalServer(t *testing.T) {
 					t.Errorf("%s: pid %d in %s, want %d in %s", tg.Name, pid, dir, srv.PID, srv.Datadir)
 				}
 			}
-			r, err := target.Check(context.Background(), target.Target{Name: "here", Flavor: srv.Flavor, Socket: ep.Socket, User: ep.User, Database: "qpslab_t"})
-			if err != nil || r.PID != srv.PID || !r.Created {
-				t.Errorf("check: pid %d created %v: %v", r.PID, r.Created, err)
+			// Several qpslab processes checking a new target at once (the
+			// parts of a spread run) all pass, and one created the database.
+			reports := make([]target.Report, 4)
+			errs := make([]error, 4)
+			var wg sync.WaitGroup
+			for i := range reports {
+				wg.Go(func() {
+					reports[i], errs[i] = target.Check(context.Background(), target.Target{Name: "here", Flavor: srv.Flavor, Socket: ep.Socket, User: ep.User, Database: "qpslab_t"})
+				})
+			}
+			wg.Wait()
+			created := 0
+			for i, r := range reports {
+				if errs[i] != nil || r.PID != srv.PID {
+					t.Errorf("check %d: pid %d: %v", i, r.PID, errs[i])
+				}
+				if r.Created {
+					created++
+				}
+			}
+			if created != 1 {
+				t.Errorf("%d checks created the database", created)
 			}
 			if pid, _ := target.Local(target.Target{Name: "none", Flavor: srv.Flavor, Host: "127.0.0.1", Port: 1, User: ep.User}); pid != 0 {
 				t.Errorf("port 1: pid %d", pid)
