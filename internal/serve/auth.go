@@ -87,16 +87,24 @@ func CreateToken(ctx context.Context, st *store.Store, name string, scopes []str
 type auth struct {
 	s  *Server
 	mu sync.Mutex
-	// failed holds a limiter per key that failed to authenticate: a token
-	// id (a wrong secret, or a revoked token), or for a token too
-	// malformed to name one, the peer's address. A key with no attempt
-	// left is answered 429 before its token is read; other ids, and so a
-	// valid token from the same address, are not.
+	// failed holds a limiter per client address that failed to
+	// authenticate (the peer: with --trusted-proxy, the client a trusted
+	// proxy names), at most maxFailKeys of them. Token ids are no key:
+	// they are not secret (403 messages, logs and audit lines show them),
+	// so a stranger could spend a victim's attempts.
 	failed map[string]*limitEntry
-	// ceiling is every key's failures together: guessing over many ids
-	// is bounded too. While it is spent, every token is answered 429.
+	// ceiling is every address's failures together: guessing from many
+	// addresses is bounded too.
 	ceiling *rate.Limiter
+	// A valid token is never refused for anyone's failures: every token
+	// is checked, and the limits only turn a failed attempt's 401 into a
+	// 429 (a token's secret, 32 random bytes, cannot be guessed; the
+	// limits slow a client that keeps failing and say so).
 }
+
+// maxFailKeys bounds the addresses whose failures are counted apart;
+// past it, a new address's failures count in the ceiling alone.
+const maxFailKeys = 10000
 
 type limitEntry struct {
 	lim  *rate.Limiter
@@ -122,48 +130,46 @@ func (e *errAuth) Error() string { return e.msg }
 // idRE finds the id a token names, whether or not the rest is well formed.
 var idRE = regexp.MustCompile(`^qpslab_([0-9a-f]{12})_`)
 
-// failKey is what a failed attempt with tok from peer counts against: the
-// id the token names, or the peer for a token that names none.
-func failKey(tok, peer string) (key, id string) {
+// tokenID is the id tok names, for the log ("" for none).
+func tokenID(tok string) string {
 	if m := idRE.FindStringSubmatch(tok); m != nil {
-		return "id " + m[1], m[1]
-	}
-	return "peer " + peer, ""
-}
-
-// limited says why key may not try now: "" when it may.
-func (a *auth) limited(key string) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if e, ok := a.failed[key]; ok && e.lim.Tokens() < 1 {
-		return "too many failed attempts with this " + strings.Fields(key)[0] + ": wait a minute and try again with a valid token"
-	}
-	if a.ceiling.Tokens() < 1 {
-		return "too many failed attempts to authenticate on this server: wait a minute and try again"
+		return m[1]
 	}
 	return ""
 }
 
-// fail spends one of key's failed attempts, and one of the ceiling's.
-func (a *auth) fail(key string) {
+// fail spends one of peer's failed attempts and one of the ceiling's, and
+// says why the attempt is answered 429 ("": 401): peer had none left, or
+// the ceiling is spent.
+func (a *auth) fail(peer string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := time.Now()
-	e, ok := a.failed[key]
+	e, ok := a.failed[peer]
 	if !ok {
-		if len(a.failed) > 10000 { // forget keys whose limiter has refilled
+		if len(a.failed) >= maxFailKeys { // forget addresses whose limiter has refilled
 			for k, v := range a.failed {
 				if now.Sub(v.seen) > time.Duration(a.s.o.FailedAuthBurst)*a.s.o.FailedAuthEvery {
 					delete(a.failed, k)
 				}
 			}
 		}
-		e = &limitEntry{lim: rate.NewLimiter(rate.Every(a.s.o.FailedAuthEvery), a.s.o.FailedAuthBurst)}
-		a.failed[key] = e
+		if len(a.failed) < maxFailKeys {
+			e = &limitEntry{lim: rate.NewLimiter(rate.Every(a.s.o.FailedAuthEvery), a.s.o.FailedAuthBurst)}
+			a.failed[peer] = e
+		}
 	}
-	e.seen = now
-	e.lim.Allow()
-	a.ceiling.Allow()
+	ceiling := a.ceiling.Allow()
+	if e != nil {
+		e.seen = now
+		if !e.lim.Allow() {
+			return "too many failed attempts from this address: wait a minute and try again with a valid token"
+		}
+	}
+	if !ceiling {
+		return "too many failed attempts to authenticate on this server: wait a minute and try again with a valid token"
+	}
+	return ""
 }
 
 // check finds the token tok and requires scope of it. A token that is
@@ -171,29 +177,27 @@ func (a *auth) fail(key string) {
 // tried and the peer.
 func (a *auth) check(ctx context.Context, r *http.Request, tok, scope string) (store.Token, error) {
 	peer := a.s.peer(r)
-	key, id := failKey(tok, peer)
+	id := tokenID(tok)
 	if id == "" {
 		id = "(none: malformed)"
 	}
-	if why := a.limited(key); why != "" {
-		a.s.logf("auth: token id %s from %s refused: %s", id, peer, why)
-		return store.Token{}, &errAuth{http.StatusTooManyRequests, why}
+	failed := func(what string) (store.Token, error) {
+		if why := a.fail(peer); why != "" {
+			a.s.logf("auth: token id %s from %s: %s, refused: %s", id, peer, what, why)
+			return store.Token{}, &errAuth{http.StatusTooManyRequests, why}
+		}
+		a.s.logf("auth: token id %s from %s: %s", id, peer, what)
+		return store.Token{}, &errAuth{http.StatusUnauthorized, "the token is not valid (wrong, revoked or mistyped): create one with qpslab tokens create NAME --scope " + scope}
 	}
-	bad := &errAuth{http.StatusUnauthorized, "the token is not valid (wrong, revoked or mistyped): create one with qpslab tokens create NAME --scope " + scope}
 	if !tokenRE.MatchString(tok) {
-		a.fail(key)
-		a.s.logf("auth: token id %s from %s: malformed", id, peer)
-		return store.Token{}, bad
+		return failed("malformed")
 	}
 	t, err := a.s.st.TokenByHash(ctx, hashToken(tok))
-	if errors.Is(err, store.ErrNoToken) || (err == nil && !t.Revoked.IsZero()) {
-		a.fail(key)
-		why := "wrong"
-		if err == nil {
-			why = "revoked"
-		}
-		a.s.logf("auth: token id %s from %s: %s", id, peer, why)
-		return store.Token{}, bad
+	if errors.Is(err, store.ErrNoToken) {
+		return failed("wrong")
+	}
+	if err == nil && !t.Revoked.IsZero() {
+		return failed("revoked")
 	}
 	if err != nil {
 		return store.Token{}, err

@@ -68,11 +68,11 @@ type Options struct {
 	// Log receives one line per request and what the server does on its
 	// own (alerts, errors); never a token.
 	Log io.Writer
-	// FailedAuthBurst failed attempts with one token id (or, for a
-	// malformed token, from one peer) are allowed, then one per
-	// FailedAuthEvery (defaults 10 and 6 s); FailedAuthCeiling failed
-	// attempts of all ids together, then one per FailedAuthCeilingEvery
-	// (defaults 100 and 0.6 s).
+	// FailedAuthBurst failed attempts from one client address are
+	// answered 401, then one per FailedAuthEvery (defaults 10 and 6 s),
+	// and FailedAuthCeiling of all addresses together, then one per
+	// FailedAuthCeilingEvery (defaults 100 and 0.6 s); past them a
+	// failed attempt is answered 429. A valid token always gets in.
 	FailedAuthBurst        int
 	FailedAuthEvery        time.Duration
 	FailedAuthCeiling      int
