@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -55,10 +53,7 @@ func MergeConcurrent(parts []*result.Run, hosts []string) (*result.Run, error) {
 	out.Threads = 0
 	t := &out.Totals
 	*t = result.Totals{ReportedUnit: first.Totals.ReportedUnit, Series: first.Totals.Series}
-	svc, resp := newHist(), newHist()
-	ops := map[string]*opMerge{}
-	var kinds []string
-	closed := true
+	lat, kinds := newLatencies(), &kindSet{}
 	var clientUs, clientOps float64
 	status := result.OK
 	for i, p := range parts {
@@ -68,29 +63,12 @@ func MergeConcurrent(parts []*result.Run, hosts []string) (*result.Run, error) {
 		out.Ended = maxTime(out.Ended, p.Ended)
 		out.Duration = max(out.Duration, p.Duration)
 		t.Seconds = max(t.Seconds, pt.Seconds)
-		t.Events += pt.Events
-		t.Statements += pt.Statements
-		t.Rows += pt.Rows
-		t.Errors += pt.Errors
-		t.Retries += pt.Retries
-		t.Late += pt.Late
+		addCounts(t, pt)
 		t.MaxBacklog += pt.MaxBacklog
 		t.Reported += pt.Reported
-		mergeEncoded(svc, pt.ServiceHist)
-		if len(pt.ResponseHist) > 0 {
-			closed = false
-			mergeEncoded(resp, pt.ResponseHist)
-		} else {
-			mergeEncoded(resp, pt.ServiceHist)
-		}
+		lat.add(pt.ServiceHist, pt.ResponseHist)
 		for _, o := range pt.Ops {
-			m := ops[o.Kind]
-			if m == nil {
-				m = &opMerge{svc: newHist(), resp: newHist()}
-				ops[o.Kind] = m
-				kinds = append(kinds, o.Kind)
-			}
-			m.add(o.OpSample)
+			kinds.add(o.OpSample)
 		}
 		part := result.Part{Host: hosts[i], Threads: p.Threads, Events: pt.Events, Statements: pt.Statements,
 			Seconds: pt.Seconds, Reported: pt.Reported, P99: pt.Service.P99, Status: p.Status, Error: p.Error, NoClientCPU: true}
@@ -113,20 +91,7 @@ func MergeConcurrent(parts []*result.Run, hosts []string) (*result.Run, error) {
 		out.Error = ""
 	}
 	out.Samples = mergeSeconds(parts)
-	t.Service, t.ServiceHist = summarize(svc), encode(svc)
-	if closed {
-		t.Response = t.Service
-	} else {
-		t.Response, t.ResponseHist = summarize(resp), encode(resp)
-	}
-	for _, k := range kinds {
-		t.Ops = append(t.Ops, ops[k].totals(k, closed, t.Seconds))
-	}
-	if t.Seconds > 0 {
-		t.TPS = float64(t.Events) / t.Seconds
-		t.QPS = float64(t.Statements) / t.Seconds
-		t.RowsPerSec = float64(t.Rows) / t.Seconds
-	}
+	finishTotals(t, lat, kinds)
 	// The hardware: only the clients' CPU per op adds up over hosts (each
 	// host's us, sy, cs and disk are its own); the server's host is not
 	// one of them.
@@ -145,52 +110,13 @@ func MergeConcurrent(parts []*result.Run, hosts []string) (*result.Run, error) {
 	return &out, nil
 }
 
-// opMerge is one operation kind's counts and histograms over parts.
-type opMerge struct {
-	count, errors int64
-	svc, resp     *hdrhistogram.Histogram
-	open          bool
-}
-
-func (m *opMerge) add(o result.OpSample) {
-	m.count += o.Count
-	m.errors += o.Errors
-	mergeEncoded(m.svc, o.ServiceHist)
-	if len(o.ResponseHist) > 0 {
-		m.open = true
-		mergeEncoded(m.resp, o.ResponseHist)
-	} else {
-		mergeEncoded(m.resp, o.ServiceHist)
-	}
-}
-
-func (m *opMerge) sample(k string, closed bool) result.OpSample {
-	o := result.OpSample{Kind: k, Count: m.count, Errors: m.errors, Service: summarize(m.svc), ServiceHist: encode(m.svc)}
-	if closed {
-		o.Response = o.Service
-	} else {
-		o.Response, o.ResponseHist = summarize(m.resp), encode(m.resp)
-	}
-	return o
-}
-
-func (m *opMerge) totals(k string, closed bool, seconds float64) result.OpTotals {
-	ot := result.OpTotals{OpSample: m.sample(k, closed)}
-	if seconds > 0 {
-		ot.Rate = float64(ot.Count) / seconds
-	}
-	return ot
-}
-
 // mergeSeconds adds up each second of the parts: second s of every part
 // began at the same time (the parts began together, within MaxSkew).
 func mergeSeconds(parts []*result.Run) []result.Sample {
 	type second struct {
-		s         result.Sample
-		svc, resp *hdrhistogram.Histogram
-		open      bool
-		ops       map[string]*opMerge
-		kinds     []string
+		s     result.Sample
+		lat   *latencies
+		kinds kindSet
 	}
 	by := map[int]*second{}
 	var order []int
@@ -198,7 +124,7 @@ func mergeSeconds(parts []*result.Run) []result.Sample {
 		for _, smp := range p.Samples {
 			m := by[smp.Second]
 			if m == nil {
-				m = &second{s: result.Sample{Second: smp.Second}, svc: newHist(), resp: newHist(), ops: map[string]*opMerge{}}
+				m = &second{s: result.Sample{Second: smp.Second}, lat: newLatencies()}
 				by[smp.Second] = m
 				order = append(order, smp.Second)
 			}
@@ -211,21 +137,9 @@ func mergeSeconds(parts []*result.Run) []result.Sample {
 			s.Late += smp.Late
 			s.Backlog += smp.Backlog
 			s.Dur = max(s.Dur, smp.Dur)
-			mergeEncoded(m.svc, smp.ServiceHist)
-			if len(smp.ResponseHist) > 0 {
-				m.open = true
-				mergeEncoded(m.resp, smp.ResponseHist)
-			} else {
-				mergeEncoded(m.resp, smp.ServiceHist)
-			}
+			m.lat.add(smp.ServiceHist, smp.ResponseHist)
 			for _, o := range smp.Ops {
-				om := m.ops[o.Kind]
-				if om == nil {
-					om = &opMerge{svc: newHist(), resp: newHist()}
-					m.ops[o.Kind] = om
-					m.kinds = append(m.kinds, o.Kind)
-				}
-				om.add(o)
+				m.kinds.add(o)
 			}
 		}
 	}
@@ -234,15 +148,9 @@ func mergeSeconds(parts []*result.Run) []result.Sample {
 	for _, sec := range order {
 		m := by[sec]
 		s := m.s
-		s.Service, s.ServiceHist = summarize(m.svc), encode(m.svc)
-		if m.open {
-			s.Response, s.ResponseHist = summarize(m.resp), encode(m.resp)
-		} else {
-			s.Response = s.Service
-		}
-		for _, k := range m.kinds {
-			s.Ops = append(s.Ops, m.ops[k].sample(k, !m.open))
-		}
+		closed := !m.lat.open
+		s.Service, s.ServiceHist, s.Response, s.ResponseHist = m.lat.out(closed)
+		s.Ops = m.kinds.samples(closed)
 		out = append(out, s)
 	}
 	return out

@@ -26,11 +26,7 @@ func (s *Session) Merge(parts []*result.Run) *result.Run {
 	out.Duration = 0
 	t := &out.Totals
 	*t = result.Totals{}
-	svc, resp := newHist(), newHist()
-	ops := map[string]*[2]*hdrhistogram.Histogram{}
-	var kinds []string
-	opCount := map[string][2]int64{}
-	closed := true
+	lat, kinds := newLatencies(), &kindSet{}
 	var perWorker []int64
 	starved := 0
 	status := result.OK
@@ -38,36 +34,12 @@ func (s *Session) Merge(parts []*result.Run) *result.Run {
 	for _, p := range parts {
 		pt := p.Totals
 		t.Seconds += pt.Seconds
-		t.Events += pt.Events
-		t.Statements += pt.Statements
-		t.Rows += pt.Rows
-		t.Errors += pt.Errors
-		t.Retries += pt.Retries
-		t.Late += pt.Late
+		addCounts(t, pt)
 		t.MaxBacklog = max(t.MaxBacklog, pt.MaxBacklog)
 		out.Duration += p.Duration
-		mergeEncoded(svc, pt.ServiceHist)
-		if len(pt.ResponseHist) > 0 {
-			closed = false
-			mergeEncoded(resp, pt.ResponseHist)
-		} else {
-			mergeEncoded(resp, pt.ServiceHist)
-		}
+		lat.add(pt.ServiceHist, pt.ResponseHist)
 		for _, o := range pt.Ops {
-			h := ops[o.Kind]
-			if h == nil {
-				h = &[2]*hdrhistogram.Histogram{newHist(), newHist()}
-				ops[o.Kind] = h
-				kinds = append(kinds, o.Kind)
-			}
-			mergeEncoded(h[0], o.ServiceHist)
-			if len(o.ResponseHist) > 0 {
-				mergeEncoded(h[1], o.ResponseHist)
-			} else {
-				mergeEncoded(h[1], o.ServiceHist)
-			}
-			c := opCount[o.Kind]
-			opCount[o.Kind] = [2]int64{c[0] + o.Count, c[1] + o.Errors}
+			kinds.add(o.OpSample)
 		}
 		top := next
 		for _, smp := range p.Samples {
@@ -106,34 +78,114 @@ func (s *Session) Merge(parts []*result.Run) *result.Run {
 	if out.Status == result.OK {
 		out.Error = ""
 	}
-	t.Service, t.ServiceHist = summarize(svc), encode(svc)
-	if closed {
-		t.Response = t.Service
-	} else {
-		t.Response, t.ResponseHist = summarize(resp), encode(resp)
+	finishTotals(t, lat, kinds)
+	if t.Seconds > 0 && s.scheduled == 0 && perWorker != nil {
+		t.Figures = Fairness(perWorker, t.Seconds, starved)
 	}
-	for _, k := range kinds {
-		h := ops[k]
-		ot := result.OpTotals{OpSample: result.OpSample{Kind: k, Count: opCount[k][0], Errors: opCount[k][1], Service: summarize(h[0]), ServiceHist: encode(h[0])}}
-		if closed {
-			ot.Response = ot.Service
-		} else {
-			ot.Response, ot.ResponseHist = summarize(h[1]), encode(h[1])
-		}
-		if t.Seconds > 0 {
-			ot.Rate = float64(ot.Count) / t.Seconds
-		}
-		t.Ops = append(t.Ops, ot)
-	}
+	return &out
+}
+
+// addCounts adds pt's counts to t (not its seconds, backlog or headline,
+// which a merge of slices and one of concurrent parts add differently).
+func addCounts(t *result.Totals, pt result.Totals) {
+	t.Events += pt.Events
+	t.Statements += pt.Statements
+	t.Rows += pt.Rows
+	t.Errors += pt.Errors
+	t.Retries += pt.Retries
+	t.Late += pt.Late
+}
+
+// finishTotals sets t's latencies and per-kind figures from what was
+// merged, and its rates over t.Seconds.
+func finishTotals(t *result.Totals, lat *latencies, kinds *kindSet) {
+	closed := !lat.open
+	t.Service, t.ServiceHist, t.Response, t.ResponseHist = lat.out(closed)
+	t.Ops = kinds.totals(closed, t.Seconds)
 	if t.Seconds > 0 {
 		t.TPS = float64(t.Events) / t.Seconds
 		t.QPS = float64(t.Statements) / t.Seconds
 		t.RowsPerSec = float64(t.Rows) / t.Seconds
-		if s.scheduled == 0 && perWorker != nil {
-			t.Figures = Fairness(perWorker, t.Seconds, starved)
-		}
 	}
-	return &out
+}
+
+// latencies merges HDR histograms of service times and, in open loop, of
+// response times (a part without its own counts its service times).
+type latencies struct {
+	svc, resp *hdrhistogram.Histogram
+	open      bool // a part had response times of its own
+}
+
+func newLatencies() *latencies { return &latencies{svc: newHist(), resp: newHist()} }
+
+func (l *latencies) add(svc, resp []byte) {
+	mergeEncoded(l.svc, svc)
+	if len(resp) > 0 {
+		l.open = true
+		mergeEncoded(l.resp, resp)
+	} else {
+		mergeEncoded(l.resp, svc)
+	}
+}
+
+// out is the merged service and response latencies and histograms; in a
+// closed loop the response is the service, with no histogram of its own.
+func (l *latencies) out(closed bool) (svc result.Latency, svcHist []byte, resp result.Latency, respHist []byte) {
+	svc, svcHist = summarize(l.svc), encode(l.svc)
+	if closed {
+		return svc, svcHist, svc, nil
+	}
+	return svc, svcHist, summarize(l.resp), encode(l.resp)
+}
+
+// kindSet merges the per-kind figures of runs or seconds, the kinds in
+// the order they first appear.
+type kindSet struct {
+	by    map[string]*kindMerge
+	order []string
+}
+
+type kindMerge struct {
+	count, errors int64
+	lat           *latencies
+}
+
+func (k *kindSet) add(o result.OpSample) {
+	m := k.by[o.Kind]
+	if m == nil {
+		if k.by == nil {
+			k.by = map[string]*kindMerge{}
+		}
+		m = &kindMerge{lat: newLatencies()}
+		k.by[o.Kind] = m
+		k.order = append(k.order, o.Kind)
+	}
+	m.count += o.Count
+	m.errors += o.Errors
+	m.lat.add(o.ServiceHist, o.ResponseHist)
+}
+
+func (k *kindSet) samples(closed bool) []result.OpSample {
+	var out []result.OpSample
+	for _, kind := range k.order {
+		m := k.by[kind]
+		o := result.OpSample{Kind: kind, Count: m.count, Errors: m.errors}
+		o.Service, o.ServiceHist, o.Response, o.ResponseHist = m.lat.out(closed)
+		out = append(out, o)
+	}
+	return out
+}
+
+func (k *kindSet) totals(closed bool, seconds float64) []result.OpTotals {
+	var out []result.OpTotals
+	for _, o := range k.samples(closed) {
+		ot := result.OpTotals{OpSample: o}
+		if seconds > 0 {
+			ot.Rate = float64(o.Count) / seconds
+		}
+		out = append(out, ot)
+	}
+	return out
 }
 
 // worse says whether status a is worse than b: failed, aborted,
