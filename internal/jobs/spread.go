@@ -42,20 +42,11 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	if o.LoadHosts < 2 {
 		return fmt.Errorf("--load-hosts %d: give 2 or more (one host is a plain fleet job)", o.LoadHosts)
 	}
-	for _, bad := range []struct{ name, why string }{
+	v, p, err := submitted(s, given, []refusal{
 		{"sandbox", "runs on a server started on this machine: a spread run's load goes to a --target"},
 		{"build", "starts a server per host: a spread run's load goes to one --target"},
 		{"grid", "starts a server per config: a spread run's load goes to one --target"},
-	} {
-		if given[bad.name] != "" {
-			return fmt.Errorf("--%s %s", bad.name, bad.why)
-		}
-	}
-	v, err := plan.ValuesOf(s, given)
-	if err != nil {
-		return err
-	}
-	p, err := plan.Parse(s, v)
+	})
 	if err != nil {
 		return err
 	}
@@ -121,13 +112,7 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	if err != nil {
 		return err
 	}
-	params := map[string]string{}
-	for k, x := range given {
-		params[k] = x
-	}
-	if params["seed"] == "" {
-		params["seed"] = strconv.FormatUint(p.Seed, 10)
-	}
+	params := jobParams(given, p)
 	// Every part runs the same items: the repeats are fixed here (auto,
 	// on one target's pass, is one).
 	params["repeat"] = strconv.Itoa(max(p.Repeat, 1))

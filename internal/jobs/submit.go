@@ -124,33 +124,18 @@ func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, 
 	if o.StartWithin != 0 {
 		return fmt.Errorf("--start-within bounds when a spread run's parts start: give --load-hosts too")
 	}
-	for _, bad := range []struct{ name, why string }{
+	v, p, err := submitted(s, given, []refusal{
 		{"sandbox", "runs on a server started on this machine: a fleet job starts its own sandboxes on its host"},
 		{"grid", "reads a file on this machine: give the grid's settings with --set NAME=V1,V2"},
 		{"target", "runs on a server from one host: spread its load over hosts with --load-hosts K, or run it with qpslab run"},
-	} {
-		if given[bad.name] != "" {
-			return fmt.Errorf("--%s %s", bad.name, bad.why)
-		}
-	}
-	v, err := plan.ValuesOf(s, given)
-	if err != nil {
-		return err
-	}
-	p, err := plan.Parse(s, v)
+	})
 	if err != nil {
 		return err
 	}
 	if len(p.Builds) == 0 {
 		return fmt.Errorf("name the build(s) to run with --build (a build each host has, or a registry build such as mariadb-10.2.11 that the agents fetch)")
 	}
-	params := map[string]string{}
-	for k, x := range given {
-		params[k] = x
-	}
-	if params["seed"] == "" {
-		params["seed"] = strconv.FormatUint(p.Seed, 10) // one seed for every host and retry
-	}
+	params := jobParams(given, p)
 	timeout := o.Timeout
 	if _, hostID, err := thisHost(); err == nil {
 		design(ctx, e, p, hostID) // --repeat auto's repeats, for the timeout (each agent plans its own)
@@ -293,4 +278,36 @@ func jobFiles(v suite.Values) (map[string][]byte, error) {
 		}
 	}
 	return files, nil
+}
+
+// refusal is a flag a fleet plan may not have, and why.
+type refusal struct{ name, why string }
+
+// submitted parses a submitted plan (given: the parameters that were set),
+// refusing first any flag of refused that was given.
+func submitted(s suite.Suite, given map[string]string, refused []refusal) (suite.Values, *plan.Plan, error) {
+	for _, bad := range refused {
+		if given[bad.name] != "" {
+			return suite.Values{}, nil, fmt.Errorf("--%s %s", bad.name, bad.why)
+		}
+	}
+	v, err := plan.ValuesOf(s, given)
+	if err != nil {
+		return v, nil, err
+	}
+	p, err := plan.Parse(s, v)
+	return v, p, err
+}
+
+// jobParams are a job's parameters: those given, with one seed for every
+// host and retry (p's, where none was given).
+func jobParams(given map[string]string, p *plan.Plan) map[string]string {
+	params := map[string]string{}
+	for k, x := range given {
+		params[k] = x
+	}
+	if params["seed"] == "" {
+		params["seed"] = strconv.FormatUint(p.Seed, 10)
+	}
+	return params
 }
