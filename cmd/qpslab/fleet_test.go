@@ -140,6 +140,23 @@ func (s status) job(id int64) (j struct {
 	return j
 }
 
+// fleetDB starts the fleet's store: a PostgreSQL sandbox with a database
+// fleet, stopped at the end of the test.
+func fleetDB(t *testing.T) client.Endpoint {
+	t.Helper()
+	srv, _ := testenv.StartServer(t, "postgres-system")
+	ep := srv.Endpoint()
+	db, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return ep
+}
+
 // qpslabIn runs qpslab in h alone.
 func qpslabIn(t *testing.T, h home.Home, args ...string) outcome {
 	t.Helper()
@@ -201,16 +218,7 @@ var fleetQuick = []string{"sysbench", "--build", "mariadb-10.2.11,mariadb-system
 // or aborts the job in progress as configured; and compare puts the two
 // hosts side by side.
 func TestFleet(t *testing.T) {
-	srv, _ := testenv.StartServer(t, "postgres-system")
-	ep := srv.Endpoint()
-	db, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	ep := fleetDB(t)
 	dsn := fmt.Sprintf("postgres://%s@127.0.0.1:%d/fleet?sslmode=disable", ep.User, ep.Port)
 	ctl, ha, hb := newHome(t), newHome(t), newHome(t)
 	// alpha has a config whose server refuses to start.

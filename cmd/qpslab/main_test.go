@@ -49,8 +49,17 @@ type outcome struct {
 
 func qpslab(t *testing.T, h home.Home, args ...string) outcome {
 	t.Helper()
+	return runIn(t, "", testenv.Env(h), args...)
+}
+
+// runIn runs qpslab with env in network namespace ns ("": this one).
+func runIn(t *testing.T, ns string, env []string, args ...string) outcome {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = testenv.Env(h)
+	cmd.Env = env
+	if ns != "" {
+		cmd = testenv.In(ns, cmd)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

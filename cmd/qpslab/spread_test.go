@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -28,19 +27,10 @@ func TestFleetSpread(t *testing.T) {
 	hosts := testenv.Network(t, 2)
 	// The store: PostgreSQL over its unix socket, which every namespace
 	// reaches (a path, not an address).
-	srv, _ := testenv.StartServer(t, "postgres-system")
-	ep := srv.Endpoint()
-	db, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	ep := fleetDB(t)
 	dsn := fmt.Sprintf("postgres://%s@/fleet?host=%s&port=%d&sslmode=disable", ep.User, filepath.Dir(ep.Socket), ep.Port)
 	ctl, ha, hb, hs := newHome(t), newHome(t), newHome(t), newHome(t)
-	my := startMariaDB(t, ctl, hosts)
+	startMariaDB(t, ctl, hosts)
 	if r := qpslabIn(t, ctl, "targets", "add", "my", "--flavor", "mariadb", "--host", hosts.ServerAddr, "--user", "bench",
 		"--password-env", "QPSLAB_TEST_TARGET_PW", "--agent", "dbhost"); r.code != 0 {
 		t.Fatalf("targets add: %s", r.stderr)
@@ -222,5 +212,4 @@ func TestFleetSpread(t *testing.T) {
 			}
 		}
 	})
-	_ = my
 }

@@ -181,18 +181,7 @@ func startPostgres(t *testing.T, h home.Home, hosts *testenv.Hosts) *extServer {
 // environment, every output kept for the password check.
 func inClient(t *testing.T, h home.Home, hosts *testenv.Hosts, outs *[]string, env []string, args ...string) outcome {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(append(testenv.Env(h), "QPSLAB_TEST_TARGET_PW="+plantedPassword), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := testenv.In(hosts.Client, cmd).Run()
-	r := outcome{out.String(), errb.String(), 0}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	r := runIn(t, hosts.Client, append(append(testenv.Env(h), "QPSLAB_TEST_TARGET_PW="+plantedPassword), env...), args...)
 	*outs = append(*outs, r.stdout, r.stderr)
 	return r
 }

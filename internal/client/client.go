@@ -77,7 +77,7 @@ func Open(e Endpoint, tcp bool) (*sql.DB, error) {
 		c.User = e.User
 		c.DBName = e.Database
 		c.Timeout = 5 * time.Second
-		withPassword(c, e.Password)
+		c.Passwd = e.Password
 		if tcp || e.Socket == "" {
 			c.Net, c.Addr = "tcp", net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 		} else {
@@ -112,15 +112,6 @@ func Open(e Endpoint, tcp bool) (*sql.DB, error) {
 		return stdlib.OpenDB(*c), nil
 	}
 	return nil, fmt.Errorf("unknown protocol %q", e.Protocol)
-}
-
-// withPassword logs in to a MySQL-family server with password pw, where
-// there is one (over TCP without TLS, the driver sends a
-// caching_sha2_password encrypted with the key it asks the server for).
-func withPassword(c *mysql.Config, pw string) {
-	if pw != "" {
-		c.Passwd = pw
-	}
 }
 
 func socketDir(sock string) string {

@@ -187,6 +187,12 @@ func (f *Fleet) Where() string { return f.where }
 // (a retry after a failure or a lost agent is an attempt). It returns the
 // jobs' ids, in order.
 func (f *Fleet) Submit(ctx context.Context, jobs []Job, attempts int) ([]int64, error) {
+	return f.submit(ctx, jobs, attempts, nil)
+}
+
+// submit queues jobs in one transaction, in which before, if set, writes
+// first.
+func (f *Fleet) submit(ctx context.Context, jobs []Job, attempts int, before func(pgx.Tx) error) ([]int64, error) {
 	if attempts < 1 {
 		return nil, fmt.Errorf("--attempts %d: give 1 or more", attempts)
 	}
@@ -205,6 +211,11 @@ func (f *Fleet) Submit(ctx context.Context, jobs []Job, attempts int) ([]int64, 
 		return nil, fmt.Errorf("queue the jobs in %s: %w", f.where, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
+	if before != nil {
+		if err := before(tx); err != nil {
+			return nil, fmt.Errorf("queue the jobs in %s: %w", f.where, err)
+		}
+	}
 	res, err := f.river.InsertManyTx(ctx, tx, params)
 	if err != nil {
 		return nil, fmt.Errorf("queue the jobs in %s: %w", f.where, err)

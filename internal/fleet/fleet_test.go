@@ -159,7 +159,7 @@ func TestAgents(t *testing.T) {
 
 	hs, err := f.Resolve(ctx, []string{"big", "alpha", "beta"})
 	if err != nil || len(hs) != 2 || hs[0].Name != "alpha" || hs[1].Name != "beta" {
-		t.Errorf("resolve big,alpha,beta: %v %v", names(hs), err)
+		t.Errorf("resolve big,alpha,beta: %v %v", Names(hs), err)
 	}
 	_, err = f.Resolve(ctx, []string{"medium"})
 	testenv.WantErr(t, err, "--hosts medium", "alpha, beta", "big, small")

@@ -185,7 +185,7 @@ func (f *Fleet) Resolve(ctx context.Context, words []string) ([]Host, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("--hosts %s: no agent has that name or label (names: %s; labels: %s): see qpslab fleet hosts", w, strings.Join(names(all), ", "), strings.Join(labels(all), ", "))
+			return nil, fmt.Errorf("--hosts %s: no agent has that name or label (names: %s; labels: %s): see qpslab fleet hosts", w, strings.Join(Names(all), ", "), strings.Join(labels(all), ", "))
 		}
 	}
 	var out []Host
@@ -197,7 +197,8 @@ func (f *Fleet) Resolve(ctx context.Context, words []string) ([]Host, error) {
 	return out, nil
 }
 
-func names(hs []Host) []string {
+// Names are the hosts' names, in order.
+func Names(hs []Host) []string {
 	var out []string
 	for _, h := range hs {
 		out = append(out, h.Name)

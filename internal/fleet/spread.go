@@ -69,23 +69,11 @@ func (f *Fleet) SubmitSpread(ctx context.Context, jobs []Job) ([]int64, error) {
 		return nil, fmt.Errorf("a spread run needs 2 or more parts")
 	}
 	sp := jobs[0].Spread
-	tx, err := f.pool.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("queue the spread in %s: %w", f.where, err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `INSERT INTO spreads (id, parts, start_by, state, created) VALUES ($1, $2, $3, $4, $5)`,
-		sp.ID, sp.Parts, stamp(sp.StartBy), SpreadRunning, stamp(time.Now())); err != nil {
-		return nil, fmt.Errorf("queue the spread in %s: %w", f.where, err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("queue the spread in %s: %w", f.where, err)
-	}
-	ids, err := f.Submit(ctx, jobs, 1)
-	if err != nil {
-		f.Fail(context.WithoutCancel(ctx), sp.ID, "its jobs could not be queued: "+err.Error())
-	}
-	return ids, err
+	return f.submit(ctx, jobs, 1, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO spreads (id, parts, start_by, state, created) VALUES ($1, $2, $3, $4, $5)`,
+			sp.ID, sp.Parts, stamp(sp.StartBy), SpreadRunning, stamp(time.Now()))
+		return err
+	})
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -151,16 +151,7 @@ func runJob(ctx context.Context, e Env, name, agent string, at fleet.Attempt) er
 	// What this host cannot run as it is fails the job at once
 	// (fleet.Permanent); what may pass (a fetch, a server's start, a run)
 	// is retried.
-	s, err := suite.Get(at.Job.Suite)
-	if err != nil {
-		return fleet.Permanent(err)
-	}
-	v, err := plan.ValuesOf(s, at.Job.Params)
-	if err != nil {
-		return fleet.Permanent(err)
-	}
-	v = v.WithFiles(at.Job.Files) // the scripts as the submitter had them
-	p, err := plan.Parse(s, v)
+	p, err := jobPlan(at.Job)
 	if err != nil {
 		return fleet.Permanent(err)
 	}
@@ -234,4 +225,18 @@ func withLogTail(h home.Home, p *plan.Plan, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w; the server log of %s ends: %s (full log: %s)", err, last.Name, tail, last.Log)
+}
+
+// jobPlan is the plan a fleet job carries: its suite's, from its
+// parameters, with the files it read as the submitter had them.
+func jobPlan(j fleet.Job) (*plan.Plan, error) {
+	s, err := suite.Get(j.Suite)
+	if err != nil {
+		return nil, err
+	}
+	v, err := plan.ValuesOf(s, j.Params)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Parse(s, v.WithFiles(j.Files))
 }

@@ -106,7 +106,7 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 		}
 	}
 	if len(hosts) < o.LoadHosts {
-		return fmt.Errorf("--load-hosts %d: --hosts %s names %d host(s) that are up (%s): give more hosts, or fewer load hosts", o.LoadHosts, strings.Join(o.Hosts, ","), len(hosts), strings.Join(hostNames(all), ", "))
+		return fmt.Errorf("--load-hosts %d: --hosts %s names %d host(s) that are up (%s): give more hosts, or fewer load hosts", o.LoadHosts, strings.Join(o.Hosts, ","), len(hosts), strings.Join(fleet.Names(all), ", "))
 	}
 	files, err := jobFiles(v)
 	if err != nil {
@@ -131,7 +131,7 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	b := make([]byte, 4)
 	rand.Read(b)
 	id := "spread-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
-	sp := fleet.Spread{ID: id, Parts: o.LoadHosts, StartBy: time.Now().Add(clock.Offset).Add(within), Hosts: hostNames(hosts), Target: def,
+	sp := fleet.Spread{ID: id, Parts: o.LoadHosts, StartBy: time.Now().Add(clock.Offset).Add(within), Hosts: fleet.Names(hosts), Target: def,
 		Monitor: t.Agent}
 	var jobs []fleet.Job
 	for i, h := range hosts {
@@ -161,14 +161,6 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	return nil
 }
 
-func hostNames(hs []fleet.Host) []string {
-	var out []string
-	for _, h := range hs {
-		out = append(out, h.Name)
-	}
-	return out
-}
-
 // runSpread runs one part of a spread run on this agent: it claims the
 // part (every part must by the spread's start), runs its share of the
 // plan against the target, each measured item starting with the other
@@ -190,15 +182,7 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 			err = fleet.Permanent(err)
 		}
 	}()
-	s, err := suite.Get(at.Job.Suite)
-	if err != nil {
-		return err
-	}
-	v, err := plan.ValuesOf(s, at.Job.Params)
-	if err != nil {
-		return err
-	}
-	p, err := plan.Parse(s, v.WithFiles(at.Job.Files))
+	p, err := jobPlan(at.Job)
 	if err != nil {
 		return err
 	}

@@ -244,8 +244,8 @@ func targetProblems(c *suite.Checker, v suite.Values, p *Plan, builds bool) {
 		{v.Changed("config"), "--config and --target exclude each other: the target runs with its own config"},
 		{p.Sandbox != "", "--sandbox and --target exclude each other: name one server"},
 		{len(p.Grid) > 0, "--set/--grid and --target exclude each other: a grid starts a server per config"},
-		{len(p.ServerCPUs) > 0, "--server-cpus pins a server on this host, and a target's runs on another: leave it out (pin it on its host)"},
-		{p.Device != "", "--device measures a disk of this host, and a target's is on another: leave it out"},
+		{len(p.ServerCPUs) > 0, "--server-cpus pins the server's processes, and qpslab does not re-pin a server it did not start: leave it out (pin it yourself, on its host)"},
+		{p.Device != "", "--device names the disk of a server qpslab started: a target's is the disk of the folder its server runs in, where that server is on this host: leave it out"},
 		{p.Restore == RestoreSnapshot, "--restore snapshot copies a server's datadir, which a target's is not to qpslab: use --restore reload"},
 	} {
 		if x.bad {
@@ -274,9 +274,6 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 			}
 			if len(p.Builds) > 0 && r.Flavor.Describe().Protocol != p.Builds[0].Flavor.Describe().Protocol {
 				return fmt.Errorf("targets %s (%s) and %s (%s) speak different protocols: run them in two commands", p.Targets[0], p.Builds[0].Flavor, name, r.Flavor)
-			}
-			if _, dup := p.targets[r.Label()]; dup {
-				return fmt.Errorf("targets %s and another are the same name and version (%s): register them under names that tell them apart", name, r.Label())
 			}
 			if (p.PMP > 0 || p.Perf) && r.PID == 0 {
 				return fmt.Errorf("--pmp and --perf read the server's process, and target %s's is not on this host (%s): leave them out, or run qpslab on the server's host", name, t.Where())

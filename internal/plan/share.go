@@ -40,7 +40,8 @@ func (s *Share) Threads(n int) int {
 	return q
 }
 
-// lead is this part of a spread a follower (not part 0)?
+// follower says the plan is a part of a spread run other than part 0,
+// which leaves the load, the hooks and the quiet waits to part 0.
 func (p *Plan) follower() bool { return p.Share != nil && p.Share.Part != 0 }
 
 // CheckShare refuses a spread plan that cannot be shared: more than one

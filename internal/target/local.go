@@ -3,6 +3,7 @@ package target
 import (
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/procfs"
 )
@@ -61,8 +62,7 @@ func Local(t Target) (pid int, dir string) {
 			continue
 		}
 		for _, fd := range fds {
-			var ino uint64
-			if n, _ := parseSocket(fd, &ino); n && inodes[ino] {
+			if ino, ok := socketInode(fd); ok && inodes[ino] {
 				dir, _ := p.Cwd()
 				return p.PID, dir
 			}
@@ -71,15 +71,15 @@ func Local(t Target) (pid int, dir string) {
 	return 0, ""
 }
 
-// parseSocket reads "socket:[INODE]".
-func parseSocket(s string, ino *uint64) (bool, error) {
-	const pre = "socket:["
-	if len(s) < len(pre)+2 || s[:len(pre)] != pre || s[len(s)-1] != ']' {
-		return false, nil
+// socketInode reads a file descriptor's target "socket:[INODE]".
+func socketInode(fd string) (uint64, bool) {
+	s, ok := strings.CutPrefix(fd, "socket:[")
+	if !ok {
+		return 0, false
 	}
-	n, err := strconv.ParseUint(s[len(pre):len(s)-1], 10, 64)
-	*ino = n
-	return err == nil, err
+	s, ok = strings.CutSuffix(s, "]")
+	n, err := strconv.ParseUint(s, 10, 64)
+	return n, ok && err == nil
 }
 
 // localAddrs are the addresses host resolves to that belong to this host

@@ -33,6 +33,7 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/suite"
 )
 
 // DefaultDatabase is the database qpslab works in on a target unless the
@@ -341,9 +342,9 @@ func scheme(f build.Flavor) string {
 // long ones cut.
 func quote(s string) string {
 	if len(s) > 60 {
-		return strconv.Quote(s[:60]) + "…"
+		return suite.Quote(s[:60]) + "…"
 	}
-	return strconv.Quote(s)
+	return suite.Quote(s)
 }
 
 func pathErr(err error) error {
