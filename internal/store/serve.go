@@ -288,17 +288,54 @@ func (s *Store) Alerts(ctx context.Context) ([]Alert, error) {
 // or deleted (Curate). Caches of what is concluded from history compare
 // it, rather than the results themselves.
 func (s *Store) Generation(ctx context.Context) (string, error) {
-	var n, versioned int
-	var ended, started string
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT count(*), COALESCE(max(ended), ''), COALESCE(max(started), '') FROM `+visibleRuns+` r WHERE status = ?`), result.OK).Scan(&n, &ended, &started); err != nil {
-		return "", fmt.Errorf("read store %s: %w", s.where, err)
-	}
-	// The audit only grows: a run hidden, unhidden or deleted moves it.
-	var audited int
+	g, err := s.Generations(ctx)
+	return g.Global, err
+}
+
+// TestKey names one test of one suite.
+type TestKey struct{ Suite, Test string }
+
+// Generations is Generation for the whole store (Global, the same string)
+// and for each test with ok runs (Tests): a test's moves when one of its
+// runs ends ok, is imported, hidden, unhidden or deleted, or one of its
+// builds takes a version (its count of versioned builds and of audit lines
+// are part of it). A cache of what one test's
+// history concludes keeps its answer while the test's generation holds,
+// whatever other tests received: one read, grouped by test.
+type Generations struct {
+	Global string
+	Tests  map[TestKey]string
+}
+
+func (s *Store) Generations(ctx context.Context) (Generations, error) {
+	var versioned, audited int
 	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM builds WHERE version <> ''), (SELECT count(*) FROM run_audit)`).Scan(&versioned, &audited); err != nil {
-		return "", fmt.Errorf("read store %s: %w", s.where, err)
+		return Generations{}, fmt.Errorf("read store %s: %w", s.where, err)
 	}
-	return fmt.Sprintf("%d/%s/%s/%d/%d", n, ended, started, versioned, audited), nil
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT r.suite, r.test, count(*), COALESCE(max(r.ended), ''), COALESCE(max(r.started), ''),
+		count(DISTINCT CASE WHEN b.version <> '' THEN b.name END), (SELECT count(*) FROM run_audit a WHERE a.test = r.test)
+		FROM `+visibleRuns+` r JOIN builds b ON b.name = r.build WHERE r.status = ? GROUP BY r.suite, r.test`), result.OK)
+	if err != nil {
+		return Generations{}, fmt.Errorf("read store %s: %w", s.where, err)
+	}
+	defer rows.Close()
+	g := Generations{Tests: map[TestKey]string{}}
+	total, ended, started := 0, "", ""
+	for rows.Next() {
+		var k TestKey
+		var n, v, a int
+		var e, st string
+		if err := rows.Scan(&k.Suite, &k.Test, &n, &e, &st, &v, &a); err != nil {
+			return Generations{}, fmt.Errorf("read store %s: %w", s.where, err)
+		}
+		g.Tests[k] = fmt.Sprintf("%d/%s/%s/%d/%d", n, e, st, v, a)
+		total, ended, started = total+n, max(ended, e), max(started, st)
+	}
+	if err := rows.Err(); err != nil {
+		return Generations{}, fmt.Errorf("read store %s: %w", s.where, err)
+	}
+	g.Global = fmt.Sprintf("%d/%s/%s/%d/%d", total, ended, started, versioned, audited)
+	return g, nil
 }
 
 // RunInfo is a run's row without its figures: what lists of runs show.

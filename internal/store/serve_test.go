@@ -111,6 +111,21 @@ func serveTables(t *testing.T, s *Store) {
 	if gen1 == gen0 {
 		t.Error("an import did not move the generation")
 	}
+	// Each test's generation moves only with its own runs.
+	gs0, err := s.Generations(ctx)
+	if err != nil || gs0.Global != gen1 || gs0.Tests[TestKey{"sysbench", a.Test}] == "" {
+		t.Fatalf("generations %+v (global %q) %v", gs0, gen1, err)
+	}
+	c := a
+	c.Build, c.Test, c.Started = "serve-c", "update-index_range=100", t0.Add(2*time.Minute)
+	if _, err := s.Import(ctx, []result.Run{c}, Meta{Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	gs1, _ := s.Generations(ctx)
+	if gs1.Global == gs0.Global || gs1.Tests[TestKey{"sysbench", a.Test}] != gs0.Tests[TestKey{"sysbench", a.Test}] ||
+		gs1.Tests[TestKey{"sysbench", c.Test}] == "" || gs1.Tests[TestKey{"sysbench", c.Test}] == gs0.Tests[TestKey{"sysbench", c.Test}] {
+		t.Errorf("an import of update-index moved %+v to %+v", gs0, gs1)
+	}
 	runs, total, err := s.RunList(ctx, RunQuery{Build: "serve-a", Limit: 1})
 	if err != nil || total != 2 || len(runs) != 1 || runs[0].Test != b.Test || runs[0].Status != result.Failed || runs[0].Error != "it failed" {
 		t.Fatalf("run list: %d of %d %+v %v", len(runs), total, runs, err)
