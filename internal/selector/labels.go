@@ -50,13 +50,19 @@ type LabelPage struct {
 // the one list of the dashboard's /labels page and the API's labels. A
 // page past the last or below 0 is bad input, the error naming the pages there are.
 func Labels(ctx context.Context, st *store.Store, q LabelQuery) (LabelPage, error) {
+	all, err := st.Labels(ctx)
+	if err != nil {
+		return LabelPage{}, err
+	}
+	return LabelsOf(all, q)
+}
+
+// LabelsOf is Labels of the labels all (store.Labels' answer, kept by a
+// server between two generations of its store).
+func LabelsOf(all []store.LabelInfo, q LabelQuery) (LabelPage, error) {
 	var p LabelPage
 	if q.Paged && q.Page < 0 {
 		return p, bad("page %d: give a page number from 0", q.Page)
-	}
-	all, err := st.Labels(ctx)
-	if err != nil {
-		return p, err
 	}
 	p.Suites, p.Hosts, p.Engines = facets(all)
 	keep := []store.LabelInfo{}

@@ -87,13 +87,27 @@ type AttentionEntry struct {
 	newest   time.Time
 }
 
-// attention keeps the entries of one generation.
+// attention keeps the entries of the last generation computed, until
+// those of the store's current generation replace them.
 type attention struct {
 	mu       sync.Mutex
 	gen      string
+	asOf     time.Time // the sync whose generation they are
 	entries  []AttentionEntry
+	have     bool
 	computed int // how many times the entries were computed (tests read it)
 	flight   singleflight.Group
+}
+
+// attentionNow is what a page shows of the attention entries: those of
+// the current generation, or, while they are computed (at most wait: a
+// negative wait waits for them), the last ones computed, stale, with the
+// time of the store they were computed from; none (pending) when no
+// generation has been computed yet, after a start.
+type attentionNow struct {
+	Entries        []AttentionEntry
+	AsOf           time.Time
+	Stale, Pending bool
 }
 
 func newAttention() *attention { return &attention{} }
@@ -130,7 +144,7 @@ func (s *Server) attentionMetrics(suite string) []string {
 // cache where it has them; those it lacks are found in one read of the
 // test's runs and one detect, and kept in the cache.
 func (c *cache) histories(ctx context.Context, suite, test string, metrics []string) ([]Series, error) {
-	gen, err := c.generation(ctx)
+	gen, asOf, err := c.testGen(ctx, suite, test)
 	if err != nil {
 		return nil, err
 	}
@@ -156,12 +170,8 @@ func (c *cache) histories(ctx context.Context, suite, test string, metrics []str
 	for _, sr := range found {
 		byMetric[sr.Metric] = append(byMetric[sr.Metric], sr)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, m := range missing {
-		if c.gen == gen && len(c.entries) < maxEntries {
-			c.entries[histKey{suite, test, m}] = &histEntry{gen: gen, series: byMetric[m]}
-		}
+		c.keep(histKey{suite, test, m}, gen, asOf, byMetric[m])
 	}
 	return append(out, found...), nil
 }
@@ -169,19 +179,31 @@ func (c *cache) histories(ctx context.Context, suite, test string, metrics []str
 // attentionEntries are the entries of the store's generation, computed
 // once per generation however many views ask.
 func (s *Server) attentionEntries(ctx context.Context) ([]AttentionEntry, error) {
+	now, err := s.attentionAt(ctx, -1)
+	return now.Entries, err
+}
+
+// attentionAt is attentionNow: the current generation's entries are
+// computed in the background (once however many ask), and kept when the
+// asking page went on without them.
+func (s *Server) attentionAt(ctx context.Context, wait time.Duration) (attentionNow, error) {
 	gen, err := s.cache.generation(ctx)
 	if err != nil {
-		return nil, err
+		return attentionNow{}, err
 	}
+	s.cache.mu.Lock()
+	asOf := s.cache.asOf
+	s.cache.mu.Unlock()
 	a := s.att
 	a.mu.Lock()
-	if a.gen == gen && a.entries != nil {
-		out := a.entries
+	last := attentionNow{Entries: a.entries, AsOf: a.asOf, Stale: a.have, Pending: !a.have}
+	if a.have && a.gen == gen {
 		a.mu.Unlock()
-		return out, nil
+		last.Stale = false
+		return last, nil
 	}
 	a.mu.Unlock()
-	v, err, _ := a.flight.Do(gen, func() (any, error) {
+	ch := a.flight.DoChan(gen, func() (any, error) {
 		es, err := s.computeAttention(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, err
@@ -189,13 +211,28 @@ func (s *Server) attentionEntries(ctx context.Context) ([]AttentionEntry, error)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		a.computed++
-		a.gen, a.entries = gen, es
+		if !a.have || a.asOf.Before(asOf) || a.gen == gen {
+			a.gen, a.asOf, a.entries, a.have = gen, asOf, es, true
+		}
 		return es, nil
 	})
-	if err != nil {
-		return nil, err
+	var timeout <-chan time.Time
+	if wait >= 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
 	}
-	return v.([]AttentionEntry), nil
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return attentionNow{}, res.Err
+		}
+		return attentionNow{Entries: res.Val.([]AttentionEntry), AsOf: asOf}, nil
+	case <-timeout:
+		return last, nil
+	case <-ctx.Done():
+		return attentionNow{}, ctx.Err()
+	}
 }
 
 // computeAttention finds every regression change point and groups them.
@@ -381,23 +418,25 @@ func (f0 AttentionEntry) shown(f string) bool {
 	return f0.State == f
 }
 
-// attentionList is the entries a view shows, with their triage.
-func (s *Server) attentionList(ctx context.Context, filter string) ([]AttentionEntry, error) {
-	es, err := s.attentionEntries(ctx)
+// attentionList is the entries a view shows, with their triage (as
+// attentionAt finds them).
+func (s *Server) attentionList(ctx context.Context, filter string, wait time.Duration) (attentionNow, error) {
+	now, err := s.attentionAt(ctx, wait)
 	if err != nil {
-		return nil, err
+		return now, err
 	}
 	ts, err := s.st.Triages(ctx)
 	if err != nil {
-		return nil, err
+		return now, err
 	}
 	var out []AttentionEntry
-	for _, e := range withTriage(es, ts) {
+	for _, e := range withTriage(now.Entries, ts) {
 		if e.shown(filter) {
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	now.Entries = out
+	return now, nil
 }
 
 // ---- the view
@@ -426,6 +465,10 @@ type attentionView struct {
 	States                []string
 	CanTriage             bool
 	More                  int // entries beyond maxShown (the API lists them all)
+	// AsOf is when the store was read for entries shown while newer ones
+	// are computed; Pending: none computed yet (after a start).
+	AsOf    string
+	Pending bool
 }
 
 // maxShown is the most entries the home page shows.
@@ -457,11 +500,16 @@ func (s *Server) attentionView(r *http.Request) attentionView {
 	for _, n := range append([]string{"open", "all"}, store.TriageStates[1:]...) {
 		v.Filters = append(v.Filters, attentionFilterLink{Name: n, Href: withQuery("/", url.Values{"attention": {n}}) + "#attention", On: n == f})
 	}
-	es, err := s.attentionList(r.Context(), f)
+	now, err := s.attentionList(r.Context(), f, s.o.PageWait)
 	if err != nil {
 		s.logf("attention: %v", err)
 		v.Error = "the attention view could not be computed: the server's log says why"
 		return v
+	}
+	es := now.Entries
+	v.Pending = now.Pending
+	if now.Stale {
+		v.AsOf = fmtTime(now.AsOf)
 	}
 	if len(es) > maxShown {
 		v.More = len(es) - maxShown
@@ -608,22 +656,39 @@ func (s *Server) triageForm(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, back+"#att-"+e.Key, http.StatusSeeOther)
 }
 
-// apiAttention lists the entries: GET /api/v1/attention?attention=open.
+// apiAttention lists the entries: GET /api/v1/attention?attention=open,
+// with as_of (when the store was read for them) and, while the newest are
+// computed, stale (older ones shown) or pending (none yet); fresh=1 waits
+// for the newest.
 func (s *Server) apiAttention(w http.ResponseWriter, r *http.Request) {
 	f, err := attentionFilter(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	es, err := s.attentionList(r.Context(), f)
+	wait := s.o.PageWait
+	switch r.URL.Query().Get("fresh") {
+	case "", "0":
+	case "1":
+		wait = -1
+	default:
+		s.fail(w, r, badInput("fresh=%s: use fresh=1 (wait for the entries of the results stored now) or leave it out", r.URL.Query().Get("fresh")))
+		return
+	}
+	now, err := s.attentionList(r.Context(), f, wait)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	es := now.Entries
 	if es == nil {
 		es = []AttentionEntry{}
 	}
-	s.apiJSON(w, r, http.StatusOK, map[string]any{"filter": f, "entries": es})
+	answer := map[string]any{"filter": f, "entries": es, "stale": now.Stale, "pending": now.Pending}
+	if !now.AsOf.IsZero() {
+		answer["as_of"] = now.AsOf.UTC()
+	}
+	s.apiJSON(w, r, http.StatusOK, answer)
 }
 
 // apiTriage sets a state: POST /api/v1/attention with {"key", "state",
@@ -667,13 +732,22 @@ func changeTriage(ts map[string]store.Triage, sr history.Series, c analysis.Chan
 
 // pointLinks are the run pages of a series' points: a point of one run
 // links to it, a point of several to the list of its runs.
-func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series) (func(int) string, error) {
-	runs, _, err := s.st.RunList(ctx, store.RunQuery{Suite: suite, Test: sr.Test, Threads: sr.Threads, Host: sr.Host, Config: sr.Config, Engine: sr.Engine, Status: result.OK})
-	if err != nil {
-		return nil, err
+// A page of many series reads its test's runs once (testRuns) and gives
+// them as all; a series of a storage engine reads its own.
+func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series, all []store.RunInfo) (func(int) string, error) {
+	runs := all
+	if all == nil || sr.Engine != "" {
+		var err error
+		runs, _, err = s.st.RunList(ctx, store.RunQuery{Suite: suite, Test: sr.Test, Threads: sr.Threads, Host: sr.Host, Config: sr.Config, Engine: sr.Engine, Status: result.OK})
+		if err != nil {
+			return nil, err
+		}
 	}
 	byBuild := map[string][]store.RunInfo{}
 	for _, ri := range runs {
+		if all != nil && sr.Engine == "" && !sameSeries(ri, sr) {
+			continue
+		}
 		byBuild[ri.Build] = append(byBuild[ri.Build], ri)
 	}
 	return func(i int) string {
@@ -701,6 +775,22 @@ func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series
 		}
 		return withQuery("/runs", q)
 	}, nil
+}
+
+// sameSeries is RunList's filter of a series' threads, config and host
+// (a hostname, or a host id's prefix), in memory.
+func sameSeries(ri store.RunInfo, sr history.Series) bool {
+	return (sr.Threads <= 0 || ri.Threads == sr.Threads) && (sr.Config == "" || ri.Config == sr.Config) &&
+		(sr.Host == "" || ri.Hostname == sr.Host || strings.HasPrefix(ri.HostID, sr.Host))
+}
+
+// testRuns are a test's ok runs, for pointLinks.
+func (s *Server) testRuns(ctx context.Context, suite, test string) ([]store.RunInfo, error) {
+	runs, _, err := s.st.RunList(ctx, store.RunQuery{Suite: suite, Test: test, Status: result.OK})
+	if runs == nil && err == nil {
+		runs = []store.RunInfo{}
+	}
+	return runs, err
 }
 
 // historyMetrics are the drop-down's metrics for a suite's test: every

@@ -208,9 +208,7 @@ func TestBrowser(t *testing.T) {
 		if _, err := ts.cache.sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ts.cache.mu.Lock()
-		ts.cache.entries[histKey{"sysbench", "point-query_range=100", "qps"}] = &histEntry{gen: ts.cache.gen, series: []Series{longSeries(100_000)}}
-		ts.cache.mu.Unlock()
+		ts.plant("sysbench", "point-query_range=100", "qps", longSeries(100_000))
 		start := time.Now()
 		open(t, bctx, ts.URL+"/suites/sysbench/tests/point-query_range=100?threads=8&config=nightly")
 		took := time.Since(start)

@@ -38,7 +38,11 @@ func (s *Server) labels(r *http.Request, paged bool) (selector.LabelQuery, selec
 	if err != nil {
 		return lq, selector.LabelPage{}, err
 	}
-	p, err := selector.Labels(r.Context(), s.st, lq)
+	all, err := s.cache.labelInfos(r.Context())
+	if err != nil {
+		return lq, selector.LabelPage{}, err
+	}
+	p, err := selector.LabelsOf(all, lq)
 	var se *selector.Error
 	if errors.As(err, &se) && strings.HasPrefix(se.Msg, "page ") {
 		err = &selector.Error{NotFound: se.NotFound, Msg: "page=" + strings.TrimPrefix(se.Msg, "page ")}

@@ -234,7 +234,7 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	labels, err := s.st.Labels(ctx)
+	labels, err := s.cache.labelInfos(ctx)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -309,15 +309,28 @@ func (s *Server) pageSuite(w http.ResponseWriter, r *http.Request) {
 		Higher                       bool
 		Metrics                      []string
 		Rows                         []suiteRow
+		// AsOf: the oldest store read of the tests shown with their
+		// previous answer while the newest is found; Pending: the tests
+		// with none yet.
+		AsOf    string
+		Pending []string
 	}{Suite: suite, Metric: m.Name, Higher: m.HigherIsBetter, Metrics: result.Names(),
 		Worse: strconv.FormatFloat(analysis.Worse, 'f', 2, 64), Better: strconv.FormatFloat(analysis.Better, 'f', 2, 64)}
 	found := false
+	// The page waits at most PageWait in all for tests whose answers are
+	// being found.
+	until := time.Now().Add(s.o.PageWait)
+	var asOf time.Time
 	for _, t := range tests {
 		if t.Suite != suite {
 			continue
 		}
 		found = true
-		series, err := s.cache.history(ctx, suite, t.Test, m.Name)
+		wait := time.Duration(-1)
+		if s.o.PageWait >= 0 {
+			wait = max(0, time.Until(until))
+		}
+		a, err := s.cache.lookup(ctx, suite, t.Test, m.Name, wait)
 		if status(err) == http.StatusNotFound {
 			continue
 		}
@@ -325,13 +338,22 @@ func (s *Server) pageSuite(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		for _, sr := range series {
+		if a.pending {
+			data.Pending = append(data.Pending, t.Test)
+		}
+		if a.stale && (asOf.IsZero() || a.asOf.Before(asOf)) {
+			asOf = a.asOf
+		}
+		for _, sr := range a.series {
 			data.Rows = append(data.Rows, s.suiteRow(suite, sr))
 		}
 	}
 	if !found {
 		s.fail(w, r, notFound("no suite %s has ok results: see / for the suites", suite))
 		return
+	}
+	if !asOf.IsZero() {
+		data.AsOf = fmtTime(asOf)
 	}
 	s.render(w, r, http.StatusOK, "suite", suite, data)
 }
@@ -426,6 +448,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	var all []store.RunInfo // the test's runs, read once for every series' point links
 	for _, sr := range shown {
 		win := window{0, len(sr.Points), len(sr.Points)}
 		if len(shown) == 1 {
@@ -454,7 +477,13 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		}
 		links := chartLinks{triage: func(c analysis.Change) string { return changeTriage(triages, sr.Series, c) }}
 		if win.To-win.From <= maxBuckets {
-			if links.point, err = s.pointLinks(ctx, suite, sr.Series); err != nil {
+			if all == nil {
+				if all, err = s.testRuns(ctx, suite, test); err != nil {
+					s.fail(w, r, err)
+					return
+				}
+			}
+			if links.point, err = s.pointLinks(ctx, suite, sr.Series, all); err != nil {
 				s.fail(w, r, err)
 				return
 			}
@@ -555,7 +584,7 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 		Labels                                                  []string
 		Head, Report                                            template.HTML
 	}{Base: q.Get("base"), Others: strings.Join(q["other"], ","), Suite: q.Get("suite"), Threads: q.Get("threads"), Host: q.Get("host"), Groups: q.Get("groups")}
-	if ls, err := s.st.Labels(r.Context()); err == nil {
+	if ls, err := s.cache.labelInfos(r.Context()); err == nil {
 		for _, l := range ls {
 			if !slices.Contains(data.Labels, l.Label) {
 				data.Labels = append(data.Labels, l.Label)

@@ -275,9 +275,7 @@ func TestChartOf100000Points(t *testing.T) {
 	if _, err := ts.cache.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ts.cache.mu.Lock()
-	ts.cache.entries[histKey{"sysbench", "point-query_range=100", "qps"}] = &histEntry{gen: ts.cache.gen, series: []Series{s}}
-	ts.cache.mu.Unlock()
+	ts.plant("sysbench", "point-query_range=100", "qps", s)
 	a := ts.get(t, "/suites/sysbench/tests/point-query_range=100?threads=8&config=nightly")
 	if a.status != 200 || len(a.body) > 150_000 || !strings.Contains(a.body, "points 0 to 99999 of 100000") {
 		t.Errorf("the page of 100,000 points: %d, %d bytes", a.status, len(a.body))

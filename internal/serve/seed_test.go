@@ -185,7 +185,7 @@ func start(t testing.TB, st *store.Store, change func(*Options)) *testServer {
 	t.Helper()
 	log := &syncBuffer{}
 	o := Options{Store: st, Detect: changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment},
-		PublicRead: true, Log: log}
+		PublicRead: true, Log: log, PageWait: -1}
 	if change != nil {
 		change(&o)
 	}

@@ -99,7 +99,15 @@ type Options struct {
 	Client *http.Client
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// PageWait is how long a page waits for an analysis being computed
+	// (the attention entries, a suite's tests after a post) before it
+	// shows the last one computed with its "as of" time (default 300 ms;
+	// negative: as long as it takes).
+	PageWait time.Duration
 }
+
+// DefaultPageWait is how long a page waits for an analysis by default.
+const DefaultPageWait = 300 * time.Millisecond
 
 // DefaultMaxBody is the default limit of a request body: 64 MiB.
 const DefaultMaxBody = 64 << 20
@@ -173,6 +181,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.PageWait == 0 {
+		o.PageWait = DefaultPageWait
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	s := &Server{o: o, st: o.Store, refresh: make(chan struct{}, 1)}
@@ -338,8 +349,12 @@ func (s *Server) Run(ctx context.Context) {
 		if err := s.Refresh(ctx); err != nil && ctx.Err() == nil {
 			s.logf("refresh: %v", err)
 		}
-		// The attention view of the generation, found now rather than
-		// at the next page view (nothing when it is found already).
+		// The labels and the attention view of the generation, found
+		// now rather than at the next page view (nothing when they are
+		// found already).
+		if _, err := s.cache.labelInfos(ctx); err != nil && ctx.Err() == nil {
+			s.logf("labels: %v", err)
+		}
 		if _, err := s.attentionEntries(ctx); err != nil && ctx.Err() == nil {
 			s.logf("attention: %v", err)
 		}
