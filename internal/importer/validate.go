@@ -199,7 +199,7 @@ func validateHost(p *Problems, at string, fp json.RawMessage) {
 	}
 	var c host.Check
 	if err := json.Unmarshal(fp, &c); err != nil {
-		p.add("%s: not a host fingerprint (qpslab host check --json): %v", at, err)
+		p.add("%s: not a host fingerprint (qpslab host check --json): %v", at, result.JSONErrorAt(at, fp, err))
 		return
 	}
 	name(p, at+".kernel", c.Kernel)
