@@ -280,11 +280,13 @@ func badChars(s string, lines bool) string {
 		switch {
 		case lines && (c == '\n' || c == '\t'):
 		case unicode.Is(unicode.Bidi_Control, c):
-			return fmt.Sprintf("holds %U, a bidirectional formatting character, at character %d, which makes what a page shows differ from what is stored; remove it", c, n)
+			return fmt.Sprintf("holds %U, a bidirectional formatting character, at character %d, "+
+				"which makes what a page shows differ from what is stored; remove it", c, n)
 		case unicode.IsControl(c):
 			return fmt.Sprintf("holds the control character %U at character %d; remove it", c, n)
 		case !lines && result.Invisible(c):
-			return fmt.Sprintf("holds %U, an invisible character (a format character, a default-ignorable one or a variation selector), at character %d, which makes the name show as another; remove it", c, n)
+			return fmt.Sprintf("holds %U, an invisible character (a format character, a default-ignorable one or "+
+				"a variation selector), at character %d, which makes the name show as another; remove it", c, n)
 		}
 	}
 	return ""

@@ -101,7 +101,8 @@ func mismatch(te *json.UnmarshalTypeError) string {
 		}
 	}
 	if literal == "" {
-		literal = map[string]string{"string": "a string", "number": "a number", "bool": "true or false", "array": "a list", "object": "an object"}[got]
+		literal = map[string]string{"string": "a string", "number": "a number", "bool": "true or false",
+			"array": "a list", "object": "an object"}[got]
 	}
 	if literal == "" {
 		literal = got
@@ -184,7 +185,8 @@ func PathAt(data []byte, off int64) string {
 		}
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
-			stack = append(stack, &frame{path: child(), start: start, array: tok == json.Delim('['), wantKey: tok == json.Delim('{')})
+			open := tok == json.Delim('{')
+			stack = append(stack, &frame{path: child(), start: start, array: !open, wantKey: open})
 			continue
 		case json.Delim('}'), json.Delim(']'):
 			f := stack[len(stack)-1]

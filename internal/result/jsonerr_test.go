@@ -14,8 +14,10 @@ func TestDecodeErrorsInTheJSONsWords(t *testing.T) {
 	run := func(s string) string { return `{"schema_version": 3, "runs": [{}, {}, {}, ` + s + `]}` }
 	for _, c := range []struct{ json, want string }{
 		{run(`{"totals": {"qps": "fast"}}`), `runs[3].totals.qps: a number is expected, got a string`},
-		{run(`{"totals": {"qps": 1e400}}`), `runs[3].totals.qps: 1e400 is out of range: a number is at most 1.7976931348623157e+308 in size`},
-		{run(`{"threads": 1.5}`), `runs[3].threads: a whole number from -9223372036854775808 to 9223372036854775807 is expected, got 1.5`},
+		{run(`{"totals": {"qps": 1e400}}`),
+			`runs[3].totals.qps: 1e400 is out of range: a number is at most 1.7976931348623157e+308 in size`},
+		{run(`{"threads": 1.5}`),
+			`runs[3].threads: a whole number from -9223372036854775808 to 9223372036854775807 is expected, got 1.5`},
 		{run(`{"seed": -1}`), `runs[3].seed: a whole number from 0 to 18446744073709551615 is expected, got -1`},
 		{run(`{"samples": [{}, {"s": "one"}]}`), `runs[3].samples[1].s: a whole number`},
 		{run(`{"params": {"rows": 100000}}`), `runs[3].params.rows: a string is expected, got a number`},

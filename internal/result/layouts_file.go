@@ -90,7 +90,8 @@ func ParseLayout(data []byte) (Layout, error) {
 				return Layout{}, fmt.Errorf("has a control character (%U) on line %d: a layout file is plain text; %s", c, i+1, layoutFix)
 			}
 			if Invisible(c) { // a BOM, a bidi control, a zero-width space: a group named so shows as another
-				return Layout{}, fmt.Errorf("has an invisible character (%U) on line %d: a layout file is plain text; %s", c, i+1, layoutFix)
+				return Layout{}, fmt.Errorf("has an invisible character (%U) on line %d: a layout file is plain text; %s",
+					c, i+1, layoutFix)
 			}
 		}
 	}

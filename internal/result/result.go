@@ -460,7 +460,8 @@ func Decode(b []byte) (File, error) {
 		return File{}, JSONError(b, err)
 	}
 	if head.SchemaVersion != SchemaVersion && head.SchemaVersion != 2 {
-		return File{}, fmt.Errorf("the results have schema version %d, this qpslab reads 2 and %d: use a matching qpslab", head.SchemaVersion, SchemaVersion)
+		return File{}, fmt.Errorf("the results have schema version %d, this qpslab reads 2 and %d: use a matching qpslab",
+			head.SchemaVersion, SchemaVersion)
 	}
 	f := File{SchemaVersion: SchemaVersion, Runs: make([]Run, len(head.Runs))}
 	for i, raw := range head.Runs {

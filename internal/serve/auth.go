@@ -285,7 +285,8 @@ func (a *auth) need(scope string, cookie bool, h http.HandlerFunc) http.HandlerF
 		} else if c, cerr := r.Cookie(sessionCookie); cerr == nil && cookie && sessionReads(r) {
 			t, err = a.session(r.Context(), w, r, c.Value)
 			if errors.Is(err, store.ErrNoSession) && isAPI(r) {
-				err = &errAuth{http.StatusUnauthorized, "the session has ended: log in again at /login, or give Authorization: Bearer TOKEN"}
+				err = &errAuth{http.StatusUnauthorized,
+					"the session has ended: log in again at /login, or give Authorization: Bearer TOKEN"}
 			} else if errors.Is(err, store.ErrNoSession) {
 				a.toLogin(w, r)
 				return

@@ -31,9 +31,11 @@ func TestAPIErrorsInItsOwnWords(t *testing.T) {
 	for _, c := range []struct {
 		what, body, want string
 	}{
-		{"a string for a number", withQPS(`"fast"`), `nothing was stored: runs[2].totals.qps: a number is expected, got a string`},
+		{"a string for a number", withQPS(`"fast"`),
+			`nothing was stored: runs[2].totals.qps: a number is expected, got a string`},
 		{"a number out of range", withQPS(`1e999`), `runs[2].totals.qps: 1e999 is out of range`},
-		{"a list of runs that is no list", `{"schema_version": 3, "runs": {"build": "x"}}`, `runs: a list ([…]) is expected, got an object`},
+		{"a list of runs that is no list", `{"schema_version": 3, "runs": {"build": "x"}}`,
+			`runs: a list ([…]) is expected, got an object`},
 		{"broken JSON", "{\"schema_version\": 3,\n \"runs\": [}", `not JSON at line 2, column 11`},
 		{"an impossible figure", string(resultsJSON(t, []result.Run{ok, negative})), `nothing was stored: runs[1]: `},
 		{"a run the rules refuse", runsBody(t, ok, func(r *result.Run) { r.Threads = 0 }), `runs[1].threads = 0`},
@@ -53,7 +55,8 @@ func TestAPIErrorsInItsOwnWords(t *testing.T) {
 		t.Errorf("an admin's 404 names the store's path %s: %s", ts.st.Where(), a.body)
 	}
 
-	a = ts.do(t, "POST", "/api/v1/attention", triager, "application/json", strings.NewReader(`{"key": 5, "state": "open"}`))
+	triage := strings.NewReader(`{"key": 5, "state": "open"}`)
+	a = ts.do(t, "POST", "/api/v1/attention", triager, "application/json", triage)
 	apiErr(t, "a triage whose key is a number", a, http.StatusBadRequest, `key: a string is expected, got a number`)
 	if strings.Contains(a.body, "triageRequest") || strings.Contains(a.body, "Go ") {
 		t.Errorf("a triage's error names Go's types: %s", a.body)

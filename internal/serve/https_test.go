@@ -21,7 +21,8 @@ func (ts *testServer) loginWith(t *testing.T, tok string, hd http.Header) ([]str
 	if page.status != 200 || m == nil {
 		t.Fatalf("the login page: %d: %s", page.status, page.body)
 	}
-	req, _ = http.NewRequest("POST", ts.URL+"/login", strings.NewReader(url.Values{"token": {tok}, "next": {"/"}, "csrf": {m[1]}}.Encode()))
+	vals := url.Values{"token": {tok}, "next": {"/"}, "csrf": {m[1]}}
+	req, _ = http.NewRequest("POST", ts.URL+"/login", strings.NewReader(vals.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", ts.URL)
 	for k, v := range hd {
@@ -100,7 +101,8 @@ func TestSessionReadsTheAPI(t *testing.T) {
 		t.Fatalf("the home page links no JSON: %d", home.status)
 	}
 	for _, p := range []string{"/api/v1", "/api/v1/attention?attention=open", "/api/v1/labels"} {
-		if a := ts.page(t, p, session); a.status != 200 || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") {
+		a := ts.page(t, p, session)
+		if a.status != 200 || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") {
 			t.Errorf("GET %s with the session: %d %s", p, a.status, a.body)
 		}
 	}
