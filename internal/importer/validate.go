@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -76,9 +77,11 @@ func (p *Problems) add(format string, a ...any) {
 // Validate refuses runs that no qpslab run writes and no page can show or
 // query back: a suite that is not registered, a status, loop, role or
 // pairing outside its enum, threads below 1, names too long or holding
-// control or bidirectional-override characters or invalid UTF-8, and
-// names a label cannot round-trip (a label is BUILD.CONFIG split at its
-// last dot, with :ENGINE and @HOST after it). Every surface that stores
+// control, bidirectional-formatting or other invisible characters
+// (zero-width, joiners, soft hyphens, variation selectors: a name that
+// shows as another) or invalid UTF-8, and names a label cannot
+// round-trip (a label is BUILD.CONFIG split at its last dot, with :ENGINE
+// and @HOST after it). Every surface that stores
 // runs it did not measure calls it: the ingest API and qpslab import, for
 // results files as for the importers' runs. It also refuses a figure
 // outside its metric's plausible range (result.CheckFigures). nil, or a
@@ -107,7 +110,7 @@ var (
 
 func validateRun(p *Problems, at string, r result.Run) {
 	if _, err := suite.Get(r.Suite); err != nil {
-		p.add("%s.suite = %q: not a registered suite: use one of %s (qpslab suites lists them)", at, clip(r.Suite), strings.Join(suiteNames(), ", "))
+		p.add("%s.suite = %s: not a registered suite: use one of %s (qpslab suites lists them)", at, quoted(r.Suite), strings.Join(suiteNames(), ", "))
 	}
 	oneOf(p, at+".status", r.Status, statuses)
 	oneOf(p, at+".loop", r.Loop, loops)
@@ -122,7 +125,7 @@ func validateRun(p *Problems, at string, r result.Run) {
 	if r.Build == "" {
 		p.add("%s.build is empty: name the build (its label is BUILD.CONFIG)", at)
 	} else if name(p, at+".build", r.Build) && strings.Contains(r.Build, "@") {
-		p.add("%s.build = %q: a build name cannot hold '@', since a label BUILD.CONFIG@HOST names a host after its last '@'; rename the build", at, clip(r.Build))
+		p.add("%s.build = %s: a build name cannot hold '@', since a label BUILD.CONFIG@HOST names a host after its last '@'; rename the build", at, quoted(r.Build))
 	}
 	cfg := result.ConfigName(r.Config) // name@hash: the label holds the name
 	if _, hash, ok := strings.Cut(r.Config, "@"); ok {
@@ -133,12 +136,12 @@ func validateRun(p *Problems, at string, r result.Run) {
 		p.add("%s.config is empty: name the config (its label is BUILD.CONFIG)", at)
 	case !name(p, at+".config", cfg):
 	case strings.Contains(cfg, "."):
-		p.add("%s.config = %q: a config name cannot hold '.', since a label BUILD.CONFIG splits at its last dot; rename the config", at, clip(cfg))
+		p.add("%s.config = %s: a config name cannot hold '.', since a label BUILD.CONFIG splits at its last dot; rename the config", at, quoted(cfg))
 	case strings.Contains(cfg, ":"):
-		p.add("%s.config = %q: a config name cannot hold ':', since a label BUILD.CONFIG:ENGINE names the storage engine after it; rename the config", at, clip(cfg))
+		p.add("%s.config = %s: a config name cannot hold ':', since a label BUILD.CONFIG:ENGINE names the storage engine after it; rename the config", at, quoted(cfg))
 	}
 	if e, ok := r.Params["engine"]; ok && (strings.ContainsAny(e, ".:@") || e != strings.ToLower(e)) {
-		p.add("%s.params[\"engine\"] = %q: an engine is named in lower case without '.', ':' or '@' (innodb, rocksdb), as a label BUILD.CONFIG:ENGINE gives it", at, clip(e))
+		p.add("%s.params[\"engine\"] = %s: an engine is named in lower case without '.', ':' or '@' (innodb, rocksdb), as a label BUILD.CONFIG:ENGINE gives it", at, quoted(e))
 	}
 	for _, f := range []struct{ field, v string }{
 		{"test", r.Test}, {"flavor", r.Flavor}, {"version", r.Version}, {"arrivals", r.Arrivals}, {"plan", r.Plan},
@@ -196,7 +199,7 @@ func validateHost(p *Problems, at string, fp json.RawMessage) {
 	}
 	var c host.Check
 	if err := json.Unmarshal(fp, &c); err != nil {
-		p.add("%s: not a host fingerprint (qpslab host check --json): %v", at, err)
+		p.add("%s: not a host fingerprint (qpslab host check --json): %v", at, result.JSONErrorAt(at, fp, err))
 		return
 	}
 	name(p, at+".kernel", c.Kernel)
@@ -214,11 +217,11 @@ func oneOf(p *Problems, field, v string, enum []string) {
 		}
 		show = append(show, e)
 	}
-	p.add("%s = %q: use one of %s", field, clip(v), strings.Join(show, ", "))
+	p.add("%s = %s: use one of %s", field, quoted(v), strings.Join(show, ", "))
 }
 
-// name checks a name: at most MaxName bytes of valid UTF-8, no control
-// or bidirectional formatting characters, no space at either end (a
+// name checks a name: at most MaxName bytes of valid UTF-8, no control,
+// bidirectional formatting or other invisible characters, no space at either end (a
 // query's value is trimmed). It says whether the name passed.
 func name(p *Problems, field, v string) bool {
 	if len(v) > MaxName {
@@ -226,11 +229,11 @@ func name(p *Problems, field, v string) bool {
 		return false
 	}
 	if why := badChars(v, false); why != "" {
-		p.add("%s = %q: %s", field, clip(v), why)
+		p.add("%s = %s: %s", field, quoted(v), why)
 		return false
 	}
 	if strings.TrimSpace(v) != v {
-		p.add("%s = %q: a name cannot begin or end with a space, since a query's value is trimmed; remove it", field, clip(v))
+		p.add("%s = %s: a name cannot begin or end with a space, since a query's value is trimmed; remove it", field, quoted(v))
 		return false
 	}
 	return true
@@ -245,7 +248,7 @@ func value(p *Problems, field, v string) {
 		return
 	}
 	if why := badChars(v, false); why != "" {
-		p.add("%s = %q: %s", field, clip(v), why)
+		p.add("%s = %s: %s", field, quoted(v), why)
 	}
 }
 
@@ -258,31 +261,65 @@ func text(p *Problems, field, v string) {
 		return
 	}
 	if why := badChars(v, true); why != "" {
-		p.add("%s = %q: %s", field, clip(v), why)
+		p.add("%s = %s: %s", field, quoted(v), why)
 	}
 }
 
-// badChars says what is wrong with s's characters, "" when nothing.
+// badChars says what is wrong with s's characters, "" when nothing: a
+// control character (but newlines and tabs in lines), a bidirectional
+// formatting character, or, in a name (not lines), any other invisible
+// one (result.Invisible), each named with its position, counted in
+// characters from 1.
 func badChars(s string, lines bool) string {
 	if !utf8.ValidString(s) {
 		return "not valid UTF-8: give the name in UTF-8"
 	}
+	n := 0
 	for _, c := range s {
+		n++
 		switch {
 		case lines && (c == '\n' || c == '\t'):
-		case isBidi(c):
-			return fmt.Sprintf("holds %U, a bidirectional formatting character, which makes what a page shows differ from what is stored; remove it", c)
+		case unicode.Is(unicode.Bidi_Control, c):
+			return fmt.Sprintf("holds %U, a bidirectional formatting character, at character %d, "+
+				"which makes what a page shows differ from what is stored; remove it", c, n)
 		case unicode.IsControl(c):
-			return fmt.Sprintf("holds the control character %U; remove it", c)
+			return fmt.Sprintf("holds the control character %U at character %d; remove it", c, n)
+		case !lines && result.Invisible(c):
+			return fmt.Sprintf("holds %U, an invisible character (a format character, a default-ignorable one or "+
+				"a variation selector), at character %d, which makes the name show as another; remove it", c, n)
 		}
 	}
 	return ""
 }
 
-// isBidi: the embeddings and overrides U+202A–U+202E, the isolates
-// U+2066–U+2069, and the marks U+200E, U+200F and U+061C.
-func isBidi(c rune) bool {
-	return c >= 0x202A && c <= 0x202E || c >= 0x2066 && c <= 0x2069 || c == 0x200E || c == 0x200F || c == 0x061C
+// quoted is s shortened (clip) and quoted as %q quotes it, with each
+// invisible character (result.Invisible) escaped too: %q shows a
+// variation selector or a Hangul filler as itself, and the line would
+// show the name as the one it imitates.
+func quoted(s string) string {
+	s = clip(s)
+	var b strings.Builder
+	b.WriteByte('"')
+	for s != "" {
+		i := strings.IndexFunc(s, result.Invisible)
+		if i < 0 {
+			i = len(s)
+		}
+		q := strconv.Quote(s[:i])
+		b.WriteString(q[1 : len(q)-1])
+		if i == len(s) {
+			break
+		}
+		c, n := utf8.DecodeRuneInString(s[i:])
+		if c > 0xFFFF {
+			fmt.Fprintf(&b, `\U%08x`, c)
+		} else {
+			fmt.Fprintf(&b, `\u%04x`, c)
+		}
+		s = s[i+n:]
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // clip shortens a value for a message: an error line stays a line.

@@ -21,6 +21,9 @@ func good() result.Run {
 		Params: map[string]string{"engine": "rocksdb", "rows": "100000"}, Totals: result.Totals{ReportedUnit: "qps", Series: result.SeriesStatements}}
 }
 
+// invisible is how a refusal calls an invisible character.
+const invisible = "an invisible character (a format character, a default-ignorable one or a variation selector)"
+
 // Each rule refuses what it should, with the field and the run's index in
 // the line and the reason beside them; the old code stored every one.
 func TestValidateRules(t *testing.T) {
@@ -50,7 +53,8 @@ func TestValidateRules(t *testing.T) {
 		{"an engine in capitals", func(r *result.Run) { r.Params["engine"] = "RocksDB" }, `runs[1].params["engine"] = "RocksDB"`},
 		{"a 10 KB build", func(r *result.Run) { r.Build = strings.Repeat("b", 10<<10) }, `runs[1].build is 10240 bytes long: a name is at most 200 bytes`},
 		{"a 201-byte test", func(r *result.Run) { r.Test = strings.Repeat("t", 201) }, `runs[1].test is 201 bytes long`},
-		{"a right-to-left override", func(r *result.Run) { r.Build = "abc\u202Eexe.png" }, `runs[1].build = "abc\u202eexe.png": holds U+202E, a bidirectional formatting character`},
+		{"a right-to-left override", func(r *result.Run) { r.Build = "abc\u202Eexe.png" },
+			`runs[1].build = "abc\u202eexe.png": holds U+202E, a bidirectional formatting character, at character 4`},
 		{"an isolate", func(r *result.Run) { r.Test = "x\u2067y" }, `runs[1].test = "x\u2067y": holds U+2067`},
 		{"a control character", func(r *result.Run) { r.Version = "10.11\x1b[31m" }, `runs[1].version = "10.11\x1b[31m": holds the control character U+001B`},
 		{"a newline in a name", func(r *result.Run) { r.Config = "a\nb" }, `runs[1].config = "a\nb": holds the control character U+000A`},
@@ -65,6 +69,29 @@ func TestValidateRules(t *testing.T) {
 		{"a bidi character in an error", func(r *result.Run) { r.Error = "died\u202E" }, `runs[1].error = "died\u202e": holds U+202E`},
 		{"a host that is no fingerprint", func(r *result.Run) { r.Host = json.RawMessage(`[1]`) }, `runs[1].host: not a host fingerprint`},
 		{"a host's kernel with a bidi character", func(r *result.Run) { r.Host = json.RawMessage(`{"kernel":"6.1\u202E"}`) }, `runs[1].host.kernel`},
+		{"a zero-width space in a build", func(r *result.Run) { r.Build = "nightly\u200b-0455" },
+			`runs[1].build = "nightly\u200b-0455": holds U+200B, ` + invisible + `, at character 8, ` +
+				`which makes the name show as another; remove it`},
+		{"a zero-width joiner in a test", func(r *result.Run) { r.Test = "insert\u200d_range=100" },
+			`runs[1].test = "insert\u200d_range=100": holds U+200D, an invisible character`},
+		{"a zero-width non-joiner in a config", func(r *result.Run) { r.Config = "cz\u200c11a@0123" },
+			`runs[1].config = "cz\u200c11a": holds U+200C, an invisible character`},
+		{"a variation selector in a config", func(r *result.Run) { r.Config = "cz11a\ufe0f" },
+			`runs[1].config = "cz11a\ufe0f": holds U+FE0F, an invisible character`},
+		{"a word joiner in a version", func(r *result.Run) { r.Version = "10.11\u20607" },
+			`runs[1].version = "10.11\u20607": holds U+2060, ` + invisible + `, at character 6`},
+		{"a soft hyphen in a flavor", func(r *result.Run) { r.Flavor = "maria\u00addb" },
+			`runs[1].flavor = "maria\u00addb": holds U+00AD, an invisible character`},
+		{"a byte-order mark in a param key", func(r *result.Run) { r.Params["\ufeffrows"] = "1" },
+			`runs[1].params key = "\ufeffrows": holds U+FEFF, ` + invisible + `, at character 1`},
+		{"a Hangul filler in a param value", func(r *result.Run) { r.Params["engine"] = "inno\u3164db" },
+			`runs[1].params["engine"] = "inno\u3164db": holds U+3164, an invisible character`},
+		{"a tag character in a host's kernel",
+			func(r *result.Run) { r.Host = json.RawMessage(`{"kernel":"6.1\udb40\udc41"}`) },
+			`runs[1].host.kernel = "6.1\U000e0041": holds U+E0041, an invisible character`},
+		{"a variation selector in a group",
+			func(r *result.Run) { r.Groups = []result.Placement{{Layout: "5", Group: "point\U000E0100"}} },
+			`runs[1].groups[0].group = "point\U000e0100": holds U+E0100`},
 		{"a long group", func(r *result.Run) { r.Groups = []result.Placement{{Layout: "5", Group: strings.Repeat("g", 201)}} }, `runs[1].groups[0].group is 201 bytes long`},
 	} {
 		r := good()

@@ -86,8 +86,12 @@ func ParseLayout(data []byte) (Layout, error) {
 	}
 	for i, line := range strings.Split(string(data), "\n") {
 		for _, c := range strings.TrimSuffix(line, "\r") {
-			if c != '\t' && (unicode.IsControl(c) || c == '\ufeff' || unicode.Is(unicode.Bidi_Control, c)) {
+			if c != '\t' && unicode.IsControl(c) {
 				return Layout{}, fmt.Errorf("has a control character (%U) on line %d: a layout file is plain text; %s", c, i+1, layoutFix)
+			}
+			if Invisible(c) { // a BOM, a bidi control, a zero-width space: a group named so shows as another
+				return Layout{}, fmt.Errorf("has an invisible character (%U) on line %d: a layout file is plain text; %s",
+					c, i+1, layoutFix)
 			}
 		}
 	}

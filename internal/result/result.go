@@ -433,27 +433,48 @@ func Write(path string, runs []Run) error {
 }
 
 // Read reads a result file, refusing versions it does not know; a version 2
-// file is upgraded.
+// file is upgraded. Its errors name the file, then Decode's.
 func Read(path string) (File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return File{}, fmt.Errorf("read results: %w", err)
 	}
-	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
-		return File{}, fmt.Errorf("read results %s: %w", path, err)
+	f, err := Decode(b)
+	if err != nil {
+		return File{}, fmt.Errorf("results %s: %w: fix or remove the file", path, err)
 	}
-	if f.SchemaVersion != SchemaVersion && f.SchemaVersion != 2 {
-		return File{}, fmt.Errorf("results %s have schema version %d, this qpslab reads 2 and %d: use a matching qpslab", path, f.SchemaVersion, SchemaVersion)
+	return f, nil
+}
+
+// Decode reads a results file's JSON (what Read reads, what the ingest
+// API is posted), refusing versions it does not know; a version 2 file is
+// upgraded. Its errors are in the JSON's words: the path of the field,
+// runs counted from 0 as the JSON's list is (runs[3].totals.qps: a
+// number is expected, got a string), never a Go type or a file name.
+func Decode(b []byte) (File, error) {
+	var head struct {
+		SchemaVersion int               `json:"schema_version"`
+		Runs          []json.RawMessage `json:"runs"`
 	}
-	for i := range f.Runs {
+	if err := json.Unmarshal(b, &head); err != nil {
+		return File{}, JSONError(b, err)
+	}
+	if head.SchemaVersion != SchemaVersion && head.SchemaVersion != 2 {
+		return File{}, fmt.Errorf("the results have schema version %d, this qpslab reads 2 and %d: use a matching qpslab",
+			head.SchemaVersion, SchemaVersion)
+	}
+	f := File{SchemaVersion: SchemaVersion, Runs: make([]Run, len(head.Runs))}
+	for i, raw := range head.Runs {
+		at := fmt.Sprintf("runs[%d]", i)
+		if err := json.Unmarshal(raw, &f.Runs[i]); err != nil {
+			return File{}, JSONErrorAt(at, raw, err)
+		}
 		Upgrade(&f.Runs[i])
 		Regroup(&f.Runs[i])
 		if err := f.Runs[i].Check(); err != nil {
-			return File{}, fmt.Errorf("results %s: run %d: %w: fix or remove the file", path, i+1, err)
+			return File{}, fmt.Errorf("%s: %w", at, err)
 		}
 	}
-	f.SchemaVersion = SchemaVersion
 	return f, nil
 }
 

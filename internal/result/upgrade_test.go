@@ -58,7 +58,7 @@ func TestReadUnknownSchema(t *testing.T) {
 func TestReadRefusesImpossibleFigures(t *testing.T) {
 	for _, c := range []struct{ json, want string }{
 		{`{"reported": -5, "reported_unit": "qps"}`, "reported is -5"},
-		{`{"qps": 1e400}`, "cannot unmarshal"},
+		{`{"qps": 1e400}`, "runs[0].totals.qps: 1e400 is out of range"},
 		{`{"response": {"p99_us": -1}}`, "response p99 is -1"},
 	} {
 		p := filepath.Join(t.TempDir(), "r.json")

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/qpslab/qpslab/internal/curate"
@@ -32,8 +33,9 @@ func (s *Server) curateRun(action string) func(http.ResponseWriter, *http.Reques
 	return func(w http.ResponseWriter, r *http.Request, t store.Token) {
 		done, err := curate.Apply(r.Context(), s.st, action, []string{r.PathValue("id")}, curate.Token(t.ID, t.Name), s.o.Now())
 		var nr *store.NoRunError
-		if errors.As(err, &nr) {
-			apiError(w, http.StatusNotFound, nr.Error())
+		if errors.As(err, &nr) { // its Error names the store's path: no client learns where the server keeps it
+			apiError(w, http.StatusNotFound, fmt.Sprintf("run %q: no such run: give a run's id, the end of its "+
+				"dashboard page's address (/runs/ID) or the id in GET /api/v1/runs", nr.ID))
 			return
 		}
 		if err != nil {

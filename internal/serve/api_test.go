@@ -379,9 +379,9 @@ func TestIngest(t *testing.T) {
 		status             int
 		want               string
 	}{
-		{"broken JSON", "", "application/json", []byte(`{"schema_version": 4, "runs": [`), 400, "nothing was stored: read results posted.json: unexpected end of JSON input"},
+		{"broken JSON", "", "application/json", []byte(`{"schema_version": 4, "runs": [`), 400, "nothing was stored: not JSON at line 1, column 32: unexpected end of JSON input"},
 		{"a results file of no runs", "", "application/json", resultsJSON(t, nil), 400, "holds no runs"},
-		{"one bad run among good", "", "application/json", resultsJSON(t, []result.Run{good, bad}), 400, "run 2: update-index_range=100 ma10.2.14: qps is -5"},
+		{"one bad run among good", "", "application/json", resultsJSON(t, []result.Run{good, bad}), 400, "nothing was stored: runs[1]: update-index_range=100 ma10.2.14: qps is -5"},
 		{"a label for a results file", "?label=a.b", "application/json", body, 400, "label= is for sysbench and mytools posts"},
 		{"a huge body", "?format=sysbench&label=a.b&test=point-query_range%3D100", "", huge, 413, "larger than 65536 bytes"},
 		{"no label", "?format=sysbench&test=point-query_range%3D100", "", out, 400, "label=BUILD.CONFIG"},

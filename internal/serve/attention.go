@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -697,9 +698,15 @@ func (s *Server) apiAttention(w http.ResponseWriter, r *http.Request) {
 func (s *Server) apiTriage(w http.ResponseWriter, r *http.Request) {
 	who := triageWhoOf(r)
 	var tr triageRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&tr); err != nil {
+	b, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err = dec.Decode(&tr); err != nil {
+			err = result.JSONError(b, err) // the field's name, never a Go type's
+		}
+	}
+	if err != nil {
 		apiError(w, http.StatusBadRequest, "the body is not a triage: give {\"key\": KEY, \"state\": open|acknowledged|dismissed|fixed, \"note\": TEXT, \"fixed_in\": BUILD}: "+strings.ReplaceAll(err.Error(), "\n", " "))
 		return
 	}

@@ -262,10 +262,19 @@ func tokenOf(r *http.Request) (store.Token, bool) {
 	return t, ok
 }
 
-// need lets a request in with a token of scope: a bearer header or, for a
-// page when cookie is true, the session /login opened. It is the one
-// rule every scope's handlers are wrapped in (read, ingest and any scope
-// added); every answer it lets through or refuses is marked no-store.
+// sessionReads says whether a login session may let r in: a page, or a
+// read of the JSON API (GET or HEAD: the pages link their JSON). Never a
+// post to the API, so that no page of another site can act in a reader's
+// name.
+func sessionReads(r *http.Request) bool {
+	return !isAPI(r) || r.Method == http.MethodGet || r.Method == http.MethodHead
+}
+
+// need lets a request in with a token of scope: a bearer header or, when
+// cookie is true, the session /login opened (for a page, or a read of the
+// API: sessionReads). It is the one rule every scope's handlers are
+// wrapped in (read, ingest and any scope added); every answer it lets
+// through or refuses is marked no-store.
 func (a *auth) need(scope string, cookie bool, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
@@ -273,9 +282,12 @@ func (a *auth) need(scope string, cookie bool, h http.HandlerFunc) http.HandlerF
 		var err error
 		if tok, given := bearer(r); given {
 			t, err = a.check(r.Context(), r, tok, scope)
-		} else if c, cerr := r.Cookie(sessionCookie); cerr == nil && cookie && !isAPI(r) {
+		} else if c, cerr := r.Cookie(sessionCookie); cerr == nil && cookie && sessionReads(r) {
 			t, err = a.session(r.Context(), w, r, c.Value)
-			if errors.Is(err, store.ErrNoSession) {
+			if errors.Is(err, store.ErrNoSession) && isAPI(r) {
+				err = &errAuth{http.StatusUnauthorized,
+					"the session has ended: log in again at /login, or give Authorization: Bearer TOKEN"}
+			} else if errors.Is(err, store.ErrNoSession) {
 				a.toLogin(w, r)
 				return
 			}
@@ -309,7 +321,7 @@ const legacyCookie = "qpslab_token"
 // toLogin sends a page read without a good session to the login form.
 func (a *auth) toLogin(w http.ResponseWriter, r *http.Request) {
 	if _, err := r.Cookie(legacyCookie); err == nil {
-		http.SetCookie(w, &http.Cookie{Name: legacyCookie, Value: "", Path: "/", HttpOnly: true, Secure: a.s.o.Secure, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+		a.s.setCookie(w, r, &http.Cookie{Name: legacyCookie, MaxAge: -1})
 	}
 	http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 }
@@ -327,7 +339,7 @@ func (a *auth) read(h http.HandlerFunc) http.HandlerFunc {
 					w.Header().Set("Cache-Control", "no-store")
 					r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, t))
 				} else if errors.Is(err, store.ErrNoSession) {
-					a.clearSession(w) // it ended: the page is read as anyone's
+					a.clearSession(w, r) // it ended: the page is read as anyone's
 				}
 			}
 			h(w, r)
@@ -357,7 +369,7 @@ func (a *auth) session(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	}
 	now := a.s.o.Now()
 	if !se.Revoked.IsZero() || !t.Revoked.IsZero() || !now.Before(se.Expires) || !now.Before(se.LastUsed.Add(a.s.o.SessionIdle)) {
-		a.clearSession(w)
+		a.clearSession(w, r)
 		return t, store.ErrNoSession
 	}
 	if now.Sub(se.LastUsed) > time.Minute {
@@ -368,8 +380,8 @@ func (a *auth) session(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	return t, nil
 }
 
-func (a *auth) clearSession(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: a.s.o.Secure, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+func (a *auth) clearSession(w http.ResponseWriter, r *http.Request) {
+	a.s.setCookie(w, r, &http.Cookie{Name: sessionCookie, MaxAge: -1})
 }
 
 // safeNext is where to go after logging in: a path of this site only.
@@ -383,7 +395,7 @@ func safeNext(next string) string {
 // login takes a read token from the form (posted from this site's own
 // login page: its origin and CSRF token are checked first) and opens a
 // session: a random id in an HttpOnly, SameSite=Strict cookie (Secure over
-// TLS), the token itself kept nowhere.
+// HTTPS: setCookie), the token itself kept nowhere.
 func (a *auth) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if !a.s.checkCSRF(w, r) {
@@ -407,8 +419,7 @@ func (a *auth) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.s.logf("login: token id %s (%s) from %s", t.ID, t.Name, a.s.peer(r))
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sid, Path: "/", HttpOnly: true, Secure: a.s.o.Secure,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(a.s.o.SessionMax / time.Second)})
+	a.s.setCookie(w, r, &http.Cookie{Name: sessionCookie, Value: sid, MaxAge: int(a.s.o.SessionMax / time.Second)})
 	http.Redirect(w, r, safeNext(r.PostForm.Get("next")), http.StatusSeeOther)
 }
 
@@ -429,7 +440,7 @@ func (a *auth) logout(w http.ResponseWriter, r *http.Request) {
 			a.s.logf("logout: token id %s from %s", se.TokenID, a.s.peer(r))
 		}
 	}
-	a.clearSession(w)
+	a.clearSession(w, r)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
@@ -471,18 +482,56 @@ func (s *Server) trusted(addr netip.Addr) bool {
 	return false
 }
 
+// fromProxy is the address of r's connection, and whether it is a
+// trusted proxy's (Options.TrustedProxies): only then are its
+// X-Forwarded-For and X-Forwarded-Proto believed.
+func (s *Server) fromProxy(r *http.Request) (host string, trusted bool) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	return host, err == nil && len(s.o.TrustedProxies) > 0 && s.trusted(addr)
+}
+
+// https says whether r reached the dashboard over HTTPS: this server's
+// TLS, a public URL (--public-url) of https, or a trusted proxy
+// (--trusted-proxy) that says so in X-Forwarded-Proto (a TLS proxy passes
+// the request on in plain HTTP). Its cookies are Secure then, and its
+// answers carry Strict-Transport-Security. Plain HTTP on loopback (no
+// certificate, no https public URL) stays usable.
+func (s *Server) https(r *http.Request) bool {
+	if r.TLS != nil || s.o.Secure || strings.HasPrefix(strings.ToLower(s.o.PublicURL), "https://") {
+		return true
+	}
+	if _, proxy := s.fromProxy(r); !proxy {
+		return false
+	}
+	for _, h := range r.Header.Values("X-Forwarded-Proto") {
+		for _, p := range strings.Split(h, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "https") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setCookie sets c as every cookie of this site is: for the whole site,
+// HttpOnly, SameSite=Strict, and Secure when r came over HTTPS.
+func (s *Server) setCookie(w http.ResponseWriter, r *http.Request, c *http.Cookie) {
+	c.Path, c.HttpOnly, c.SameSite, c.Secure = "/", true, http.SameSiteStrictMode, s.https(r)
+	http.SetCookie(w, c)
+}
+
 // peer is the address a request came from: the connection's, or, when
 // that is a trusted proxy's (Options.TrustedProxies), the rightmost
 // address in X-Forwarded-For that is not a trusted proxy (a client can
 // write any addresses to the header's left; each trusted proxy appends
 // the one it saw). Without trusted proxies the header is ignored.
 func (s *Server) peer(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil || len(s.o.TrustedProxies) == 0 || !s.trusted(addr) {
+	host, proxy := s.fromProxy(r)
+	if !proxy {
 		return host
 	}
 	var hops []string

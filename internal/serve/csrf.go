@@ -48,9 +48,8 @@ func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
 		if _, err := rand.Read(b[:]); err != nil {
 			return ""
 		}
-		c = &http.Cookie{Name: csrfCookie, Value: base64.RawURLEncoding.EncodeToString(b[:]), Path: "/", HttpOnly: true,
-			Secure: s.o.Secure, SameSite: http.SameSiteStrictMode}
-		http.SetCookie(w, c)
+		c = &http.Cookie{Name: csrfCookie, Value: base64.RawURLEncoding.EncodeToString(b[:])}
+		s.setCookie(w, r, c)
 		r.AddCookie(c) // a second form of this answer gets the same token
 	}
 	return s.csrfMAC(c.Value)

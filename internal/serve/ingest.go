@@ -132,9 +132,9 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	}
 	skipped, err := s.st.Import(r.Context(), runs, store.Meta{Source: src})
 	if err != nil {
-		// The store's checks (a figure JSON cannot hold) are the post's
-		// fault; nothing was stored.
-		s.ingestError(w, r, badInput("%v", err))
+		// What a post can get wrong, Validate and Decode refused above:
+		// the store's failure is the server's, told in its log only.
+		s.serverError(w, r, err)
 		return
 	}
 	ans := ingestAnswer{Imported: len(runs) - skipped, Skipped: skipped}
@@ -205,13 +205,13 @@ func (s *Server) readIngest(format string, q map[string][]string, body io.Reader
 				return nil, badInput("%s= is for sysbench and mytools posts: a results file names its own labels and builds", k)
 			}
 		}
-		file := filepath.Join(dir, "posted.json")
-		if err := saveBody(body, file); err != nil {
-			return nil, err
-		}
-		f, err := result.Read(file)
+		b, err := io.ReadAll(body) // at most MaxBody
 		if err != nil {
-			return nil, badInput("%s", hide(err, dir, ""))
+			return nil, readErr(err)
+		}
+		f, err := result.Decode(b) // its errors name the field's JSON path, never a file
+		if err != nil {
+			return nil, badInput("%v", err)
 		}
 		if len(f.Runs) == 0 {
 			return nil, badInput("the results file holds no runs")

@@ -32,6 +32,18 @@ func TestIngestValidated(t *testing.T) {
 		{"threads 0", runsBody(t, ok, func(r *result.Run) { r.Threads = 0 }), []string{"runs[1].threads = 0"}},
 		{"a 10 KB name", runsBody(t, ok, func(r *result.Run) { r.Test = strings.Repeat("x", 10<<10) }), []string{"runs[1].test is 10240 bytes long: a name is at most 200 bytes"}},
 		{"a right-to-left override", runsBody(t, ok, func(r *result.Run) { r.Build = "abc\u202Eexe.png" }), []string{"runs[1].build", "U+202E"}},
+		// A name with an invisible character shows as another name.
+		{"a zero-width space in a build", runsBody(t, ok, func(r *result.Run) { r.Build = "nightly\u200b-0455" }),
+			[]string{`runs[1].build = "nightly\u200b-0455": holds U+200B, an invisible character`,
+				"at character 8", "remove it"}},
+		{"a zero-width joiner in a test", runsBody(t, ok, func(r *result.Run) { r.Test = "insert\u200d_range=100" }),
+			[]string{`runs[1].test = "insert\u200d_range=100": holds U+200D, an invisible character`}},
+		{"a variation selector in a config", runsBody(t, ok, func(r *result.Run) { r.Config = "cz11a\ufe0f@0123" }),
+			[]string{`runs[1].config = "cz11a\ufe0f": holds U+FE0F, an invisible character`}},
+		{"a word joiner in a build", runsBody(t, ok, func(r *result.Run) { r.Build = "ma10\u20602" }),
+			[]string{`runs[1].build`, "U+2060"}},
+		{"a soft hyphen in a test", runsBody(t, ok, func(r *result.Run) { r.Test = "point\u00ad-query" }),
+			[]string{`runs[1].test`, "U+00AD"}},
 		{"a config with a dot", runsBody(t, ok, func(r *result.Run) { r.Config = "a.b@0123" }),
 			[]string{`runs[1].config = "a.b": a config name cannot hold '.', since a label BUILD.CONFIG splits at its last dot; rename the config`}},
 		{"two problems in one run", runsBody(t, ok, func(r *result.Run) { r.Threads = 0; r.Loop = "x" }), []string{"runs[1].threads = 0", `runs[1].loop = "x"`}},
@@ -68,6 +80,12 @@ func TestIngestValidated(t *testing.T) {
 	a := ts.do(t, "POST", "/api/v1/results?"+q.Encode(), ingest, "text/plain", bytes.NewReader(out))
 	if a.status != http.StatusBadRequest || !strings.Contains(a.body, `runs[0].build = \"abc\\u202eexe.png\": holds U+202E`) {
 		t.Errorf("a sysbench post with a bidi label: %d %s", a.status, a.body)
+	}
+	q.Set("label", "nightly\u200b-0455.default")
+	a = ts.do(t, "POST", "/api/v1/results?"+q.Encode(), ingest, "text/plain", bytes.NewReader(out))
+	zw := `runs[0].build = \"nightly\\u200b-0455\": holds U+200B`
+	if a.status != http.StatusBadRequest || !strings.Contains(a.body, zw) {
+		t.Errorf("a sysbench post with a zero-width space in its label: %d %s", a.status, a.body)
 	}
 	if strings.Contains(ts.log.String(), "ingest: ") {
 		t.Errorf("a refused post was stored:\n%s", ts.log)

@@ -918,7 +918,7 @@ func (s *Server) pageHost(w http.ResponseWriter, r *http.Request) {
 	var c host.Check
 	noRisks := "No variance risk was found when its runs ran."
 	if err := json.Unmarshal(h.Fingerprint, &c); err != nil {
-		noRisks = "Its fingerprint does not read as qpslab host check's: " + err.Error()
+		noRisks = "Its fingerprint does not read as qpslab host check's: " + result.JSONError(h.Fingerprint, err).Error()
 	}
 	labels := h.Hostnames
 	if len(labels) == 0 {

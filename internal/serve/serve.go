@@ -93,7 +93,10 @@ type Options struct {
 	// (recorded as by "public"); otherwise triage needs a token with the
 	// triage scope.
 	PublicTriage bool
-	// Secure marks the login cookie Secure (serving over TLS).
+	// Secure says the server itself serves over TLS. Its cookies are
+	// Secure, and its answers carry Strict-Transport-Security, then, and
+	// whenever PublicURL is https or a trusted proxy forwards the request
+	// with X-Forwarded-Proto: https (Server.https).
 	Secure bool
 	// Client posts the webhooks (default: 10 s timeout).
 	Client *http.Client
@@ -291,7 +294,7 @@ func (s *Server) secured(h http.Handler) http.Handler {
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("Referrer-Policy", "same-origin")
 		hd.Set("X-Frame-Options", "DENY")
-		if s.o.Secure {
+		if s.https(r) {
 			hd.Set("Strict-Transport-Security", "max-age=31536000")
 		}
 		h.ServeHTTP(w, r)
