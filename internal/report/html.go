@@ -677,4 +677,16 @@ func htmlConfigsView(cs []Config) *htmlConfigs {
 //go:embed html.tmpl
 var htmlPageText string
 
-var htmlTemplate = template.Must(template.New("page").Parse(htmlPageText))
+// chartsScript counts the charts a browser drew (charts.js): inline in the
+// report, served by the dashboard as /static/charts.js (ChartsScript).
+//
+//go:embed charts.js
+var chartsScript string
+
+// ChartsScript is the script that counts the charts a page drew, the
+// report's and the dashboard's one.
+func ChartsScript() string { return chartsScript }
+
+var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"chartsScript": func() template.JS { return template.JS(chartsScript) }, // our own file, embedded
+}).Parse(htmlPageText))

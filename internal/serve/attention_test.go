@@ -88,13 +88,13 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 		t.Fatalf("entries %s, %s: want ma10.2.10 (newest) then ma10.2.7", newer.Build, older.Build)
 	}
 	// ma10.2.7: three tests, in QPS and p99 each: one entry of six parts.
-	if older.Tests != 3 || len(older.Parts) != 6 || strings.Join(older.Metrics, ",") != "qps,p99" || older.Before != "ma10.2.6 10.2.6" || older.State != store.TriageOpen {
+	if older.Tests != 3 || len(older.Parts) != 6 || strings.Join(older.Metrics, ",") != "qps,p99" || older.Before != "ma10.2.6 10.2.6 commit c0ffee06" || older.State != store.TriageOpen {
 		t.Errorf("the ma10.2.7 entry: %d tests, %d parts, metrics %v, before %q, state %s", older.Tests, len(older.Parts), older.Metrics, older.Before, older.State)
 	}
 	tests := map[string]bool{}
 	for _, p := range older.Parts {
 		tests[p.Test] = true
-		if p.Arrived != "ma10.2.7 10.2.7" || p.Before != "ma10.2.6 10.2.6" || p.Earliest == "" || p.Latest == "" || p.Key == "" ||
+		if p.Arrived != "ma10.2.7 10.2.7 commit c0ffee07" || p.Before != "ma10.2.6 10.2.6 commit c0ffee06" || p.Earliest == "" || p.Latest == "" || p.Key == "" ||
 			!strings.HasPrefix(p.History, "/suites/sysbench/tests/"+url.PathEscape(p.Test)+"?") || !strings.Contains(p.History, "#cp-ma10.2.7") ||
 			!strings.Contains(p.Compare, "base=ma10.2.6.default") || p.State != store.TriageOpen {
 			t.Errorf("part %+v", p)
@@ -133,7 +133,7 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"worse in <b>" + string(nameHTML("ma10.2.7 10.2.7")) + "</b> after " + string(nameHTML("ma10.2.6 10.2.6")) + ": 6 regression(s) in 3 test(s), " + string(nameHTML("qps")) + ", " + string(nameHTML("p99")), "compare the builds"} {
+	for _, want := range []string{"worse in <b>" + string(nameHTML("ma10.2.7 10.2.7 commit c0ffee07")) + "</b> after " + string(nameHTML("ma10.2.6 10.2.6 commit c0ffee06")) + ": 6 regression(s) in 3 test(s), " + string(nameHTML("qps")) + ", " + string(nameHTML("p99")), "compare the builds"} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -66,7 +66,8 @@ func staticFiles() (map[string]staticFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]staticFile{"report.css": {[]byte(css), "text/css; charset=utf-8"}}
+	out := map[string]staticFile{"report.css": {[]byte(css), "text/css; charset=utf-8"},
+		"charts.js": {[]byte(report.ChartsScript()), "text/javascript; charset=utf-8"}}
 	for name, ctype := range map[string]string{"serve.css": "text/css; charset=utf-8", "serve.js": "text/javascript; charset=utf-8"} {
 		b, err := staticFS.ReadFile("static/" + name)
 		if err != nil {

@@ -70,7 +70,8 @@ func TestPagesEscape(t *testing.T) {
 		if a.header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: no nosniff", p)
 		}
-		if strings.Count(a.body, "<script") != 1 || !strings.Contains(a.body, `<script src="/static/serve.js" defer></script>`) {
+		if strings.Count(a.body, "<script") != 2 || !strings.Contains(a.body, `<script src="/static/serve.js" defer></script>`) ||
+			!strings.Contains(a.body, `<script src="/static/charts.js" defer></script>`) {
 			t.Errorf("%s: scripts other than the server's own", p)
 		}
 	}
@@ -81,7 +82,7 @@ func TestPagesEscape(t *testing.T) {
 	if a := ts.get(t, "/suites/xss-suite"); !strings.Contains(a.body, "&lt;img src=x onerror=") {
 		t.Errorf("the suite page lacks the test's name as text")
 	}
-	for _, f := range []string{"report.css", "serve.css", "serve.js"} {
+	for _, f := range []string{"report.css", "serve.css", "serve.js", "charts.js"} {
 		if a := ts.get(t, "/static/"+f); a.status != 200 || len(a.body) < 100 {
 			t.Errorf("static %s: %d", f, a.status)
 		}
@@ -295,7 +296,8 @@ func TestAggregate(t *testing.T) {
 		pts = append(pts, history.Point{Build: fmt.Sprintf("b%d", i), Value: v})
 	}
 	bs := aggregate(pts, history.OrderVersion, 0, 7, 3)
-	want := []Bucket{{0, 2, 3, 1, 5, 3, "b0", "b2"}, {3, 5, 3, 2, 8, 14.0 / 3, "b3", "b5"}, {6, 6, 1, 6, 6, 6, "b6", "b6"}}
+	want := []Bucket{{From: 0, To: 2, N: 3, Min: 1, Max: 5, Mean: 3, First: "b0", Last: "b2"},
+		{From: 3, To: 5, N: 3, Min: 2, Max: 8, Mean: 14.0 / 3, First: "b3", Last: "b5"}, {From: 6, To: 6, N: 1, Min: 6, Max: 6, Mean: 6, First: "b6", Last: "b6"}}
 	if fmt.Sprint(bs) != fmt.Sprint(want) {
 		t.Errorf("aggregate: %v, want %v", bs, want)
 	}

@@ -1,0 +1,93 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The five pages a performance engineer reads first (home, a test's
+// history, compare, labels, bisections) at a 1400 px window, as
+// screenshots: no page nor table scrolls sideways, and no name is cut (each
+// bdi.name shows its whole text, wrapping rather than clipping; one cut at
+// 120 characters ends with "…" and has its whole in its title). The
+// screenshots are written to a temporary folder, or to
+// QPSLAB_SCREENSHOTS when set (to look at them: docs/serve.md).
+func TestBrowserPagesScreenshots(t *testing.T) {
+	st := seeded(t)
+	ts := start(t, st, nil)
+	bctx := browserSized(t, 1400, 900)
+	dir := os.Getenv("QPSLAB_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct{ name, path string }{
+		{"home", "/?attention=all"},
+		{"history", "/suites/sysbench/tests/update-index_range=100?metric=qps"},
+		{"compare", "/compare?" + url.Values{"base": {"base.demo"}, "other": {"other.demo"}}.Encode()},
+		{"labels", "/labels"},
+		{"bisections", "/bisections"},
+	} {
+		open(t, bctx, ts.URL+p.path)
+		// Open the attention entries, so that their parts are seen too.
+		eval[bool](t, bctx, `(() => { document.querySelectorAll("details").forEach(d => d.open = true); return true })()`)
+		shot(t, bctx, filepath.Join(dir, p.name+".png"))
+		type layout struct {
+			ScrollWidth, Width int
+			Cut                []string // names clipped in their box
+			Tables             []string // tables that scroll in themselves
+			Names              int
+		}
+		l := eval[layout](t, bctx, `(() => {
+			const out = {ScrollWidth: document.documentElement.scrollWidth, Width: document.documentElement.clientWidth, Cut: [], Tables: []};
+			for (const t of document.querySelectorAll("table"))
+				if (t.scrollWidth > t.clientWidth + 1) out.Tables.push(t.className + " " + t.scrollWidth + ">" + t.clientWidth);
+			const names = document.querySelectorAll("bdi.name");
+			out.Names = names.length;
+			for (const b of names) {
+				const cs = getComputedStyle(b);
+				if (b.scrollWidth > b.clientWidth + 1 || cs.textOverflow === "ellipsis" && cs.overflow !== "visible")
+					out.Cut.push(b.textContent.slice(0, 60) + " " + b.scrollWidth + ">" + b.clientWidth);
+				if (b.textContent.endsWith("…") && !b.title.startsWith(b.textContent.slice(0, -1)))
+					out.Cut.push(b.textContent.slice(0, 60) + ": no title holds it whole");
+			}
+			return out;
+		})()`)
+		t.Logf("%s: %d names; %d px wide in a %d px window", p.name, l.Names, l.ScrollWidth, l.Width)
+		if l.ScrollWidth > l.Width {
+			t.Errorf("%s is %d px wide in a %d px window: it scrolls sideways", p.name, l.ScrollWidth, l.Width)
+		}
+		if len(l.Tables) > 0 {
+			t.Errorf("%s: table(s) wider than the window: %q", p.name, l.Tables)
+		}
+		if len(l.Cut) > 0 {
+			t.Errorf("%s: %d name(s) cut: %.5q", p.name, len(l.Cut), l.Cut)
+		}
+	}
+}
+
+// shot writes a screenshot of the whole page to file.
+func shot(t *testing.T, bctx context.Context, file string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", file, err)
+	}
+	if !strings.HasSuffix(file, ".png") {
+		file += ".png"
+	}
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Fatal(fmt.Errorf("screenshot: %w", err))
+	}
+}
