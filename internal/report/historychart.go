@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
@@ -434,4 +435,196 @@ func PValue(p float64) string {
 		return "p < 1e-15"
 	}
 	return "p = " + strconv.FormatFloat(p, 'g', 2, 64)
+}
+
+// OverlayChart draws several series of one metric on one plot (a test's
+// thread counts, configs or hosts), each line in its palette colour
+// (LabelColour of its index), so that a test of a hundred series is one
+// chart. x is the union of the series' builds in order (their times when
+// any is a series of one build's runs); a series longer than MaxBuckets
+// points is drawn as the means of MaxBuckets spans. labels name the lines
+// in the legend (drawn for 12 series or fewer; a page lists the others).
+func OverlayChart(title string, series []history.Series, labels []string) template.HTML {
+	if len(series) == 0 {
+		return ""
+	}
+	type pt struct {
+		key string
+		t   float64
+		v   float64
+	}
+	// By time when every series is one build's runs, or when the builds
+	// are too many to merge in order (hundreds of long histories).
+	byTime, total := true, 0
+	for _, s := range series {
+		byTime = byTime && (s.Order == history.OrderTime || s.Order == history.OrderFile)
+		total += min(len(s.Points), MaxBuckets)
+	}
+	byTime = byTime || total > 4000
+	lines := make([][]pt, len(series))
+	var keys []string
+	at := map[string]int{}
+	lo, hi, allPositive := math.Inf(1), math.Inf(-1), true
+	for i, s := range series {
+		add := func(p history.Point, v float64) {
+			lines[i] = append(lines[i], pt{key: PointTick(p, s.Order), t: float64(p.Time.Unix()), v: v})
+			if htmlFinite(v) {
+				lo, hi, allPositive = math.Min(lo, v), math.Max(hi, v), allPositive && v >= 0
+			}
+		}
+		if len(s.Points) > MaxBuckets {
+			for _, b := range Aggregate(s.Points, s.Order, 0, len(s.Points), MaxBuckets) {
+				add(s.Points[(b.From+b.To)/2], b.Mean)
+			}
+		} else {
+			for _, p := range s.Points {
+				add(p, p.Value)
+			}
+		}
+		if byTime {
+			continue
+		}
+		// Each new build goes right after this series' build before it.
+		prev := -1
+		for _, p := range lines[i] {
+			if j, ok := at[p.key]; ok {
+				prev = j
+				continue
+			}
+			keys = slices.Insert(keys, prev+1, p.key)
+			prev++
+			for k, key := range keys {
+				at[key] = k
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return ""
+	}
+	const W, ml, mr, plotH = 960.0, 76.0, 24.0, 260.0
+	pw := W - ml - mr
+	names := make([]string, len(series))
+	colours := make([]string, len(series))
+	for i := range series {
+		names[i], colours[i] = labels[i], svgColour(i)
+	}
+	top := 48.0
+	if len(series) <= 12 {
+		scratch := &svgDoc{w: W}
+		top = scratch.legend(ml, 38, names, colours) + 8
+	}
+	bottom := top + plotH
+	H := bottom + 30
+	ylo, yhi, step := Axis(lo, hi, 5)
+	if allPositive && ylo < 0 {
+		ylo = 0
+	}
+	y := func(v float64) float64 { return bottom - Scale(v, ylo, yhi)*plotH }
+	var x func(p pt) float64
+	if byTime {
+		t0, t1 := math.Inf(1), math.Inf(-1)
+		for _, l := range lines {
+			for _, p := range l {
+				t0, t1 = math.Min(t0, p.t), math.Max(t1, p.t)
+			}
+		}
+		x = func(p pt) float64 { return ml + Scale(p.t, t0, math.Max(t1, t0+1))*pw }
+	} else {
+		span := math.Max(float64(len(keys)-1), 1)
+		x = func(p pt) float64 { return ml + float64(at[p.key])/span*pw }
+	}
+	d := svgNew("overlay", title, W, H)
+	if len(series) <= 12 {
+		d.legend(ml, 38, names, colours)
+	}
+	d.yAxis(AxisTicks(ylo, yhi, step), step, y, ml, pw, "", top, bottom)
+	label := series[0].Metric
+	if series[0].Unit != "" {
+		label += " (" + series[0].Unit + ")"
+	}
+	lx, ly := 14.0, (top+bottom)/2
+	d.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
+	if byTime {
+		t0, t1 := math.Inf(1), math.Inf(-1)
+		for _, l := range lines {
+			for _, p := range l {
+				t0, t1 = math.Min(t0, p.t), math.Max(t1, p.t)
+			}
+		}
+		for k := 0; k <= 4 && t1 > t0; k++ {
+			t := t0 + float64(k)/4*(t1-t0)
+			xx := x(pt{t: t})
+			d.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(xx), svgF(bottom), svgF(xx), svgF(bottom+4))
+			d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(math.Min(math.Max(xx, 52), W-52)), svgF(bottom+16),
+				time.Unix(int64(t), 0).UTC().Format("2006-01-02 15:04"))
+		}
+	}
+	if !byTime && len(keys) > 0 {
+		const charW = 6.2
+		tickStep := max(1, int(math.Ceil(float64(len(keys))/6)))
+		room := int(pw/math.Max(1, math.Ceil(float64(len(keys))/float64(tickStep)))/charW) - 1
+		for i := 0; i < len(keys); i += tickStep {
+			xx := x(pt{key: keys[i]})
+			tick := []rune(keys[i])
+			if len(tick) > room && room > 1 {
+				tick = append(tick[:room-1], '…')
+			}
+			half := float64(len(tick)) * charW / 2
+			d.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(xx), svgF(bottom), svgF(xx), svgF(bottom+4))
+			d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(math.Min(math.Max(xx, 4+half), W-4-half)), svgF(bottom+16), svgEsc(string(tick)))
+		}
+	}
+	for i, l := range lines {
+		var b strings.Builder
+		for _, p := range l {
+			if !htmlFinite(p.v) {
+				continue
+			}
+			cmd := " L"
+			if b.Len() == 0 {
+				cmd = "M"
+			}
+			fmt.Fprintf(&b, "%s%s %s", cmd, svgF(x(p)), svgF(y(p.v)))
+		}
+		tip := svgEsc(series[i].Name())
+		if len(l) == 1 {
+			d.raw(`<circle class="mark" cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>`, svgF(x(l[0])), svgF(y(l[0].v)), colours[i], tip)
+		} else if b.Len() > 0 {
+			d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`, strings.TrimSpace(b.String()), colours[i], tip)
+		}
+	}
+	return d.done()
+}
+
+// Distinguishing are the series' names without the words every one of
+// them has (the suite, the test, the metric, a host they share): what
+// tells them apart, as a legend names them.
+func Distinguishing(series []history.Series) []string {
+	out := make([]string, len(series))
+	if len(series) == 0 {
+		return out
+	}
+	common := map[string]int{}
+	for _, s := range series {
+		seen := map[string]bool{}
+		for _, w := range strings.Fields(s.Name()) {
+			if !seen[w] {
+				seen[w] = true
+				common[w]++
+			}
+		}
+	}
+	for i, s := range series {
+		var kept []string
+		for _, w := range strings.Fields(s.Name()) {
+			if len(series) == 1 || common[w] < len(series) {
+				kept = append(kept, w)
+			}
+		}
+		out[i] = strings.Join(kept, " ")
+		if out[i] == "" {
+			out[i] = s.Name()
+		}
+	}
+	return out
 }

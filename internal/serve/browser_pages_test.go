@@ -14,7 +14,7 @@ import (
 )
 
 // The five pages a performance engineer reads first (home, a test's
-// history, compare, labels, bisections) at a 1400 px window, as
+// history, overlaid and of one series, compare, labels, bisections) at a 1400 px window, as
 // screenshots: no page nor table scrolls sideways, and no name is cut (each
 // bdi.name shows its whole text, wrapping rather than clipping; one cut at
 // 120 characters ends with "…" and has its whole in its title). The
@@ -33,6 +33,7 @@ func TestBrowserPagesScreenshots(t *testing.T) {
 	for _, p := range []struct{ name, path string }{
 		{"home", "/?attention=all"},
 		{"history", "/suites/sysbench/tests/update-index_range=100?metric=qps"},
+		{"history-series", "/suites/sysbench/tests/update-index_range=100?metric=qps&threads=1&config=default"},
 		{"compare", "/compare?" + url.Values{"base": {"base.demo"}, "other": {"other.demo"}}.Encode()},
 		{"labels", "/labels"},
 		{"bisections", "/bisections"},

@@ -305,3 +305,28 @@ func TestAggregate(t *testing.T) {
 		t.Errorf("clamp: %+v %v", w, err)
 	}
 }
+
+// A test's many series are one overlaid chart with a table of them and a
+// filter; a chart each only when asked (view=multiples); one series is
+// its own chart with its change points and noise band.
+func TestHistoryOverlay(t *testing.T) {
+	st := seeded(t)
+	ts := start(t, st, nil)
+	base := "/suites/sysbench/tests/update-index_range=100?metric=qps"
+	a := ts.get(t, base)
+	if a.status != 200 || strings.Count(a.body, `data-chart="overlay"`) != 1 || strings.Contains(a.body, `data-chart="history"`) ||
+		strings.Count(a.body, `<svg class="swatch"`) != 3 || !strings.Contains(a.body, `<select name="config">`) {
+		t.Errorf("the history of 3 series: %d, want one overlaid chart, its 3 series listed and a config filter", a.status)
+	}
+	if m := ts.get(t, base+"&view=multiples"); m.status != 200 || strings.Count(m.body, `data-chart="history"`) != 3 || strings.Contains(m.body, `data-chart="overlay"`) {
+		t.Errorf("view=multiples: %d, want a chart per series", m.status)
+	}
+	one := ts.get(t, base+"&config=default")
+	if one.status != 200 || strings.Count(one.body, `data-chart="history"`) != 1 || !strings.Contains(one.body, `class="noise"`) ||
+		!strings.Contains(one.body, "1000 → 800 qps") || !strings.Contains(one.body, "&lt; 1e-15") {
+		t.Errorf("one series: %d, want its chart with a noise band, means with units and the p-value", one.status)
+	}
+	if bad := ts.get(t, base+"&view=sideways"); bad.status != 400 || !strings.Contains(bad.body, "view=sideways: use overlay") {
+		t.Errorf("view=sideways: %d, want 400 naming the views", bad.status)
+	}
+}
