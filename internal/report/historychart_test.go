@@ -75,3 +75,24 @@ func TestOverlayChart(t *testing.T) {
 		t.Errorf("%d lines, want 3 with a legend: %.300s", n, svg)
 	}
 }
+
+// The relative-QPS bars keep the seeds' axis (not from 0) but hang from
+// the 1.0 line, each tick saying how much faster or slower it is, so that
+// 0.77 reads as 23 % slower; a group's geomean is shown, not only "all"'s.
+func TestRelativeBars(t *testing.T) {
+	svg := string(svgBarChart("rel:g", "g: QPS relative to base", "relative QPS", []string{"a", "b"},
+		[]svgBars{{Name: "other", Colour: "#000", Values: []float64{0.77, 1.1}}}, true))
+	bars := regexp.MustCompile(`<rect class="mark" x="[^"]*" y="([^"]*)" width="[^"]*" height="([^"]*)"`).FindAllStringSubmatch(svg, -1)
+	ref := regexp.MustCompile(`<line class="ref" x1="[^"]*" y1="([^"]*)"`).FindStringSubmatch(svg)
+	if len(bars) != 2 || ref == nil || bars[0][1] != ref[1] {
+		t.Fatalf("the 0.77 bar does not hang from the 1.0 line: bars %q, the line %q", bars, ref)
+	}
+	if !strings.Contains(svg, "23% slower") || !strings.Contains(svg, ">-20%</text>") || !strings.Contains(svg, `width="720.0"`) {
+		t.Errorf("the axis does not say what 0.77 means, or the chart is narrow: %.400s", svg)
+	}
+	c := &analysis.Comparison{Others: []string{"o"}, Rows: []analysis.Row{{Group: "g", Others: []analysis.Cell{{Rel: 0.5}}},
+		{Group: "g", Others: []analysis.Cell{{Rel: 2}}}, {Group: "h", Others: []analysis.Cell{{Rel: 3}}}}}
+	if g := groupGeomeans(c, "g"); len(g) != 1 || g[0] < 0.999 || g[0] > 1.001 {
+		t.Errorf("group g's geomean %v, want 1", g)
+	}
+}

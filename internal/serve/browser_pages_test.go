@@ -42,6 +42,10 @@ func TestBrowserPagesScreenshots(t *testing.T) {
 		// Open the attention entries, so that their parts are seen too.
 		eval[bool](t, bctx, `(() => { document.querySelectorAll("details").forEach(d => d.open = true); return true })()`)
 		shot(t, bctx, filepath.Join(dir, p.name+".png"))
+		if p.name == "compare" { // its first screen and its first relative chart, at their size
+			view(t, bctx, filepath.Join(dir, "compare-top.png"), chromedp.CaptureScreenshot())
+			view(t, bctx, filepath.Join(dir, "compare-rel.png"), chromedp.Screenshot(chromedp.CSS(`svg.chart[data-chart^="rel:"]`)))
+		}
 		type layout struct {
 			ScrollWidth, Width int
 			Cut                []string // names clipped in their box
@@ -73,6 +77,20 @@ func TestBrowserPagesScreenshots(t *testing.T) {
 		if len(l.Cut) > 0 {
 			t.Errorf("%s: %d name(s) cut: %.5q", p.name, len(l.Cut), l.Cut)
 		}
+	}
+}
+
+// view writes the image an action captures to file.
+func view(t *testing.T, bctx context.Context, file string, a chromedp.Action[[]byte]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", file, err)
+	}
+	if err := os.WriteFile(file, png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
