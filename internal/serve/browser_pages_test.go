@@ -30,13 +30,13 @@ func TestBrowserPagesScreenshots(t *testing.T) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []struct{ name, path string }{
-		{"home", "/?attention=all"},
-		{"history", "/suites/sysbench/tests/update-index_range=100?metric=qps"},
-		{"history-series", "/suites/sysbench/tests/update-index_range=100?metric=qps&threads=1&config=default"},
-		{"compare", "/compare?" + url.Values{"base": {"base.demo"}, "other": {"other.demo"}}.Encode()},
-		{"labels", "/labels"},
-		{"bisections", "/bisections"},
+	for _, p := range []struct{ name, path, says string }{
+		{"home", "/?attention=all", "1 test(s) (update-index_range=100), 1 series, in qps, p99"},
+		{"history", "/suites/sysbench/tests/update-index_range=100?metric=qps", "3 of 3 series of qps"},
+		{"history-series", "/suites/sysbench/tests/update-index_range=100?metric=qps&threads=1&config=default", "band: ±"},
+		{"compare", "/compare?" + url.Values{"base": {"base.demo"}, "other": {"other.demo"}}.Encode(), "0.77: 23% slower"},
+		{"labels", "/labels", "the newest first"},
+		{"bisections", "/bisections", "No bisection yet"},
 	} {
 		open(t, bctx, ts.URL+p.path)
 		// Open the attention entries, so that their parts are seen too.
@@ -45,6 +45,9 @@ func TestBrowserPagesScreenshots(t *testing.T) {
 		if p.name == "compare" { // its first screen and its first relative chart, at their size
 			view(t, bctx, filepath.Join(dir, "compare-top.png"), chromedp.CaptureScreenshot())
 			view(t, bctx, filepath.Join(dir, "compare-rel.png"), chromedp.Screenshot(chromedp.CSS(`svg.chart[data-chart^="rel:"]`)))
+		}
+		if says := eval[bool](t, bctx, fmt.Sprintf(`document.documentElement.textContent.includes(%q)`, p.says)); !says {
+			t.Errorf("%s does not say %q", p.name, p.says)
 		}
 		type layout struct {
 			ScrollWidth, Width int
