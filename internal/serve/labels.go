@@ -91,7 +91,7 @@ func (s *Server) pageLabels(w http.ResponseWriter, r *http.Request) {
 		Sort, ByName, ByNewest, ByOldest string
 	}{Sort: lq.Sort, ByName: withQuery("/labels", mergeValues(url.Values{"sort": {"name"}, "page": nil}, q)),
 		ByNewest: withQuery("/labels", mergeValues(url.Values{"sort": {"newest"}, "page": nil}, q)),
-		ByOldest: withQuery("/labels", mergeValues(url.Values{"sort": {"oldest"}, "page": nil}, q)),Q: lq, Suites: p.Suites, Hosts: p.Hosts, Engines: p.Engines, Total: p.Total, First: p.First + 1, Last: p.First + len(p.Labels),
+		ByOldest: withQuery("/labels", mergeValues(url.Values{"sort": {"oldest"}, "page": nil}, q)), Q: lq, Suites: p.Suites, Hosts: p.Hosts, Engines: p.Engines, Total: p.Total, First: p.First + 1, Last: p.First + len(p.Labels),
 		Page: lq.Page + 1, Pages: max(p.Pages, 1), Filtered: lq.Text != "" || lq.Suite != "" || lq.Host != "" || lq.Engine != "",
 		All: "/labels", JSON: withQuery("/api/v1/labels", q)}
 	for _, l := range p.Labels {
