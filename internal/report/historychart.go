@@ -221,7 +221,9 @@ func (h HistoryChart) SVG() template.HTML {
 
 	name := s.Name()
 	d := &svgDoc{w: W, h: H}
-	d.raw(`<svg xmlns="http://www.w3.org/2000/svg" class="chart history" viewBox="0 0 %s %s" width="%s" height="%s" role="img" data-chart="history" data-from="%d" data-to="%d" data-n="%d" data-x0="%s" data-pw="%s" data-w="%s" data-href="%s" data-aggregated="%t">`,
+	d.raw(`<svg xmlns="http://www.w3.org/2000/svg" class="chart history" viewBox="0 0 %s %s" width="%s" height="%s" `+
+		`role="img" data-chart="history" data-from="%d" data-to="%d" data-n="%d" data-x0="%s" data-pw="%s" data-w="%s" `+
+		`data-href="%s" data-aggregated="%t">`,
 		svgF(W), svgF(H), svgF(W), svgF(H), from, to, len(pts), svgF(ml), svgF(pw), svgF(W), svgEsc(h.Href), aggregated)
 	d.raw(`<title>%s</title>`, svgEsc(name))
 	d.raw(`<text class="ctitle" x="%s" y="16" text-anchor="middle">%s</text>`, svgF(W/2), svgEsc(h.Title))
@@ -242,7 +244,8 @@ func (h HistoryChart) SVG() template.HTML {
 	}
 	d.yAxis(AxisTicks(ylo, yhi, step), step, y, ml, pw, "", top, bottom)
 	lx, ly := 14.0, (top+bottom)/2
-	d.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
+	d.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx),
+		svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
 	// x ticks: about six points named by build (or time), level, each
 	// label cut to the room between ticks (the point's tooltip has it
 	// whole) and kept inside the chart
@@ -258,7 +261,8 @@ func (h HistoryChart) SVG() template.HTML {
 		half := float64(len(tick)) * charW / 2
 		tx := math.Min(math.Max(xx, 4+half), W-4-half)
 		d.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(xx), svgF(bottom), svgF(xx), svgF(bottom+4))
-		d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(tx), svgF(bottom+16), svgEsc(string(tick)))
+		d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(tx), svgF(bottom+16),
+			svgEsc(string(tick)))
 	}
 	colour := svgColour(0)
 	// The noise band: each segment's median, ± the noise, over the
@@ -280,10 +284,12 @@ func (h HistoryChart) SVG() template.HTML {
 				x0, x1 = x0-1, x1+1
 			}
 			yt, yb := y(meds[i]*(1+h.Noise)), y(meds[i]*(1-h.Noise))
-			d.raw(`<rect class="noise" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.12"><title>%s</title></rect>`,
+			d.raw(`<rect class="noise" x="%s" y="%s" width="%s" height="%s" fill="%s" fill-opacity="0.12">`+
+				`<title>%s</title></rect>`,
 				svgF(x0), svgF(math.Min(yt, yb)), svgF(x1-x0), svgF(math.Max(math.Abs(yb-yt), 1)), colour,
 				svgEsc(fmt.Sprintf("median %s, ±%.1f %% (%s)", Num(meds[i]), 100*h.Noise, h.NoiseWhat)))
-			d.raw(`<line class="median" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-opacity="0.5" stroke-dasharray="2 2"/>`,
+			d.raw(`<line class="median" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-opacity="0.5" `+
+				`stroke-dasharray="2 2"/>`,
 				svgF(x0), svgF(y(meds[i])), svgF(x1), svgF(y(meds[i])), colour)
 		}
 	}
@@ -291,15 +297,18 @@ func (h HistoryChart) SVG() template.HTML {
 		var band, mean strings.Builder
 		for i, bk := range buckets {
 			xx := x(float64(bk.From+bk.To) / 2)
-			fmt.Fprintf(&band, "M%s %sV%s", svgF(xx), svgF(y(bk.Max)), svgF(math.Max(y(bk.Min), y(bk.Max)+1))) // a pixel at least
+			fmt.Fprintf(&band, "M%s %sV%s", svgF(xx), svgF(y(bk.Max)), svgF(math.Max(y(bk.Min),
+				y(bk.Max)+1))) // a pixel at least
 			if i == 0 {
 				fmt.Fprintf(&mean, "M%s %s", svgF(xx), svgF(y(bk.Mean)))
 			} else {
 				fmt.Fprintf(&mean, " L%s %s", svgF(xx), svgF(y(bk.Mean)))
 			}
 		}
-		d.raw(`<path class="band" d="%s" stroke="%s" stroke-opacity="0.35" stroke-width="2" fill="none"/>`, band.String(), colour)
-		d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`, mean.String(), colour, svgEsc(name+": mean per bar"))
+		d.raw(`<path class="band" d="%s" stroke="%s" stroke-opacity="0.35" stroke-width="2" fill="none"/>`,
+			band.String(), colour)
+		d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`,
+			mean.String(), colour, svgEsc(name+": mean per bar"))
 	} else {
 		var line strings.Builder
 		for i := from; i < to; i++ {
@@ -310,7 +319,8 @@ func (h HistoryChart) SVG() template.HTML {
 			fmt.Fprintf(&line, "%s%s %s", cmd, svgF(x(float64(i))), svgF(y(pts[i].Value)))
 		}
 		if count > 1 {
-			d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`, strings.TrimSpace(line.String()), colour, svgEsc(name))
+			d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`,
+				strings.TrimSpace(line.String()), colour, svgEsc(name))
 		}
 		for i := from; i < to; i++ {
 			p := pts[i]
@@ -321,8 +331,10 @@ func (h HistoryChart) SVG() template.HTML {
 			if link != "" {
 				d.raw(`<a class="ptlink" href="%s">`, svgEsc(link))
 			}
-			d.raw(`<circle class="mark pt" cx="%s" cy="%s" r="3" fill="%s" data-index="%d"><title>%s: %s %s (n=%d)</title></circle>`,
-				svgF(x(float64(i))), svgF(y(p.Value)), colour, i, svgEsc(PointName(p, s.Order)), svgEsc(Num(p.Value)), svgEsc(s.Unit), p.N)
+			d.raw(`<circle class="mark pt" cx="%s" cy="%s" r="3" fill="%s" data-index="%d">`+
+				`<title>%s: %s %s (n=%d)</title></circle>`,
+				svgF(x(float64(i))), svgF(y(p.Value)), colour, i, svgEsc(PointName(p,
+					s.Order)), svgEsc(Num(p.Value)), svgEsc(s.Unit), p.N)
 			if link != "" {
 				d.raw(`</a>`)
 			}
@@ -348,8 +360,9 @@ func (h HistoryChart) SVG() template.HTML {
 			cls += " triage-" + triage
 			label += " · " + triage
 		}
-		d.raw(`<g class="%s" data-build="%s" data-version="%s" data-kind="%s" data-index="%d" data-magnitude="%s" data-triage="%s">`,
-			svgEsc(cls), svgEsc(c.Arrived.Build), svgEsc(c.Arrived.Version), svgEsc(c.Kind), c.Index, strconv.FormatFloat(c.Magnitude, 'f', 4, 64), svgEsc(triage))
+		d.raw(`<g class="%s" data-build="%s" data-version="%s" data-kind="%s" data-index="%d" data-magnitude="%s" `+
+			`data-triage="%s">`, svgEsc(cls), svgEsc(c.Arrived.Build), svgEsc(c.Arrived.Version), svgEsc(c.Kind), c.Index,
+			strconv.FormatFloat(c.Magnitude, 'f', 4, 64), svgEsc(triage))
 		d.raw(`<line class="cpline" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(xx), svgF(top-8), svgF(xx), svgF(bottom))
 		anchor := "start"
 		tx := xx + 4
@@ -358,7 +371,8 @@ func (h HistoryChart) SVG() template.HTML {
 		}
 		ty := top - 10 + float64(k%3)*12
 		d.raw(`<text class="cplabel" x="%s" y="%s" text-anchor="%s">%s</text>`, svgF(tx), svgF(ty), anchor, svgEsc(label))
-		d.raw(`<title>%s</title></g>`, svgEsc(fmt.Sprintf("%s: %s → %s %s, %s, arrived in %s, after %s", label, Num(c.MeanBefore), Num(c.MeanAfter), s.Unit,
+		d.raw(`<title>%s</title></g>`, svgEsc(fmt.Sprintf("%s: %s → %s %s, %s, arrived in %s, after %s", label,
+			Num(c.MeanBefore), Num(c.MeanAfter), s.Unit,
 			PValue(c.PValue), PointName(c.Arrived, c.Order), PointName(c.Before, c.Order))))
 	}
 	return d.done()
@@ -399,8 +413,10 @@ func Sparkline(s history.Series, c analysis.Change, w, h float64) template.HTML 
 	x := func(i float64) float64 { return pad + i/math.Max(float64(n-1), 1)*(w-2*pad) }
 	y := func(v float64) float64 { return h - pad - Scale(v, ylo, yhi)*(h-2*pad) }
 	d := &svgDoc{w: w, h: h}
-	d.raw(`<svg xmlns="http://www.w3.org/2000/svg" class="chart spark" data-chart="spark" viewBox="0 0 %s %s" width="%s" height="%s" role="img">`, svgF(w), svgF(h), svgF(w), svgF(h))
-	d.raw(`<title>%s</title>`, svgEsc(fmt.Sprintf("%s: %d points, %s to %s; %s (%s → %s %s)", s.Name(), n, PointTick(pts[0], s.Order), PointTick(pts[n-1], s.Order),
+	d.raw(`<svg xmlns="http://www.w3.org/2000/svg" class="chart spark" data-chart="spark" viewBox="0 0 %s %s" `+
+		`width="%s" height="%s" role="img">`, svgF(w), svgF(h), svgF(w), svgF(h))
+	d.raw(`<title>%s</title>`, svgEsc(fmt.Sprintf("%s: %d points, %s to %s; %s (%s → %s %s)", s.Name(), n,
+		PointTick(pts[0], s.Order), PointTick(pts[n-1], s.Order),
 		ChangeLabel(c), Num(c.MeanBefore), Num(c.MeanAfter), s.Unit)))
 	if c.Index > 0 && c.Index < n {
 		cx := x(float64(c.Index) - 0.5)
@@ -420,7 +436,8 @@ func Sparkline(s history.Series, c analysis.Change, w, h float64) template.HTML 
 	if len(vals) == 1 {
 		d.raw(`<circle class="mark" cx="%s" cy="%s" r="2" fill="%s"/>`, svgF(x(idx[0])), svgF(y(vals[0])), svgColour(0))
 	} else {
-		d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.2" fill="none"/>`, strings.TrimSpace(line.String()), svgColour(0))
+		d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.2" fill="none"/>`,
+			strings.TrimSpace(line.String()), svgColour(0))
 	}
 	return d.done()
 }
@@ -543,7 +560,8 @@ func OverlayChart(title string, series []history.Series, labels []string) templa
 		label += " (" + series[0].Unit + ")"
 	}
 	lx, ly := 14.0, (top+bottom)/2
-	d.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
+	d.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx),
+		svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
 	if byTime {
 		t0, t1 := math.Inf(1), math.Inf(-1)
 		for _, l := range lines {
@@ -555,7 +573,8 @@ func OverlayChart(title string, series []history.Series, labels []string) templa
 			t := t0 + float64(k)/4*(t1-t0)
 			xx := x(pt{t: t})
 			d.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(xx), svgF(bottom), svgF(xx), svgF(bottom+4))
-			d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(math.Min(math.Max(xx, 52), W-52)), svgF(bottom+16),
+			d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(math.Min(math.Max(xx,
+				52), W-52)), svgF(bottom+16),
 				time.Unix(int64(t), 0).UTC().Format("2006-01-02 15:04"))
 		}
 	}
@@ -571,7 +590,8 @@ func OverlayChart(title string, series []history.Series, labels []string) templa
 			}
 			half := float64(len(tick)) * charW / 2
 			d.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(xx), svgF(bottom), svgF(xx), svgF(bottom+4))
-			d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(math.Min(math.Max(xx, 4+half), W-4-half)), svgF(bottom+16), svgEsc(string(tick)))
+			d.raw(`<text class="tick xlabel" x="%s" y="%s" text-anchor="middle">%s</text>`, svgF(math.Min(math.Max(xx,
+				4+half), W-4-half)), svgF(bottom+16), svgEsc(string(tick)))
 		}
 	}
 	for i, l := range lines {
@@ -588,9 +608,11 @@ func OverlayChart(title string, series []history.Series, labels []string) templa
 		}
 		tip := svgEsc(series[i].Name())
 		if len(l) == 1 {
-			d.raw(`<circle class="mark" cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>`, svgF(x(l[0])), svgF(y(l[0].v)), colours[i], tip)
+			d.raw(`<circle class="mark" cx="%s" cy="%s" r="3" fill="%s"><title>%s</title></circle>`, svgF(x(l[0])),
+				svgF(y(l[0].v)), colours[i], tip)
 		} else if b.Len() > 0 {
-			d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`, strings.TrimSpace(b.String()), colours[i], tip)
+			d.raw(`<path class="mark" d="%s" stroke="%s" stroke-width="1.5" fill="none"><title>%s</title></path>`,
+				strings.TrimSpace(b.String()), colours[i], tip)
 		}
 	}
 	return d.done()

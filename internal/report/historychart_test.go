@@ -39,9 +39,11 @@ func TestHistoryChartAxisAndNoise(t *testing.T) {
 	for i, v := range []float64{0, 100000, 99000, 101000, 100500, 99500, 80000, 81000, 79000, 80500, 79500, 80000} {
 		s.Points = append(s.Points, history.Point{Build: "b" + strconv.Itoa(i), Value: v, N: 1})
 	}
-	c := analysis.Change{Index: 6, Kind: "regression", Magnitude: -0.2, MeanBefore: 100000, MeanAfter: 80000, PValue: 0, Order: s.Order,
+	c := analysis.Change{Index: 6, Kind: "regression", Magnitude: -0.2, MeanBefore: 100000, MeanAfter: 80000,
+		PValue: 0, Order: s.Order,
 		Arrived: s.Points[6], Before: s.Points[5]}
-	svg := string(HistoryChart{Series: s, Changes: []analysis.Change{c}, Title: s.Name(), From: 0, To: len(s.Points), Noise: 0.02, NoiseWhat: "floor"}.SVG())
+	svg := string(HistoryChart{Series: s, Changes: []analysis.Change{c}, Title: s.Name(), From: 0, To: len(s.Points),
+		Noise: 0.02, NoiseWhat: "floor"}.SVG())
 	for _, m := range regexp.MustCompile(`<text class="tick" [^>]*>([^<]*)</text>`).FindAllStringSubmatch(svg, -1) {
 		if strings.HasPrefix(m[1], "-") {
 			t.Errorf("a tick at %s: the axis goes below 0 for a qps series", m[1])
@@ -60,7 +62,8 @@ func TestHistoryChartAxisAndNoise(t *testing.T) {
 func TestOverlayChart(t *testing.T) {
 	var ss []history.Series
 	for _, thr := range []int{1, 8, 32} {
-		s := history.Series{Suite: "sysbench", Test: "point-query", Metric: "qps", Threads: thr, Config: "default", Order: history.OrderVersion}
+		s := history.Series{Suite: "sysbench", Test: "point-query", Metric: "qps", Threads: thr, Config: "default",
+			Order: history.OrderVersion}
 		for i := 0; i < 5; i++ {
 			s.Points = append(s.Points, history.Point{Build: "b" + strconv.Itoa(i+thr%3), Value: float64(1000 * thr)})
 		}
@@ -87,10 +90,12 @@ func TestRelativeBars(t *testing.T) {
 	if len(bars) != 2 || ref == nil || bars[0][1] != ref[1] {
 		t.Fatalf("the 0.77 bar does not hang from the 1.0 line: bars %q, the line %q", bars, ref)
 	}
-	if !strings.Contains(svg, "23% slower") || !strings.Contains(svg, ">-20%</text>") || !strings.Contains(svg, `width="720.0"`) {
+	if !strings.Contains(svg, "23% slower") || !strings.Contains(svg, ">-20%</text>") || !strings.Contains(svg,
+		`width="720.0"`) {
 		t.Errorf("the axis does not say what 0.77 means, or the chart is narrow: %.400s", svg)
 	}
-	c := &analysis.Comparison{Others: []string{"o"}, Rows: []analysis.Row{{Group: "g", Others: []analysis.Cell{{Rel: 0.5}}},
+	c := &analysis.Comparison{Others: []string{"o"}, Rows: []analysis.Row{{Group: "g",
+		Others: []analysis.Cell{{Rel: 0.5}}},
 		{Group: "g", Others: []analysis.Cell{{Rel: 2}}}, {Group: "h", Others: []analysis.Cell{{Rel: 3}}}}}
 	if g := groupGeomeans(c, "g"); len(g) != 1 || g[0] < 0.999 || g[0] > 1.001 {
 		t.Errorf("group g's geomean %v, want 1", g)

@@ -211,11 +211,13 @@ func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, re
 		s.yAxis(ts, step/5, y, ml, pw, "", top, bottom)
 		for _, t := range ts {
 			if d := math.Round((t - 1) * 100); d != 0 {
-				s.raw(`<text class="tick rel" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(ml-38), svgF(y(t)+4), svgEsc(fmt.Sprintf("%+.0f%%", d)))
+				s.raw(`<text class="tick rel" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(ml-38), svgF(y(t)+4),
+					svgEsc(fmt.Sprintf("%+.0f%%", d)))
 			}
 		}
 		lx, ly := 12.0, (top+bottom)/2
-		s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly),
+		s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`,
+			svgF(lx), svgF(ly), svgF(lx), svgF(ly),
 			svgEsc(yLabel+" (1.0: as fast; 0.77: 23% slower)"))
 	} else {
 		s.yAxis(svgTicks(from, to, step), step, y, ml, pw, yLabel, top, bottom)

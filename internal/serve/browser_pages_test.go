@@ -44,7 +44,8 @@ func TestBrowserPagesScreenshots(t *testing.T) {
 		shot(t, bctx, filepath.Join(dir, p.name+".png"))
 		if p.name == "compare" { // its first screen and its first relative chart, at their size
 			view(t, bctx, filepath.Join(dir, "compare-top.png"), chromedp.CaptureScreenshot())
-			view(t, bctx, filepath.Join(dir, "compare-rel.png"), chromedp.Screenshot(chromedp.CSS(`svg.chart[data-chart^="rel:"]`)))
+			view(t, bctx, filepath.Join(dir, "compare-rel.png"),
+				chromedp.Screenshot(chromedp.CSS(`svg.chart[data-chart^="rel:"]`)))
 		}
 		if says := eval[bool](t, bctx, fmt.Sprintf(`document.documentElement.textContent.includes(%q)`, p.says)); !says {
 			t.Errorf("%s does not say %q", p.name, p.says)
@@ -56,7 +57,8 @@ func TestBrowserPagesScreenshots(t *testing.T) {
 			Names              int
 		}
 		l := eval[layout](t, bctx, `(() => {
-			const out = {ScrollWidth: document.documentElement.scrollWidth, Width: document.documentElement.clientWidth, Cut: [], Tables: []};
+			const out = {ScrollWidth: document.documentElement.scrollWidth,
+				Width: document.documentElement.clientWidth, Cut: [], Tables: []};
 			for (const t of document.querySelectorAll("table"))
 				if (t.scrollWidth > t.clientWidth + 1) out.Tables.push(t.className + " " + t.scrollWidth + ">" + t.clientWidth);
 			const names = document.querySelectorAll("bdi.name");

@@ -78,7 +78,8 @@ func historyChart(s Series, w window, href string) template.HTML {
 // historyChartLinked is historyChart with its points linked to their runs,
 // its change points marked with their triage and its noise band.
 func historyChartLinked(s Series, w window, href string, links chartLinks) template.HTML {
-	return report.HistoryChart{Series: s.Series, Changes: s.Changes, Title: shortName(s.Name()), From: w.From, To: w.To, Href: href,
+	return report.HistoryChart{Series: s.Series, Changes: s.Changes, Title: shortName(s.Name()), From: w.From,
+		To: w.To, Href: href,
 		Point: links.point, Triage: links.triage, Noise: links.noise, NoiseWhat: links.noiseWhat}.SVG()
 }
 

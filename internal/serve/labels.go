@@ -21,7 +21,8 @@ import (
 // engine) and page (page=N, from 0). Without page=, paged says whether the
 // first page is meant (the page) or every label (the API).
 func labelQuery(q url.Values, paged bool) (selector.LabelQuery, error) {
-	lq := selector.LabelQuery{Text: strings.TrimSpace(q.Get("q")), Suite: q.Get("suite"), Host: q.Get("host"), Engine: q.Get("engine"), Paged: paged,
+	lq := selector.LabelQuery{Text: strings.TrimSpace(q.Get("q")), Suite: q.Get("suite"), Host: q.Get("host"),
+		Engine: q.Get("engine"), Paged: paged,
 		Sort: q.Get("sort")}
 	if paged && !q.Has("sort") {
 		lq.Sort = "newest" // the page: the newest builds first
@@ -91,7 +92,9 @@ func (s *Server) pageLabels(w http.ResponseWriter, r *http.Request) {
 		Sort, ByName, ByNewest, ByOldest string
 	}{Sort: lq.Sort, ByName: withQuery("/labels", mergeValues(url.Values{"sort": {"name"}, "page": nil}, q)),
 		ByNewest: withQuery("/labels", mergeValues(url.Values{"sort": {"newest"}, "page": nil}, q)),
-		ByOldest: withQuery("/labels", mergeValues(url.Values{"sort": {"oldest"}, "page": nil}, q)), Q: lq, Suites: p.Suites, Hosts: p.Hosts, Engines: p.Engines, Total: p.Total, First: p.First + 1, Last: p.First + len(p.Labels),
+		ByOldest: withQuery("/labels", mergeValues(url.Values{"sort": {"oldest"}, "page": nil}, q)),
+		Q:        lq, Suites: p.Suites, Hosts: p.Hosts, Engines: p.Engines, Total: p.Total,
+		First: p.First + 1, Last: p.First + len(p.Labels),
 		Page: lq.Page + 1, Pages: max(p.Pages, 1), Filtered: lq.Text != "" || lq.Suite != "" || lq.Host != "" || lq.Engine != "",
 		All: "/labels", JSON: withQuery("/api/v1/labels", q)}
 	for _, l := range p.Labels {

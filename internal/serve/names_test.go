@@ -237,11 +237,13 @@ func TestLabelsPageAndAPI(t *testing.T) {
 	decode(t, ts.get(t, "/api/v1/labels?sort=newest&page=0"), &newest)
 	for i, l := range newest {
 		if i >= len(page) || page[i] != l.Label || (i > 0 && newest[i-1].Last < l.Last) {
-			t.Errorf("label %d: the page shows %q, the API by newest %q (last run %s)", i, page[min(i, len(page)-1)], l.Label, l.Last)
+			t.Errorf("label %d: the page shows %q, the API by newest %q (last run %s)", i, page[min(i, len(page)-1)],
+				l.Label, l.Last)
 			break
 		}
 	}
-	if bad := ts.get(t, "/api/v1/labels?sort=size"); bad.status != 400 || !strings.Contains(bad.body, "sort=size: use name, newest or oldest") {
+	if bad := ts.get(t, "/api/v1/labels?sort=size"); bad.status != 400 || !strings.Contains(bad.body,
+		"sort=size: use name, newest or oldest") {
 		t.Errorf("sort=size: %d %s", bad.status, bad.body)
 	}
 	if a := ts.get(t, "/labels?suite=xss-suite"); !strings.Contains(a.body, "&lt;script&gt;document.body.dataset.xss") || strings.Contains(a.body, "<script>document") {

@@ -431,7 +431,8 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	view := q.Get("view")
 	if view != "" && view != "overlay" && view != "multiples" {
-		s.fail(w, r, badInput("view=%s: use overlay (one chart of every series shown, the default) or multiples (a chart each)", view))
+		s.fail(w, r,
+			badInput("view=%s: use overlay (one chart of every series shown, the default) or multiples (a chart each)", view))
 		return
 	}
 	data.Filter, data.Total = newHistoryFilter(series, q), len(series)
@@ -439,7 +440,8 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		labels := report.Distinguishing(seriesOf(shown))
 		data.Overlay = report.OverlayChart(fmt.Sprintf("%s %s: %d series", test, m.Name, len(shown)), seriesOf(shown), labels)
 		for i, sr := range shown {
-			l := overlayLine{Name: labels[i], Full: sr.Name(), Colour: report.LabelColour(i), Href: seriesHref(suite, test, sr.Series), Points: len(sr.Points)}
+			l := overlayLine{Name: labels[i], Full: sr.Name(), Colour: report.LabelColour(i), Href: seriesHref(suite,
+				test, sr.Series), Points: len(sr.Points)}
 			if n := len(sr.Points); n > 0 {
 				l.Latest = strings.TrimSpace(report.Num(sr.Points[n-1].Value) + " " + sr.Unit)
 			}
@@ -497,9 +499,10 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		v.Chart = historyChartLinked(sr, win, href, links)
 		for _, c := range sr.Changes {
 			row := cpRow{Anchor: cpAnchor(c), Kind: c.Kind, Class: "cp-" + c.Kind, Magnitude: fmt.Sprintf("%+.1f%%", 100*c.Magnitude),
-				Means:   strings.TrimSpace(report.Num(c.MeanBefore) + " → " + report.Num(c.MeanAfter) + " " + sr.Unit),
-				PValue:  strings.TrimPrefix(strings.TrimPrefix(report.PValue(c.PValue), "p = "), "p "),
-				Arrived: report.PointTick(c.Arrived, c.Order), Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), Before: report.PointTick(c.Before, c.Order)}
+				Means:  strings.TrimSpace(report.Num(c.MeanBefore) + " → " + report.Num(c.MeanAfter) + " " + sr.Unit),
+				PValue: strings.TrimPrefix(strings.TrimPrefix(report.PValue(c.PValue), "p = "), "p "),
+				Arrived: report.PointTick(c.Arrived,
+					c.Order), Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), Before: report.PointTick(c.Before, c.Order)}
 			if row.Commit == "" {
 				row.Commit = "-" // none recorded: import with --commit, or a run's params.commit
 			}
@@ -561,8 +564,9 @@ type historyFilter struct {
 }
 
 func newHistoryFilter(series []Series, q url.Values) historyFilter {
-	f := historyFilter{Config: q.Get("config"), Host: q.Get("host"), Metric: q.Get("metric"), View: q.Get("view"), Flavor: q.Get("flavor"),
-		Cond: q.Get("cond"), HasCond: q.Has("cond")}
+	f := historyFilter{Config: q.Get("config"), Host: q.Get("host"), Metric: q.Get("metric"), View: q.Get("view"),
+		Flavor: q.Get("flavor"),
+		Cond:   q.Get("cond"), HasCond: q.Has("cond")}
 	f.Thr, _ = strconv.Atoi(q.Get("threads"))
 	for _, sr := range series {
 		if sr.Threads > 0 && !slices.Contains(f.Threads, sr.Threads) {

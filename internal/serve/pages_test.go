@@ -70,7 +70,8 @@ func TestPagesEscape(t *testing.T) {
 		if a.header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: no nosniff", p)
 		}
-		if strings.Count(a.body, "<script") != 2 || !strings.Contains(a.body, `<script src="/static/serve.js" defer></script>`) ||
+		if strings.Count(a.body, "<script") != 2 || !strings.Contains(a.body,
+			`<script src="/static/serve.js" defer></script>`) ||
 			!strings.Contains(a.body, `<script src="/static/charts.js" defer></script>`) {
 			t.Errorf("%s: scripts other than the server's own", p)
 		}
@@ -297,7 +298,8 @@ func TestAggregate(t *testing.T) {
 	}
 	bs := aggregate(pts, history.OrderVersion, 0, 7, 3)
 	want := []Bucket{{From: 0, To: 2, N: 3, Min: 1, Max: 5, Mean: 3, First: "b0", Last: "b2"},
-		{From: 3, To: 5, N: 3, Min: 2, Max: 8, Mean: 14.0 / 3, First: "b3", Last: "b5"}, {From: 6, To: 6, N: 1, Min: 6, Max: 6, Mean: 6, First: "b6", Last: "b6"}}
+		{From: 3, To: 5, N: 3, Min: 2, Max: 8, Mean: 14.0 / 3, First: "b3", Last: "b5"}, {From: 6, To: 6, N: 1,
+			Min: 6, Max: 6, Mean: 6, First: "b6", Last: "b6"}}
 	if fmt.Sprint(bs) != fmt.Sprint(want) {
 		t.Errorf("aggregate: %v, want %v", bs, want)
 	}
@@ -314,19 +316,23 @@ func TestHistoryOverlay(t *testing.T) {
 	ts := start(t, st, nil)
 	base := "/suites/sysbench/tests/update-index_range=100?metric=qps"
 	a := ts.get(t, base)
-	if a.status != 200 || strings.Count(a.body, `data-chart="overlay"`) != 1 || strings.Contains(a.body, `data-chart="history"`) ||
+	if a.status != 200 || strings.Count(a.body, `data-chart="overlay"`) != 1 || strings.Contains(a.body,
+		`data-chart="history"`) ||
 		strings.Count(a.body, `<svg class="swatch"`) != 3 || !strings.Contains(a.body, `<select name="config">`) {
 		t.Errorf("the history of 3 series: %d, want one overlaid chart, its 3 series listed and a config filter", a.status)
 	}
-	if m := ts.get(t, base+"&view=multiples"); m.status != 200 || strings.Count(m.body, `data-chart="history"`) != 3 || strings.Contains(m.body, `data-chart="overlay"`) {
+	if m := ts.get(t, base+"&view=multiples"); m.status != 200 || strings.Count(m.body,
+		`data-chart="history"`) != 3 || strings.Contains(m.body, `data-chart="overlay"`) {
 		t.Errorf("view=multiples: %d, want a chart per series", m.status)
 	}
 	one := ts.get(t, base+"&config=default")
-	if one.status != 200 || strings.Count(one.body, `data-chart="history"`) != 1 || !strings.Contains(one.body, `class="noise"`) ||
+	if one.status != 200 || strings.Count(one.body, `data-chart="history"`) != 1 || !strings.Contains(one.body,
+		`class="noise"`) ||
 		!strings.Contains(one.body, "1000 → 800 qps") || !strings.Contains(one.body, "&lt; 1e-15") {
 		t.Errorf("one series: %d, want its chart with a noise band, means with units and the p-value", one.status)
 	}
-	if bad := ts.get(t, base+"&view=sideways"); bad.status != 400 || !strings.Contains(bad.body, "view=sideways: use overlay") {
+	if bad := ts.get(t, base+"&view=sideways"); bad.status != 400 || !strings.Contains(bad.body,
+		"view=sideways: use overlay") {
 		t.Errorf("view=sideways: %d, want 400 naming the views", bad.status)
 	}
 }
