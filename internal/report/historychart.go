@@ -454,40 +454,29 @@ func PValue(p float64) string {
 	return "p = " + strconv.FormatFloat(p, 'g', 2, 64)
 }
 
-// OverlayChart draws several series of one metric on one plot (a test's
-// thread counts, configs or hosts), each line in its palette colour
-// (LabelColour of its index), so that a test of a hundred series is one
-// chart. x is the union of the series' builds in order (their times when
-// any is a series of one build's runs); a series longer than MaxBuckets
-// points is drawn as the means of MaxBuckets spans. labels name the lines
-// in the legend (drawn for 12 series or fewer; a page lists the others).
-func OverlayChart(title string, series []history.Series, labels []string) template.HTML {
-	if len(series) == 0 {
-		return ""
-	}
-	type pt struct {
-		key string
-		t   float64
-		v   float64
-	}
-	// By time when every series is one build's runs, or when the builds
-	// are too many to merge in order (hundreds of long histories).
+// overlayPoint is a point of an overlaid line: its build (or time) on
+// the axis, its time, its value.
+type overlayPoint struct {
+	key string
+	t   float64
+	v   float64
+}
+
+// overlayLines are the lines of an overlaid chart and the builds of its
+// axis, in order (none when it is by time: every series one build's runs,
+// or the builds too many to merge in order, as hundreds of long histories).
+func overlayLines(series []history.Series) (lines [][]overlayPoint, keys []string, byTime bool) {
 	byTime, total := true, 0
 	for _, s := range series {
 		byTime = byTime && (s.Order == history.OrderTime || s.Order == history.OrderFile)
 		total += min(len(s.Points), MaxBuckets)
 	}
 	byTime = byTime || total > 4000
-	lines := make([][]pt, len(series))
-	var keys []string
+	lines = make([][]overlayPoint, len(series))
 	at := map[string]int{}
-	lo, hi, allPositive := math.Inf(1), math.Inf(-1), true
 	for i, s := range series {
 		add := func(p history.Point, v float64) {
-			lines[i] = append(lines[i], pt{key: PointTick(p, s.Order), t: float64(p.Time.Unix()), v: v})
-			if htmlFinite(v) {
-				lo, hi, allPositive = math.Min(lo, v), math.Max(hi, v), allPositive && v >= 0
-			}
+			lines[i] = append(lines[i], overlayPoint{key: PointTick(p, s.Order), t: float64(p.Time.Unix()), v: v})
 		}
 		if len(s.Points) > MaxBuckets {
 			for _, b := range Aggregate(s.Points, s.Order, 0, len(s.Points), MaxBuckets) {
@@ -512,6 +501,62 @@ func OverlayChart(title string, series []history.Series, labels []string) templa
 			prev++
 			for k, key := range keys {
 				at[key] = k
+			}
+		}
+	}
+	return lines, keys, byTime
+}
+
+// OverlayBuilds are the builds an overlaid chart of series puts on its
+// axis, in order: what a range of them (OverlayChart's first and last) is
+// chosen from; none for a chart by time.
+func OverlayBuilds(series []history.Series) []string {
+	_, keys, _ := overlayLines(series)
+	return keys
+}
+
+// OverlayChart draws several series of one metric on one plot (a test's
+// thread counts, configs or hosts), each line in its palette colour
+// (LabelColour of its index), so that a test of a hundred series is one
+// chart. x is the union of the series' builds in order (their times when
+// every series is one build's runs), from build first to build last
+// (OverlayBuilds; "" for either end); a series longer than MaxBuckets
+// points is drawn as the means of MaxBuckets spans. labels name the lines
+// in the legend (drawn for 12 series or fewer; a page lists the others).
+func OverlayChart(title string, series []history.Series, labels []string, first, last string) template.HTML {
+	if len(series) == 0 {
+		return ""
+	}
+	type pt = overlayPoint
+	lines, keys, byTime := overlayLines(series)
+	if fi, li := slices.Index(keys, first), slices.Index(keys, last); !byTime && (fi > 0 || (li >= 0 && li < len(keys)-1)) {
+		if fi < 0 {
+			fi = 0
+		}
+		if li < 0 {
+			li = len(keys) - 1
+		}
+		if fi > li {
+			fi, li = li, fi
+		}
+		keep := map[string]bool{}
+		for _, k := range keys[fi : li+1] {
+			keep[k] = true
+		}
+		keys = keys[fi : li+1]
+		for i, l := range lines {
+			lines[i] = slices.DeleteFunc(slices.Clone(l), func(p pt) bool { return !keep[p.key] })
+		}
+	}
+	at := map[string]int{}
+	for k, key := range keys {
+		at[key] = k
+	}
+	lo, hi, allPositive := math.Inf(1), math.Inf(-1), true
+	for _, l := range lines {
+		for _, p := range l {
+			if htmlFinite(p.v) {
+				lo, hi, allPositive = math.Min(lo, p.v), math.Max(hi, p.v), allPositive && p.v >= 0
 			}
 		}
 	}

@@ -73,9 +73,18 @@ func TestOverlayChart(t *testing.T) {
 	if strings.Join(labels, "|") != "thr=1|thr=8|thr=32" {
 		t.Errorf("labels %q, want what tells the series apart", labels)
 	}
-	svg := string(OverlayChart("point-query qps", ss, labels))
+	svg := string(OverlayChart("point-query qps", ss, labels, "", ""))
 	if n := strings.Count(svg, `<path class="mark"`); n != 3 || !strings.Contains(svg, ">thr=32</text>") {
 		t.Errorf("%d lines, want 3 with a legend: %.300s", n, svg)
+	}
+	// A range of builds: b2 to b4 of b1 … b6.
+	if bs := OverlayBuilds(ss); strings.Join(bs, " ") != "b1 b2 b3 b4 b5 b6" {
+		t.Errorf("the builds %q, want b1 to b6 in order", bs)
+	}
+	part := string(OverlayChart("point-query qps", ss, labels, "b2", "b4"))
+	if ticks := regexp.MustCompile(`class="tick xlabel"[^>]*>([^<]*)<`).FindAllStringSubmatch(part, -1); len(ticks) != 3 ||
+		ticks[0][1] != "b2" || ticks[2][1] != "b4" {
+		t.Errorf("the builds b2 to b4 shown as %q", ticks)
 	}
 }
 

@@ -438,7 +438,9 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 	data.Filter, data.Total = newHistoryFilter(series, q), len(series)
 	if len(shown) > 1 && view != "multiples" {
 		labels := report.Distinguishing(seriesOf(shown))
-		data.Overlay = report.OverlayChart(fmt.Sprintf("%s %s: %d series", test, m.Name, len(shown)), seriesOf(shown), labels)
+		data.Filter.Builds = report.OverlayBuilds(seriesOf(shown))
+		data.Overlay = report.OverlayChart(fmt.Sprintf("%s %s: %d series", test, m.Name, len(shown)), seriesOf(shown), labels,
+			q.Get("first"), q.Get("last"))
 		for i, sr := range shown {
 			l := overlayLine{Name: labels[i], Full: sr.Name(), Colour: report.LabelColour(i), Href: seriesHref(suite,
 				test, sr.Series), Points: len(sr.Points)}
@@ -560,13 +562,17 @@ type historyFilter struct {
 	Thr                  int
 	Config, Host, Metric string
 	View, Flavor, Cond   string
-	HasCond              bool
+	// Builds are the overlaid chart's, First and Last the range of them
+	// shown ("" for the ends).
+	Builds      []string
+	First, Last string
+	HasCond     bool
 }
 
 func newHistoryFilter(series []Series, q url.Values) historyFilter {
 	f := historyFilter{Config: q.Get("config"), Host: q.Get("host"), Metric: q.Get("metric"), View: q.Get("view"),
 		Flavor: q.Get("flavor"),
-		Cond:   q.Get("cond"), HasCond: q.Has("cond")}
+		Cond:   q.Get("cond"), HasCond: q.Has("cond"), First: q.Get("first"), Last: q.Get("last")}
 	f.Thr, _ = strconv.Atoi(q.Get("threads"))
 	for _, sr := range series {
 		if sr.Threads > 0 && !slices.Contains(f.Threads, sr.Threads) {
