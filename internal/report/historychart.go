@@ -529,7 +529,8 @@ func OverlayChart(title string, series []history.Series, labels []string, first,
 	}
 	type pt = overlayPoint
 	lines, keys, byTime := overlayLines(series)
-	if fi, li := slices.Index(keys, first), slices.Index(keys, last); !byTime && (fi > 0 || (li >= 0 && li < len(keys)-1)) {
+	fi, li := slices.Index(keys, first), slices.Index(keys, last)
+	if !byTime && (fi > 0 || (li >= 0 && li < len(keys)-1)) {
 		if fi < 0 {
 			fi = 0
 		}

@@ -94,7 +94,8 @@ func TestOverlayChart(t *testing.T) {
 func TestRelativeBars(t *testing.T) {
 	svg := string(svgBarChart("rel:g", "g: QPS relative to base", "relative QPS", []string{"a", "b"},
 		[]svgBars{{Name: "other", Colour: "#000", Values: []float64{0.77, 1.1}}}, true))
-	bars := regexp.MustCompile(`<rect class="mark" x="[^"]*" y="([^"]*)" width="[^"]*" height="([^"]*)"`).FindAllStringSubmatch(svg, -1)
+	bar := regexp.MustCompile(`<rect class="mark" x="[^"]*" y="([^"]*)" width="[^"]*" height="([^"]*)"`)
+	bars := bar.FindAllStringSubmatch(svg, -1)
 	ref := regexp.MustCompile(`<line class="ref" x1="[^"]*" y1="([^"]*)"`).FindStringSubmatch(svg)
 	if len(bars) != 2 || ref == nil || bars[0][1] != ref[1] {
 		t.Fatalf("the 0.77 bar does not hang from the 1.0 line: bars %q, the line %q", bars, ref)
