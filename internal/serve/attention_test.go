@@ -103,7 +103,8 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 		if (p.Metric == "qps" && p.Unit != "qps") || (p.Metric == "p99" && p.Unit != "ms") {
 			t.Errorf("%s %s: unit %q", p.Test, p.Metric, p.Unit)
 		}
-		if p.Arrived != "ma10.2.7 10.2.7 commit c0ffee07" || p.Before != "ma10.2.6 10.2.6 commit c0ffee06" || p.Earliest == "" || p.Latest == "" || p.Key == "" ||
+		if p.Arrived != "ma10.2.7 10.2.7 commit c0ffee07" || p.Before != "ma10.2.6 10.2.6 commit c0ffee06" ||
+			p.Earliest == "" || p.Latest == "" || p.Key == "" ||
 			!strings.HasPrefix(p.History, "/suites/sysbench/tests/"+url.PathEscape(p.Test)+"?") || !strings.Contains(p.History, "#cp-ma10.2.7") ||
 			!strings.Contains(p.Compare, "base=ma10.2.6.default") || p.State != store.TriageOpen {
 			t.Errorf("part %+v", p)
@@ -152,7 +153,9 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 		" ms</td>") || strings.Contains(page.body, ">0</td>") {
 		t.Errorf("the page's means lack their units")
 	}
-	for _, want := range []string{"worse in <b>" + string(nameHTML("ma10.2.7 10.2.7 commit c0ffee07")) + "</b> after " + string(nameHTML("ma10.2.6 10.2.6 commit c0ffee06")) + ": 3 test(s) (" + string(nameHTML("delete_range=100, update-nonindex_range=100, update-index_range=100")) + "), 3 series, in " +
+	for _, want := range []string{"worse in <b>" + string(nameHTML("ma10.2.7 10.2.7 commit c0ffee07")) + "</b> after " +
+		string(nameHTML("ma10.2.6 10.2.6 commit c0ffee06")) + ": 3 test(s) (" +
+		string(nameHTML("delete_range=100, update-nonindex_range=100, update-index_range=100")) + "), 3 series, in " +
 		string(nameHTML("qps")) + ", " + string(nameHTML("p99")), "compare the builds"} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the page lacks %q", want)
