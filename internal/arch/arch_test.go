@@ -51,7 +51,7 @@ var layer = map[string]int{
 	// running plans for the commands (qpslab run, the fleet, the demo).
 	"internal/serve": 7, "internal/jobs": 7, "internal/study": 7,
 	// Wiring.
-	"cmd/qpslab": 8, "bench/changepoint": 8,
+	"cmd/qpslab": 8, "bench/changepoint": 8, "bench/servegen": 8,
 }
 
 // forbidden are imports the ranks alone would allow but the flow does not:

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // WriteHTML writes the report to the file path.
@@ -325,7 +326,7 @@ func htmlComparison(c *analysis.Comparison) *htmlCmp {
 		}
 	}
 	for _, g := range c.Groups {
-		stats(g.Name, g.Stats, nil)
+		stats(g.Name, g.Stats, groupGeomeans(c, g.Name))
 	}
 	stats("all", c.All, c.Geomean)
 	var vb strings.Builder
@@ -677,4 +678,36 @@ func htmlConfigsView(cs []Config) *htmlConfigs {
 //go:embed html.tmpl
 var htmlPageText string
 
-var htmlTemplate = template.Must(template.New("page").Parse(htmlPageText))
+// groupGeomeans are the geometric means of group g's relative values, per
+// other label, from the rows the group's statistics describe (as "all"'s
+// geomean is of every row's).
+func groupGeomeans(c *analysis.Comparison, g string) []float64 {
+	out := make([]float64, len(c.Others))
+	for i := range c.Others {
+		var rels []float64
+		for _, r := range c.Rows {
+			if r.Group == g && i < len(r.Others) && htmlFinite(r.Others[i].Rel) {
+				rels = append(rels, r.Others[i].Rel)
+			}
+		}
+		out[i] = math.NaN()
+		if len(rels) > 0 {
+			out[i] = result.GeoMean(rels)
+		}
+	}
+	return out
+}
+
+// chartsScript counts the charts a browser drew (charts.js): inline in the
+// report, served by the dashboard as /static/charts.js (ChartsScript).
+//
+//go:embed charts.js
+var chartsScript string
+
+// ChartsScript is the script that counts the charts a page drew, the
+// report's and the dashboard's one.
+func ChartsScript() string { return chartsScript }
+
+var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"chartsScript": func() template.JS { return template.JS(chartsScript) }, // our own file, embedded
+}).Parse(htmlPageText))

@@ -178,9 +178,14 @@ func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, re
 	slot := math.Max(ns*14+12, 26)             // the narrowest: 14 px a bar
 	extent := float64(maxLabel) * charW * 0.72 // of a label rotated by 45°
 	ml := math.Max(64, extent-slot/2+12)
-	// As wide as the bars need, the title (bold 14 px) and 360 px; then the
+	minW := 360.0
+	if rel {
+		// Room for the ticks' "0.80 (-20%)", and wide enough to read.
+		ml, minW = math.Max(112, extent-slot/2+12), 720
+	}
+	// As wide as the bars need, the title (bold 14 px) and minW; then the
 	// slots share the plot, with bars up to 40 px.
-	w := math.Max(math.Max(ml+slot*nc+20, 7.8*float64(utf8.RuneCountInString(title))+24), 360)
+	w := math.Max(math.Max(ml+slot*nc+20, 7.8*float64(utf8.RuneCountInString(title))+24), minW)
 	pw := w - ml - 20
 	slot = pw / nc
 	barW := math.Min((slot-12)/ns, 40)
@@ -200,7 +205,20 @@ func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, re
 	bottom := top + plotH
 	y := func(v float64) float64 { return bottom - (v-from)/(to-from)*plotH }
 	if rel {
-		s.yAxis(svgRelTicks(from, to, step, 14*(to-from)/plotH), step/5, y, ml, pw, yLabel, top, bottom)
+		// The seeds' axis (not from 0), each tick saying how much faster or
+		// slower it is, and the axis what 1.0 means.
+		ts := svgRelTicks(from, to, step, 14*(to-from)/plotH)
+		s.yAxis(ts, step/5, y, ml, pw, "", top, bottom)
+		for _, t := range ts {
+			if d := math.Round((t - 1) * 100); d != 0 {
+				s.raw(`<text class="tick rel" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(ml-38), svgF(y(t)+4),
+					svgEsc(fmt.Sprintf("%+.0f%%", d)))
+			}
+		}
+		lx, ly := 12.0, (top+bottom)/2
+		s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`,
+			svgF(lx), svgF(ly), svgF(lx), svgF(ly),
+			svgEsc(yLabel+" (1.0: as fast; 0.77: 23% slower)"))
 	} else {
 		s.yAxis(svgTicks(from, to, step), step, y, ml, pw, yLabel, top, bottom)
 	}
@@ -211,13 +229,16 @@ func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, re
 				continue
 			}
 			v := sr.Values[ci]
-			yv := y(math.Max(v, from))
+			yv, yb := y(math.Max(v, from)), bottom
+			if rel { // from the 1.0 line: up when faster, down when slower
+				yv, yb = math.Min(y(math.Max(v, from)), y(1)), math.Max(y(math.Max(v, from)), y(1))
+			}
 			tip := ""
 			if ci < len(sr.Tips) {
 				tip = sr.Tips[ci]
 			}
 			s.raw(`<rect class="mark" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`,
-				svgF(x0+float64(si)*barW), svgF(yv), svgF(barW-2), svgF(bottom-yv), svgEsc(sr.Colour), svgEsc(tip))
+				svgF(x0+float64(si)*barW), svgF(yv), svgF(barW-2), svgF(math.Max(yb-yv, 1)), svgEsc(sr.Colour), svgEsc(tip))
 		}
 		lx, ly := ml+(float64(ci)+0.5)*slot, bottom+12
 		s.raw(`<text class="xlabel" x="%s" y="%s" text-anchor="end" transform="rotate(-45 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly), svgEsc(c))

@@ -28,6 +28,10 @@ type LabelQuery struct {
 	// Engine keeps the labels of one storage engine (innodb: the labels
 	// without :ENGINE).
 	Engine string
+	// Sort orders them: "" or "name" (the store's order: by name, as
+	// qpslab labels lists them), "newest" (by their latest run, the
+	// newest first) or "oldest".
+	Sort string
 	// Paged asks for page Page (from 0) of LabelsPerPage labels; without
 	// it every matching label is given.
 	Paged bool
@@ -70,6 +74,18 @@ func LabelsOf(all []store.LabelInfo, q LabelQuery) (LabelPage, error) {
 		if q.match(l) {
 			keep = append(keep, l)
 		}
+	}
+	switch q.Sort {
+	case "", "name":
+	case "newest", "oldest":
+		sort.SliceStable(keep, func(i, j int) bool {
+			if q.Sort == "oldest" {
+				return keep[i].Last < keep[j].Last
+			}
+			return keep[i].Last > keep[j].Last
+		})
+	default:
+		return p, bad("sort %s: use name, newest or oldest", q.Sort)
 	}
 	p.Total = len(keep)
 	p.Pages = (p.Total + LabelsPerPage - 1) / LabelsPerPage

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"math"
 	"net/http"
@@ -57,7 +58,12 @@ type AttentionPart struct {
 	Compare  string        `json:"compare,omitempty"` // the two builds compared
 	State    string        `json:"state"`
 	Triage   *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
+	Unit     string        `json:"unit,omitempty"`   // the metric's unit
+	// Spark is the series' trend with the change point marked, as the
+	// page draws it (report.Sparkline).
+	Spark    template.HTML `json:"-"`
 	arrived  history.Point // for ordering
+	seriesID string        // the series but its metric: a test's figures are one row
 }
 
 // AttentionEntry is the regressions that arrived in one build (or at one
@@ -74,11 +80,15 @@ type AttentionEntry struct {
 	// of each part's magnitude (0.2: 20 % lower for a metric that is
 	// better higher, 20 % higher for one better lower); Min and Max their
 	// range.
-	Magnitude    float64  `json:"magnitude"`
-	MagnitudeMin float64  `json:"magnitude_min"`
-	MagnitudeMax float64  `json:"magnitude_max"`
-	Tests        int      `json:"tests"`
-	Metrics      []string `json:"metrics"`
+	Magnitude    float64 `json:"magnitude"`
+	MagnitudeMin float64 `json:"magnitude_min"`
+	MagnitudeMax float64 `json:"magnitude_max"`
+	Tests        int     `json:"tests"`
+	// TestNames are the tests, the most regressed first; Series how many
+	// series regressed (a test's qps, tps and p99 are one series).
+	TestNames []string `json:"test_names"`
+	Series    int      `json:"series"`
+	Metrics   []string `json:"metrics"`
 	// Findings are the tl;dr of comparing the two builds (Compare), as
 	// qpslab compare says it: for the newest maxFindings entries only.
 	Findings []string        `json:"findings,omitempty"`
@@ -265,7 +275,8 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 				e.Parts = append(e.Parts, AttentionPart{Key: alertKey(sr.Series, c), SeriesChange: seriesChange(sr, c),
 					Arrived: pointName(c.Arrived, c.Order), Before: pointName(c.Before, c.Order), Earliest: pointName(c.Earliest, c.Order), Latest: pointName(c.Latest, c.Order),
 					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
-					arrived: c.Arrived})
+					Unit: sr.Unit, Spark: report.Sparkline(sr.Series, c, 140, 30), arrived: c.Arrived,
+					seriesID: strings.TrimSuffix(sr.Name(), " "+sr.Metric) + "\x00" + sr.Engine + "\x00" + sr.Conditions})
 			}
 		}
 	}
@@ -274,11 +285,15 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 		// The largest first.
 		sort.SliceStable(e.Parts, func(i, j int) bool { return math.Abs(e.Parts[i].Magnitude) > math.Abs(e.Parts[j].Magnitude) })
 		mags := make([]float64, len(e.Parts))
-		tests := map[string]bool{}
+		tests, series := map[string]bool{}, map[string]bool{}
 		befores := map[string]int{}
 		for i, p := range e.Parts {
 			mags[i] = math.Abs(p.Magnitude)
+			if !tests[p.Suite+"\x00"+p.Test] {
+				e.TestNames = append(e.TestNames, p.Test)
+			}
 			tests[p.Suite+"\x00"+p.Test] = true
+			series[p.seriesID] = true
 			if !slices.Contains(e.Metrics, p.Metric) {
 				e.Metrics = append(e.Metrics, p.Metric)
 			}
@@ -294,7 +309,7 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 		sort.SliceStable(e.Metrics, func(i, j int) bool { return slices.Index(order, e.Metrics[i]) < slices.Index(order, e.Metrics[j]) })
 		sort.Float64s(mags)
 		e.Magnitude, e.MagnitudeMin, e.MagnitudeMax = history.Median(mags), mags[0], mags[len(mags)-1]
-		e.Tests, e.History, e.Time = len(tests), e.Parts[0].History, pointTime(e.newest)
+		e.Tests, e.Series, e.History, e.Time = len(tests), len(series), e.Parts[0].History, pointTime(e.newest)
 		for b, n := range befores {
 			if n > befores[e.Before] || (n == befores[e.Before] && b < e.Before) {
 				e.Before = b
@@ -444,14 +459,26 @@ func (s *Server) attentionList(ctx context.Context, filter string, wait time.Dur
 
 type attentionPartView struct {
 	AttentionPart
-	Name, Mag, Means, Interval, Who string
+	Name, Mag, Means, PValue, Interval, Who string
+}
+
+// attentionSeriesView is one series of an entry: its regressed figures
+// (qps, tps, p99 … of one test are one series, one row of the page).
+type attentionSeriesView struct {
+	Name  string
+	Spark template.HTML
+	Parts []attentionPartView
 }
 
 type attentionEntryView struct {
 	AttentionEntry
 	Anchor, Mag, Range, Who, Note string
-	Views                         []attentionPartView
+	Tested                        string // the tests, named (the first few)
+	Rows                          []attentionSeriesView
 }
+
+// maxNamed is how many tests an entry's summary names.
+const maxNamed = 4
 
 type attentionFilterLink struct {
 	Name, Href string
@@ -524,16 +551,31 @@ func (s *Server) attentionView(r *http.Request) attentionView {
 		if e.Triage != nil {
 			ev.Note = e.Triage.Note
 		}
+		ev.Tested = strings.Join(e.TestNames[:min(len(e.TestNames), maxNamed)], ", ")
+		if len(e.TestNames) > maxNamed {
+			ev.Tested += fmt.Sprintf(" and %d more", len(e.TestNames)-maxNamed)
+		}
+		row := map[string]int{}
 		for _, p := range e.Parts {
 			pv := attentionPartView{AttentionPart: p, Name: strings.TrimSuffix(p.Series, " "+p.Metric), Mag: pct(p.Magnitude),
-				Means: report.Num(p.MeanBefore) + " → " + report.Num(p.MeanAfter), Interval: p.Earliest}
+				Means:  strings.TrimSpace(report.Num(p.MeanBefore) + " → " + report.Num(p.MeanAfter) + " " + p.Unit),
+				PValue: strings.TrimPrefix(strings.TrimPrefix(report.PValue(p.PValue), "p = "), "p "), Interval: p.Earliest}
 			if p.Latest != p.Earliest {
 				pv.Interval += " … " + p.Latest
+			}
+			if p.Before != e.Before {
+				pv.Interval += ", after " + p.Before
 			}
 			if p.Triage != nil && p.Triage.Key == p.Key {
 				pv.Who = triageWho(p.Triage)
 			}
-			ev.Views = append(ev.Views, pv)
+			i, ok := row[p.seriesID]
+			if !ok {
+				i = len(ev.Rows)
+				row[p.seriesID] = i
+				ev.Rows = append(ev.Rows, attentionSeriesView{Name: pv.Name, Spark: p.Spark})
+			}
+			ev.Rows[i].Parts = append(ev.Rows[i].Parts, pv)
 		}
 		v.Entries = append(v.Entries, ev)
 	}

@@ -88,13 +88,23 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 		t.Fatalf("entries %s, %s: want ma10.2.10 (newest) then ma10.2.7", newer.Build, older.Build)
 	}
 	// ma10.2.7: three tests, in QPS and p99 each: one entry of six parts.
-	if older.Tests != 3 || len(older.Parts) != 6 || strings.Join(older.Metrics, ",") != "qps,p99" || older.Before != "ma10.2.6 10.2.6" || older.State != store.TriageOpen {
+	if older.Tests != 3 || len(older.Parts) != 6 || strings.Join(older.Metrics,
+		",") != "qps,p99" || older.Before != "ma10.2.6 10.2.6 commit c0ffee06" || older.State != store.TriageOpen {
 		t.Errorf("the ma10.2.7 entry: %d tests, %d parts, metrics %v, before %q, state %s", older.Tests, len(older.Parts), older.Metrics, older.Before, older.State)
+	}
+	// A test's figures are one series, one row: three, naming their tests.
+	if older.Series != 3 || len(older.TestNames) != 3 || newer.Series != 1 || len(newer.TestNames) != 1 {
+		t.Errorf("series %d and tests %q, %d and %q: want 3 and 3, 1 and 1", older.Series, older.TestNames,
+			newer.Series, newer.TestNames)
 	}
 	tests := map[string]bool{}
 	for _, p := range older.Parts {
 		tests[p.Test] = true
-		if p.Arrived != "ma10.2.7 10.2.7" || p.Before != "ma10.2.6 10.2.6" || p.Earliest == "" || p.Latest == "" || p.Key == "" ||
+		if (p.Metric == "qps" && p.Unit != "qps") || (p.Metric == "p99" && p.Unit != "ms") {
+			t.Errorf("%s %s: unit %q", p.Test, p.Metric, p.Unit)
+		}
+		if p.Arrived != "ma10.2.7 10.2.7 commit c0ffee07" || p.Before != "ma10.2.6 10.2.6 commit c0ffee06" ||
+			p.Earliest == "" || p.Latest == "" || p.Key == "" ||
 			!strings.HasPrefix(p.History, "/suites/sysbench/tests/"+url.PathEscape(p.Test)+"?") || !strings.Contains(p.History, "#cp-ma10.2.7") ||
 			!strings.Contains(p.Compare, "base=ma10.2.6.default") || p.State != store.TriageOpen {
 			t.Errorf("part %+v", p)
@@ -133,7 +143,20 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"worse in <b>" + string(nameHTML("ma10.2.7 10.2.7")) + "</b> after " + string(nameHTML("ma10.2.6 10.2.6")) + ": 6 regression(s) in 3 test(s), " + string(nameHTML("qps")) + ", " + string(nameHTML("p99")), "compare the builds"} {
+	// One row group per series (3 + 1), each with its trend, and each
+	// entry's summary with its largest part's trend.
+	if n, sparks := strings.Count(page.body, `<tbody class="attseries">`), strings.Count(page.body,
+		`data-chart="spark"`); n != 4 || sparks != 4+2 {
+		t.Errorf("the page has %d series rows and %d sparklines, want 4 and 6", n, sparks)
+	}
+	if !strings.Contains(page.body, "1000 → 800 qps") || !strings.Contains(page.body,
+		" ms</td>") || strings.Contains(page.body, ">0</td>") {
+		t.Errorf("the page's means lack their units")
+	}
+	for _, want := range []string{"worse in <b>" + string(nameHTML("ma10.2.7 10.2.7 commit c0ffee07")) + "</b> after " +
+		string(nameHTML("ma10.2.6 10.2.6 commit c0ffee06")) + ": 3 test(s) (" +
+		string(nameHTML("delete_range=100, update-nonindex_range=100, update-index_range=100")) + "), 3 series, in " +
+		string(nameHTML("qps")) + ", " + string(nameHTML("p99")), "compare the builds"} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -78,7 +78,9 @@ func TestBrowserAttention(t *testing.T) {
 		if len(v.Keys) != 2 || v.Keys[0] != entries[0].Key || v.Keys[1] != e.Key {
 			t.Errorf("the entries %v, want %s then %s (the newest first)", v.Keys, entries[0].Key, e.Key)
 		}
-		if !strings.Contains(v.Summary, "worse in ma10.2.7 10.2.7 after ma10.2.6 10.2.6: 6 regression(s) in 3 test(s), qps, p99") || !strings.Contains(v.Summary, "open") {
+		if !strings.Contains(v.Summary, "worse in ma10.2.7 10.2.7 commit c0ffee07 after ma10.2.6 10.2.6 commit c0ffee06: "+
+			"3 test(s) (delete_range=100, update-nonindex_range=100, update-index_range=100), 3 series, in qps, p99") ||
+			!strings.Contains(v.Summary, "open") {
 			t.Errorf("the entry's summary: %q", v.Summary)
 		}
 		if v.Open || v.Shown != 0 || !v.OpenAfter || v.Rows != 6 || v.ShownAfter != 6 || !strings.Contains(v.FirstPartRow, "ma10.2.7") {

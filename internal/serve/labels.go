@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,12 @@ import (
 // engine) and page (page=N, from 0). Without page=, paged says whether the
 // first page is meant (the page) or every label (the API).
 func labelQuery(q url.Values, paged bool) (selector.LabelQuery, error) {
-	lq := selector.LabelQuery{Text: strings.TrimSpace(q.Get("q")), Suite: q.Get("suite"), Host: q.Get("host"), Engine: q.Get("engine"), Paged: paged}
+	lq := selector.LabelQuery{Text: strings.TrimSpace(q.Get("q")), Suite: q.Get("suite"), Host: q.Get("host"),
+		Engine: q.Get("engine"), Paged: paged,
+		Sort: q.Get("sort")}
+	if paged && !q.Has("sort") {
+		lq.Sort = "newest" // the page: the newest builds first
+	}
 	if p := q.Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 {
@@ -44,8 +50,8 @@ func (s *Server) labels(r *http.Request, paged bool) (selector.LabelQuery, selec
 	}
 	p, err := selector.LabelsOf(all, lq)
 	var se *selector.Error
-	if errors.As(err, &se) && strings.HasPrefix(se.Msg, "page ") {
-		err = &selector.Error{NotFound: se.NotFound, Msg: "page=" + strings.TrimPrefix(se.Msg, "page ")}
+	if errors.As(err, &se) && (strings.HasPrefix(se.Msg, "page ") || strings.HasPrefix(se.Msg, "sort ")) {
+		err = &selector.Error{NotFound: se.NotFound, Msg: strings.Replace(se.Msg, " ", "=", 1)}
 	}
 	return lq, p, err
 }
@@ -86,17 +92,30 @@ func (s *Server) pageLabels(w http.ResponseWriter, r *http.Request) {
 		Page, Pages            int
 		Filtered               bool
 		Prev, Next, All, JSON  string
-	}{Q: lq, Suites: p.Suites, Hosts: p.Hosts, Engines: p.Engines, Total: p.Total, First: p.First + 1, Last: p.First + len(p.Labels),
+		// ByName, ByNewest and ByOldest are this page's labels sorted so.
+		Sort, ByName, ByNewest, ByOldest string
+	}{Sort: lq.Sort, ByName: withQuery("/labels", mergeValues(url.Values{"sort": {"name"}, "page": nil}, q)),
+		ByNewest: withQuery("/labels", mergeValues(url.Values{"sort": {"newest"}, "page": nil}, q)),
+		ByOldest: withQuery("/labels", mergeValues(url.Values{"sort": {"oldest"}, "page": nil}, q)),
+		Q:        lq, Suites: p.Suites, Hosts: p.Hosts, Engines: p.Engines, Total: p.Total,
+		First: p.First + 1, Last: p.First + len(p.Labels),
 		Page: lq.Page + 1, Pages: max(p.Pages, 1), Filtered: lq.Text != "" || lq.Suite != "" || lq.Host != "" || lq.Engine != "",
 		All: "/labels", JSON: withQuery("/api/v1/labels", q)}
 	for _, l := range p.Labels {
-		threads := make([]string, len(l.Threads))
-		for i, t := range l.Threads {
+		// Thread counts in order, whatever order the runs came in; a host
+		// without a name (a posted run's) by its id.
+		ts := slices.Sorted(slices.Values(l.Threads))
+		threads := make([]string, len(ts))
+		for i, t := range ts {
 			threads[i] = strconv.Itoa(t)
+		}
+		hosts := make([]string, len(l.Hosts))
+		for i, h := range l.Hosts {
+			hosts[i] = strings.TrimPrefix(h, "/")
 		}
 		v := url.Values{"label": {l.Label}, "suite": {l.Suite}}
 		data.Labels = append(data.Labels, labelLine{Label: l.Label, Version: l.Version, Suite: l.Suite, Threads: strings.Join(threads, ","), Status: l.Status,
-			Last: fmtTime(parseStored(l.Last)), Hosts: strings.Join(l.Hosts, ", "), Sources: strings.Join(l.Sources, ", "),
+			Last: fmtTime(parseStored(l.Last)), Hosts: strings.Join(hosts, ", "), Sources: strings.Join(l.Sources, ", "),
 			Runs: withQuery("/runs", v), N: l.Runs, Tests: l.Tests})
 	}
 	page := func(n int) string {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"html/template"
+	"strings"
 
 	"github.com/qpslab/qpslab/internal/result"
 )
@@ -23,6 +24,22 @@ const nameRunes = 120
 var templateFuncs = template.FuncMap{
 	"name":  nameHTML,
 	"short": shortName,
+	"words": wordsHTML,
+}
+
+// wordsHTML is a series' name (suite, test, thr=, config=, host= …) as
+// a page shows it: each word a name of its own, so that a cut at
+// nameRunes never hides the words after a long one (the threads, config
+// and host that tell a series from its neighbours).
+func wordsHTML(s string) template.HTML {
+	var b strings.Builder
+	for i, w := range strings.Fields(s) {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(string(nameHTML(w)))
+	}
+	return template.HTML(b.String()) // each word through nameHTML
 }
 
 // nameHTML is a name as a page shows it: <bdi class="name"

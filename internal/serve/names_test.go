@@ -6,10 +6,12 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/qpslab/qpslab/internal/result"
@@ -212,8 +214,9 @@ func TestLabelsPageAndAPI(t *testing.T) {
 		{"suite=xss-suite", 1, 1},
 		{"suite=nosuch", 0, 0},
 	} {
-		page, total := labelsPage(t, ts.get(t, "/labels?"+c.query))
-		a := ts.get(t, "/api/v1/labels?"+c.query)
+		// By name (qpslab labels' order), on both.
+		page, total := labelsPage(t, ts.get(t, "/labels?sort=name&"+c.query))
+		a := ts.get(t, "/api/v1/labels?sort=name&"+c.query)
 		var api []store.LabelInfo
 		decode(t, a, &api)
 		var names []string
@@ -226,6 +229,22 @@ func TestLabelsPageAndAPI(t *testing.T) {
 		if total != c.total || len(page) != c.shown || strings.Join(page, " ") != strings.Join(names, " ") || a.header.Get("X-Total-Count") != strconv.Itoa(c.total) {
 			t.Errorf("%s: the page shows %d of %d, the API %d of %s; want %d of %d, the same", c.query, len(page), total, len(names), a.header.Get("X-Total-Count"), c.shown, c.total)
 		}
+	}
+	// The page lists the newest first, as the API with sort=newest; the
+	// last run's time goes down the page.
+	page, _ := labelsPage(t, ts.get(t, "/labels"))
+	var newest []store.LabelInfo
+	decode(t, ts.get(t, "/api/v1/labels?sort=newest&page=0"), &newest)
+	for i, l := range newest {
+		if i >= len(page) || page[i] != l.Label || (i > 0 && newest[i-1].Last < l.Last) {
+			t.Errorf("label %d: the page shows %q, the API by newest %q (last run %s)", i, page[min(i, len(page)-1)],
+				l.Label, l.Last)
+			break
+		}
+	}
+	if bad := ts.get(t, "/api/v1/labels?sort=size"); bad.status != 400 || !strings.Contains(bad.body,
+		"sort=size: use name, newest or oldest") {
+		t.Errorf("sort=size: %d %s", bad.status, bad.body)
 	}
 	if a := ts.get(t, "/labels?suite=xss-suite"); !strings.Contains(a.body, "&lt;script&gt;document.body.dataset.xss") || strings.Contains(a.body, "<script>document") {
 		t.Errorf("the labels page does not show the markup label as text")
@@ -245,5 +264,25 @@ func TestLabelsPageAndAPI(t *testing.T) {
 		if a.status != http.StatusBadRequest || !strings.Contains(a.body, `<p class="error">`+template.HTMLEscapeString(c.want)) {
 			t.Errorf("/labels?%s: %d, want 400 with %q", c.query, a.status, c.want)
 		}
+	}
+}
+
+// A label's thread counts are listed in order whatever order its runs
+// came in, and a host without a name (a posted run's) by its id alone.
+func TestLabelsThreadsAndHosts(t *testing.T) {
+	st, err := store.Open(ctx, "", filepath.Join(t.TempDir(), "qpslab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, b := stepRun(0, "update-index_range=100", 1000), stepRun(0, "update-index_range=100", 1000)
+	a.Threads, b.Threads, b.Started = 2, 1, a.Started.Add(time.Hour)
+	if _, err := st.Import(ctx, []result.Run{a, b}, store.Meta{Source: "post"}); err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, st, nil)
+	body := ts.get(t, "/labels").body
+	if !strings.Contains(body, "<td>"+string(nameHTML("1,2"))+"</td>") || strings.Contains(body, `title="/`) {
+		t.Errorf("the labels page lists threads out of order or a host as /ID: %s", body[strings.Index(body, "<tbody>"):])
 	}
 }

@@ -70,7 +70,9 @@ func TestPagesEscape(t *testing.T) {
 		if a.header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: no nosniff", p)
 		}
-		if strings.Count(a.body, "<script") != 1 || !strings.Contains(a.body, `<script src="/static/serve.js" defer></script>`) {
+		if strings.Count(a.body, "<script") != 2 || !strings.Contains(a.body,
+			`<script src="/static/serve.js" defer></script>`) ||
+			!strings.Contains(a.body, `<script src="/static/charts.js" defer></script>`) {
 			t.Errorf("%s: scripts other than the server's own", p)
 		}
 	}
@@ -81,7 +83,7 @@ func TestPagesEscape(t *testing.T) {
 	if a := ts.get(t, "/suites/xss-suite"); !strings.Contains(a.body, "&lt;img src=x onerror=") {
 		t.Errorf("the suite page lacks the test's name as text")
 	}
-	for _, f := range []string{"report.css", "serve.css", "serve.js"} {
+	for _, f := range []string{"report.css", "serve.css", "serve.js", "charts.js"} {
 		if a := ts.get(t, "/static/"+f); a.status != 200 || len(a.body) < 100 {
 			t.Errorf("static %s: %d", f, a.status)
 		}
@@ -293,11 +295,47 @@ func TestAggregate(t *testing.T) {
 		pts = append(pts, history.Point{Build: fmt.Sprintf("b%d", i), Value: v})
 	}
 	bs := aggregate(pts, history.OrderVersion, 0, 7, 3)
-	want := []Bucket{{0, 2, 3, 1, 5, 3, "b0", "b2"}, {3, 5, 3, 2, 8, 14.0 / 3, "b3", "b5"}, {6, 6, 1, 6, 6, 6, "b6", "b6"}}
+	want := []Bucket{{From: 0, To: 2, N: 3, Min: 1, Max: 5, Mean: 3, First: "b0", Last: "b2"},
+		{From: 3, To: 5, N: 3, Min: 2, Max: 8, Mean: 14.0 / 3, First: "b3", Last: "b5"}, {From: 6, To: 6, N: 1,
+			Min: 6, Max: 6, Mean: 6, First: "b6", Last: "b6"}}
 	if fmt.Sprint(bs) != fmt.Sprint(want) {
 		t.Errorf("aggregate: %v, want %v", bs, want)
 	}
 	if w, err := clampWindow("2", "99", 7); err != nil || w != (window{2, 7, 7}) {
 		t.Errorf("clamp: %+v %v", w, err)
+	}
+}
+
+// A test's many series are one overlaid chart with a table of them and a
+// filter; a chart each only when asked (view=multiples); one series is
+// its own chart with its change points and noise band.
+func TestHistoryOverlay(t *testing.T) {
+	st := seeded(t)
+	ts := start(t, st, nil)
+	base := "/suites/sysbench/tests/update-index_range=100?metric=qps"
+	a := ts.get(t, base)
+	if a.status != 200 || strings.Count(a.body, `data-chart="overlay"`) != 1 || strings.Contains(a.body,
+		`data-chart="history"`) ||
+		strings.Count(a.body, `<svg class="swatch"`) != 3 || !strings.Contains(a.body, `<select name="config">`) {
+		t.Errorf("the history of 3 series: %d, want one overlaid chart, its 3 series listed and a config filter", a.status)
+	}
+	rng := ts.get(t, base+"&"+url.Values{"first": {"ma10.2.3 10.2.3"}, "last": {"ma10.2.5 10.2.5"}}.Encode())
+	if rng.status != 200 || !strings.Contains(rng.body, `<option value="ma10.2.3 10.2.3" selected>`) ||
+		!strings.Contains(rng.body, `>ma10.2.3 10.2.3</text>`) || strings.Contains(rng.body, `>ma10.2.1 10.2.1</text>`) {
+		t.Errorf("the builds ma10.2.3 to ma10.2.5: %d, want the chart from ma10.2.3, the range chosen", rng.status)
+	}
+	if m := ts.get(t, base+"&view=multiples"); m.status != 200 || strings.Count(m.body,
+		`data-chart="history"`) != 3 || strings.Contains(m.body, `data-chart="overlay"`) {
+		t.Errorf("view=multiples: %d, want a chart per series", m.status)
+	}
+	one := ts.get(t, base+"&config=default")
+	if one.status != 200 || strings.Count(one.body, `data-chart="history"`) != 1 || !strings.Contains(one.body,
+		`class="noise"`) ||
+		!strings.Contains(one.body, "1000 → 800 qps") || !strings.Contains(one.body, "&lt; 1e-15") {
+		t.Errorf("one series: %d, want its chart with a noise band, means with units and the p-value", one.status)
+	}
+	if bad := ts.get(t, base+"&view=sideways"); bad.status != 400 || !strings.Contains(bad.body,
+		"view=sideways: use overlay") {
+		t.Errorf("view=sideways: %d, want 400 naming the views", bad.status)
 	}
 }

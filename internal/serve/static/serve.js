@@ -1,26 +1,11 @@
-// qpslab serve's only script (no inline script runs on its pages): it
-// counts the charts the browser drew, as the HTML report does, lets a
+// qpslab serve's own script (no inline script runs on its pages; the
+// charts are counted by report's charts.js, /static/charts.js): it lets a
 // history chart be zoomed by dragging over it, which loads the range of
 // points dragged over (from, to in the address: a link to share), and cuts
 // the long names in the report's sections as the pages' own are cut (the
 // name template function, names.go).
 (function () {
   "use strict";
-  function count() {
-    var charts = document.querySelectorAll("svg.chart"), n = 0;
-    for (var i = 0; i < charts.length; i++) {
-      var svg = charts[i], b = svg.getBBox(), r = svg.getBoundingClientRect();
-      if (!(b.width > 0 && b.height > 0 && r.width > 0 && r.height > 0)) continue;
-      var marks = svg.querySelectorAll("rect.mark, path.mark, polyline.mark, circle.mark");
-      for (var j = 0; j < marks.length; j++) {
-        var m = marks[j].getBBox(), line = marks[j].tagName === "path" || marks[j].tagName === "polyline";
-        if (line ? (m.width > 0 || m.height > 0) : (m.width > 0 && m.height > 0)) { n++; break; }
-      }
-    }
-    document.body.dataset.rendered = n;
-    document.body.dataset.charts = charts.length;
-  }
-
   var NS = "http://www.w3.org/2000/svg";
 
   // svgX is a mouse event's x in the chart's own coordinates.
@@ -116,8 +101,6 @@
     for (var r = 0; r < rs.length; r++) cutNames(rs[r]);
     var hs = document.querySelectorAll("svg.chart.history");
     for (var i = 0; i < hs.length; i++) zoomable(hs[i]);
-    count();
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
-  window.addEventListener("load", count);
 })();
