@@ -227,23 +227,14 @@ func (s *Server) attentionAt(ctx context.Context, wait time.Duration) (attention
 		}
 		return es, nil
 	})
-	var timeout <-chan time.Time
-	if wait >= 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		timeout = t.C
+	v, done, err := await(ctx, ch, wait)
+	switch {
+	case err != nil:
+		return attentionNow{}, err
+	case done:
+		return attentionNow{Entries: v.([]AttentionEntry), AsOf: asOf}, nil
 	}
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return attentionNow{}, res.Err
-		}
-		return attentionNow{Entries: res.Val.([]AttentionEntry), AsOf: asOf}, nil
-	case <-timeout:
-		return last, nil
-	case <-ctx.Done():
-		return attentionNow{}, ctx.Err()
-	}
+	return last, nil
 }
 
 // computeAttention finds every regression change point and groups them.

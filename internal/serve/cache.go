@@ -245,6 +245,22 @@ func (c *cache) lookup(ctx context.Context, suite, test, metric string, wait tim
 		c.keep(k, gen, asOf, series)
 		return series, nil
 	})
+	v, done, err := await(ctx, ch, wait)
+	if err != nil {
+		return histAnswer{}, err
+	}
+	if done {
+		return histAnswer{series: v.([]Series), asOf: asOf}, nil
+	}
+	if prev != nil {
+		return histAnswer{series: prev.series, asOf: prev.asOf, stale: true}, nil
+	}
+	return histAnswer{pending: true}, nil
+}
+
+// await waits at most wait (a negative wait: as long as it takes) for a
+// computation's answer; done says whether it came (its error is err).
+func await(ctx context.Context, ch <-chan singleflight.Result, wait time.Duration) (v any, done bool, err error) {
 	var timeout <-chan time.Time
 	if wait >= 0 {
 		t := time.NewTimer(wait)
@@ -253,18 +269,12 @@ func (c *cache) lookup(ctx context.Context, suite, test, metric string, wait tim
 	}
 	select {
 	case res := <-ch:
-		if res.Err != nil {
-			return histAnswer{}, res.Err
-		}
-		return histAnswer{series: res.Val.([]Series), asOf: asOf}, nil
+		return res.Val, res.Err == nil, res.Err
 	case <-timeout:
+		return nil, false, nil
 	case <-ctx.Done():
-		return histAnswer{}, ctx.Err()
+		return nil, false, ctx.Err()
 	}
-	if prev != nil {
-		return histAnswer{series: prev.series, asOf: prev.asOf, stale: true}, nil
-	}
-	return histAnswer{pending: true}, nil
 }
 
 // compute reads one test's ok runs and finds its series of metrics and
