@@ -48,15 +48,17 @@ type AttentionPart struct {
 	Arrived string `json:"arrived"` // the build (and version), or time, where it arrived
 	Before  string `json:"before"`  // the last point before it
 	// Earliest and Latest bound where it arrived at 95 % confidence.
-	Earliest string        `json:"earliest"`
-	Latest   string        `json:"latest"`
-	Commit   string        `json:"commit,omitempty"`
-	Time     string        `json:"time,omitempty"`
-	History  string        `json:"history"`           // the change point's row on its history page
-	Compare  string        `json:"compare,omitempty"` // the two builds compared
-	State    string        `json:"state"`
-	Triage   *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
-	arrived  history.Point // for ordering
+	Earliest string `json:"earliest"`
+	Latest   string `json:"latest"`
+	Commit   string `json:"commit,omitempty"`
+	// BeforeCommit is the commit of the build before, when it names one.
+	BeforeCommit string        `json:"before_commit,omitempty"`
+	Time         string        `json:"time,omitempty"`
+	History      string        `json:"history"`           // the change point's row on its history page
+	Compare      string        `json:"compare,omitempty"` // the two builds compared
+	State        string        `json:"state"`
+	Triage       *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
+	arrived      history.Point // for ordering
 }
 
 // AttentionEntry is the regressions that arrived in one build (or at one
@@ -84,7 +86,10 @@ type AttentionEntry struct {
 	State    string          `json:"state"` // the least settled of its parts'
 	Triage   *store.Triage   `json:"triage,omitempty"`
 	Parts    []AttentionPart `json:"parts"`
-	newest   time.Time
+	// Bisect is what is known of bisecting it (its builds name commits:
+	// "bisect this"; nil when they do not).
+	Bisect *EntryBisect `json:"bisect,omitempty"`
+	newest time.Time
 }
 
 // attention keeps the entries of one generation.
@@ -226,7 +231,7 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 				}
 				e.Parts = append(e.Parts, AttentionPart{Key: alertKey(sr.Series, c), SeriesChange: seriesChange(sr, c),
 					Arrived: pointName(c.Arrived, c.Order), Before: pointName(c.Before, c.Order), Earliest: pointName(c.Earliest, c.Order), Latest: pointName(c.Latest, c.Order),
-					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
+					Commit: c.Arrived.Commit, BeforeCommit: c.Before.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
 					arrived: c.Arrived})
 			}
 		}
@@ -397,7 +402,7 @@ func (s *Server) attentionList(ctx context.Context, filter string) ([]AttentionE
 			out = append(out, e)
 		}
 	}
-	return out, nil
+	return s.withBisect(ctx, out)
 }
 
 // ---- the view
@@ -425,6 +430,7 @@ type attentionView struct {
 	Entries               []attentionEntryView
 	States                []string
 	CanTriage             bool
+	BisectAction          string
 	More                  int // entries beyond maxShown (the API lists them all)
 }
 
@@ -446,7 +452,7 @@ func triageWho(t *store.Triage) string {
 
 // attentionView reads the entries r asks for into the home page's block.
 func (s *Server) attentionView(r *http.Request) attentionView {
-	v := attentionView{Action: "/attention", States: store.TriageStates[1:]}
+	v := attentionView{Action: "/attention", BisectAction: "/attention/bisect", States: store.TriageStates[1:]}
 	t, ok := tokenOf(r)
 	v.CanTriage = s.o.PublicTriage || (ok && slices.Contains(t.Scopes, ScopeTriage))
 	f, err := attentionFilter(r.URL.Query())
