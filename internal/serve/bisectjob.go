@@ -184,11 +184,16 @@ func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst bisectSt
 	}
 	eb.Command = cmd.Command()
 	// The newest bisection queued from the entry, else one of the same
-	// question (qpslab bisect run by hand); the newest job queued from it.
+	// question (qpslab bisect run by hand) or one that found the entry's
+	// commit (a bisection's runs are runs: once its builds are in the
+	// history, the change point arrives in the commit it found, another
+	// entry); the newest job queued from it.
 	var b *store.Bisection
 	for i := range bst.bs { // the newest first
 		c := &bst.bs[i]
-		if c.Params["attention"] == e.Key || b == nil && c.Good == j.Good && c.Bad == j.Bad && c.Suite == j.Suite && c.Test == j.Test {
+		same := c.Suite == j.Suite && c.Test == j.Test && (c.Good == j.Good && c.Bad == j.Bad ||
+			c.State == store.BisectFound && strings.HasPrefix(c.Result, "first bad commit: "+short(j.Bad)+" "))
+		if c.Params["attention"] == e.Key || b == nil && same {
 			if b == nil || c.Params["attention"] == e.Key && b.Params["attention"] != e.Key {
 				b = c
 			}

@@ -128,6 +128,21 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 		t.Errorf("builds without commits: %+v", e3.Bisect)
 	}
 	apiErr(t, "no commits", bisectAPI(t, ts3, e3.Key, ts3.token(t, "dave", ScopeTriage), ""), 400, "its builds name no commits")
+
+	// A bisection of a wider range (qpslab bisect by hand) that found the
+	// entry's commit is the entry's answer.
+	b, err := st.StartBisection(ctx, store.Bisection{Src: src, Good: hs[0], Bad: hs[11], Suite: "sysbench", Test: "update-index_range=100",
+		Metric: "qps", State: store.BisectRunning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.State, b.Result, b.Ended = store.BisectFound, "first bad commit: "+hs[6][:8]+" commit 6: 0.70 against its parent", time.Now()
+	if err := st.SetBisection(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if eb := attentionAPI(t, ts, "").Entries[0].Bisect; eb.Bisection != b.ID || !strings.HasPrefix(eb.Status, "bisected (found): first bad commit: "+hs[6][:8]) {
+		t.Errorf("the entry's answer from a wider bisection: %+v", eb)
+	}
 }
 
 // On a PostgreSQL store with a fleet, the entry's button (the form, with
