@@ -259,6 +259,9 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 	if home := ts.page(t, "/", session); !strings.Contains(home.body, "bisecting: step 2 (bisection 1") || !strings.Contains(home.body, `href="/bisections/1"`) {
 		t.Errorf("the page does not show the step")
 	}
+	if p := ts.page(t, "/bisections/1", session); !strings.Contains(p.body, `<a href="/?attention=all#att-`+e.Key+`">its attention entry</a>`) {
+		t.Errorf("the bisection's page does not link its entry:\n%s", p.body)
+	}
 	close(end)
 	testenv.WaitFor(t, time.Minute, "the answer", func() bool { return entry().State == store.BisectFound && entry().JobState == "completed" })
 	if b := entry(); b.Offer || !strings.Contains(b.Status, "bisected (found): first bad commit: "+hs[6][:8]) {
