@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ type BisectJob struct {
 	Set       map[string]string `json:"set,omitempty"`       // the suite's flags (--set NAME=VALUE)
 	// Attention is the key of the attention entry it was queued from
 	// ("" for none): the entry shows its progress and answer.
-	Attention string `json:"attention,omitempty"`
+	Attention string `json:"attention,omitempty" river:"unique"`
 	// Retries is how many times a step that cannot tell is resumed with
 	// twice the rounds before the job ends with that answer.
 	Retries int     `json:"retries"`
@@ -50,6 +51,9 @@ func (j BisectJob) TimeoutDuration() time.Duration {
 	return time.Duration(j.Timeout * float64(time.Second))
 }
 
+// ErrBisecting is SubmitBisect's error when the entry is being bisected.
+var ErrBisecting = errors.New("the entry is being bisected already")
+
 // BisectInfo is one bisection job as River keeps it.
 type BisectInfo struct {
 	ID        int64     `json:"id"`
@@ -65,7 +69,10 @@ func (b BisectInfo) Finished() bool { return finished(b.State) }
 
 // SubmitBisect queues a bisection in its host's queue; River tries it
 // attempts times (an agent lost mid-walk: the next attempt resumes the
-// stored bisection from its decided steps).
+// stored bisection from its decided steps). One of an attention entry is
+// refused while another of the entry is queued or running (River's
+// uniqueness by the entry's key: two presses of the button at once queue
+// one).
 func (f *Fleet) SubmitBisect(ctx context.Context, j BisectJob, attempts int) (int64, error) {
 	if err := ValidName(j.Host); err != nil {
 		return 0, err
@@ -76,9 +83,17 @@ func (f *Fleet) SubmitBisect(ctx context.Context, j BisectJob, attempts int) (in
 	if attempts < 1 {
 		return 0, fmt.Errorf("attempts %d: give 1 or more", attempts)
 	}
-	res, err := f.river.Insert(ctx, j, &river.InsertOpts{Queue: Queue(j.Host), MaxAttempts: attempts})
+	opts := &river.InsertOpts{Queue: Queue(j.Host), MaxAttempts: attempts}
+	if j.Attention != "" {
+		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{rivertype.JobStateAvailable,
+			rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}
+	}
+	res, err := f.river.Insert(ctx, j, opts)
 	if err != nil {
 		return 0, fmt.Errorf("queue the bisection in %s: %w", f.where, err)
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return res.Job.ID, fmt.Errorf("%w: job %d (%s)", ErrBisecting, res.Job.ID, res.Job.State)
 	}
 	return res.Job.ID, nil
 }

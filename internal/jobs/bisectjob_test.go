@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -59,6 +60,12 @@ func TestAgentWorksBisectJob(t *testing.T) {
 		Rounds: o.Rounds, Set: o.Set, Attention: "gkey", Retries: 2, Host: "bisector", Timeout: 600}, 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The same entry again while its job is queued or running: refused.
+	again, err := fl.SubmitBisect(ctx, fleet.BisectJob{Good: hs[0], Bad: hs[len(hs)-1], Src: src, Suite: o.Suite, Test: o.Test,
+		Attention: "gkey", Host: "bisector", Timeout: 600, Who: "another"}, 1)
+	if !errors.Is(err, fleet.ErrBisecting) || again != id {
+		t.Errorf("a second job of the entry: %d %v", again, err)
 	}
 	var job fleet.BisectInfo
 	testenv.WaitFor(t, 5*time.Minute, "the bisection job finished", func() bool {

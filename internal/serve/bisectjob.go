@@ -386,6 +386,9 @@ func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, 
 		j.Host = pick.Name
 	}
 	id, err := s.o.Fleet.SubmitBisect(ctx, j, bisectAttempts)
+	if errors.Is(err, fleet.ErrBisecting) {
+		return EntryBisect{}, conflict("entry %s: %v", key, err)
+	}
 	if err != nil {
 		return EntryBisect{}, err
 	}
