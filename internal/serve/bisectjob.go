@@ -62,7 +62,7 @@ type EntryBisect struct {
 	JobState string `json:"job_state,omitempty"`
 	JobError string `json:"job_error,omitempty"`
 	// Bisection is the stored bisection of the question (0: none yet),
-	// its state, its steps so far, and its answer.
+	// its state, its measured steps so far, and its answer.
 	Bisection int64  `json:"bisection,omitempty"`
 	State     string `json:"state,omitempty"`
 	Steps     int    `json:"steps,omitempty"`
@@ -214,7 +214,11 @@ func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst bisectSt
 		eb.Bisection, eb.State, eb.Result, eb.Href = b.ID, b.State, b.Result, "/bisections/"+strconv.FormatInt(b.ID, 10)
 		if b.State == store.BisectRunning {
 			if _, steps, err := s.st.Bisection(ctx, b.ID); err == nil {
-				eb.Steps = len(steps)
+				for _, st := range steps {
+					if st.Base != "" { // a measurement (GOOD's own row is none)
+						eb.Steps++
+					}
+				}
 			}
 		}
 	}

@@ -203,8 +203,11 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if _, err := st.AddBisectStep(ctx, b.ID, store.BisectStep{Commit: at.Job.Bad, Kind: "bad", Rel: 0.7, Lo: 0.68, Hi: 0.72}); err != nil {
-				return err
+			for _, s := range []store.BisectStep{{Commit: at.Job.Good, Kind: "good"}, // GOOD's own row, then a measurement
+				{Commit: at.Job.Bad, Base: at.Job.Good, Kind: "bad", Rel: 0.7, Lo: 0.68, Hi: 0.72}} {
+				if _, err := st.AddBisectStep(ctx, b.ID, s); err != nil {
+					return err
+				}
 			}
 			<-end
 			b.State, b.Result, b.Ended = store.BisectFound, "first bad commit: "+at.Job.Bad[:8]+" commit 6: 0.70 against its parent", time.Now()
