@@ -285,9 +285,10 @@ type worker struct {
 func (w *worker) Timeout(j *river.Job[Job]) time.Duration { return j.Args.TimeoutDuration() }
 
 func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
-	return w.a.work(ctx, j.JobRow, j.Args.Host, j.Args.Suite, j.Args.TimeoutDuration(), func(ctx context.Context) error {
+	run := func(ctx context.Context) error {
 		return w.a.Work(ctx, Attempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
-	})
+	}
+	return w.a.work(ctx, j.JobRow, j.Args.Host, j.Args.Suite, j.Args.TimeoutDuration(), run)
 }
 
 // bisectWorker is River's worker of bisection jobs on one agent.
@@ -313,14 +314,16 @@ func short(hash string) string { return hash[:min(len(hash), 8)] }
 // work runs one attempt of job j (for host, doing what, within timeout)
 // with run: the agent is working meanwhile, and what it has is published
 // after.
-func (a *Agent) work(ctx context.Context, j *rivertype.JobRow, host, what string, timeout time.Duration, run func(context.Context) error) error {
+func (a *Agent) work(ctx context.Context, j *rivertype.JobRow, host, what string, timeout time.Duration,
+	run func(context.Context) error) error {
 	if host != a.Host.Name { // only its queue's jobs reach an agent
 		return river.JobCancel(fmt.Errorf("job %d is for host %s, not %s", j.ID, host, a.Host.Name))
 	}
 	if err := a.set(Working, j.ID); err != nil {
 		a.logf("agent %s: %v", a.Host.Name, err)
 	}
-	a.logf("job %d, attempt %d of %d: %s on %s (timeout %s)", j.ID, j.Attempt, j.MaxAttempts, what, a.Host.Name, timeout)
+	a.logf("job %d, attempt %d of %d: %s on %s (timeout %s)", j.ID, j.Attempt, j.MaxAttempts, what, a.Host.Name,
+		timeout)
 	err := run(ctx)
 	if err != nil && ctx.Err() != nil {
 		stopping := a.is(Stopping)

@@ -85,8 +85,9 @@ func (f *Fleet) SubmitBisect(ctx context.Context, j BisectJob, attempts int) (in
 	}
 	opts := &river.InsertOpts{Queue: Queue(j.Host), MaxAttempts: attempts}
 	if j.Attention != "" {
-		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{rivertype.JobStateAvailable,
-			rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}
+		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+			rivertype.JobStateRetryable, rivertype.JobStateScheduled}}
 	}
 	res, err := f.river.Insert(ctx, j, opts)
 	if err != nil {
@@ -147,7 +148,18 @@ func Live(hs []Host) []Host {
 // to run where there is no fleet to queue it on).
 func (j BisectJob) Command() string {
 	q := build.ShellQuote
-	args := []string{"qpslab", "bisect", q(j.Good), q(j.Bad), "--src", q(j.Src), "--suite", q(j.Suite), "--test", q(j.Test)}
+	args := []string{
+		"qpslab",
+		"bisect",
+		q(j.Good),
+		q(j.Bad),
+		"--src",
+		q(j.Src),
+		"--suite",
+		q(j.Suite),
+		"--test",
+		q(j.Test),
+	}
 	if j.Metric != "" {
 		args = append(args, "--metric", q(j.Metric))
 	}

@@ -19,8 +19,19 @@ import (
 // (GOOD or BAD does not build) or its question is refused here.
 func runBisectJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder bisect.Builder) error {
 	j := at.Job
-	o := BisectOptions{Good: j.Good, Bad: j.Bad, Src: j.Src, Suite: j.Suite, Test: j.Test, Metric: j.Metric, Threshold: j.Threshold,
-		Rounds: j.Rounds, Set: j.Set, Attention: j.Attention, Builder: builder}
+	o := BisectOptions{
+		Good:      j.Good,
+		Bad:       j.Bad,
+		Src:       j.Src,
+		Suite:     j.Suite,
+		Test:      j.Test,
+		Metric:    j.Metric,
+		Threshold: j.Threshold,
+		Rounds:    j.Rounds,
+		Set:       j.Set,
+		Attention: j.Attention,
+		Builder:   builder,
+	}
 	id, err := bisectRun(ctx, e, o)
 	if id == 0 {
 		if err != nil && ctx.Err() == nil {
@@ -40,14 +51,28 @@ func runBisectJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder bi
 			return fleet.Permanent(fmt.Errorf("bisection %d failed: %s", id, b.Result))
 		case store.BisectCannotTell:
 			if retry >= j.Retries {
-				fmt.Fprintf(e.Err, "bisection %d: %s (after %d retr%s)\n", id, b.Result, retry, map[bool]string{true: "y", false: "ies"}[retry == 1])
+				fmt.Fprintf(
+					e.Err,
+					"bisection %d: %s (after %d retr%s)\n",
+					id,
+					b.Result,
+					retry,
+					map[bool]string{true: "y", false: "ies"}[retry == 1],
+				)
 				return nil
 			}
 			rounds := optionsOf(b).Rounds
 			if rounds <= 0 {
 				rounds = DefaultRounds
 			}
-			fmt.Fprintf(e.Err, "bisection %d: cannot tell: retry %d of %d with %d round(s)\n", id, retry+1, j.Retries, 2*rounds)
+			fmt.Fprintf(
+				e.Err,
+				"bisection %d: cannot tell: retry %d of %d with %d round(s)\n",
+				id,
+				retry+1,
+				j.Retries,
+				2*rounds,
+			)
 			err = BisectResume(ctx, e, id, 2*rounds, builder)
 			continue
 		}

@@ -56,14 +56,22 @@ func TestAgentWorksBisectJob(t *testing.T) {
 		return err == nil && len(fleet.Live(hs)) == 1
 	})
 	o := fastOptions(src, nil)
-	id, err := fl.SubmitBisect(ctx, fleet.BisectJob{Good: hs[0], Bad: hs[len(hs)-1], Src: src, Suite: o.Suite, Test: o.Test,
-		Rounds: o.Rounds, Set: o.Set, Attention: "gkey", Retries: 2, Host: "bisector", Timeout: 600}, 1)
+	id, err := fl.SubmitBisect(
+		ctx,
+		fleet.BisectJob{Good: hs[0], Bad: hs[len(hs)-1], Src: src, Suite: o.Suite, Test: o.Test,
+			Rounds: o.Rounds, Set: o.Set, Attention: "gkey", Retries: 2, Host: "bisector", Timeout: 600},
+		1,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The same entry again while its job is queued or running: refused.
-	again, err := fl.SubmitBisect(ctx, fleet.BisectJob{Good: hs[0], Bad: hs[len(hs)-1], Src: src, Suite: o.Suite, Test: o.Test,
-		Attention: "gkey", Host: "bisector", Timeout: 600, Who: "another"}, 1)
+	again, err := fl.SubmitBisect(
+		ctx,
+		fleet.BisectJob{Good: hs[0], Bad: hs[len(hs)-1], Src: src, Suite: o.Suite, Test: o.Test,
+			Attention: "gkey", Host: "bisector", Timeout: 600, Who: "another"},
+		1,
+	)
 	if !errors.Is(err, fleet.ErrBisecting) || again != id {
 		t.Errorf("a second job of the entry: %d %v", again, err)
 	}
@@ -85,7 +93,8 @@ func TestAgentWorksBisectJob(t *testing.T) {
 	}
 	b := bs[0]
 	want := "first bad commit: " + hs[6][:8] + " commit 6: speed 750"
-	if b.State != store.BisectFound || !strings.HasPrefix(b.Result, want) || b.Params["attention"] != "gkey" || b.Good != hs[0] {
+	if b.State != store.BisectFound || !strings.HasPrefix(b.Result, want) || b.Params["attention"] != "gkey" ||
+		b.Good != hs[0] {
 		t.Errorf("stored %+v, want %q", b, want)
 	}
 	cancel()

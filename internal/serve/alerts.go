@@ -64,7 +64,9 @@ func seriesChange(sr Series, c analysis.Change) SeriesChange {
 
 // AlertDetail is one change point, as the webhook receives it.
 type AlertDetail struct {
-	Event string `json:"event"` // "regression", "triage" (a change of an attention entry's state), or "bisection" (its answer)
+	// Event is "regression", "triage" (a change of an attention entry's
+	// state), or "bisection" (a bisection's answer).
+	Event string `json:"event"`
 	SeriesChange
 	Build         string `json:"build"` // where it arrived
 	Version       string `json:"version,omitempty"`
@@ -207,7 +209,8 @@ func alertText(d AlertDetail) string {
 		return fmt.Sprintf("qpslab: %s %s by %s%s: %s", d.Series, what, d.Who, note, d.Link)
 	}
 	if d.Event == "bisection" {
-		return fmt.Sprintf("qpslab: bisection %d of %s %s between %s and %s: %s: %s: %s", d.Bisection, d.Series, d.Metric,
+		return fmt.Sprintf("qpslab: bisection %d of %s %s between %s and %s: %s: %s: %s", d.Bisection, d.Series,
+			d.Metric,
 			short(d.BeforeCommit), short(d.Commit), d.State, d.Answer, d.Link)
 	}
 	arrived := d.Build

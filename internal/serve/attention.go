@@ -231,8 +231,8 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 				}
 				e.Parts = append(e.Parts, AttentionPart{Key: alertKey(sr.Series, c), SeriesChange: seriesChange(sr, c),
 					Arrived: pointName(c.Arrived, c.Order), Before: pointName(c.Before, c.Order), Earliest: pointName(c.Earliest, c.Order), Latest: pointName(c.Latest, c.Order),
-					Commit: c.Arrived.Commit, BeforeCommit: c.Before.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
-					arrived: c.Arrived})
+					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
+					BeforeCommit: c.Before.Commit, arrived: c.Arrived})
 			}
 		}
 	}

@@ -125,8 +125,15 @@ func (s *Server) bisectQuestion(ctx context.Context, e AttentionEntry) (fleet.Bi
 		if p.Commit == "" || p.BeforeCommit == "" || p.Commit == p.BeforeCommit {
 			continue
 		}
-		j := fleet.BisectJob{Good: p.BeforeCommit, Bad: p.Commit, Suite: p.Suite, Test: p.Test, Attention: e.Key, Retries: 2,
-			Timeout: BisectTimeout}
+		j := fleet.BisectJob{
+			Good:      p.BeforeCommit,
+			Bad:       p.Commit,
+			Suite:     p.Suite,
+			Test:      p.Test,
+			Attention: e.Key,
+			Retries:   2,
+			Timeout:   BisectTimeout,
+		}
 		if p.Metric != store.HeadlineMetric {
 			j.Metric = p.Metric
 		}
@@ -177,7 +184,14 @@ func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst bisectSt
 	if !ok {
 		return nil
 	}
-	eb := &EntryBisect{Good: j.Good, Bad: j.Bad, Suite: j.Suite, Test: j.Test, Metric: cmp.Or(j.Metric, store.HeadlineMetric), Src: j.Src}
+	eb := &EntryBisect{
+		Good:   j.Good,
+		Bad:    j.Bad,
+		Suite:  j.Suite,
+		Test:   j.Test,
+		Metric: cmp.Or(j.Metric, store.HeadlineMetric),
+		Src:    j.Src,
+	}
 	cmd := j
 	if cmd.Src == "" {
 		cmd.Src = "SRC"
@@ -231,7 +245,8 @@ func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst bisectSt
 			eb.Status = fmt.Sprintf("bisecting: step %d (bisection %d, job %d)", eb.Steps+1, b.ID, job.ID)
 		}
 	case b != nil && b.State == store.BisectRunning:
-		eb.Status = fmt.Sprintf("bisection %d stopped at step %d (job %d %s: %s)", b.ID, eb.Steps+1, job.ID, job.State, job.LastError)
+		eb.Status = fmt.Sprintf("bisection %d stopped at step %d (job %d %s: %s)",
+			b.ID, eb.Steps+1, job.ID, job.State, job.LastError)
 	case b != nil:
 		eb.Status = "bisected (" + b.State + "): " + b.Result
 	case job != nil:
@@ -241,9 +256,11 @@ func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst bisectSt
 	running := busy || b != nil && b.State == store.BisectRunning && job == nil
 	switch {
 	case s.o.Fleet == nil:
-		eb.Why = "no fleet: this store is not PostgreSQL (docs/fleet.md); run the command on a host with the source tree"
+		eb.Why = "no fleet: this store is not PostgreSQL (docs/fleet.md); " +
+			"run the command on a host with the source tree"
 	case j.Src == "":
-		eb.Why = "no source tree known with both commits: give qpslab serve --bisect-src DIR (a git checkout that has them)"
+		eb.Why = "no source tree known with both commits: " +
+			"give qpslab serve --bisect-src DIR (a git checkout that has them)"
 	case running || settled:
 	default:
 		eb.Offer = true
@@ -301,18 +318,29 @@ const maxSet = 64
 // queueBisect queues the bisection of the entry with key, by who.
 func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, who string) (EntryBisect, error) {
 	if math.IsNaN(br.Threshold) || br.Threshold < 0 || br.Threshold >= 1 {
-		return EntryBisect{}, badInput("threshold %g: give the smallest regression to bisect as a fraction (0.05 for 5 %%), or 0 for the host's noise floor", br.Threshold)
+		return EntryBisect{}, badInput(
+			"threshold %g: give the smallest regression to bisect as a fraction (0.05 for 5 %%), "+
+				"or 0 for the host's noise floor",
+			br.Threshold,
+		)
 	}
 	if len(br.Set) > maxSet {
 		return EntryBisect{}, badInput("set: at most %d suite flags", maxSet)
 	}
 	for k, v := range br.Set {
 		if k == "" || len(k) > 64 || len(v) > 1000 || strings.ContainsFunc(k+v, unicode.IsControl) {
-			return EntryBisect{}, badInput("set %q: give suite flags as NAME: VALUE (a name up to 64 characters, a value up to 1000, no control characters)", k)
+			return EntryBisect{}, badInput(
+				"set %q: give suite flags as NAME: VALUE "+
+					"(a name up to 64 characters, a value up to 1000, no control characters)",
+				k,
+			)
 		}
 	}
 	if br.Rounds < 0 || br.Rounds > 1000 {
-		return EntryBisect{}, badInput("rounds %d: give 1 to 1000 paired rounds a measurement, or 0 for qpslab bisect's default", br.Rounds)
+		return EntryBisect{}, badInput(
+			"rounds %d: give 1 to 1000 paired rounds a measurement, or 0 for qpslab bisect's default",
+			br.Rounds,
+		)
 	}
 	if br.Retries != nil && (*br.Retries < 0 || *br.Retries > 5) {
 		return EntryBisect{}, badInput("retries %d: give 0 to 5 resumes of a step that cannot tell", *br.Retries)
@@ -328,14 +356,26 @@ func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, 
 		}
 	}
 	if e == nil {
-		return EntryBisect{}, notFound("key=%s: no attention entry has this key: see GET /api/v1/attention?attention=all", key)
+		return EntryBisect{}, notFound(
+			"key=%s: no attention entry has this key: see GET /api/v1/attention?attention=all",
+			key,
+		)
 	}
 	j, ok := s.bisectQuestion(ctx, *e)
 	if !ok {
-		return EntryBisect{}, badInput("entry %s: its builds name no commits (the runs' commit parameter: builds compiled with qpslab builds compile --commit); there is nothing to bisect", key)
+		return EntryBisect{}, badInput(
+			"entry %s: its builds name no commits (the runs' commit parameter: "+
+				"builds compiled with qpslab builds compile --commit); there is nothing to bisect",
+			key,
+		)
 	}
 	if j.Src == "" {
-		return EntryBisect{}, conflict("entry %s: no source tree the server knows has commits %s and %s: give qpslab serve --bisect-src DIR", key, short(j.Good), short(j.Bad))
+		return EntryBisect{}, conflict(
+			"entry %s: no source tree the server knows has commits %s and %s: give qpslab serve --bisect-src DIR",
+			key,
+			short(j.Good),
+			short(j.Bad),
+		)
 	}
 	for k, v := range br.Set {
 		if j.Set == nil {
@@ -348,7 +388,10 @@ func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, 
 		j.Retries = *br.Retries
 	}
 	if s.o.Fleet == nil {
-		return EntryBisect{}, conflict("no fleet: this store is not PostgreSQL, so nothing can be queued; run on a host with the source tree: %s", j.Command())
+		return EntryBisect{}, conflict(
+			"no fleet: this store is not PostgreSQL, so nothing can be queued; run on a host with the source tree: %s",
+			j.Command(),
+		)
 	}
 	bst, err := s.readBisectState(ctx)
 	if err != nil {
@@ -365,12 +408,17 @@ func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, 
 	if br.Host != "" {
 		i := slices.IndexFunc(live, func(h fleet.Host) bool { return h.Name == br.Host })
 		if i < 0 {
-			return EntryBisect{}, conflict("host %s: no live agent has that name (live: %s): see qpslab fleet hosts", br.Host, strings.Join(fleet.Names(live), ", "))
+			return EntryBisect{}, conflict(
+				"host %s: no live agent has that name (live: %s): see qpslab fleet hosts",
+				br.Host,
+				strings.Join(fleet.Names(live), ", "),
+			)
 		}
 		j.Host = br.Host
 	} else {
 		if len(live) == 0 {
-			return EntryBisect{}, conflict("no live agent in the fleet: start one with qpslab agent --store … on a host that has the source tree")
+			return EntryBisect{}, conflict("no live agent in the fleet: " +
+				"start one with qpslab agent --store … on a host that has the source tree")
 		}
 		// The agent on the host the regression was measured on, else an
 		// idle one, else the first.
@@ -435,7 +483,9 @@ func (s *Server) apiBisect(w http.ResponseWriter, r *http.Request) {
 		err = dec.Decode(&br)
 	}
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "the body is not a bisection request: give nothing, or {\"set\": {NAME: VALUE}, \"threshold\": 0.05, \"rounds\": 10, \"host\": AGENT, \"retries\": 2}: "+strings.ReplaceAll(err.Error(), "\n", " "))
+		apiError(w, http.StatusBadRequest, "the body is not a bisection request: give nothing, or "+
+			`{"set": {NAME: VALUE}, "threshold": 0.05, "rounds": 10, "host": AGENT, "retries": 2}: `+
+			strings.ReplaceAll(err.Error(), "\n", " "))
 		return
 	}
 	eb, err := s.queueBisect(r.Context(), r.PathValue("key"), br, triageWhoOf(r))
@@ -473,7 +523,12 @@ func (s *Server) bisectAnswers(ctx context.Context) error {
 		if seen && a.State != store.AlertFailed {
 			continue
 		}
-		alert := store.Alert{Key: ak, Series: b.Suite + " " + b.Test + " " + b.Metric, Kind: "bisection", Arrived: short(b.Bad)}
+		alert := store.Alert{
+			Key:     ak,
+			Series:  b.Suite + " " + b.Test + " " + b.Metric,
+			Kind:    "bisection",
+			Arrived: short(b.Bad),
+		}
 		added := false
 		if !seen {
 			if added, err = s.st.AddAlert(ctx, alert, s.o.Now()); err != nil {
@@ -503,6 +558,15 @@ func (s *Server) bisectAnswers(ctx context.Context) error {
 
 // bisectionDetail is a bisection's answer as the webhook receives it.
 func bisectionDetail(b store.Bisection, link string) AlertDetail {
-	return AlertDetail{Event: "bisection", SeriesChange: SeriesChange{Series: b.Suite + " " + b.Test, Suite: b.Suite, Test: b.Test, Metric: b.Metric},
-		Commit: b.Bad, BeforeCommit: b.Good, Link: link, Key: b.Params["attention"], State: b.State, Answer: b.Result, Bisection: b.ID}
+	return AlertDetail{
+		Event:        "bisection",
+		SeriesChange: SeriesChange{Series: b.Suite + " " + b.Test, Suite: b.Suite, Test: b.Test, Metric: b.Metric},
+		Commit:       b.Bad,
+		BeforeCommit: b.Good,
+		Link:         link,
+		Key:          b.Params["attention"],
+		State:        b.State,
+		Answer:       b.Result,
+		Bisection:    b.ID,
+	}
 }

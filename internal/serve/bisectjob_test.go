@@ -26,7 +26,13 @@ func gitTree(t *testing.T, n int) (string, []string) {
 	dir := t.TempDir()
 	git := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		cmd.Env = append(
+			os.Environ(),
+			"GIT_AUTHOR_NAME=t",
+			"GIT_AUTHOR_EMAIL=t@t",
+			"GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@t",
+		)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("git %v: %v: %s", args, err, out)
@@ -91,12 +97,20 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 		t.Fatalf("entries %+v", es)
 	}
 	e := es[0]
-	want := fmt.Sprintf("qpslab bisect %s %s --src %s --suite sysbench --test update-index_range=100", hs[5], hs[6], src)
-	if b := e.Bisect; b.Good != hs[5] || b.Bad != hs[6] || b.Src != src || b.Offer || !strings.Contains(b.Why, "no fleet") || b.Command != want {
+	want := fmt.Sprintf(
+		"qpslab bisect %s %s --src %s --suite sysbench --test update-index_range=100",
+		hs[5],
+		hs[6],
+		src,
+	)
+	if b := e.Bisect; b.Good != hs[5] || b.Bad != hs[6] || b.Src != src || b.Offer ||
+		!strings.Contains(b.Why, "no fleet") ||
+		b.Command != want {
 		t.Errorf("the entry's bisect: %+v\nwant the command %s", b, want)
 	}
 	home := ts.get(t, "/")
-	if !strings.Contains(home.body, `class="note bisect-why"`) || !strings.Contains(home.body, "<code>"+want+"</code>") ||
+	if !strings.Contains(home.body, `class="note bisect-why"`) ||
+		!strings.Contains(home.body, "<code>"+want+"</code>") ||
 		strings.Contains(home.body, "bisect-this") {
 		t.Errorf("the home page does not give the command, or offers the button:\n%s", home.body)
 	}
@@ -109,7 +123,13 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 	apiErr(t, "an unknown entry", bisectAPI(t, ts, "gnope", tok, ""), 404, "no attention entry has this key")
 	apiErr(t, "a threshold that is none", bisectAPI(t, ts, e.Key, tok, `{"threshold": 1e308}`), 400, "threshold")
 	apiErr(t, "a negative threshold", bisectAPI(t, ts, e.Key, tok, `{"threshold": -0.1}`), 400, "threshold")
-	apiErr(t, "a setting with a control character", bisectAPI(t, ts, e.Key, tok, `{"set": {"rows": "1\u001b[2J"}}`), 400, "control characters")
+	apiErr(
+		t,
+		"a setting with a control character",
+		bisectAPI(t, ts, e.Key, tok, `{"set": {"rows": "1\u001b[2J"}}`),
+		400,
+		"control characters",
+	)
 	apiErr(t, "an unknown field", bisectAPI(t, ts, e.Key, tok, `{"thresold": 0.1}`), 400, "not a bisection request")
 	apiErr(t, "rounds", bisectAPI(t, ts, e.Key, tok, `{"rounds": 5000}`), 400, "rounds 5000")
 
@@ -127,20 +147,31 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 	if e3.Bisect != nil {
 		t.Errorf("builds without commits: %+v", e3.Bisect)
 	}
-	apiErr(t, "no commits", bisectAPI(t, ts3, e3.Key, ts3.token(t, "dave", ScopeTriage), ""), 400, "its builds name no commits")
+	apiErr(
+		t,
+		"no commits",
+		bisectAPI(t, ts3, e3.Key, ts3.token(t, "dave", ScopeTriage), ""),
+		400,
+		"its builds name no commits",
+	)
 
 	// A bisection of a wider range (qpslab bisect by hand) that found the
 	// entry's commit is the entry's answer.
-	b, err := st.StartBisection(ctx, store.Bisection{Src: src, Good: hs[0], Bad: hs[11], Suite: "sysbench", Test: "update-index_range=100",
-		Metric: "qps", State: store.BisectRunning})
+	b, err := st.StartBisection(
+		ctx,
+		store.Bisection{Src: src, Good: hs[0], Bad: hs[11], Suite: "sysbench", Test: "update-index_range=100",
+			Metric: "qps", State: store.BisectRunning},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.State, b.Result, b.Ended = store.BisectFound, "first bad commit: "+hs[6][:8]+" commit 6: 0.70 against its parent", time.Now()
+	b.State, b.Ended = store.BisectFound, time.Now()
+	b.Result = "first bad commit: " + hs[6][:8] + " commit 6: 0.70 against its parent"
 	if err := st.SetBisection(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	if eb := attentionAPI(t, ts, "").Entries[0].Bisect; eb.Bisection != b.ID || !strings.HasPrefix(eb.Status, "bisected (found): first bad commit: "+hs[6][:8]) {
+	if eb := attentionAPI(t, ts, "").Entries[0].Bisect; eb.Bisection != b.ID ||
+		!strings.HasPrefix(eb.Status, "bisected (found): first bad commit: "+hs[6][:8]) {
 		t.Errorf("the entry's answer from a wider bisection: %+v", eb)
 	}
 }
@@ -193,26 +224,42 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 	// with the entry's key, as qpslab bisect does, step by step.
 	got := make(chan fleet.BisectAttempt, 1)
 	step, end := make(chan struct{}), make(chan struct{})
-	a := &fleet.Agent{Fleet: fl, Host: fleet.Host{Name: "bench-1", Fingerprint: []byte(`{}`), Hostname: "here", Interval: time.Second},
-		Work: func(context.Context, fleet.Attempt) error { return nil },
+	a := &fleet.Agent{
+		Fleet: fl,
+		Host:  fleet.Host{Name: "bench-1", Fingerprint: []byte(`{}`), Hostname: "here", Interval: time.Second},
+		Work:  func(context.Context, fleet.Attempt) error { return nil },
 		Bisect: func(ctx context.Context, at fleet.BisectAttempt) error {
 			got <- at
 			<-step
-			b, err := st.StartBisection(ctx, store.Bisection{Src: at.Job.Src, Good: at.Job.Good, Bad: at.Job.Bad, Suite: at.Job.Suite, Test: at.Job.Test,
-				Metric: "qps", Params: map[string]string{"attention": at.Job.Attention}, State: store.BisectRunning})
+			b, err := st.StartBisection(
+				ctx,
+				store.Bisection{
+					Src:    at.Job.Src,
+					Good:   at.Job.Good,
+					Bad:    at.Job.Bad,
+					Suite:  at.Job.Suite,
+					Test:   at.Job.Test,
+					Metric: "qps",
+					Params: map[string]string{"attention": at.Job.Attention},
+					State:  store.BisectRunning,
+				},
+			)
 			if err != nil {
 				return err
 			}
-			for _, s := range []store.BisectStep{{Commit: at.Job.Good, Kind: "good"}, // GOOD's own row, then a measurement
+			// GOOD's own row, then a measurement.
+			for _, s := range []store.BisectStep{{Commit: at.Job.Good, Kind: "good"},
 				{Commit: at.Job.Bad, Base: at.Job.Good, Kind: "bad", Rel: 0.7, Lo: 0.68, Hi: 0.72}} {
 				if _, err := st.AddBisectStep(ctx, b.ID, s); err != nil {
 					return err
 				}
 			}
 			<-end
-			b.State, b.Result, b.Ended = store.BisectFound, "first bad commit: "+at.Job.Bad[:8]+" commit 6: 0.70 against its parent", time.Now()
+			b.State, b.Ended = store.BisectFound, time.Now()
+			b.Result = "first bad commit: " + at.Job.Bad[:8] + " commit 6: 0.70 against its parent"
 			return st.SetBisection(ctx, b)
-		}}
+		},
+	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(c, nil) }()
 	testenv.WaitFor(t, time.Minute, "the agent is live", func() bool {
@@ -222,7 +269,8 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 
 	// The page: a reader is told to log in; a triage session gets the
 	// button, whose form needs its CSRF token.
-	if home := ts.get(t, "/"); strings.Contains(home.body, "bisect-this") || !strings.Contains(home.body, "Bisecting needs a token with the triage scope") {
+	if home := ts.get(t, "/"); strings.Contains(home.body, "bisect-this") ||
+		!strings.Contains(home.body, "Bisecting needs a token with the triage scope") {
 		t.Errorf("a reader is offered the button")
 	}
 	session := ts.login(t, tok)
@@ -232,15 +280,20 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 		t.Fatalf("no bisect-this form for a triage session:\n%s", home.body)
 	}
 	f := form{m[1], cookieOf(home, csrfCookie)}
-	if a := ts.post(t, "/attention/bisect", url.Values{"key": {e.Key}}, form{"", f.cookie}, ts.URL, session); a.status != 403 {
+	noCSRF := form{"", f.cookie}
+	if a := ts.post(t, "/attention/bisect", url.Values{"key": {e.Key}}, noCSRF, ts.URL, session); a.status != 403 {
 		t.Errorf("the form without its CSRF token: %d", a.status)
 	}
-	if a := ts.post(t, "/attention/bisect", url.Values{"key": {e.Key}}, f, ts.URL, session); a.status != 303 || a.header.Get("Location") != "/#att-"+e.Key {
+	if a := ts.post(t, "/attention/bisect", url.Values{"key": {e.Key}}, f, ts.URL, session); a.status != 303 ||
+		a.header.Get("Location") != "/#att-"+e.Key {
 		t.Fatalf("the form: %d %s %s", a.status, a.header.Get("Location"), a.body)
 	}
 	at := <-got
-	if j := at.Job; j.Good != hs[5] || j.Bad != hs[6] || j.Src != src || j.Suite != "sysbench" || j.Test != "update-index_range=100" ||
-		j.Attention != e.Key || j.Host != "bench-1" || j.Who != "alice" || j.Retries != 2 {
+	if j := at.Job; j.Good != hs[5] || j.Bad != hs[6] || j.Src != src || j.Suite != "sysbench" ||
+		j.Test != "update-index_range=100" ||
+		j.Attention != e.Key || j.Host != "bench-1" ||
+		j.Who != "alice" ||
+		j.Retries != 2 {
 		t.Errorf("the job: %+v", j)
 	}
 	entry := func() EntryBisect {
@@ -251,7 +304,8 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 		}
 		return *b
 	}
-	if b := entry(); b.Offer || b.Job != at.ID || !strings.HasPrefix(b.Status, fmt.Sprintf("bisect queued: job %d (running) on host bench-1", at.ID)) {
+	if b := entry(); b.Offer || b.Job != at.ID ||
+		!strings.HasPrefix(b.Status, fmt.Sprintf("bisect queued: job %d (running) on host bench-1", at.ID)) {
 		t.Errorf("queued: %+v", b)
 	}
 	apiErr(t, "asked twice", bisectAPI(t, ts, e.Key, tok, ""), 409, "bisect queued")
@@ -259,14 +313,23 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 	testenv.WaitFor(t, time.Minute, "the entry shows the bisection's step", func() bool {
 		return strings.HasPrefix(entry().Status, "bisecting: step 2 (bisection 1")
 	})
-	if home := ts.page(t, "/", session); !strings.Contains(home.body, "bisecting: step 2 (bisection 1") || !strings.Contains(home.body, `href="/bisections/1"`) {
+	if home := ts.page(t, "/", session); !strings.Contains(home.body, "bisecting: step 2 (bisection 1") ||
+		!strings.Contains(home.body, `href="/bisections/1"`) {
 		t.Errorf("the page does not show the step")
 	}
-	if p := ts.page(t, "/bisections/1", session); !strings.Contains(p.body, `<a href="/?attention=all#att-`+e.Key+`">its attention entry</a>`) {
+	if p := ts.page(t, "/bisections/1", session); !strings.Contains(
+		p.body,
+		`<a href="/?attention=all#att-`+e.Key+`">its attention entry</a>`,
+	) {
 		t.Errorf("the bisection's page does not link its entry:\n%s", p.body)
 	}
 	close(end)
-	testenv.WaitFor(t, time.Minute, "the answer", func() bool { return entry().State == store.BisectFound && entry().JobState == "completed" })
+	testenv.WaitFor(
+		t,
+		time.Minute,
+		"the answer",
+		func() bool { return entry().State == store.BisectFound && entry().JobState == "completed" },
+	)
 	if b := entry(); b.Offer || !strings.Contains(b.Status, "bisected (found): first bad commit: "+hs[6][:8]) {
 		t.Errorf("found: %+v", b)
 	}
@@ -289,9 +352,12 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 		t.Fatalf("%d bisection posts, want 2 (a failed one and its retry): %s", len(answers), h.posts())
 	}
 	d := answers[1].Qpslab
-	if d.Bisection != 1 || d.State != store.BisectFound || d.Key != e.Key || d.Commit != hs[6] || d.BeforeCommit != hs[5] ||
-		!strings.HasPrefix(d.Answer, "first bad commit: "+hs[6][:8]) || d.Link != ts.URL+"/bisections/1" ||
-		!strings.Contains(answers[1].Text, "bisection 1 of sysbench update-index_range=100 qps between "+hs[5][:8]+" and "+hs[6][:8]+": found: first bad commit") {
+	if d.Bisection != 1 || d.State != store.BisectFound || d.Key != e.Key || d.Commit != hs[6] ||
+		d.BeforeCommit != hs[5] ||
+		!strings.HasPrefix(d.Answer, "first bad commit: "+hs[6][:8]) ||
+		d.Link != ts.URL+"/bisections/1" ||
+		!strings.Contains(answers[1].Text, "bisection 1 of sysbench update-index_range=100 qps between "+
+			hs[5][:8]+" and "+hs[6][:8]+": found: first bad commit") {
 		t.Errorf("the webhook's answer: %s\n%+v", answers[1].Text, d)
 	}
 	cancel()

@@ -103,7 +103,8 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 	for _, src := range c.BisectSrc {
 		abs, err := filepath.Abs(src)
 		if err != nil || !build.IsGitTree(ctx, abs) {
-			return fmt.Errorf("--bisect-src %s is not a git tree: give a git checkout whose commits the builds were compiled from", src)
+			return fmt.Errorf("--bisect-src %s is not a git tree: "+
+				"give a git checkout whose commits the builds were compiled from", src)
 		}
 		srcs = append(srcs, abs)
 	}
