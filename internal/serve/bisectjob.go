@@ -159,8 +159,30 @@ func threadsFlag(name string) bool {
 // bisectState is what is known of bisecting the entries: their stored
 // bisections and fleet jobs.
 type bisectState struct {
-	bs   []store.Bisection
-	jobs []fleet.BisectInfo
+	bs      []store.Bisection
+	jobs    []fleet.BisectInfo
+	commits map[int64]map[string]bool // a bisection's GOOD, BAD and the commits it measured, read once
+}
+
+// walked says whether bisection b walks both commits of an entry: each is
+// its GOOD, its BAD or a commit it measured. A bisection's runs are runs:
+// once its builds are in the history, the change point it bisects arrives
+// between two of them, another entry, which shows it too.
+func (s *Server) walked(ctx context.Context, bst *bisectState, b store.Bisection, good, bad string) bool {
+	cs, ok := bst.commits[b.ID]
+	if !ok {
+		cs = map[string]bool{b.Good: true, b.Bad: true}
+		if _, steps, err := s.st.Bisection(ctx, b.ID); err == nil {
+			for _, st := range steps {
+				cs[st.Commit] = true
+			}
+		}
+		if bst.commits == nil {
+			bst.commits = map[int64]map[string]bool{}
+		}
+		bst.commits[b.ID] = cs
+	}
+	return cs[good] && cs[bad]
 }
 
 func (s *Server) readBisectState(ctx context.Context) (bisectState, error) {
@@ -179,7 +201,7 @@ func (s *Server) readBisectState(ctx context.Context) (bisectState, error) {
 
 // entryBisect is what entry e says of bisecting it; nil when its builds
 // name no commits.
-func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst bisectState) *EntryBisect {
+func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst *bisectState) *EntryBisect {
 	j, ok := s.bisectQuestion(ctx, e)
 	if !ok {
 		return nil
@@ -198,15 +220,15 @@ func (s *Server) entryBisect(ctx context.Context, e AttentionEntry, bst bisectSt
 	}
 	eb.Command = cmd.Command()
 	// The newest bisection queued from the entry, else one of the same
-	// question (qpslab bisect run by hand) or one that found the entry's
-	// commit (a bisection's runs are runs: once its builds are in the
-	// history, the change point arrives in the commit it found, another
-	// entry); the newest job queued from it.
+	// question (qpslab bisect run by hand), one whose walk has both its
+	// commits (walked), or one that found its commit; the newest job
+	// queued from it.
 	var b *store.Bisection
 	for i := range bst.bs { // the newest first
 		c := &bst.bs[i]
 		same := c.Suite == j.Suite && c.Test == j.Test && (c.Good == j.Good && c.Bad == j.Bad ||
-			c.State == store.BisectFound && strings.HasPrefix(c.Result, "first bad commit: "+short(j.Bad)+" "))
+			c.State == store.BisectFound && strings.HasPrefix(c.Result, "first bad commit: "+short(j.Bad)+" ") ||
+			c.Params["attention"] != e.Key && s.walked(ctx, bst, *c, j.Good, j.Bad))
 		if c.Params["attention"] == e.Key || b == nil && same {
 			if b == nil || c.Params["attention"] == e.Key && b.Params["attention"] != e.Key {
 				b = c
@@ -291,7 +313,7 @@ func (s *Server) withBisect(ctx context.Context, es []AttentionEntry) ([]Attenti
 		return nil, err
 	}
 	for i := range es {
-		es[i].Bisect = s.entryBisect(ctx, es[i], bst)
+		es[i].Bisect = s.entryBisect(ctx, es[i], &bst)
 	}
 	return es, nil
 }
@@ -397,7 +419,7 @@ func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, 
 	if err != nil {
 		return EntryBisect{}, err
 	}
-	if eb := s.entryBisect(ctx, *e, bst); eb != nil && !eb.Offer {
+	if eb := s.entryBisect(ctx, *e, &bst); eb != nil && !eb.Offer {
 		return EntryBisect{}, conflict("entry %s: %s", key, eb.Status)
 	}
 	hosts, err := s.o.Fleet.Hosts(ctx)
@@ -446,7 +468,7 @@ func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, 
 	}
 	s.logf("bisect %s: job %d queued on host %s by %s (%s)", e.Arrived, id, j.Host, who, j.Command())
 	bst.jobs = append(bst.jobs, fleet.BisectInfo{ID: id, Job: j, State: "available"})
-	eb := s.entryBisect(ctx, *e, bst)
+	eb := s.entryBisect(ctx, *e, &bst)
 	return *eb, nil
 }
 

@@ -155,15 +155,28 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 		"its builds name no commits",
 	)
 
-	// A bisection of a wider range (qpslab bisect by hand) that found the
-	// entry's commit is the entry's answer.
-	b, err := st.StartBisection(
-		ctx,
-		store.Bisection{Src: src, Good: hs[0], Bad: hs[11], Suite: "sysbench", Test: "update-index_range=100",
-			Metric: "qps", State: store.BisectRunning},
-	)
+	// A bisection of a wider range (qpslab bisect by hand, or one whose
+	// builds' runs moved the change point) that walked both of the
+	// entry's commits is its progress, and once it found the entry's
+	// commit, its answer.
+	wide := store.Bisection{Src: src, Good: hs[0], Bad: hs[11], Suite: "sysbench", Test: "update-index_range=100",
+		Metric: "qps", State: store.BisectRunning}
+	b, err := st.StartBisection(ctx, wide)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range []string{hs[0], hs[5], hs[8], hs[6]} {
+		step := store.BisectStep{Commit: c, Base: hs[0], Kind: "good"}
+		if c == hs[0] {
+			step.Base = ""
+		}
+		if _, err := st.AddBisectStep(ctx, b.ID, step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if eb := attentionAPI(t, ts, "").Entries[0].Bisect; eb.Bisection != b.ID || eb.Offer ||
+		eb.Status != fmt.Sprintf("bisecting: step 4 (bisection %d)", b.ID) {
+		t.Errorf("the entry's progress from a wider bisection: %+v", eb)
 	}
 	b.State, b.Ended = store.BisectFound, time.Now()
 	b.Result = "first bad commit: " + hs[6][:8] + " commit 6: 0.70 against its parent"
