@@ -74,8 +74,9 @@ type EntryBisect struct {
 
 // srcCache remembers which --bisect-src tree holds a pair of commits.
 type srcCache struct {
-	mu  sync.Mutex
-	got map[string]srcFound
+	mu     sync.Mutex
+	got    map[string]srcFound
+	ranges map[int64]map[string]bool // a bisection's commits (bisectRange)
 }
 
 type srcFound struct {
@@ -165,16 +166,21 @@ type bisectState struct {
 }
 
 // walked says whether bisection b walks both commits of an entry: each is
-// its GOOD, its BAD or a commit it measured. A bisection's runs are runs:
-// once its builds are in the history, the change point it bisects arrives
-// between two of them, another entry, which shows it too.
+// its GOOD or one of the commits after it up to its BAD (its tree's range,
+// where this host has the tree; else the commits it measured). A
+// bisection's runs are runs: once its builds are in the history, the
+// change point it bisects arrives between two of them, another entry,
+// which shows it too.
 func (s *Server) walked(ctx context.Context, bst *bisectState, b store.Bisection, good, bad string) bool {
 	cs, ok := bst.commits[b.ID]
 	if !ok {
-		cs = map[string]bool{b.Good: true, b.Bad: true}
-		if _, steps, err := s.st.Bisection(ctx, b.ID); err == nil {
-			for _, st := range steps {
-				cs[st.Commit] = true
+		cs = s.bisectRange(ctx, b)
+		if cs == nil {
+			cs = map[string]bool{b.Good: true, b.Bad: true}
+			if _, steps, err := s.st.Bisection(ctx, b.ID); err == nil {
+				for _, st := range steps {
+					cs[st.Commit] = true
+				}
 			}
 		}
 		if bst.commits == nil {
@@ -183,6 +189,32 @@ func (s *Server) walked(ctx context.Context, bst *bisectState, b store.Bisection
 		bst.commits[b.ID] = cs
 	}
 	return cs[good] && cs[bad]
+}
+
+// bisectRange is bisection b's GOOD and the commits after it up to BAD in
+// its tree, kept (nil where this host has no such tree).
+func (s *Server) bisectRange(ctx context.Context, b store.Bisection) map[string]bool {
+	s.srcs.mu.Lock()
+	cs, ok := s.srcs.ranges[b.ID]
+	s.srcs.mu.Unlock()
+	if ok {
+		return cs
+	}
+	g, list, err := build.Range(ctx, b.Src, b.Good, b.Bad, b.Params["all-parents"] != "true")
+	if err != nil {
+		return nil
+	}
+	cs = map[string]bool{g.Hash: true}
+	for _, c := range list {
+		cs[c.Hash] = true
+	}
+	s.srcs.mu.Lock()
+	if s.srcs.ranges == nil || len(s.srcs.ranges) > maxEntries {
+		s.srcs.ranges = map[int64]map[string]bool{}
+	}
+	s.srcs.ranges[b.ID] = cs
+	s.srcs.mu.Unlock()
+	return cs
 }
 
 func (s *Server) readBisectState(ctx context.Context) (bisectState, error) {
