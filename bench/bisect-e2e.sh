@@ -201,25 +201,28 @@ if [ "${VIA:-}" = serve ]; then
   log=$work/bisect-serve.log
   : >"$log"
   say() { echo "$*" | tee -a "$log"; }
+  api() { curl -fsS "$url/api/v1/$1"; }
   start_s=$(date +%s)
-  (( NCOMMITS >= 8 && PLANT_AT > 3 && PLANT_AT < NCOMMITS - 2 )) || die "VIA=serve needs PLANT_AT between 4 and NCOMMITS-3"
+  (( NCOMMITS >= 8 && PLANT_AT > 3 && PLANT_AT < NCOMMITS - 2 )) || die "VIA=serve needs PLANT_AT from 4 to NCOMMITS-3"
   QPSLAB_HOME=$work/storehome "$Q" server start postgres-system default --name e2estore >/dev/null ||
-    die "could not start the store's PostgreSQL (qpslab server start postgres-system: make setup installs it)"
-  QPSLAB_HOME=$work/storehome "$Q" server sql e2estore "CREATE DATABASE qpslab" >/dev/null
+    die "could not start the store's PostgreSQL (qpslab server start postgres-system; make setup installs it)"
+  QPSLAB_HOME=$work/storehome "$Q" server sql e2estore "CREATE DATABASE e2e" >/dev/null
   sb=$work/storehome/sandboxes/e2estore/sandbox.yaml
   port=$(awk '/^ *port:/ {print $2; exit}' "$sb") user=$(awk '/^ *user:/ {print $2; exit}' "$sb")
-  export QPSLAB_STORE="postgres://$user@127.0.0.1:$port/qpslab?sslmode=disable"
+  export QPSLAB_STORE="postgres://$user@127.0.0.1:$port/e2e?sslmode=disable"
   say "== store: $QPSLAB_STORE"
   hist=()
   for n in 1 2 3 $((NCOMMITS - 2)) $((NCOMMITS - 1)) "$NCOMMITS"; do
     h=${hashes[n - 1]}
-    "$Q" builds compile "$repo" --commit "$h" >>"$log" 2>&1 || die "qpslab builds compile of commit $n failed (see $log)"
+    "$Q" builds compile "$repo" --commit "$h" >>"$log" 2>&1 ||
+      die "qpslab builds compile of commit $n failed (see $log)"
     hist+=("$("$Q" builds list | awk -v h="_${h:0:8}" 'substr($1, length($1) - 8) == h { print $1; exit }')")
     [ -n "${hist[-1]}" ] || die "no build of commit $n (${h:0:8}) after qpslab builds compile (see $log)"
   done
   say "== the history: ${hist[*]}"
   "$Q" run sysbench --build "$(IFS=,; echo "${hist[*]}")" --tests point-query_range=100 --repeat 2 \
-    --rows 10000 --read-secs 4 --warmup 1 --postwrite-scale 0 >>"$log" 2>&1 || die "the history's runs failed (see $log)"
+    --rows 10000 --read-secs 4 --warmup 1 --postwrite-scale 0 >>"$log" 2>&1 ||
+    die "the history's runs failed (see $log)"
   "$Q" agent --name e2e --heartbeat 2s >>"$work/agent.log" 2>&1 &
   bg_pids+=($!)
   "$Q" serve --listen 127.0.0.1:0 --poll 2s --bisect-src "$repo" >"$work/serve.log" 2>&1 &
@@ -234,25 +237,31 @@ if [ "${VIA:-}" = serve ]; then
   [ -n "$url" ] || die "qpslab serve did not start (see $work/serve.log)"
   key=
   for _ in $(seq 300); do # the attention view is found at the server's first poll
-    key=$(curl -fsS "$url/api/v1/attention" | jq -r '.entries[] | select(.bisect.offer) | .key' | head -n 1)
+    key=$(api attention | jq -r '.entries[] | select(.bisect.offer) | .key' | head -n 1)
     [ -n "$key" ] && break
     sleep 2
   done
-  [ -n "$key" ] || die "no attention entry offers a bisection: $(curl -fsS "$url/api/v1/attention?attention=all" | head -c 2000)"
-  entry=$(curl -fsS "$url/api/v1/attention" | jq -c --arg k "$key" '.entries[] | select(.key == $k) | .bisect')
-  say "== entry $key: $entry"
-  set_json=$(printf '%s\n' "${BISECT_FLAGS[@]}" | awk '$0 == "--set" { getline; split($0, kv, "="); printf "%s\"%s\": \"%s\"", n++ ? ", " : "", kv[1], kv[2] }')
+  [ -n "$key" ] || die "no attention entry offers a bisection: $(api 'attention?attention=all' | head -c 2000)"
+  say "== entry $key: $(api attention | jq -c --arg k "$key" '.entries[] | select(.key == $k) | .bisect')"
+  # The script's --set flags and --threshold, as the request's JSON.
+  set_json=$(printf '%s\n' "${BISECT_FLAGS[@]}" |
+    awk '$0 == "--set" { getline; split($0, kv, "="); printf "%s\"%s\": \"%s\"", n++ ? ", " : "", kv[1], kv[2] }')
   threshold=$(printf '%s\n' "${BISECT_FLAGS[@]}" | awk '$0 == "--threshold" { getline; sub(/%$/, ""); print $0 / 100 }')
-  say "== POST $url/api/v1/attention/$key/bisect {\"set\": {$set_json}, \"threshold\": $threshold}"
-  curl -fsS -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
-    -d "{\"set\": {$set_json}, \"threshold\": $threshold}" "$url/api/v1/attention/$key/bisect" | tee -a "$log"
-  echo | tee -a "$log"
-  t0=$(date +%s) last=
+  body="{\"set\": {$set_json}, \"threshold\": $threshold}"
+  say "== POST $url/api/v1/attention/$key/bisect $body"
+  curl -fsS -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d "$body" \
+    "$url/api/v1/attention/$key/bisect" | jq -c . | tee -a "$log"
+  # Until it ends, each new line the entry shows: the entry the button
+  # was on, then (its builds' runs move the change point) the one that
+  # shows the bisection.
+  t0=$(date +%s) last= id=
   while :; do
-    b=$("$Q" bisect status --format json | jq -c --arg k "$key" '[.[] | select(.params.attention == $k)] | first // empty')
+    b=$("$Q" bisect status --format json |
+      jq -c --arg k "$key" '[.[] | select(.params.attention == $k)] | first // empty')
     st=queued
-    [ -z "$b" ] || st=$(jq -r .state <<<"$b")
-    line=$(curl -fsS "$url/api/v1/attention?attention=all" | jq -r --arg k "$key" '.entries[] | select(.key == $k) | .bisect.status // empty')
+    [ -z "$b" ] || { st=$(jq -r .state <<<"$b"); id=$(jq -r .id <<<"$b"); }
+    line=$(api 'attention?attention=all' | jq -r --arg k "$key" --arg id "${id:-0}" '[.entries[]
+      | select(.key == $k or .bisect.bisection == ($id | tonumber)) | .bisect.status // empty] | last // ""')
     [ "$line" != "$last" ] && say "$(printf '%6d' $(($(date +%s) - t0)))s $line" && last=$line
     case $st in queued|running) ;; *) break ;; esac
     kill -0 "${bg_pids[0]}" 2>/dev/null || die "the agent ended (see $work/agent.log)"
@@ -261,14 +270,18 @@ if [ "${VIA:-}" = serve ]; then
   done
   wall=$(($(date +%s) - t0)) all=$(($(date +%s) - start_s))
   result=$(jq -r '.result' <<<"$b")
-  say "== bisection $(jq -r .id <<<"$b"): $st: $result"
+  say "== bisection $id: $st: $result"
   found=$(sed -n 's/^first bad commit: \([0-9a-f]\{8,\}\).*/\1/p' <<<"$result")
-  [ -n "$found" ] || die "the bisection queued from the dashboard named no first bad commit ($st: $result; $work/agent.log)"
-  [ "${planted:0:${#found}}" = "$found" ] || die "the bisection queued from the dashboard named $found, not the planted commit ${planted:0:8}"
-  shown=$(curl -fsS "$url/api/v1/attention?attention=all" | jq -r --arg id "$(jq -r .id <<<"$b")" '.entries[] | select(.bisect.bisection == ($id | tonumber)) | .bisect.status' | head -n 1)
+  [ -n "$found" ] ||
+    die "the bisection asked from the dashboard named no first bad commit ($st: $result; $work/agent.log)"
+  [ "${planted:0:${#found}}" = "$found" ] ||
+    die "the bisection asked from the dashboard named $found, not the planted commit ${planted:0:8}"
+  shown=$(api 'attention?attention=all' |
+    jq -r --arg id "$id" '.entries[] | select(.bisect.bisection == ($id | tonumber)) | .bisect.status' | head -n 1)
   say "== the entry says: $shown"
   [[ $shown == *"first bad commit: ${planted:0:8}"* ]] || die "the attention entry does not show the answer"
-  say "== PASS (VIA=serve): the bisection queued from the dashboard named the planted commit ${planted:0:8} (commit $PLANT_AT of $NCOMMITS) in ${wall}s from the button (${all}s with the history's compiles and runs)"
+  say "== PASS (VIA=serve): the bisection asked from the dashboard named the planted commit ${planted:0:8}" \
+    "(commit $PLANT_AT of $NCOMMITS) in ${wall}s from the button (${all}s with the history's compiles and runs)"
   exit 0
 fi
 

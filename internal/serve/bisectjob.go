@@ -501,6 +501,7 @@ func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, 
 	s.logf("bisect %s: job %d queued on host %s by %s (%s)", e.Arrived, id, j.Host, who, j.Command())
 	bst.jobs = append(bst.jobs, fleet.BisectInfo{ID: id, Job: j, State: "available"})
 	eb := s.entryBisect(ctx, *e, &bst)
+	eb.Command = j.Command() // with the settings queued
 	return *eb, nil
 }
 
