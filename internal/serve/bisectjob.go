@@ -555,9 +555,18 @@ func (s *Server) apiBisect(w http.ResponseWriter, r *http.Request) {
 // bisections queued from attention entries that have ended (the alerts'
 // record keeps it once, and retries a failed post up to maxAttempts).
 func (s *Server) bisectAnswers(ctx context.Context) error {
-	bs, err := s.st.Bisections(ctx)
+	all, err := s.st.Bisections(ctx)
 	if err != nil {
 		return err
+	}
+	var bs []store.Bisection // asked from an entry, ended
+	for _, b := range all {
+		if b.Params["attention"] != "" && b.State != store.BisectRunning {
+			bs = append(bs, b)
+		}
+	}
+	if len(bs) == 0 {
+		return nil
 	}
 	as, err := s.st.Alerts(ctx)
 	if err != nil {
@@ -569,10 +578,6 @@ func (s *Server) bisectAnswers(ctx context.Context) error {
 	}
 	var errs []error
 	for _, b := range bs {
-		key := b.Params["attention"]
-		if key == "" || b.State == store.BisectRunning {
-			continue
-		}
 		ak := fmt.Sprintf("bisection-%d-%s", b.ID, b.State)
 		a, seen := known[ak]
 		if seen && a.State != store.AlertFailed {
