@@ -371,6 +371,10 @@ const maxSet = 64
 
 // queueBisect queues the bisection of the entry with key, by who.
 func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, who string) (EntryBisect, error) {
+	if len(key) > 64 || strings.ContainsFunc(key, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'z') }) {
+		return EntryBisect{}, badInput("key %.64q: give an attention entry's key (GET /api/v1/attention lists them)",
+			key)
+	}
 	if math.IsNaN(br.Threshold) || br.Threshold < 0 || br.Threshold >= 1 {
 		return EntryBisect{}, badInput(
 			"threshold %g: give the smallest regression to bisect as a fraction (0.05 for 5 %%), "+

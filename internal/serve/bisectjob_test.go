@@ -121,6 +121,9 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 	apiErr(t, "no fleet", bisectAPI(t, ts, e.Key, tok, ""), 409, "no fleet: this store is not PostgreSQL")
 	apiErr(t, "no fleet, the command", bisectAPI(t, ts, e.Key, tok, ""), 409, want)
 	apiErr(t, "an unknown entry", bisectAPI(t, ts, "gnope", tok, ""), 404, "no attention entry has this key")
+	long := strings.Repeat("g", 1000)
+	apiErr(t, "a key that is none", bisectAPI(t, ts, long, tok, ""), 400, "give an attention entry's key")
+	apiErr(t, "a key with an escape", bisectAPI(t, ts, "g%1b%5B2J", tok, ""), 400, "give an attention entry's key")
 	apiErr(t, "a threshold that is none", bisectAPI(t, ts, e.Key, tok, `{"threshold": 1e308}`), 400, "threshold")
 	apiErr(t, "a negative threshold", bisectAPI(t, ts, e.Key, tok, `{"threshold": -0.1}`), 400, "threshold")
 	apiErr(
