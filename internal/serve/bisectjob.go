@@ -371,7 +371,8 @@ const maxSet = 64
 
 // queueBisect queues the bisection of the entry with key, by who.
 func (s *Server) queueBisect(ctx context.Context, key string, br bisectRequest, who string) (EntryBisect, error) {
-	if len(key) > 64 || strings.ContainsFunc(key, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'z') }) {
+	notKey := func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'z') }
+	if len(key) > 64 || strings.ContainsFunc(key, notKey) {
 		return EntryBisect{}, badInput("key %.64q: give an attention entry's key (GET /api/v1/attention lists them)",
 			key)
 	}
