@@ -216,7 +216,8 @@ if [ "${VIA:-}" = serve ]; then
     h=${hashes[n - 1]}
     "$Q" builds compile "$repo" --commit "$h" >>"$log" 2>&1 ||
       die "qpslab builds compile of commit $n failed (see $log)"
-    hist+=("$("$Q" builds list | awk -v h="_${h:0:8}" 'substr($1, length($1) - 8) == h { print $1; exit }')")
+    # (awk reads all of it: a reader that stops early breaks the pipe, and pipefail the script)
+    hist+=("$("$Q" builds list | awk -v h="_${h:0:8}" 'substr($1, length($1) - 8) == h && !n++ { print $1 }')")
     [ -n "${hist[-1]}" ] || die "no build of commit $n (${h:0:8}) after qpslab builds compile (see $log)"
   done
   say "== the history: ${hist[*]}"
@@ -237,7 +238,7 @@ if [ "${VIA:-}" = serve ]; then
   [ -n "$url" ] || die "qpslab serve did not start (see $work/serve.log)"
   key=
   for _ in $(seq 300); do # the attention view is found at the server's first poll
-    key=$(api attention | jq -r '.entries[] | select(.bisect.offer) | .key' | head -n 1)
+    key=$(api attention | jq -r '[.entries[] | select(.bisect.offer) | .key] | first // empty')
     [ -n "$key" ] && break
     sleep 2
   done
@@ -277,7 +278,7 @@ if [ "${VIA:-}" = serve ]; then
   [ "${planted:0:${#found}}" = "$found" ] ||
     die "the bisection asked from the dashboard named $found, not the planted commit ${planted:0:8}"
   shown=$(api 'attention?attention=all' |
-    jq -r --arg id "$id" '.entries[] | select(.bisect.bisection == ($id | tonumber)) | .bisect.status' | head -n 1)
+    jq -r --arg id "$id" '[.entries[] | select(.bisect.bisection == ($id | tonumber)) | .bisect.status] | first // empty')
   say "== the entry says: $shown"
   [[ $shown == *"first bad commit: ${planted:0:8}"* ]] || die "the attention entry does not show the answer"
   say "== PASS (VIA=serve): the bisection asked from the dashboard named the planted commit ${planted:0:8}" \
