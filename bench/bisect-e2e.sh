@@ -16,6 +16,12 @@
 #     sysbench point-query test and checks that it names the planted commit:
 #     the script exits non-zero otherwise. It prints the bisection's wall
 #     time and how much of it went to compiles and to runs.
+# VIA=serve asks the same question from the dashboard instead (step 3'):
+# a history of the builds of commits 1-3 and the last three in a PostgreSQL
+# store, qpslab serve --bisect-src REPO and one qpslab agent; the attention
+# entry's "bisect this" is pressed through the API as the page's button
+# does, and the fleet's bisection must name the planted commit, on the
+# entry too (docs/bisect.md).
 # The download, the repository and the ccache (when ccache is installed)
 # are kept under bench/.work/bisect-e2e/ so a second run fetches nothing
 # and compiles from the cache (rm -rf bench/.work to reclaim them); qpslab
@@ -156,8 +162,16 @@ echo "== planted: commit $PLANT_AT, ${planted:0:8} $(g log -1 --format=%s "$plan
 
 # ---- 3. the bisection ---------------------------------------------------------
 export QPSLAB_HOME=$work/home QPSLAB_CACHE=$work/home/cache # never the caller's cache
+bg_pids=()
 cleanup() {
+  for p in "${bg_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${bg_pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  bg_pids=()
   "$Q" server stop --all >/dev/null 2>&1 || true
+  if [ -d "$work/storehome" ]; then
+    QPSLAB_HOME=$work/storehome "$Q" server stop --all >/dev/null 2>&1 || true
+    rm -rf "$work/storehome"
+  fi
   [ "${KEEP_HOME:-0}" = 1 ] || rm -rf "$QPSLAB_HOME"
 }
 trap cleanup EXIT
@@ -171,6 +185,113 @@ if command -v ccache >/dev/null; then
   echo "== ccache: $CCACHE_DIR"
 else
   echo "== ccache: not installed (every compile is cold)"
+fi
+
+if [ "${VIA:-}" = serve ]; then
+  # ---- 3'. the bisection asked from the dashboard (VIA=serve) ----------------
+  # A PostgreSQL store (a sandbox of the system's PostgreSQL, in a home of its
+  # own) with a history of point-query on the builds of commits 1-3 and
+  # NCOMMITS-2..NCOMMITS, so that the attention view has a regression
+  # between commit 3 and commit NCOMMITS-2; qpslab serve with --bisect-src
+  # the repository and one qpslab agent (this home: its builds); the entry
+  # found through GET /api/v1/attention and its "bisect this" pressed through
+  # POST /api/v1/attention/{key}/bisect with a token of the triage scope, as
+  # the page's button does; then the fleet job is waited for, and the
+  # bisection it stored must name the planted commit, on the entry too.
+  log=$work/bisect-serve.log
+  : >"$log"
+  say() { echo "$*" | tee -a "$log"; }
+  api() { curl -fsS "$url/api/v1/$1"; }
+  start_s=$(date +%s)
+  (( NCOMMITS >= 8 && PLANT_AT > 3 && PLANT_AT < NCOMMITS - 2 )) || die "VIA=serve needs PLANT_AT from 4 to NCOMMITS-3"
+  QPSLAB_HOME=$work/storehome "$Q" server start postgres-system default --name e2estore >/dev/null ||
+    die "could not start the store's PostgreSQL (qpslab server start postgres-system; make setup installs it)"
+  QPSLAB_HOME=$work/storehome "$Q" server sql e2estore "CREATE DATABASE e2e" >/dev/null
+  sb=$work/storehome/sandboxes/e2estore/sandbox.yaml
+  port=$(awk '/^ *port:/ {print $2; exit}' "$sb") user=$(awk '/^ *user:/ {print $2; exit}' "$sb")
+  export QPSLAB_STORE="postgres://$user@127.0.0.1:$port/e2e?sslmode=disable"
+  say "== store: $QPSLAB_STORE"
+  hist=()
+  for n in 1 2 3 $((NCOMMITS - 2)) $((NCOMMITS - 1)) "$NCOMMITS"; do
+    h=${hashes[n - 1]}
+    "$Q" builds compile "$repo" --commit "$h" >>"$log" 2>&1 ||
+      die "qpslab builds compile of commit $n failed (see $log)"
+    # (awk reads all of it: a reader that stops early breaks the pipe, and pipefail the script)
+    hist+=("$("$Q" builds list | awk -v h="_${h:0:8}" 'substr($1, length($1) - 8) == h && !n++ { print $1 }')")
+    [ -n "${hist[-1]}" ] || die "no build of commit $n (${h:0:8}) after qpslab builds compile (see $log)"
+  done
+  say "== the history: ${hist[*]}"
+  "$Q" run sysbench --build "$(IFS=,; echo "${hist[*]}")" --tests point-query_range=100 --repeat 2 \
+    --rows 10000 --read-secs 4 --warmup 1 --postwrite-scale 0 >>"$log" 2>&1 ||
+    die "the history's runs failed (see $log)"
+  "$Q" agent --name e2e --heartbeat 2s >>"$work/agent.log" 2>&1 &
+  bg_pids+=($!)
+  "$Q" serve --listen 127.0.0.1:0 --poll 2s --bisect-src "$repo" >"$work/serve.log" 2>&1 &
+  bg_pids+=($!)
+  tok=$("$Q" tokens create e2e --scope read,triage 2>/dev/null)
+  url=
+  for _ in $(seq 120); do
+    url=$(sed -n 's/^qpslab serve: \(http:[^ ]*\) .*/\1/p' "$work/serve.log" | head -n 1)
+    [ -n "$url" ] && break
+    sleep 1
+  done
+  [ -n "$url" ] || die "qpslab serve did not start (see $work/serve.log)"
+  key=
+  for _ in $(seq 300); do # the attention view is found at the server's first poll
+    key=$(api attention | jq -r '[.entries[] | select(.bisect.offer) | .key] | first // empty')
+    [ -n "$key" ] && break
+    sleep 2
+  done
+  [ -n "$key" ] || die "no attention entry offers a bisection: $(api 'attention?attention=all' | head -c 2000)"
+  say "== entry $key: $(api attention | jq -c --arg k "$key" '.entries[] | select(.key == $k) | .bisect')"
+  # The script's --set flags and --threshold, as the request's JSON.
+  set_json=$(printf '%s\n' "${BISECT_FLAGS[@]}" |
+    awk '$0 == "--set" { getline; split($0, kv, "="); printf "%s\"%s\": \"%s\"", n++ ? ", " : "", kv[1], kv[2] }')
+  threshold=$(printf '%s\n' "${BISECT_FLAGS[@]}" | awk '$0 == "--threshold" { getline; sub(/%$/, ""); print $0 / 100 }')
+  body="{\"set\": {$set_json}, \"threshold\": $threshold}"
+  say "== POST $url/api/v1/attention/$key/bisect $body"
+  curl -fsS -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d "$body" \
+    "$url/api/v1/attention/$key/bisect" | jq -c . | tee -a "$log"
+  # Until it ends, each new line the entry shows: the entry the button
+  # was on, then (its builds' runs move the change point) the one that
+  # shows the bisection.
+  t0=$(date +%s) last= id=
+  while :; do
+    b=$("$Q" bisect status --format json |
+      jq -c --arg k "$key" '[.[] | select(.params.attention == $k)] | first // empty')
+    st=queued
+    [ -z "$b" ] || { st=$(jq -r .state <<<"$b"); id=$(jq -r .id <<<"$b"); }
+    line=$(api 'attention?attention=all' | jq -r --arg k "$key" --arg id "${id:-0}" '[.entries[]
+      | select(.key == $k or .bisect.bisection == ($id | tonumber)) | .bisect.status // empty] | last // ""')
+    [ "$line" != "$last" ] && say "$(printf '%6d' $(($(date +%s) - t0)))s $line" && last=$line
+    case $st in queued|running) ;; *) break ;; esac
+    kill -0 "${bg_pids[0]}" 2>/dev/null || die "the agent ended (see $work/agent.log)"
+    (( $(date +%s) - t0 < ${WAIT:-7200} )) || die "the bisection did not end in ${WAIT:-7200}s"
+    sleep 5
+  done
+  wall=$(($(date +%s) - t0)) all=$(($(date +%s) - start_s))
+  result=$(jq -r '.result' <<<"$b")
+  say "== bisection $id: $st: $result"
+  found=$(sed -n 's/^first bad commit: \([0-9a-f]\{8,\}\).*/\1/p' <<<"$result")
+  [ -n "$found" ] ||
+    die "the bisection asked from the dashboard named no first bad commit ($st: $result; $work/agent.log)"
+  [ "${planted:0:${#found}}" = "$found" ] ||
+    die "the bisection asked from the dashboard named $found, not the planted commit ${planted:0:8}"
+  shown=$(api 'attention?attention=all' |
+    jq -r --arg id "$id" '[.entries[] | select(.bisect.bisection == ($id | tonumber)) | .bisect.status] | first // empty')
+  # The bisection's runs are runs: with its builds in the history, the
+  # change point may arrive elsewhere, or (a noisy final step on a busy
+  # host) no longer be found at all; an entry that remains must show it.
+  entries=$(api 'attention?attention=all' | jq '.entries | length')
+  if [ "$entries" = 0 ]; then
+    say "== no attention entry remains: with the bisection's runs in the history detect finds no change point"
+  else
+    say "== the entry says: $shown"
+    [[ $shown == *"first bad commit: ${planted:0:8}"* ]] || die "the attention entry does not show the answer"
+  fi
+  say "== PASS (VIA=serve): the bisection asked from the dashboard named the planted commit ${planted:0:8}" \
+    "(commit $PLANT_AT of $NCOMMITS) in ${wall}s from the button (${all}s with the history's compiles and runs)"
+  exit 0
 fi
 
 log=$work/bisect.log

@@ -32,6 +32,7 @@ func newServeCmd() *cobra.Command {
 	c.Flags().StringVar(&o.MaxBody, "max-body", "64MiB", "")
 	c.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "")
 	c.Flags().StringVar(&o.TrustedProxy, "trusted-proxy", "", "")
+	c.Flags().StringArrayVar(&o.BisectSrc, "bisect-src", nil, "")
 	return c
 }
 

@@ -62,6 +62,9 @@ func (s step) Command() string {
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./=:,+@%-]+$`)
 
+// ShellQuote quotes s for a POSIX shell where it needs it.
+func ShellQuote(s string) string { return shellQuote(s) }
+
 func shellQuote(s string) string {
 	if shellSafe.MatchString(s) {
 		return s

@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Attempt is one attempt of a job, as an agent's Work gets it.
@@ -19,6 +20,13 @@ type Attempt struct {
 	ID      int64 // River's job id
 	Attempt int   // 1 for the first
 	Job     Job
+}
+
+// BisectAttempt is one attempt of a bisection job.
+type BisectAttempt struct {
+	ID      int64
+	Attempt int
+	Job     BisectJob
 }
 
 // Agent works one host's jobs, one at a time.
@@ -36,6 +44,9 @@ type Agent struct {
 	// Work runs one attempt of a job; its context ends when the job is
 	// cancelled, times out, or the agent is stopped with abort.
 	Work func(ctx context.Context, a Attempt) error
+	// Bisect runs one attempt of a bisection job, as Work a plan's (nil:
+	// the agent works no bisections, and River leaves them queued).
+	Bisect func(ctx context.Context, a BisectAttempt) error
 	// Have says what the agent has now (a job may have fetched a build);
 	// it is published after each job. nil: what it registered.
 	Have func() ([]Build, []Config)
@@ -122,6 +133,11 @@ func (a *Agent) Run(ctx context.Context, abort <-chan struct{}) error {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &worker{a: a}); err != nil {
 		return err
+	}
+	if a.Bisect != nil {
+		if err := river.AddWorkerSafely(workers, &bisectWorker{a: a}); err != nil {
+			return err
+		}
 	}
 	client, err := river.NewClient(riverpgxv5.New(a.Fleet.pool), &river.Config{
 		ID:      a.Host.Name + "/" + a.runner,
@@ -269,22 +285,53 @@ type worker struct {
 func (w *worker) Timeout(j *river.Job[Job]) time.Duration { return j.Args.TimeoutDuration() }
 
 func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
-	a := w.a
-	if j.Args.Host != a.Host.Name { // only its queue's jobs reach an agent
-		return river.JobCancel(fmt.Errorf("job %d is for host %s, not %s", j.ID, j.Args.Host, a.Host.Name))
+	run := func(ctx context.Context) error {
+		return w.a.Work(ctx, Attempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
+	}
+	return w.a.work(ctx, j.JobRow, j.Args.Host, j.Args.Suite, j.Args.TimeoutDuration(), run)
+}
+
+// bisectWorker is River's worker of bisection jobs on one agent.
+type bisectWorker struct {
+	river.WorkerDefaults[BisectJob]
+	a *Agent
+}
+
+// Timeout is the job's own, as a plan job's.
+func (w *bisectWorker) Timeout(j *river.Job[BisectJob]) time.Duration {
+	return j.Args.TimeoutDuration()
+}
+
+func (w *bisectWorker) Work(ctx context.Context, j *river.Job[BisectJob]) error {
+	what := fmt.Sprintf("bisect %s..%s (%s %s)", short(j.Args.Good), short(j.Args.Bad), j.Args.Suite, j.Args.Test)
+	return w.a.work(ctx, j.JobRow, j.Args.Host, what, j.Args.TimeoutDuration(), func(ctx context.Context) error {
+		return w.a.Bisect(ctx, BisectAttempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
+	})
+}
+
+func short(hash string) string { return hash[:min(len(hash), 8)] }
+
+// work runs one attempt of job j (for host, doing what, within timeout)
+// with run: the agent is working meanwhile, and what it has is published
+// after.
+func (a *Agent) work(ctx context.Context, j *rivertype.JobRow, host, what string, timeout time.Duration,
+	run func(context.Context) error) error {
+	if host != a.Host.Name { // only its queue's jobs reach an agent
+		return river.JobCancel(fmt.Errorf("job %d is for host %s, not %s", j.ID, host, a.Host.Name))
 	}
 	if err := a.set(Working, j.ID); err != nil {
 		a.logf("agent %s: %v", a.Host.Name, err)
 	}
-	a.logf("job %d, attempt %d of %d: %s on %s (timeout %s)", j.ID, j.Attempt, j.MaxAttempts, j.Args.Suite, a.Host.Name, j.Args.TimeoutDuration())
-	err := a.Work(ctx, Attempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
+	a.logf("job %d, attempt %d of %d: %s on %s (timeout %s)", j.ID, j.Attempt, j.MaxAttempts, what, a.Host.Name,
+		timeout)
+	err := run(ctx)
 	if err != nil && ctx.Err() != nil {
 		stopping := a.is(Stopping)
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, river.ErrJobCancelledRemotely):
 			err = fmt.Errorf("cancelled (qpslab fleet cancel): %w", err)
 		case errors.Is(cause, context.DeadlineExceeded):
-			err = fmt.Errorf("timed out: the attempt ran past the job's timeout of %s: %w", j.Args.TimeoutDuration(), err)
+			err = fmt.Errorf("timed out: the attempt ran past the job's timeout of %s: %w", timeout, err)
 		case stopping:
 			// River puts a job its client stopped under back in the
 			// queue as it was (the attempt not counted, no error kept).

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/fleet"
@@ -30,6 +31,9 @@ type AgentOptions struct {
 	OnTerm      string   // finish or abort the job in progress on SIGTERM
 	Heartbeat   time.Duration
 	RescueAfter time.Duration
+	// Builder compiles the commits of bisection jobs (nil: the home's
+	// registry, as qpslab bisect).
+	Builder bisect.Builder
 }
 
 // Agent registers this host in the fleet of the env's store and works its
@@ -105,6 +109,9 @@ func Agent(ctx context.Context, e Env, o AgentOptions) error {
 		RescueAfter: o.RescueAfter,
 		Work: func(ctx context.Context, at fleet.Attempt) error {
 			return runJob(ctx, e, name, agent, at)
+		},
+		Bisect: func(ctx context.Context, at fleet.BisectAttempt) error {
+			return runBisectJob(ctx, e, at, o.Builder)
 		},
 		Have: func() ([]fleet.Build, []fleet.Config) {
 			b, c, err := agentHas(context.Background(), h)

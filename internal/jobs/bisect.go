@@ -44,6 +44,9 @@ type BisectOptions struct {
 	PMP        string            // seconds between stack captures of the final measurement ("": none)
 	Perf       bool              // perf profile of the final measurement
 	Set        map[string]string // the suite's own flags, as qpslab run takes them
+	// Attention is the dashboard's attention entry the bisection was asked
+	// from (a fleet job's; "" for none), kept with it so the entry shows it.
+	Attention string
 	// Builder compiles the commits (nil: the home's registry).
 	Builder bisect.Builder
 }
@@ -108,9 +111,24 @@ func builderOf(h home.Home) bisect.Builder {
 // Bisect runs qpslab bisect GOOD BAD: a new bisection, or the stored one
 // of the same question (source tree, GOOD, BAD, suite, test) resumed.
 func Bisect(ctx context.Context, e Env, o BisectOptions) error {
-	if o.Src == "" {
-		return fmt.Errorf("--src: name the source tree (a git checkout) to bisect")
-	}
+	_, err := bisectRun(ctx, e, o)
+	return err
+}
+
+// bisectRun is Bisect, with the id of the bisection it walked (0 when
+// none was stored).
+func bisectRun(ctx context.Context, e Env, o BisectOptions) (int64, error) {
+	id := int64(0)
+	err := func() error {
+		if o.Src == "" {
+			return fmt.Errorf("--src: name the source tree (a git checkout) to bisect")
+		}
+		return bisectIn(ctx, e, o, &id)
+	}()
+	return id, err
+}
+
+func bisectIn(ctx context.Context, e Env, o BisectOptions, id *int64) error {
 	src, err := filepath.Abs(o.Src)
 	if err != nil {
 		return err
@@ -158,6 +176,7 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 		builder := o.Builder
 		o = optionsOf(b) // the walk goes on with its own settings
 		o.Builder = builder
+		*id = b.ID
 		if _, steps, err = st.Bisection(ctx, b.ID); err != nil {
 			return err
 		}
@@ -168,6 +187,7 @@ func Bisect(ctx context.Context, e Env, o BisectOptions) error {
 		if err != nil {
 			return err
 		}
+		*id = b.ID
 		unlock, err := lockBisection(e.Home, b.ID)
 		if err != nil {
 			return err
@@ -273,6 +293,9 @@ func paramsOf(o BisectOptions) map[string]string {
 	for k, v := range o.Set {
 		p["set."+k] = v
 	}
+	if o.Attention != "" {
+		p["attention"] = o.Attention
+	}
 	return p
 }
 
@@ -281,7 +304,7 @@ func optionsOf(b store.Bisection) BisectOptions {
 	p := b.Params
 	o := BisectOptions{Good: b.Good, Bad: b.Bad, Src: b.Src, Suite: b.Suite, Test: b.Test, Metric: b.Metric, Threshold: b.Threshold,
 		Config: p["config"], Flavor: p["flavor"], CFlags: p["cflags"], AllParents: p["all-parents"] == "true", PMP: p["pmp"], Perf: p["perf"] == "true",
-		Set: map[string]string{}}
+		Set: map[string]string{}, Attention: p["attention"]}
 	o.Rounds, _ = strconv.Atoi(p["rounds"])
 	for k, v := range p {
 		if n, ok := strings.CutPrefix(k, "set."); ok {

@@ -64,7 +64,9 @@ func seriesChange(sr Series, c analysis.Change) SeriesChange {
 
 // AlertDetail is one change point, as the webhook receives it.
 type AlertDetail struct {
-	Event string `json:"event"` // "regression", or "triage" (a change of an attention entry's state)
+	// Event is "regression", "triage" (a change of an attention entry's
+	// state), or "bisection" (a bisection's answer).
+	Event string `json:"event"`
 	SeriesChange
 	Build         string `json:"build"` // where it arrived
 	Version       string `json:"version,omitempty"`
@@ -80,6 +82,11 @@ type AlertDetail struct {
 	Note    string `json:"note,omitempty"`
 	FixedIn string `json:"fixed_in,omitempty"`
 	Who     string `json:"who,omitempty"`
+	// A bisection event's: the commits bisected (BeforeCommit GOOD,
+	// Commit BAD), the bisection, and its answer (State its state).
+	BeforeCommit string `json:"before_commit,omitempty"`
+	Bisection    int64  `json:"bisection,omitempty"`
+	Answer       string `json:"answer,omitempty"`
 }
 
 // alertKey names a change point for good: its series and where it arrived.
@@ -200,6 +207,11 @@ func alertText(d AlertDetail) string {
 			note = ": " + d.Note
 		}
 		return fmt.Sprintf("qpslab: %s %s by %s%s: %s", d.Series, what, d.Who, note, d.Link)
+	}
+	if d.Event == "bisection" {
+		return fmt.Sprintf("qpslab: bisection %d of %s %s between %s and %s: %s: %s: %s", d.Bisection, d.Series,
+			d.Metric,
+			short(d.BeforeCommit), short(d.Commit), d.State, d.Answer, d.Link)
 	}
 	arrived := d.Build
 	if d.Version != "" && d.Version != d.Build {

@@ -58,6 +58,11 @@ var endpoints = []endpoint{
 	{"GET", "/api/v1/alerts", "", "the change points the alerts know of, and what was sent"},
 	{"GET", "/api/v1/attention", "attention (open, the default: open and acknowledged; all, acknowledged, dismissed, fixed)", "the attention view's regressions, newest first, one entry per build they arrived in with its parts and triage"},
 	{"POST", "/api/v1/attention", "a JSON body: key (an entry's or a part's), state (open, acknowledged, dismissed, fixed), note, fixed_in (with fixed)", "set a triage state (a token with the triage scope); an entry's applies to its parts"},
+	{"POST", "/api/v1/attention/{key}/bisect", "an optional JSON body: set (the suite's flags, NAME: VALUE), " +
+		"threshold (a fraction; default the host's noise floor), rounds, host (an agent; default one that measured " +
+		"it, or an idle one), retries (resumes of a step that cannot tell, default 2)",
+		"queue a fleet job that bisects the entry's commits (qpslab bisect; a token with the triage scope; " +
+			"a PostgreSQL store with a fleet and qpslab serve --bisect-src)"},
 	{"POST", "/api/v1/results", "format (results, sysbench, mytools; default from the Content-Type); label (sysbench, mytools); test (sysbench); version, commit, time, file", "import results as qpslab import does, all or nothing (a token with the ingest scope)"},
 	{"POST", "/api/v1/runs/{id}/hide", "", "hide a run from every read, keeping it (a token with the admin scope; audited)"},
 	{"POST", "/api/v1/runs/{id}/unhide", "", "show a hidden run again (a token with the admin scope; audited)"},

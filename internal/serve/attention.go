@@ -53,12 +53,14 @@ type AttentionPart struct {
 	Earliest string        `json:"earliest"`
 	Latest   string        `json:"latest"`
 	Commit   string        `json:"commit,omitempty"`
-	Time     string        `json:"time,omitempty"`
-	History  string        `json:"history"`           // the change point's row on its history page
-	Compare  string        `json:"compare,omitempty"` // the two builds compared
-	State    string        `json:"state"`
-	Triage   *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
-	Unit     string        `json:"unit,omitempty"`   // the metric's unit
+	// BeforeCommit is the commit of the build before, when it names one.
+	BeforeCommit string        `json:"before_commit,omitempty"`
+	Time         string        `json:"time,omitempty"`
+	History      string        `json:"history"`           // the change point's row on its history page
+	Compare      string        `json:"compare,omitempty"` // the two builds compared
+	State        string        `json:"state"`
+	Triage       *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
+	Unit         string        `json:"unit,omitempty"`   // the metric's unit
 	// Spark is the series' trend with the change point marked, as the
 	// page draws it (report.Sparkline).
 	Spark    template.HTML `json:"-"`
@@ -95,7 +97,10 @@ type AttentionEntry struct {
 	State    string          `json:"state"` // the least settled of its parts'
 	Triage   *store.Triage   `json:"triage,omitempty"`
 	Parts    []AttentionPart `json:"parts"`
-	newest   time.Time
+	// Bisect is what is known of bisecting it (its builds name commits:
+	// "bisect this"; nil when they do not).
+	Bisect *EntryBisect `json:"bisect,omitempty"`
+	newest time.Time
 }
 
 // attention keeps the entries of the last generation computed, until
@@ -266,7 +271,7 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 				e.Parts = append(e.Parts, AttentionPart{Key: alertKey(sr.Series, c), SeriesChange: seriesChange(sr, c),
 					Arrived: pointName(c.Arrived, c.Order), Before: pointName(c.Before, c.Order), Earliest: pointName(c.Earliest, c.Order), Latest: pointName(c.Latest, c.Order),
 					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
-					Unit: sr.Unit, Spark: report.Sparkline(sr.Series, c, 140, 30), arrived: c.Arrived,
+					Unit: sr.Unit, Spark: report.Sparkline(sr.Series, c, 140, 30), arrived: c.Arrived, BeforeCommit: c.Before.Commit,
 					seriesID: strings.TrimSuffix(sr.Name(), " "+sr.Metric) + "\x00" + sr.Engine + "\x00" + sr.Conditions})
 			}
 		}
@@ -442,6 +447,9 @@ func (s *Server) attentionList(ctx context.Context, filter string, wait time.Dur
 			out = append(out, e)
 		}
 	}
+	if out, err = s.withBisect(ctx, out); err != nil {
+		return now, err
+	}
 	now.Entries = out
 	return now, nil
 }
@@ -483,6 +491,7 @@ type attentionView struct {
 	Entries               []attentionEntryView
 	States                []string
 	CanTriage             bool
+	BisectAction          string
 	More                  int // entries beyond maxShown (the API lists them all)
 	// AsOf is when the store was read for entries shown while newer ones
 	// are computed; Pending: none computed yet (after a start).
@@ -508,7 +517,7 @@ func triageWho(t *store.Triage) string {
 
 // attentionView reads the entries r asks for into the home page's block.
 func (s *Server) attentionView(r *http.Request) attentionView {
-	v := attentionView{Action: "/attention", States: store.TriageStates[1:]}
+	v := attentionView{Action: "/attention", BisectAction: "/attention/bisect", States: store.TriageStates[1:]}
 	t, ok := tokenOf(r)
 	v.CanTriage = s.o.PublicTriage || (ok && slices.Contains(t.Scopes, ScopeTriage))
 	f, err := attentionFilter(r.URL.Query())

@@ -17,6 +17,7 @@ type bisectLine struct {
 	ID                                          int64
 	Href, State, Good, Bad, Suite, Test, Metric string
 	Threshold, Started, Ended, Result           string
+	Entry                                       string // the attention entry it was asked from ("" for none)
 }
 
 type bisectStepLine struct {
@@ -31,6 +32,9 @@ func bisectOf(b store.Bisection) bisectLine {
 		Started: fmtTime(b.Started), Result: b.Result}
 	if !b.Ended.IsZero() {
 		l.Ended = fmtTime(b.Ended)
+	}
+	if k := b.Params["attention"]; k != "" {
+		l.Entry = "/?attention=all#att-" + k
 	}
 	return l
 }

@@ -86,7 +86,10 @@ func status(err error) int {
 	var nf *errNotFound
 	var bad *errBadInput
 	var sel *selector.Error
+	var con *errConflict
 	switch {
+	case errors.As(err, &con):
+		return http.StatusConflict
 	case errors.As(err, &nf):
 		return http.StatusNotFound
 	case errors.As(err, &bad):

@@ -7,12 +7,15 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
@@ -34,7 +37,8 @@ type Command struct {
 	Metrics       []string
 	AlertExisting bool
 	Poll          time.Duration
-	TrustedProxy  string // CIDR[,CIDR]: the proxies whose X-Forwarded-For names the client
+	TrustedProxy  string   // CIDR[,CIDR]: the proxies whose X-Forwarded-For names the client
+	BisectSrc     []string // git trees "bisect this" walks
 }
 
 // Run checks c (one error naming the flag and the fix), opens the store
@@ -95,12 +99,29 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 			return fmt.Errorf("--alert-metric %s: use one of %s", m, result.MetricNames())
 		}
 	}
+	var srcs []string
+	for _, src := range c.BisectSrc {
+		abs, err := filepath.Abs(src)
+		if err != nil || !build.IsGitTree(ctx, abs) {
+			return fmt.Errorf("--bisect-src %s is not a git tree: "+
+				"give a git checkout whose commits the builds were compiled from", src)
+		}
+		srcs = append(srcs, abs)
+	}
 	st, err := store.Open(ctx, dsn, h.StoreFile())
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	var fl *fleet.Fleet
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if fl, err = fleet.Open(ctx, dsn, st.Where()); err != nil {
+			return err
+		}
+		defer fl.Close()
+	}
 	srv, err := New(Options{
+		Fleet: fl, BisectSrc: srcs,
 		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public", PublicTriage: c.Triage == "public",
 		MaxBody: int64(limit), Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
 		PublicURL: c.PublicURL, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "", TrustedProxies: proxies,

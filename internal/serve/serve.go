@@ -31,6 +31,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/changepoint"
+	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -100,6 +101,13 @@ type Options struct {
 	Secure bool
 	// Client posts the webhooks (default: 10 s timeout).
 	Client *http.Client
+	// Fleet is the fleet of the PostgreSQL store (nil: none, a SQLite
+	// store): "bisect this" queues its bisections there.
+	Fleet *fleet.Fleet
+	// BisectSrc are the git trees bisections walk (--bisect-src): an
+	// entry is bisected in the first that has both its commits, at the
+	// same path on the agents.
+	BisectSrc []string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// PageWait is how long a page waits for an analysis being computed
@@ -130,6 +138,7 @@ type Server struct {
 	// refreshMu serialises refreshes (a poll and an ingest's).
 	refreshMu sync.Mutex
 	alertGen  string // the generation whose alerts were all sent
+	srcs      srcCache
 }
 
 // New makes a server; Run keeps its analysis current and sends alerts.
@@ -257,6 +266,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /bisections", read(s.pageBisections))
 	m.HandleFunc("GET /bisections/{id}", read(s.pageBisection))
 	m.HandleFunc("POST /attention", s.triageAuth(true, s.triageForm))
+	m.HandleFunc("POST /attention/bisect", s.triageAuth(true, s.bisectForm))
 	m.HandleFunc("GET /login", s.pageLogin)
 	m.HandleFunc("POST /login", s.auth.login)
 	m.HandleFunc("POST /logout", s.auth.logout)
@@ -275,6 +285,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/results", s.auth.ingest(s.apiIngest))
 	m.HandleFunc("GET /api/v1/attention", read(s.apiAttention))
 	m.HandleFunc("POST /api/v1/attention", s.triageAuth(false, s.apiTriage))
+	m.HandleFunc("POST /api/v1/attention/{key}/bisect", s.triageAuth(false, s.apiBisect))
 	m.HandleFunc("POST /api/v1/runs/{id}/hide", s.auth.admin(s.curateRun(store.Hide)))
 	m.HandleFunc("POST /api/v1/runs/{id}/unhide", s.auth.admin(s.curateRun(store.Unhide)))
 	m.HandleFunc("DELETE /api/v1/runs/{id}", s.auth.admin(s.curateRun(store.Delete)))
@@ -389,8 +400,15 @@ func (s *Server) Refresh(ctx context.Context) error {
 		return err
 	}
 	gen, err := s.cache.generation(ctx)
-	if err != nil || s.o.Webhook == "" || gen == s.alertGen {
+	if err != nil || s.o.Webhook == "" {
 		return err
+	}
+	// A bisection's answer moves no generation: looked for at each refresh.
+	if err := s.bisectAnswers(ctx); err != nil {
+		s.logf("bisections: %v", err)
+	}
+	if gen == s.alertGen {
+		return nil
 	}
 	// Until every alert of this generation is sent (or has had its
 	// attempts), each refresh tries again.
