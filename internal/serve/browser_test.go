@@ -47,7 +47,9 @@ func browserSized(t *testing.T, w, h int) context.Context {
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-crash-reporter", true),
 		chromedp.WindowSize(w, h),
-		chromedp.Env("HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_CACHE_HOME="+filepath.Join(dir, "cache")),
+		// TMPDIR too: Chromium leaves a folder there at each start.
+		chromedp.Env("HOME="+dir, "TMPDIR="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"),
+			"XDG_CACHE_HOME="+filepath.Join(dir, "cache")),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancel := chromedp.NewContext(actx)
