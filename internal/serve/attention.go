@@ -50,9 +50,9 @@ type AttentionPart struct {
 	Arrived string `json:"arrived"` // the build (and version), or time, where it arrived
 	Before  string `json:"before"`  // the last point before it
 	// Earliest and Latest bound where it arrived at 95 % confidence.
-	Earliest string        `json:"earliest"`
-	Latest   string        `json:"latest"`
-	Commit   string        `json:"commit,omitempty"`
+	Earliest string `json:"earliest"`
+	Latest   string `json:"latest"`
+	Commit   string `json:"commit,omitempty"`
 	// BeforeCommit is the commit of the build before, when it names one.
 	BeforeCommit string        `json:"before_commit,omitempty"`
 	Time         string        `json:"time,omitempty"`
