@@ -236,6 +236,13 @@ if [ "${VIA:-}" = serve ]; then
     sleep 1
   done
   [ -n "$url" ] || die "qpslab serve did not start (see $work/serve.log)"
+  # The button refuses (409) while no agent is live: wait for its
+  # registration, as a user would see it in qpslab fleet hosts.
+  for _ in $(seq 120); do
+    "$Q" fleet hosts --format json 2>/dev/null | jq -e '.[] | select(.name == "e2e" and (.state == "idle" or .state == "working"))' >/dev/null && break
+    kill -0 "${bg_pids[0]}" 2>/dev/null || die "the agent ended (see $work/agent.log)"
+    sleep 1
+  done
   key=
   for _ in $(seq 300); do # the attention view is found at the server's first poll
     key=$(api attention | jq -r '[.entries[] | select(.bisect.offer) | .key] | first // empty')
@@ -250,7 +257,7 @@ if [ "${VIA:-}" = serve ]; then
   threshold=$(printf '%s\n' "${BISECT_FLAGS[@]}" | awk '$0 == "--threshold" { getline; sub(/%$/, ""); print $0 / 100 }')
   body="{\"set\": {$set_json}, \"threshold\": $threshold}"
   say "== POST $url/api/v1/attention/$key/bisect $body"
-  curl -fsS -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d "$body" \
+  curl -sS --fail-with-body -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d "$body" \
     "$url/api/v1/attention/$key/bisect" | jq -c . | tee -a "$log"
   # Until it ends, each new line the entry shows: the entry the button
   # was on, then (its builds' runs move the change point) the one that
