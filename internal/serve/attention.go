@@ -12,6 +12,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -515,11 +516,32 @@ func triageWho(t *store.Triage) string {
 	return s
 }
 
+// canTriage says whether r may set triage states and ask bisections.
+func (s *Server) canTriage(r *http.Request) bool {
+	t, ok := tokenOf(r)
+	return s.o.PublicTriage || (ok && slices.Contains(t.Scopes, ScopeTriage))
+}
+
+// hideSrc leaves the server's folders out of what entries say of
+// bisecting them, for readers who may not ask a bisection: the source
+// tree is named by its last element, and the command says SRC.
+func hideSrc(es []AttentionEntry) {
+	for i := range es {
+		b := es[i].Bisect
+		if b == nil || b.Src == "" {
+			continue
+		}
+		hidden := *b // entries are shared by the views of a generation
+		hidden.Command = strings.ReplaceAll(hidden.Command, "--src "+b.Src, "--src SRC")
+		hidden.Src = filepath.Base(b.Src)
+		es[i].Bisect = &hidden
+	}
+}
+
 // attentionView reads the entries r asks for into the home page's block.
 func (s *Server) attentionView(r *http.Request) attentionView {
 	v := attentionView{Action: "/attention", BisectAction: "/attention/bisect", States: store.TriageStates[1:]}
-	t, ok := tokenOf(r)
-	v.CanTriage = s.o.PublicTriage || (ok && slices.Contains(t.Scopes, ScopeTriage))
+	v.CanTriage = s.canTriage(r)
 	f, err := attentionFilter(r.URL.Query())
 	if err != nil {
 		v.Error, f = err.Error(), "open"
@@ -535,6 +557,9 @@ func (s *Server) attentionView(r *http.Request) attentionView {
 		return v
 	}
 	es := now.Entries
+	if !v.CanTriage {
+		hideSrc(es)
+	}
 	v.Pending = now.Pending
 	if now.Stale {
 		v.AsOf = fmtTime(now.AsOf)
@@ -726,6 +751,9 @@ func (s *Server) apiAttention(w http.ResponseWriter, r *http.Request) {
 	es := now.Entries
 	if es == nil {
 		es = []AttentionEntry{}
+	}
+	if !s.canTriage(r) {
+		hideSrc(es)
 	}
 	answer := map[string]any{"filter": f, "entries": es, "stale": now.Stale, "pending": now.Pending}
 	if !now.AsOf.IsZero() {
