@@ -144,16 +144,7 @@ func (s status) job(id int64) (j struct {
 // fleet, stopped at the end of the test.
 func fleetDB(t *testing.T) client.Endpoint {
 	t.Helper()
-	srv, _ := testenv.StartServer(t, "postgres-system")
-	ep := srv.Endpoint()
-	db, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	ep, _ := testenv.FleetDatabase(t)
 	return ep
 }
 

@@ -101,25 +101,8 @@ func (f *Fleet) SubmitBisect(ctx context.Context, j BisectJob, attempts int) (in
 
 // BisectJobs lists the bisection jobs, oldest first.
 func (f *Fleet) BisectJobs(ctx context.Context) ([]BisectInfo, error) {
-	var out []BisectInfo
 	p := river.NewJobListParams().Kinds(BisectKind).OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(10000)
-	for {
-		res, err := f.river.JobList(ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("list the bisection jobs in %s: %w", f.where, err)
-		}
-		for _, r := range res.Jobs {
-			b, err := bisectInfo(r)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, b)
-		}
-		if len(res.Jobs) < 10000 {
-			return out, nil
-		}
-		p = p.After(res.LastCursor)
-	}
+	return listJobs(ctx, f, p, "bisection jobs", bisectInfo)
 }
 
 func bisectInfo(r *rivertype.JobRow) (BisectInfo, error) {

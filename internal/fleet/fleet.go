@@ -282,18 +282,24 @@ func jobInfo(r *rivertype.JobRow) (JobInfo, error) {
 
 // Jobs lists the fleet's jobs, oldest first: those named, or all.
 func (f *Fleet) Jobs(ctx context.Context, ids ...int64) ([]JobInfo, error) {
-	var out []JobInfo
 	p := river.NewJobListParams().Kinds(Kind).OrderBy(river.JobListOrderByID, river.SortOrderAsc).First(10000)
 	if len(ids) > 0 {
 		p = p.IDs(ids...)
 	}
+	return listJobs(ctx, f, p, "jobs", jobInfo)
+}
+
+// listJobs lists the jobs p selects, 10,000 a page, each as conv makes it.
+func listJobs[T any](ctx context.Context, f *Fleet, p *river.JobListParams, what string,
+	conv func(*rivertype.JobRow) (T, error)) ([]T, error) {
+	var out []T
 	for {
 		res, err := f.river.JobList(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("list the jobs in %s: %w", f.where, err)
+			return nil, fmt.Errorf("list the %s in %s: %w", what, f.where, err)
 		}
 		for _, r := range res.Jobs {
-			j, err := jobInfo(r)
+			j, err := conv(r)
 			if err != nil {
 				return nil, err
 			}

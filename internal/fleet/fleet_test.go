@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
@@ -35,17 +34,7 @@ func TestNames(t *testing.T) {
 // the store.
 func open(t *testing.T) (*Fleet, string) {
 	t.Helper()
-	srv, _ := testenv.StartServer(t, "postgres-system")
-	ep := srv.Endpoint()
-	db, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
-		t.Fatal(err)
-	}
-	dsn := fmt.Sprintf("postgres://%s@127.0.0.1:%d/fleet?sslmode=disable", ep.User, ep.Port)
+	_, dsn := testenv.FleetDatabase(t)
 	st, err := store.Open(context.Background(), dsn, "")
 	if err != nil {
 		t.Fatal(err)

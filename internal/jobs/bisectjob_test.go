@@ -3,12 +3,10 @@ package jobs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -22,17 +20,7 @@ import (
 func TestAgentWorksBisectJob(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, _ := testenv.StartServer(t, "postgres-system")
-	ep := srv.Endpoint()
-	db, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	dsn := fmt.Sprintf("postgres://%s@127.0.0.1:%d/fleet?sslmode=disable", ep.User, ep.Port)
+	_, dsn := testenv.FleetDatabase(t)
 	e, _, errb := bisectEnv(t)
 	e.Store = dsn
 	st, err := store.Open(ctx, dsn, "")

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
@@ -202,17 +201,7 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 func TestBisectThisQueuesAFleetJob(t *testing.T) {
 	c, cancel := context.WithCancel(ctx)
 	defer cancel()
-	srv, _ := testenv.StartServer(t, "postgres-system")
-	ep := srv.Endpoint()
-	db, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	dsn := fmt.Sprintf("postgres://%s@127.0.0.1:%d/fleet?sslmode=disable", ep.User, ep.Port)
+	_, dsn := testenv.FleetDatabase(t)
 	st, err := store.Open(c, dsn, "")
 	if err != nil {
 		t.Fatal(err)

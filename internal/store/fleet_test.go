@@ -1,11 +1,9 @@
 package store
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/testenv"
 )
@@ -76,17 +74,7 @@ func TestFleetSchema(t *testing.T) {
 	if err := lite.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name LIKE 'river%' OR name = 'fleet_hosts'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("SQLite has %d fleet tables (%v)", n, err)
 	}
-	srv, _ := testenv.StartServer(t, "postgres-system")
-	ep := srv.Endpoint()
-	db, err := client.Open(ep, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
-		t.Fatal(err)
-	}
-	dsn := fmt.Sprintf("postgres://%s@127.0.0.1:%d/fleet?sslmode=disable", ep.User, ep.Port)
+	_, dsn := testenv.FleetDatabase(t)
 	for i := 0; i < 2; i++ { // the second open finds everything in place
 		s := open(t, dsn)
 		var versions []int

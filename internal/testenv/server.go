@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -48,4 +50,22 @@ func StartServerFrom(t testing.TB, build, configName string, cs config.Store) (*
 	}
 	t.Cleanup(func() { srv.Stop() })
 	return srv, h
+}
+
+// FleetDatabase starts PostgreSQL as StartServer does, with a database
+// named fleet in it: a shared store for the fleet's tests. It gives the
+// server's endpoint and the store's DSN that names the database.
+func FleetDatabase(t testing.TB) (client.Endpoint, string) {
+	t.Helper()
+	srv, _ := StartServer(t, "postgres-system")
+	ep := srv.Endpoint()
+	db, err := client.Open(ep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE DATABASE fleet`); err != nil {
+		t.Fatal(err)
+	}
+	return ep, fmt.Sprintf("postgres://%s@127.0.0.1:%d/fleet?sslmode=disable", ep.User, ep.Port)
 }
