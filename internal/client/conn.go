@@ -762,6 +762,24 @@ func Retryable(err error) bool {
 	return false
 }
 
+// Serialization reports the errors pgbench retries (the script suite's
+// --max-tries, TPC-C's): serialization
+// failures and deadlocks (PostgreSQL 40001, 40P01), and their MySQL-family
+// counterparts (1213 deadlock, 1205 lock wait timeout, 1020 a record
+// changed since a REPEATABLE READ transaction read it, MariaDB's snapshot
+// isolation).
+func Serialization(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01"
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1213 || me.Number == 1205 || me.Number == 1020
+	}
+	return false
+}
+
 // ConnectionLost reports errors after which the connection cannot be used.
 func ConnectionLost(err error) bool {
 	if err == nil {

@@ -117,7 +117,7 @@ func FiguresOf(s Suite) []Figure {
 func CommonFigures(except ...string) []Figure {
 	var out []Figure
 	for _, m := range result.All() {
-		if m.Suite == "" && !slices.Contains(except, m.Name) {
+		if m.Suite == "" && !slices.Contains(except, m.Name) && m.Name != FigureFailedPct && m.Name != FigureRetriesPerTx {
 			out = append(out, FigureOf(m))
 		}
 	}

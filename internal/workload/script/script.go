@@ -95,7 +95,7 @@ func (scriptSuite) Figures() []suite.Figure {
 		{Name: "SCRIPT_N/s", Unit: "statements/s", HigherIsBetter: true, Per: "s", Tests: "the script set: each statement (pgbench -r); SCRIPT_N.p50, .p95, .p99, .max its response times"},
 		{Name: "SCRIPT/s", Unit: "transactions/s", HigherIsBetter: true, Per: "s", Tests: "the script set, with several scripts: each script's passes"},
 	}
-	return append(fs, suite.CommonFigures("qps")...)
+	return append(append(fs, suite.RetryFigures()...), suite.CommonFigures("qps")...)
 }
 
 func (scriptSuite) Tests() []suite.Test {
@@ -318,7 +318,7 @@ func kindName(name string) string {
 // without --init), then the script set for --secs at every thread count.
 func (o Options) Plan() (*suite.Plan, error) {
 	p := &suite.Plan{
-		Params:    map[string]string{"scale": strconv.FormatInt(o.Scale, 10), "max_tries": strconv.Itoa(o.MaxTries), "scripts": o.name},
+		Params:    map[string]string{"scale": strconv.FormatInt(o.Scale, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries), "scripts": o.name},
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
 		Cache:     o.Cache,
 	}

@@ -303,9 +303,9 @@ END;
 					t.Errorf("with 20 tries, %d failed transactions of %d failures: none retried", failed.Errors, r.Totals.Errors)
 				}
 			}
-			pct, _ := result.Lookup(FigureFailedPct)
+			pct, _ := result.Lookup(suite.FigureFailedPct)
 			if v, ok := pct.Of(r); !ok || v != 100*float64(failed.Errors)/float64(r.Totals.Events+failed.Errors) {
-				t.Errorf("%s %v %v", FigureFailedPct, v, ok)
+				t.Errorf("%s %v %v", suite.FigureFailedPct, v, ok)
 			}
 			if o, ok := r.Totals.Op("hot_3"); !ok || o.Errors == 0 {
 				t.Errorf("the UPDATE's failures are not counted on it: %+v", r.Totals.Ops)

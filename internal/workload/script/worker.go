@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/engine"
@@ -37,7 +36,7 @@ var (
 
 // FailedKind is the operation kind whose errors are the transactions that
 // failed --max-tries times (pgbench's "failed transactions").
-const FailedKind = "failed"
+const FailedKind = suite.FailedKind
 
 // NewWorker dials a connection and gives it a client state: :client_id is
 // the worker id, :scale the run's scale.
@@ -59,27 +58,10 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 // counts it failed), a dead connection ends the run, anything else is
 // fatal.
 func (wl *Workload) Classify(err error) engine.ErrorClass {
-	if Serialization(err) {
+	if client.Serialization(err) {
 		return engine.Retryable
 	}
 	return suite.ClassifySQL(err)
-}
-
-// Serialization reports the errors pgbench retries: serialization
-// failures and deadlocks (PostgreSQL 40001, 40P01), and their MySQL-family
-// counterparts (1213 deadlock, 1205 lock wait timeout, 1020 a record
-// changed since a REPEATABLE READ transaction read it, MariaDB's snapshot
-// isolation).
-func Serialization(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "40001" || pe.Code == "40P01"
-	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == 1213 || me.Number == 1205 || me.Number == 1020
-	}
-	return false
 }
 
 // stmt is one statement of a script on a worker's connection.
@@ -146,7 +128,7 @@ func (w *worker) Event(ctx context.Context) (engine.Outcome, error) {
 		}
 		cancel()
 	}
-	if Serialization(err) {
+	if client.Serialization(err) {
 		if w.tries++; w.tries < w.wl.MaxTries {
 			w.retry = w.cur
 		} else {
