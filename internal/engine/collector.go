@@ -301,7 +301,7 @@ func summarize(h *hdrhistogram.Histogram) result.Latency {
 	}
 	return result.Latency{
 		Count: h.TotalCount(), Min: float64(h.Min()), Mean: h.Mean(),
-		P50: float64(h.ValueAtQuantile(50)), P95: float64(h.ValueAtQuantile(95)),
+		P50: float64(h.ValueAtQuantile(50)), P90: float64(h.ValueAtQuantile(90)), P95: float64(h.ValueAtQuantile(95)),
 		P99: float64(h.ValueAtQuantile(99)), P999: float64(h.ValueAtQuantile(99.9)), Max: float64(h.Max()),
 	}
 }

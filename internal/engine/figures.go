@@ -42,7 +42,7 @@ func init() {
 		result.Metric{Name: "starved_1s", Max: 1e6, Unit: "connections", Per: "s", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "the most connections that completed nothing in one second"},
 	)
-	result.RegisterForm(result.Form{Names: []string{"KIND/s", "KIND.p50", "KIND.p95", "KIND.p99", "KIND.max"}, Metric: OpMetric})
+	result.RegisterForm(result.Form{Names: []string{"KIND/s", "KIND.p50", "KIND.p90", "KIND.p95", "KIND.p99", "KIND.max"}, Metric: OpMetric})
 }
 
 // The stall figures of a run (SetStalls).
@@ -102,6 +102,8 @@ func OpMetric(name string) (result.Metric, bool) {
 	switch q {
 	case "p50":
 		f = func(l result.Latency) float64 { return l.P50 }
+	case "p90":
+		f = func(l result.Latency) float64 { return l.P90 }
 	case "p95":
 		f = func(l result.Latency) float64 { return l.P95 }
 	case "p99":

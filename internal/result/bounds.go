@@ -129,7 +129,7 @@ func figuresOf(r Run) []figureCheck {
 		for _, f := range []struct {
 			n string
 			v float64
-		}{{"min_us", l.Min}, {"mean_us", l.Mean}, {"p50_us", l.P50}, {"p95_us", l.P95}, {"p99_us", l.P99}, {"p999_us", l.P999}, {"max_us", l.Max}} {
+		}{{"min_us", l.Min}, {"mean_us", l.Mean}, {"p50_us", l.P50}, {"p90_us", l.P90}, {"p95_us", l.P95}, {"p99_us", l.P99}, {"p999_us", l.P999}, {"max_us", l.Max}} {
 			add(at+"."+f.n, f.v, lat)
 		}
 	}

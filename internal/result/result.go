@@ -30,6 +30,7 @@ type Latency struct {
 	Min   float64 `json:"min_us"`
 	Mean  float64 `json:"mean_us"`
 	P50   float64 `json:"p50_us"`
+	P90   float64 `json:"p90_us,omitempty"` // TPC-C's limits are on it (0 in runs stored before it)
 	P95   float64 `json:"p95_us"`
 	P99   float64 `json:"p99_us"`
 	P999  float64 `json:"p999_us"`
@@ -716,7 +717,7 @@ func (r Run) Check() error {
 		for _, f := range []struct {
 			n string
 			v float64
-		}{{"min", l.Min}, {"mean", l.Mean}, {"p50", l.P50}, {"p95", l.P95}, {"p99", l.P99}, {"p99.9", l.P999}, {"max", l.Max}, {"count", float64(l.Count)}} {
+		}{{"min", l.Min}, {"mean", l.Mean}, {"p50", l.P50}, {"p90", l.P90}, {"p95", l.P95}, {"p99", l.P99}, {"p99.9", l.P999}, {"max", l.Max}, {"count", float64(l.Count)}} {
 			if err := bad(what+" "+f.n, f.v); err != nil {
 				return err
 			}
