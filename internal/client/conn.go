@@ -65,6 +65,16 @@ type Stmt interface {
 	// allocation per integer beyond 255 before the call is even made.
 	ExecArgs(ctx context.Context, args []Arg) (int64, error)
 	QueryArgs(ctx context.Context, args []Arg) (int64, error)
+	// QueryEach runs the statement with args and calls each for every row
+	// it returns, in order; it returns how many rows it returned (all are
+	// read even if each has seen enough). r is valid only until each
+	// returns, and each must not run statements on this connection (the
+	// reply is still being read). On the lean path nothing is allocated
+	// once warm, provided each is made once and reused: a closure written
+	// in the call allocates (an interface method's argument escapes)
+	// when it captures variables. Rows before an error mid-statement are
+	// handed to each, and the error returned with their count.
+	QueryEach(ctx context.Context, args []Arg, each func(r *Values)) (int64, error)
 }
 
 // Dial opens one dedicated connection to e. A refusal that comes from a
@@ -250,6 +260,7 @@ type myConn struct {
 	cancel    canceller
 	nv        []driver.NamedValue // argument buffer, reused
 	dest      []driver.Value      // row buffer, reused
+	vals      Values              // QueryEach's row on the driver's path, reused
 	w         *myWire             // the lean path; nil with Options.Driver
 }
 
@@ -295,11 +306,12 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 	case m.noPrepare:
 		return &stmt{cancel: &m.cancel, k: driverText{m, q}}, nil
 	case m.w != nil:
-		id, n, err := m.w.prepare(q)
-		if err != nil {
+		k := &myLean{w: m.w}
+		if k.id, k.nparams, err = m.w.prepare(q, &k.cols); err != nil {
 			return nil, err
 		}
-		return &stmt{cancel: &m.cancel, buf: &m.w.args, k: &myLean{w: m.w, id: id, nparams: n}}, nil
+		k.rows = myRows{binary: true, cols: &k.cols, v: &m.w.vals}
+		return &stmt{cancel: &m.cancel, buf: &m.w.args, k: k}, nil
 	}
 	s, err := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
 	if err != nil {
@@ -352,6 +364,28 @@ func (m *myConn) text(ctx context.Context, q string, p params, query bool) (int6
 	return res.RowsAffected()
 }
 
+// textEach runs q as a text statement through the driver and hands its
+// rows to each (the lean path's text statements are leanText's).
+func (m *myConn) textEach(ctx context.Context, q string, p params, each func(*Values)) (int64, error) {
+	nv, err := m.named(p)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := m.c.(driver.QueryerContext).QueryContext(ctx, q, nv)
+	if err == driver.ErrSkip { // arguments without client-side interpolation
+		s, perr := m.c.(driver.ConnPrepareContext).PrepareContext(ctx, q)
+		if perr != nil {
+			return 0, perr
+		}
+		defer s.Close()
+		return myPrepared{m, s}.each(ctx, p, each)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.eachRow(rows, each)
+}
+
 func (m *myConn) Begin(ctx context.Context) error    { _, err := m.Exec(ctx, "BEGIN"); return err }
 func (m *myConn) Commit(ctx context.Context) error   { _, err := m.Exec(ctx, "COMMIT"); return err }
 func (m *myConn) Rollback(ctx context.Context) error { _, err := m.Exec(ctx, "ROLLBACK"); return err }
@@ -377,6 +411,32 @@ func (m *myConn) drain(rows driver.Rows) (int64, error) {
 		n++
 	}
 	clear(dest) // drop references to row data
+	return n, rows.Close()
+}
+
+// eachRow reads every row, as drain does, and hands each to each as text.
+func (m *myConn) eachRow(rows driver.Rows, each func(*Values)) (int64, error) {
+	if n := len(rows.Columns()); cap(m.dest) < n {
+		m.dest = make([]driver.Value, n)
+	}
+	dest := m.dest[:len(rows.Columns())]
+	var n int64
+	for {
+		err := rows.Next(dest)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rows.Close()
+			clear(dest)
+			return n, err
+		}
+		n++
+		m.vals.driverRow(dest)
+		each(&m.vals)
+	}
+	clear(dest)
+	clear(m.vals.cols[:cap(m.vals.cols)])
 	return n, rows.Close()
 }
 
@@ -406,12 +466,26 @@ func (k myPrepared) run(ctx context.Context, p params, query bool) (int64, error
 	return r.RowsAffected()
 }
 
+func (k myPrepared) each(ctx context.Context, p params, each func(*Values)) (int64, error) {
+	nv, err := k.c.named(p)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := k.s.(driver.StmtQueryContext).QueryContext(ctx, nv)
+	if err != nil {
+		return 0, err
+	}
+	return k.c.eachRow(rows, each)
+}
+
 // myLean is a server-side prepared statement run by the lean path.
 type myLean struct {
 	w       *myWire
 	id      uint32
 	nparams int
-	types   []byte // the parameter types the server has (see myWire.execute)
+	types   []byte  // the parameter types the server has (see myWire.execute)
+	cols    []myCol // the result's columns, from the prepare or the last execution that sent them
+	rows    myRows  // where the rows go: kept columns only, or each row too (QueryEach)
 }
 
 func (k *myLean) run(_ context.Context, p params, query bool) (int64, error) {
@@ -419,8 +493,19 @@ func (k *myLean) run(_ context.Context, p params, query bool) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	affected, rows, err := k.w.execute(k.id, k.nparams, &k.types, args)
+	affected, rows, err := k.w.execute(k.id, k.nparams, &k.types, args, &k.rows)
 	return pick(query, affected, rows, err)
+}
+
+func (k *myLean) each(_ context.Context, p params, each func(*Values)) (int64, error) {
+	args, err := p.typed()
+	if err != nil {
+		return 0, err
+	}
+	k.rows.each = each
+	_, rows, err := k.w.execute(k.id, k.nparams, &k.types, args, &k.rows)
+	k.rows.each = nil
+	return rows, err
 }
 
 // textRequest begins a text statement (COM_QUERY), to which the caller
@@ -436,6 +521,17 @@ func (m *myWire) sendText(b []byte) (affected, rows int64, err error) {
 		return 0, 0, err
 	}
 	return m.reply()
+}
+
+// sendTextEach sends the text statement b and hands its rows to each.
+func (m *myWire) sendTextEach(b []byte, each func(*Values)) (int64, error) {
+	if err := m.send(b); err != nil {
+		return 0, err
+	}
+	m.trows = myRows{cols: &m.tcols, v: &m.vals, each: each}
+	_, rows, err := m.result(&m.trows)
+	m.trows.each = nil
+	return rows, err
 }
 
 // ---- PostgreSQL: pgx's own connection -----------------------------------------
@@ -475,6 +571,7 @@ type pgConn struct {
 	noPrepare bool
 	n         int
 	cancel    canceller
+	vals      Values  // QueryEach's row on pgx's path: its raw values, referenced
 	w         *pgWire // the lean path; nil with Options.Driver
 }
 
@@ -525,6 +622,12 @@ func (p *pgConn) text(ctx context.Context, q string, a params, query bool) (int6
 	return pgPrepared{p, q}.run(ctx, a, query)
 }
 
+// textEach runs q as a text statement through pgx and hands its rows to
+// each (the lean path's text statements are leanText's).
+func (p *pgConn) textEach(ctx context.Context, q string, a params, each func(*Values)) (int64, error) {
+	return pgPrepared{p, q}.each(ctx, a, each)
+}
+
 func drainPg(rows pgx.Rows) (int64, error) {
 	var n int64
 	for rows.Next() {
@@ -564,6 +667,28 @@ func (k pgPrepared) run(ctx context.Context, a params, query bool) (int64, error
 	return tag.RowsAffected(), err
 }
 
+// textResults asks pgx for every column in the text format, the server's
+// own text (a prepared statement's are otherwise binary where pgx knows
+// the type).
+var textResults = pgx.QueryResultFormats{pgx.TextFormatCode}
+
+func (k pgPrepared) each(ctx context.Context, a params, each func(*Values)) (int64, error) {
+	args := append([]any{textResults}, a.values()...)
+	rows, err := k.p.c.Query(ctx, k.sql, args...)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for rows.Next() {
+		n++
+		k.p.vals.cols = rows.RawValues()
+		each(&k.p.vals)
+	}
+	k.p.vals.cols = nil
+	rows.Close()
+	return n, rows.Err()
+}
+
 // pgLean is a server-side prepared statement run by the lean path.
 type pgLean struct {
 	w       *pgWire
@@ -576,8 +701,17 @@ func (k *pgLean) run(_ context.Context, p params, query bool) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	affected, rows, err := k.w.execute(k.name, k.nparams, args)
+	affected, rows, err := k.w.execute(k.name, k.nparams, args, nil)
 	return pick(query, affected, rows, err)
+}
+
+func (k *pgLean) each(_ context.Context, p params, each func(*Values)) (int64, error) {
+	args, err := p.typed()
+	if err != nil {
+		return 0, err
+	}
+	_, rows, err := k.w.execute(k.name, k.nparams, args, each)
+	return rows, err
 }
 
 // textRequest begins a text statement: its text, which query wraps in a
@@ -588,7 +722,13 @@ func (p *pgWire) textRequest() []byte { return p.buf[:0] }
 func (p *pgWire) keepText(b []byte) { p.buf = b }
 
 // sendText sends the text statement b, which textRequest began.
-func (p *pgWire) sendText(b []byte) (affected, rows int64, err error) { return p.query(b) }
+func (p *pgWire) sendText(b []byte) (affected, rows int64, err error) { return p.query(b, nil) }
+
+// sendTextEach sends the text statement b and hands its rows to each.
+func (p *pgWire) sendTextEach(b []byte, each func(*Values)) (int64, error) {
+	_, rows, err := p.query(b, each)
+	return rows, err
+}
 
 // ---- statements: one type, a kind per path -------------------------------------
 
@@ -606,6 +746,8 @@ type stmt struct {
 // returned (Query) or affected (Exec).
 type kind interface {
 	run(ctx context.Context, p params, query bool) (int64, error)
+	// each runs a query and hands its rows to each (QueryEach).
+	each(ctx context.Context, p params, each func(*Values)) (int64, error)
 }
 
 func (s *stmt) Exec(ctx context.Context, args ...any) (int64, error) {
@@ -621,6 +763,19 @@ func (s *stmt) QueryArgs(ctx context.Context, args []Arg) (int64, error) {
 	return s.do(ctx, params{args: args}, true)
 }
 
+func (s *stmt) QueryEach(ctx context.Context, args []Arg, each func(r *Values)) (int64, error) {
+	if each == nil {
+		return s.QueryArgs(ctx, args)
+	}
+	ctx, err := s.cancel.arm(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.k.each(ctx, params{args: args}, each)
+	s.cancel.done()
+	return n, err
+}
+
 func (s *stmt) do(ctx context.Context, p params, query bool) (int64, error) {
 	ctx, err := s.cancel.arm(ctx)
 	if err != nil {
@@ -634,6 +789,7 @@ func (s *stmt) do(ctx context.Context, p params, query bool) (int64, error) {
 // texter is a connection's text statement, armed (myConn.text, pgConn.text).
 type texter interface {
 	text(ctx context.Context, q string, p params, query bool) (int64, error)
+	textEach(ctx context.Context, q string, p params, each func(*Values)) (int64, error)
 }
 
 // runText is a connection's Exec and Query: arm the cancellation, run q.
@@ -658,11 +814,16 @@ func (k driverText) run(ctx context.Context, p params, query bool) (int64, error
 	return k.c.text(ctx, k.q, p, query)
 }
 
+func (k driverText) each(ctx context.Context, p params, each func(*Values)) (int64, error) {
+	return k.c.textEach(ctx, k.q, p, each)
+}
+
 // textWire is the lean path's side of a text statement on one protocol.
 type textWire interface {
 	textRequest() []byte
 	keepText(b []byte)
 	sendText(b []byte) (affected, rows int64, err error)
+	sendTextEach(b []byte, each func(*Values)) (rows int64, err error)
 }
 
 // leanText is a text statement of the lean path (--no-prepare): its text
@@ -691,6 +852,22 @@ func (k *leanText) run(ctx context.Context, p params, query bool) (int64, error)
 	}
 	affected, rows, err := k.w.sendText(b)
 	return pick(query, affected, rows, err)
+}
+
+func (k *leanText) each(ctx context.Context, p params, each func(*Values)) (int64, error) {
+	args, err := p.typed()
+	if err != nil {
+		return 0, err
+	}
+	if len(args) != k.t.n {
+		return 0, fmt.Errorf("the statement takes %d arguments, got %d", k.t.n, len(args))
+	}
+	b, ok := k.t.appendText(k.p, k.w.textRequest(), args)
+	k.w.keepText(b)
+	if !ok {
+		return k.c.textEach(ctx, k.t.q, p, each)
+	}
+	return k.w.sendTextEach(b, each)
 }
 
 // params are a statement's arguments as its caller gave them: typed

@@ -28,13 +28,16 @@ type myWire struct {
 	ext    uint32 // MariaDB's extended capabilities, likewise
 	rbuf   []byte // read buffer; rbuf[r:w] is read and not yet taken
 	r, w   int
-	grow   bool   // the last read filled rbuf: double it at the next fill
-	wbuf   []byte // the request being written
-	big    []byte // a packet of 16 MB or more, joined from its pieces (rare)
-	seq    uint8  // the sequence number the next packet must carry
-	status uint16 // the server status of the last OK or EOF packet
-	args   []Arg  // Exec's and Query's arguments, converted (reused)
-	broken error  // set when the connection is unusable; returned from then on
+	grow   bool    // the last read filled rbuf: double it at the next fill
+	wbuf   []byte  // the request being written
+	big    []byte  // a packet of 16 MB or more, joined from its pieces (rare)
+	seq    uint8   // the sequence number the next packet must carry
+	status uint16  // the server status of the last OK or EOF packet
+	args   []Arg   // Exec's and Query's arguments, converted (reused)
+	broken error   // set when the connection is unusable; returned from then on
+	vals   Values  // QueryEach's row, reused
+	tcols  []myCol // a text statement's result columns (QueryEach), reused
+	trows  myRows  // where a text statement's rows go (QueryEach)
 }
 
 // Capability flags (https://dev.mysql.com/doc/dev/mysql-server/latest/group__group__cs__capabilities__flags.html,
@@ -305,7 +308,28 @@ func (m *myWire) ok(p []byte) int64 {
 
 // reply reads a command's whole reply (every result if there are several)
 // and returns the rows affected and the rows returned.
-func (m *myWire) reply() (affected, rows int64, err error) {
+func (m *myWire) reply() (affected, rows int64, err error) { return m.result(nil) }
+
+// myRows is where a reply's rows go when the caller reads them
+// (QueryEach); result discards them when it or its each is nil.
+type myRows struct {
+	binary bool     // COM_STMT_EXECUTE's binary rows, else the text protocol's
+	cols   *[]myCol // the columns: a prepared statement's, kept from one execution to the next
+	v      *Values
+	each   func(*Values) // nil: the rows are discarded (a prepared statement's columns still kept)
+}
+
+// myCol is what the lean path keeps of a result column: enough to write
+// its values as text.
+type myCol struct {
+	typ      byte
+	unsigned bool
+	decimals byte
+}
+
+// result reads a command's whole reply, as reply does, and hands each row
+// to rs when it is not nil.
+func (m *myWire) result(rs *myRows) (affected, rows int64, err error) {
 	for {
 		p, err := m.next()
 		if err != nil {
@@ -340,7 +364,15 @@ func (m *myWire) reply() (affected, rows int64, err error) {
 		if m.ext&myCacheMetadata != 0 && n < len(p) {
 			meta = p[n] == 1
 		}
-		if meta {
+		// The columns are read when the rows are (QueryEach), and kept when
+		// MariaDB sends a prepared statement's anew (they changed), for a
+		// later execution to which it sends none.
+		var cols []myCol
+		if rs != nil && (rs.each != nil || meta && m.ext&myCacheMetadata != 0) {
+			if cols, err = m.columns(rs.cols, int(ncols), meta); err != nil {
+				return affected, rows, err
+			}
+		} else if meta {
 			for range ncols {
 				if _, err := m.next(); err != nil {
 					return affected, rows, err
@@ -368,12 +400,74 @@ func (m *myWire) reply() (affected, rows int64, err error) {
 			if p[0] == 0xff {
 				return affected, rows, errPacket(p)
 			}
+			if rs != nil && rs.each != nil {
+				ok := false
+				if rs.binary {
+					ok = rs.v.binaryRow(cols, p)
+				} else {
+					ok = rs.v.textRow(cols, p)
+				}
+				if !ok {
+					return affected, rows, m.lost(fmt.Errorf("mysql: malformed row of %d columns", len(cols)))
+				}
+				rs.each(rs.v)
+			}
 			rows++
 		}
 		if m.status&myMoreResults == 0 {
 			return affected, rows, nil
 		}
 	}
+}
+
+// columns reads a result set's n column definitions into *cols when the
+// server sends them, and returns the columns: those it kept when MariaDB
+// has them cached (sent with the prepare or an earlier execution).
+func (m *myWire) columns(cols *[]myCol, n int, meta bool) ([]myCol, error) {
+	if !meta {
+		if len(*cols) != n {
+			return nil, m.lost(fmt.Errorf("mysql: %d columns cached, %d in the result", len(*cols), n))
+		}
+		return *cols, nil
+	}
+	c := (*cols)[:0]
+	for range n {
+		p, err := m.next()
+		if err != nil {
+			return nil, err
+		}
+		col, ok := parseColumn(p)
+		if !ok {
+			return nil, m.lost(errors.New("mysql: malformed column definition"))
+		}
+		c = append(c, col)
+	}
+	*cols = c
+	return c, nil
+}
+
+// parseColumn reads a column definition packet: six length-encoded strings
+// (catalog, schema, table and its original name, the column's name and
+// its original), then fixed-length fields: their length (0x0c), the
+// character set (2 bytes), the column's length (4), type (1), flags (2)
+// and decimals (1).
+func parseColumn(p []byte) (myCol, bool) {
+	pos := 0
+	for range 6 {
+		if pos >= len(p) {
+			return myCol{}, false
+		}
+		n, k := lenenc(p[pos:])
+		if n > uint64(len(p)) {
+			return myCol{}, false
+		}
+		pos += k + int(n)
+	}
+	if pos+11 > len(p) {
+		return myCol{}, false
+	}
+	const unsigned = 0x20 // UNSIGNED_FLAG
+	return myCol{typ: p[pos+7], unsigned: binary.LittleEndian.Uint16(p[pos+8:])&unsigned != 0, decimals: p[pos+10]}, true
 }
 
 // query runs q as a text statement (COM_QUERY).
@@ -393,8 +487,9 @@ func (m *myWire) queryString(q string) (affected, rows int64, err error) {
 	return m.reply()
 }
 
-// prepare sends COM_STMT_PREPARE and reads the statement's id and counts.
-func (m *myWire) prepare(q string) (id uint32, nparams int, err error) {
+// prepare sends COM_STMT_PREPARE and reads the statement's id, its
+// parameter count and its result columns (into *cols).
+func (m *myWire) prepare(q string, cols *[]myCol) (id uint32, nparams int, err error) {
 	if err := m.send(append(m.start(0x16), q...)); err != nil {
 		return 0, 0, err
 	}
@@ -411,13 +506,20 @@ func (m *myWire) prepare(q string) (id uint32, nparams int, err error) {
 	id = binary.LittleEndian.Uint32(p[1:])
 	ncols := int(binary.LittleEndian.Uint16(p[5:]))
 	nparams = int(binary.LittleEndian.Uint16(p[7:]))
-	for _, n := range []int{nparams, ncols} {
+	*cols = (*cols)[:0]
+	for i, n := range []int{nparams, ncols} {
 		if n == 0 {
 			continue
 		}
-		for range n {
-			if _, err := m.next(); err != nil {
+		if i == 1 {
+			if _, err := m.columns(cols, n, true); err != nil {
 				return 0, 0, err
+			}
+		} else {
+			for range n {
+				if _, err := m.next(); err != nil {
+					return 0, 0, err
+				}
 			}
 		}
 		if !m.deprecateEOF() {
@@ -443,7 +545,9 @@ const (
 // whenever they change, as libmariadb sends them: the server keeps the
 // last ones (*types holds what it was sent; nil after a failure, so that
 // they go again).
-func (m *myWire) execute(id uint32, nparams int, types *[]byte, args []Arg) (affected, rows int64, err error) {
+//
+// With rs set, the rows go to rs (QueryEach).
+func (m *myWire) execute(id uint32, nparams int, types *[]byte, args []Arg, rs *myRows) (affected, rows int64, err error) {
 	if len(args) != nparams {
 		return 0, 0, fmt.Errorf("the statement takes %d arguments, got %d", nparams, len(args))
 	}
@@ -503,7 +607,7 @@ func (m *myWire) execute(id uint32, nparams int, types *[]byte, args []Arg) (aff
 		*types = nil
 		return 0, 0, err
 	}
-	affected, rows, err = m.reply()
+	affected, rows, err = m.result(rs)
 	if err != nil {
 		*types = nil
 	}

@@ -36,6 +36,7 @@ type pgWire struct {
 	wbuf   []byte   // the messages being sent
 	args   []Arg    // Exec's and Query's arguments, converted (reused)
 	text   bool     // standard_conforming_strings is on: text statements may carry quoted arguments
+	row    Values   // QueryEach's row: a DataRow's values, referenced
 	broken error
 }
 
@@ -69,8 +70,9 @@ func (p *pgWire) write(b []byte) error {
 
 // execute runs prepared statement name with args, as text parameters, and
 // reads its reply: the rows affected (the command tag's count: for a
-// SELECT, the rows it returned) and the rows returned.
-func (p *pgWire) execute(name string, nparams int, args []Arg) (affected, rows int64, err error) {
+// SELECT, the rows it returned) and the rows returned, each handed to
+// each if it is not nil.
+func (p *pgWire) execute(name string, nparams int, args []Arg, each func(*Values)) (affected, rows int64, err error) {
 	if len(args) != nparams {
 		return 0, 0, fmt.Errorf("the statement takes %d arguments, got %d", nparams, len(args))
 	}
@@ -109,13 +111,14 @@ func (p *pgWire) execute(name string, nparams int, args []Arg) (affected, rows i
 	if err := p.write(b); err != nil {
 		return 0, 0, err
 	}
-	return p.reply()
+	return p.result(each)
 }
 
-// query runs q as a simple-protocol statement. The Query message is
-// written by hand from bytes: pgproto3.Query holds a string, which a
-// statement built in a reused buffer would have to be copied into.
-func (p *pgWire) query(q []byte) (affected, rows int64, err error) {
+// query runs q as a simple-protocol statement, handing its rows to each
+// if it is not nil. The Query message is written by hand from bytes:
+// pgproto3.Query holds a string, which a statement built in a reused
+// buffer would have to be copied into.
+func (p *pgWire) query(q []byte, each func(*Values)) (affected, rows int64, err error) {
 	b := append(p.wbuf[:0], 'Q', 0, 0, 0, 0)
 	b = append(b, q...)
 	b = append(b, 0)
@@ -124,7 +127,7 @@ func (p *pgWire) query(q []byte) (affected, rows int64, err error) {
 	if err := p.write(b); err != nil {
 		return 0, 0, err
 	}
-	return p.reply()
+	return p.result(each)
 }
 
 func (p *pgWire) queryString(q string) (affected, rows int64, err error) {
@@ -141,7 +144,11 @@ func (p *pgWire) queryString(q string) (affected, rows int64, err error) {
 
 // reply reads messages until ReadyForQuery; the first error the server
 // reports is returned once the connection is ready again.
-func (p *pgWire) reply() (affected, rows int64, err error) {
+func (p *pgWire) reply() (affected, rows int64, err error) { return p.result(nil) }
+
+// result reads a reply as reply does, and hands each row to each if it is
+// not nil: a DataRow's values, referenced where pgproto3 decoded them.
+func (p *pgWire) result(each func(*Values)) (affected, rows int64, err error) {
 	var first error
 	for {
 		msg, err := p.fe.Receive()
@@ -151,6 +158,11 @@ func (p *pgWire) reply() (affected, rows int64, err error) {
 		switch m := msg.(type) {
 		case *pgproto3.DataRow:
 			rows++
+			if each != nil {
+				p.row.cols = m.Values
+				each(&p.row)
+				p.row.cols = nil
+			}
 		case *pgproto3.CommandComplete:
 			affected += tagRows(m.CommandTag)
 		case *pgproto3.ErrorResponse:
