@@ -40,6 +40,7 @@ var layer = map[string]int{
 	// The suites.
 	"internal/workload/sysbench": 4, "internal/workload/ibench": 4, "internal/workload/dbbench": 4,
 	"internal/workload/script": 4,
+	"internal/workload/tpcc": 4,
 	// Servers qpslab did not start.
 	"internal/target": 4,
 	// Orchestrating runs, importing others' results, keeping results,

@@ -1,0 +1,604 @@
+package tpcc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/engine"
+	"github.com/qpslab/qpslab/internal/suite"
+)
+
+// The five transactions, in the order of their mix (Options.Mix) and their
+// operation kinds' names (the engine's KIND/s, KIND.p90 …).
+const (
+	txNewOrder = iota
+	txPayment
+	txOrderStatus
+	txDelivery
+	txStockLevel
+	nTx
+)
+
+// Kinds are the transactions' operation kinds, as the figures name them.
+var Kinds = [nTx]string{"new-order", "payment", "order-status", "delivery", "stock-level"}
+
+// RollbackKind is the operation kind of the New-Orders that rolled back
+// on their unused item (clause 2.4.2.3): 1 % of them.
+const RollbackKind = "new-order-rollback"
+
+// Workload runs TPC-C's terminals; it is an engine.Workload.
+type Workload struct {
+	Protocol   client.Protocol
+	Dial       func(ctx context.Context) (client.Conn, error)
+	Warehouses int64
+	Mix        [nTx]int // percent of each transaction
+	MaxTries   int
+	Wait       bool // keying and think times (clause 5.2.5)
+	Seed       uint64
+}
+
+var (
+	_ engine.Workload   = (*Workload)(nil)
+	_ engine.Classifier = (*Workload)(nil)
+	_ engine.Scheduler  = (*waiting)(nil)
+)
+
+// NewWorker makes terminal id: its home warehouse is id % W + 1, its
+// district for Stock-Level id / W % 10 + 1 (clause 2.8.1.1: a terminal's
+// own district), and its random stream the run's seed and id, so that
+// every label runs the same inputs.
+func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error) {
+	conn, err := wl.Dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tpcc terminal %d: connect: %w", id, err)
+	}
+	_, run := constsFor(wl.Seed)
+	t := &terminal{wl: wl, conn: conn, r: newRand(wl.Seed, uint64(id)+1<<32), c: run,
+		w: int64(id)%wl.Warehouses + 1, d: int64(id)/wl.Warehouses%Districts + 1, next: -1}
+	if wl.Wait {
+		return &waiting{terminal: t}, nil
+	}
+	return t, nil
+}
+
+// Classify: serialization failures and deadlocks are retryable (the
+// terminal tries the same inputs again, up to MaxTries), a dead connection
+// ends the run, anything else is fatal.
+func (wl *Workload) Classify(err error) engine.ErrorClass {
+	switch {
+	case client.Serialization(err):
+		return engine.Retryable
+	case client.ConnectionLost(err):
+		return engine.ConnectionLost
+	}
+	return engine.Fatal
+}
+
+// line is one item of a New-Order.
+type line struct{ item, supply, qty int64 }
+
+// input is one transaction's inputs (clause 2.x.1), kept for its retries.
+type input struct {
+	tx        int
+	d, c      int64 // district, customer id
+	byName    bool
+	last      int64 // C_LAST's number, when byName
+	cw, cd    int64 // Payment's customer's warehouse and district
+	amount    int64 // Payment's H_AMOUNT in cents
+	lines     []line
+	rollback  bool
+	allLocal  int64
+	carrier   int64
+	threshold int64
+}
+
+type terminal struct {
+	wl    *Workload
+	conn  client.Conn
+	r     *rand.Rand
+	c     consts
+	w, d  int64
+	stmts [nStatements]client.Stmt
+	args  []client.Arg
+	vals  client.Values
+	in    input
+	retry bool
+	tries int
+	next  int // the transaction Next picked (-1: none)
+	o     engine.Outcome
+	parts []engine.Part
+	buf   []byte // a statement's text argument (a last name, an amount)
+	amt   []byte // Payment's amount, as text
+	ids   []int64
+	data  []byte // S_DIST_xx, C_DATA, H_DATA
+	wName []byte
+	dName []byte
+}
+
+func (t *terminal) Close() error { return t.conn.Close() }
+
+// pick draws the next transaction by the mix's weights.
+func (t *terminal) pick() int {
+	x := t.r.IntN(100)
+	for k, p := range t.wl.Mix {
+		if x < p {
+			return k
+		}
+		x -= p
+	}
+	return txNewOrder
+}
+
+// draw makes the inputs of transaction tx (clause 2.4.1, 2.5.1, 2.6.1,
+// 2.7.1, 2.8.1).
+func (t *terminal) draw(tx int) {
+	in := &t.in
+	*in = input{tx: tx, lines: in.lines[:0]}
+	r, W := t.r, t.wl.Warehouses
+	other := func() int64 { // a warehouse other than home
+		o := between(r, 1, W-1)
+		if o >= t.w {
+			o++
+		}
+		return o
+	}
+	customer := func() {
+		if in.byName = r.IntN(100) < 60; in.byName {
+			in.last = t.c.lastNameNum(r)
+		} else {
+			in.c = t.c.customerID(r)
+		}
+	}
+	switch tx {
+	case txNewOrder:
+		in.d, in.c = between(r, 1, Districts), t.c.customerID(r)
+		n := between(r, minOrderLines, maxOrderLines)
+		in.rollback = r.IntN(100) == 0
+		in.allLocal = 1
+		for i := range n {
+			l := line{item: t.c.itemID(r), supply: t.w, qty: between(r, 1, 10)}
+			if W > 1 && r.IntN(100) == 0 {
+				l.supply, in.allLocal = other(), 0
+			}
+			if in.rollback && i == n-1 {
+				l.item = Items + 1 // unused: the transaction rolls back
+			}
+			in.lines = append(in.lines, l)
+		}
+	case txPayment:
+		in.d = between(r, 1, Districts)
+		in.cw, in.cd = t.w, in.d
+		if W > 1 && r.IntN(100) >= 85 {
+			in.cw, in.cd = other(), between(r, 1, Districts)
+		}
+		customer()
+		in.amount = between(r, 100, 500000)
+	case txOrderStatus:
+		in.d = between(r, 1, Districts)
+		customer()
+	case txDelivery:
+		in.carrier = between(r, 1, 10)
+	case txStockLevel:
+		in.d, in.threshold = t.d, between(r, 10, 20)
+	}
+}
+
+// Event runs one transaction: the one Next picked (with --wait), else one
+// drawn by the mix; after a serialization failure or deadlock, the same
+// inputs again, until MaxTries tries, after which it counts as failed
+// (suite.FailedKind's errors).
+func (t *terminal) Event(ctx context.Context) (engine.Outcome, error) {
+	if !t.retry {
+		tx := t.next
+		if tx < 0 {
+			tx = t.pick()
+		}
+		t.draw(tx)
+		t.tries = 0
+	}
+	t.next = -1
+	t.retry = false
+	t.parts = t.parts[:0]
+	t.o = engine.Outcome{Kind: Kinds[t.in.tx]}
+	var err error
+	switch t.in.tx {
+	case txNewOrder:
+		err = t.newOrder(ctx)
+	case txPayment:
+		err = t.payment(ctx)
+	case txOrderStatus:
+		err = t.orderStatus(ctx)
+	case txDelivery:
+		err = t.delivery(ctx)
+	case txStockLevel:
+		err = t.stockLevel(ctx)
+	}
+	if err != nil {
+		if !client.ConnectionLost(err) {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if rerr := t.conn.Rollback(rctx); rerr != nil && client.ConnectionLost(rerr) {
+				err = fmt.Errorf("%w (then ROLLBACK: %v)", err, rerr)
+			}
+			cancel()
+		}
+		if client.Serialization(err) {
+			if t.tries++; t.tries < t.wl.MaxTries {
+				t.retry = true
+			} else {
+				t.parts = append(t.parts, engine.Part{Kind: suite.FailedKind, Failed: true})
+			}
+		}
+		err = fmt.Errorf("%s: %w", Kinds[t.in.tx], err)
+	}
+	t.o.Parts = t.parts
+	return t.o, err
+}
+
+// stmt is statement k, prepared on first use.
+func (t *terminal) stmt(ctx context.Context, k int) (client.Stmt, error) {
+	if s := t.stmts[k]; s != nil {
+		return s, nil
+	}
+	s, err := t.conn.Prepare(ctx, statementSQL(t.wl.Protocol, k))
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", statementSQL(t.wl.Protocol, k), err)
+	}
+	t.stmts[k] = s
+	return s, nil
+}
+
+// a starts the arguments of the next statement.
+func (t *terminal) a(ints ...int64) {
+	t.args = t.args[:0]
+	for _, v := range ints {
+		t.args = append(t.args, client.Int(v))
+	}
+}
+
+// exec runs statement k with t.args and returns the rows it changed.
+func (t *terminal) exec(ctx context.Context, k int) (int64, error) {
+	s, err := t.stmt(ctx, k)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.ExecArgs(ctx, t.args)
+	t.o.Statements++
+	return n, err
+}
+
+// query runs statement k with t.args, each row to each, and returns the
+// rows it returned.
+func (t *terminal) query(ctx context.Context, k int, each func(v *client.Values)) (int64, error) {
+	s, err := t.stmt(ctx, k)
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.QueryEach(ctx, t.args, each)
+	t.o.Statements++
+	t.o.Rows += n
+	return n, err
+}
+
+// one runs query k, which must return one row, read by each.
+func (t *terminal) one(ctx context.Context, k int, what string, each func(v *client.Values)) error {
+	n, err := t.query(ctx, k, each)
+	if err == nil && n != 1 {
+		err = fmt.Errorf("%s: %d rows, want 1", what, n)
+	}
+	return err
+}
+
+// customerByName finds the customer of C_LAST number last in (w, d) as
+// clause 2.5.2.2 says: the customers of that name sorted by C_FIRST, the
+// one at position n/2 rounded up.
+func (t *terminal) customerByName(ctx context.Context, w, d, last int64) (int64, error) {
+	t.buf = appendLastName(t.buf[:0], last)
+	t.a(w, d)
+	t.args = append(t.args, client.Bytes(t.buf))
+	t.ids = t.ids[:0]
+	n, err := t.query(ctx, byName, func(v *client.Values) {
+		id, _ := v.Int(0)
+		t.ids = append(t.ids, id)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("no customer named %s in warehouse %d district %d", t.buf, w, d)
+	}
+	return t.ids[(n+1)/2-1], nil
+}
+
+// newOrder is the New-Order transaction (clause 2.4.2).
+func (t *terminal) newOrder(ctx context.Context) error {
+	in := &t.in
+	if err := t.conn.Begin(ctx); err != nil {
+		return err
+	}
+	var wTax, dTax, disc float64
+	var oid int64
+	var err error
+	t.a(t.w)
+	if err = t.one(ctx, noWarehouse, "warehouse", func(v *client.Values) { wTax, err = v.Float(0) }); err != nil {
+		return err
+	}
+	t.a(t.w, in.d)
+	if err = t.one(ctx, noDistrict, "district", func(v *client.Values) {
+		dTax, _ = v.Float(0)
+		oid, err = v.Int(1)
+	}); err != nil {
+		return err
+	}
+	t.a(oid+1, t.w, in.d)
+	if _, err = t.exec(ctx, noDistrictNext); err != nil {
+		return err
+	}
+	t.a(t.w, in.d, in.c)
+	if err = t.one(ctx, noCustomer, "customer", func(v *client.Values) { disc, _ = v.Float(0) }); err != nil {
+		return err
+	}
+	t.a(oid, in.d, t.w, in.c, int64(len(in.lines)), in.allLocal)
+	if _, err = t.exec(ctx, noOrder); err != nil {
+		return err
+	}
+	t.a(oid, in.d, t.w)
+	if _, err = t.exec(ctx, noNewOrder); err != nil {
+		return err
+	}
+	var total float64
+	for i, l := range in.lines {
+		var price float64
+		t.a(l.item)
+		n, err := t.query(ctx, noItem, func(v *client.Values) { price, _ = v.Float(0) })
+		if err != nil {
+			return err
+		}
+		if n == 0 { // the unused item: roll back (clause 2.4.2.3)
+			start := time.Now()
+			if err := t.conn.Rollback(ctx); err != nil {
+				return err
+			}
+			t.parts = append(t.parts, engine.Part{Kind: RollbackKind, Time: time.Since(start)})
+			return nil
+		}
+		var qty int64
+		t.a(l.item, l.supply)
+		if err := t.one(ctx, noStock+int(in.d)-1, "stock", func(v *client.Values) {
+			qty, _ = v.Int(0)
+			t.data = append(t.data[:0], v.Bytes(2)...)
+		}); err != nil {
+			return err
+		}
+		if qty >= l.qty+10 {
+			qty -= l.qty
+		} else {
+			qty += 91 - l.qty
+		}
+		remote := int64(0)
+		if l.supply != t.w {
+			remote = 1
+		}
+		t.a(qty, l.qty, remote, l.item, l.supply)
+		if _, err := t.exec(ctx, noStockUpdate); err != nil {
+			return err
+		}
+		amount := int64(float64(l.qty)*price*100 + 0.5)
+		total += float64(amount) / 100
+		t.buf = appendMoney(t.buf[:0], amount)
+		t.a(oid, in.d, t.w, int64(i+1), l.item, l.supply, l.qty)
+		t.args = append(t.args, client.Bytes(t.buf), client.Bytes(t.data))
+		if _, err := t.exec(ctx, noLine); err != nil {
+			return err
+		}
+	}
+	_ = total * (1 - disc) * (1 + wTax + dTax) // the order's total, as the terminal shows it
+	return t.conn.Commit(ctx)
+}
+
+// payment is the Payment transaction (clause 2.5.2).
+func (t *terminal) payment(ctx context.Context) error {
+	in := &t.in
+	if err := t.conn.Begin(ctx); err != nil {
+		return err
+	}
+	t.amt = appendMoney(t.amt[:0], in.amount)
+	t.args = append(t.args[:0], client.Bytes(t.amt), client.Int(t.w))
+	if _, err := t.exec(ctx, pWarehouseYTD); err != nil {
+		return err
+	}
+	t.a(t.w)
+	if err := t.one(ctx, pWarehouse, "warehouse", func(v *client.Values) { t.wName = append(t.wName[:0], v.Bytes(5)...) }); err != nil {
+		return err
+	}
+	t.args = append(t.args[:0], client.Bytes(t.amt), client.Int(t.w), client.Int(in.d))
+	if _, err := t.exec(ctx, pDistrictYTD); err != nil {
+		return err
+	}
+	t.a(t.w, in.d)
+	if err := t.one(ctx, pDistrict, "district", func(v *client.Values) { t.dName = append(t.dName[:0], v.Bytes(5)...) }); err != nil {
+		return err
+	}
+	c := in.c
+	if in.byName {
+		var err error
+		if c, err = t.customerByName(ctx, in.cw, in.cd, in.last); err != nil {
+			return err
+		}
+	}
+	bad := false
+	t.a(in.cw, in.cd, c)
+	if err := t.one(ctx, pCustomer, "customer", func(v *client.Values) { bad = string(v.Bytes(10)) == "BC" }); err != nil {
+		return err
+	}
+	if bad { // clause 2.5.2.2: C_DATA with this payment's facts in front, cut at 500
+		t.data = fmt.Appendf(t.data[:0], "%d %d %d %d %d %s | ", c, in.cd, in.cw, in.d, t.w, t.amt)
+		if err := t.one(ctx, pCustomerData, "customer", func(v *client.Values) { t.data = append(t.data, v.Bytes(0)...) }); err != nil {
+			return err
+		}
+		t.data = t.data[:min(len(t.data), 500)]
+		t.args = append(t.args[:0], client.Bytes(t.amt), client.Bytes(t.amt), client.Bytes(t.data), client.Int(in.cw), client.Int(in.cd), client.Int(c))
+		if _, err := t.exec(ctx, pCustomerBC); err != nil {
+			return err
+		}
+	} else {
+		t.args = append(t.args[:0], client.Bytes(t.amt), client.Bytes(t.amt), client.Int(in.cw), client.Int(in.cd), client.Int(c))
+		if _, err := t.exec(ctx, pCustomerGC); err != nil {
+			return err
+		}
+	}
+	t.data = append(append(append(t.data[:0], t.wName...), "    "...), t.dName...) // H_DATA
+	t.a(in.cd, in.cw, c, in.d, t.w)
+	t.args = append(t.args, client.Bytes(t.amt), client.Bytes(t.data[:min(len(t.data), 24)]))
+	if _, err := t.exec(ctx, pHistory); err != nil {
+		return err
+	}
+	return t.conn.Commit(ctx)
+}
+
+// orderStatus is the Order-Status transaction (clause 2.6.2): read only.
+func (t *terminal) orderStatus(ctx context.Context) error {
+	in := &t.in
+	if err := t.conn.Begin(ctx); err != nil {
+		return err
+	}
+	c := in.c
+	if in.byName {
+		var err error
+		if c, err = t.customerByName(ctx, t.w, in.d, in.last); err != nil {
+			return err
+		}
+	}
+	t.a(t.w, in.d, c)
+	if err := t.one(ctx, osCustomer, "customer", func(*client.Values) {}); err != nil {
+		return err
+	}
+	var oid int64
+	n, err := t.query(ctx, osOrder, func(v *client.Values) { oid, _ = v.Int(0) })
+	if err != nil {
+		return err
+	}
+	if n == 1 {
+		t.a(t.w, in.d, oid)
+		if _, err := t.query(ctx, osLines, func(*client.Values) {}); err != nil {
+			return err
+		}
+	}
+	return t.conn.Commit(ctx)
+}
+
+// delivery is the Delivery transaction (clause 2.7.4), its ten districts in
+// one database transaction: each district's oldest new order delivered.
+func (t *terminal) delivery(ctx context.Context) error {
+	in := &t.in
+	if err := t.conn.Begin(ctx); err != nil {
+		return err
+	}
+	for d := int64(1); d <= Districts; d++ {
+		var oid, cid int64
+		t.a(t.w, d)
+		n, err := t.query(ctx, dNewOrder, func(v *client.Values) { oid, _ = v.Int(0) })
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			continue // none to deliver in this district (clause 2.7.4.2)
+		}
+		t.a(t.w, d, oid)
+		if n, err = t.exec(ctx, dDelete); err != nil {
+			return err
+		}
+		if n == 0 {
+			continue // another Delivery took it
+		}
+		if err := t.one(ctx, dOrder, "order", func(v *client.Values) { cid, _ = v.Int(0) }); err != nil {
+			return err
+		}
+		t.a(in.carrier, t.w, d, oid)
+		if _, err := t.exec(ctx, dCarrier); err != nil {
+			return err
+		}
+		t.a(t.w, d, oid)
+		if _, err := t.exec(ctx, dLines); err != nil {
+			return err
+		}
+		t.buf = t.buf[:0]
+		if err := t.one(ctx, dSum, "order lines", func(v *client.Values) { t.buf = append(t.buf, v.Bytes(0)...) }); err != nil {
+			return err
+		}
+		if len(t.buf) == 0 {
+			t.buf = append(t.buf, '0')
+		}
+		t.args = append(t.args[:0], client.Bytes(t.buf), client.Int(t.w), client.Int(d), client.Int(cid))
+		if _, err := t.exec(ctx, dCustomer); err != nil {
+			return err
+		}
+	}
+	return t.conn.Commit(ctx)
+}
+
+// stockLevel is the Stock-Level transaction (clause 2.8.2): the items of
+// the district's last 20 orders whose stock is below the threshold.
+func (t *terminal) stockLevel(ctx context.Context) error {
+	in := &t.in
+	if err := t.conn.Begin(ctx); err != nil {
+		return err
+	}
+	var next int64
+	t.a(t.w, in.d)
+	if err := t.one(ctx, slDistrict, "district", func(v *client.Values) { next, _ = v.Int(0) }); err != nil {
+		return err
+	}
+	t.a(t.w, in.d, next, next-20, in.threshold)
+	if err := t.one(ctx, slCount, "stock count", func(*client.Values) {}); err != nil {
+		return err
+	}
+	return t.conn.Commit(ctx)
+}
+
+// waiting is a terminal with the specification's keying and think times
+// (clause 5.2.5.7, table 5.2.5.7): an engine.Scheduler whose Next waits
+// the think time of the transaction before and the keying time of the next,
+// so that response times count from the transaction's start.
+type waiting struct {
+	*terminal
+	think time.Duration
+	timer *time.Timer
+}
+
+// Keying times and mean think times per transaction (seconds).
+var keying = [nTx]float64{18, 3, 2, 2, 2}
+var thinkMean = [nTx]float64{12, 12, 10, 5, 5}
+
+func (w *waiting) Next(ctx context.Context) (time.Time, bool) {
+	if w.retry { // a retry goes at once
+		return time.Now(), ctx.Err() == nil
+	}
+	tx := w.pick()
+	w.next = tx
+	d := w.think + time.Duration(keying[tx]*float64(time.Second))
+	// Think time: negative exponential with the transaction's mean,
+	// truncated at 10 times it (clause 5.2.5.4).
+	th := min(-math.Log(1-w.r.Float64())*thinkMean[tx], 10*thinkMean[tx])
+	w.think = time.Duration(th * float64(time.Second))
+	if client.SleepOnLoop(ctx, time.Now().Add(d)) {
+		return time.Now(), ctx.Err() == nil
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	select {
+	case <-w.timer.C:
+		return time.Now(), true
+	case <-ctx.Done():
+		if !w.timer.Stop() {
+			<-w.timer.C
+		}
+		return time.Time{}, false
+	}
+}
