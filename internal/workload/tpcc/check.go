@@ -18,7 +18,7 @@ func checkLoaded(ctx context.Context, conn client.Conn, p client.Protocol, wareh
 	if err := owned.Verify(ctx, p, conn, tableNames); err != nil {
 		return fmt.Errorf("tpcc: %w", err)
 	}
-	rows, err := client.Text(ctx, conn, "SELECT warehouses, items FROM "+loadedTable)
+	rows, err := textRows(ctx, conn, "SELECT warehouses, items FROM "+loadedTable)
 	if err != nil {
 		return fmt.Errorf("tpcc: read %s: %w", loadedTable, err)
 	}
@@ -43,6 +43,26 @@ func checkLoaded(ctx context.Context, conn client.Conn, p client.Protocol, wareh
 	return nil
 }
 
+// textRows runs q, prepared (the lean path gives every value as the
+// server writes it: DECIMAL's digits, NULL as "NULL"), and returns its rows.
+func textRows(ctx context.Context, conn client.Conn, q string) ([][]string, error) {
+	st, err := conn.Prepare(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	_, err = st.QueryEach(ctx, nil, func(v *client.Values) {
+		row := make([]string, v.Len())
+		for i := range row {
+			if row[i] = "NULL"; !v.Null(i) {
+				row[i] = v.String(i)
+			}
+		}
+		out = append(out, row)
+	})
+	return out, err
+}
+
 // Check checks the consistency conditions of clause 3.3.2, 1 to 4, on the
 // whole database, and returns the first that fails, naming the warehouse
 // and district and the numbers:
@@ -55,7 +75,7 @@ func Check(ctx context.Context, conn client.Conn) error {
 	fail := func(n int, format string, args ...any) error {
 		return fmt.Errorf("TPC-C consistency condition 3.3.2.%d fails: "+format+" (the database is not as the transactions leave it: load it again)", append([]any{n}, args...)...)
 	}
-	rows, err := client.Text(ctx, conn, "SELECT w_id, w_ytd, (SELECT SUM(d_ytd) FROM district WHERE d_w_id = w_id) FROM warehouse ORDER BY w_id")
+	rows, err := textRows(ctx, conn, "SELECT w_id, w_ytd, (SELECT SUM(d_ytd) FROM district WHERE d_w_id = w_id) FROM warehouse ORDER BY w_id")
 	if err != nil {
 		return fmt.Errorf("tpcc: consistency 1: %w", err)
 	}
@@ -64,7 +84,7 @@ func Check(ctx context.Context, conn client.Conn) error {
 			return fail(1, "warehouse %s has W_YTD %s and its districts' D_YTD add to %s", r[0], r[1], r[2])
 		}
 	}
-	rows, err = client.Text(ctx, conn, `SELECT d_w_id, d_id, d_next_o_id,
+	rows, err = textRows(ctx, conn, `SELECT d_w_id, d_id, d_next_o_id,
  (SELECT MAX(o_id) FROM orders WHERE o_w_id = d_w_id AND o_d_id = d_id),
  (SELECT MAX(no_o_id) FROM new_order WHERE no_w_id = d_w_id AND no_d_id = d_id) FROM district ORDER BY d_w_id, d_id`)
 	if err != nil {
@@ -76,7 +96,7 @@ func Check(ctx context.Context, conn client.Conn) error {
 			return fail(2, "district %s of warehouse %s has D_NEXT_O_ID %s, max(O_ID) %s and max(NO_O_ID) %s", r[1], r[0], r[2], r[3], r[4])
 		}
 	}
-	rows, err = client.Text(ctx, conn, "SELECT no_w_id, no_d_id, MAX(no_o_id) - MIN(no_o_id) + 1, COUNT(*) FROM new_order GROUP BY no_w_id, no_d_id ORDER BY no_w_id, no_d_id")
+	rows, err = textRows(ctx, conn, "SELECT no_w_id, no_d_id, MAX(no_o_id) - MIN(no_o_id) + 1, COUNT(*) FROM new_order GROUP BY no_w_id, no_d_id ORDER BY no_w_id, no_d_id")
 	if err != nil {
 		return fmt.Errorf("tpcc: consistency 3: %w", err)
 	}
@@ -86,14 +106,14 @@ func Check(ctx context.Context, conn client.Conn) error {
 		}
 	}
 	lines := map[[2]string]string{}
-	rows, err = client.Text(ctx, conn, "SELECT ol_w_id, ol_d_id, COUNT(*) FROM order_line GROUP BY ol_w_id, ol_d_id")
+	rows, err = textRows(ctx, conn, "SELECT ol_w_id, ol_d_id, COUNT(*) FROM order_line GROUP BY ol_w_id, ol_d_id")
 	if err != nil {
 		return fmt.Errorf("tpcc: consistency 4: %w", err)
 	}
 	for _, r := range rows {
 		lines[[2]string{r[0], r[1]}] = r[2]
 	}
-	rows, err = client.Text(ctx, conn, "SELECT o_w_id, o_d_id, SUM(o_ol_cnt) FROM orders GROUP BY o_w_id, o_d_id ORDER BY o_w_id, o_d_id")
+	rows, err = textRows(ctx, conn, "SELECT o_w_id, o_d_id, SUM(o_ol_cnt) FROM orders GROUP BY o_w_id, o_d_id ORDER BY o_w_id, o_d_id")
 	if err != nil {
 		return fmt.Errorf("tpcc: consistency 4: %w", err)
 	}

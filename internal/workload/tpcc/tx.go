@@ -573,17 +573,22 @@ type waiting struct {
 var keying = [nTx]float64{18, 3, 2, 2, 2}
 var thinkMean = [nTx]float64{12, 12, 10, 5, 5}
 
+// thinkTime is a think time after transaction tx: negative exponential
+// with the transaction's mean, cut at 10 times it (clause 5.2.5.4).
+func thinkTime(r *rand.Rand, tx int) time.Duration {
+	return seconds(min(-math.Log(1-r.Float64())*thinkMean[tx], 10*thinkMean[tx]))
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
 func (w *waiting) Next(ctx context.Context) (time.Time, bool) {
 	if w.retry { // a retry goes at once
 		return time.Now(), ctx.Err() == nil
 	}
 	tx := w.pick()
 	w.next = tx
-	d := w.think + time.Duration(keying[tx]*float64(time.Second))
-	// Think time: negative exponential with the transaction's mean,
-	// truncated at 10 times it (clause 5.2.5.4).
-	th := min(-math.Log(1-w.r.Float64())*thinkMean[tx], 10*thinkMean[tx])
-	w.think = time.Duration(th * float64(time.Second))
+	d := w.think + seconds(keying[tx])
+	w.think = thinkTime(w.r, tx)
 	if client.SleepOnLoop(ctx, time.Now().Add(d)) {
 		return time.Now(), ctx.Err() == nil
 	}
