@@ -73,7 +73,7 @@ never compared. See docs/tpcc.md.`
 
 func (tpccSuite) Params() []suite.Param {
 	return append([]suite.Param{
-		{Name: "warehouses", Kind: suite.Int, Default: "1", Usage: "TPC-C's scale: warehouses loaded and run (about 100 MiB each on disk)"},
+		{Name: "warehouses", Kind: suite.Int, Default: "1", Usage: "TPC-C's scale: warehouses loaded and run (about 120 MiB each on disk)"},
 		{Name: "mix", Kind: suite.List, Usage: "the transaction mix in percent, adding to 100 (default new-order=45,payment=43,order-status=4,delivery=4,stock-level=4)"},
 		{Name: "wait", Kind: suite.Bool, Usage: "keying and think times as the specification gives them (each terminal then runs about 1 transaction in 20 s)"},
 		{Name: "max-tries", Kind: suite.Int, Default: "10", Usage: "tries of a transaction that fails with a serialization failure or deadlock (1: no retry)"},
