@@ -19,4 +19,5 @@ import (
 	_ "github.com/qpslab/qpslab/internal/workload/ibench"   // the Insert Benchmark
 	_ "github.com/qpslab/qpslab/internal/workload/script"   // pgbench-style script files
 	_ "github.com/qpslab/qpslab/internal/workload/sysbench" // the sysbench microbenchmarks
+	_ "github.com/qpslab/qpslab/internal/workload/ycsb"     // YCSB's core workloads
 )

@@ -3,7 +3,6 @@ package script
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/qpslab/qpslab/internal/client"
@@ -115,7 +114,7 @@ func initTables(ctx context.Context, p client.Protocol, engine string, dial func
 			return append(strconv.AppendInt(b, (i-1)/accountsPerScale+1, 10), "\t0\t\n"...)
 		}},
 	} {
-		r := &rowReader{n: t.rows, line: t.line, progress: func(k int64) { done += k; progress(done, total) }}
+		r := client.RowReader(t.rows, t.line, func(k int64) { done += k; progress(done, total) })
 		n, err := client.Copy(ctx, conn, t.name, t.cols, r)
 		if err != nil {
 			return 0, fmt.Errorf("init: load %s: %w", t.name, err)
@@ -143,43 +142,4 @@ func initTables(ctx context.Context, p client.Protocol, engine string, dial func
 		}
 	}
 	return total, nil
-}
-
-// rowReader writes rows 1..n in COPY's and LOAD DATA's text format, one
-// line a row, and reports progress every 10,000 rows.
-type rowReader struct {
-	n, i     int64
-	line     func(b []byte, i int64) []byte
-	buf      []byte
-	off      int
-	pending  int64
-	progress func(int64)
-}
-
-func (r *rowReader) Read(p []byte) (int, error) {
-	written := 0
-	for written < len(p) {
-		if r.off == len(r.buf) {
-			if r.i == r.n {
-				if r.pending > 0 {
-					r.progress(r.pending)
-					r.pending = 0
-				}
-				if written == 0 {
-					return 0, io.EOF
-				}
-				break
-			}
-			r.i++
-			r.buf, r.off = r.line(r.buf[:0], r.i), 0
-			if r.pending++; r.pending == 10000 {
-				r.progress(r.pending)
-				r.pending = 0
-			}
-		}
-		k := copy(p[written:], r.buf[r.off:])
-		r.off += k
-		written += k
-	}
-	return written, nil
 }
