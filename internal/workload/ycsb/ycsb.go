@@ -99,7 +99,7 @@ var _ suite.Suite = ycsbSuite{}
 func (ycsbSuite) Name() string { return Name }
 
 func (ycsbSuite) Summary() string {
-	return "YCSB's core workloads A to F on one usertable, on PostgreSQL and the MySQL family"
+	return "YCSB's core workloads A to F on one usertable, on PostgreSQL and the MySQL family (RocksDB: db_bench; docs/ycsb.md maps them)"
 }
 
 func (ycsbSuite) Help() string {
