@@ -231,34 +231,44 @@ func (c *chooser) next() int64 {
 	}
 }
 
-// latestZeta caches the zeta of the latest distribution's zipfian for n
-// items: every worker of a run starts from it (it takes n powers), then
-// grows its own as the inserts go on.
-type latestZeta struct {
-	once sync.Once
-	n    int64
-	z    float64
-}
+// zetas caches the zeta of the latest distribution's zipfian at 0.99 for
+// the item counts asked (it takes n powers for n items): every worker of
+// every run starts from it, a larger count extended from the largest
+// smaller one known, as the inserts grow the table from run to run.
+var zetas = struct {
+	sync.Mutex
+	m map[int64]float64
+}{m: map[int64]float64{}}
 
-func (l *latestZeta) of(n int64) float64 {
-	l.once.Do(func() { l.n, l.z = n, zeta(0, n, Zipfian, 0) })
-	if l.n != n {
-		return zeta(0, n, Zipfian, 0)
+func zetaOf(n int64) float64 {
+	zetas.Lock()
+	defer zetas.Unlock()
+	if z, ok := zetas.m[n]; ok {
+		return z
 	}
-	return l.z
+	var from int64
+	var z float64
+	for k, v := range zetas.m {
+		if k < n && k > from {
+			from, z = k, v
+		}
+	}
+	z = zeta(from, n, Zipfian, z)
+	zetas.m[n] = z
+	return z
 }
 
 // newChooser makes a worker's chooser. records are the keys loaded,
 // keyspace the scrambled zipfian's span (the keys at the start and the
 // inserts expected, as CoreWorkload sizes it).
-func newChooser(dist string, r *rand.Rand, ins *counter, records, keyspace int64, lz *latestZeta) *chooser {
+func newChooser(dist string, r *rand.Rand, ins *counter, records, keyspace int64) *chooser {
 	c := &chooser{dist: dist, r: r, ins: ins, records: records}
 	switch dist {
 	case DistLatest:
 		// SkewedLatestGenerator: ZipfianGenerator(basis.lastValue()), that is
 		// items 0 … last-1.
 		n := max(ins.last(), 1)
-		c.latest = newZipfian(0, n-1, Zipfian, lz.of(n))
+		c.latest = newZipfian(0, n-1, Zipfian, zetaOf(n))
 	case DistUniform:
 	default:
 		c.zipf = newScrambled(0, keyspace-1)

@@ -92,8 +92,7 @@ func TestScrambledSkew(t *testing.T) {
 func TestLatest(t *testing.T) {
 	const n, draws = 1000, 100_000
 	ins := newCounter(n)
-	var lz latestZeta
-	c := newChooser(DistLatest, newRand(5, 6), ins, n, n, &lz)
+	c := newChooser(DistLatest, newRand(5, 6), ins, n, n)
 	count := func() map[int64]int {
 		m := map[int64]int{}
 		for range draws {
@@ -126,13 +125,16 @@ func TestLatest(t *testing.T) {
 	if m = count(); m[n+9] <= m[n-1] {
 		t.Errorf("after 10 inserts the newest key %d was drawn %d times, key %d %d times", n+9, m[n+9], n-1, m[n-1])
 	}
+	if got, want := zetaOf(n+9), zeta(0, n+9, Zipfian, 0); math.Abs(got-want) > 1e-9 {
+		t.Errorf("zeta(%d) extended from the cache %v, computed %v", n+9, got, want)
+	}
 }
 
 // Uniform draws cover the loaded keys only, evenly.
 func TestUniform(t *testing.T) {
 	const n, draws = 100, 200_000
 	ins := newCounter(n + 50) // inserts since the load are not drawn, as YCSB's UniformLongGenerator over insertcount
-	c := newChooser(DistUniform, newRand(7, 8), ins, n, n, nil)
+	c := newChooser(DistUniform, newRand(7, 8), ins, n, n)
 	counts := make([]int, n)
 	for range draws {
 		k := c.next()
@@ -152,8 +154,7 @@ func TestUniform(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	for _, d := range []string{DistZipfian, DistUniform, DistLatest} {
 		seq := func(seed uint64) []int64 {
-			var lz latestZeta
-			c := newChooser(d, newRand(seed, 0), newCounter(1000), 1000, 1100, &lz)
+			c := newChooser(d, newRand(seed, 0), newCounter(1000), 1000, 1100)
 			var out []int64
 			for range 100 {
 				out = append(out, c.next())

@@ -34,7 +34,6 @@ type Run struct {
 	err      error
 	ins      *counter
 	keyspace int64
-	lz       latestZeta
 }
 
 var (
@@ -80,7 +79,7 @@ func (r *Run) NewWorker(ctx context.Context, id int) (engine.Worker, error) {
 		return nil, err
 	}
 	w := &worker{run: r, conn: conn, rnd: newRand(r.Seed, uint64(id)), pending: -1}
-	w.keys = newChooser(wl.Distribution, w.rnd, r.ins, r.Records, r.keyspace, &r.lz)
+	w.keys = newChooser(wl.Distribution, w.rnd, r.ins, r.Records, r.keyspace)
 	w.cum = [5]float64{wl.Read, wl.Update, wl.Insert, wl.Scan, wl.RMW}
 	for i := 1; i < len(w.cum); i++ {
 		w.cum[i] += w.cum[i-1]
