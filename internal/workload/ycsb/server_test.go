@@ -197,7 +197,7 @@ func TestConfigureRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Steps) != 3 || p.Steps[1].Test != "workloada" || p.Steps[2].Test != "workloadc" || p.Steps[2].Params["distribution"] != DistLatest || p.Steps[2].Writes || !p.Steps[1].Writes {
+	if len(p.Steps) != 3 || p.Steps[1].Test != "workloada" || p.Steps[2].Test != "workloadc" || p.Steps[2].Params["distribution"] != DistLatest || p.Steps[2].Params["prepared"] != "true" || p.Steps[2].Writes || !p.Steps[1].Writes {
 		t.Errorf("steps %+v", p.Steps)
 	}
 }

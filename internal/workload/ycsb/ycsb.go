@@ -165,6 +165,7 @@ type Options struct {
 	Secs         time.Duration
 	Workloads    []Workload
 	NoLoad       bool
+	NoPrepare    bool    // the plan's --no-prepare: statements sent as text
 	Cache        float64 // --workload iobound's cache fraction (0: cached)
 }
 
@@ -177,6 +178,7 @@ func (ycsbSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		FieldLength: int(c.Int("fieldlength", 1, MaxFieldLength)),
 		Secs:        c.Seconds("secs", false),
 		NoLoad:      c.Bool("no-load"),
+		NoPrepare:   c.Bool("no-prepare"),
 		Cache:       c.Cache(),
 	}
 	if d := strings.ToLower(c.String("distribution")); d != "" {
@@ -289,7 +291,8 @@ func (o Options) testStep(w Workload) suite.Step {
 	}
 	return suite.Step{
 		Test: w.Name, Order: order, Role: result.RoleTest, Groups: result.PlacementsOf(Name, w.Name),
-		Params:  map[string]string{"distribution": w.Distribution, "operations": strings.Join(w.Kinds(), ",")},
+		Params: map[string]string{"distribution": w.Distribution, "operations": strings.Join(w.Kinds(), ","),
+			"prepared": strconv.FormatBool(!o.NoPrepare)},
 		Seconds: o.Secs, Slice: true, Writes: w.Writes(),
 		Headline: suite.Headline{Unit: "operations/s", Op: "operation", Series: result.SeriesEvents, Value: func(t result.Totals) float64 { return t.TPS }},
 		Drive: &suite.Drive{Retry: true, Workload: func(s *suite.Server, seed uint64) engine.Workload {
