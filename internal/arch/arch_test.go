@@ -39,7 +39,7 @@ var layer = map[string]int{
 	"internal/suite": 3, "internal/testenv": 3, "internal/settle": 3, "internal/owned": 3, "internal/curate": 3,
 	// The suites.
 	"internal/workload/sysbench": 4, "internal/workload/ibench": 4, "internal/workload/dbbench": 4,
-	"internal/workload/script": 4,
+	"internal/workload/script": 4, "internal/workload/ycsb": 4,
 	"internal/workload/tpcc": 4,
 	// Servers qpslab did not start.
 	"internal/target": 4,

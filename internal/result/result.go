@@ -580,7 +580,7 @@ func ConfigName(id string) string {
 // conditionParams are the params that change what a run's figures mean,
 // beside its suite and its loop: runs that differ in one are never repeats
 // of each other, nor points of one series.
-var conditionParams = []string{"rows", "rows2", "tables", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus", "pmp", "perf", "load_method", "workload", "cache", "load_hosts"}
+var conditionParams = []string{"rows", "rows2", "tables", "fieldcount", "fieldlength", "distribution", "warehouses", "wait", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus", "pmp", "perf", "load_method", "workload", "cache", "load_hosts"}
 
 // DefaultEngine is the storage engine of a MySQL-family run that records
 // none: every table qpslab made before --engine existed was InnoDB.

@@ -20,4 +20,5 @@ import (
 	_ "github.com/qpslab/qpslab/internal/workload/script"   // pgbench-style script files
 	_ "github.com/qpslab/qpslab/internal/workload/sysbench" // the sysbench microbenchmarks
 	_ "github.com/qpslab/qpslab/internal/workload/tpcc"     // TPC-C
+	_ "github.com/qpslab/qpslab/internal/workload/ycsb"     // YCSB's core workloads
 )

@@ -208,9 +208,12 @@ func (tpccSuite) Configure(v suite.Values) (*suite.Plan, error) {
 func (o Options) Plan() *suite.Plan {
 	p := &suite.Plan{
 		Params: map[string]string{"warehouses": strconv.FormatInt(o.Warehouses, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries),
-			"mix": o.mixText(), "wait": strconv.FormatBool(o.Wait)},
+			"mix": o.mixText()},
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
 		Cache:     o.Cache,
+	}
+	if o.Wait {
+		p.Params["wait"] = "spec" // keying and think times: a condition of the run
 	}
 	suite.RecordCache(p.Params, o.Cache)
 	if !o.NoLoad {
