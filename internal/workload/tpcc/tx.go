@@ -319,18 +319,16 @@ func (t *terminal) newOrder(ctx context.Context) error {
 	if err := t.conn.Begin(ctx); err != nil {
 		return err
 	}
-	var wTax, dTax, disc float64
+	// W_TAX, D_TAX and C_DISCOUNT are read as the transaction must; the
+	// order's total they make is the terminal's display, which is not drawn.
 	var oid int64
 	var err error
 	t.a(t.w)
-	if err = t.one(ctx, noWarehouse, "warehouse", func(v *client.Values) { wTax, err = v.Float(0) }); err != nil {
+	if err = t.one(ctx, noWarehouse, "warehouse", func(*client.Values) {}); err != nil {
 		return err
 	}
 	t.a(t.w, in.d)
-	if err = t.one(ctx, noDistrict, "district", func(v *client.Values) {
-		dTax, _ = v.Float(0)
-		oid, err = v.Int(1)
-	}); err != nil {
+	if err = t.one(ctx, noDistrict, "district", func(v *client.Values) { oid, _ = v.Int(1) }); err != nil {
 		return err
 	}
 	t.a(oid+1, t.w, in.d)
@@ -338,7 +336,7 @@ func (t *terminal) newOrder(ctx context.Context) error {
 		return err
 	}
 	t.a(t.w, in.d, in.c)
-	if err = t.one(ctx, noCustomer, "customer", func(v *client.Values) { disc, _ = v.Float(0) }); err != nil {
+	if err = t.one(ctx, noCustomer, "customer", func(*client.Values) {}); err != nil {
 		return err
 	}
 	t.a(oid, in.d, t.w, in.c, int64(len(in.lines)), in.allLocal)
@@ -349,7 +347,6 @@ func (t *terminal) newOrder(ctx context.Context) error {
 	if _, err = t.exec(ctx, noNewOrder); err != nil {
 		return err
 	}
-	var total float64
 	for i, l := range in.lines {
 		var price float64
 		t.a(l.item)
@@ -386,8 +383,7 @@ func (t *terminal) newOrder(ctx context.Context) error {
 		if _, err := t.exec(ctx, noStockUpdate); err != nil {
 			return err
 		}
-		amount := int64(float64(l.qty)*price*100 + 0.5)
-		total += float64(amount) / 100
+		amount := int64(float64(l.qty)*price*100 + 0.5) // OL_AMOUNT in cents
 		t.buf = appendMoney(t.buf[:0], amount)
 		t.a(oid, in.d, t.w, int64(i+1), l.item, l.supply, l.qty)
 		t.args = append(t.args, client.Bytes(t.buf), client.Bytes(t.data))
@@ -395,7 +391,6 @@ func (t *terminal) newOrder(ctx context.Context) error {
 			return err
 		}
 	}
-	_ = total * (1 - disc) * (1 + wTax + dTax) // the order's total, as the terminal shows it
 	return t.conn.Commit(ctx)
 }
 
