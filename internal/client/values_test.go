@@ -230,6 +230,17 @@ func valueScript(t *testing.T, ctx context.Context, ep client.Endpoint, path val
 		}
 		out = append(out, got...)
 	}
+	// An argument the lean path's text statements leave to the driver (a
+	// backslash, whose quoting depends on the server's settings).
+	odd, err := c.Prepare(ctx, "SELECT id, vc FROM ev WHERE vc <> "+placeholder(p, 1)+" AND id = "+placeholder(p, 2))
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	rows, n, err := readRows(ctx, odd, []client.Arg{client.Str(`a\b`), client.Int(4)})
+	if err != nil || n != 1 || rows[0] != "4|" {
+		t.Errorf("%s: a backslash argument: %q, %v", path.name, rows, err)
+	}
 	// An error after some rows: a subquery that returns two rows for the
 	// third. The rows before it are handed over, counted, and the
 	// connection goes on.
@@ -238,7 +249,7 @@ func valueScript(t *testing.T, ctx context.Context, ep client.Endpoint, path val
 		t.Error(err)
 		return nil
 	}
-	rows, n, err := readRows(ctx, bad, []client.Arg{client.Int(100)})
+	rows, n, err = readRows(ctx, bad, []client.Arg{client.Int(100)})
 	out = append(out, fmt.Sprintf("error mid-statement: %d rows, %s", n, errClass(err)))
 	out = append(out, rows...)
 	if err == nil || strings.HasPrefix(errClass(err), "other") {
