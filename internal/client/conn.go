@@ -73,7 +73,8 @@ type Stmt interface {
 	// once warm, provided each is made once and reused: a closure written
 	// in the call allocates (an interface method's argument escapes)
 	// when it captures variables. Rows before an error mid-statement are
-	// handed to each, and the error returned with their count.
+	// handed to each, and the error returned with their count. A nil each
+	// reads and discards the rows, as QueryArgs does.
 	QueryEach(ctx context.Context, args []Arg, each func(r *Values)) (int64, error)
 }
 
