@@ -14,11 +14,13 @@
 # qpslab's suite does, docs/ycsb.md), given here as properties: go-ycsb's
 # bundled workloads/ files differ (uniform request distribution for
 # a, b, c, e, f; workloade's maxscanlength 1). Its run is bounded by time
-# (SIGINT after SECS, on which it prints its totals); for workloadd and
+# (SIGINT after SECS, to it alone: timeout --foreground, since a second
+# SIGINT makes it exit without its totals); for workloadd and
 # workloade also by operationcount = RECORDS, as YCSB's files set
 # operationcount = recordcount, since that count sizes the key space of the
-# workloads that insert, as in qpslab. Its recordcount is the rows its usertable has before each run, so
-# that its inserts take new keys, as qpslab's counter does.
+# workloads that insert, as in qpslab. Its recordcount is the rows its
+# usertable has before each run, so that its inserts take new keys, as
+# qpslab's counter does.
 #
 # Per round: operations/s (qpslab: totals.qps, YCSB's [OVERALL] Throughput;
 # go-ycsb: its TOTAL's Count less READ_MODIFY_WRITE's, whose read and update
@@ -73,7 +75,7 @@ workload_props() {
   esac
   printf -- '-p\n%s\n' "${p[@]}"
 }
-# go-ycsb's final block (after "Run finished") → "ops/s ops": its TOTAL
+# go-ycsb's final block (after "Run finished") → "ops/s ops seconds": its TOTAL
 # less READ_MODIFY_WRITE (a read-modify-write is one YCSB operation; go-ycsb
 # counts its read and its update in TOTAL).
 goycsb_parse() {
@@ -83,7 +85,7 @@ goycsb_parse() {
          t = $0; sub(/.*Takes\(s\): /, "", t); sub(/,.*/, "", t)
          if ($1 == "TOTAL") { n = c; secs = t } else rmw = c
        }
-       END { if (n == "" || secs <= 0) exit 1; print (n - rmw) / secs, n - rmw }' "$1"
+       END { if (n == "" || secs <= 0) exit 1; print (n - rmw) / secs, n - rmw, secs }' "$1"
 }
 
 report=$work/report
@@ -114,10 +116,12 @@ for flavor in $FLAVORS; do
     /usr/bin/time -f '%U %S' -o "$work/t" "$GOYCSB" load "$db" "${props[@]}" "${conn[@]}" -p "recordcount=$RECORDS" \
       -p "threadcount=$LOAD_THREADS" -p "batch.size=$YCSB_BATCH" -p dropdata=true >"$work/pl.log" 2>&1 ||
       { tail -n 20 "$work/pl.log" >&2; exit 1; }
-    read -r r n < <(goycsb_parse "$work/pl.log") || { echo "bench/ycsb.sh: no TOTAL in go-ycsb's load output:" >&2; tail -n 20 "$work/pl.log" >&2; exit 1; }
+    # Its TOTAL counts INSERT statements (a batch is one): rows/s is the
+    # rows over its TOTAL's seconds.
+    read -r _ _ secs < <(goycsb_parse "$work/pl.log") || { echo "bench/ycsb.sh: no TOTAL in go-ycsb's load output:" >&2; tail -n 20 "$work/pl.log" >&2; exit 1; }
     [ "$(count)" = "$RECORDS" ] || { echo "bench/ycsb.sh: go-ycsb loaded $(count) rows, not $RECORDS" >&2; exit 1; }
-    echo "$r" >>"$work/lp"
-    awk -v c="$(cpu "$work/t")" -v n="$n" 'BEGIN {print c * 1e6 / n}' >>"$work/lpc"
+    awk -v n="$RECORDS" -v s="$secs" 'BEGIN {print n / s}' >>"$work/lp"
+    awk -v c="$(cpu "$work/t")" -v n="$RECORDS" 'BEGIN {print c * 1e6 / n}' >>"$work/lpc"
   done
   {
     echo
@@ -154,7 +158,7 @@ for flavor in $FLAVORS; do
         # it is RECORDS, and the run may end before SECS; elsewhere it only
         # bounds the run, and time does.
         opc=1000000000; case $w in workloadd | workloade) opc=$RECORDS ;; esac
-        /usr/bin/time -f '%U %S' -o "$work/t" timeout -s INT -k 30 "$SECS" "$GOYCSB" run "$db" "${props[@]}" "${conn[@]}" \
+        /usr/bin/time -f '%U %S' -o "$work/t" timeout --foreground -s INT -k 30 "$SECS" "$GOYCSB" run "$db" "${props[@]}" "${conn[@]}" \
           -p "recordcount=$rows" -p "operationcount=$opc" -p "threadcount=$n" >"$work/b.log" 2>&1 || true
         read -r ops tx < <(goycsb_parse "$work/b.log") || { echo "bench/ycsb.sh: no TOTAL in go-ycsb's $w output:" >&2; tail -n 20 "$work/b.log" >&2; exit 1; }
         echo "$ops" >>"$work/p.ops"
