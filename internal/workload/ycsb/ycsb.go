@@ -24,6 +24,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -255,9 +256,10 @@ func (o Options) Plan() *suite.Plan {
 
 // dbBench is what runs this run's workloads on RocksDB build b: the
 // db_bench suite's --ycsb, with this run's sizes and seconds, for the
-// workloads db_bench has a benchmark for ("" for another flavor).
+// workloads db_bench has a benchmark for ("" for a build that is not a
+// db_bench: one whose configs are no db_bench option sets).
 func (o Options) dbBench(b build.Build) string {
-	if b.Flavor != build.RocksDB {
+	if config.Family(b.Flavor.Describe().Family) != config.RocksDB {
 		return ""
 	}
 	var mapped, not []string
