@@ -104,7 +104,7 @@ var _ suite.Suite = ycsbSuite{}
 func (ycsbSuite) Name() string { return Name }
 
 func (ycsbSuite) Summary() string {
-	return "YCSB's core workloads A to F on one usertable, on PostgreSQL and the MySQL family (RocksDB: db_bench; docs/ycsb.md maps them)"
+	return "YCSB's core workloads A to F on one usertable, on PostgreSQL and the MySQL family (RocksDB: qpslab run db_bench --ycsb; docs/ycsb.md)"
 }
 
 func (ycsbSuite) Help() string {
