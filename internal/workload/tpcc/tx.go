@@ -59,6 +59,7 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 	_, run := constsFor(wl.Seed)
 	t := &terminal{wl: wl, conn: conn, r: newRand(wl.Seed, uint64(id)+1<<32), c: run,
 		w: int64(id)%wl.Warehouses + 1, d: int64(id)/wl.Warehouses%Districts + 1, next: -1}
+	t.makeReaders()
 	if wl.Wait {
 		return &waiting{terminal: t}, nil
 	}
@@ -104,7 +105,6 @@ type terminal struct {
 	w, d  int64
 	stmts [nStatements]client.Stmt
 	args  []client.Arg
-	vals  client.Values
 	in    input
 	retry bool
 	tries int
@@ -117,6 +117,40 @@ type terminal struct {
 	data  []byte // S_DIST_xx, C_DATA, H_DATA
 	wName []byte
 	dName []byte
+	// What the readers below read: an integer, a price, a bad credit.
+	got   int64
+	price float64
+	bad   bool
+	rd    readers
+}
+
+// readers are a terminal's callbacks for QueryEach, made once: a closure
+// made at each call would be an allocation per statement (an interface
+// method's argument escapes).
+type readers struct {
+	none, int0, int1, float0, stock, wName, dName, credit, cdata, appendBuf, appendID func(*client.Values)
+}
+
+func (t *terminal) makeReaders() {
+	t.rd = readers{
+		none:   func(*client.Values) {},
+		int0:   func(v *client.Values) { t.got, _ = v.Int(0) },
+		int1:   func(v *client.Values) { t.got, _ = v.Int(1) },
+		float0: func(v *client.Values) { t.price, _ = v.Float(0) },
+		stock: func(v *client.Values) {
+			t.got, _ = v.Int(0)
+			t.data = append(t.data[:0], v.Bytes(2)...)
+		},
+		wName:     func(v *client.Values) { t.wName = append(t.wName[:0], v.Bytes(5)...) },
+		dName:     func(v *client.Values) { t.dName = append(t.dName[:0], v.Bytes(5)...) },
+		credit:    func(v *client.Values) { t.bad = string(v.Bytes(10)) == "BC" },
+		cdata:     func(v *client.Values) { t.data = append(t.data, v.Bytes(0)...) },
+		appendBuf: func(v *client.Values) { t.buf = append(t.buf, v.Bytes(0)...) },
+		appendID: func(v *client.Values) {
+			id, _ := v.Int(0)
+			t.ids = append(t.ids, id)
+		},
+	}
 }
 
 func (t *terminal) Close() error { return t.conn.Close() }
@@ -300,10 +334,7 @@ func (t *terminal) customerByName(ctx context.Context, w, d, last int64) (int64,
 	t.a(w, d)
 	t.args = append(t.args, client.Bytes(t.buf))
 	t.ids = t.ids[:0]
-	n, err := t.query(ctx, byName, func(v *client.Values) {
-		id, _ := v.Int(0)
-		t.ids = append(t.ids, id)
-	})
+	n, err := t.query(ctx, byName, t.rd.appendID)
 	if err != nil {
 		return 0, err
 	}
@@ -324,19 +355,20 @@ func (t *terminal) newOrder(ctx context.Context) error {
 	var oid int64
 	var err error
 	t.a(t.w)
-	if err = t.one(ctx, noWarehouse, "warehouse", func(*client.Values) {}); err != nil {
+	if err = t.one(ctx, noWarehouse, "warehouse", t.rd.none); err != nil {
 		return err
 	}
 	t.a(t.w, in.d)
-	if err = t.one(ctx, noDistrict, "district", func(v *client.Values) { oid, _ = v.Int(1) }); err != nil {
+	if err = t.one(ctx, noDistrict, "district", t.rd.int1); err != nil {
 		return err
 	}
+	oid = t.got
 	t.a(oid+1, t.w, in.d)
 	if _, err = t.exec(ctx, noDistrictNext); err != nil {
 		return err
 	}
 	t.a(t.w, in.d, in.c)
-	if err = t.one(ctx, noCustomer, "customer", func(*client.Values) {}); err != nil {
+	if err = t.one(ctx, noCustomer, "customer", t.rd.none); err != nil {
 		return err
 	}
 	t.a(oid, in.d, t.w, in.c, int64(len(in.lines)), in.allLocal)
@@ -348,9 +380,8 @@ func (t *terminal) newOrder(ctx context.Context) error {
 		return err
 	}
 	for i, l := range in.lines {
-		var price float64
 		t.a(l.item)
-		n, err := t.query(ctx, noItem, func(v *client.Values) { price, _ = v.Float(0) })
+		n, err := t.query(ctx, noItem, t.rd.float0)
 		if err != nil {
 			return err
 		}
@@ -362,14 +393,11 @@ func (t *terminal) newOrder(ctx context.Context) error {
 			t.parts = append(t.parts, engine.Part{Kind: RollbackKind, Time: time.Since(start)})
 			return nil
 		}
-		var qty int64
 		t.a(l.item, l.supply)
-		if err := t.one(ctx, noStock+int(in.d)-1, "stock", func(v *client.Values) {
-			qty, _ = v.Int(0)
-			t.data = append(t.data[:0], v.Bytes(2)...)
-		}); err != nil {
+		if err := t.one(ctx, noStock+int(in.d)-1, "stock", t.rd.stock); err != nil {
 			return err
 		}
+		qty := t.got
 		if qty >= l.qty+10 {
 			qty -= l.qty
 		} else {
@@ -383,7 +411,7 @@ func (t *terminal) newOrder(ctx context.Context) error {
 		if _, err := t.exec(ctx, noStockUpdate); err != nil {
 			return err
 		}
-		amount := int64(float64(l.qty)*price*100 + 0.5) // OL_AMOUNT in cents
+		amount := int64(float64(l.qty)*t.price*100 + 0.5) // OL_AMOUNT in cents
 		t.buf = appendMoney(t.buf[:0], amount)
 		t.a(oid, in.d, t.w, int64(i+1), l.item, l.supply, l.qty)
 		t.args = append(t.args, client.Bytes(t.buf), client.Bytes(t.data))
@@ -406,7 +434,7 @@ func (t *terminal) payment(ctx context.Context) error {
 		return err
 	}
 	t.a(t.w)
-	if err := t.one(ctx, pWarehouse, "warehouse", func(v *client.Values) { t.wName = append(t.wName[:0], v.Bytes(5)...) }); err != nil {
+	if err := t.one(ctx, pWarehouse, "warehouse", t.rd.wName); err != nil {
 		return err
 	}
 	t.args = append(t.args[:0], client.Bytes(t.amt), client.Int(t.w), client.Int(in.d))
@@ -414,7 +442,7 @@ func (t *terminal) payment(ctx context.Context) error {
 		return err
 	}
 	t.a(t.w, in.d)
-	if err := t.one(ctx, pDistrict, "district", func(v *client.Values) { t.dName = append(t.dName[:0], v.Bytes(5)...) }); err != nil {
+	if err := t.one(ctx, pDistrict, "district", t.rd.dName); err != nil {
 		return err
 	}
 	c := in.c
@@ -424,14 +452,13 @@ func (t *terminal) payment(ctx context.Context) error {
 			return err
 		}
 	}
-	bad := false
 	t.a(in.cw, in.cd, c)
-	if err := t.one(ctx, pCustomer, "customer", func(v *client.Values) { bad = string(v.Bytes(10)) == "BC" }); err != nil {
+	if err := t.one(ctx, pCustomer, "customer", t.rd.credit); err != nil {
 		return err
 	}
-	if bad { // clause 2.5.2.2: C_DATA with this payment's facts in front, cut at 500
+	if t.bad { // clause 2.5.2.2: C_DATA with this payment's facts in front, cut at 500
 		t.data = fmt.Appendf(t.data[:0], "%d %d %d %d %d %s | ", c, in.cd, in.cw, in.d, t.w, t.amt)
-		if err := t.one(ctx, pCustomerData, "customer", func(v *client.Values) { t.data = append(t.data, v.Bytes(0)...) }); err != nil {
+		if err := t.one(ctx, pCustomerData, "customer", t.rd.cdata); err != nil {
 			return err
 		}
 		t.data = t.data[:min(len(t.data), 500)]
@@ -468,17 +495,16 @@ func (t *terminal) orderStatus(ctx context.Context) error {
 		}
 	}
 	t.a(t.w, in.d, c)
-	if err := t.one(ctx, osCustomer, "customer", func(*client.Values) {}); err != nil {
+	if err := t.one(ctx, osCustomer, "customer", t.rd.none); err != nil {
 		return err
 	}
-	var oid int64
-	n, err := t.query(ctx, osOrder, func(v *client.Values) { oid, _ = v.Int(0) })
+	n, err := t.query(ctx, osOrder, t.rd.int0)
 	if err != nil {
 		return err
 	}
 	if n == 1 {
-		t.a(t.w, in.d, oid)
-		if _, err := t.query(ctx, osLines, func(*client.Values) {}); err != nil {
+		t.a(t.w, in.d, t.got)
+		if _, err := t.query(ctx, osLines, t.rd.none); err != nil {
 			return err
 		}
 	}
@@ -493,15 +519,15 @@ func (t *terminal) delivery(ctx context.Context) error {
 		return err
 	}
 	for d := int64(1); d <= Districts; d++ {
-		var oid, cid int64
 		t.a(t.w, d)
-		n, err := t.query(ctx, dNewOrder, func(v *client.Values) { oid, _ = v.Int(0) })
+		n, err := t.query(ctx, dNewOrder, t.rd.int0)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			continue // none to deliver in this district (clause 2.7.4.2)
 		}
+		oid := t.got
 		t.a(t.w, d, oid)
 		if n, err = t.exec(ctx, dDelete); err != nil {
 			return err
@@ -509,9 +535,10 @@ func (t *terminal) delivery(ctx context.Context) error {
 		if n == 0 {
 			continue // another Delivery took it
 		}
-		if err := t.one(ctx, dOrder, "order", func(v *client.Values) { cid, _ = v.Int(0) }); err != nil {
+		if err := t.one(ctx, dOrder, "order", t.rd.int0); err != nil {
 			return err
 		}
+		cid := t.got
 		t.a(in.carrier, t.w, d, oid)
 		if _, err := t.exec(ctx, dCarrier); err != nil {
 			return err
@@ -521,7 +548,7 @@ func (t *terminal) delivery(ctx context.Context) error {
 			return err
 		}
 		t.buf = t.buf[:0]
-		if err := t.one(ctx, dSum, "order lines", func(v *client.Values) { t.buf = append(t.buf, v.Bytes(0)...) }); err != nil {
+		if err := t.one(ctx, dSum, "order lines", t.rd.appendBuf); err != nil {
 			return err
 		}
 		if len(t.buf) == 0 {
@@ -542,13 +569,13 @@ func (t *terminal) stockLevel(ctx context.Context) error {
 	if err := t.conn.Begin(ctx); err != nil {
 		return err
 	}
-	var next int64
 	t.a(t.w, in.d)
-	if err := t.one(ctx, slDistrict, "district", func(v *client.Values) { next, _ = v.Int(0) }); err != nil {
+	if err := t.one(ctx, slDistrict, "district", t.rd.int0); err != nil {
 		return err
 	}
+	next := t.got
 	t.a(t.w, in.d, next, next-20, in.threshold)
-	if err := t.one(ctx, slCount, "stock count", func(*client.Values) {}); err != nil {
+	if err := t.one(ctx, slCount, "stock count", t.rd.none); err != nil {
 		return err
 	}
 	return t.conn.Commit(ctx)
