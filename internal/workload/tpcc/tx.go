@@ -588,7 +588,7 @@ func (t *terminal) stockLevel(ctx context.Context) error {
 type waiting struct {
 	*terminal
 	think time.Duration
-	timer *time.Timer
+	sleep client.Sleeper
 }
 
 // Keying times and mean think times per transaction (seconds).
@@ -611,21 +611,8 @@ func (w *waiting) Next(ctx context.Context) (time.Time, bool) {
 	w.next = tx
 	d := w.think + seconds(keying[tx])
 	w.think = thinkTime(w.r, tx)
-	if client.SleepOnLoop(ctx, time.Now().Add(d)) {
-		return time.Now(), ctx.Err() == nil
-	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
-	}
-	select {
-	case <-w.timer.C:
-		return time.Now(), true
-	case <-ctx.Done():
-		if !w.timer.Stop() {
-			<-w.timer.C
-		}
+	if w.sleep.Sleep(ctx, d) != nil {
 		return time.Time{}, false
 	}
+	return time.Now(), true
 }
