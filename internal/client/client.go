@@ -4,7 +4,11 @@
 // statements; the statements a suite repeats take a lean path over the same
 // socket (MySQL's binary protocol written by hand, PostgreSQL's extended
 // protocol through pgx's pgconn and pgproto3) that allocates nothing per
-// statement once warm (Options.Driver turns it off, for comparison). It
+// statement once warm (Options.Driver turns it off, for comparison). A
+// statement's rows are read and discarded (Stmt.QueryArgs counts them), or
+// handed one at a time to a callback as text (Stmt.QueryEach's Values, in
+// buffers the connection reuses: the binary protocol's values written as
+// the text protocol gives them, PostgreSQL's referenced in place). It
 // knows nothing of sandboxes or workloads; it takes an Endpoint and hands
 // back connections.
 package client

@@ -73,7 +73,8 @@ type Stmt interface {
 	// once warm, provided each is made once and reused: a closure written
 	// in the call allocates (an interface method's argument escapes)
 	// when it captures variables. Rows before an error mid-statement are
-	// handed to each, and the error returned with their count.
+	// handed to each, and the error returned with their count. A nil each
+	// reads and discards the rows, as QueryArgs does.
 	QueryEach(ctx context.Context, args []Arg, each func(r *Values)) (int64, error)
 }
 
@@ -393,28 +394,10 @@ func (m *myConn) Close() error                       { m.cancel.release(); retur
 
 // drain reads and discards every row, as a benchmark client must (the rows
 // cross the wire either way), and counts them.
-func (m *myConn) drain(rows driver.Rows) (int64, error) {
-	if n := len(rows.Columns()); cap(m.dest) < n {
-		m.dest = make([]driver.Value, n)
-	}
-	dest := m.dest[:len(rows.Columns())]
-	var n int64
-	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			rows.Close()
-			return n, err
-		}
-		n++
-	}
-	clear(dest) // drop references to row data
-	return n, rows.Close()
-}
+func (m *myConn) drain(rows driver.Rows) (int64, error) { return m.eachRow(rows, nil) }
 
-// eachRow reads every row, as drain does, and hands each to each as text.
+// eachRow reads every row, as drain does, and hands each to each as text
+// (nil: to none).
 func (m *myConn) eachRow(rows driver.Rows, each func(*Values)) (int64, error) {
 	if n := len(rows.Columns()); cap(m.dest) < n {
 		m.dest = make([]driver.Value, n)
@@ -432,10 +415,12 @@ func (m *myConn) eachRow(rows driver.Rows, each func(*Values)) (int64, error) {
 			return n, err
 		}
 		n++
-		m.vals.driverRow(dest)
-		each(&m.vals)
+		if each != nil {
+			m.vals.driverRow(dest)
+			each(&m.vals)
+		}
 	}
-	clear(dest)
+	clear(dest) // drop references to row data
 	clear(m.vals.cols[:cap(m.vals.cols)])
 	return n, rows.Close()
 }
