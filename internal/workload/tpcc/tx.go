@@ -90,10 +90,10 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 // run, anything else is fatal.
 func (wl *Workload) Classify(err error) engine.ErrorClass {
 	switch {
+	case client.ConnectionLost(err): // a ROLLBACK after a deadlock may find the connection gone
+		return engine.ConnectionLost
 	case client.Serialization(err):
 		return engine.Retryable
-	case client.ConnectionLost(err):
-		return engine.ConnectionLost
 	}
 	return engine.Fatal
 }
