@@ -412,6 +412,7 @@ func (m *myConn) eachRow(rows driver.Rows, each func(*Values)) (int64, error) {
 		if err != nil {
 			rows.Close()
 			clear(dest)
+			clear(m.vals.cols[:cap(m.vals.cols)])
 			return n, err
 		}
 		n++
@@ -488,8 +489,8 @@ func (k *myLean) each(_ context.Context, p params, each func(*Values)) (int64, e
 		return 0, err
 	}
 	k.rows.each = each
+	defer func() { k.rows.each = nil }() // even when each panics: no stale callback for QueryArgs
 	_, rows, err := k.w.execute(k.id, k.nparams, &k.types, args, &k.rows)
-	k.rows.each = nil
 	return rows, err
 }
 

@@ -186,7 +186,7 @@ func (ycsbSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		NoPrepare:   c.Bool("no-prepare"),
 		Cache:       c.Cache(),
 	}
-	if d := strings.ToLower(c.String("distribution")); d != "" {
+	if c.String("distribution") != "" { // YCSB's names, as it spells them
 		o.Distribution = c.OneOf("distribution", DistZipfian, DistUniform, DistLatest)
 	}
 	ws, err := Select(c.List("tests"))
@@ -278,7 +278,7 @@ func (o Options) dbBench(b build.Build) string {
 		return none + "docs/ycsb.md says which workloads db_bench runs"
 	}
 	return fmt.Sprintf("RocksDB runs YCSB's workloads as db_bench benchmarks: qpslab run db_bench --build %s --ycsb %s --size %s --seconds %s --fieldcount %d --fieldlength %d; keys are uniform there, never zipfian; %sdocs/ycsb.md says how close each is",
-		b.Name, strings.Join(mapped, ","), strconv.FormatFloat(float64(o.Records)/1e6, 'g', -1, 64), strconv.FormatFloat(o.Secs.Seconds(), 'g', -1, 64), o.FieldCount, o.FieldLength, none)
+		b.Name, strings.Join(mapped, ","), strconv.FormatFloat(max(float64(o.Records)/1e6, 0.001), 'g', -1, 64), strconv.FormatFloat(o.Secs.Seconds(), 'g', -1, 64), o.FieldCount, o.FieldLength, none)
 }
 
 func (o Options) table(s *suite.Server) Table {
