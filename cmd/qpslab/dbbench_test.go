@@ -88,3 +88,63 @@ func TestDBBench(t *testing.T) {
 		}
 	}
 }
+
+// YCSB's workloads on db_bench from the command line (--ycsb): two option
+// sets in one run, each workload a stored run named as YCSB's, lined up
+// by the run's comparison and by compare, with each operation kind's
+// figures (read.p99, update/s) for export; workloadd and an unknown
+// workload refused in one line each.
+func TestDBBenchYCSB(t *testing.T) {
+	h := newHome(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := qpslab(t, h, "run", "db_bench", "--build", "rocksdb-system", "--config", "default,odirect", "--ycsb", "workloada,workloadc",
+		"--size", "0.002", "--seconds", "2", "--seed", "3", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"Comparison with rocksdb-system.default", "workloada.cached", "workloadc.cached", "load.cached"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("run lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	res, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, run := range res.Runs {
+		n[run.Test]++
+		if run.Role == result.RoleTest && (run.Status != result.OK || run.Totals.Reported <= 0 || len(run.Totals.Ops) == 0) {
+			t.Errorf("%s %s: %s, %.0f ops/s, ops %+v", run.Test, run.Config, run.Status, run.Totals.Reported, run.Totals.Ops)
+		}
+	}
+	if n["workloada.cached"] != 2 || n["workloadc.cached"] != 2 || n["load.cached"] != 2 {
+		t.Errorf("runs per test: %v", n)
+	}
+	if r := qpslab(t, h, "compare", "rocksdb-system.default", "rocksdb-system.odirect"); r.code != 0 || !strings.Contains(r.stdout, "workloada.cached") || !strings.Contains(r.stdout, "workloadc.cached") {
+		t.Errorf("compare: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	dir := t.TempDir()
+	if r := qpslab(t, h, "export", "otava-csv", dir, "--suite", "db_bench", "--metric", "read.p99,update/s"); r.code != 0 {
+		t.Errorf("export: exit %d: %s", r.code, r.stderr)
+	}
+	csvs, _ := filepath.Glob(filepath.Join(dir, "db_bench.workloada.cached.*.csv"))
+	for _, f := range csvs {
+		b, _ := os.ReadFile(f)
+		if !strings.HasPrefix(string(b), "time,build,version,commit,read.p99,update/s\n") {
+			t.Errorf("%s: %s", f, b)
+		}
+	}
+	if len(csvs) != 2 {
+		t.Errorf("exported %v", csvs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ycsb", "workloadd"}, "--ycsb workloadd: db_bench has no read-latest request distribution"},
+		{[]string{"--ycsb", "workloadg"}, "--ycsb workloadg matches no YCSB workload"},
+	} {
+		oneErrorLine(t, h, append([]string{"run", "db_bench", "--build", "rocksdb-system"}, c.args...), []string{c.want})
+	}
+}

@@ -45,7 +45,7 @@ func TestRunTPCCCompare(t *testing.T) {
 			if run.Suite != "tpcc" || run.Totals.ReportedUnit != "new-orders/s" || run.Totals.Reported <= 0 || run.Pairing == "" {
 				t.Errorf("%s: %s %s %v %s pairing %q", c, run.Suite, run.Test, run.Totals.Reported, run.Totals.ReportedUnit, run.Pairing)
 			}
-			for _, f := range []string{"NOPM", "TPM", "new-order.p90", "payment/s", "failed%", "retries/tx", "cpu/o"} {
+			for _, f := range []string{"NOPM", "TPM", "new-order.p90", "new-order.p99.9", "payment/s", "failed%", "retries/tx", "cpu/o"} {
 				m, ok := result.Lookup(f)
 				if !ok {
 					t.Fatalf("no figure %s", f)

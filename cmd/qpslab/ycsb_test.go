@@ -24,6 +24,12 @@ func TestRunYCSBBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { oneErrorLine(t, h, append(run, tc.args...), tc.want) })
 	}
 	t.Run("rocksdb build", func(t *testing.T) {
-		oneErrorLine(t, h, []string{"run", "ycsb", "--build", "rocksdb-system"}, []string{"suite ycsb needs one", "qpslab suites"})
+		oneErrorLine(t, h, []string{"run", "ycsb", "--build", "rocksdb-system", "--records", "2000", "--secs", "5"}, []string{"suite ycsb needs one",
+			"qpslab run db_bench --build rocksdb-system --ycsb workloada,workloadb,workloadc,workloade,workloadf --size 0.002 --seconds 5 --fieldcount 10 --fieldlength 100;",
+			"workloadd has no db_bench benchmark"})
+	})
+	t.Run("rocksdb build, workloadd", func(t *testing.T) {
+		oneErrorLine(t, h, []string{"run", "ycsb", "--build", "rocksdb-system", "--tests", "workloadd"}, []string{"suite ycsb needs one",
+			"workloadd has no db_bench benchmark (no read-latest distribution, no inserts beside reads): run it on MyRocks"})
 	})
 }

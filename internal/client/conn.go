@@ -394,28 +394,10 @@ func (m *myConn) Close() error                       { m.cancel.release(); retur
 
 // drain reads and discards every row, as a benchmark client must (the rows
 // cross the wire either way), and counts them.
-func (m *myConn) drain(rows driver.Rows) (int64, error) {
-	if n := len(rows.Columns()); cap(m.dest) < n {
-		m.dest = make([]driver.Value, n)
-	}
-	dest := m.dest[:len(rows.Columns())]
-	var n int64
-	for {
-		err := rows.Next(dest)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			rows.Close()
-			return n, err
-		}
-		n++
-	}
-	clear(dest) // drop references to row data
-	return n, rows.Close()
-}
+func (m *myConn) drain(rows driver.Rows) (int64, error) { return m.eachRow(rows, nil) }
 
-// eachRow reads every row, as drain does, and hands each to each as text.
+// eachRow reads every row, as drain does, and hands each to each as text
+// (nil: to none).
 func (m *myConn) eachRow(rows driver.Rows, each func(*Values)) (int64, error) {
 	if n := len(rows.Columns()); cap(m.dest) < n {
 		m.dest = make([]driver.Value, n)
@@ -430,13 +412,16 @@ func (m *myConn) eachRow(rows driver.Rows, each func(*Values)) (int64, error) {
 		if err != nil {
 			rows.Close()
 			clear(dest)
+			clear(m.vals.cols[:cap(m.vals.cols)])
 			return n, err
 		}
 		n++
-		m.vals.driverRow(dest)
-		each(&m.vals)
+		if each != nil {
+			m.vals.driverRow(dest)
+			each(&m.vals)
+		}
 	}
-	clear(dest)
+	clear(dest) // drop references to row data
 	clear(m.vals.cols[:cap(m.vals.cols)])
 	return n, rows.Close()
 }
@@ -504,8 +489,8 @@ func (k *myLean) each(_ context.Context, p params, each func(*Values)) (int64, e
 		return 0, err
 	}
 	k.rows.each = each
+	defer func() { k.rows.each = nil }() // even when each panics: no stale callback for QueryArgs
 	_, rows, err := k.w.execute(k.id, k.nparams, &k.types, args, &k.rows)
-	k.rows.each = nil
 	return rows, err
 }
 

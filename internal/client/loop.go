@@ -130,6 +130,32 @@ func OnLoop(ctx context.Context) bool {
 	return s != nil && s.running
 }
 
+// Sleeper waits d on a worker's behalf, within an event (a script's
+// \sleep, TPC-C's keying and think times): on the loop transport through
+// its thread (SleepOnLoop), else on a timer it keeps, so that a wait
+// allocates nothing. It returns ctx's error when ctx ends first.
+type Sleeper struct{ t *time.Timer }
+
+func (s *Sleeper) Sleep(ctx context.Context, d time.Duration) error {
+	if SleepOnLoop(ctx, time.Now().Add(d)) {
+		return ctx.Err()
+	}
+	if s.t == nil {
+		s.t = time.NewTimer(d)
+	} else {
+		s.t.Reset(d)
+	}
+	select {
+	case <-s.t.C:
+		return nil
+	case <-ctx.Done():
+		if !s.t.Stop() {
+			<-s.t.C
+		}
+		return ctx.Err()
+	}
+}
+
 // SleepOnLoop is Loops.SleepUntil for workloads that wait within an event
 // (a paced writer, a script's \sleep): on a loop they must not block the
 // thread their neighbours share.

@@ -798,6 +798,13 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 			cur = newSecData(s)
 			cur.worker = id
 		}
+		if cur != nil && out.Retries > 0 {
+			cur.errors += int64(out.Retries)
+			cur.retries += int64(out.Retries)
+			if out.Kind != "" {
+				cur.op(out.Kind).errors += int64(out.Retries)
+			}
+		}
 		if err != nil {
 			class := r.classify(err)
 			if cur != nil {

@@ -745,3 +745,27 @@ func TestGuardEndsOnlyAStalledRun(t *testing.T) {
 		t.Error("a guard on a timed run was taken")
 	}
 }
+
+// retryInEvent's workers try each event's work twice within the event
+// (a TPC-C terminal's retry after a deadlock), and say so in Retries.
+type retryInEvent struct{}
+
+func (retryInEvent) NewWorker(context.Context, int) (Worker, error) { return retryInEvent{}, nil }
+func (retryInEvent) Event(ctx context.Context) (Outcome, error) {
+	return Outcome{Statements: 2, Kind: "tx", Retries: 1}, nil
+}
+func (retryInEvent) Close() error { return nil }
+
+// Tries that failed within an event count as errors of its kind and as
+// retries, as events the engine restarts do.
+func TestRetriesWithinAnEvent(t *testing.T) {
+	res, err := Run(context.Background(), retryInEvent{}, Options{Threads: 1, Warmup: -1, Events: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Totals
+	tx, _ := tot.Op("tx")
+	if tot.Events != 500 || tot.Retries != 500 || tot.Errors != 500 || tx.Errors != 500 || tx.Count != 500 {
+		t.Errorf("events %d, retries %d, errors %d, tx %d with %d errors: want 500 of each", tot.Events, tot.Retries, tot.Errors, tx.Count, tx.Errors)
+	}
+}

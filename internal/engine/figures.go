@@ -42,7 +42,7 @@ func init() {
 		result.Metric{Name: "starved_1s", Max: 1e6, Unit: "connections", Per: "s", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "the most connections that completed nothing in one second"},
 	)
-	result.RegisterForm(result.Form{Names: []string{"KIND/s", "KIND.p50", "KIND.p90", "KIND.p95", "KIND.p99", "KIND.max"}, Metric: OpMetric})
+	result.RegisterForm(result.Form{Names: []string{"KIND/s", "KIND.p50", "KIND.p90", "KIND.p95", "KIND.p99", "KIND.p99.9", "KIND.max"}, Metric: OpMetric})
 }
 
 // The stall figures of a run (SetStalls).
@@ -94,6 +94,9 @@ func OpMetric(name string) (result.Metric, bool) {
 			}}, true
 	}
 	i := strings.LastIndexByte(name, '.')
+	if strings.HasSuffix(name, ".p99.9") {
+		i = len(name) - len(".p99.9")
+	}
 	if i <= 0 || !validKind(name[:i]) {
 		return result.Metric{}, false
 	}
@@ -108,6 +111,8 @@ func OpMetric(name string) (result.Metric, bool) {
 		f = func(l result.Latency) float64 { return l.P95 }
 	case "p99":
 		f = func(l result.Latency) float64 { return l.P99 }
+	case "p99.9":
+		f = func(l result.Latency) float64 { return l.P999 }
 	case "max":
 		f = func(l result.Latency) float64 { return l.Max }
 	default:

@@ -20,6 +20,12 @@ type Outcome struct {
 	// measured window whether the event succeeded or not. The engine reads
 	// them before the next Event: a worker may reuse the slice.
 	Parts []Part
+	// Retries are the tries of the event that failed before its last (a
+	// worker that tries a transaction again within one event, so that the
+	// event's time spans every try, as TPC-C's response time does): each
+	// counts as an error of the event's kind and a retry, as an event the
+	// engine restarts does.
+	Retries int
 }
 
 // Part is one timed piece of an event (Outcome.Parts).

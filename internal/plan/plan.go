@@ -249,7 +249,13 @@ func (p *Plan) Check(h home.Home) error {
 		case len(p.Steps.Flavors) > 0 && !slices.Contains(p.Steps.Flavors, b.Flavor):
 			return fmt.Errorf("suite %s runs %s builds, and build %s is %s: see qpslab suites for one that runs it", p.Suite.Name(), flavorList(p.Steps.Flavors), b.Name, b.Flavor)
 		case !p.Steps.NoServer && b.Flavor != "" && !b.Flavor.HasServer():
-			return fmt.Errorf("build %s is %s, which is no server, and suite %s needs one: see qpslab suites for one that runs it", b.Name, b.Flavor, p.Suite.Name())
+			instead := "see qpslab suites for one that runs it"
+			if p.Steps.Instead != nil {
+				if s := p.Steps.Instead(b); s != "" {
+					instead = s
+				}
+			}
+			return fmt.Errorf("build %s is %s, which is no server, and suite %s needs one: %s", b.Name, b.Flavor, p.Suite.Name(), instead)
 		}
 		d := b.Flavor.Describe()
 		fam := config.Family(d.Family)

@@ -158,6 +158,11 @@ type Plan struct {
 	// runs; its error stops the plan at once (an option set the build's
 	// program does not take).
 	Check func(ctx context.Context, b build.Build, c config.Config) error
+	// Instead, if set, says how to run what the suite was asked on a build
+	// it refuses (a flavor with no server): the command that does, which
+	// the refusal names instead of "see qpslab suites" ("" where there is
+	// none to name).
+	Instead func(b build.Build) string
 	// Cache, above 0, is an iobound workload's cache as a fraction of the
 	// loaded tables (--workload iobound --cache F): after each step marked
 	// Sizes, the plan restarts each server with its cache sized to that

@@ -42,7 +42,7 @@ var _ suite.Suite = dbbenchSuite{}
 func (dbbenchSuite) Name() string { return Name }
 
 func (dbbenchSuite) Summary() string {
-	return "RocksDB's db_bench in benchmark_compare.sh's sequence (fillseq … overwriteandwait), cached and IO-bound, scaled by --size"
+	return "RocksDB's db_bench in benchmark_compare.sh's sequence (fillseq … overwriteandwait), or YCSB's workloads as its benchmarks (--ycsb), cached and IO-bound, scaled by --size"
 }
 
 func (dbbenchSuite) Help() string {
@@ -70,6 +70,22 @@ reads it misses go through the page cache, with the odirect option set to the
 disk). Each workload has a database of its own, in the run's sandbox folder,
 removed when the run ends. Test names are STEP.WORKLOAD (readrandom.iobound).
 
+With --ycsb workloada,workloadc,… YCSB's core workloads run instead, each as
+the db_bench benchmark that runs its operations, on records of 23-byte keys
+and values of --fieldcount × --fieldlength bytes (YCSB's 10 × 100):
+
+  load       YCSB's load: filluniquerandom, every key once in random order
+  settle     flush, wait for compaction (not reported)
+  workloada  readrandomwriterandom --readwritepercent=50 (an update is a Put)
+  workloadb  readrandomwriterandom --readwritepercent=95
+  workloadc  readrandom
+  workloade  seekrandom --seek_nexts=50: scans of 50 rows, no inserts
+  workloadf  updaterandom: read-modify-writes only, not YCSB's half reads
+
+Keys are uniform (db_bench has no zipfian); workloadd (read latest) has no
+benchmark and is refused. Each operation kind has its rate and response
+times from db_bench's histograms (read/s, update.p99, …).
+
 A config is a db_bench option set (qpslab configs add NAME FILE.flags): its
 --name=value lines come after the suite's flags, so they override them; sizes
 may be written 96K, 64M. Flags the build's db_bench does not know, or that the
@@ -90,13 +106,16 @@ func (dbbenchSuite) Params() []suite.Param {
 	return []suite.Param{
 		{Name: "workload", Kind: suite.List, Default: suite.Cached, Usage: "workloads, in turn: cached (the block cache holds the database) and iobound (the block cache is --cache of the raw data, so the database is many times it)"},
 		suite.CacheParam("the raw keys and values (--size)"),
-		{Name: "size", Kind: suite.Float, Default: "1", Usage: "million keys (20-byte keys, 400-byte values); write buffer, file and level sizes scale with it (benchmark_compare.sh's defaults at 1)"},
+		{Name: "size", Kind: suite.Float, Default: "1", Usage: "million keys (20-byte keys, 400-byte values; with --ycsb YCSB's records, 23-byte keys and values of --fieldcount × --fieldlength bytes); write buffer, file and level sizes scale with the raw data (benchmark_compare.sh's defaults at 1 million keys of 420 bytes)"},
 		{Name: "seconds", Kind: suite.Seconds, Default: "65", Usage: "seconds of each timed step (benchmark_compare.sh's DURATION_RO and DURATION_RW)"},
 		{Name: "settle-secs", Kind: suite.Seconds, Usage: "seconds of the revrange settle after the load (default: 300 × --size, at most 300)"},
 		{Name: "mb-write-per-sec", Kind: suite.Float, Usage: "MB/s of the writer beside the *whilewriting reads (default: 2 × --size, benchmark_compare.sh's 2 at size 1)"},
 		{Name: "load", Kind: suite.String, Default: "fillseq", Usage: "how the database is loaded: fillseq (keys in order, benchmark_compare.sh) or bulkload (random order, then a manual compaction)"},
 		{Name: "compression", Kind: suite.String, Default: "lz4", Usage: "compression_type (benchmark_compare.sh's lz4)"},
 		{Name: "tests", Kind: suite.List, Usage: "only these steps (e.g. readrandom,overwriteandwait); the load always runs first"},
+		{Name: "ycsb", Kind: suite.List, Usage: "YCSB's core workloads instead of benchmark_compare.sh's sequence, each as the db_bench benchmark that runs its operations: workloada,workloadb,workloadc,workloade,workloadf or globs ('workload*'), after YCSB's load (filluniquerandom); workloadd has none (docs/ycsb.md)"},
+		{Name: "fieldcount", Kind: suite.Int, Default: "10", Usage: "with --ycsb: fields per record (YCSB fieldcount); a record's value is --fieldcount × --fieldlength bytes"},
+		{Name: "fieldlength", Kind: suite.Int, Default: "100", Usage: "with --ycsb: bytes per field (YCSB fieldlength)"},
 	}
 }
 
@@ -153,7 +172,7 @@ func (dbbenchSuite) Layouts() []suite.Layout {
 		byWorkload[wl] = []string{"*." + wl}
 	}
 	byKind := map[string][]string{}
-	for _, s := range sequence {
+	for _, s := range append(append([]step{}, sequence...), ycsbSteps()...) {
 		if s.group != "" {
 			byKind[s.group] = append(byKind[s.group], s.name+".*")
 		}
@@ -190,6 +209,11 @@ func (dbbenchSuite) Tests() []suite.Test {
 			out = append(out, suite.Test{Name: s.name + "." + wl, Role: s.role, Groups: placement(s.name + "." + wl), Note: s.note})
 		}
 	}
+	for _, wl := range workloads { // --ycsb's, after the sequence's in the suite's order
+		for _, s := range ycsbSteps() {
+			out = append(out, suite.Test{Name: s.name + "." + wl, Role: s.role, Groups: placement(s.name + "." + wl), Note: "--ycsb: " + s.note})
+		}
+	}
 	return out
 }
 
@@ -208,6 +232,11 @@ type Options struct {
 	// of the default, stored before --cache, record none).
 	Cache    float64
 	CacheSet bool
+	// YCSB are the YCSB workloads (--ycsb) run instead of the sequence,
+	// after YCSB's load, on records of FieldCount × FieldLength bytes.
+	YCSB        []string
+	FieldCount  int
+	FieldLength int
 
 	warned *sync.Map // warnings already given in this plan
 }
@@ -239,6 +268,28 @@ func (dbbenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		Tests:       c.List("tests"),
 		Cache:       c.CacheFraction(),
 		CacheSet:    v.Changed("cache"),
+		FieldCount:  int(c.Int("fieldcount", 1, 100)),
+		FieldLength: int(c.Int("fieldlength", 1, 10_000)),
+	}
+	if globs := c.List("ycsb"); len(globs) > 0 {
+		ws, err := selectYCSB(globs)
+		if err != nil {
+			c.Problem("%v", err)
+		}
+		o.YCSB = ws
+		for _, f := range []string{"tests", "load", "settle-secs", "mb-write-per-sec"} {
+			if v.Changed(f) {
+				c.Problem("--%s is of benchmark_compare.sh's sequence, which --ycsb replaces: leave it out (--ycsb names the workloads; YCSB's load is filluniquerandom)", f)
+			}
+		}
+	} else if v.Changed("ycsb") {
+		c.Problem("--ycsb: name YCSB workloads (%s), or leave it out", strings.Join(ycsbNames(), ", "))
+	} else {
+		for _, f := range []string{"fieldcount", "fieldlength"} {
+			if v.Changed(f) {
+				c.Problem("--%s sizes YCSB's records: use it with --ycsb, or leave it out", f)
+			}
+		}
 	}
 	if v.Changed("settle-secs") {
 		o.Settle = c.Seconds("settle-secs", true)
@@ -288,13 +339,31 @@ const (
 	valueSize = 400
 )
 
-// rawBytes is the database's keys and values, uncompressed.
-func (o Options) rawBytes() int64 { return o.Keys() * (keySize + valueSize) }
+// keyBytes and valueBytes are the sizes of a key and a value: YCSB's with
+// --ycsb, else benchmark_compare.sh's.
+func (o Options) keyBytes() int {
+	if len(o.YCSB) > 0 {
+		return ycsbKeySize
+	}
+	return keySize
+}
 
-// scaled is a size benchmark_compare.sh gives at 1 million keys, scaled by
-// --size, in whole KB, at least 64 KB.
+func (o Options) valueBytes() int {
+	if len(o.YCSB) > 0 {
+		return o.FieldCount * o.FieldLength
+	}
+	return valueSize
+}
+
+// rawBytes is the database's keys and values, uncompressed.
+func (o Options) rawBytes() int64 { return o.Keys() * int64(o.keyBytes()+o.valueBytes()) }
+
+// scaled is a size benchmark_compare.sh gives at 1 million keys of 420
+// bytes, scaled by the raw data (--size, and with --ycsb the records'
+// size), in whole KB, at least 64 KB.
 func (o Options) scaled(mb float64) int64 {
-	return int64(math.Max(64, math.Round(mb*1024*o.Size))) * 1024
+	scale := o.Size * float64(o.keyBytes()+o.valueBytes()) / (keySize + valueSize)
+	return int64(math.Max(64, math.Round(mb*1024*scale))) * 1024
 }
 
 // CacheBytes is a workload's block cache: for cached, twice the raw data
@@ -328,6 +397,10 @@ func (o Options) Plan() *suite.Plan {
 	}
 	if o.warned == nil {
 		o.warned = &sync.Map{}
+	}
+	if len(o.YCSB) > 0 {
+		o.ycsbPlan(p)
+		return p
 	}
 	per := len(sequence) + 1
 	for _, wl := range o.Workloads {
@@ -365,10 +438,45 @@ func (o Options) step(wl string, s step, order int) suite.Step {
 		st.Params["cache"] = strconv.FormatFloat(o.Cache, 'g', -1, 64)
 	}
 	switch s.name {
-	case "fillseq", "bulkload", "revrange", "flush_mt_l0":
-		st.Threads = []int{1} // benchmark.sh runs these at one thread
+	case "fillseq", "bulkload", "revrange", "flush_mt_l0", ycsbLoad, ycsbSettle:
+		st.Threads = []int{1} // benchmark.sh runs these at one thread; filluniquerandom runs at one
 	}
 	return st
+}
+
+// ycsbPlan makes --ycsb's steps: for each workload, YCSB's load, the
+// settle, then each YCSB workload, in YCSB's order. Their order numbers
+// come after the sequence's, so that stored runs keep theirs.
+func (o Options) ycsbPlan(p *suite.Plan) {
+	p.Params["load"] = "filluniquerandom"
+	p.Params["fieldcount"], p.Params["fieldlength"] = strconv.Itoa(o.FieldCount), strconv.Itoa(o.FieldLength)
+	steps := ycsbSteps()
+	for _, wl := range o.Workloads {
+		base := len(workloads)*(len(sequence)+1) + indexOf(workloads, wl)*len(steps)
+		for i, s := range steps {
+			if s.role == result.RoleTest && indexOf(o.YCSB, s.name) == len(o.YCSB) {
+				continue
+			}
+			st := o.step(wl, s, base+i)
+			if s.name == ycsbLoad {
+				st.Before = o.prepare(wl)
+			}
+			if w, ok := ycsbWorkloadNamed(s.name); ok {
+				var ops []string
+				for _, k := range []string{ycsbRead, ycsbUpdate, ycsbScan, ycsbRMW} {
+					for _, x := range w.kinds {
+						if x == k {
+							ops = append(ops, k)
+						}
+					}
+				}
+				st.Params["distribution"], st.Params["operations"], st.Params["benchmark"] = "uniform", strings.Join(ops, ","), w.bench
+				st.Writes = w.writes() // judged in the pool of the tests that write, as the ycsb suite's
+			}
+			p.Steps = append(p.Steps, st)
+		}
+		p.Steps[len(p.Steps)-1].After = o.drop(wl)
+	}
 }
 
 // check is the plan's check of each build × config: the option set's flags
@@ -385,8 +493,21 @@ func (o Options) check(ctx context.Context, b build.Build, c config.Config) erro
 	if err != nil {
 		return err
 	}
-	_, err = checkOptions(c, h, b.Name)
+	_, err = o.options(c, h, b.Name)
 	return err
+}
+
+// options are config c's flags for this db_bench (checkOptions), and with
+// --ycsb none of those that make its benchmarks YCSB's workloads.
+func (o Options) options(c config.Config, h *Help, build string) ([]string, error) {
+	opts, err := checkOptions(c, h, build)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.ycsbOptions(opts, c.Name); err != nil {
+		return nil, err
+	}
+	return opts, nil
 }
 
 // dbDir is where workload wl keeps its database in the run's folder.

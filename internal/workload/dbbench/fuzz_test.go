@@ -31,7 +31,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, b := range o.Benchmarks {
-			tot, err := totals(o, b.Name)
+			tot, err := totals(o, b.Name, nil)
 			if err != nil {
 				continue
 			}

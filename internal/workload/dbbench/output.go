@@ -21,6 +21,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -46,6 +47,9 @@ type BenchLine struct {
 	Found       int64 // reads: "(N of M found)"
 	Of          int64
 	Hist        int // index in Output.Hists of its --histogram block; -1 for none
+	// Hists are the indexes of all its --histogram blocks, one per kind of
+	// operation it does (readrandomwriterandom: read, then write).
+	Hists []int
 }
 
 // Histogram is one --histogram block, in microseconds.
@@ -155,8 +159,12 @@ func Parse(r io.Reader) (*Output, error) {
 		case histRE.MatchString(l):
 			o.Hists = append(o.Hists, Histogram{Op: histRE.FindStringSubmatch(l)[1]})
 			hist = &o.Hists[len(o.Hists)-1]
-			if n := len(o.Benchmarks); n > 0 && o.Benchmarks[n-1].Hist < 0 {
-				o.Benchmarks[n-1].Hist = len(o.Hists) - 1 // db_bench prints a benchmark's histogram right after its line
+			if n := len(o.Benchmarks); n > 0 { // db_bench prints a benchmark's histograms right after its line
+				b := &o.Benchmarks[n-1]
+				if b.Hist < 0 {
+					b.Hist = len(o.Hists) - 1
+				}
+				b.Hists = append(b.Hists, len(o.Hists)-1)
 			}
 		case strings.HasPrefix(l, "Level ") && strings.Contains(l, "Files") && strings.Contains(l, "Size"):
 			header = strings.Fields(l)
@@ -343,6 +351,60 @@ func (h Histogram) Percentile(q float64) float64 {
 		return v
 	}
 	return h.Max
+}
+
+// HistsOf are b's --histogram blocks, in order.
+func (o *Output) HistsOf(b BenchLine) []Histogram {
+	var out []Histogram
+	for _, i := range b.Hists {
+		if i >= 0 && i < len(o.Hists) {
+			out = append(out, o.Hists[i])
+		}
+	}
+	return out
+}
+
+// Merge is the histogram of all of hs together (a benchmark's reads and
+// writes): counts, mean, min and max combined, buckets added up (RocksDB's
+// buckets are the same in every histogram), and the percentiles
+// interpolated from them as RocksDB does. One histogram is itself.
+func Merge(hs []Histogram) Histogram {
+	if len(hs) == 1 {
+		return hs[0]
+	}
+	m := Histogram{Op: "op", Min: math.Inf(1)}
+	var sum float64
+	type edge struct{ lo, hi float64 }
+	counts := map[edge]int64{}
+	var order []edge
+	for _, h := range hs {
+		if h.Count == 0 {
+			continue
+		}
+		m.Count += h.Count
+		sum += h.Average * float64(h.Count)
+		m.Min, m.Max = math.Min(m.Min, h.Min), math.Max(m.Max, h.Max)
+		for _, b := range h.Buckets {
+			e := edge{b.Lo, b.Hi}
+			if _, seen := counts[e]; !seen {
+				order = append(order, e)
+			}
+			counts[e] += b.Count
+		}
+	}
+	if m.Count == 0 {
+		return Histogram{Op: "op"}
+	}
+	m.Average = sum / float64(m.Count)
+	sort.Slice(order, func(i, j int) bool { return order[i].lo < order[j].lo })
+	for _, e := range order {
+		m.Buckets = append(m.Buckets, Bucket{Lo: e.lo, Hi: e.hi, Count: counts[e]})
+	}
+	if len(m.Buckets) > 0 {
+		m.P50, m.P75, m.P99, m.P999, m.P9999 = m.Percentile(50), m.Percentile(75), m.Percentile(99), m.Percentile(99.9), m.Percentile(99.99)
+		m.Median, m.HasPercentiles = m.P50, true
+	}
+	return m
 }
 
 // Figures are what a step reports beside its headline: the columns of

@@ -56,7 +56,7 @@ func TestParseVersions(t *testing.T) {
 			if o.Version != tt.version {
 				t.Errorf("version %q, want %q", o.Version, tt.version)
 			}
-			tot, err := totals(o, tt.bench)
+			tot, err := totals(o, tt.bench, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestParseWithoutResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := totals(o, "fillseq"); err == nil || !strings.Contains(err.Error(), "no result line for fillseq") {
+	if _, err := totals(o, "fillseq", nil); err == nil || !strings.Contains(err.Error(), "no result line for fillseq") {
 		t.Errorf("totals: %v", err)
 	}
 	if o.Version != "8.6.7" || len(o.Benchmarks) != 0 {
@@ -175,5 +175,47 @@ func TestReportTail(t *testing.T) {
 	got = tail.read()
 	if len(got) != 2 || got[0].Second != 4 || got[0].Events != 21777 || got[1].Second != 5 || got[1].Events != 19101 || tail.second != 6 {
 		t.Errorf("second read %+v (next %d)", got, tail.second)
+	}
+}
+
+// readrandomwriterandom (--ycsb's workloada) prints a histogram per kind
+// of operation, reads then writes: both belong to its line, and as YCSB's
+// workloada its totals have each as a kind of its own, with db_bench's
+// percentiles, and all its operations together as its latencies (the
+// buckets added up). Outside --ycsb a step's latencies stay its first
+// histogram's.
+func TestParseReadRandomWriteRandom(t *testing.T) {
+	o := parseFile(t, "db_bench-7.8.3-readrandomwriterandom.txt")
+	b, ok := o.Bench("readrandomwriterandom")
+	if !ok || len(b.Hists) != 2 || b.Hist != b.Hists[0] || o.Hists[b.Hists[0]].Op != "read" || o.Hists[b.Hists[1]].Op != "write" {
+		t.Fatalf("line %+v, histograms %d", b, len(o.Hists))
+	}
+	w, _ := ycsbWorkloadNamed("workloada")
+	tot, err := totals(o, "readrandomwriterandom", w.kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.Events != 308998 || len(tot.Ops) != 2 || !near(tot.Figures["ops_sec"], 153309) {
+		t.Fatalf("totals %+v", tot)
+	}
+	rd, _ := tot.Op("read")
+	up, _ := tot.Op("update")
+	if rd.Count != 154500 || up.Count != 154498 || !near(rd.Response.P99, 10.84) || !near(up.Response.P99, 103.74) || !near(up.Response.Max, 40965) ||
+		!near(rd.Rate, 154500/2.016) || rd.Response.Count != rd.Count {
+		t.Errorf("read %+v, update %+v", rd, up)
+	}
+	r := tot.Response
+	if r.Count != rd.Count+up.Count || r.Max != 40965 || r.Min != 0 || !near(r.Mean, (4.9028*154500+21.1756*154498)/308998) ||
+		r.P50 <= rd.Response.P50 || r.P50 >= up.Response.P50 || r.P99 <= rd.Response.P99 || r.P99 >= up.Response.P99 {
+		t.Errorf("all operations' latencies %+v", r)
+	}
+	plain, err := totals(o, "readrandomwriterandom", nil)
+	if err != nil || plain.Response.Count != 154500 || len(plain.Ops) != 0 {
+		t.Errorf("outside --ycsb: %+v, %v", plain.Response, err)
+	}
+	// A db_bench that names its histograms otherwise gives no kinds rather
+	// than wrong ones.
+	if tot, err := totals(o, "readrandomwriterandom", map[string]string{"read": "read"}); err != nil || len(tot.Ops) != 0 {
+		t.Errorf("an unmapped histogram: ops %+v, %v", tot.Ops, err)
 	}
 }

@@ -53,7 +53,7 @@ func (o Options) common(wl, name string) []string {
 		rate = int64(o.MBPerSec * (1 << 20))
 	}
 	return []string{
-		"--key_size=" + strconv.Itoa(keySize), "--value_size=" + strconv.Itoa(valueSize), "--block_size=8192",
+		"--key_size=" + strconv.Itoa(o.keyBytes()), "--value_size=" + strconv.Itoa(o.valueBytes()), "--block_size=8192",
 		"--cache_size=" + strconv.FormatInt(cache, 10), "--cache_numshardbits=" + strconv.Itoa(shards),
 		"--compression_max_dict_bytes=0", "--compression_ratio=0.5", "--compression_type=" + o.Compression,
 		"--bytes_per_sync=1048576", "--benchmark_write_rate_limit=" + strconv.FormatInt(rate, 10),
@@ -135,6 +135,15 @@ func (o Options) invocations(wl, name string, threads int, h *Help) []invocation
 			inv.own[0] = "--benchmarks=overwrite,waitforcompaction,stats"
 		}
 		return []invocation{inv}
+	case ycsbLoad: // YCSB's load: every key once, in random order (filluniquerandom runs at one thread), WAL on
+		return []invocation{{step: append(append([]string{}, paramsW...), "--sync=0"),
+			own: []string{"--benchmarks=filluniquerandom,stats", "--use_existing_db=0", "--num=" + strconv.FormatInt(keys, 10), "--threads=1"}, total: keys}}
+	case ycsbSettle:
+		return []invocation{{step: append(append([]string{}, paramsW...), "--sync=0"),
+			own: []string{"--benchmarks=flush,waitforcompaction,stats", "--use_existing_db=1", "--num=" + strconv.FormatInt(keys, 10), "--threads=1"}}}
+	}
+	if w, ok := ycsbWorkloadNamed(name); ok {
+		return []invocation{timed(w.bench, append(append([]string{}, w.flags...), "--sync=0")...)}
 	}
 	panic("dbbench: no step " + name)
 }
@@ -196,7 +205,7 @@ func (o Options) readahead(ctx context.Context, s *suite.Server) (string, error)
 	if err != nil {
 		return "", err
 	}
-	opts, err := checkOptions(s.Config, h, s.Flavor+" "+s.Version)
+	opts, err := o.options(s.Config, h, s.Flavor+" "+s.Version)
 	if err != nil {
 		return "", err
 	}
@@ -241,12 +250,16 @@ func (o Options) run(wl, name string) func(ctx context.Context, s *suite.Server,
 		if err != nil {
 			return result.Totals{}, err
 		}
-		opts, err := checkOptions(s.Config, h, s.Flavor+" "+s.Version)
+		opts, err := o.options(s.Config, h, s.Flavor+" "+s.Version)
 		if err != nil {
 			return result.Totals{}, err
 		}
 		if name == "flush_mt_l0" && !h.Knows("waitforcompaction") {
 			s.Log(fmt.Sprintf("flush_mt_l0: db_bench %s has no waitforcompaction (benchmark_compare.sh skips it on such versions)", s.Version))
+			return result.Totals{}, nil
+		}
+		if name == ycsbSettle && !(h.Knows("waitforcompaction") && h.Knows("flush")) {
+			s.Log(fmt.Sprintf("settle: db_bench %s has no flush and waitforcompaction: the workloads start from the load as it left the database", s.Version))
 			return result.Totals{}, nil
 		}
 		db := dbDir(s, wl)
@@ -265,27 +278,40 @@ func (o Options) run(wl, name string) func(ctx context.Context, s *suite.Server,
 			}
 		}
 		bench, ok := resultLine[name]
+		var kinds map[string]string
+		if w, y := ycsbWorkloadNamed(name); y {
+			bench, ok, kinds = w.bench, true, w.kinds
+		} else if name == ycsbLoad {
+			bench, ok = "filluniquerandom", true
+		}
 		if !ok { // a step that only flushes and waits: its statistics
 			f := out.Figures(BenchLine{}, nil)
 			delete(f, "ops_sec")
 			delete(f, "usec_op")
 			return result.Totals{Figures: f}, nil
 		}
-		return totals(out, bench)
+		return totals(out, bench, kinds)
 	}
 }
 
 // totals are a step's totals from db_bench's output: operations and time
-// from its result line (or its histogram's count where the line has none),
-// the latencies from its histogram, the rest as figures.
-func totals(out *Output, bench string) (result.Totals, error) {
+// from its result line (or its histograms' count where the line has none),
+// the latencies from its histograms (all its operations together), the
+// rest as figures. kinds, for a YCSB workload, name its histograms'
+// operations as YCSB's kinds, each with its rate and latencies.
+func totals(out *Output, bench string, kinds map[string]string) (result.Totals, error) {
 	b, ok := out.Bench(bench)
 	if !ok {
 		return result.Totals{}, fmt.Errorf("db_bench printed no result line for %s", bench)
 	}
 	var h *Histogram
-	if b.Hist >= 0 {
-		h = &out.Hists[b.Hist]
+	hists := out.HistsOf(b)
+	if kinds == nil && len(hists) > 1 {
+		hists = hists[:1] // benchmark_compare.sh's steps: the first, their reads (a writer's beside them are not the step's)
+	}
+	if len(hists) > 0 {
+		m := Merge(hists)
+		h = &m
 	}
 	t := result.Totals{Seconds: b.Seconds, Events: b.Ops, Figures: out.Figures(b, h)}
 	switch {
@@ -299,15 +325,10 @@ func totals(out *Output, bench string) (result.Totals, error) {
 		t.Seconds = float64(t.Events) / b.OpsPerSec
 	}
 	if h != nil && h.Count > 0 {
-		l := result.Latency{Count: h.Count, Min: h.Min, Mean: h.Average, P50: h.P50, P99: h.P99, P999: h.P999, Max: h.Max}
-		if !h.HasPercentiles {
-			l.P50, l.P99, l.P999 = h.Percentile(50), h.Percentile(99), h.Percentile(99.9)
-		}
-		if p95 := h.Percentile(95); !math.IsNaN(p95) {
-			l.P95 = p95
-		}
+		l := latencyOf(*h)
 		t.Response, t.Service = l, l
 	}
+	t.Ops = ycsbOps(kinds, hists, t.Seconds)
 	for k, v := range t.Figures {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			return result.Totals{}, fmt.Errorf("db_bench printed %s %v, which no measurement gives: see its output", k, v)
@@ -317,6 +338,20 @@ func totals(out *Output, bench string) (result.Totals, error) {
 		return result.Totals{}, fmt.Errorf("db_bench's output: %w", err)
 	}
 	return t, nil
+}
+
+// latencyOf is a --histogram block as a run's latencies (µs): db_bench's
+// percentiles where it printed them, else interpolated from the buckets,
+// and p95 from the buckets, as RocksDB computes its percentiles.
+func latencyOf(h Histogram) result.Latency {
+	l := result.Latency{Count: h.Count, Min: h.Min, Mean: h.Average, P50: h.P50, P99: h.P99, P999: h.P999, Max: h.Max}
+	if !h.HasPercentiles {
+		l.P50, l.P99, l.P999 = h.Percentile(50), h.Percentile(99), h.Percentile(99.9)
+	}
+	if p95 := h.Percentile(95); !math.IsNaN(p95) {
+		l.P95 = p95
+	}
+	return l
 }
 
 // invoke runs one db_bench command to its end: tied to qpslab in the

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -252,5 +254,180 @@ func TestCacheParam(t *testing.T) {
 	}
 	if _, err := s.Configure(v.With("workload", "cached").With("cache", "0.1")); err == nil || !strings.Contains(err.Error(), "add iobound to --workload") {
 		t.Errorf("--cache without iobound: %v", err)
+	}
+}
+
+// --ycsb on Debian's db_bench: YCSB's load, the settle and every workload
+// db_bench runs, at 2000 records of 10 × 100 bytes for 2 seconds each at
+// two threads: each a stored run named as YCSB's workload, ended ok, with
+// ops/s > 0 from db_bench's line, the latencies of its histograms, and its
+// operations as YCSB's kinds, each with its rate and response times (the
+// reads and writes of workloada in its 50/50 proportion).
+func TestYCSBOnDebian(t *testing.T) {
+	h := newHome(t)
+	ctx := context.Background()
+	r, err := runPlan(t, ctx, h, map[string]string{"ycsb": "workload*", "size": "0.002", "seconds": "2", "threads": "2", "fieldcount": "10", "fieldlength": "100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, run := range r.runs {
+		order = append(order, run.Test)
+	}
+	if got, want := strings.Join(order, " "), "load.cached settle.cached workloada.cached workloadb.cached workloadc.cached workloade.cached workloadf.cached"; got != want {
+		t.Fatalf("ran %s, want %s", got, want)
+	}
+	kinds := map[string][]string{"workloada": {"read", "update"}, "workloadb": {"read", "update"}, "workloadc": {"read"}, "workloade": {"scan"}, "workloadf": {"read-modify-write"}}
+	for _, run := range r.runs {
+		if run.Status != result.OK {
+			t.Errorf("%s: %s %s", run.Test, run.Status, run.Error)
+			continue
+		}
+		if run.Params["rows"] != "2000" || run.Params["fieldcount"] != "10" || run.Params["fieldlength"] != "100" || run.Params["load"] != "filluniquerandom" {
+			t.Errorf("%s: params %v", run.Test, run.Params)
+		}
+		if run.Role == result.RoleWarm {
+			continue
+		}
+		tot := run.Totals
+		if tot.Reported <= 0 || tot.Reported != tot.Figures["ops_sec"] || tot.Events <= 0 || tot.Seconds <= 0 || tot.Response.Count != tot.Events {
+			t.Errorf("%s: totals %+v", run.Test, tot)
+		}
+		if run.HW == nil || run.HW.OpsPerSec != tot.Reported {
+			t.Errorf("%s: hardware %+v", run.Test, run.HW)
+		}
+		wl, _, _ := strings.Cut(run.Test, ".")
+		if wl == "load" {
+			if run.Threads != 1 || tot.Events != 2000 || len(tot.Ops) != 0 {
+				t.Errorf("load: %d threads, %d events, ops %+v; want 1 thread putting each of the 2000 keys once", run.Threads, tot.Events, tot.Ops)
+			}
+			continue
+		}
+		writes := strconv.FormatBool(wl == "workloada" || wl == "workloadb" || wl == "workloadf")
+		if run.Threads != 2 || run.Params["distribution"] != "uniform" || run.Params["operations"] != strings.Join(kinds[wl], ",") || run.Params["writes"] != writes {
+			t.Errorf("%s: threads %d, params %v", run.Test, run.Threads, run.Params)
+		}
+		var got []string
+		var n int64
+		for _, o := range tot.Ops {
+			got = append(got, o.Kind)
+			n += o.Count
+			if o.Count <= 0 || o.Rate <= 0 || o.Response.Count != o.Count || o.Response.P99 < o.Response.P50 || o.Response.P50 <= 0 && o.Response.Max <= 0 {
+				t.Errorf("%s: %s %+v", run.Test, o.Kind, o)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(kinds[wl], ",") || n != tot.Events {
+			t.Errorf("%s: kinds %v counting %d of %d events, want %v", run.Test, got, n, tot.Events, kinds[wl])
+		}
+		if wl == "workloada" {
+			rd, _ := tot.Op("read")
+			up, _ := tot.Op("update")
+			if d := rd.Count - up.Count; d < -200 || d > 200 { // batches of 100: 50 reads, then 50 writes, per thread
+				t.Errorf("workloada: %d reads, %d updates", rd.Count, up.Count)
+			}
+		}
+		if wl == "workloadb" {
+			rd, _ := tot.Op("read")
+			if share := float64(rd.Count) / float64(tot.Events); share < 0.9 || share > 0.99 {
+				t.Errorf("workloadb: reads are %.3f of its operations", share)
+			}
+		}
+	}
+}
+
+// The claim docs/ycsb.md makes of the load, against the db_bench the
+// tests run: filluniquerandom puts every key (a readrandom over them finds
+// each it reads), fillrandom draws keys with repetition (about 63% of the
+// key space is there, so reads miss).
+func TestYCSBLoadFillsEveryKey(t *testing.T) {
+	h := newHome(t)
+	l, err := testenv.Build(t, h, "rocksdb-system").Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := func(fill string) (int64, int64) {
+		db := filepath.Join(t.TempDir(), "db")
+		common := []string{"--db=" + db, "--num=2000", "--key_size=23", "--value_size=100", "--seed=7"}
+		for _, args := range [][]string{{"--benchmarks=" + fill, "--use_existing_db=0"}, {"--benchmarks=readrandom", "--use_existing_db=1", "--reads=4000"}} {
+			cmd := exec.Command(l.Server, append(common, args...)...)
+			cmd.Env = l.Env(nil)
+			raw, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("db_bench %v: %v: %s", args, err, raw)
+			}
+			if strings.Contains(args[0], "readrandom") {
+				o, err := Parse(strings.NewReader(string(raw)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, ok := o.Bench("readrandom")
+				if !ok || b.Of == 0 {
+					t.Fatalf("no readrandom line: %s", raw)
+				}
+				return b.Found, b.Of
+			}
+		}
+		return 0, 0
+	}
+	if f, of := found("filluniquerandom"); f != of {
+		t.Errorf("after filluniquerandom, readrandom found %d of %d", f, of)
+	}
+	if f, of := found("fillrandom"); f >= of*9/10 || f <= of/2 {
+		t.Errorf("after fillrandom, readrandom found %d of %d; want about 63%%", f, of)
+	}
+}
+
+// --ycsb's bad input, one line each before anything runs: workloadd (which
+// db_bench has no benchmark for, and why), an unknown workload, the
+// sequence's flags, --fieldcount without --ycsb; and an option set that
+// changes what makes a benchmark a YCSB workload.
+func TestYCSBBadInput(t *testing.T) {
+	s, err := suite.Get(Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := suite.Defaults(plan.Common, s.Params())
+	for _, c := range []struct {
+		values map[string]string
+		want   string
+	}{
+		{map[string]string{"ycsb": "workloadd"}, "--ycsb workloadd: db_bench has no read-latest request distribution"},
+		{map[string]string{"ycsb": "workloada,workloadd"}, "--ycsb workloadd: db_bench has no read-latest request distribution"},
+		{map[string]string{"ycsb": "workloadg"}, "--ycsb workloadg matches no YCSB workload: give workloada, workloadb, workloadc, workloade, workloadf"},
+		{map[string]string{"ycsb": "workloada", "tests": "readrandom"}, "--tests is of benchmark_compare.sh's sequence, which --ycsb replaces"},
+		{map[string]string{"ycsb": "workloada", "load": "bulkload"}, "--load is of benchmark_compare.sh's sequence"},
+		{map[string]string{"ycsb": "workloada", "fieldcount": "0"}, "--fieldcount 0: give a whole number from 1 to 100"},
+		{map[string]string{"fieldlength": "10"}, "--fieldlength sizes YCSB's records: use it with --ycsb"},
+		{map[string]string{"ycsb": ","}, "--ycsb: name YCSB workloads"},
+	} {
+		x := v
+		for k, val := range c.values {
+			x = x.With(k, val)
+		}
+		_, err := s.Configure(x)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v; want one line with %q", c.values, err, c.want)
+		}
+	}
+	p, err := s.Configure(v.With("ycsb", "workload*").With("size", "0.01"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range p.Steps {
+		names = append(names, st.Test)
+	}
+	if got := strings.Join(names, " "); got != "load.cached settle.cached workloada.cached workloadb.cached workloadc.cached workloade.cached workloadf.cached" {
+		t.Errorf("workload* runs %s", got)
+	}
+	h := newHome(t)
+	f := filepath.Join(t.TempDir(), "rw.flags")
+	os.WriteFile(f, []byte("--readwritepercent=80\n"), 0o644)
+	if _, err := (config.Store{Dir: h.Configs()}).AddWith("rw", f, config.AddOptions{Base: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runPlan(t, context.Background(), h, map[string]string{"ycsb": "workloada", "size": "0.001", "seconds": "1", "config": "rw"})
+	if err == nil || !strings.Contains(err.Error(), "config rw: --readwritepercent is --ycsb's own (workloada and workloadb set it)") {
+		t.Errorf("an option set with --readwritepercent: %v", err)
 	}
 }

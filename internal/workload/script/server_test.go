@@ -93,7 +93,7 @@ func runSeed(t *testing.T, d db, p *suite.Plan, threads int, events int64, seed 
 			t.Fatalf("%s: %v", st.Test, err)
 		}
 		r = *res
-		r.Suite, r.Test, r.Role = Name, st.Test, st.Role
+		r.Suite, r.Test, r.Role, r.Params = Name, st.Test, st.Role, p.Params // as the plan records them
 		st.Headline.Of(&r.Totals)
 	}
 	return r

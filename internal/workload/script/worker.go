@@ -84,7 +84,7 @@ type worker struct {
 	tries int       // tries of it so far
 	args  []client.Arg
 	parts []engine.Part
-	timer *time.Timer
+	sleep client.Sleeper
 	o     engine.Outcome
 	text  bool // run every statement as text (the init script)
 }
@@ -182,25 +182,7 @@ func (w *worker) Exec(ctx context.Context, st lang.Statement, args []lang.Value)
 }
 
 // Sleep waits d, or until ctx ends.
-func (w *worker) Sleep(ctx context.Context, d time.Duration) error {
-	if client.SleepOnLoop(ctx, time.Now().Add(d)) { // the loop transport: its thread's other workers go on meanwhile
-		return ctx.Err()
-	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
-	}
-	select {
-	case <-w.timer.C:
-		return nil
-	case <-ctx.Done():
-		if !w.timer.Stop() {
-			<-w.timer.C
-		}
-		return ctx.Err()
-	}
-}
+func (w *worker) Sleep(ctx context.Context, d time.Duration) error { return w.sleep.Sleep(ctx, d) }
 
 // stmt is statement st of the running script, prepared on first use.
 func (w *worker) stmt(ctx context.Context, st lang.Statement) (*stmt, error) {

@@ -14,33 +14,38 @@ import (
 // checkLoaded checks, before the test, that the tables are qpslab's, are
 // a finished load (tpcc_loaded has its row: a load that stopped half way
 // has none) of warehouses W, and hold W warehouses and their districts.
-func checkLoaded(ctx context.Context, conn client.Conn, p client.Protocol, warehouses int64) error {
+func checkLoaded(ctx context.Context, conn client.Conn, p client.Protocol, warehouses int64) (consts, error) {
+	var c consts
 	if err := owned.Verify(ctx, p, conn, tableNames); err != nil {
-		return fmt.Errorf("tpcc: %w", err)
+		return c, fmt.Errorf("tpcc: %w", err)
 	}
-	rows, err := textRows(ctx, conn, "SELECT warehouses, items FROM "+loadedTable)
+	rows, err := textRows(ctx, conn, "SELECT warehouses, items, c_last, c_id, c_item FROM "+loadedTable)
 	if err != nil {
-		return fmt.Errorf("tpcc: read %s: %w", loadedTable, err)
+		return c, fmt.Errorf("tpcc: read %s: %w", loadedTable, err)
 	}
 	if len(rows) != 1 {
-		return fmt.Errorf("tpcc: the TPC-C tables are not a finished load (the last load stopped before its end): load them again (leave out --no-load)")
+		return c, fmt.Errorf("tpcc: the TPC-C tables are not a finished load (the last load stopped before its end): load them again (leave out --no-load)")
 	}
 	if got, _ := strconv.ParseInt(rows[0][0], 10, 64); got != warehouses {
-		return fmt.Errorf("tpcc: the TPC-C tables hold %s warehouse(s), not %d: give --warehouses %s, or load again at %d (leave out --no-load)", rows[0][0], warehouses, rows[0][0], warehouses)
+		return c, fmt.Errorf("tpcc: the TPC-C tables hold %s warehouse(s), not %d: give --warehouses %s, or load again at %d (leave out --no-load)",
+			rows[0][0], warehouses, rows[0][0], warehouses)
 	}
+	c.last, _ = strconv.ParseInt(rows[0][2], 10, 64)
+	c.id, _ = strconv.ParseInt(rows[0][3], 10, 64)
+	c.item, _ = strconv.ParseInt(rows[0][4], 10, 64)
 	for _, t := range []struct {
 		q string
 		n int64
 	}{{"SELECT COUNT(*) FROM warehouse", warehouses}, {"SELECT COUNT(*) FROM district", warehouses * Districts}, {"SELECT COUNT(*) FROM item", Items}} {
 		n, err := client.Scalar(ctx, conn, t.q)
 		if err != nil {
-			return fmt.Errorf("tpcc: %s: %w", t.q, err)
+			return c, fmt.Errorf("tpcc: %s: %w", t.q, err)
 		}
 		if n != t.n {
-			return fmt.Errorf("tpcc: %s gives %d, and %d warehouse(s) have %d: load the tables again (leave out --no-load)", t.q, n, warehouses, t.n)
+			return c, fmt.Errorf("tpcc: %s gives %d, and %d warehouse(s) have %d: load the tables again (leave out --no-load)", t.q, n, warehouses, t.n)
 		}
 	}
-	return nil
+	return c, nil
 }
 
 // textRows runs q, prepared (the lean path gives every value as the
@@ -71,7 +76,25 @@ func textRows(ctx context.Context, conn client.Conn, q string) ([][]string, erro
 //  2. D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) of each district;
 //  3. max(NO_O_ID) - min(NO_O_ID) + 1 = the rows of NEW-ORDER of each district;
 //  4. sum(O_OL_CNT) = the rows of ORDER-LINE of each district.
-func Check(ctx context.Context, conn client.Conn) error {
+//
+// It reads in one snapshot (a transaction of its own, REPEATABLE READ), so
+// that a transaction committing meanwhile cannot make two reads disagree.
+func Check(ctx context.Context, p client.Protocol, conn client.Conn) error {
+	begin := "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"
+	if p == client.Postgres {
+		begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	}
+	if _, err := conn.Exec(ctx, begin); err != nil {
+		return fmt.Errorf("tpcc: consistency check: %w", err)
+	}
+	err := check(ctx, conn)
+	if _, rerr := conn.Exec(ctx, "ROLLBACK"); err == nil && rerr != nil {
+		err = fmt.Errorf("tpcc: consistency check: %w", rerr)
+	}
+	return err
+}
+
+func check(ctx context.Context, conn client.Conn) error {
 	fail := func(n int, format string, args ...any) error {
 		return fmt.Errorf("TPC-C consistency condition 3.3.2.%d fails: "+format+" (the database is not as the transactions leave it: load it again)", append([]any{n}, args...)...)
 	}
@@ -156,8 +179,12 @@ func limits(t result.Totals, wait bool) []result.Verdict {
 			continue
 		}
 		p90 := o.Response.P90 / 1e6
+		how := "clause 5.2.5.3"
+		if !wait {
+			how += "; without keying and think times (--wait), as the clause does not run"
+		}
 		out = append(out, result.Verdict{Name: kind + " 90th percentile", OK: p90 <= limit90[k],
-			Detail: fmt.Sprintf("%.3g s, the limit %g s (clause 5.2.5.3)", p90, limit90[k])})
+			Detail: fmt.Sprintf("%.3g s, the limit %g s (%s)", p90, limit90[k], how)})
 	}
 	return out
 }

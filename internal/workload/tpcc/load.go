@@ -82,7 +82,7 @@ func load(ctx context.Context, p client.Protocol, engine string, dial func(conte
 	if err := owned.Create(ctx, p, conn, tables(p, engine)); err != nil {
 		return 0, fmt.Errorf("load: %w", err)
 	}
-	loadC, _ := constsFor(seed)
+	loadC := loadConsts(seed)
 	l := &loader{warehouses: warehouses, seed: seed, c: loadC, progress: progress,
 		now: time.Now().UTC().AppendFormat(nil, "2006-01-02 15:04:05")}
 	lines := map[int64]int64{} // order lines per warehouse
@@ -157,7 +157,8 @@ feed:
 	if err := checkCardinality(ctx, conn, warehouses, orderLines); err != nil {
 		return 0, fmt.Errorf("load: %w", err)
 	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (warehouses, items, seed) VALUES (%d, %d, %d)", loadedTable, warehouses, Items, int64(seed>>1))); err != nil {
+	if _, err := conn.Exec(ctx, fmt.Sprintf("INSERT INTO %s (warehouses, items, c_last, c_id, c_item) VALUES (%d, %d, %d, %d, %d)",
+		loadedTable, warehouses, Items, loadC.last, loadC.id, loadC.item)); err != nil {
 		return 0, fmt.Errorf("load: %w", err)
 	}
 	return l.rows.Load(), nil

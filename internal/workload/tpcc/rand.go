@@ -21,22 +21,32 @@ func between(r *rand.Rand, lo, hi int64) int64 { return lo + r.Int64N(hi-lo+1) }
 // != 96 and != 112).
 type consts struct{ last, id, item int64 }
 
-// constsFor picks the load's constants from seed, and the run's from them
-// as clause 2.1.6.1 requires.
-func constsFor(seed uint64) (load, run consts) {
+// loadConsts are the load's constants, from its seed; the load keeps them
+// in tpcc_loaded, where each run reads them.
+func loadConsts(seed uint64) consts {
 	r := newRand(seed, 1<<40)
-	load = consts{last: between(r, 0, 255), id: between(r, 0, 1023), item: between(r, 0, 8191)}
+	return consts{last: between(r, 0, 255), id: between(r, 0, 1023), item: between(r, 0, 8191)}
+}
+
+// runConsts are a run's constants, from its seed and the load's: its C for
+// C_LAST differs from the load's by 65 to 119, but not 96 or 112 (clause
+// 2.1.6.1).
+func runConsts(seed uint64, load consts) consts {
+	r := newRand(seed, 1<<41)
 	for {
 		c := between(r, 0, 255)
-		d := c - load.last
-		if d < 0 {
-			d = -d
-		}
-		if d >= 65 && d <= 119 && d != 96 && d != 112 {
-			run = consts{last: c, id: between(r, 0, 1023), item: between(r, 0, 8191)}
-			return load, run
+		if cLastDeltaOK(c, load.last) {
+			return consts{last: c, id: between(r, 0, 1023), item: between(r, 0, 8191)}
 		}
 	}
+}
+
+func cLastDeltaOK(run, load int64) bool {
+	d := run - load
+	if d < 0 {
+		d = -d
+	}
+	return d >= 65 && d <= 119 && d != 96 && d != 112
 }
 
 // nurand is NURand(A, x, y) = (((random(0, A) | random(x, y)) + C) % (y - x + 1)) + x.

@@ -23,7 +23,8 @@ const (
 )
 
 // The nine tables, as the load drops and makes them, and the table that
-// says a load finished (loadedTable: its one row is written last).
+// says a load finished (loadedTable: its one row is written last, with
+// the constants C the load drew, which a run's must differ from).
 var tableNames = []string{"warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock", loadedTable}
 
 const loadedTable = "tpcc_loaded"
@@ -65,7 +66,7 @@ func tables(p client.Protocol, engine string) []owned.Table {
  s_dist_02 char(24), s_dist_03 char(24), s_dist_04 char(24), s_dist_05 char(24), s_dist_06 char(24), s_dist_07 char(24),
  s_dist_08 char(24), s_dist_09 char(24), s_dist_10 char(24), s_ytd int, s_order_cnt int, s_remote_cnt int, s_data varchar(50),
  PRIMARY KEY (s_w_id, s_i_id))`)},
-		{Name: loadedTable, DDL: "CREATE TABLE " + loadedTable + " (warehouses int NOT NULL, items int NOT NULL, seed bigint NOT NULL)" + e},
+		{Name: loadedTable, DDL: "CREATE TABLE " + loadedTable + " (warehouses int NOT NULL, items int NOT NULL, c_last int NOT NULL, c_id int NOT NULL, c_item int NOT NULL)" + e},
 	}
 }
 

@@ -3,6 +3,7 @@ package tpcc
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,7 +56,7 @@ func (d db) check() error {
 		d.t.Fatal(err)
 	}
 	defer c.Close()
-	return Check(context.Background(), c)
+	return Check(context.Background(), d.s.Protocol, c)
 }
 
 func configure(t *testing.T, args ...string) *suite.Plan {
@@ -130,6 +131,10 @@ func TestTPCCOnServers(t *testing.T) {
 			if err := d.check(); err != nil {
 				t.Fatalf("after the load: %v", err)
 			}
+			// The load keeps its constants C, which the run's must differ from.
+			if got, want := d.n("SELECT c_last FROM tpcc_loaded"), loadConsts(7).last; got != want {
+				t.Errorf("tpcc_loaded's C_LAST constant %d, the load's %d", got, want)
+			}
 
 			r := drive(t, d, p, 4, 600)
 			for _, k := range Kinds {
@@ -149,6 +154,16 @@ func TestTPCCOnServers(t *testing.T) {
 					t.Errorf("%s: %v %v", f, v, ok)
 				}
 			}
+			// Deliveries faster than New-Orders: every district runs out of
+			// new orders, and Delivery skips it (clause 2.7.4.2), on InnoDB's
+			// REPEATABLE READ as on PostgreSQL's READ COMMITTED.
+			r = drive(t, d, configure(t, "warehouses", "1", "mix", "new-order=50,delivery=50"), 8, 2500)
+			if sk, _ := r.Totals.Op(DeliverySkippedKind); sk.Count == 0 {
+				t.Errorf("no district ran out of new orders: %+v", r.Totals.Ops)
+			}
+			if n := d.n("SELECT COUNT(*) FROM new_order"); n > 1300 {
+				t.Errorf("%d new orders left after 1,250 Deliveries", n)
+			}
 			// One terminal, New-Orders only: its inputs are the seed's, so
 			// its rollbacks are too (1 % of New-Orders, clause 2.4.1.4).
 			r = drive(t, d, configure(t, "warehouses", "1", "mix", "new-order=100"), 1, 800)
@@ -158,7 +173,9 @@ func TestTPCCOnServers(t *testing.T) {
 				t.Errorf("%d New-Orders, %d rolled back", no.Count, rb.Count)
 			}
 
-			// Each condition fails on a database corrupted for it.
+			// Each condition fails on a database corrupted for it: a new
+			// order in the middle of district 4's taken out, and so on.
+			mid := strconv.FormatInt(d.n("SELECT MIN(no_o_id) + 1 FROM new_order WHERE no_w_id = 1 AND no_d_id = 4"), 10)
 			for _, c := range []struct {
 				n           string
 				break_, fix string
@@ -166,8 +183,8 @@ func TestTPCCOnServers(t *testing.T) {
 				{"3.3.2.1", "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1", "UPDATE warehouse SET w_ytd = w_ytd - 1 WHERE w_id = 1"},
 				{"3.3.2.2", "UPDATE district SET d_next_o_id = d_next_o_id + 5 WHERE d_w_id = 1 AND d_id = 3",
 					"UPDATE district SET d_next_o_id = d_next_o_id - 5 WHERE d_w_id = 1 AND d_id = 3"},
-				{"3.3.2.3", "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 4 AND no_o_id = 2999",
-					"INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (2999, 4, 1)"},
+				{"3.3.2.3", "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 4 AND no_o_id = " + mid,
+					"INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (" + mid + ", 4, 1)"},
 				{"3.3.2.4", "DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 5 AND ol_o_id = 1 AND ol_number = 1", ""},
 			} {
 				d.exec(c.break_)
@@ -198,7 +215,7 @@ func TestTPCCOnServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			if err := checkLoaded(ctx, conn, d.s.Protocol, 2); err == nil || !strings.Contains(err.Error(), "hold 1 warehouse(s), not 2: give --warehouses 1") {
+			if _, err := checkLoaded(ctx, conn, d.s.Protocol, 2); err == nil || !strings.Contains(err.Error(), "hold 1 warehouse(s), not 2: give --warehouses 1") {
 				t.Errorf("2 warehouses on a load of 1: %v", err)
 			}
 
@@ -214,7 +231,7 @@ func TestTPCCOnServers(t *testing.T) {
 			if err == nil {
 				t.Fatal("a cancelled load returned no error")
 			}
-			if err := checkLoaded(ctx, conn, d.s.Protocol, 1); err == nil || !strings.Contains(err.Error(), "not a finished load") {
+			if _, err := checkLoaded(ctx, conn, d.s.Protocol, 1); err == nil || !strings.Contains(err.Error(), "not a finished load") {
 				t.Errorf("after a load stopped half way: %v", err)
 			}
 		})

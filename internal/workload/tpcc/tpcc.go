@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
@@ -120,6 +121,29 @@ type Options struct {
 	Secs        time.Duration
 	NoLoad      bool
 	Cache       float64
+	loaded      *loadedConsts
+}
+
+// loadedConsts are the load's constants C of each server's tables, which
+// the test's Before reads from tpcc_loaded for the run's Workload: a run's
+// C for C_LAST must differ from its load's (clause 2.1.6.1), whatever
+// seed the load ran with (--no-load: a load of another run).
+type loadedConsts struct {
+	mu sync.Mutex
+	m  map[*suite.Server]consts
+}
+
+func (l *loadedConsts) set(s *suite.Server, c consts) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[s] = c
+}
+
+func (l *loadedConsts) get(s *suite.Server) (consts, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.m[s]
+	return c, ok
 }
 
 // StandardMix is the specification's mix (clause 5.2.3): the minimum
@@ -206,6 +230,7 @@ func (tpccSuite) Configure(v suite.Values) (*suite.Plan, error) {
 
 // Plan makes the steps: the load (unless --no-load), then the test.
 func (o Options) Plan() *suite.Plan {
+	o.loaded = &loadedConsts{m: map[*suite.Server]consts{}}
 	p := &suite.Plan{
 		Params: map[string]string{"warehouses": strconv.FormatInt(o.Warehouses, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries),
 			"mix": o.mixText()},
@@ -256,21 +281,32 @@ func (o Options) testStep() suite.Step {
 			Value: func(t result.Totals) float64 { return newOrdersPerSec(t) }},
 		Before: func(ctx context.Context, s *suite.Server) error {
 			return withConn(ctx, s, func(conn client.Conn) error {
-				if err := checkLoaded(ctx, conn, s.Protocol, o.Warehouses); err != nil {
+				c, err := checkLoaded(ctx, conn, s.Protocol, o.Warehouses)
+				if err != nil {
 					return err
 				}
-				return Check(ctx, conn)
+				o.loaded.set(s, c)
+				return Check(ctx, s.Protocol, conn)
 			})
 		},
 		Finish: func(ctx context.Context, s *suite.Server, r *result.Run) error {
 			r.Verdicts = append(r.Verdicts, limits(r.Totals, o.Wait)...)
-			return withConn(ctx, s, func(conn client.Conn) error { return Check(ctx, conn) })
+			return withConn(ctx, s, func(conn client.Conn) error { return Check(ctx, s.Protocol, conn) })
 		},
 		Drive: &suite.Drive{Retry: true, Workload: func(s *suite.Server, seed uint64) engine.Workload {
-			return &Workload{Protocol: s.Protocol, Dial: s.Dial, Warehouses: o.Warehouses, Mix: o.Mix, MaxTries: o.MaxTries, Wait: o.Wait, Seed: seed}
+			c, ok := o.loaded.get(s)
+			if !ok {
+				return failing{fmt.Errorf("tpcc: the load's constants of %s were not read before the test", s.Flavor)}
+			}
+			return &Workload{Protocol: s.Protocol, Dial: s.Dial, Warehouses: o.Warehouses, Mix: o.Mix, MaxTries: o.MaxTries, Wait: o.Wait, Seed: seed, Load: c}
 		}},
 	}
 }
+
+// failing is a workload whose workers cannot start.
+type failing struct{ err error }
+
+func (f failing) NewWorker(context.Context, int) (engine.Worker, error) { return nil, f.err }
 
 // withConn runs f on a new connection to s.
 func withConn(ctx context.Context, s *suite.Server, f func(client.Conn) error) error {

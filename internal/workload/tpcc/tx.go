@@ -1,10 +1,12 @@
 package tpcc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
@@ -27,8 +29,13 @@ const (
 var Kinds = [nTx]string{"new-order", "payment", "order-status", "delivery", "stock-level"}
 
 // RollbackKind is the operation kind of the New-Orders that rolled back
-// on their unused item (clause 2.4.2.3): 1 % of them.
-const RollbackKind = "new-order-rollback"
+// on their unused item (clause 2.4.2.3): 1 % of them; its time is the
+// ROLLBACK's. DeliverySkippedKind counts the districts a Delivery found no
+// new order in (clause 2.7.4.2).
+const (
+	RollbackKind        = "new-order-rollback"
+	DeliverySkippedKind = "delivery-skipped"
+)
 
 // Workload runs TPC-C's terminals; it is an engine.Workload.
 type Workload struct {
@@ -39,6 +46,7 @@ type Workload struct {
 	MaxTries   int
 	Wait       bool // keying and think times (clause 5.2.5)
 	Seed       uint64
+	Load       consts // the load's constants C (tpcc_loaded)
 }
 
 var (
@@ -56,24 +64,36 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 	if err != nil {
 		return nil, fmt.Errorf("tpcc terminal %d: connect: %w", id, err)
 	}
-	_, run := constsFor(wl.Seed)
+	run := runConsts(wl.Seed, wl.Load)
+	if wl.Protocol == client.MySQL {
+		// MariaDB 11.6.2 and later refuse, under REPEATABLE READ, a write
+		// to a row changed since the transaction's snapshot (error 1020):
+		// TPC-C's reads before its locking reads would fail and be retried
+		// as they do on no other server. HammerDB turns it off for its
+		// sessions; so does qpslab (a server without it: nothing to do).
+		if _, err := conn.Exec(ctx, "SET SESSION innodb_snapshot_isolation = OFF"); err != nil && !client.UnknownVariable(err) {
+			conn.Close()
+			return nil, fmt.Errorf("tpcc terminal %d: %w", id, err)
+		}
+	}
 	t := &terminal{wl: wl, conn: conn, r: newRand(wl.Seed, uint64(id)+1<<32), c: run,
 		w: int64(id)%wl.Warehouses + 1, d: int64(id)/wl.Warehouses%Districts + 1, next: -1}
+	t.makeReaders()
 	if wl.Wait {
 		return &waiting{terminal: t}, nil
 	}
 	return t, nil
 }
 
-// Classify: serialization failures and deadlocks are retryable (the
-// terminal tries the same inputs again, up to MaxTries), a dead connection
-// ends the run, anything else is fatal.
+// Classify: a transaction that failed every try on serialization failures
+// or deadlocks is retryable (the run goes on), a dead connection ends the
+// run, anything else is fatal.
 func (wl *Workload) Classify(err error) engine.ErrorClass {
 	switch {
+	case client.ConnectionLost(err): // a ROLLBACK after a deadlock may find the connection gone
+		return engine.ConnectionLost
 	case client.Serialization(err):
 		return engine.Retryable
-	case client.ConnectionLost(err):
-		return engine.ConnectionLost
 	}
 	return engine.Fatal
 }
@@ -104,10 +124,7 @@ type terminal struct {
 	w, d  int64
 	stmts [nStatements]client.Stmt
 	args  []client.Arg
-	vals  client.Values
 	in    input
-	retry bool
-	tries int
 	next  int // the transaction Next picked (-1: none)
 	o     engine.Outcome
 	parts []engine.Part
@@ -117,6 +134,40 @@ type terminal struct {
 	data  []byte // S_DIST_xx, C_DATA, H_DATA
 	wName []byte
 	dName []byte
+	// What the readers below read: an integer, a price, a bad credit.
+	got   int64
+	price float64
+	bad   bool
+	rd    readers
+}
+
+// readers are a terminal's callbacks for QueryEach, made once: a closure
+// made at each call would be an allocation per statement (an interface
+// method's argument escapes).
+type readers struct {
+	none, int0, int1, float0, stock, wName, dName, credit, cdata, appendBuf, appendID func(*client.Values)
+}
+
+func (t *terminal) makeReaders() {
+	t.rd = readers{
+		none:   func(*client.Values) {},
+		int0:   func(v *client.Values) { t.got, _ = v.Int(0) },
+		int1:   func(v *client.Values) { t.got, _ = v.Int(1) },
+		float0: func(v *client.Values) { t.price, _ = v.Float(0) },
+		stock: func(v *client.Values) {
+			t.got, _ = v.Int(0)
+			t.data = append(t.data[:0], v.Bytes(2)...)
+		},
+		wName:     func(v *client.Values) { t.wName = append(t.wName[:0], v.Bytes(5)...) },
+		dName:     func(v *client.Values) { t.dName = append(t.dName[:0], v.Bytes(5)...) },
+		credit:    func(v *client.Values) { t.bad = string(v.Bytes(10)) == "BC" },
+		cdata:     func(v *client.Values) { t.data = append(t.data, v.Bytes(0)...) },
+		appendBuf: func(v *client.Values) { t.buf = append(t.buf, v.Bytes(0)...) },
+		appendID: func(v *client.Values) {
+			id, _ := v.Int(0)
+			t.ids = append(t.ids, id)
+		},
+	}
 }
 
 func (t *terminal) Close() error { return t.conn.Close() }
@@ -169,6 +220,10 @@ func (t *terminal) draw(tx int) {
 			}
 			in.lines = append(in.lines, l)
 		}
+		// The stock rows are locked in one order, the item's then the
+		// warehouse's, as go-tpc does: two New-Orders do not deadlock on
+		// them. The unused item, the largest id, stays last.
+		slices.SortFunc(in.lines, func(a, b line) int { return cmp.Or(cmp.Compare(a.item, b.item), cmp.Compare(a.supply, b.supply)) })
 	case txPayment:
 		in.d = between(r, 1, Districts)
 		in.cw, in.cd = t.w, in.d
@@ -188,54 +243,59 @@ func (t *terminal) draw(tx int) {
 }
 
 // Event runs one transaction: the one Next picked (with --wait), else one
-// drawn by the mix; after a serialization failure or deadlock, the same
-// inputs again, until MaxTries tries, after which it counts as failed
-// (suite.FailedKind's errors).
+// drawn by the mix. After a serialization failure or deadlock it rolls back
+// and tries the same inputs again within the event, so that its response
+// time spans every try (clause 5.2.5.3: from the request to the answer),
+// each failed try an error and a retry (Outcome.Retries); after MaxTries
+// tries it fails as suite.FailedKind, and the engine goes on (Drive.Retry).
 func (t *terminal) Event(ctx context.Context) (engine.Outcome, error) {
-	if !t.retry {
-		tx := t.next
-		if tx < 0 {
-			tx = t.pick()
-		}
-		t.draw(tx)
-		t.tries = 0
+	tx := t.next
+	if tx < 0 {
+		tx = t.pick()
 	}
 	t.next = -1
-	t.retry = false
+	t.draw(tx)
 	t.parts = t.parts[:0]
-	t.o = engine.Outcome{Kind: Kinds[t.in.tx]}
-	var err error
-	switch t.in.tx {
-	case txNewOrder:
-		err = t.newOrder(ctx)
-	case txPayment:
-		err = t.payment(ctx)
-	case txOrderStatus:
-		err = t.orderStatus(ctx)
-	case txDelivery:
-		err = t.delivery(ctx)
-	case txStockLevel:
-		err = t.stockLevel(ctx)
-	}
-	if err != nil {
+	t.o = engine.Outcome{Kind: Kinds[tx]}
+	for {
+		err := t.run(ctx)
+		if err == nil {
+			t.o.Parts = t.parts
+			return t.o, nil
+		}
 		if !client.ConnectionLost(err) {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			if rerr := t.conn.Rollback(rctx); rerr != nil && client.ConnectionLost(rerr) {
-				err = fmt.Errorf("%w (then ROLLBACK: %v)", err, rerr)
+				err = fmt.Errorf("%w (then ROLLBACK: %w)", err, rerr)
 			}
 			cancel()
 		}
-		if client.Serialization(err) {
-			if t.tries++; t.tries < t.wl.MaxTries {
-				t.retry = true
-			} else {
-				t.parts = append(t.parts, engine.Part{Kind: suite.FailedKind, Failed: true})
+		if client.Serialization(err) && !client.ConnectionLost(err) && ctx.Err() == nil {
+			if t.o.Retries+1 < t.wl.MaxTries {
+				t.o.Retries++
+				t.parts = t.parts[:0]
+				continue // the same inputs again, within the event's time
 			}
+			t.parts = append(t.parts, engine.Part{Kind: suite.FailedKind, Failed: true})
 		}
-		err = fmt.Errorf("%s: %w", Kinds[t.in.tx], err)
+		t.o.Parts = t.parts
+		return t.o, fmt.Errorf("%s: %w", Kinds[tx], err)
 	}
-	t.o.Parts = t.parts
-	return t.o, err
+}
+
+// run runs the transaction of t.in once.
+func (t *terminal) run(ctx context.Context) error {
+	switch t.in.tx {
+	case txNewOrder:
+		return t.newOrder(ctx)
+	case txPayment:
+		return t.payment(ctx)
+	case txOrderStatus:
+		return t.orderStatus(ctx)
+	case txDelivery:
+		return t.delivery(ctx)
+	}
+	return t.stockLevel(ctx)
 }
 
 // stmt is statement k, prepared on first use.
@@ -300,10 +360,7 @@ func (t *terminal) customerByName(ctx context.Context, w, d, last int64) (int64,
 	t.a(w, d)
 	t.args = append(t.args, client.Bytes(t.buf))
 	t.ids = t.ids[:0]
-	n, err := t.query(ctx, byName, func(v *client.Values) {
-		id, _ := v.Int(0)
-		t.ids = append(t.ids, id)
-	})
+	n, err := t.query(ctx, byName, t.rd.appendID)
 	if err != nil {
 		return 0, err
 	}
@@ -324,19 +381,20 @@ func (t *terminal) newOrder(ctx context.Context) error {
 	var oid int64
 	var err error
 	t.a(t.w)
-	if err = t.one(ctx, noWarehouse, "warehouse", func(*client.Values) {}); err != nil {
+	if err = t.one(ctx, noWarehouse, "warehouse", t.rd.none); err != nil {
 		return err
 	}
 	t.a(t.w, in.d)
-	if err = t.one(ctx, noDistrict, "district", func(v *client.Values) { oid, _ = v.Int(1) }); err != nil {
+	if err = t.one(ctx, noDistrict, "district", t.rd.int1); err != nil {
 		return err
 	}
+	oid = t.got
 	t.a(oid+1, t.w, in.d)
 	if _, err = t.exec(ctx, noDistrictNext); err != nil {
 		return err
 	}
 	t.a(t.w, in.d, in.c)
-	if err = t.one(ctx, noCustomer, "customer", func(*client.Values) {}); err != nil {
+	if err = t.one(ctx, noCustomer, "customer", t.rd.none); err != nil {
 		return err
 	}
 	t.a(oid, in.d, t.w, in.c, int64(len(in.lines)), in.allLocal)
@@ -348,9 +406,8 @@ func (t *terminal) newOrder(ctx context.Context) error {
 		return err
 	}
 	for i, l := range in.lines {
-		var price float64
 		t.a(l.item)
-		n, err := t.query(ctx, noItem, func(v *client.Values) { price, _ = v.Float(0) })
+		n, err := t.query(ctx, noItem, t.rd.float0)
 		if err != nil {
 			return err
 		}
@@ -362,14 +419,11 @@ func (t *terminal) newOrder(ctx context.Context) error {
 			t.parts = append(t.parts, engine.Part{Kind: RollbackKind, Time: time.Since(start)})
 			return nil
 		}
-		var qty int64
 		t.a(l.item, l.supply)
-		if err := t.one(ctx, noStock+int(in.d)-1, "stock", func(v *client.Values) {
-			qty, _ = v.Int(0)
-			t.data = append(t.data[:0], v.Bytes(2)...)
-		}); err != nil {
+		if err := t.one(ctx, noStock+int(in.d)-1, "stock", t.rd.stock); err != nil {
 			return err
 		}
+		qty := t.got
 		if qty >= l.qty+10 {
 			qty -= l.qty
 		} else {
@@ -383,7 +437,7 @@ func (t *terminal) newOrder(ctx context.Context) error {
 		if _, err := t.exec(ctx, noStockUpdate); err != nil {
 			return err
 		}
-		amount := int64(float64(l.qty)*price*100 + 0.5) // OL_AMOUNT in cents
+		amount := int64(float64(l.qty)*t.price*100 + 0.5) // OL_AMOUNT in cents
 		t.buf = appendMoney(t.buf[:0], amount)
 		t.a(oid, in.d, t.w, int64(i+1), l.item, l.supply, l.qty)
 		t.args = append(t.args, client.Bytes(t.buf), client.Bytes(t.data))
@@ -406,7 +460,7 @@ func (t *terminal) payment(ctx context.Context) error {
 		return err
 	}
 	t.a(t.w)
-	if err := t.one(ctx, pWarehouse, "warehouse", func(v *client.Values) { t.wName = append(t.wName[:0], v.Bytes(5)...) }); err != nil {
+	if err := t.one(ctx, pWarehouse, "warehouse", t.rd.wName); err != nil {
 		return err
 	}
 	t.args = append(t.args[:0], client.Bytes(t.amt), client.Int(t.w), client.Int(in.d))
@@ -414,7 +468,7 @@ func (t *terminal) payment(ctx context.Context) error {
 		return err
 	}
 	t.a(t.w, in.d)
-	if err := t.one(ctx, pDistrict, "district", func(v *client.Values) { t.dName = append(t.dName[:0], v.Bytes(5)...) }); err != nil {
+	if err := t.one(ctx, pDistrict, "district", t.rd.dName); err != nil {
 		return err
 	}
 	c := in.c
@@ -424,14 +478,17 @@ func (t *terminal) payment(ctx context.Context) error {
 			return err
 		}
 	}
-	bad := false
 	t.a(in.cw, in.cd, c)
-	if err := t.one(ctx, pCustomer, "customer", func(v *client.Values) { bad = string(v.Bytes(10)) == "BC" }); err != nil {
+	if err := t.one(ctx, pCustomer, "customer", t.rd.credit); err != nil {
 		return err
 	}
-	if bad { // clause 2.5.2.2: C_DATA with this payment's facts in front, cut at 500
-		t.data = fmt.Appendf(t.data[:0], "%d %d %d %d %d %s | ", c, in.cd, in.cw, in.d, t.w, t.amt)
-		if err := t.one(ctx, pCustomerData, "customer", func(v *client.Values) { t.data = append(t.data, v.Bytes(0)...) }); err != nil {
+	if t.bad { // clause 2.5.2.2: C_DATA with this payment's facts in front, cut at 500
+		t.data = t.data[:0]
+		for _, x := range [...]int64{c, in.cd, in.cw, in.d, t.w} {
+			t.data = append(appendInt(t.data, x), ' ')
+		}
+		t.data = append(append(t.data, t.amt...), " | "...)
+		if err := t.one(ctx, pCustomerData, "customer", t.rd.cdata); err != nil {
 			return err
 		}
 		t.data = t.data[:min(len(t.data), 500)]
@@ -468,17 +525,16 @@ func (t *terminal) orderStatus(ctx context.Context) error {
 		}
 	}
 	t.a(t.w, in.d, c)
-	if err := t.one(ctx, osCustomer, "customer", func(*client.Values) {}); err != nil {
+	if err := t.one(ctx, osCustomer, "customer", t.rd.none); err != nil {
 		return err
 	}
-	var oid int64
-	n, err := t.query(ctx, osOrder, func(v *client.Values) { oid, _ = v.Int(0) })
+	n, err := t.query(ctx, osOrder, t.rd.int0)
 	if err != nil {
 		return err
 	}
 	if n == 1 {
-		t.a(t.w, in.d, oid)
-		if _, err := t.query(ctx, osLines, func(*client.Values) {}); err != nil {
+		t.a(t.w, in.d, t.got)
+		if _, err := t.query(ctx, osLines, t.rd.none); err != nil {
 			return err
 		}
 	}
@@ -493,35 +549,41 @@ func (t *terminal) delivery(ctx context.Context) error {
 		return err
 	}
 	for d := int64(1); d <= Districts; d++ {
-		var oid, cid int64
 		t.a(t.w, d)
-		n, err := t.query(ctx, dNewOrder, func(v *client.Values) { oid, _ = v.Int(0) })
+		n, err := t.query(ctx, dNewOrder, t.rd.int0)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			continue // none to deliver in this district (clause 2.7.4.2)
+			// None to deliver in this district: clause 2.7.4.2 has it
+			// counted (and below 1 %).
+			t.parts = append(t.parts, engine.Part{Kind: DeliverySkippedKind})
+			continue
 		}
+		oid := t.got
 		t.a(t.w, d, oid)
-		if n, err = t.exec(ctx, dDelete); err != nil {
+		if _, err = t.exec(ctx, dDelete); err != nil {
 			return err
 		}
-		if n == 0 {
-			continue // another Delivery took it
-		}
-		if err := t.one(ctx, dOrder, "order", func(v *client.Values) { cid, _ = v.Int(0) }); err != nil {
-			return err
-		}
+		// The order is written before it is read: under REPEATABLE READ
+		// (InnoDB) a plain read sees the transaction's first snapshot, which
+		// may be older than the order the locking read found; its own
+		// change it always sees (as go-tpc does).
 		t.a(in.carrier, t.w, d, oid)
 		if _, err := t.exec(ctx, dCarrier); err != nil {
 			return err
 		}
 		t.a(t.w, d, oid)
+		if err := t.one(ctx, dOrder, "order", t.rd.int0); err != nil {
+			return err
+		}
+		cid := t.got
+		t.a(t.w, d, oid)
 		if _, err := t.exec(ctx, dLines); err != nil {
 			return err
 		}
 		t.buf = t.buf[:0]
-		if err := t.one(ctx, dSum, "order lines", func(v *client.Values) { t.buf = append(t.buf, v.Bytes(0)...) }); err != nil {
+		if err := t.one(ctx, dSum, "order lines", t.rd.appendBuf); err != nil {
 			return err
 		}
 		if len(t.buf) == 0 {
@@ -542,13 +604,13 @@ func (t *terminal) stockLevel(ctx context.Context) error {
 	if err := t.conn.Begin(ctx); err != nil {
 		return err
 	}
-	var next int64
 	t.a(t.w, in.d)
-	if err := t.one(ctx, slDistrict, "district", func(v *client.Values) { next, _ = v.Int(0) }); err != nil {
+	if err := t.one(ctx, slDistrict, "district", t.rd.int0); err != nil {
 		return err
 	}
+	next := t.got
 	t.a(t.w, in.d, next, next-20, in.threshold)
-	if err := t.one(ctx, slCount, "stock count", func(*client.Values) {}); err != nil {
+	if err := t.one(ctx, slCount, "stock count", t.rd.none); err != nil {
 		return err
 	}
 	return t.conn.Commit(ctx)
@@ -561,7 +623,7 @@ func (t *terminal) stockLevel(ctx context.Context) error {
 type waiting struct {
 	*terminal
 	think time.Duration
-	timer *time.Timer
+	sleep client.Sleeper
 }
 
 // Keying times and mean think times per transaction (seconds).
@@ -577,28 +639,12 @@ func thinkTime(r *rand.Rand, tx int) time.Duration {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 func (w *waiting) Next(ctx context.Context) (time.Time, bool) {
-	if w.retry { // a retry goes at once
-		return time.Now(), ctx.Err() == nil
-	}
 	tx := w.pick()
 	w.next = tx
 	d := w.think + seconds(keying[tx])
 	w.think = thinkTime(w.r, tx)
-	if client.SleepOnLoop(ctx, time.Now().Add(d)) {
-		return time.Now(), ctx.Err() == nil
-	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
-	}
-	select {
-	case <-w.timer.C:
-		return time.Now(), true
-	case <-ctx.Done():
-		if !w.timer.Stop() {
-			<-w.timer.C
-		}
+	if w.sleep.Sleep(ctx, d) != nil {
 		return time.Time{}, false
 	}
+	return time.Now(), true
 }

@@ -52,13 +52,16 @@ func (r *Run) Classify(err error) engine.ErrorClass { return suite.ClassifySQL(e
 // operationcount taken as recordcount, as YCSB's workload files set them).
 func (r *Run) start(ctx context.Context, conn client.Conn) error {
 	r.once.Do(func() {
-		n, err := r.check(ctx, conn)
+		n, err := r.check(ctx, conn, r.Workload.Insert > 0)
 		if err != nil {
 			r.err = fmt.Errorf("ycsb %s: %w", r.Workload.Name, err)
 			return
 		}
 		r.ins = newCounter(n)
-		r.keyspace = r.Records + int64(2*r.Workload.Insert*float64(r.Records))
+		// CoreWorkload's ScrambledZipfianGenerator(insertstart, insertstart
+		// + insertcount + expectednewkeys): its bounds inclusive, one more
+		// key than the sum.
+		r.keyspace = r.Records + int64(2*r.Workload.Insert*float64(r.Records)) + 1
 	})
 	return r.err
 }
@@ -79,7 +82,11 @@ func (r *Run) NewWorker(ctx context.Context, id int) (engine.Worker, error) {
 		return nil, err
 	}
 	w := &worker{run: r, conn: conn, rnd: newRand(r.Seed, uint64(id)), pending: -1}
-	w.keys = newChooser(wl.Distribution, w.rnd, r.ins, r.Records, r.keyspace)
+	// The keys have a random stream of their own: a chooser that draws
+	// again past the newest insert (workloade's zipfian) draws as often as
+	// the other workers' inserts let it, and must not shift the operations'
+	// stream, which every label runs alike.
+	w.keys = newChooser(wl.Distribution, newRand(r.Seed, uint64(id)|1<<62), r.ins, r.Records, r.keyspace)
 	w.cum = [5]float64{wl.Read, wl.Update, wl.Insert, wl.Scan, wl.RMW}
 	for i := 1; i < len(w.cum); i++ {
 		w.cum[i] += w.cum[i-1]
@@ -176,13 +183,13 @@ func (w *worker) fail(op string, err error) error {
 }
 
 // readKey reads the row of key number k (all fields, as readallfields).
-func (w *worker) readKey(ctx context.Context, k int64) error {
+func (w *worker) readKey(ctx context.Context, k int64) (int64, error) {
 	w.key = AppendKey(w.key[:0], k)
 	w.args = append(w.args[:0], client.Bytes(w.key))
 	n, err := w.read.QueryArgs(ctx, w.args)
 	w.o.Statements++
 	w.o.Rows += n
-	return err
+	return n, err
 }
 
 // updateKey sets one random field of key number k to a new random value
@@ -200,7 +207,7 @@ func (w *worker) updateKey(ctx context.Context, k int64) error {
 
 func (w *worker) doRead(ctx context.Context) error {
 	w.o.Kind = OpRead
-	if err := w.readKey(ctx, w.keys.next()); err != nil {
+	if _, err := w.readKey(ctx, w.keys.next()); err != nil {
 		return w.fail(OpRead, err)
 	}
 	return nil
@@ -237,12 +244,15 @@ func (w *worker) doRMW(ctx context.Context) error {
 	w.o.Kind = OpRMW
 	k := w.keys.next()
 	t0 := time.Now()
-	err := w.readKey(ctx, k)
+	n, err := w.readKey(ctx, k)
 	t1 := time.Now()
 	w.parts = append(w.parts, engine.Part{Kind: OpRead, Time: t1.Sub(t0), Failed: err != nil})
 	w.o.Parts = w.parts
 	if err != nil {
 		return w.fail(OpRMW, err)
+	}
+	if n == 0 {
+		return nil // as YCSB: no row read, no update (a key whose insert failed)
 	}
 	err = w.updateKey(ctx, k)
 	w.parts = append(w.parts, engine.Part{Kind: OpUpdate, Time: time.Since(t1), Failed: err != nil})
@@ -295,6 +305,11 @@ func (w *worker) doInsert(ctx context.Context) error {
 		w.pending = -1
 		if aerr := ins.ack(k); aerr != nil {
 			err = fmt.Errorf("%w (and %v)", err, aerr)
+		}
+		if duplicate(err) {
+			// Not retried on either protocol (PostgreSQL's 23505 would be).
+			return fmt.Errorf("ycsb %s: more than %d keys past the usertable's rows exist already (%v): load it again (leave out --no-load)",
+				w.run.Workload.Name, maxSkips, err)
 		}
 		return w.fail(OpInsert, err)
 	}

@@ -22,7 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -52,17 +54,20 @@ type Workload struct {
 	Distribution                    string
 	MaxScanLength                   int64 // scans: lengths uniform in 1 … MaxScanLength
 	Note                            string
+	// DBBench: RocksDB's db_bench has a benchmark that runs its operations
+	// (qpslab run db_bench --ycsb; docs/ycsb.md says how close each is).
+	DBBench bool
 }
 
 // Workloads are YCSB's core workloads, in order (workloads/workloada …
 // workloadf).
 var Workloads = []Workload{
-	{Name: "workloada", Read: 0.5, Update: 0.5, Distribution: DistZipfian, Note: "update heavy: 50% reads, 50% updates, zipfian"},
-	{Name: "workloadb", Read: 0.95, Update: 0.05, Distribution: DistZipfian, Note: "read mostly: 95% reads, 5% updates, zipfian"},
-	{Name: "workloadc", Read: 1, Distribution: DistZipfian, Note: "read only: 100% reads, zipfian"},
+	{Name: "workloada", Read: 0.5, Update: 0.5, Distribution: DistZipfian, Note: "update heavy: 50% reads, 50% updates, zipfian", DBBench: true},
+	{Name: "workloadb", Read: 0.95, Update: 0.05, Distribution: DistZipfian, Note: "read mostly: 95% reads, 5% updates, zipfian", DBBench: true},
+	{Name: "workloadc", Read: 1, Distribution: DistZipfian, Note: "read only: 100% reads, zipfian", DBBench: true},
 	{Name: "workloadd", Read: 0.95, Insert: 0.05, Distribution: DistLatest, Note: "read latest: 95% reads, 5% inserts, latest"},
-	{Name: "workloade", Scan: 0.95, Insert: 0.05, Distribution: DistZipfian, MaxScanLength: 100, Note: "short ranges: 95% scans (1 to 100 rows, uniform), 5% inserts, zipfian"},
-	{Name: "workloadf", Read: 0.5, RMW: 0.5, Distribution: DistZipfian, Note: "read-modify-write: 50% reads, 50% read-modify-writes, zipfian"},
+	{Name: "workloade", Scan: 0.95, Insert: 0.05, Distribution: DistZipfian, MaxScanLength: 100, Note: "short ranges: 95% scans (1 to 100 rows, uniform), 5% inserts, zipfian", DBBench: true},
+	{Name: "workloadf", Read: 0.5, RMW: 0.5, Distribution: DistZipfian, Note: "read-modify-write: 50% reads, 50% read-modify-writes, zipfian", DBBench: true},
 }
 
 // Writes says whether w changes the table.
@@ -99,7 +104,7 @@ var _ suite.Suite = ycsbSuite{}
 func (ycsbSuite) Name() string { return Name }
 
 func (ycsbSuite) Summary() string {
-	return "YCSB's core workloads A to F on one usertable, on PostgreSQL and the MySQL family (RocksDB: db_bench; docs/ycsb.md maps them)"
+	return "YCSB's core workloads A to F on one usertable, on PostgreSQL and the MySQL family (RocksDB: qpslab run db_bench --ycsb; docs/ycsb.md)"
 }
 
 func (ycsbSuite) Help() string {
@@ -113,9 +118,9 @@ The headline is operations/s; each operation (read, update, insert, scan,
 read-modify-write) is an operation kind of its own, with its rate and
 response times (read/s, read.p99, …). Requests pick keys as YCSB's
 CoreWorkload does: scrambled zipfian (0.99), uniform, or latest (workloadd);
---distribution makes every workload use one. RocksDB builds run db_bench
-(qpslab run db_bench): docs/ycsb.md says which workloads map to its
-benchmarks.`
+--distribution makes every workload use one. RocksDB builds run them as
+db_bench benchmarks (qpslab run db_bench --ycsb workloada,…; workloadd has
+none): docs/ycsb.md says how close each is.`
 }
 
 func (ycsbSuite) Params() []suite.Param {
@@ -181,7 +186,7 @@ func (ycsbSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		NoPrepare:   c.Bool("no-prepare"),
 		Cache:       c.Cache(),
 	}
-	if d := strings.ToLower(c.String("distribution")); d != "" {
+	if c.String("distribution") != "" { // YCSB's names, as it spells them
 		o.Distribution = c.OneOf("distribution", DistZipfian, DistUniform, DistLatest)
 	}
 	ws, err := Select(c.List("tests"))
@@ -237,6 +242,7 @@ func (o Options) Plan() *suite.Plan {
 			"fieldlength": strconv.Itoa(o.FieldLength)},
 		Protocols: []client.Protocol{client.MySQL, client.Postgres},
 		Cache:     o.Cache,
+		Instead:   o.dbBench,
 	}
 	suite.RecordCache(p.Params, o.Cache)
 	if !o.NoLoad {
@@ -246,6 +252,33 @@ func (o Options) Plan() *suite.Plan {
 		p.Steps = append(p.Steps, o.testStep(w))
 	}
 	return p
+}
+
+// dbBench is what runs this run's workloads on RocksDB build b: the
+// db_bench suite's --ycsb, with this run's sizes and seconds, for the
+// workloads db_bench has a benchmark for ("" for a build that is not a
+// db_bench: one whose configs are no db_bench option sets).
+func (o Options) dbBench(b build.Build) string {
+	if config.Family(b.Flavor.Describe().Family) != config.RocksDB {
+		return ""
+	}
+	var mapped, not []string
+	for _, w := range o.Workloads {
+		if w.DBBench {
+			mapped = append(mapped, w.Name)
+		} else {
+			not = append(not, w.Name)
+		}
+	}
+	none := ""
+	if len(not) > 0 {
+		none = strings.Join(not, ", ") + " has no db_bench benchmark (no read-latest distribution, no inserts beside reads): run it on MyRocks, --engine rocksdb --config myrocks; "
+	}
+	if len(mapped) == 0 {
+		return none + "docs/ycsb.md says which workloads db_bench runs"
+	}
+	return fmt.Sprintf("RocksDB runs YCSB's workloads as db_bench benchmarks: qpslab run db_bench --build %s --ycsb %s --size %s --seconds %s --fieldcount %d --fieldlength %d; keys are uniform there, never zipfian; %sdocs/ycsb.md says how close each is",
+		b.Name, strings.Join(mapped, ","), strconv.FormatFloat(max(float64(o.Records)/1e6, 0.001), 'g', -1, 64), strconv.FormatFloat(o.Secs.Seconds(), 'g', -1, 64), o.FieldCount, o.FieldLength, none)
 }
 
 func (o Options) table(s *suite.Server) Table {
