@@ -24,7 +24,7 @@
 #
 # Per round: operations/s (qpslab: totals.qps, YCSB's [OVERALL] Throughput;
 # go-ycsb: its TOTAL's Count less READ_MODIFY_WRITE's, whose read and update
-# it counts in TOTAL too, over its Takes(s)) and the client's CPU per
+# it counts in TOTAL too, over its run's seconds) and the client's CPU per
 # operation (user+system of the whole client process, GNU time, over its
 # operations). Prints the median of each side and the median of the
 # per-round ratios (qpslab / go-ycsb). Goals: throughput within a few
@@ -78,12 +78,20 @@ workload_props() {
 # go-ycsb's final block (after "Run finished") → "ops/s ops seconds": its TOTAL
 # less READ_MODIFY_WRITE (a read-modify-write is one YCSB operation; go-ycsb
 # counts its read and its update in TOTAL).
+# The seconds are "Run finished, takes" (a Go duration: 4.97s, 950ms,
+# 1m2.5s), to the nanosecond, where TOTAL's Takes(s) has one decimal.
 goycsb_parse() {
-  awk '/^Run finished/ {f = 1; next}
+  awk '/^Run finished, takes / {
+         d = $4; secs = 0
+         if (d ~ /ms$/) { sub(/ms$/, "", d); secs = d / 1000 }
+         else if (d ~ /µs$|us$/) { sub(/(µs|us)$/, "", d); secs = d / 1e6 }
+         else { if (d ~ /m/) { m = d; sub(/m.*/, "", m); secs = 60 * m; sub(/^[0-9]+m/, "", d) }
+                if (d ~ /h/) exit 1
+                sub(/s$/, "", d); secs += d }
+         f = 1; next }
        f && /^(TOTAL|READ_MODIFY_WRITE) / {
          c = $0; sub(/.*Count: /, "", c); sub(/,.*/, "", c)
-         t = $0; sub(/.*Takes\(s\): /, "", t); sub(/,.*/, "", t)
-         if ($1 == "TOTAL") { n = c; secs = t } else rmw = c
+         if ($1 == "TOTAL") n = c; else rmw = c
        }
        END { if (n == "" || secs <= 0) exit 1; print (n - rmw) / secs, n - rmw, secs }' "$1"
 }
@@ -117,7 +125,7 @@ for flavor in $FLAVORS; do
       -p "threadcount=$LOAD_THREADS" -p "batch.size=$YCSB_BATCH" -p dropdata=true >"$work/pl.log" 2>&1 ||
       { tail -n 20 "$work/pl.log" >&2; exit 1; }
     # Its TOTAL counts INSERT statements (a batch is one): rows/s is the
-    # rows over its TOTAL's seconds.
+    # rows over its run's seconds.
     read -r _ _ secs < <(goycsb_parse "$work/pl.log") || { echo "bench/ycsb.sh: no TOTAL in go-ycsb's load output:" >&2; tail -n 20 "$work/pl.log" >&2; exit 1; }
     [ "$(count)" = "$RECORDS" ] || { echo "bench/ycsb.sh: go-ycsb loaded $(count) rows, not $RECORDS" >&2; exit 1; }
     awk -v n="$RECORDS" -v s="$secs" 'BEGIN {print n / s}' >>"$work/lp"
