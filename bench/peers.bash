@@ -5,7 +5,8 @@
 #
 # go-tpc: `go install …/cmd/go-tpc@$GO_TPC_VERSION` (v1.0.7, the newest
 # version the proxy lists; it speaks the MySQL protocol only: PostgreSQL
-# support came later, in commits the proxy serves no version of).
+# support came later: the proxy refused the later tag v1.0.11 and a commit
+# by its hash, and a pseudo-version needs the commit's time to the second).
 # go-ycsb: v1.0.3's go.mod has a replace directive, so `go install …@v1.0.3`
 # is refused; it is built from a small wrapper module that requires it and
 # repeats that replace.
