@@ -824,16 +824,11 @@ type leanText struct {
 }
 
 func (k *leanText) run(ctx context.Context, p params, query bool) (int64, error) {
-	args, err := p.typed()
-	if err != nil {
+	b, ok, err := k.request(p)
+	switch {
+	case err != nil:
 		return 0, err
-	}
-	if len(args) != k.t.n {
-		return 0, fmt.Errorf("the statement takes %d arguments, got %d", k.t.n, len(args))
-	}
-	b, ok := k.t.appendText(k.p, k.w.textRequest(), args)
-	k.w.keepText(b)
-	if !ok {
+	case !ok:
 		return k.c.text(ctx, k.t.q, p, query)
 	}
 	affected, rows, err := k.w.sendText(b)
@@ -841,19 +836,29 @@ func (k *leanText) run(ctx context.Context, p params, query bool) (int64, error)
 }
 
 func (k *leanText) each(ctx context.Context, p params, each func(*Values)) (int64, error) {
-	args, err := p.typed()
-	if err != nil {
+	b, ok, err := k.request(p)
+	switch {
+	case err != nil:
 		return 0, err
-	}
-	if len(args) != k.t.n {
-		return 0, fmt.Errorf("the statement takes %d arguments, got %d", k.t.n, len(args))
-	}
-	b, ok := k.t.appendText(k.p, k.w.textRequest(), args)
-	k.w.keepText(b)
-	if !ok {
+	case !ok:
 		return k.c.textEach(ctx, k.t.q, p, each)
 	}
 	return k.w.sendTextEach(b, each)
+}
+
+// request writes the statement's text with p's arguments in; ok is false
+// where an argument cannot be written as text here (the driver sends it).
+func (k *leanText) request(p params) (b []byte, ok bool, err error) {
+	args, err := p.typed()
+	if err != nil {
+		return nil, false, err
+	}
+	if len(args) != k.t.n {
+		return nil, false, fmt.Errorf("the statement takes %d arguments, got %d", k.t.n, len(args))
+	}
+	b, ok = k.t.appendText(k.p, k.w.textRequest(), args)
+	k.w.keepText(b)
+	return b, ok, nil
 }
 
 // params are a statement's arguments as its caller gave them: typed

@@ -470,15 +470,6 @@ func parseColumn(p []byte) (myCol, bool) {
 	return myCol{typ: p[pos+7], unsigned: binary.LittleEndian.Uint16(p[pos+8:])&unsigned != 0, decimals: p[pos+10]}, true
 }
 
-// query runs q as a text statement (COM_QUERY).
-func (m *myWire) query(q []byte) (affected, rows int64, err error) {
-	b := append(m.start(0x03), q...)
-	if err := m.send(b); err != nil {
-		return 0, 0, err
-	}
-	return m.reply()
-}
-
 func (m *myWire) queryString(q string) (affected, rows int64, err error) {
 	b := append(m.start(0x03), q...)
 	if err := m.send(b); err != nil {

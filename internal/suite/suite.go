@@ -390,6 +390,15 @@ func namesLocked() []string {
 	return names
 }
 
+// Failing is a workload whose workers cannot start, for a Drive whose
+// Workload finds, given the server, that it cannot run (a script that
+// does not parse for the server's flavor): err ends the run at its start.
+func Failing(err error) engine.Workload { return failing{err} }
+
+type failing struct{ err error }
+
+func (f failing) NewWorker(context.Context, int) (engine.Worker, error) { return nil, f.err }
+
 // ClassifySQL is how the engine treats a SQL statement's error, for the
 // suites whose workloads run SQL: deadlocks and lock-wait timeouts are
 // retryable (sysbench's default), a dead connection ends the run, anything

@@ -384,15 +384,9 @@ func (o Options) testStep() suite.Step {
 		Drive: &suite.Drive{Retry: true, Workload: func(s *suite.Server, seed uint64) engine.Workload {
 			set, err := o.set(s.Protocol)
 			if err != nil {
-				return failing{err}
+				return suite.Failing(err) // a script that does not parse for the server's flavor
 			}
 			return &Workload{Protocol: s.Protocol, Dial: s.Dial, Set: set, Scale: o.Scale, MaxTries: o.MaxTries, Seed: seed}
 		}},
 	}
 }
-
-// failing is a workload whose workers cannot start (a script that does
-// not parse for the server's flavor).
-type failing struct{ err error }
-
-func (f failing) NewWorker(context.Context, int) (engine.Worker, error) { return nil, f.err }

@@ -2,7 +2,6 @@ package tpcc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -334,9 +333,6 @@ func (l *loader) warehouse(ctx context.Context, c client.Conn, w int64) (int64, 
 	})
 	return lines, err
 }
-
-// errNotLoaded says the tables are not a finished load of this size.
-var errNotLoaded = errors.New("not loaded")
 
 // checkCardinality counts every table's rows against clause 4.3.3.1's
 // cardinalities for warehouses W (the order lines as loaded, when known:

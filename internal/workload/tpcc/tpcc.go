@@ -296,17 +296,12 @@ func (o Options) testStep() suite.Step {
 		Drive: &suite.Drive{Retry: true, Workload: func(s *suite.Server, seed uint64) engine.Workload {
 			c, ok := o.loaded.get(s)
 			if !ok {
-				return failing{fmt.Errorf("tpcc: the load's constants of %s were not read before the test", s.Flavor)}
+				return suite.Failing(fmt.Errorf("tpcc: the load's constants of %s were not read before the test", s.Flavor))
 			}
 			return &Workload{Protocol: s.Protocol, Dial: s.Dial, Warehouses: o.Warehouses, Mix: o.Mix, MaxTries: o.MaxTries, Wait: o.Wait, Seed: seed, Load: c}
 		}},
 	}
 }
-
-// failing is a workload whose workers cannot start.
-type failing struct{ err error }
-
-func (f failing) NewWorker(context.Context, int) (engine.Worker, error) { return nil, f.err }
 
 // withConn runs f on a new connection to s.
 func withConn(ctx context.Context, s *suite.Server, f func(client.Conn) error) error {
