@@ -182,11 +182,15 @@ func TestMySQLPerformanceSchema(t *testing.T) {
 		t.Fatalf("result %+v", sc)
 	}
 	statements := float64(n + n + n/2)
+	// performance_schema adds a statement to its summary after the client
+	// has its answer, so the window's last statement may not be counted
+	// yet when the reader closes (seen once in a fresh-clone check on a
+	// busy host: 499): one fewer is the window's work too.
 	for _, c := range []struct {
 		name   string
 		lo, hi float64
 	}{
-		{"ps_statements", statements, statements + 5},
+		{"ps_statements", statements - 1, statements + 5},
 		{"ps_wait_io_table", 3 * n, 4 * n},
 		{"ps_rows_examined", n, 3 * n},
 		{"ps_statement_us", 1, 1e9},
@@ -201,7 +205,7 @@ func TestMySQLPerformanceSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, ok := m.Of(run); !ok || v < 1 || v > 1.01 {
+	if v, ok := m.Of(run); !ok || v < (statements-1)/statements || v > 1.01 {
 		t.Errorf("ps_statements/o = %v %v, want 1", v, ok)
 	}
 }
