@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -283,13 +284,18 @@ func CheckServerFiles(c Config, allow []string) error {
 }
 
 // CheckServerFiles refuses, in one line, a grid setting (--set, --grid)
-// that would point a server outside its sandbox, as a config's would
-// (CheckServerFiles), in either family that has the option: a grid is
-// checked before the builds that say its family are looked up.
-func (g Grid) CheckServerFiles(allow []string) error {
+// that would point a server of family fam outside its sandbox, as a
+// config's would (CheckServerFiles); fam "": of any family that has the
+// option (a grid is checked once before the builds that say its family
+// are looked up).
+func (g Grid) CheckServerFiles(fam Family, allow []string) error {
+	fams := Families
+	if fam != "" {
+		fams = []Family{fam}
+	}
 	var files []ServerFile
 	for _, s := range g {
-		for _, fam := range Families {
+		for _, fam := range fams {
 			kind, ok := serverFiles[fam][settingKey(fam, s.Name)]
 			if !ok {
 				continue
@@ -330,10 +336,18 @@ func refuse(what string, files []ServerFile, allow []string) error {
 	if len(settings) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s %s, outside the sandbox: qpslab lets a server read, write or run no file it did not make "+
+	return serverFileError(fmt.Sprintf("%s %s, outside the sandbox: qpslab lets a server read, write or run no file it did not make "+
 		"(its log could show what it read): leave it out, or let the server at it with %s",
-		what, strings.Join(settings, ", "), strings.Join(slices.Compact(flags), " "))
+		what, strings.Join(settings, ", "), strings.Join(slices.Compact(flags), " ")))
 }
+
+// ErrServerFile is what a refusal of CheckServerFiles is (errors.Is).
+var ErrServerFile = errors.New("a setting points the server outside its sandbox")
+
+type serverFileError string
+
+func (e serverFileError) Error() string        { return string(e) }
+func (e serverFileError) Is(target error) bool { return target == ErrServerFile }
 
 // shown is s for a one-line message: as it is when it is plain, else
 // quoted (a control character, a space).

@@ -93,7 +93,7 @@ func TestGridServerFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = g.CheckServerFiles(c.allow)
+		err = g.CheckServerFiles("", c.allow)
 		if c.bad == "" {
 			if err != nil {
 				t.Errorf("--set %s: %v", c.sets, err)
@@ -105,6 +105,15 @@ func TestGridServerFiles(t *testing.T) {
 			t.Errorf("%q refuses the relative g.log", err)
 		}
 	}
+	// An option of the other family, or a db_bench flag, is not the server's.
+	g, _ := config.ParseSets([]string{"ssl_key_file=/k.pem"})
+	if err := g.CheckServerFiles(config.MySQL, nil); err != nil {
+		t.Errorf("a PostgreSQL option on MySQL: %v", err)
+	}
+	if err := g.CheckServerFiles(config.RocksDB, nil); err != nil {
+		t.Errorf("a db_bench grid: %v", err)
+	}
+	testenv.WantErr(t, g.CheckServerFiles(config.Postgres, nil), "ssl_key_file=/k.pem")
 }
 
 // No shipped config points a server outside its sandbox.

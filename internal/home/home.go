@@ -88,6 +88,20 @@ func Ensure(dir string) error {
 	return nil
 }
 
+// EnsurePrivate creates dir for results or reports: missing folders above
+// it as Ensure does, dir itself 0700, so that no other user of the host
+// reads them (their files are 0600). A folder that exists keeps its mode:
+// one someone made is theirs to set.
+func EnsurePrivate(dir string) error {
+	if err := Ensure(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("create %s: %w", dir, unwrapPath(err))
+	}
+	return nil
+}
+
 func unwrapPath(err error) error {
 	if pe, ok := err.(*os.PathError); ok {
 		return pe.Err

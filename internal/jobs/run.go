@@ -77,11 +77,11 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if o.Out == "" {
 		o.Out = filepath.Join(h.Results(), s.Name()+"-"+time.Now().UTC().Format("20060102-150405")+".json")
 	}
-	if err := home.Ensure(filepath.Dir(o.Out)); err != nil {
+	if err := home.EnsurePrivate(filepath.Dir(o.Out)); err != nil {
 		return err
 	}
 	if o.HTML != "" {
-		if err := home.Ensure(filepath.Dir(o.HTML)); err != nil {
+		if err := home.EnsurePrivate(filepath.Dir(o.HTML)); err != nil {
 			return err
 		}
 	}

@@ -427,7 +427,7 @@ func Write(path string, runs []Run) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o600); err != nil { // the owner's alone, as the store
 		return fmt.Errorf("write results %s: %w", path, err)
 	}
 	return os.Rename(tmp, path)

@@ -116,7 +116,7 @@ func reapGroup(g guardMsg, owner int) {
 	killGroupWait(g.PGID, 30*time.Second)
 	killStrays(g.Program, g.Datadir)
 	if g.Log != "" {
-		if f, err := os.OpenFile(g.Log, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		if f, err := os.OpenFile(g.Log, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0); err == nil {
 			fmt.Fprintf(f, "---- qpslab: process %d, which started this server, died without stopping it; its reaper killed the server's process group %d (SIGKILL) at %s\n",
 				owner, g.PGID, time.Now().UTC().Format(time.RFC3339))
 			f.Close()

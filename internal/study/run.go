@@ -126,7 +126,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if dir == "" {
 		dir = filepath.Join(e.Home.Reports(), "study-"+time.Now().UTC().Format("20060102-150405"))
 	}
-	if err := home.Ensure(dir); err != nil {
+	if err := home.EnsurePrivate(dir); err != nil {
 		return err
 	}
 	labels := make([]string, len(in.Builds))
@@ -288,7 +288,7 @@ func Write(dir, name string, sd *Study) error {
 	}
 	var errs []error
 	for f, text := range files {
-		errs = append(errs, os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644))
+		errs = append(errs, os.WriteFile(filepath.Join(dir, f), []byte(text), 0o600))
 	}
 	return errors.Join(errs...)
 }
