@@ -16,8 +16,8 @@ type Home struct {
 	Cache string // registry artifacts and their unpacked trees; QPSLAB_CACHE overrides
 }
 
-// RootDefault is the home used by root. PostgreSQL refuses to run as root, so
-// qpslab runs it as an unprivileged user, and that user must be able to reach
+// RootDefault is the home used by root. qpslab runs no server as root (it
+// runs them as an unprivileged user), and that user must be able to reach
 // the datadir; /root is mode 0700 on Debian, /var/lib is not.
 const RootDefault = "/var/lib/qpslab"
 
