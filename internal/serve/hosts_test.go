@@ -154,14 +154,10 @@ func TestCSRFUsesTheHostList(t *testing.T) {
 	}
 }
 
-// qpslab serve as it runs, without --public-url: the host it listens on
-// and the loopback names are answered, another name is not; listening
-// on every address, this machine's name and addresses are answered.
-func TestListenHostAllowed(t *testing.T) {
-	s, err := New(Options{Store: seeded(t), PublicRead: true, Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+// listening serves s as qpslab serve does, on a free loopback port, until
+// the test ends, and returns its address.
+func listening(t *testing.T, s *Server) string {
+	t.Helper()
 	cctx, cancel := context.WithCancel(ctx)
 	addrc, done := make(chan string, 1), make(chan error, 1)
 	go func() { done <- ListenAndServe(cctx, s, Listen{Addr: "127.0.0.1:0"}, func(a string) { addrc <- a }) }()
@@ -171,12 +167,24 @@ func TestListenHostAllowed(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	var addr string
 	select {
-	case addr = <-addrc:
+	case addr := <-addrc:
+		return addr
 	case err := <-done:
 		t.Fatal(err)
 	}
+	return ""
+}
+
+// qpslab serve as it runs, without --public-url: the host it listens on
+// and the loopback names are answered, another name is not; listening
+// on every address, this machine's name and addresses are answered.
+func TestListenHostAllowed(t *testing.T) {
+	s, err := New(Options{Store: seeded(t), PublicRead: true, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := listening(t, s)
 	_, port, _ := net.SplitHostPort(addr)
 	for host, want := range map[string]int{addr: 200, "localhost:" + port: 200, "evil.example:" + port: 421} {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1", nil)
