@@ -295,8 +295,9 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if s.datadir, err = prepareDatadir(spec, prev, dir, fl); err != nil {
 		return nil, err
 	}
-	// The sandbox folder and the datadir are given to the server's account
-	// below; the folders above them and the binaries must be reachable.
+	// The datadir and the server's folders are given to the server's
+	// account below (the sandbox folder lets it pass through: privateFolder);
+	// the folders above them and the binaries must be reachable.
 	binKnob, binExample := "QPSLAB_CACHE", filepath.Join(home.RootDefault, "cache")
 	if src := spec.Build.Source; src != "maven" && src != "file" {
 		binKnob, binExample = "the basedir of build "+spec.Build.Name+" (qpslab builds add "+spec.Build.Name+" --replace --basedir DIR)", "/opt/"+spec.Build.Name
