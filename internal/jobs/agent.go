@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -117,6 +119,7 @@ func Agent(ctx context.Context, e Env, o AgentOptions) error {
 			return runJob(ctx, e, name, agent, o.AllowFiles, at)
 		},
 		Bisect: func(ctx context.Context, at fleet.BisectAttempt) error {
+			at.Job.Set = narrowAllow(at.Job.Set, o.AllowFiles)
 			return runBisectJob(ctx, e, at, o.Builder)
 		},
 		Have: func() ([]fleet.Build, []fleet.Config) {
@@ -265,6 +268,28 @@ func jobPlan(j fleet.Job, allow []string) (*plan.Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// narrowAllow is a bisection job's suite flags with its
+// --allow-server-file narrowed to what this agent allows too (allow): the
+// bisection, stored with them, is resumed with them.
+func narrowAllow(set map[string]string, allow []string) map[string]string {
+	asked, ok := set["allow-server-file"]
+	if !ok {
+		return set
+	}
+	out := maps.Clone(set)
+	delete(out, "allow-server-file")
+	var both []string
+	for _, a := range strings.Split(asked, ",") {
+		if slices.ContainsFunc(allow, func(b string) bool { return filepath.Clean(a) == filepath.Clean(b) }) {
+			both = append(both, a)
+		}
+	}
+	if len(both) > 0 {
+		out["allow-server-file"] = strings.Join(both, ",")
+	}
+	return out
 }
 
 // agentRefuses says that agent name refuses a job whose settings point

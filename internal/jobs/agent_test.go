@@ -56,3 +56,20 @@ func TestAgentRefusesServerFiles(t *testing.T) {
 	_, err = jobPlan(job, []string{"/etc/shadow"})
 	testenv.WantErr(t, err, "init_file=/etc/shadow", "--allow-server-file /etc/shadow")
 }
+
+// A bisection job's --allow-server-file (one of its suite flags) is
+// narrowed to what the agent allows too: what the agent does not allow is
+// refused when its plans are resolved, as a plan job's.
+func TestBisectJobAllowNarrowed(t *testing.T) {
+	set := map[string]string{"allow-server-file": "/etc/ssl,/root/k.pem", "tests": "point-query*"}
+	got := narrowAllow(set, []string{"/etc/ssl/"})
+	if got["allow-server-file"] != "/etc/ssl" || got["tests"] != "point-query*" || set["allow-server-file"] != "/etc/ssl,/root/k.pem" {
+		t.Errorf("narrowed to %v (the job's %v)", got, set)
+	}
+	if got := narrowAllow(set, nil); got["allow-server-file"] != "" || len(got) != 1 {
+		t.Errorf("an agent that allows nothing: %v", got)
+	}
+	if got := narrowAllow(map[string]string{"tests": "x"}, []string{"/etc"}); len(got) != 1 {
+		t.Errorf("a job that allows nothing: %v", got)
+	}
+}
