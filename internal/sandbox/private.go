@@ -22,6 +22,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -126,7 +127,11 @@ func removeRunDir(st State) {
 	if err != nil || !fi.IsDir() {
 		return
 	}
-	uid := fi.Sys().(*unix.Stat_t).Uid
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	uid := sys.Uid
 	ours := int(uid) == os.Geteuid()
 	if !ours && st.User != "" {
 		u, err := user.Lookup(st.User)

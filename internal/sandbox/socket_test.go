@@ -90,4 +90,30 @@ func TestSocketFolderIsPrivate(t *testing.T) {
 			t.Errorf("the server account's own folder: %v, mode %v", err, mode(run))
 		}
 	}
+	os.RemoveAll(run)
+
+	// At stop the folder is removed when it is still the one qpslab made;
+	// a symlink or another user's folder in its place is left.
+	if _, _, err := makeRunDir(long, nil); err != nil {
+		t.Fatal(err)
+	}
+	st := State{RunDir: run, OwnRunDir: true}
+	removeRunDir(st)
+	if _, err := os.Lstat(run); !os.IsNotExist(err) {
+		t.Errorf("qpslab's socket folder is left at stop: %v", err)
+	}
+	os.Symlink(target, run)
+	removeRunDir(st)
+	if _, err := os.Lstat(run); err != nil {
+		t.Errorf("a symlink in its place was removed: %v", err)
+	}
+	os.Remove(run)
+	if os.Geteuid() == 0 {
+		os.Mkdir(run, 0o700)
+		os.Chown(run, 4242424, 4242424)
+		removeRunDir(st)
+		if _, err := os.Lstat(run); err != nil {
+			t.Errorf("another user's folder in its place was removed: %v", err)
+		}
+	}
 }
