@@ -22,10 +22,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // Family says which servers a fragment applies to.
@@ -126,7 +127,8 @@ type Store struct {
 	Memory int64
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+// validName says whether name is a config's name (package names).
+func validName(name string) bool { return names.Config(name) == nil }
 
 // ErrNotFound is returned by Get for an unknown config.
 var ErrNotFound = errors.New("config not found")
@@ -190,8 +192,8 @@ func (s Store) Lookup(name, family string) (Config, error) {
 // load reads the config called name for family, unresolved: Own, Base and
 // Source set, Content not.
 func (s Store) load(name string, fam Family) (Config, error) {
-	if !nameRE.MatchString(name) {
-		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
+	if err := names.Config(name); err != nil {
+		return Config{}, err
 	}
 	file := name + fam.Ext()
 	path := filepath.Join(s.Dir, file)
@@ -350,8 +352,8 @@ func (s Store) Add(name, file string, fam Family, replace bool) (Config, error) 
 // says. The config must resolve (its base exists, no cycle, every line in the
 // chain parses) before anything is written.
 func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
-	if !nameRE.MatchString(name) {
-		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
+	if err := names.Config(name); err != nil {
+		return Config{}, err
 	}
 	fam := o.Family
 	if fam == "" {
@@ -366,7 +368,7 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 			return Config{}, fmt.Errorf("cannot tell the family of %s: name it %s or %s, or pass --family", file, strings.Join(named[:len(named)-1], ", "), named[len(named)-1])
 		}
 	}
-	if o.Base != "" && o.Base != NoBase && !nameRE.MatchString(o.Base) {
+	if o.Base != "" && o.Base != NoBase && !validName(o.Base) {
 		return Config{}, fmt.Errorf("base %q is not a config name: use letters, digits, _ and -, or none", o.Base)
 	}
 	b, err := os.ReadFile(file)
@@ -417,7 +419,7 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 
 func parseFile(file string) (Family, string, bool) {
 	for _, fam := range Families {
-		if name, ok := strings.CutSuffix(file, fam.Ext()); ok && nameRE.MatchString(name) {
+		if name, ok := strings.CutSuffix(file, fam.Ext()); ok && validName(name) {
 			return fam, name, true
 		}
 	}
@@ -442,8 +444,8 @@ func (s Store) Ensure(name string, content []byte, fam Family) (Config, error) {
 }
 
 func (s Store) AddContent(name string, content []byte, fam Family, replace bool) (Config, error) {
-	if !nameRE.MatchString(name) {
-		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
+	if err := names.Config(name); err != nil {
+		return Config{}, err
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return Config{}, fmt.Errorf("create %s: %w", s.Dir, err)

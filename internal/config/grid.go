@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // Setting is one option a grid varies, with the values it takes.
@@ -158,6 +160,30 @@ func DerivedName(base string, c Combination) string {
 		parts = append(parts, nameUnsafe.ReplaceAllString(x.Name, "_"), nameUnsafe.ReplaceAllString(x.Values[0], "_"))
 	}
 	return base + "-" + strings.Join(parts, "-")
+}
+
+// DerivedNames are the names of the configs a grid derives over each of
+// bases, in plan order. A name package names refuses (too long: a long
+// base name or many settings), or one two grid points share (values that
+// differ only in characters a name cannot hold: "a b" and "a_b"), is an
+// error naming the point and the fix.
+func DerivedNames(bases []string, g Grid) ([]string, error) {
+	var out []string
+	from := map[string]string{}
+	for _, base := range bases {
+		for _, pt := range g.Combinations() {
+			name := DerivedName(base, pt)
+			if err := names.Config(name); err != nil {
+				return nil, fmt.Errorf("the grid point %s over config %s: %w: give the base config a shorter name, or vary fewer settings in one grid", pt, base, err)
+			}
+			if prev, ok := from[name]; ok {
+				return nil, fmt.Errorf("the grid points %s and %s over config %s both make config %s (a name holds letters, digits, _ and - only): give the values apart by more than those characters", prev, pt, base, name)
+			}
+			from[name] = pt.String()
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // Derived is the config for combination c over base: named base-name-value…
