@@ -6,26 +6,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/qpslab/qpslab/docs"
 	"github.com/qpslab/qpslab/internal/jobs"
-	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
 	_ "github.com/qpslab/qpslab/internal/workload" // registers every suite
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := jobs.Interruptible(context.Background(), os.Stderr)
 	defer stop()
 	err := newRoot().ExecuteContext(ctx)
 	// Whatever path led here (success, error, SIGINT, SIGTERM), no server this
@@ -33,17 +29,8 @@ func main() {
 	if serr := sandbox.StopAll(); serr != nil && err == nil {
 		err = serr
 	}
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "qpslab: interrupted; every server this run started has been stopped")
-			os.Exit(130)
-		}
-		fmt.Fprintln(os.Stderr, "qpslab: "+strings.Join(strings.Fields(err.Error()), " "))
-		var gate *report.GateFailed // detect --fail-on
-		if errors.As(err, &gate) {
-			os.Exit(gate.ExitCode())
-		}
-		os.Exit(1)
+	if code := jobs.ExitCode(ctx, err, os.Stderr); code != 0 {
+		os.Exit(code)
 	}
 }
 

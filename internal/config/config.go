@@ -14,6 +14,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -26,6 +27,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/input"
 	"github.com/qpslab/qpslab/internal/names"
 )
 
@@ -127,6 +129,18 @@ type Store struct {
 	Memory int64
 }
 
+// fileLimits bound a config file or a grid file qpslab reads (package
+// input): a regular file (a FIFO would keep qpslab waiting for ever), of
+// at most 1 MiB (a my.cnf is a few KiB), read whole: the parsers take
+// lines of any length within it.
+var fileLimits = input.Limits{File: 1 << 20}
+
+// readFile reads a config or grid file within fileLimits. It needs no
+// context: a regular file of 1 MiB is read at once.
+func readFile(path string) ([]byte, error) {
+	return input.ReadFile(context.Background(), path, fileLimits)
+}
+
 // validName says whether name is a config's name (package names).
 func validName(name string) bool { return names.Config(name) == nil }
 
@@ -198,7 +212,7 @@ func (s Store) load(name string, fam Family) (Config, error) {
 	file := name + fam.Ext()
 	path := filepath.Join(s.Dir, file)
 	c := Config{Name: name, Family: fam}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := readFile(path); err == nil {
 		c.Own, c.Source = b, path
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Config{}, fmt.Errorf("read config %s: %w", path, err)
@@ -302,7 +316,10 @@ func (s Store) List() ([]Config, error) {
 	if ents, err := os.ReadDir(s.Dir); err == nil {
 		for _, e := range ents {
 			p := filepath.Join(s.Dir, e.Name())
-			if b, err := os.ReadFile(p); err == nil && e.Type().IsRegular() {
+			if !e.Type().IsRegular() {
+				continue // never opened: a FIFO would keep the listing waiting
+			}
+			if b, err := readFile(p); err == nil {
 				add(e.Name(), p, b)
 			}
 		}
@@ -371,7 +388,7 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 	if o.Base != "" && o.Base != NoBase && !validName(o.Base) {
 		return Config{}, fmt.Errorf("base %q is not a config name: use letters, digits, _ and -, or none", o.Base)
 	}
-	b, err := os.ReadFile(file)
+	b, err := readFile(file)
 	if err != nil {
 		return Config{}, fmt.Errorf("read config file: %w", err)
 	}

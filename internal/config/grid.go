@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 
@@ -54,7 +53,7 @@ func ParseSets(parts []string) (Grid, error) {
 // ReadGrid reads a grid file: YAML mapping each setting to its values
 // (innodb_io_capacity: [2000, 20000]), in the file's order.
 func ReadGrid(path string) (Grid, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read the grid: %w", err)
 	}
