@@ -44,7 +44,7 @@ func newRoot() *cobra.Command {
 		newLabelsCmd(), comparisonCmd("compare BASE OTHER...", true), newMetricsCmd(), newStacksCmd(),
 		comparisonCmd("report BASE OTHER... --html FILE", false), newImportCmd(), newTargetsCmd(),
 		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(),
-		newFleetCmd(), newRunsCmd(), newBisectCmd())
+		newFleetCmd(), newRunsCmd(), newBisectCmd(), newStoreCmd())
 	addStoreFlag(root)
 	setHelp(root)
 	return root

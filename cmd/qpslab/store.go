@@ -10,6 +10,17 @@ import (
 	"github.com/qpslab/qpslab/internal/store"
 )
 
+// newStoreCmd is qpslab store check.
+func newStoreCmd() *cobra.Command {
+	var reindex bool
+	check := jobCmd("check", cobra.NoArgs,
+		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.StoreCheck(cmd.Context(), e, reindex) })
+	check.Flags().BoolVar(&reindex, "reindex", false, "")
+	c := &cobra.Command{Use: "store"}
+	c.AddCommand(check)
+	return c
+}
+
 func addStoreFlag(root *cobra.Command) {
 	root.PersistentFlags().String("store", os.Getenv("QPSLAB_STORE"),
 		"")
