@@ -14,7 +14,9 @@ import (
 func newStoreCmd() *cobra.Command {
 	var reindex bool
 	check := jobCmd("check", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.StoreCheck(cmd.Context(), e, reindex) })
+		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+			return jobs.StoreCheck(cmd.Context(), e, reindex)
+		})
 	check.Flags().BoolVar(&reindex, "reindex", false, "")
 	c := &cobra.Command{Use: "store"}
 	c.AddCommand(check)
