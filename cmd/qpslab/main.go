@@ -21,17 +21,14 @@ import (
 )
 
 func main() {
-	ctx, stop := jobs.Interruptible(context.Background(), os.Stderr)
-	defer stop()
+	ctx, _ := jobs.Interruptible(context.Background(), os.Stderr) // until the process ends
 	err := newRoot().ExecuteContext(ctx)
 	// Whatever path led here (success, error, SIGINT, SIGTERM), no server this
 	// process started and did not detach outlives it.
 	if serr := sandbox.StopAll(); serr != nil && err == nil {
 		err = serr
 	}
-	if code := jobs.ExitCode(ctx, err, os.Stderr); code != 0 {
-		os.Exit(code)
-	}
+	os.Exit(jobs.ExitCode(ctx, err, os.Stderr))
 }
 
 func newRoot() *cobra.Command {

@@ -13,10 +13,9 @@ import (
 // newStoreCmd is qpslab store check.
 func newStoreCmd() *cobra.Command {
 	var reindex bool
-	check := jobCmd("check", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-			return jobs.StoreCheck(cmd.Context(), e, reindex)
-		})
+	check := jobCmd("check", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+		return jobs.StoreCheck(cmd.Context(), e, reindex)
+	})
 	check.Flags().BoolVar(&reindex, "reindex", false, "")
 	c := &cobra.Command{Use: "store"}
 	c.AddCommand(check)
