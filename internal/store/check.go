@@ -16,13 +16,14 @@ import (
 )
 
 // CheckOnOpen is the largest SQLite store (its file and its WAL) that
-// every Open checks (PRAGMA quick_check) before anything reads it: on this
-// project's 2-core test host the check reads about 700 MB/s from the page
-// cache, so 64 MiB costs about a tenth of a second (docs/reliability.md
-// has the measurement). A larger store is checked after an unclean stop
-// (a process that had it open ended without closing it: a kill, a crash,
-// a power loss) and on demand (qpslab store check).
-var CheckOnOpen int64 = 64 << 20
+// every Open checks (PRAGMA quick_check) before anything reads it. The
+// check reads every page: a store of many small runs at 32 MiB costs about
+// a tenth of a second on a quiet 2-core host, several times that on a
+// busy one (bench/storecheck.sh; docs/reliability.md has the figures). A
+// larger store is checked after an unclean stop (a process that had it
+// open ended without closing it: a kill, a crash, a power loss) and on
+// demand (qpslab store check).
+var CheckOnOpen int64 = 32 << 20
 
 // Check is what a check of a store found.
 type Check struct {
