@@ -12,11 +12,12 @@ import (
 
 // newStoreCmd is qpslab store check.
 func newStoreCmd() *cobra.Command {
-	var reindex bool
+	var o jobs.StoreCheckOptions
 	check := jobCmd("check", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-		return jobs.StoreCheck(cmd.Context(), e, reindex)
+		return jobs.StoreCheck(cmd.Context(), e, o)
 	})
-	check.Flags().BoolVar(&reindex, "reindex", false, "")
+	check.Flags().BoolVar(&o.Reindex, "reindex", false, "")
+	check.Flags().StringVar(&o.Salvage, "salvage", "", "")
 	c := &cobra.Command{Use: "store"}
 	c.AddCommand(check)
 	return c

@@ -43,12 +43,22 @@ func (e Env) damaged(err error) error {
 	return err
 }
 
+// StoreCheckOptions are qpslab store check's flags.
+type StoreCheckOptions struct {
+	Reindex bool   // rebuild the damaged indexes, where only indexes are
+	Salvage string // copy what still reads into a new store at this file
+}
+
 // StoreCheck checks the env's store (qpslab store check): SQLite's quick
-// check, the damaged indexes rebuilt with reindex where only indexes are
-// damaged; PostgreSQL's page checksums. What it finds is printed; damage
-// is the error.
-func StoreCheck(ctx context.Context, e Env, reindex bool) error {
-	c, err := store.CheckStore(ctx, e.Store, e.Home.StoreFile(), reindex)
+// check, the damaged indexes rebuilt with Reindex where only indexes are
+// damaged; PostgreSQL's page checksums; with Salvage, what still reads of
+// a damaged SQLite store copied into a new one. What it finds is printed;
+// damage is the error.
+func StoreCheck(ctx context.Context, e Env, o StoreCheckOptions) error {
+	if o.Salvage != "" {
+		return salvage(ctx, e, o.Salvage)
+	}
+	c, err := store.CheckStore(ctx, e.Store, e.Home.StoreFile(), o.Reindex)
 	switch {
 	case c == nil:
 		return e.damaged(err)
@@ -67,6 +77,29 @@ func StoreCheck(ctx context.Context, e Env, reindex bool) error {
 		}
 	}
 	return e.damaged(err)
+}
+
+// salvage copies what still reads of the env's store into a new store at
+// to, and says what came and what did not.
+func salvage(ctx context.Context, e Env, to string) error {
+	tables, err := store.Salvage(ctx, e.Store, e.Home.StoreFile(), to)
+	if err != nil {
+		return err
+	}
+	var lost []string
+	rows := 0
+	for _, t := range tables {
+		rows += t.Rows
+		if t.Lost {
+			lost = append(lost, fmt.Sprintf("%s (%d rows read)", t.Table, t.Rows))
+		}
+	}
+	fmt.Fprintf(e.Out, "salvaged %d rows of %d tables into %s: use it with --store %s (or move it over the damaged store)\n", rows, len(tables), to, to)
+	if len(lost) > 0 {
+		fmt.Fprintf(e.Out, "rows that could not be read are lost in: %s; qpslab import results %s/*.json brings back runs qpslab ran (imported again, a run stored already is skipped)\n",
+			strings.Join(lost, ", "), e.Home.Results())
+	}
+	return nil
 }
 
 // Labels prints the stored result sets (qpslab labels), or says there are

@@ -238,6 +238,15 @@ func CheckStore(ctx context.Context, dsn, def string, reindexToo bool) (*Check, 
 	}
 	defer db.Close()
 	c, err := quickCheck(ctx, db, path)
+	if d, ok := Damaged(err); ok {
+		// Too damaged for the check to go through: what stopped it is
+		// what it found.
+		what := "the file cannot be read as a database"
+		if d.Err != nil {
+			what = d.Err.Error()
+		}
+		c, err = &Check{Where: path, Lines: []string{what}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -132,10 +133,10 @@ func TestDamagedTablePageSaysSo(t *testing.T) {
 		t.Errorf("table damage taken for an index's: %q", d.Check.Lines)
 	}
 	d.Results = "/h/results"
-	testenv.WantErr(t, d, "store "+path+" is damaged", "sqlite3 "+path+" .recover", "qpslab import results /h/results/*.json",
+	testenv.WantErr(t, d, "store "+path+" is damaged", "qpslab store check --salvage "+path+".salvaged", "sqlite3 "+path+" .recover", "qpslab import results /h/results/*.json",
 		"not imports, hidden runs, tokens, sessions or bisections")
 	_, err = CheckStore(ctx, path, path, true)
-	testenv.WantErr(t, err, "is damaged", ".recover")
+	testenv.WantErr(t, err, "is damaged", "--salvage")
 }
 
 // A store above CheckOnOpen opened after a clean stop is not checked; a
@@ -192,4 +193,91 @@ func TestOpenMark(t *testing.T) {
 	if read() != "" {
 		t.Fatalf("left after the last close: %q", read())
 	}
+}
+
+// A salvage copies what still reads: of a table with a damaged leaf page,
+// the rows before it and after it (read backwards from the end), every
+// other table whole; the new store opens and checks clean, and the
+// damaged one is left as it was.
+func TestSalvage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "qpslab.db")
+	s, err := Open(ctx, path, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []result.Run
+	for i := 0; i < 300; i++ {
+		r := finished(meta("point-query_range=100", 1+i%4), result.OK, 1000, 2)
+		r.Started = r.Started.Add(time.Duration(i) * time.Second)
+		r.Error = strings.Repeat("x", 200) // a few runs a page
+		runs = append(runs, r)
+	}
+	if _, err := s.Import(ctx, runs, Meta{Source: "run"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// A leaf page of the runs table in the middle of it.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaves []int64
+	rows, err := db.Query(`SELECT pageno FROM dbstat WHERE name = 'runs' AND pagetype = 'leaf' ORDER BY path`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var p int64
+		rows.Scan(&p)
+		leaves = append(leaves, p)
+	}
+	rows.Close()
+	db.Close()
+	if len(leaves) < 5 {
+		t.Fatalf("the runs table has %d leaf pages", len(leaves))
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0x07}, (leaves[len(leaves)/2]-1)*4096) // no b-tree page's type
+	f.Close()
+	before, _ := os.ReadFile(path)
+
+	to := filepath.Join(t.TempDir(), "salvaged.db")
+	tables, err := Salvage(ctx, path, path, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range tables {
+		switch {
+		case tb.Table == "runs" && (!tb.Lost || tb.Rows == 0 || tb.Rows >= 300):
+			t.Errorf("runs: %+v", tb)
+		case tb.Table != "runs" && tb.Lost:
+			t.Errorf("%s lost rows: %+v", tb.Table, tb)
+		case tb.Table == "samples" && tb.Rows != 600:
+			t.Errorf("samples: %+v", tb)
+		}
+	}
+	if c, err := CheckStore(ctx, to, "", false); err != nil || !c.OK() {
+		t.Fatalf("the salvaged store: %+v %v", c, err)
+	}
+	got, err := OpenRead(ctx, to, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	rs, err := got.Runs(ctx, Filter{})
+	if err != nil || len(rs) == 0 || len(rs) >= 300 {
+		t.Fatalf("the salvaged store reads %d runs: %v", len(rs), err)
+	}
+	first, last := rs[0].Started, rs[len(rs)-1].Started
+	if !first.Equal(runs[0].Started) || !last.Equal(runs[299].Started) {
+		t.Errorf("the salvaged runs run from %s to %s: the first and the last rows should be read", first, last)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("the damaged store was written")
+	}
+	_, err = Salvage(ctx, path, path, to)
+	testenv.WantErr(t, err, "exists: name a new file")
 }

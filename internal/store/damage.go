@@ -35,20 +35,20 @@ func (e *DamagedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "store %s is damaged", e.Where)
 	switch {
+	case e.Check != nil && e.Check.IndexOnly:
+		fmt.Fprintf(&b, " (SQLite's quick check: %s): only its indexes (%s), which are rebuilt from the tables: nothing is lost; run qpslab store check --reindex",
+			e.Check.Summary(), strings.Join(e.Check.Indexes, ", "))
+		return b.String()
 	case e.Check != nil:
-		fmt.Fprintf(&b, " (SQLite's quick check: %s)", e.Check.Summary())
-		if e.Check.IndexOnly {
-			fmt.Fprintf(&b, ": only its indexes (%s), which are rebuilt from the tables: nothing is lost; run qpslab store check --reindex", strings.Join(e.Check.Indexes, ", "))
-			return b.String()
-		}
-	case e.Err != nil:
-		fmt.Fprintf(&b, " (%v): qpslab store check says where; if only indexes are, qpslab store check --reindex rebuilds them and nothing is lost", e.Err)
+		fmt.Fprintf(&b, " (SQLite's quick check: %s), not in its indexes only: ", e.Check.Summary())
+	default:
+		fmt.Fprintf(&b, " (%v): qpslab store check says where; where only indexes are, qpslab store check --reindex rebuilds them and nothing is lost; otherwise ", e.Err)
 	}
 	results := e.Results
 	if results == "" {
 		results = "<home>/results"
 	}
-	fmt.Fprintf(&b, "; otherwise recover what it holds with SQLite's recover (sqlite3 %s .recover | sqlite3 %s.recovered, then use --store %s.recovered), "+
+	fmt.Fprintf(&b, "copy what still reads into a new store with qpslab store check --salvage %s.salvaged (or SQLite's recover: sqlite3 %s .recover), then use --store %s.salvaged; "+
 		"or start a new store and qpslab import results %s/*.json, which brings back the runs qpslab ran but not imports, hidden runs, tokens, sessions or bisections",
 		e.Where, e.Where, e.Where, results)
 	return b.String()
