@@ -111,6 +111,20 @@ func quickCheck(ctx context.Context, db *sql.DB, where string) (*Check, error) {
 	return c, nil
 }
 
+// checked is quickCheck's finding, or, where the damage stops the check
+// itself, what stopped it.
+func checked(ctx context.Context, db *sql.DB, where string) (*Check, error) {
+	c, err := quickCheck(ctx, db, where)
+	if d, ok := Damaged(err); ok {
+		what := "the file cannot be read as a database"
+		if d.Err != nil {
+			what = d.Err.Error()
+		}
+		return &Check{Where: where, Lines: []string{what}}, nil
+	}
+	return c, err
+}
+
 // checkErr is a check that could not run: a file too damaged to be read
 // as a database at all is damage too.
 func checkErr(where string, err error) error {
@@ -237,16 +251,7 @@ func CheckStore(ctx context.Context, dsn, def string, reindexToo bool) (*Check, 
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	defer db.Close()
-	c, err := quickCheck(ctx, db, path)
-	if d, ok := Damaged(err); ok {
-		// Too damaged for the check to go through: what stopped it is
-		// what it found.
-		what := "the file cannot be read as a database"
-		if d.Err != nil {
-			what = d.Err.Error()
-		}
-		c, err = &Check{Where: path, Lines: []string{what}}, nil
-	}
+	c, err := checked(ctx, db, path)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +305,7 @@ func (s *Store) checkOnOpen(ctx context.Context, path string, unclean bool) erro
 	if size == 0 || (size > CheckOnOpen && !unclean) {
 		return nil
 	}
-	c, err := quickCheck(ctx, s.db, path)
+	c, err := checked(ctx, s.db, path)
 	if err != nil {
 		return err
 	}
