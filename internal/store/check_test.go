@@ -281,3 +281,18 @@ func TestSalvage(t *testing.T) {
 	_, err = Salvage(ctx, path, path, to)
 	testenv.WantErr(t, err, "exists: name a new file")
 }
+
+// On PostgreSQL, store check says whether its data checksums are on and
+// the failures it counted; nothing is salvaged from it.
+func postgresCheck(t *testing.T, dsn string) {
+	t.Helper()
+	c, err := CheckStore(ctx, dsn, "", false)
+	if err != nil || !c.Postgres || c.Failures != 0 || !c.OK() {
+		t.Errorf("store check on PostgreSQL: %+v %v", c, err)
+	}
+	if strings.Contains(c.Where, "sekrit") {
+		t.Errorf("store check names %s", c.Where)
+	}
+	_, err = Salvage(ctx, dsn, "", filepath.Join(t.TempDir(), "x.db"))
+	testenv.WantErr(t, err, "a PostgreSQL store is restored from its backups")
+}
