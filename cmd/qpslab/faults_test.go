@@ -273,7 +273,7 @@ func walGrowth(h home.Home, base int64) int64 {
 // polled; between polls the loop yields (the poll's pace, not a wait).
 func killAt(t *testing.T, cmd *exec.Cmd, done <-chan error, at int64, progress func() int64) (killed bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		select {
 		case <-done:
@@ -287,7 +287,7 @@ func killAt(t *testing.T, cmd *exec.Cmd, done <-chan error, at int64, progress f
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("no progress to %d within 2 minutes", at)
+			t.Fatalf("no progress to %d within 5 minutes", at)
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
@@ -441,8 +441,8 @@ func startKillable(t *testing.T, h home.Home) *serveProc {
 	case s.url = <-found:
 	case err := <-s.done:
 		t.Fatalf("qpslab serve ended: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("qpslab serve did not say where it listens")
+	case <-time.After(5 * time.Minute):
+		t.Fatal("qpslab serve did not say where it listens within 5 minutes")
 	}
 	return s
 }
