@@ -510,8 +510,9 @@ func TestKillIngest(t *testing.T) {
 	// One whole ingest's progress: the body's bytes and the WAL's growth.
 	srv := startKillable(t, h)
 	var grew int64
-	watch := make(chan struct{})
+	watch, watched := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(watched)
 		for {
 			select {
 			case <-watch:
@@ -525,6 +526,7 @@ func TestKillIngest(t *testing.T) {
 	b0 := body(0)
 	code, err := post(srv.url, tok, b0, func(int64) bool { return false })
 	close(watch)
+	<-watched
 	if err != nil || code != http.StatusCreated {
 		t.Fatalf("the measured ingest: %d %v", code, err)
 	}
