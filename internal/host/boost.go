@@ -8,6 +8,12 @@ import (
 	"syscall"
 )
 
+// StateParam is the run parameter that names the state a plan put the
+// host in for the run's label ("boost=off": qpslab run --boost), each
+// fact by the Difference.Field it changes: a difference between labels
+// by design, which a comparison of them does not hold against them.
+const StateParam = "host_state"
+
 // Boost switches the host's frequency boost for a run whose labels differ
 // in it (qpslab run --boost): boost as a condition of the plan, like a
 // config. Each file's content from before its first switch is kept in a
