@@ -19,6 +19,7 @@ import (
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/serve"
 	"github.com/qpslab/qpslab/internal/store"
+	"github.com/qpslab/qpslab/internal/testenv"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
 
@@ -121,5 +122,36 @@ func TestUnlikeHostsCLIAndAPI(t *testing.T) {
 	// The text says where the columns' hosts differ.
 	if r := qpslab(t, h, "compare", "m.c", "--by-host"); r.code != 0 || !strings.Contains(r.stdout, "col-1's host differs from the base's in boost") {
 		t.Errorf("m.c by host, text: exit %d %s\n%s", r.code, r.stderr, r.stdout)
+	}
+}
+
+// qpslab run --boost on this machine, for real: a VM without cpufreq
+// cannot switch boost, and the run refuses in one line saying why before
+// anything starts.
+func TestRunBoostRefusedOnThisHost(t *testing.T) {
+	c, err := host.Inspect(host.Real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Driver != "none" || !c.VM {
+		testenv.Skip(t, "this host has a cpufreq driver or is no VM: the refusal of a VM is shown over fixture trees (internal/host)")
+	}
+	h := newHome(t)
+	r := qpslab(t, h, "run", "sysbench", "--build", "mariadb-system", "--boost", "off,on", "--tests", "point-query.pre*", "--rows", "1000")
+	msg := strings.TrimSpace(r.stderr)
+	if r.code == 0 || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "qpslab: --boost: boost cannot be switched on this host: it is a VM") {
+		t.Errorf("run --boost on a VM: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.Root, "qpslab.db")); err == nil {
+		t.Error("the refused run made a store")
+	}
+	for _, bad := range []struct{ args, want string }{
+		{"--boost turbo", `--boost "turbo": give on, off`},
+		{"--boost on --aa", "--boost cannot be given with --aa"},
+	} {
+		args := append([]string{"run", "sysbench", "--build", "mariadb-system"}, strings.Fields(bad.args)...)
+		if r := qpslab(t, h, args...); r.code == 0 || !strings.Contains(r.stderr, bad.want) {
+			t.Errorf("qpslab %v: exit %d %s", args, r.code, r.stderr)
+		}
 	}
 }
