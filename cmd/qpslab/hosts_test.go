@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
-	"github.com/qpslab/qpslab/internal/serve"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
@@ -69,27 +64,7 @@ func TestUnlikeHostsCLIAndAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var settings analysis.DetectSettings
-	base, err := settings.Resolve(analysis.Given{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := serve.New(serve.Options{Store: st, Settings: settings, Detect: base, PublicRead: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	api := func(p string) (int, string) {
-		t.Helper()
-		resp, err := http.Get(hs.URL + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	api := serveAPI(t, st)
 	refusal := "m.c pools runs of 2 hosts that differ in boost ("
 	for _, q := range []struct {
 		cli []string

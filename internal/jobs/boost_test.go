@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,14 +56,7 @@ func TestRunBoost(t *testing.T) {
 		}
 	})
 	testenv.Build(t, h, "mariadb-system")
-	root := t.TempDir()
-	r := host.Roots{Sys: filepath.Join(root, "sys"), Proc: filepath.Join(root, "proc")}
-	file := filepath.Join(r.Sys, "devices/system/cpu/cpufreq/boost")
-	os.MkdirAll(filepath.Dir(file), 0o755)
-	os.MkdirAll(r.Proc, 0o755)
-	if err := os.WriteFile(file, []byte("1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	r, file := testenv.BoostTree(t)
 	s, err := suite.Get("sysbench")
 	if err != nil {
 		t.Fatal(err)

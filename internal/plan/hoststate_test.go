@@ -15,6 +15,7 @@ import (
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 // boostSeen is a workload that does nothing but read the host's boost
@@ -86,14 +87,7 @@ func TestHostStatePerLabel(t *testing.T) {
 		cfgs = append(cfgs, c)
 	}
 	// A sysfs with acpi-cpufreq's global boost file, boost on.
-	root := t.TempDir()
-	r := host.Roots{Sys: filepath.Join(root, "sys"), Proc: filepath.Join(root, "proc")}
-	file := filepath.Join(r.Sys, "devices/system/cpu/cpufreq/boost")
-	os.MkdirAll(filepath.Dir(file), 0o755)
-	os.MkdirAll(r.Proc, 0o755)
-	if err := os.WriteFile(file, []byte("1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	r, file := testenv.BoostTree(t)
 	sw, err := host.BoostSwitch(r, filepath.Join(h.Root, "host", "boost-state.json"))
 	if err != nil {
 		t.Fatal(err)
