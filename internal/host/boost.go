@@ -28,6 +28,7 @@ type Boost struct {
 	st        *state
 	lock      *os.File // held while the switch is in use
 	guard     *os.File // the write end of the guard's pipe (Guard)
+	guardDone chan struct{}
 	// Restored is what BoostSwitch put back that an earlier qpslab, killed
 	// with its guard, left switched (nil: nothing).
 	Restored []Change
@@ -145,10 +146,7 @@ func (b *Boost) StatePath() string { return b.statePath }
 // lets the switch go: what Reset does with host tune's state.
 func (b *Boost) Restore() ([]Change, error) {
 	done, err := Reset(b.statePath)
-	if b.guard != nil {
-		b.guard.Close() // the guard restores nothing more, and ends
-		b.guard = nil
-	}
+	b.endGuard()
 	if b.lock != nil {
 		b.lock.Close()
 		b.lock = nil

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // The guard of a switched host state: the boost files a run switches
@@ -52,7 +53,23 @@ func (b *Boost) Guard() error {
 		w.Close()
 		return fmt.Errorf("start the boost state's guard (%s): %w", cmd.Path, err)
 	}
-	go cmd.Wait()
-	b.guard = w // never written: its close is the message
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	b.guard, b.guardDone = w, done // w is never written: its close is the message
 	return nil
+}
+
+// endGuard tells the guard that the state is restored (it restores what
+// is left, nothing where Reset removed the state) and waits for it to
+// end, a little while at most: a guard that hangs must not hang qpslab.
+func (b *Boost) endGuard() {
+	if b.guard == nil {
+		return
+	}
+	b.guard.Close()
+	select {
+	case <-b.guardDone:
+	case <-time.After(10 * time.Second):
+	}
+	b.guard, b.guardDone = nil, nil
 }
