@@ -90,6 +90,10 @@ type Plan struct {
 	ServerCPUs, ClientCPUs host.CPUs
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
+	// HostStates, if set, are the labels' states of the host, by config
+	// ID (qpslab run --boost: hoststate.go): each label's runs record its
+	// state's fingerprint instead of Host.
+	HostStates map[string]HostState
 	// Engines are the storage engines the suites create their tables in
 	// (MySQL family; owned.ParseEngine's names): each build and config
 	// with each, in turn. EngineSet says --engine was given.
@@ -626,7 +630,7 @@ func seedFor(seed uint64, label string, threads int) uint64 {
 // start is what is known of a run before it runs.
 func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	r := result.Run{
-		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version, Host: p.Host,
+		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version,
 		Suite: p.Suite.Name(), Test: step.Test, Step: step.Order, Role: step.Role, Groups: step.Groups,
 		Seed: seed, Threads: it.Threads, Loop: "closed", Started: time.Now().UTC(),
 		Build: it.Build.Name, Flavor: string(it.Build.Flavor), Version: it.Build.Version, Config: configID(it.Config),
@@ -672,6 +676,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 		r.Params["writes"] = strconv.FormatBool(step.Writes)
 	}
 	p.stackParams(r.Params)
+	p.stampHost(it, &r)
 	if step.Drive != nil && !step.Drive.UntilScheduled {
 		r.Warmup, r.Duration = p.Warmup.Seconds(), step.Seconds.Seconds()
 		if p.Rate > 0 {
