@@ -15,6 +15,7 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
@@ -41,6 +42,10 @@ type RunOptions struct {
 	Out       string       // the study's directory ("": <home>/reports/study-TIME)
 	FromStore bool         // assemble from the store's runs of the builds; run nothing
 	Findings  FindingsFunc // nil: Findings (the generated findings)
+	// Summary adds the seeds' group summaries, a table per build against
+	// the base, in one of their published layouts (report.SummarySeeds,
+	// report.SummarySeedsApr2024) after the summary per group ("": none).
+	Summary string
 }
 
 // Sizes are the plan values each --scale sets where the command line does
@@ -101,6 +106,9 @@ func Check(given map[string]string, o RunOptions) (Inputs, error) {
 	if _, ok := Sizes[in.Size]; !ok {
 		return in, fmt.Errorf("--scale %s: use tiny, small or full", in.Size)
 	}
+	if o.Summary != "" && o.Summary != report.SummarySeeds && o.Summary != report.SummarySeedsApr2024 {
+		return in, fmt.Errorf("--summary %s: use %s (the seeds' layout since July 2024: groups as rows) or %s (April 2024: statistics as rows, groups as columns)", suite.Quote(o.Summary), report.SummarySeeds, report.SummarySeedsApr2024)
+	}
 	return in, nil
 }
 
@@ -155,7 +163,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if findings == nil {
 		findings = Findings(co)
 	}
-	sd, err := Assemble(sets, Options{Base: in.Base, Compare: co, Findings: findings, Commands: Commands(s.Name(), given, in, dir, o.FromStore)})
+	sd, err := Assemble(sets, Options{Base: in.Base, Compare: co, Findings: findings, Commands: Commands(s.Name(), given, in, dir, o.FromStore), Summary: o.Summary})
 	if err != nil {
 		return err
 	}
