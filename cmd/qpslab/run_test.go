@@ -437,6 +437,50 @@ func TestRunGrid(t *testing.T) {
 	}
 }
 
+// A config per build (--config-for), as the reference's per-version
+// folders: MariaDB 10.2 runs with cz11a_bee and 10.11 with cz11b_bee, and
+// with no other (no cross product), the run's first line names each
+// build's config, and its runs carry them in their labels; a build no rule
+// names, and --config beside --config-for, are refused before anything
+// runs.
+func TestRunConfigPerBuild(t *testing.T) {
+	h := newHome(t)
+	testenv.Build(t, h, "mariadb-10.2.11")
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-10.2.11,mariadb-system", "--tests", "point-query_range=100",
+		"--config-for", "..10.4=cz11a_bee,10.5..=cz11b_bee", "--out", out}, quick...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "each with its config (--config-for: mariadb-10.2.11 with cz11a_bee, mariadb-system with cz11b_bee)") {
+		t.Errorf("the run does not say each build's config:\n%s", r.stderr)
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]bool{}
+	for _, run := range f.Runs {
+		labels[run.Build+"."+strings.SplitN(run.Config, "@", 2)[0]] = true
+	}
+	if len(labels) != 2 || !labels["mariadb-10.2.11.cz11a_bee"] || !labels["mariadb-system.cz11b_bee"] {
+		t.Errorf("labels %v, want mariadb-10.2.11.cz11a_bee and mariadb-system.cz11b_bee only", labels)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config-for", "10.5..=cz11b_bee"}, "no rule names build mariadb-10.2.11 (version 10.2.11)"},
+		{[]string{"--config-for", "cz11_bee", "--config", "default"}, "--config and --config-for exclude each other"},
+		{[]string{"--config-for", "nosuchmap"}, "nor a shipped map"},
+	} {
+		b := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-10.2.11,mariadb-system", "--tests", "point-query_range=100"}, bad.args...)...)
+		if b.code == 0 || !strings.Contains(b.stderr, bad.want) || strings.Count(strings.TrimSpace(b.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q: want one line with %q", bad.args, b.code, b.stderr, bad.want)
+		}
+	}
+}
+
 // A concurrency sweep to 512 connections on MariaDB with the thread pool
 // and with a thread per connection, in one interleaved command: every
 // thread count runs, each with its fairness figures, compare prints the
