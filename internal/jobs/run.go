@@ -260,8 +260,16 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 	if len(p.Engines) > 1 {
 		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
 	}
-	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s)%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
-		p.Suite.Name(), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
+	configs := fmt.Sprintf(" × %d config(s)", len(p.Configs))
+	if len(p.PerBuild) > 0 {
+		var each []string
+		for _, b := range p.Builds {
+			each = append(each, b.Name+" with "+p.ConfigsOf(b)[0].Name)
+		}
+		configs = ", each with its config (--config-for: " + strings.Join(each, ", ") + ")"
+	}
+	fmt.Fprintf(stderr, "%s: %d build(s)%s%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
+		p.Suite.Name(), len(p.Builds), configs, engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
 	if why := p.Layout().Why; why != "" && len(p.Labels()) > 1 {
 		fmt.Fprintln(stderr, why)
 	}

@@ -85,6 +85,11 @@ type Plan struct {
 	// combination each derived config (by ID) is, recorded with its runs.
 	Grid   config.Grid
 	Points map[string]string
+	// PerBuild, if set (--config-for), gives each build its one config in
+	// place of every build with every config; Resolve fills configOf, by
+	// build name, from the builds' versions (ConfigsOf).
+	PerBuild config.PerBuild
+	configOf map[string]config.Config
 	// ServerCPUs and ClientCPUs pin the server's process tree and the
 	// client (nil: not pinned).
 	ServerCPUs, ClientCPUs host.CPUs
@@ -263,7 +268,7 @@ func (p *Plan) Check(h home.Home) error {
 		}
 		d := b.Flavor.Describe()
 		fam := config.Family(d.Family)
-		for _, c := range p.Configs {
+		for _, c := range p.ConfigsOf(b) {
 			if c.Content != nil && c.Family != fam {
 				return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", c.Name, c.Family, b.Name, b.Flavor, fam)
 			}
@@ -290,7 +295,7 @@ func (p *Plan) Check(h home.Home) error {
 	}
 	if p.Steps.Check != nil {
 		for _, b := range p.Builds {
-			for _, c := range p.Configs {
+			for _, c := range p.ConfigsOf(b) {
 				if err := p.Steps.Check(context.Background(), b, c); err != nil {
 					return err
 				}
