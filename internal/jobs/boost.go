@@ -70,6 +70,7 @@ func boostConfigs(ctx context.Context, h home.Home, v suite.Values, given []stri
 		{c.String("sandbox") != "", "--sandbox", "give --build and --config: each state is a label of its own, with a server of its own"},
 		{len(c.List("target")) > 0, "--target", "a target's server runs on another host, whose boost this one cannot switch"},
 		{len(c.List("set")) > 0 || c.String("grid") != "", "--set and --grid", "name the configs to run with --config"},
+		{len(c.List("config-for")) > 0, "--config-for", "name the configs to run with --config (each state is a label per config)"},
 	} {
 		if x.set {
 			return v, nil, fmt.Errorf("--boost cannot be given with %s: %s", x.flag, x.why)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -95,18 +96,19 @@ func seedTables(c *analysis.Comparison) []seedTable {
 // seedStat is one statistic of a group, as the seeds name it in each
 // layout.
 type seedStat struct {
-	july, april string
-	of          func(seedRow) float64
+	july  string
+	april string // "": the July name
+	of    func(seedRow) float64
 }
 
 // The statistics in the order each layout prints them.
 var (
 	julyStats = []seedStat{
-		{"min", "min", func(r seedRow) float64 { return r.Min }},
-		{"max", "max", func(r seedRow) float64 { return r.Max }},
+		{"min", "", func(r seedRow) float64 { return r.Min }},
+		{"max", "", func(r seedRow) float64 { return r.Max }},
 		{"avg", "average", func(r seedRow) float64 { return r.Avg }},
-		{"median", "median", func(r seedRow) float64 { return r.Median }},
-		{"stddev", "stddev", func(r seedRow) float64 { return r.Stddev }},
+		{"median", "", func(r seedRow) float64 { return r.Median }},
+		{"stddev", "", func(r seedRow) float64 { return r.Stddev }},
 	}
 	aprilStats = []seedStat{julyStats[2], julyStats[3], julyStats[0], julyStats[1], julyStats[4]}
 )
@@ -136,7 +138,7 @@ func SeedTables(c *analysis.Comparison, layout string) []*table.Table {
 			}
 			tb = &table.Table{Columns: cols}
 			for _, st := range aprilStats {
-				row := []string{st.april}
+				row := []string{cmp.Or(st.april, st.july)}
 				for _, g := range t.Groups {
 					row = append(row, seedNum(st.of(g)))
 				}
