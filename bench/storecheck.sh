@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# What the quick check of a SQLite store costs (docs/reliability.md, "A
-# damaged store page"): every open of a store up to store.CheckOnOpen
-# (32 MiB) runs it. Stores of growing size are made of synthetic sysbench
+# What the quick check of a SQLite store costs (docs/perf.md, "The store's
+# quick check"; docs/reliability.md, "A damaged store page"): every open of
+# a store up to store.CheckOnOpen (32 MiB) runs it. Stores of growing size are made of synthetic sysbench
 # runs (bench/servegen -shape wide: BUILDS builds × 12 configs × 44 tests,
 # imported with qpslab import results); on each, `qpslab store check` (the
 # quick check alone, in its own process) and `qpslab labels` (an open, with
