@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/home"
@@ -74,8 +73,11 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if err := p.Check(h); err != nil {
 		return err
 	}
+	p.ID = plan.NewID()
 	if o.Out == "" {
-		o.Out = filepath.Join(h.Results(), s.Name()+"-"+time.Now().UTC().Format("20060102-150405")+".json")
+		// By the plan's id, its start time and random bits: two runs
+		// started in the same second in one home write two files.
+		o.Out = filepath.Join(h.Results(), s.Name()+"-"+p.ID+".json")
 	}
 	if err := home.Ensure(filepath.Dir(o.Out)); err != nil {
 		return err

@@ -607,9 +607,10 @@ func (p *Plan) measureOf(st sandbox.State) measure {
 	return m
 }
 
-// newID is a plan's identity: its start time and random bits, so that
-// plans of several hosts sharing a store never collide.
-func newID() string {
+// NewID is a plan's identity: its start time and random bits, so that
+// plans of several hosts sharing a store, or two started in one second in
+// one home, never collide. The commands name a plan's results file by it.
+func NewID() string {
 	b := make([]byte, 4)
 	rand.Read(b)
 	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
