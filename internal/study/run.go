@@ -130,11 +130,9 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 		if err := home.Ensure(e.Home.Reports()); err != nil {
 			return err
 		}
+		// (0700, its owner's alone.)
 		if dir, err = os.MkdirTemp(e.Home.Reports(), "study-"+time.Now().UTC().Format("20060102-150405")+"-*"); err != nil {
 			return fmt.Errorf("create the study's folder: %w", err)
-		}
-		if err := os.Chmod(dir, 0o755); err != nil { // as home.Ensure makes folders
-			return err
 		}
 	}
 	if err := home.Ensure(dir); err != nil {
