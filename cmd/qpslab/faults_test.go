@@ -77,6 +77,20 @@ func (s *started) exit(t *testing.T, within time.Duration) int {
 	return s.cmd.ProcessState.ExitCode()
 }
 
+// waitSays waits until the process has said line on its stderr (failing
+// t if it ends first).
+func (s *started) waitSays(t *testing.T, line string) {
+	t.Helper()
+	testenv.WaitFor(t, 3*time.Minute, "qpslab saying "+line, func() bool {
+		select {
+		case <-s.done:
+			t.Fatalf("qpslab ended early: %s", s.err.String())
+		default:
+		}
+		return strings.Contains(s.err.String(), line)
+	})
+}
+
 // allStatuses is every status a run can have in the store, running too.
 var allStatuses = []string{result.OK, result.Failed, result.Aborted, result.Saturated, "running"}
 
@@ -219,14 +233,7 @@ func TestFaultServerKilled(t *testing.T) {
 	h := twinHome(t)
 	s := start(t, h, "run", "sysbench", "--build", "mariadb-system", "--config", "default,twin", "--rows", "2000",
 		"--read-secs", "60", "--warmup", "0", "--repeat", "1", "--tests", "point-query.pre_range=100", "-v")
-	testenv.WaitFor(t, 3*time.Minute, "the test sliced between both servers", func() bool {
-		select {
-		case <-s.done:
-			t.Fatalf("qpslab ended early: %s", s.err.String())
-		default:
-		}
-		return strings.Contains(s.err.String(), "point-query.pre_range=100, 1 thread(s), 20 slice(s)")
-	})
+	s.waitSays(t, "point-query.pre_range=100, 1 thread(s), 20 slice(s)")
 	sts, err := sandbox.List(h)
 	if err != nil {
 		t.Fatal(err)
@@ -305,14 +312,7 @@ func TestFaultFullDisk(t *testing.T) {
 	}
 	s := start(t, h, "run", "sysbench", "--build", "mariadb-system", "--config", "small", "--rows", "2000",
 		"--read-secs", "120", "--warmup", "0", "--tests", "point-query.pre_range=100", "-v")
-	testenv.WaitFor(t, 3*time.Minute, "the test under way, after the load", func() bool {
-		select {
-		case <-s.done:
-			t.Fatalf("qpslab ended early: %s", s.err.String())
-		default:
-		}
-		return strings.Contains(s.err.String(), "-- point-query.pre_range=100, 1 thread(s)")
-	})
+	s.waitSays(t, "-- point-query.pre_range=100, 1 thread(s)")
 	filler := testenv.Fill(t, disk)
 	want := "no space left on device (" + h.Root + ": 0 bytes free)"
 	code := s.exit(t, 3*time.Minute)
