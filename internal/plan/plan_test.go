@@ -352,7 +352,7 @@ func TestServerDiesMidRun(t *testing.T) {
 	for _, tr := range []client.Transport{client.Blocking, client.Uring, client.Loop} {
 		t.Run(string(tr), func(t *testing.T) {
 			if tr != client.Blocking && !client.UringWorks() {
-				t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+				testenv.Skip(t, "io_uring is not allowed here (see TestUringAvailable in internal/client)")
 			}
 			h, b := serverHome(t)
 			l := &log{}
@@ -393,7 +393,7 @@ func TestServerDiesMidRun(t *testing.T) {
 // and records its statements, as the other transports do.
 func TestLoopTransportRun(t *testing.T) {
 	if !client.UringWorks() {
-		t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+		testenv.Skip(t, "io_uring is not allowed here (see TestUringAvailable in internal/client)")
 	}
 	h, b := serverHome(t)
 	l := &log{}

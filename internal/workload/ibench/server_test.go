@@ -204,7 +204,7 @@ func TestRefusesOthersTables(t *testing.T) {
 // schedule leaves it thousands.
 func TestPacedStepOnOneLoopThread(t *testing.T) {
 	if !client.UringWorks() {
-		t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+		testenv.Skip(t, "io_uring is not allowed here (see TestUringAvailable in internal/client)")
 	}
 	for _, name := range []string{"mariadb-system", "postgres-system"} {
 		t.Run(name, func(t *testing.T) {
