@@ -487,7 +487,15 @@ func TestRebootReapsRuns(t *testing.T) {
 	if rs := runsOf(t, s3, Filter{Build: cut.Build, Status: []string{"running"}}); len(rs) != 1 || rs[0].Test != "delete_range=100" {
 		t.Errorf("running after the reboot: %d, want another machine's", len(rs))
 	}
-	if rs := runsOf(t, s3, Filter{Build: cut.Build}); len(rs) != 1 || rs[0].Test != done.Test || len(rs[0].Samples) != 0 && rs[0].Totals.Reported != 100 {
+	if rs := runsOf(t, s3, Filter{Build: cut.Build}); len(rs) != 1 || rs[0].Test != done.Test || rs[0].Totals.Reported != 100 {
 		t.Errorf("the finished run: %+v", rs)
+	}
+	// The next run, in the new boot, is kept as any other.
+	next := meta("point-query_range=100", 2)
+	if err := begin(t, s3, next).Done(ctx, finished(next, result.OK, 200, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if rs := runsOf(t, s3, Filter{Build: cut.Build}); len(rs) != 2 {
+		t.Errorf("%d ok runs after the next, want 2", len(rs))
 	}
 }
