@@ -41,6 +41,7 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 	c.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "")
 	c.Flags().StringVar(&o.HTML, "html", "", "")
 	c.Flags().BoolVar(&o.AA, "aa", false, "")
+	c.Flags().StringSliceVar(&o.Boost, "boost", nil, "")
 	c.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 		return jobs.Run(cmd.Context(), e, s, given(), o)
 	})

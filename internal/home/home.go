@@ -83,6 +83,10 @@ func (h Home) DetectSettings() string { return filepath.Join(h.Root, "detect.yam
 // host reset to put back.
 func (h Home) TuneState() string { return filepath.Join(h.Root, "host", "tune-state.json") }
 
+// BoostState is where qpslab run --boost keeps the boost files' content
+// from before its first switch, until it puts them back.
+func (h Home) BoostState() string { return filepath.Join(h.Root, "host", "boost-state.json") }
+
 // Ensure creates dir (and parents) with mode 0755 so that an unprivileged
 // server user can traverse it, and reports a failure as one line.
 func Ensure(dir string) error {

@@ -85,11 +85,20 @@ type Plan struct {
 	// combination each derived config (by ID) is, recorded with its runs.
 	Grid   config.Grid
 	Points map[string]string
+	// PerBuild, if set (--config-for), gives each build its one config in
+	// place of every build with every config; Resolve fills configOf, by
+	// build name, from the builds' versions (ConfigsOf).
+	PerBuild config.PerBuild
+	configOf map[string]config.Config
 	// ServerCPUs and ClientCPUs pin the server's process tree and the
 	// client (nil: not pinned).
 	ServerCPUs, ClientCPUs host.CPUs
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
+	// HostStates, if set, are the labels' states of the host, by config
+	// ID (qpslab run --boost: hoststate.go): each label's runs record its
+	// state's fingerprint instead of Host.
+	HostStates map[string]HostState
 	// Engines are the storage engines the suites create their tables in
 	// (MySQL family; owned.ParseEngine's names): each build and config
 	// with each, in turn. EngineSet says --engine was given.
@@ -259,7 +268,7 @@ func (p *Plan) Check(h home.Home) error {
 		}
 		d := b.Flavor.Describe()
 		fam := config.Family(d.Family)
-		for _, c := range p.Configs {
+		for _, c := range p.ConfigsOf(b) {
 			if c.Content != nil && c.Family != fam {
 				return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", c.Name, c.Family, b.Name, b.Flavor, fam)
 			}
@@ -286,7 +295,7 @@ func (p *Plan) Check(h home.Home) error {
 	}
 	if p.Steps.Check != nil {
 		for _, b := range p.Builds {
-			for _, c := range p.Configs {
+			for _, c := range p.ConfigsOf(b) {
 				if err := p.Steps.Check(context.Background(), b, c); err != nil {
 					return err
 				}
@@ -632,7 +641,7 @@ func seedFor(seed uint64, label string, threads int) uint64 {
 // start is what is known of a run before it runs.
 func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	r := result.Run{
-		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version, Host: p.Host,
+		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version,
 		Suite: p.Suite.Name(), Test: step.Test, Step: step.Order, Role: step.Role, Groups: step.Groups,
 		Seed: seed, Threads: it.Threads, Loop: "closed", Started: time.Now().UTC(),
 		Build: it.Build.Name, Flavor: string(it.Build.Flavor), Version: it.Build.Version, Config: configID(it.Config),
@@ -678,6 +687,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 		r.Params["writes"] = strconv.FormatBool(step.Writes)
 	}
 	p.stackParams(r.Params)
+	p.stampHost(it, &r)
 	if step.Drive != nil && !step.Drive.UntilScheduled {
 		r.Warmup, r.Duration = p.Warmup.Seconds(), step.Seconds.Seconds()
 		if p.Rate > 0 {

@@ -238,6 +238,10 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 				}
 				l.start.Started = time.Now().UTC()
 			}
+			if l.err = p.enter(l.s.spec); l.err != nil {
+				failed = true
+				break
+			}
 			if l.err = p.slice(ctx, l, st, sl, r+1, w, events, warmEvents, p.idlePIDs(block, l.s)); l.err != nil {
 				failed = true
 				break
@@ -269,6 +273,9 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 	first := lanes[ord[0]]
 	var total int64
 	var secs float64
+	if first.err = p.enter(first.s.spec); first.err != nil {
+		return 0, 0, first.err
+	}
 	for batch := int64(16); secs < calib.Seconds(); batch *= 2 {
 		res, err := first.sess.Run(ctx, engine.Options{Mux: mux(first.s.srv.Client.Transport), Warmup: -1, Events: batch, Guard: guard(calib)})
 		if err != nil {
@@ -286,6 +293,9 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 	logRate := math.Log(float64(total) / secs)
 	for _, i := range ord[1:] {
 		l := lanes[i]
+		if l.err = p.enter(l.s.spec); l.err != nil {
+			return 0, 0, l.err
+		}
 		res, err := l.sess.Run(ctx, engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Events: total, Guard: guard(time.Duration(secs * float64(time.Second)))})
 		if err != nil {
 			l.err = err
@@ -617,6 +627,9 @@ func (p *Plan) task(ctx context.Context, s *server, items []Item, k int, idle []
 	start := p.start(it, st, p.seedOf(st, it))
 	if s.srv.Client.Transport != "" {
 		start.Params["transport"] = string(s.srv.Client.Transport)
+	}
+	if err := p.enter(s.spec); err != nil {
+		return err
 	}
 	if p.Watch.Start != nil {
 		p.Watch.Start(p.watched(k), p.total, it)
