@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/names"
 )
 
@@ -162,11 +163,10 @@ func (r Registry) save(b Build, replace bool) error {
 	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+	if err := atomicfile.Write(p, raw, 0o644); err != nil {
 		return fmt.Errorf("write build %s: %w", b.Name, err)
 	}
-	return os.Rename(tmp, p)
+	return nil
 }
 
 // Add registers the install prefix basedir as build name of flavor f, after

@@ -71,6 +71,10 @@ func (h Home) Reports() string { return filepath.Join(h.Root, "reports") }
 // StoreFile is the SQLite store used when no --store names another.
 func (h Home) StoreFile() string { return filepath.Join(h.Root, "qpslab.db") }
 
+// Reserve is a file of space kept on the home's disk, freed when the disk
+// fills so that a run's end and why can still be written (recorder).
+func (h Home) Reserve() string { return filepath.Join(h.Root, "reserve") }
+
 // DetectSettings is the settings file qpslab detect reads when no
 // --settings names another.
 func (h Home) DetectSettings() string { return filepath.Join(h.Root, "detect.yaml") }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/home"
@@ -102,8 +101,11 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 			return err
 		}
 	}
+	p.ID = plan.NewID()
 	if o.Out == "" {
-		o.Out = filepath.Join(h.Results(), s.Name()+"-"+time.Now().UTC().Format("20060102-150405")+".json")
+		// By the plan's id, its start time and random bits: two runs
+		// started in the same second in one home write two files.
+		o.Out = filepath.Join(h.Results(), s.Name()+"-"+p.ID+".json")
 	}
 	if err := home.Ensure(filepath.Dir(o.Out)); err != nil {
 		return err
@@ -255,7 +257,17 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 			contents[c.ID()] = c.Content
 		}
 	}
-	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }, Meta: o.meta}
+	// A full disk stops the plan at once (OnFull), its cut runs saying so
+	// in the room the reserve leaves; the reserve is made again by the
+	// next run once there is space.
+	if rerr := recorder.Reserve(e.Home.Reserve(), recorder.ReserveSize); rerr != nil {
+		fmt.Fprintf(stderr, "warning: %v: a full disk will stop the run with less said\n", rerr)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }, Meta: o.meta,
+		Home: e.Home.Root, Reserve: e.Home.Reserve(), OnFull: cancel}
 	engines := ""
 	if len(p.Engines) > 1 {
 		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
@@ -277,7 +289,9 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 		if o.part != nil && start.Params[plan.ItemParam] != "" {
 			return partRecorder{ctx, o.part}, nil
 		}
-		r, err := sink.Begin(ctx, start)
+		// Its row even when a full disk has stopped the plan (a run whose
+		// turn never came is kept as cut short).
+		r, err := sink.Begin(parent, start)
 		if err != nil {
 			return nil, err
 		}
@@ -343,6 +357,9 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 	}
 	if s := sink.Summary(); s != "" {
 		fmt.Fprintln(stderr, s)
+	}
+	if full := sink.Full(); full != nil {
+		err = fmt.Errorf("%w: free space on it and run again (what was kept is said above)", full)
 	}
 	return runs, err
 }

@@ -66,7 +66,7 @@ func (p *Plan) hooks(ctx context.Context, srvs []*server, hook func(context.Cont
 		wg.Go(func() {
 			if err := hook(ctx, s.srv); err != nil {
 				if what != "" {
-					err = fmt.Errorf("%s on %s: %w", what, s.spec.Build.Name, err)
+					err = fmt.Errorf("%s on %s: %w", what, s.spec.Label(), err)
 				}
 				errs[i] = hookErr(ctx, s, err)
 			}
@@ -410,10 +410,20 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, sl slicing, r 
 
 // finishLanes merges each lane's slices into its run, records it, and
 // returns how the block ended: err, or what ended a lane. When one lane
-// failed, the others' runs are recorded aborted, with why.
+// failed, the others' runs are recorded aborted, with why; when a server
+// died, its label's run is the one recorded failed, wherever the block
+// was (the plan cancels every lane of the group at once: ServerDied says
+// whose server it was).
 func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, err error) error {
 	why := ""
+	var dead *ServerDied
+	if errors.As(context.Cause(ctx), &dead) {
+		why = fmt.Sprintf("%s on %s: %v", st.Test, dead.Label, dead)
+	}
 	for _, l := range lanes {
+		if why != "" {
+			break
+		}
 		if l.err != nil {
 			// A run that failed because its server died says so, even
 			// where the client's error (a reset connection) came before
@@ -441,9 +451,17 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 		}
 		res := p.merged(ctx, st, l)
 		if l.err == nil && err != nil {
-			if ctx.Err() != nil {
+			dead = nil
+			switch {
+			case errors.As(context.Cause(ctx), &dead) || errors.As(err, &dead):
+				if dead.of(l.s) { // its server died between its slices
+					res.Status, res.Error = result.Failed, dead.Error()
+				} else {
+					res.Status, res.Error = result.Aborted, anotherDied(dead)
+				}
+			case ctx.Err() != nil:
 				res.Status, res.Error = result.Aborted, "interrupted"
-			} else {
+			default:
 				res.Status, res.Error = result.Aborted, "interrupted: "+why
 			}
 		}
@@ -454,17 +472,25 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 	return p.ended(ctx, st, why, err)
 }
 
-// failed marks res as its run ended: failed because its server died (with
-// why), interrupted, or failed with err, told by the server's death where
-// that came first. It returns the error the run ended with.
+// failed marks res as its run on s ended: failed because its server died
+// (with why), aborted because another label's server died (the group's
+// servers share one end), interrupted, or failed with err, told by the
+// server's death where that came first. It returns the error the run
+// ended with.
 func (p *Plan) failed(ctx context.Context, res *result.Run, s *server, err error) error {
 	var dead *ServerDied
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(context.Cause(ctx), &dead) && !dead.of(s):
+		res.Status, res.Error = result.Aborted, anotherDied(dead)
+		return dead
 	case errors.As(context.Cause(ctx), &dead):
 		res.Status, res.Error = result.Failed, dead.Error()
 		return dead
+	case errors.As(err, &dead) && !dead.of(s):
+		res.Status, res.Error = result.Aborted, anotherDied(dead)
+		return err
 	case errors.As(err, &dead): // told already (finishLanes)
 		res.Status, res.Error = result.Failed, err.Error()
 		return err
@@ -688,7 +714,7 @@ func (p *Plan) task(ctx context.Context, s *server, items []Item, k int, idle []
 	}
 	why := ""
 	if err != nil {
-		why = fmt.Sprintf("%s on %s: %v", st.Test, it.Build.Name, err)
+		why = fmt.Sprintf("%s on %s: %v", st.Test, it.Label(), err)
 	}
 	return p.ended(ctx, st, why, err)
 }

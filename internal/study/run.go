@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
@@ -147,7 +148,15 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	}
 	dir := o.Out
 	if dir == "" {
-		dir = filepath.Join(e.Home.Reports(), "study-"+time.Now().UTC().Format("20060102-150405"))
+		// Its time and random bits, made exclusively: two studies started
+		// in the same second never share a folder.
+		if err := home.Ensure(e.Home.Reports()); err != nil {
+			return err
+		}
+		// (0700, its owner's alone.)
+		if dir, err = os.MkdirTemp(e.Home.Reports(), "study-"+time.Now().UTC().Format("20060102-150405")+"-*"); err != nil {
+			return fmt.Errorf("create the study's folder: %w", err)
+		}
 	}
 	if err := home.Ensure(dir); err != nil {
 		return err
@@ -343,7 +352,7 @@ func Write(dir, name string, sd *Study) error {
 	}
 	var errs []error
 	for f, text := range files {
-		errs = append(errs, os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644))
+		errs = append(errs, atomicfile.Write(filepath.Join(dir, f), []byte(text), 0o644))
 	}
 	return errors.Join(errs...)
 }
