@@ -2,6 +2,7 @@ package selector
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/history"
@@ -29,8 +30,8 @@ func Source(label, version, commit, when string, param func(name string) string)
 	// The label names a build and a config the store did not have: the
 	// names every command gives them (package names).
 	for _, err := range []error{names.Build(l.Build), names.Config(l.Config)} {
-		if err != nil {
-			return importer.Source{}, bad("%s%s: %v", param("label"), label, err)
+		if err != nil { // the label quoted: it may hold what a terminal would act on
+			return importer.Source{}, bad("%s%s: %v", param("label"), strconv.Quote(label), err)
 		}
 	}
 	src := importer.Source{Build: l.Build, Config: l.Config, Engine: l.Engine, Version: version, Commit: strings.TrimSpace(commit)}
