@@ -71,6 +71,7 @@ type Inputs struct {
 	// place of Config (ConfigFor, once the builds' versions are known).
 	PerBuild config.PerBuild
 	perBuild string // as given, for the commands
+	Summary  string // RunOptions.Summary, for the commands
 }
 
 // Check checks what qpslab study was given before anything runs: two
@@ -122,6 +123,7 @@ func Check(given map[string]string, o RunOptions) (Inputs, error) {
 	if _, ok := Sizes[in.Size]; !ok {
 		return in, fmt.Errorf("--scale %s: use tiny, small or full", in.Size)
 	}
+	in.Summary = o.Summary
 	if o.Summary != "" && o.Summary != report.SummarySeeds && o.Summary != report.SummarySeedsApr2024 {
 		return in, fmt.Errorf("--summary %s: use %s (the seeds' layout since July 2024: groups as rows) or %s (April 2024: statistics as rows, groups as columns)", suite.Quote(o.Summary), report.SummarySeeds, report.SummarySeedsApr2024)
 	}
@@ -315,6 +317,9 @@ func Commands(suiteName string, given map[string]string, in Inputs, dir string, 
 		configs = " --config-for " + quote(in.perBuild)
 	}
 	head := "qpslab study " + suiteName + " --build " + quote(strings.Join(in.Builds, ",")) + configs + " --base " + quote(in.Builds[in.Base])
+	if in.Summary != "" {
+		head += " --summary " + in.Summary
+	}
 	if fromStore {
 		return []string{head + " --from-store --out " + quote(dir)}
 	}
