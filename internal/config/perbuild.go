@@ -5,6 +5,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // PerBuild maps builds to configs, as the reference's per-version config
@@ -76,8 +78,8 @@ func ParsePerBuild(parts []string) (PerBuild, error) {
 		}
 		builds, cfg, _ := strings.Cut(p, "=")
 		builds, cfg = strings.TrimSpace(builds), strings.TrimSpace(cfg)
-		if len(cfg) > 100 || !nameRE.MatchString(cfg) {
-			return nil, fmt.Errorf("--config-for %s: config name %s is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", strconv.Quote(p), strconv.Quote(cfg))
+		if err := names.Config(cfg); err != nil {
+			return nil, fmt.Errorf("--config-for %s: %v", strconv.Quote(p), err)
 		}
 		if err := checkBuilds(builds); err != nil {
 			return nil, fmt.Errorf("--config-for %s: %v", strconv.Quote(p), err)

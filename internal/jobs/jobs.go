@@ -34,7 +34,8 @@ type Env struct {
 
 // openStore opens the env's store, creating it.
 func (e Env) openStore(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, e.Store, e.Home.StoreFile())
+	st, err := store.Open(ctx, e.Store, e.Home.StoreFile())
+	return st, e.damaged(err)
 }
 
 // Clean cleans what an earlier qpslab left in the home's sandboxes when it

@@ -19,6 +19,7 @@ import (
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/names"
 	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -164,6 +165,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 		}
 	}
 	builds, configs := c.List("build"), c.List("config")
+	nameProblems(c, builds, configs, p.Grid)
 	p.EngineSet = v.Changed("engine")
 	for _, name := range c.List("engine") {
 		e, err := owned.ParseEngine(name)
@@ -237,6 +239,34 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// nameProblems are the builds and configs a plan cannot be given (package
+// names): a name not valid, one named twice (two labels of one name would
+// share a sandbox), and a grid whose derived configs' names are.
+func nameProblems(c *suite.Checker, builds, configs []string, grid config.Grid) {
+	valid := true
+	for _, l := range []struct {
+		flag  string
+		list  []string
+		check func(string) error
+	}{{"--build", builds, names.Build}, {"--config", configs, names.Config}} {
+		for _, n := range l.list {
+			if err := l.check(n); err != nil {
+				c.Problem("%s: %v", l.flag, err)
+				valid = false
+			}
+		}
+		if err := names.Once(l.flag, l.list); err != nil {
+			c.Problem("%v", err)
+			valid = false
+		}
+	}
+	if valid && len(grid) > 0 {
+		if _, err := config.DerivedNames(configs, grid); err != nil {
+			c.Problem("%v", err)
+		}
+	}
 }
 
 // resolvePerBuild gives each build its config by the plan's --config-for

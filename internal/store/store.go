@@ -49,6 +49,7 @@ type Store struct {
 	postgres bool
 	where    string // for messages: the file, or postgres (never the password)
 	hostname string
+	mark     *openMark // a SQLite store's: open by this process (check.go)
 }
 
 // Open opens (creating and migrating as needed) the store named by dsn:
@@ -78,13 +79,34 @@ func checkDSN(dsn string) error {
 	return fmt.Errorf("--store %s: qpslab stores results in a SQLite file (give its path) or in PostgreSQL (postgres://user@host/db), not in %s", redact(dsn), scheme)
 }
 
+// isPostgres says whether dsn names a PostgreSQL store.
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// sqlitePath is the file of a SQLite store dsn names (def for none).
+func sqlitePath(dsn, def string) string {
+	if path := strings.TrimPrefix(dsn, "sqlite:"); path != "" {
+		return path
+	}
+	return def
+}
+
+// sqliteDSN is how modernc's driver opens the store at path. WAL: readers
+// do not block the writer; busy_timeout: a second writer waits its turn;
+// BEGIN IMMEDIATE: a transaction takes the write lock at its start, so it
+// never fails halfway on a busy database.
+func sqliteDSN(path string) string {
+	return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(60000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+}
+
 func openDSN(ctx context.Context, dsn, def string, create bool) (*Store, error) {
 	if err := checkDSN(dsn); err != nil {
 		return nil, err
 	}
 	s := &Store{}
 	s.hostname, _ = os.Hostname()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if isPostgres(dsn) {
 		db, err := sql.Open("pgx", dsn)
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
@@ -104,10 +126,7 @@ func openDSN(ctx context.Context, dsn, def string, create bool) (*Store, error) 
 			return nil, err
 		}
 	} else {
-		path := strings.TrimPrefix(dsn, "sqlite:")
-		if path == "" {
-			path = def
-		}
+		path := sqlitePath(dsn, def)
 		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 			return nil, fmt.Errorf("--store %s is a directory: give the store's file, e.g. %s", path, filepath.Join(path, "qpslab.db"))
 		}
@@ -119,22 +138,28 @@ func openDSN(ctx context.Context, dsn, def string, create bool) (*Store, error) 
 		if err := createPrivate(path, path == def); err != nil {
 			return nil, err
 		}
-		// WAL: readers do not block the writer; busy_timeout: a second
-		// writer waits its turn; BEGIN IMMEDIATE: a transaction takes the
-		// write lock at its start, so it never fails halfway on a busy
-		// database.
-		db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(60000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+		db, err := openSQLite(sqliteDSN(path), path)
 		if err != nil {
 			return nil, fmt.Errorf("open store %s: %w", path, err)
 		}
 		s.db, s.where = db, path
-		if err := s.migrateLocked(ctx, path); err != nil {
+		// Checked before anything reads it (check.go): a small store each
+		// time, a large one after an unclean stop.
+		m, unclean := mark(path)
+		err = s.checkOnOpen(ctx, path, unclean)
+		if err == nil {
+			err = s.migrateLocked(ctx, path)
+		}
+		if err != nil {
+			m.release()
 			db.Close()
 			return nil, err
 		}
+		s.mark = m
 	}
 	if err := s.upgradeRuns(ctx); err != nil {
 		s.db.Close()
+		s.mark.release()
 		return nil, err
 	}
 	s.reapStale(ctx)
@@ -287,7 +312,11 @@ func (s *Store) notNewer(ctx context.Context, p *goose.Provider) error {
 }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	s.mark.close()
+	return err
+}
 
 // Where names the store for messages (a file, or a PostgreSQL URL without
 // its password).

@@ -375,6 +375,8 @@ func TestPostgresStore(t *testing.T) {
 	componentsRoundTrip(t, roundTripAgain)
 	// Migration 4 merges split hosts on PostgreSQL too.
 	splitHostsMerge(t, strings.Replace(dsn, "/results?", "/split?", 1))
+	// store check says what PostgreSQL keeps.
+	postgresCheck(t, dsn)
 }
 
 // Runs of two storage engines under one build and config are two labels,
