@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -190,26 +189,4 @@ func openLog(path string, as *runAs) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// writeStateFile writes sandbox.yaml through a temporary file of its own
-// (0600, a name no one else has) renamed over it.
-func writeStateFile(dir string, b []byte) error {
-	p := filepath.Join(dir, stateFile)
-	f, err := os.CreateTemp(dir, "."+stateFile+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", p, unwrap(err))
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", p, unwrap(err))
-	}
-	return nil
 }
