@@ -229,3 +229,35 @@ func TestOutliersReplaced(t *testing.T) {
 		t.Errorf("a step at the newest 3 points was taken for outliers")
 	}
 }
+
+// TestCalibrationLongDips: in a long series, a dip of five points or more
+// that recovers is two change points (the outlier replacement keeps it:
+// its edges agree with its middle), and one of three or four points is a
+// run of outliers (docs/changepoint.md, "The calibrated method").
+func TestCalibrationLongDips(t *testing.T) {
+	for _, l := range []int{3, 4, 5, 6, 7, 10} {
+		r := rand.New(rand.NewPCG(19, 500+uint64(l)))
+		both, any := 0, 0
+		const k = 40
+		for range k {
+			v := noise(r, 300, "white", 0.02)
+			for i := range v {
+				v[i] *= 100
+				if i >= 150 && i < 150+l {
+					v[i] *= 0.8
+				}
+			}
+			cps := mustDetect(t, v, Options{}, HigherIsBetter)
+			if near(cps, 150, 1) && near(cps, 150+l, 1) {
+				both++
+			}
+			any += len(cps)
+		}
+		switch {
+		case l >= 5 && both < k*95/100:
+			t.Errorf("a 20 %% dip of %d points at 2 %% noise: both edges found in %d of %d series, want 95 %%", l, both, k)
+		case l < 5 && any > 0:
+			t.Errorf("a 20 %% dip of %d points (a run of outliers): %d change points in %d series, want none", l, any, k)
+		}
+	}
+}

@@ -43,7 +43,11 @@ type window struct {
 	weakOff    int // len(weak) before this window's change points
 }
 
-func newEngine(c config) *engine { return &engine{c: c, crit: critical{level: c.p}} }
+func newEngine(c config) *engine {
+	e := &engine{c: c, crit: critical{level: c.p}}
+	e.wd.local = c.calibrated
+	return e
+}
 
 // push appends one value. NaN is a missing value: it repeats the previous
 // value, and missing values at the start take the first value, as Otava's
