@@ -59,7 +59,7 @@ func TestSweepIssueCases(t *testing.T) {
 		{"6/6/6", 18, map[int]float64{6: -0.5, 12: 1}, []int{6, 12}},
 		{"8/8/8", 24, map[int]float64{8: -0.5, 16: 1}, []int{8, 16}},
 		{"12/6/12", 30, map[int]float64{12: -0.5, 18: 1}, []int{12, 18}},
-		{"a 4-build dip", 12, map[int]float64{4: -0.3, 8: 1 / 0.7 - 1}, []int{4, 8}},
+		{"a 4-build dip", 12, map[int]float64{4: -0.3, 8: 1/0.7 - 1}, []int{4, 8}},
 		{"two builds at a new level", 12, map[int]float64{10: -0.3}, []int{10}},
 	} {
 		for k := range 20 {
