@@ -249,18 +249,7 @@ const oddK = 5.0
 // search alone finds an odd build only where it is a segment of its own.
 // It returns them, for outliers to confirm after the search.
 func (s *sweeper) odd() []int {
-	if s.minSeg < 2 || len(s.b) < 5 {
-		return nil
-	}
-	// σ from the lower quartile of the differences' sizes (0.3186 √2 σ for
-	// Gaussian noise): an odd build makes two large differences and a
-	// step one, which move a median of a dozen differences noticeably.
-	d := make([]float64, 0, len(s.b))
-	for i := 1; i < len(s.b); i++ {
-		d = append(d, math.Abs(s.b[i].mean-s.b[i-1].mean))
-	}
-	slices.Sort(d)
-	q := d[(len(d)-1)/4] / (0.3186 * math.Sqrt2)
+	q := s.oddScale()
 	if !(q > 0) {
 		return nil
 	}
@@ -276,6 +265,47 @@ func (s *sweeper) odd() []int {
 		s.setUsed(i, false)
 	}
 	return out
+}
+
+// oddEnds sets aside, before the search, the newest and the oldest build
+// when it has fewer than MinRuns runs and differs from the build next to
+// it by more than oddK robust standard deviations of a difference (a
+// change resting on that one build, or an odd build); detect then keeps
+// it aside as an unconfirmed change, or takes it back.
+func (s *sweeper) oddEnds() []int {
+	q := s.oddScale()
+	if !(q > 0) {
+		return nil
+	}
+	lim := oddK * math.Sqrt2 * q
+	n := len(s.b)
+	var out []int
+	for _, e := range [][2]int{{n - 1, n - 2}, {0, 1}} {
+		if b := s.b[e[0]]; b.used && b.runs < MinRuns && s.b[e[1]].used && math.Abs(b.mean-s.b[e[1]].mean) > lim {
+			out = append(out, e[0])
+		}
+	}
+	for _, i := range out {
+		s.setUsed(i, false)
+	}
+	return out
+}
+
+// oddScale is a robust standard deviation of a build's value for odd and
+// oddEnds, from the lower quartile of the differences' sizes (0.3186 √2 σ
+// for Gaussian noise): an odd build makes two large differences and a
+// step one, which move a median of a dozen differences noticeably. 0:
+// none (too few builds, or single builds allowed as levels).
+func (s *sweeper) oddScale() float64 {
+	if s.minSeg < 2 || len(s.b) < 5 {
+		return 0
+	}
+	d := make([]float64, 0, len(s.b))
+	for i := 1; i < len(s.b); i++ {
+		d = append(d, math.Abs(s.b[i].mean-s.b[i-1].mean))
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)/4] / (0.3186 * math.Sqrt2)
 }
 
 // confirm takes back each build odd set aside that is no outlier of the
@@ -306,19 +336,41 @@ func (s *sweeper) confirm(cps []int, odd []int) bool {
 func (s *sweeper) detect() SweepResult {
 	var res SweepResult
 	n := len(s.b)
+	// Odd builds, inside and at either end, are set aside before the
+	// search (one left in inflates the noise of its segment and can hide
+	// every change), and each is taken back after it unless the final
+	// segmentation confirms it: an interior one as an outlier, an end one
+	// as an unconfirmed change.
 	odd := s.odd()
+	ends := s.oddEnds()
 	cps := s.merge(s.candidates())
-	if s.confirm(cps, odd) {
+	back := s.confirm(cps, odd)
+	var unconf []ChangePoint
+	var aside []int
+	for _, end := range ends {
+		s.setUsed(end, true)
+		if cp, ok := s.endChange(cps, end); ok {
+			unconf = append(unconf, cp)
+			aside = append(aside, end)
+			s.setUsed(end, false)
+		} else {
+			back = true
+		}
+	}
+	if back {
 		cps = s.merge(s.candidates())
 	}
 	// An end build on its own (fewer than MinRuns runs) that differs from
 	// the level next to it is an unconfirmed change: set it aside and
 	// search again without it, so that it biases nothing.
-	var unconf []ChangePoint
 	if s.minSeg > 1 {
 		for _, end := range []int{n - 1, 0} {
+			if slices.Contains(aside, end) {
+				continue
+			}
 			if cp, ok := s.endChange(cps, end); ok {
 				unconf = append(unconf, cp)
+				aside = append(aside, end)
 				s.setUsed(end, false)
 				cps = s.merge(s.candidates())
 			}
@@ -327,7 +379,7 @@ func (s *sweeper) detect() SweepResult {
 	slices.SortFunc(unconf, func(a, b ChangePoint) int { return a.Index - b.Index })
 	res.Unconfirmed = unconf
 	for i := 1; i < n-1; i++ {
-		if !s.b[i].used && !slices.ContainsFunc(unconf, func(c ChangePoint) bool { return c.Index == i }) {
+		if !s.b[i].used && !slices.Contains(aside, i) {
 			res.Outliers = append(res.Outliers, i)
 		}
 	}
