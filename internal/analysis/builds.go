@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,6 +114,37 @@ func Builds(series []history.Series, settings DetectSettings, base changepoint.O
 		for i := 1; i < len(s.Points); i++ {
 			out = append(out, compareBuilds(s, i, o, floorWhy, settings))
 		}
+	}
+	return out
+}
+
+// BuildCalls are the regressions and improvements among bs (of series)
+// as changes of their series, for the surfaces that list changes (the
+// dashboard's attention view and its alerts): each arrived in the newer
+// build, after the older.
+func BuildCalls(series []history.Series, bs []BuildChange) []Change {
+	byName := map[string]history.Series{}
+	for _, s := range series {
+		byName[s.Name()] = s
+	}
+	var out []Change
+	for _, b := range bs {
+		s, ok := byName[b.Series]
+		if !ok || (b.Kind != "regression" && b.Kind != "improvement") {
+			continue
+		}
+		i := slices.IndexFunc(s.Points, func(p history.Point) bool { return p.Build == b.To.Build })
+		if i < 1 {
+			continue
+		}
+		c := Change{Series: b.Series, Suite: b.Suite, Test: b.Test, Metric: b.Metric, Threads: b.Threads, Config: b.Config, Host: b.Host,
+			Kind: b.Kind, Magnitude: b.Magnitude, MeanBefore: b.From.Value, MeanAfter: b.To.Value, PValue: b.PValue,
+			Index: i, Points: len(s.Points), Order: s.Order, Arrived: b.To, Before: b.From, Earliest: b.To, Latest: b.To,
+			Last: b.Newest, New: b.Newest, Method: ChangeBuilds, Note: b.Note}
+		if b.Method == MethodPaired {
+			c.Pair = b.Compare
+		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -525,6 +525,13 @@ func TooShort(series []history.Series, settings DetectSettings, base changepoint
 	return n, need
 }
 
+// Needs returns the points a change point in s needs if s has fewer, else
+// 0 (a sweep of changepoint.SweepMin builds, or MinSegment points on each
+// side of a history of runs).
+func Needs(s history.Series, settings DetectSettings, base changepoint.Options) int {
+	return shortOf(s, settings, base)
+}
+
 // shortOf returns the points a change point in s needs if s has fewer,
 // else 0: changepoint.SweepMin builds for the calibrated method, else
 // MinSegment points on each side (at least 2 in all).
