@@ -20,8 +20,9 @@ import (
 // testdata/detect holds the results file of qpslab run sysbench with
 // mariadb-10.2.11 and mariadb-system (10.11.19) interleaved, 6 tests and
 // the load, 5 repeats (README.md there). Two builds are too few for change
-// points, so detect compares them by their repeats: one verdict per test,
-// with the p-value compare gives the same runs.
+// points, so detect compares them by their runs: one verdict per test,
+// with compare's verdict on the same runs beside it (its p-value), and
+// where the two answers differ the line says so.
 func TestDetectDemoStore(t *testing.T) {
 	h := newHome(t)
 	if r := qpslab(t, h, "import", "results", filepath.Join("testdata", "detect", "mariadb-10.2.11-vs-10.11.json")); r.code != 0 {
@@ -51,6 +52,13 @@ func TestDetectDemoStore(t *testing.T) {
 			if !verdict || !strings.Contains(l, "5 runs each, p=") || !strings.Contains(l, "% confidence)") {
 				t.Errorf("%s: %q", test, l)
 			}
+			// Student's t and compare's rank test agree on these runs, or
+			// the line says compare's answer.
+			if strings.Contains(l, ": regression between") || strings.Contains(l, ": improvement between") {
+				if !strings.Contains(l, "; compare says ") {
+					t.Logf("%s: both call it: %q", test, l)
+				}
+			}
 			if strings.Contains(l, ": regression between") {
 				regressions++
 			}
@@ -59,11 +67,11 @@ func TestDetectDemoStore(t *testing.T) {
 			t.Errorf("%s: %d verdicts, want 1:\n%s", test, n, r.stdout)
 		}
 	}
-	if !strings.Contains(lines[len(lines)-1], "no change points in 7 series; neighbouring builds compared by their repeats in 7 series (Mann-Whitney U, α 0.05)") {
+	if !strings.Contains(lines[len(lines)-1], "no change points in 7 series; neighbouring builds compared by their runs in 7 series (Student's t on their logarithms, α 0.05)") {
 		t.Errorf("count line: %q", lines[len(lines)-1])
 	}
 
-	// The p-values are compare's.
+	// compare's verdict beside each is compare's own.
 	r = qpslab(t, h, "detect", "--format", "json")
 	var d struct {
 		Builds []struct {
@@ -73,6 +81,11 @@ func TestDetectDemoStore(t *testing.T) {
 			Confidence float64
 			Tested     bool
 			Newest     bool
+			Compare    struct {
+				Kind string
+				P    float64
+			}
+			Note string
 		}
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || len(d.Builds) != len(tests) {
@@ -93,9 +106,13 @@ func TestDetectDemoStore(t *testing.T) {
 			t.Errorf("%+v", b)
 		}
 		for _, row := range c.Rows {
-			if row.Test == b.Test && math.Abs(row.Others[0].P-b.PValue) > 1e-12 {
-				t.Errorf("%s: detect p %g, compare p %g", b.Test, b.PValue, row.Others[0].P)
+			if row.Test == b.Test && math.Abs(row.Others[0].P-b.Compare.P) > 1e-12 {
+				t.Errorf("%s: detect's compare p %g, compare p %g", b.Test, b.Compare.P, row.Others[0].P)
 			}
+		}
+		called := b.Kind == "regression" || b.Kind == "improvement"
+		if compareCalls := b.Compare.Kind == "worse" || b.Compare.Kind == "better"; called != compareCalls && !strings.HasPrefix(b.Note, "compare says ") {
+			t.Errorf("%s: detect %s, compare %s, and no note: %+v", b.Test, b.Kind, b.Compare.Kind, b)
 		}
 	}
 
@@ -135,8 +152,10 @@ func buildRuns(test, version string, start time.Time, qps ...float64) []result.R
 }
 
 // With a single run per build, detect says it cannot tell; with three runs
-// each, that the test cannot reach significance with so few.
-func TestDetectFewBuildsCannotTell(t *testing.T) {
+// each, Student's t on their runs calls a 20 % drop (compare's rank test
+// cannot call three runs against three, and the line says so), and the
+// gate fails on it.
+func TestDetectFewBuildsRuns(t *testing.T) {
 	h := newHome(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var runs []result.Run
@@ -148,13 +167,13 @@ func TestDetectFewBuildsCannotTell(t *testing.T) {
 	r := qpslab(t, h, "detect")
 	if r.code != 0 ||
 		!strings.Contains(r.stdout, "point-query_range=100 thr=1 config=default qps: cannot tell between ma10.2.1 10.2.1 and ma10.2.2 10.2.2: -20.0% (1000 → 800, 1 run each): one run per build") ||
-		!strings.Contains(r.stdout, "update-index_range=100 thr=1 config=default qps: cannot tell between ma10.2.1 10.2.1 and ma10.2.2 10.2.2: -20.0% (1000 → 800, 3 runs each): 3 runs each: too few for the Mann-Whitney test") ||
-		!strings.Contains(r.stdout, "2 cannot tell") {
+		!strings.Contains(r.stdout, "update-index_range=100 thr=1 config=default qps: regression between ma10.2.1 10.2.1 and ma10.2.2 10.2.2: -20.0% (1000 → 800, 3 runs each, p=") ||
+		!strings.Contains(r.stdout, "; compare says cannot tell: 3 runs each: too few for the Mann-Whitney test") ||
+		!strings.Contains(r.stdout, "1 regression, 1 cannot tell") {
 		t.Errorf("detect: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	// Nothing is a regression it can vouch for, so the gate passes.
-	if r := qpslab(t, h, "detect", "--fail-on", "regression"); r.code != 0 || !strings.Contains(r.stderr, "passed") {
-		t.Errorf("--fail-on with nothing tested: exit %d %s", r.code, r.stderr)
+	if r := qpslab(t, h, "detect", "--fail-on", "regression"); r.code != 3 || !strings.Contains(r.stderr, "regression in the newest build: sysbench update-index_range=100") {
+		t.Errorf("--fail-on: exit %d %s", r.code, r.stderr)
 	}
 }
 

@@ -234,9 +234,9 @@ func (b *BuildChange) note(cmp Verdict) {
 	}
 	switch {
 	case called && cmp.Kind == KindInsideNoise:
-		b.Note += " (the runs' t test has no floor)"
+		b.Note += "; the runs' t test has no noise floor"
 	case called && cmp.Method == MethodRepeats:
-		b.Note += " (its rank test uses the order of the runs only, the t test their spread)"
+		b.Note += "; its rank test uses the order of the runs only, the t test their spread"
 	}
 }
 

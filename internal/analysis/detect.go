@@ -403,8 +403,13 @@ func detectSweep(s history.Series, o changepoint.Options, settings DetectSetting
 		if !c.Last {
 			odd, side = c.Before, "before"
 		}
-		c.Confirm = fmt.Sprintf("it rests on one build, %s, of %s: another build at its level %s it, or %d runs of it (qpslab run --repeat %d), would confirm it",
-			pointWords(odd), runWords(odd.N), side, changepoint.MinRuns, changepoint.MinRuns)
+		if odd.N >= changepoint.MinRuns {
+			c.Confirm = fmt.Sprintf("it rests on one build, %s, of %s, and the builds vary more than their runs: another build at its level %s it would confirm it",
+				pointWords(odd), runWords(odd.N), side)
+		} else {
+			c.Confirm = fmt.Sprintf("it rests on one build, %s, of %s: another build at its level %s it, or %d runs of it (qpslab run --repeat %d), would confirm it",
+				pointWords(odd), runWords(odd.N), side, changepoint.MinRuns, changepoint.MinRuns)
+		}
 		out = append(out, c)
 	}
 	slices.SortStableFunc(out, func(a, b Change) int { return a.Index - b.Index })

@@ -44,17 +44,32 @@ const MinRuns = 3
 // their recall: docs/changepoint.md, "Sweeps").
 const sweepPoolLevel = 0.1
 
+// sweepStrictness: a sweep's changes are judged at PValue / 10. Detect's
+// p-value is a change's, and its false changes are about one in 100,000
+// points of noise at PValue 0.001; a sweep's is the whole sweep's (every
+// comparison the search could have made is counted), about PValue per
+// sweep, which for sweeps of 6 to 30 builds is 3 to 17 times as many per
+// build. A tenth keeps them as rare per build as Detect's (measured: no
+// false change in 7,200 flat sweeps of 6 to 30 builds, 1 to 3 runs, where
+// PValue itself gives 6; recall 0.91 over the goal region against
+// 0.95; docs/changepoint.md, "Sweeps"). Leads (unconfirmed changes) and
+// setting odd builds aside are no calls: they keep PValue and the weak
+// level.
+const sweepStrictness = 10
+
 // SweepResult is what DetectSweep finds.
 type SweepResult struct {
 	// ChangePoints are the confirmed changes, in index order; an index is
 	// a build's (the first build at the new level).
 	ChangePoints []ChangePoint
 	// Unconfirmed are changes at either end of the sweep that rest on one
-	// build of fewer than MinRuns runs: significant as measured, but one
-	// build with a run or two cannot tell a new level from an odd build.
-	// Another build at the new level, or MinRuns runs of that build,
-	// would confirm one. Each is the newest build (Index n−1) or the
-	// oldest (Index 1: the builds after it differ from it).
+	// build: of fewer than MinRuns runs, or whose runs the builds' spread
+	// says too little about (the builds vary more than their runs), and
+	// significant at the weak level (10 × PValue) as measured: one build
+	// cannot tell a new level from an odd build. Another build at the new
+	// level, or MinRuns runs of that build, would confirm one. Each is the
+	// newest build (Index n−1) or the oldest (Index 1: the builds after it
+	// differ from it).
 	Unconfirmed []ChangePoint
 	// Outliers are interior builds set aside as single odd builds: off
 	// both neighbours' levels, on one side, alone, by more than the noise
@@ -82,6 +97,7 @@ type sweepBuild struct {
 
 type sweeper struct {
 	c      config
+	p      float64 // the level of a change: PValue / sweepStrictness
 	b      []sweepBuild
 	log    bool
 	minSeg int     // builds of an interior segment (and of an end one of fewer than MinRuns runs)
@@ -138,9 +154,9 @@ func (s *sweeper) prep() {
 }
 
 // DetectSweep finds the changes of a sweep: runs[i] are the values of
-// build i's runs, builds in order. Options' PValue is the significance
-// of each change (its p-value counts the positions it could have been
-// placed at between its neighbours), MinMagnitude the smallest relative
+// build i's runs, builds in order. Options' PValue / 10 is the
+// significance of each change (sweepStrictness; its p-value counts the
+// comparisons the search could have made), MinMagnitude the smallest relative
 // change kept; MinSegment 1 allows single builds as levels anywhere (no
 // outlier builds), any other value asks for two builds, or one build of
 // MinRuns runs at either end. Window and Method are not used.
@@ -154,7 +170,7 @@ func DetectSweep(runs [][]float64, o Options, dir Direction) (SweepResult, error
 	if n < SweepMin || n > SweepMax {
 		return res, ErrSweepSize
 	}
-	s := &sweeper{c: c, log: true, minSeg: 2}
+	s := &sweeper{c: c, log: true, minSeg: 2, p: c.p / sweepStrictness}
 	if c.minSeg == 1 {
 		s.minSeg = 1
 	}
@@ -698,7 +714,7 @@ func (s *sweeper) test(cps []int, j int, v func(int) float64, df float64) sweepS
 // sweepOutlierK robust standard deviations; else it joins the nearer
 // neighbour; one build of fewer than MinRuns runs at an end joins its
 // neighbour, and the end is looked at again after the merge); then the
-// least significant while its p-value is at least PValue; then the
+// least significant while its p-value is at least the sweep's level; then the
 // smallest while its magnitude is at most MinMagnitude. Then the changes
 // are placed where the values between their neighbours put them, and
 // tested again.
@@ -717,7 +733,7 @@ func (s *sweeper) merge(cps []int) []int {
 		worst, worstP, weakest, weakestMag := -1, 0.0, -1, 0.0
 		for j := range cps {
 			st := s.test(cps, j, v, df)
-			if st.p >= s.c.p && (worst < 0 || st.p > worstP) {
+			if st.p >= s.p && (worst < 0 || st.p > worstP) {
 				worst, worstP = j, st.p
 			}
 			if st.mag <= s.c.minMag && (weakest < 0 || st.mag < weakestMag) {
@@ -871,16 +887,17 @@ func (s *sweeper) place(cps []int) bool {
 	return moved
 }
 
-// endChange looks at the build at end (the oldest or the newest) when it
-// has fewer than MinRuns runs: if it differs from the level next to it
-// (its segment's other builds), with the noise of the final segmentation,
+// endChange looks at the build at end (the oldest or the newest) where it
+// is not a segment of its own (fewer than MinRuns runs, or a change its
+// runs could not confirm): if it differs from the level next to it (its
+// segment's other builds), with the noise of the final segmentation,
 // at the weak level (10 × PValue, as the split's; two-sided, times the
 // two ends), it is an unconfirmed change: a lead, not a call. Its index
 // is 1 for the oldest build (the level after it differs from it).
 func (s *sweeper) endChange(cps []int, end int) (ChangePoint, bool) {
 	n := len(s.b)
 	b := s.b[end]
-	if !b.used || b.runs >= MinRuns {
+	if !b.used {
 		return ChangePoint{}, false
 	}
 	// The segment the end build is in, without it.

@@ -69,15 +69,21 @@ func TestSweepIssueCases(t *testing.T) {
 			}
 		}
 	}
+	confirmed := 0
 	for k := range 20 {
 		// One run a build: unconfirmed, at the first build after it.
 		res := mustSweep(t, sweepOf(r, levels(6, map[int]float64{1: -0.3}), 1, 0.03), Options{}, HigherIsBetter)
 		if len(res.ChangePoints) != 0 || len(res.Unconfirmed) != 1 || res.Unconfirmed[0].Index != 1 || !res.Unconfirmed[0].Regression {
 			t.Errorf("a step after the first of six builds, one run each (draw %d): %+v", k, res)
 		}
-		// Three runs a build: a change (the builds after it are worse).
+		// Three runs a build: a change (the builds after it are worse), or,
+		// where the builds vary more than their runs say, unconfirmed.
 		res = mustSweep(t, sweepOf(r, levels(6, map[int]float64{1: -0.3}), 3, 0.03), Options{}, HigherIsBetter)
-		if len(res.ChangePoints) != 1 || res.ChangePoints[0].Index != 1 || !res.ChangePoints[0].Regression || len(res.Unconfirmed) != 0 {
+		switch {
+		case len(res.ChangePoints) == 1 && res.ChangePoints[0].Index == 1 && res.ChangePoints[0].Regression && len(res.Unconfirmed) == 0:
+			confirmed++
+		case len(res.ChangePoints) == 0 && len(res.Unconfirmed) == 1 && res.Unconfirmed[0].Index == 1 && !res.Pooled:
+		default:
 			t.Errorf("a step after the first of six builds, three runs each (draw %d): %+v", k, res)
 		}
 		// The newest build alone: unconfirmed with one run, a change with
@@ -90,6 +96,9 @@ func TestSweepIssueCases(t *testing.T) {
 		if !slices.Equal(indexes(res.ChangePoints), []int{7}) || len(res.Unconfirmed) != 0 {
 			t.Errorf("the newest of eight builds 30 %% worse, three runs each (draw %d): %+v", k, res)
 		}
+	}
+	if confirmed < 17 {
+		t.Errorf("a step after the first of six builds, three runs each: confirmed in %d of 20 draws, want 17", confirmed)
 	}
 }
 
