@@ -198,16 +198,7 @@ func (e *engine) result(alive []int) []ChangePoint {
 // goes and its two neighbours, whose segments grew, are placed again.
 func (e *engine) settle(idx []int) []int {
 	n := len(e.x)
-	bounds := func(k int) (a, c int) {
-		a, c = 0, n
-		if k > 0 {
-			a = idx[k-1]
-		}
-		if k+1 < len(idx) {
-			c = idx[k+1]
-		}
-		return
-	}
+	bounds := func(k int) (a, c int) { return around(idx, k, n) }
 	place := func(k int) {
 		if k >= 0 && k < len(idx) {
 			a, c := bounds(k)

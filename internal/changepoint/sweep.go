@@ -502,9 +502,9 @@ func (s *sweeper) candidates() []int {
 	return cps
 }
 
-// bounds are the neighbours of change j: the start of its left segment
-// and the end of its right one.
-func bounds(cps []int, j, n int) (a, c int) {
+// around are the neighbours of change j of cps (in a series of n points):
+// the start of its left segment and the end of its right one.
+func around(cps []int, j, n int) (a, c int) {
 	a, c = 0, n
 	if j > 0 {
 		a = cps[j-1]
@@ -671,7 +671,7 @@ type sweepStats struct {
 // Student t, times the comparisons the search could have made
 // (Bonferroni: it chose the best-looking ones).
 func (s *sweeper) test(cps []int, j int, v func(int) float64, df float64) sweepStats {
-	a, c := bounds(cps, j, len(s.b))
+	a, c := around(cps, j, len(s.b))
 	tau := cps[j]
 	var st sweepStats
 	st.mb, st.nb, _ = s.level(a, tau)
@@ -864,7 +864,7 @@ func (s *sweeper) place(cps []int) bool {
 	for pass := 0; pass < len(s.b); pass++ {
 		any := false
 		for j := range cps {
-			a, c := bounds(cps, j, len(s.b))
+			a, c := around(cps, j, len(s.b))
 			best, bestSSE := cps[j], math.Inf(1)
 			for t := a + 1; t < c; t++ {
 				if !s.b[t].used || !s.valid(a, t) || !s.valid(t, c) {
@@ -975,7 +975,7 @@ func (s *sweeper) result(cps []int) []ChangePoint {
 	v, df, _ := s.noise(cps)
 	out := make([]ChangePoint, 0, len(cps))
 	for j, tau := range cps {
-		a, c := bounds(cps, j, len(s.b))
+		a, c := around(cps, j, len(s.b))
 		st := s.test(cps, j, v, df)
 		cp := ChangePoint{Index: tau, PValue: min(st.p, 1), MeanBefore: s.unval(st.mb), MeanAfter: s.unval(st.ma)}
 		cp.StdBefore, cp.StdAfter = s.spread(a, tau), s.spread(tau, c)
