@@ -173,14 +173,7 @@ func (e *engine) result(alive []int) []ChangePoint {
 		}
 		_, cp.Lo, cp.Hi = e.locate(a, tau, c)
 		cp.Lo, cp.Hi = min(cp.Lo, tau), max(cp.Hi, tau)
-		if st.mb != 0 {
-			cp.Magnitude = (st.ma - st.mb) / st.mb
-		}
-		if e.c.dir == HigherIsBetter {
-			cp.Regression = st.ma < st.mb
-		} else {
-			cp.Regression = st.ma > st.mb
-		}
+		e.c.finish(&cp)
 		out = append(out, cp)
 	}
 	return out

@@ -948,20 +948,8 @@ func (s *sweeper) endChange(cps []int, end int) (ChangePoint, bool) {
 		return ChangePoint{}, false
 	}
 	cp := ChangePoint{Index: idx, Lo: idx, Hi: idx, PValue: min(p, 1), MeanBefore: s.unval(mb), MeanAfter: s.unval(ma)}
-	s.finish(&cp)
+	s.c.finish(&cp)
 	return cp, true
-}
-
-// finish sets a change's magnitude and direction from its means.
-func (s *sweeper) finish(cp *ChangePoint) {
-	if cp.MeanBefore != 0 {
-		cp.Magnitude = (cp.MeanAfter - cp.MeanBefore) / cp.MeanBefore
-	}
-	if s.c.dir == HigherIsBetter {
-		cp.Regression = cp.MeanAfter < cp.MeanBefore
-	} else {
-		cp.Regression = cp.MeanAfter > cp.MeanBefore
-	}
 }
 
 // result turns the final changes into ChangePoints, with the levels of
@@ -980,7 +968,7 @@ func (s *sweeper) result(cps []int) []ChangePoint {
 		cp := ChangePoint{Index: tau, PValue: min(st.p, 1), MeanBefore: s.unval(st.mb), MeanAfter: s.unval(st.ma)}
 		cp.StdBefore, cp.StdAfter = s.spread(a, tau), s.spread(tau, c)
 		cp.Lo, cp.Hi = s.interval(a, tau, c, v)
-		s.finish(&cp)
+		s.c.finish(&cp)
 		out = append(out, cp)
 	}
 	return out
