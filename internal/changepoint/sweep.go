@@ -105,13 +105,15 @@ type sweeper struct {
 
 	// Over the used builds, kept by prep while used is unchanged: counts,
 	// sums of values and of squares (about ref) before each build, the
-	// first and last used build, and the comparisons' count.
+	// first and last used build; and the comparisons' count, made when
+	// first asked for.
 	dirty        bool
 	cnt          []int
 	s1, s2       []float64
 	ref          float64
 	first, last  int
 	nComparisons [2][2]int
+	counted      bool // nComparisons is of the used builds
 }
 
 // setUsed sets aside (or takes back) build i.
@@ -149,8 +151,7 @@ func (s *sweeper) prep() {
 			s.last = i
 		}
 	}
-	s.dirty = false
-	s.countComparisons()
+	s.dirty, s.counted = false, false
 }
 
 // DetectSweep finds the changes of a sweep: runs[i] are the values of
@@ -612,6 +613,10 @@ func fTail(f, d1, d2 float64) float64 {
 // "Sweeps").
 func (s *sweeper) comparisons(a, c int) int {
 	s.prep()
+	if !s.counted {
+		s.countComparisons()
+		s.counted = true
+	}
 	k := s.nComparisons[b2i(a > 0)][b2i(c < len(s.b))]
 	return max(k, 1)
 }

@@ -225,3 +225,13 @@ func TestSweepInput(t *testing.T) {
 		t.Errorf("two answers for one sweep: %+v, %+v", a, b)
 	}
 }
+
+func BenchmarkDetectSweep60(b *testing.B) {
+	r := rand.New(rand.NewPCG(59, 6))
+	v := sweepOf(r, levels(60, map[int]float64{20: -0.2, 26: 0.25, 55: -0.1}), 3, 0.03)
+	for b.Loop() {
+		if _, err := DetectSweep(v, Options{}, HigherIsBetter); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
