@@ -6,45 +6,29 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/qpslab/qpslab/docs"
 	"github.com/qpslab/qpslab/internal/jobs"
-	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
 	_ "github.com/qpslab/qpslab/internal/workload" // registers every suite
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, _ := jobs.Interruptible(context.Background(), os.Stderr) // until the process ends
 	err := newRoot().ExecuteContext(ctx)
 	// Whatever path led here (success, error, SIGINT, SIGTERM), no server this
 	// process started and did not detach outlives it.
 	if serr := sandbox.StopAll(); serr != nil && err == nil {
 		err = serr
 	}
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			fmt.Fprintln(os.Stderr, "qpslab: interrupted; every server this run started has been stopped")
-			os.Exit(130)
-		}
-		fmt.Fprintln(os.Stderr, "qpslab: "+strings.Join(strings.Fields(err.Error()), " "))
-		var gate *report.GateFailed // detect --fail-on
-		if errors.As(err, &gate) {
-			os.Exit(gate.ExitCode())
-		}
-		os.Exit(1)
-	}
+	os.Exit(jobs.ExitCode(ctx, err, os.Stderr))
 }
 
 func newRoot() *cobra.Command {
@@ -57,7 +41,7 @@ func newRoot() *cobra.Command {
 		newLabelsCmd(), comparisonCmd("compare BASE OTHER...", true), newMetricsCmd(), newStacksCmd(),
 		comparisonCmd("report BASE OTHER... --html FILE", false), newImportCmd(), newTargetsCmd(),
 		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(),
-		newFleetCmd(), newRunsCmd(), newBisectCmd())
+		newFleetCmd(), newRunsCmd(), newBisectCmd(), newStoreCmd())
 	addStoreFlag(root)
 	setHelp(root)
 	return root

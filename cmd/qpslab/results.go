@@ -30,8 +30,7 @@ func newLabelsCmd() *cobra.Command {
 	return c
 }
 
-// comparisonCmd is compare (the tables, and with --html the report) or
-// report (the HTML report only, to --html).
+// comparisonCmd is compare (the tables, and with --html the report) or report (the HTML report only, to --html).
 func comparisonCmd(use string, tables bool) *cobra.Command {
 	o := jobs.CompareOptions{Sel: selector.Selection{LayoutFiles: true}, Tables: tables}
 	sel := &o.Sel
@@ -73,9 +72,9 @@ func newMetricsCmd() *cobra.Command {
 }
 
 // importCmd is an import of files: read gives their runs (src nil for a
-// results file, which names its own labels and builds).
+// results file, which names its own labels and builds), until ctx ends.
 func importCmd(use string, args cobra.PositionalArgs, facts bool,
-	read func(src *importer.Source, args []string) ([]result.Run, error)) *cobra.Command {
+	read func(cmd *cobra.Command, src *importer.Source, args []string) ([]result.Run, error)) *cobra.Command {
 	var label, version, commit, when string
 	c := jobCmd(use, args, func(cmd *cobra.Command, e jobs.Env, args []string) error {
 		var src *importer.Source
@@ -86,7 +85,7 @@ func importCmd(use string, args cobra.PositionalArgs, facts bool,
 			}
 			src = &s
 		}
-		runs, err := read(src, args)
+		runs, err := read(cmd, src, args)
 		return jobs.Import(cmd.Context(), e, runs, err)
 	})
 	if facts {
@@ -103,16 +102,18 @@ func newImportCmd() *cobra.Command {
 	var test string
 	sb := importCmd("sysbench FILE... --label BUILD.CONFIG --test TEST [--version V] [--commit C] [--time T]",
 		cobra.MinimumNArgs(1), true,
-		func(src *importer.Source, files []string) ([]result.Run, error) {
-			return importer.SysbenchFiles(files, *src, test)
+		func(c *cobra.Command, src *importer.Source, files []string) ([]result.Run, error) {
+			return importer.SysbenchFiles(c.Context(), files, *src, test)
 		})
 	sb.Flags().StringVar(&test, "test", "", "")
 	my := importCmd("mytools DIR --label BUILD.CONFIG [--version V] [--commit C] [--time T]", cobra.ExactArgs(1), true,
-		func(src *importer.Source, dirs []string) ([]result.Run, error) {
-			return importer.Mytools(dirs[0], *src)
+		func(c *cobra.Command, src *importer.Source, dirs []string) ([]result.Run, error) {
+			return importer.Mytools(c.Context(), dirs[0], *src)
 		})
 	js := importCmd("results FILE...", cobra.MinimumNArgs(1), false,
-		func(_ *importer.Source, files []string) ([]result.Run, error) { return importer.ResultsFiles(files) })
+		func(c *cobra.Command, _ *importer.Source, files []string) ([]result.Run, error) {
+			return importer.ResultsFiles(c.Context(), files)
+		})
 	c.AddCommand(sb, my, js)
 	return c
 }

@@ -10,6 +10,19 @@ import (
 	"github.com/qpslab/qpslab/internal/store"
 )
 
+// newStoreCmd is qpslab store check.
+func newStoreCmd() *cobra.Command {
+	var o jobs.StoreCheckOptions
+	check := jobCmd("check", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+		return jobs.StoreCheck(cmd.Context(), e, o)
+	})
+	check.Flags().BoolVar(&o.Reindex, "reindex", false, "")
+	check.Flags().StringVar(&o.Salvage, "salvage", "", "")
+	c := &cobra.Command{Use: "store"}
+	c.AddCommand(check)
+	return c
+}
+
 func addStoreFlag(root *cobra.Command) {
 	root.PersistentFlags().String("store", os.Getenv("QPSLAB_STORE"),
 		"")

@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/qpslab/qpslab/internal/atomicfile"
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // Registry reads and writes build records and knows the system builds.
@@ -21,23 +23,14 @@ type Registry struct {
 	Logs  string // compile logs; "" for the logs folder beside Dir (the home's)
 }
 
-// MaxNameLen is the longest build name.
-const MaxNameLen = 100
+// MaxNameLen is the longest build name (names.Max).
+const MaxNameLen = names.Max
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
-
-// ValidName checks a build name: letters, digits and _ . + - (the seeds name
-// builds like ma100244_rel_withdbg or my8036_rel), at most MaxNameLen of
-// them (a name is a file name in the registry, the cache and the logs).
-func ValidName(name string) error {
-	if len(name) > MaxNameLen {
-		return fmt.Errorf("build name %.20q… is %d characters long: use at most %d (e.g. ma100244_rel)", name, len(name), MaxNameLen)
-	}
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("build name %q is not valid: use letters, digits and _ . + - (e.g. ma100244_rel)", name)
-	}
-	return nil
-}
+// ValidName checks a build name as package names says: letters, digits
+// and _ . + - (the seeds name builds like ma100244_rel_withdbg or
+// my8036_rel), at most MaxNameLen of them (a name is a file name in the
+// registry, the cache and the logs).
+func ValidName(name string) error { return names.Build(name) }
 
 // systemCandidates are the Debian packages' builds, by name
 // (FLAVOR-system), where a flavor's descriptor knows its package's prefix.
@@ -170,11 +163,10 @@ func (r Registry) save(b Build, replace bool) error {
 	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+	if err := atomicfile.Write(p, raw, 0o644); err != nil {
 		return fmt.Errorf("write build %s: %w", b.Name, err)
 	}
-	return os.Rename(tmp, p)
+	return nil
 }
 
 // Add registers the install prefix basedir as build name of flavor f, after

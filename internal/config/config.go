@@ -14,6 +14,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -22,10 +23,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/qpslab/qpslab/internal/atomicfile"
+	"github.com/qpslab/qpslab/internal/input"
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // Family says which servers a fragment applies to.
@@ -126,7 +130,20 @@ type Store struct {
 	Memory int64
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+// fileLimits bound a config file or a grid file qpslab reads (package
+// input): a regular file (a FIFO would keep qpslab waiting for ever), of
+// at most 1 MiB (a my.cnf is a few KiB), read whole: the parsers take
+// lines of any length within it.
+var fileLimits = input.Limits{File: 1 << 20}
+
+// readFile reads a config or grid file within fileLimits. It needs no
+// context: a regular file of 1 MiB is read at once.
+func readFile(path string) ([]byte, error) {
+	return input.ReadFile(context.Background(), path, fileLimits)
+}
+
+// validName says whether name is a config's name (package names).
+func validName(name string) bool { return names.Config(name) == nil }
 
 // ErrNotFound is returned by Get for an unknown config.
 var ErrNotFound = errors.New("config not found")
@@ -190,13 +207,13 @@ func (s Store) Lookup(name, family string) (Config, error) {
 // load reads the config called name for family, unresolved: Own, Base and
 // Source set, Content not.
 func (s Store) load(name string, fam Family) (Config, error) {
-	if !nameRE.MatchString(name) {
-		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
+	if err := names.Config(name); err != nil {
+		return Config{}, err
 	}
 	file := name + fam.Ext()
 	path := filepath.Join(s.Dir, file)
 	c := Config{Name: name, Family: fam}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := readFile(path); err == nil {
 		c.Own, c.Source = b, path
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Config{}, fmt.Errorf("read config %s: %w", path, err)
@@ -300,7 +317,10 @@ func (s Store) List() ([]Config, error) {
 	if ents, err := os.ReadDir(s.Dir); err == nil {
 		for _, e := range ents {
 			p := filepath.Join(s.Dir, e.Name())
-			if b, err := os.ReadFile(p); err == nil && e.Type().IsRegular() {
+			if !e.Type().IsRegular() {
+				continue // never opened: a FIFO would keep the listing waiting
+			}
+			if b, err := readFile(p); err == nil {
 				add(e.Name(), p, b)
 			}
 		}
@@ -350,8 +370,8 @@ func (s Store) Add(name, file string, fam Family, replace bool) (Config, error) 
 // says. The config must resolve (its base exists, no cycle, every line in the
 // chain parses) before anything is written.
 func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
-	if !nameRE.MatchString(name) {
-		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
+	if err := names.Config(name); err != nil {
+		return Config{}, err
 	}
 	fam := o.Family
 	if fam == "" {
@@ -366,10 +386,10 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 			return Config{}, fmt.Errorf("cannot tell the family of %s: name it %s or %s, or pass --family", file, strings.Join(named[:len(named)-1], ", "), named[len(named)-1])
 		}
 	}
-	if o.Base != "" && o.Base != NoBase && !nameRE.MatchString(o.Base) {
+	if o.Base != "" && o.Base != NoBase && !validName(o.Base) {
 		return Config{}, fmt.Errorf("base %q is not a config name: use letters, digits, _ and -, or none", o.Base)
 	}
-	b, err := os.ReadFile(file)
+	b, err := readFile(file)
 	if err != nil {
 		return Config{}, fmt.Errorf("read config file: %w", err)
 	}
@@ -405,19 +425,15 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return Config{}, fmt.Errorf("create %s: %w", s.Dir, err)
 	}
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
+	if err := atomicfile.Write(dst, b, 0o644); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }
 
 func parseFile(file string) (Family, string, bool) {
 	for _, fam := range Families {
-		if name, ok := strings.CutSuffix(file, fam.Ext()); ok && nameRE.MatchString(name) {
+		if name, ok := strings.CutSuffix(file, fam.Ext()); ok && validName(name) {
 			return fam, name, true
 		}
 	}
@@ -442,8 +458,8 @@ func (s Store) Ensure(name string, content []byte, fam Family) (Config, error) {
 }
 
 func (s Store) AddContent(name string, content []byte, fam Family, replace bool) (Config, error) {
-	if !nameRE.MatchString(name) {
-		return Config{}, fmt.Errorf("config name %q is not valid: use letters, digits, _ and - (e.g. cz11a_bee)", name)
+	if err := names.Config(name); err != nil {
+		return Config{}, err
 	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return Config{}, fmt.Errorf("create %s: %w", s.Dir, err)
@@ -452,11 +468,8 @@ func (s Store) AddContent(name string, content []byte, fam Family, replace bool)
 	if _, err := os.Stat(dst); err == nil && !replace {
 		return Config{}, fmt.Errorf("config %q (%s) exists at %s: pass --replace to overwrite it", name, fam, dst)
 	}
-	if err := os.WriteFile(dst+".tmp", content, 0o644); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := os.Rename(dst+".tmp", dst); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
+	if err := atomicfile.Write(dst, content, 0o644); err != nil {
+		return Config{}, err
 	}
 	return Config{Name: name, Family: fam, Content: content, Source: dst}, nil
 }

@@ -331,7 +331,7 @@ func baseOf(content []byte) (string, error) {
 		if at != 0 {
 			return "", fmt.Errorf("lines %d and %d both name a base: keep one", at, i+1)
 		}
-		if m[1] != NoBase && !nameRE.MatchString(m[1]) {
+		if m[1] != NoBase && !validName(m[1]) {
 			return "", fmt.Errorf("line %d: base %q is not a config name: use letters, digits, _ and -", i+1, m[1])
 		}
 		base, at = m[1], i+1

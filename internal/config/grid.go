@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // Setting is one option a grid varies, with the values it takes.
@@ -52,7 +53,7 @@ func ParseSets(parts []string) (Grid, error) {
 // ReadGrid reads a grid file: YAML mapping each setting to its values
 // (innodb_io_capacity: [2000, 20000]), in the file's order.
 func ReadGrid(path string) (Grid, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read the grid: %w", err)
 	}
@@ -158,6 +159,30 @@ func DerivedName(base string, c Combination) string {
 		parts = append(parts, nameUnsafe.ReplaceAllString(x.Name, "_"), nameUnsafe.ReplaceAllString(x.Values[0], "_"))
 	}
 	return base + "-" + strings.Join(parts, "-")
+}
+
+// DerivedNames are the names of the configs a grid derives over each of
+// bases, in plan order. A name package names refuses (too long: a long
+// base name or many settings), or one two grid points share (values that
+// differ only in characters a name cannot hold: "a b" and "a_b"), is an
+// error naming the point and the fix.
+func DerivedNames(bases []string, g Grid) ([]string, error) {
+	var out []string
+	from := map[string]string{}
+	for _, base := range bases {
+		for _, pt := range g.Combinations() {
+			name := DerivedName(base, pt)
+			if err := names.Config(name); err != nil {
+				return nil, fmt.Errorf("the grid point %s over config %s: %w: give the base config a shorter name, or vary fewer settings in one grid", pt, base, err)
+			}
+			if prev, ok := from[name]; ok {
+				return nil, fmt.Errorf("the grid points %s and %s over config %s both make config %s (a name holds letters, digits, _ and - only): give the values apart by more than those characters", prev, pt, base, name)
+			}
+			from[name] = pt.String()
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // Derived is the config for combination c over base: named base-name-value…

@@ -1,18 +1,19 @@
 package importer
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/input"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
 	"github.com/qpslab/qpslab/internal/version"
@@ -61,22 +62,34 @@ type ibStep struct {
 
 // ibenchSteps lists the step folders of dir in run order: the load steps,
 // then the read+write steps by their .L<k>.
-func ibenchSteps(dir string) ([]ibStep, error) {
-	entries, err := os.ReadDir(dir)
+func ibenchSteps(d *input.Dir) ([]ibStep, error) {
+	entries, err := d.ReadDir(".")
 	if err != nil {
 		return nil, err
 	}
 	var steps []ibStep
 	for _, e := range entries {
 		m := ibStepRe.FindStringSubmatch(e.Name())
-		if !e.IsDir() || m == nil {
+		if m == nil {
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			// A link to a step folder counts where it stays inside.
+			fi, err := d.Stat(e.Name())
+			if err != nil {
+				return nil, errorf("mytools", d.Join(e.Name()), 0, "%v", err)
+			}
+			if !fi.IsDir() {
+				continue
+			}
+		} else if !e.IsDir() {
 			continue
 		}
 		s := ibStep{test: m[1], dir: e.Name()}
 		if s.test == "" {
 			s.test = m[2] + m[3]
 			if s.rate, err = positive(m[3]); err != nil {
-				return nil, errorf("mytools", filepath.Join(dir, e.Name()), 0, "the rate of a read+write step: %v", err)
+				return nil, errorf("mytools", d.Join(e.Name()), 0, "the rate of a read+write step: %v", err)
 			}
 			s.loop, _ = strconv.Atoi(m[4])
 		}
@@ -108,7 +121,7 @@ func indexOfString(list []string, s string) int {
 
 // isIbench says whether dir holds the Insert Benchmark's step folders (a
 // step folder whose name is wrong counts: Ibench says what is wrong).
-func isIbench(dir string) bool {
+func isIbench(dir *input.Dir) bool {
 	steps, err := ibenchSteps(dir)
 	var fe *fileError
 	return errors.As(err, &fe) || err == nil && len(steps) > 0
@@ -124,8 +137,19 @@ func isIbench(dir string) bool {
 // samples; ios.sh's averages as the hardware cost; dbGB and dbdirGB.
 // Every step's files must be there and agree (np.sh sums its clients'
 // query counts; its rates are its counts over its seconds), or nothing is
-// imported.
-func Ibench(dir string, src Source) ([]result.Run, error) {
+// imported. It reads regular files under dir only, each within
+// ibenchLimits, and stops with ctx's error once ctx ends.
+func Ibench(ctx context.Context, dir string, src Source) ([]result.Run, error) {
+	d, err := input.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("import mytools: %w", err)
+	}
+	defer d.Close()
+	return ibenchRuns(ctx, d, src)
+}
+
+// ibenchRuns is Ibench over the folder d.
+func ibenchRuns(ctx context.Context, dir *input.Dir, src Source) ([]result.Run, error) {
 	steps, err := ibenchSteps(dir)
 	var fe *fileError
 	switch {
@@ -135,12 +159,12 @@ func Ibench(dir string, src Source) ([]result.Run, error) {
 		return nil, fmt.Errorf("import mytools: %w", err)
 	case len(steps) == 0:
 		return nil, fmt.Errorf("import mytools %s: no Insert Benchmark steps: want the folders bench/ibench/iq.sh makes "+
-			"(l.i0, l.x, l.i1, l.i2, qr100.L1, qp100.L2, …), each holding np.sh's o.res.dop<N> and o.ib.dop<N>.<n>", dir)
+			"(l.i0, l.x, l.i1, l.i2, qr100.L1, qp100.L2, …), each holding np.sh's o.res.dop<N> and o.ib.dop<N>.<n>", dir.Path())
 	}
 	var data []*ibData
 	var rates []int
 	for _, s := range steps {
-		d, err := readIbStep(dir, s)
+		d, err := readIbStep(ctx, dir, s)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +181,7 @@ func Ibench(dir string, src Source) ([]result.Run, error) {
 	// run order, its groups and its headline, as qpslab's runs have them.
 	plan, err := ibench.Options{Clients: data[0].dop, Rates: rates, Pacing: ibench.Reference}.Plan()
 	if err != nil {
-		return nil, fmt.Errorf("import mytools %s: %w", dir, err)
+		return nil, fmt.Errorf("import mytools %s: %w", dir.Path(), err)
 	}
 	planned := map[string]suite.Step{}
 	for _, st := range plan.Steps {
@@ -223,9 +247,9 @@ type ibData struct {
 
 // readIbStep reads a step's o.res.dop<N> and its clients' o.ib.dop<N>.<n>
 // and checks that they agree as np.sh made them.
-func readIbStep(dir string, s ibStep) (*ibData, error) {
-	sd := filepath.Join(dir, s.dir)
-	entries, err := os.ReadDir(sd)
+func readIbStep(ctx context.Context, dir *input.Dir, s ibStep) (*ibData, error) {
+	sd := dir.Join(s.dir)
+	entries, err := dir.ReadDir(s.dir)
 	if err != nil {
 		return nil, fmt.Errorf("import mytools: %w", err)
 	}
@@ -250,7 +274,7 @@ func readIbStep(dir string, s ibStep) (*ibData, error) {
 	d := &ibData{step: s, dop: dops[0]}
 	name := fmt.Sprintf("o.res.dop%d", d.dop)
 	d.resPath, d.resFile = filepath.Join(sd, name), s.dir+"/"+name
-	f, err := os.Open(d.resPath)
+	f, err := dir.Open(ctx, s.dir+"/"+name, ibenchLimits)
 	if err != nil {
 		return nil, fmt.Errorf("import mytools: %w", err)
 	}
@@ -272,9 +296,10 @@ func readIbStep(dir string, s ibStep) (*ibData, error) {
 		}
 	}
 	for n := 1; n <= d.res.procs; n++ {
-		p := filepath.Join(sd, fmt.Sprintf("o.ib.dop%d.%d", d.dop, n))
-		f, err := os.Open(p)
-		if os.IsNotExist(err) {
+		rel := fmt.Sprintf("%s/o.ib.dop%d.%d", s.dir, d.dop, n)
+		p := dir.Join(rel)
+		f, err := dir.Open(ctx, rel, ibenchLimits)
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errorf("mytools", d.resPath, 1, "%d processes, but there is no o.ib.dop%d.%d: np.sh writes each client's output there", d.res.procs, d.dop, n)
 		}
 		if err != nil {
@@ -369,8 +394,7 @@ var (
 // parseIbRes reads an o.res.dop<N> file from r.
 func parseIbRes(path string, r io.Reader) (ibRes, error) {
 	res := ibRes{blocks: map[string]*ibBlock{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc := input.NewScanner(r, ibenchLimits.Line)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
 			return ibRes{}, errorf("mytools", path, 1, "%v", err)
@@ -566,8 +590,7 @@ var ibHeader = []string{"i_sec", "t_sec", "i_ips", "t_ips", "i_dps", "t_dps", "i
 // header; other lines (histograms, totals) are passed over.
 func parseIbClient(path string, r io.Reader) (ibClient, error) {
 	c := ibClient{file: path, args: map[string]string{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc := input.NewScanner(r, ibenchLimits.Line)
 	n := 0
 	for sc.Scan() {
 		n++

@@ -100,11 +100,11 @@ func findTest(t *testing.T, runs []result.Run, test string) result.Run {
 // for l.x, QPS = queries / seconds for the read+write steps, each cut to
 // one decimal as bc does; and whose SLA verdicts follow the 95 % rule.
 func TestIbenchFolder(t *testing.T) {
-	runs, err := Mytools(ibenchDir, ibSrc) // the folder is told from a sysbench one by its files
+	runs, err := Mytools(ctx, ibenchDir, ibSrc) // the folder is told from a sysbench one by its files
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := Ibench(ibenchDir, ibSrc)
+	direct, err := Ibench(ctx, ibenchDir, ibSrc)
 	if err != nil || len(direct) != len(runs) {
 		t.Fatalf("Ibench: %v, %d runs", err, len(direct))
 	}
@@ -281,7 +281,7 @@ func TestIbenchSomeSteps(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "end"), 0o755); err != nil { // iq.sh's, empty
 		t.Fatal(err)
 	}
-	runs, err := Mytools(dir, ibSrc)
+	runs, err := Mytools(ctx, dir, ibSrc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,12 +303,12 @@ func TestIbenchNeither(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "l.i9"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Mytools(dir, ibSrc)
+	_, err := Mytools(ctx, dir, ibSrc)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "neither sysbench nor Insert Benchmark") ||
 		!strings.Contains(err.Error(), "sb.r.qps.<test>.range<R>.pk<P>") || !strings.Contains(err.Error(), "l.i0, l.x, l.i1, l.i2, qr100.L1") {
 		t.Errorf("want one line naming both layouts, got %v", err)
 	}
-	if _, err := Ibench(dir, ibSrc); err == nil || !strings.Contains(err.Error(), "no Insert Benchmark steps") {
+	if _, err := Ibench(ctx, dir, ibSrc); err == nil || !strings.Contains(err.Error(), "no Insert Benchmark steps") {
 		t.Errorf("Ibench of no steps: %v", err)
 	}
 }
@@ -418,7 +418,7 @@ func TestIbenchBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyIbench(t)
 			c.edit(t, dir)
-			runs, err := Mytools(dir, ibSrc)
+			runs, err := Mytools(ctx, dir, ibSrc)
 			want := "import mytools " + filepath.Join(dir, c.file) + ":" + c.want
 			if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("want one error line starting\n\t%s\ngot\n\t%v", want, err)
@@ -439,7 +439,7 @@ func TestIbenchUnusedBlock(t *testing.T) {
 	dir := copyIbench(t)
 	edit(t, dir, "l.i0/o.res.dop2", "wKB/q\tqps\n", "wKB/q\tqps\n4\t0.4\tinf\n")
 	edit(t, dir, "l.i1/o.res.dop2", "iostat, vmstat normalized by insert rate", "iostat, vmstat by something else")
-	runs, err := Mytools(dir, ibSrc)
+	runs, err := Mytools(ctx, dir, ibSrc)
 	if err != nil {
 		t.Fatal(err)
 	}

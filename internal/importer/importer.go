@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/input"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/version"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
@@ -123,13 +124,38 @@ func ReferenceVersion(name string) (flavor, version string, ok bool) {
 	return "", "", false
 }
 
+// What each importer reads of one file at most: one line limit and one
+// file size bound each, here and nowhere else (docs/results.md, "What
+// every import refuses"). No output of the tools comes near them (a
+// day of sysbench's --report-interval=1 lines is about 20 MiB, a line of
+// EXPLAIN a few KiB); they end a file of another kind in one clear line
+// instead of in memory exhausted. Every file is also a regular file, and
+// in a folder's import one under that folder (package input).
+var (
+	// Sysbench: a sysbench run's output.
+	sysbenchLimits = input.Limits{Line: 1 << 20, File: 256 << 20}
+	// Mytools: sb.r.* (one line each), sb.o.* (sysbench's output, as
+	// above) and sb.met.*.
+	mytoolsLimits = input.Limits{Line: 1 << 20, File: 256 << 20}
+	// Ibench: o.res.dop<N> and each client's o.ib.dop<N>.<n>, a line a
+	// second.
+	ibenchLimits = input.Limits{Line: 1 << 20, File: 256 << 20}
+	// ResultsFiles: qpslab's JSON, decoded whole, not read by lines (Line
+	// 0). A plan of thousands of runs with their samples and histograms
+	// is a few hundred MiB.
+	resultsLimits = input.Limits{File: 1 << 30}
+)
+
 // fileError is an import error in one file: `import <kind> <file>:<line>:
 // <what>`. Line 0 leaves the line out (the file as a whole is wrong).
 type fileError struct {
 	kind, file string
 	line       int
 	msg        string
+	err        error // the error it says, if it says one: a read's end (context.Canceled) stays one
 }
+
+func (e *fileError) Unwrap() error { return e.err }
 
 func (e *fileError) Error() string {
 	if e.line <= 0 {
@@ -139,7 +165,13 @@ func (e *fileError) Error() string {
 }
 
 func errorf(kind, file string, line int, format string, args ...any) error {
-	return &fileError{kind: kind, file: file, line: line, msg: fmt.Sprintf(format, args...)}
+	e := &fileError{kind: kind, file: file, line: line, msg: fmt.Sprintf(format, args...)}
+	for _, a := range args {
+		if err, ok := a.(error); ok && e.err == nil {
+			e.err = err
+		}
+	}
+	return e
 }
 
 // lookup finds the qpslab test a label names.

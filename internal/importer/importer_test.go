@@ -1,9 +1,12 @@
 package importer
 
 import (
+	"context"
 	"testing"
 	"time"
 )
+
+var ctx = context.Background()
 
 // The reference's build names carry their flavor and version; any other
 // name carries neither.
@@ -53,7 +56,7 @@ func TestSourceResolve(t *testing.T) {
 	}
 
 	at := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
-	runs, err := Mytools(mytoolsDir, Source{Build: src.Build, Config: src.Config, Commit: "4a5b6c7", Time: at})
+	runs, err := Mytools(ctx, mytoolsDir, Source{Build: src.Build, Config: src.Config, Commit: "4a5b6c7", Time: at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +65,7 @@ func TestSourceResolve(t *testing.T) {
 			t.Errorf("%s@%d: flavor %q version %q commit %q started %v", r.Test, r.Threads, r.Flavor, r.Version, r.Params["commit"], r.Started)
 		}
 	}
-	r, err := Sysbench("testdata/sysbench-1.0.20-point-select.txt", Source{Build: "nightly", Config: "default"}, "point-query_range=100")
+	r, err := Sysbench(ctx, "testdata/sysbench-1.0.20-point-select.txt", Source{Build: "nightly", Config: "default"}, "point-query_range=100")
 	if err != nil || r.Version != "" || r.Flavor != "" || !r.Started.IsZero() || r.Params["commit"] != "" {
 		t.Errorf("nothing known: %+v %v", r, err)
 	}

@@ -1,17 +1,16 @@
 package importer
 
 import (
-	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/input"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
@@ -49,8 +48,16 @@ var (
 //
 // A folder without sysbench results that holds the Insert Benchmark's step
 // folders (l.i0, …, qp1000.L6) is read by Ibench.
-func Mytools(dir string, src Source) ([]result.Run, error) {
-	entries, err := os.ReadDir(dir)
+//
+// It reads regular files under dir only, each within mytoolsLimits (or
+// ibenchLimits), and stops with ctx's error once ctx ends.
+func Mytools(ctx context.Context, dir string, src Source) ([]result.Run, error) {
+	d, err := input.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("import mytools: %w", err)
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(".")
 	if err != nil {
 		return nil, fmt.Errorf("import mytools: %w", err)
 	}
@@ -60,7 +67,7 @@ func Mytools(dir string, src Source) ([]result.Run, error) {
 		t := tests[sfx]
 		if t == nil {
 			r, _ := strconv.Atoi(rng)
-			t = &mtTest{dir: dir, sfx: sfx, testType: testType, rng: r, pk: pk,
+			t = &mtTest{ctx: ctx, d: d, sfx: sfx, testType: testType, rng: r, pk: pk,
 				r: map[string]string{}, o: map[int]string{}, met: map[int]string{}}
 			tests[sfx] = t
 		}
@@ -76,7 +83,7 @@ func Mytools(dir string, src Source) ([]result.Run, error) {
 		} else if m := dopFileRe.FindStringSubmatch(name); m != nil {
 			dop, err := strconv.Atoi(m[5])
 			if err != nil || dop <= 0 {
-				return nil, errorf("mytools", filepath.Join(dir, name), 0, "dop%s is not a thread count", m[5])
+				return nil, errorf("mytools", d.Join(name), 0, "dop%s is not a thread count", m[5])
 			}
 			t := get(m[2], m[3], m[4])
 			if m[1] == "o" {
@@ -87,8 +94,8 @@ func Mytools(dir string, src Source) ([]result.Run, error) {
 		}
 	}
 	if len(tests) == 0 {
-		if isIbench(dir) {
-			return Ibench(dir, src)
+		if isIbench(d) {
+			return ibenchRuns(ctx, d, src)
 		}
 		return nil, fmt.Errorf("import mytools %s: neither sysbench nor Insert Benchmark results of the reference harness: want the files bench/sysbench.lua/run.sh writes, "+
 			"sb.r.qps.<test>.range<R>.pk<P> (and sb.r.trx/rtavg/rt95/rtmax) with sb.o.<test>.range<R>.pk<P>.dop<N> "+
@@ -119,14 +126,16 @@ func Mytools(dir string, src Source) ([]result.Run, error) {
 
 // mtTest is one test's files in a mytools folder.
 type mtTest struct {
-	dir, sfx, testType string
-	rng                int
-	pk                 string
-	r                  map[string]string // qps, trx, … → file name
-	o, met             map[int]string    // dop → file name
+	ctx           context.Context
+	d             *input.Dir
+	sfx, testType string
+	rng           int
+	pk            string
+	r             map[string]string // qps, trx, … → file name
+	o, met        map[int]string    // dop → file name
 }
 
-func (t *mtTest) path(name string) string { return filepath.Join(t.dir, name) }
+func (t *mtTest) path(name string) string { return t.d.Join(name) }
 
 // anyFile names one of the test's files, for errors about the test as a whole.
 func (t *mtTest) anyFile() string {
@@ -181,7 +190,7 @@ func (t *mtTest) runs(src Source) ([]result.Run, error) {
 			if f == "" {
 				continue
 			}
-			l, err := readR(t.path(f), t.testType, t.rng)
+			l, err := t.readR(f)
 			if err != nil {
 				return nil, err
 			}
@@ -242,7 +251,7 @@ func (t *mtTest) run(test sysbench.Test, src Source, dop, i int, rv map[string]r
 	var o *output
 	if t.o[dop] != "" {
 		var err error
-		if o, err = readOutput("mytools", t.path(t.o[dop])); err != nil {
+		if o, err = t.readOutput(t.o[dop]); err != nil {
 			return result.Run{}, err
 		}
 		if o.threads != dop {
@@ -295,7 +304,7 @@ func (t *mtTest) run(test sysbench.Test, src Source, dop, i int, rv map[string]r
 
 	setSeries(tot)
 	if f := t.met[dop]; f != "" {
-		m, err := readMet(t.path(f))
+		m, err := t.readMet(f)
 		if err != nil {
 			return result.Run{}, err
 		}
@@ -352,14 +361,30 @@ type rLine struct {
 	engine string
 }
 
-// readR reads the one line of an sb.r.* file:
-// "v1\tv2\t…\t<engine> <testType> range=<R>".
-func readR(path, testType string, rng int) (rLine, error) {
-	b, err := os.ReadFile(path)
+// readR reads the one line of the test's sb.r.* file name:
+// "v1\tv2\t…\t<engine> <testType> range=<R>", of at most a line's
+// bound (mytoolsLimits: the file is its one line).
+func (t *mtTest) readR(name string) (rLine, error) {
+	f, err := t.d.Open(t.ctx, name, input.Limits{Line: mytoolsLimits.Line, File: int64(mytoolsLimits.Line)})
 	if err != nil {
 		return rLine{}, fmt.Errorf("import mytools: %w", err)
 	}
-	return parseR(path, b, testType, rng)
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return rLine{}, errorf("mytools", t.path(name), 0, "%v", err)
+	}
+	return parseR(t.path(name), b, t.testType, t.rng)
+}
+
+// readOutput reads the test's sb.o.* file name: sysbench's output.
+func (t *mtTest) readOutput(name string) (*output, error) {
+	f, err := t.d.Open(t.ctx, name, mytoolsLimits)
+	if err != nil {
+		return nil, fmt.Errorf("import mytools: %w", err)
+	}
+	defer f.Close()
+	return parseOutput("mytools", t.path(name), f.Lines())
 }
 
 // parseR is readR over the file's content b.
@@ -400,16 +425,17 @@ var (
 	metVM = []string{"samp", "cs/s", "cpu/s", "cs/o", "cpu/o"}
 )
 
-// readMet reads an sb.met file. an.sh writes a title, the iostat header and
-// values (lines 2–3), a blank line, then the vmstat header and values (lines
-// 5–6); the headers are found by their text, the values are the line under.
-func readMet(path string) (met, error) {
-	f, err := os.Open(path)
+// readMet reads the test's sb.met file name. an.sh writes a title, the
+// iostat header and values (lines 2–3), a blank line, then the vmstat
+// header and values (lines 5–6); the headers are found by their text, the
+// values are the line under.
+func (t *mtTest) readMet(name string) (met, error) {
+	f, err := t.d.Open(t.ctx, name, mytoolsLimits)
 	if err != nil {
 		return met{}, fmt.Errorf("import mytools: %w", err)
 	}
 	defer f.Close()
-	return parseMet(path, f)
+	return parseMet(t.path(name), f)
 }
 
 // parseMet is readMet over the file's content in r.
@@ -418,7 +444,7 @@ func parseMet(path string, r io.Reader) (met, error) {
 	var want []string // the header just read, whose values come next
 	var dst *map[string]float64
 	n := 0
-	sc := bufio.NewScanner(r)
+	sc := input.NewScanner(r, mytoolsLimits.Line)
 	for sc.Scan() {
 		n++
 		fields := strings.Fields(sc.Text())

@@ -64,7 +64,7 @@ func find(t *testing.T, runs []result.Run, test string, threads int) result.Run 
 }
 
 func TestMytoolsFolder(t *testing.T) {
-	runs, err := Mytools(mytoolsDir, src)
+	runs, err := Mytools(ctx, mytoolsDir, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestMytoolsWithoutSbR(t *testing.T) {
 			remove(t, dir, e.Name())
 		}
 	}
-	runs, err := Mytools(dir, src)
+	runs, err := Mytools(ctx, dir, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestMytoolsWithoutSbR(t *testing.T) {
 func TestMytoolsFromSbROnly(t *testing.T) {
 	dir := copyMytools(t)
 	remove(t, dir, "sb.o.point-query.pre.range100.pk1.dop1")
-	runs, err := Mytools(dir, src)
+	runs, err := Mytools(ctx, dir, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestMytoolsFromSbROnly(t *testing.T) {
 func TestMytoolsScanMrows(t *testing.T) {
 	dir := copyMytools(t)
 	write(t, dir, "sb.r.qps.scan.range100.pk1", "0.066\t0\tinnodb scan range=100\n")
-	runs, err := Mytools(dir, src)
+	runs, err := Mytools(ctx, dir, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestMytoolsScanMrows(t *testing.T) {
 	check(t, "reported", scan.Totals.Reported, 0.066)
 
 	write(t, dir, "sb.r.qps.scan.range100.pk1", "5000\t0\tinnodb scan range=100\n")
-	_, err = Mytools(dir, src)
+	_, err = Mytools(ctx, dir, src)
 	if err == nil || !strings.Contains(err.Error(), "sb.r.qps.scan.range100.pk1:1: scan value 5000 for dop 1 is neither Krows/s") {
 		t.Errorf("want an error about the scan value, got %v", err)
 	}
@@ -226,12 +226,12 @@ func TestMytoolsScanMrows(t *testing.T) {
 func TestMytoolsEmptyFolder(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "notes.txt", "nothing here\n")
-	runs, err := Mytools(dir, src)
+	runs, err := Mytools(ctx, dir, src)
 	if err == nil || runs != nil || !strings.Contains(err.Error(), "sb.r.qps.<test>.range<R>.pk<P>") ||
 		!strings.Contains(err.Error(), "sb.o.<test>.range<R>.pk<P>.dop<N>") || !strings.Contains(err.Error(), dir) {
 		t.Errorf("want an error naming the expected files, got %v", err)
 	}
-	if _, err := Mytools(filepath.Join(dir, "missing"), src); err == nil {
+	if _, err := Mytools(ctx, filepath.Join(dir, "missing"), src); err == nil {
 		t.Error("a missing folder imported")
 	}
 }
@@ -314,7 +314,7 @@ func TestMytoolsBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyMytools(t)
 			c.edit(t, dir)
-			runs, err := Mytools(dir, src)
+			runs, err := Mytools(ctx, dir, src)
 			want := "import mytools " + filepath.Join(dir, c.file) + ":" + c.want
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("want an error starting\n\t%s\ngot\n\t%v", want, err)

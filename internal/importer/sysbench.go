@@ -1,16 +1,16 @@
 package importer
 
 import (
-	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/input"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/workload/sysbench"
 )
@@ -22,13 +22,14 @@ import (
 // Totals come from the final report; Samples from --report-interval lines,
 // when there are any. Scan's reported figure is Krows/s of one scan, which
 // needs the table size: only an output that starts with its command line
-// (--table-size=) can give it.
-func Sysbench(path string, src Source, test string) (result.Run, error) {
+// (--table-size=) can give it. The file is a regular one within
+// sysbenchLimits, read until ctx ends.
+func Sysbench(ctx context.Context, path string, src Source, test string) (result.Run, error) {
 	t, err := lookup(test)
 	if err != nil {
 		return result.Run{}, fmt.Errorf("import sysbench %s: %w", path, err)
 	}
-	f, err := os.Open(path)
+	f, err := input.Open(ctx, path, sysbenchLimits)
 	if err != nil {
 		return result.Run{}, fmt.Errorf("import sysbench: %w", err)
 	}
@@ -38,7 +39,7 @@ func Sysbench(path string, src Source, test string) (result.Run, error) {
 
 // sysbenchRun is Sysbench over the output in r, which path names.
 func sysbenchRun(path string, r io.Reader, src Source, t sysbench.Test) (result.Run, error) {
-	o, err := parseOutput("sysbench", path, r)
+	o, err := parseOutput("sysbench", path, input.NewScanner(r, sysbenchLimits.Line))
 	if err != nil {
 		return result.Run{}, err
 	}
@@ -122,22 +123,11 @@ const (
 	secOther // threads fairness, latency histogram: read past
 )
 
-func readOutput(kind, path string) (*output, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("import %s: %w", kind, err)
-	}
-	defer f.Close()
-	return parseOutput(kind, path, f)
-}
-
-// parseOutput reads sysbench's text line by line. Keys of the final report
-// count only inside their section, so EXPLAIN plans and Lua prints that
-// mytools' scripts add cannot be taken for numbers.
-func parseOutput(kind, file string, r io.Reader) (*output, error) {
+// parseOutput reads sysbench's text line by line from sc. Keys of the
+// final report count only inside their section, so EXPLAIN plans and Lua
+// prints that mytools' scripts add cannot be taken for numbers.
+func parseOutput(kind, file string, sc *input.Scanner) (*output, error) {
 	o := &output{kind: kind, file: file, args: map[string]string{}, pct: map[int]float64{}, seen: map[string]int{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	sec := secNone
 	for sc.Scan() {
 		o.lines++

@@ -46,7 +46,7 @@ func checkGroups(t *testing.T, r result.Run, g5, g4 string) {
 // Recorded with sysbench 1.0.20 against MariaDB 10.11 (testdata/README.md).
 func TestSysbench10PointSelect(t *testing.T) {
 	path := filepath.Join("testdata", "sysbench-1.0.20-point-select.txt")
-	r, err := Sysbench(path, src, "point-query_range=100")
+	r, err := Sysbench(ctx, path, src, "point-query_range=100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSysbench10PointSelect(t *testing.T) {
 }
 
 func TestSysbench10ReadOnlyCountsBeginCommit(t *testing.T) {
-	r, err := Sysbench(filepath.Join("testdata", "sysbench-1.0.20-read-only.txt"), src, "read-only_range=100")
+	r, err := Sysbench(ctx, filepath.Join("testdata", "sysbench-1.0.20-read-only.txt"), src, "read-only_range=100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestSysbench10ReadOnlyCountsBeginCommit(t *testing.T) {
 
 // Hand-written in sysbench 1.1's format (testdata/README.md).
 func TestSysbench11ReadWrite(t *testing.T) {
-	r, err := Sysbench(filepath.Join("testdata", "sysbench-1.1-read-write.txt"), src, "read-write_range=100")
+	r, err := Sysbench(ctx, filepath.Join("testdata", "sysbench-1.1-read-write.txt"), src, "read-write_range=100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +144,12 @@ func TestSysbench11ReadWrite(t *testing.T) {
 }
 
 func TestSysbenchScanNeedsTableSize(t *testing.T) {
-	_, err := Sysbench(filepath.Join("testdata", "sysbench-1.0.20-point-select.txt"), src, "scan_range=100")
+	_, err := Sysbench(ctx, filepath.Join("testdata", "sysbench-1.0.20-point-select.txt"), src, "scan_range=100")
 	if err == nil || !strings.Contains(err.Error(), "--table-size=") {
 		t.Errorf("want an error asking for the table size, got %v", err)
 	}
 	// A mytools sb.o starts with its command line, which says it.
-	r, err := Sysbench(filepath.Join(mytoolsDir, "sb.o.scan.range100.pk1.dop1"), src, "scan_range=100")
+	r, err := Sysbench(ctx, filepath.Join(mytoolsDir, "sb.o.scan.range100.pk1.dop1"), src, "scan_range=100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestSysbenchUnknownTest(t *testing.T) {
 		"point-query":          "<testType>[.<variant>]_range=<R>",
 		"nosuch_range=100":     "<testType>[.<variant>]_range=<R>",
 	} {
-		_, err := Sysbench(path, src, label)
+		_, err := Sysbench(ctx, path, src, label)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: want an error naming the file and %q, got %v", label, want, err)
 		}
@@ -240,7 +240,7 @@ func TestSysbenchBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := writeLines(t, fx, c.n, c.edits)
-			r, err := Sysbench(p, src, "point-query_range=100")
+			r, err := Sysbench(ctx, p, src, "point-query_range=100")
 			want := fmt.Sprintf("import sysbench %s:%s", p, c.want)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("want an error starting %q, got %v", want, err)
@@ -255,7 +255,7 @@ func TestSysbenchBadInput(t *testing.T) {
 }
 
 func TestSysbenchMissingFile(t *testing.T) {
-	_, err := Sysbench(filepath.Join(t.TempDir(), "none.txt"), src, "point-query_range=100")
+	_, err := Sysbench(ctx, filepath.Join(t.TempDir(), "none.txt"), src, "point-query_range=100")
 	if err == nil || !strings.Contains(err.Error(), "none.txt") {
 		t.Errorf("want an error naming the file, got %v", err)
 	}

@@ -157,7 +157,7 @@ func TestResultsFilesValidated(t *testing.T) {
 	if err := result.Write(f, []result.Run{good(), bad}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ResultsFiles([]string{f})
+	_, err := ResultsFiles(ctx, []string{f})
 	if err == nil || !strings.Contains(err.Error(), f+`: runs[1].config = "x.y"`) {
 		t.Fatalf("%v", err)
 	}
@@ -181,13 +181,13 @@ func TestImportersPassValidate(t *testing.T) {
 	src := Source{Build: "my8043_rel_o2nofp", Config: "z12a_c8r32"}
 	var runs []result.Run
 	for _, d := range []string{"testdata/mytools/x.my8043_rel_o2nofp.z12a_c8r32.pk1", "testdata/ibench/ma100433_rel.cz11a_c8r32"} {
-		rs, err := Mytools(d, src)
+		rs, err := Mytools(ctx, d, src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, rs...)
 	}
-	sb, err := SysbenchFiles([]string{"testdata/sysbench-1.0.20-point-select.txt", "testdata/sysbench-1.1-read-write.txt"}, src, "point-query_range=100")
+	sb, err := SysbenchFiles(ctx, []string{"testdata/sysbench-1.0.20-point-select.txt", "testdata/sysbench-1.1-read-write.txt"}, src, "point-query_range=100")
 	if err != nil {
 		t.Fatal(err)
 	}

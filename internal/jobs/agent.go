@@ -93,6 +93,7 @@ func Agent(ctx context.Context, e Env, o AgentOptions) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	defer TakeSecondSignal()() // the second aborts the job, not the process
 	go func() {
 		n := 0
 		for range sigs {

@@ -13,8 +13,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -31,7 +34,8 @@ type Env struct {
 
 // openStore opens the env's store, creating it.
 func (e Env) openStore(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, e.Store, e.Home.StoreFile())
+	st, err := store.Open(ctx, e.Store, e.Home.StoreFile())
+	return st, e.damaged(err)
 }
 
 // Clean cleans what an earlier qpslab left in the home's sandboxes when it
@@ -43,6 +47,21 @@ func Clean(h home.Home, errw io.Writer) {
 	sandbox.SayCleaned(errw, cleaned)
 	if err != nil {
 		fmt.Fprintf(errw, "qpslab: %s\n", oneLine(err.Error()))
+	}
+	// The partial files of a write that a kill or a power loss cut
+	// (atomicfile's, of a writer that is gone).
+	dirs := []string{h.Results(), h.Configs(), h.Builds(), filepath.Dir(h.TuneState())}
+	if ents, err := os.ReadDir(h.Sandboxes()); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(h.Sandboxes(), e.Name()))
+			}
+		}
+	}
+	for _, d := range dirs {
+		if _, err := atomicfile.Sweep(d); err != nil {
+			fmt.Fprintf(errw, "qpslab: remove what a killed write left in %s: %s\n", d, oneLine(err.Error()))
+		}
 	}
 }
 

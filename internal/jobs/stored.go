@@ -20,7 +20,8 @@ import (
 // ReadStore opens the env's existing store for a command that only reads:
 // it creates nothing (store.ErrNoStore when there is none).
 func (e Env) ReadStore(ctx context.Context) (*store.Store, error) {
-	return store.OpenRead(ctx, e.Store, e.Home.StoreFile())
+	st, err := store.OpenRead(ctx, e.Store, e.Home.StoreFile())
+	return st, e.damaged(err)
 }
 
 // WithStore runs f on the env's existing store (ReadStore) and closes it.
@@ -30,7 +31,75 @@ func (e Env) WithStore(ctx context.Context, f func(*store.Store) error) error {
 		return err
 	}
 	defer st.Close()
-	return f(st)
+	return e.damaged(f(st))
+}
+
+// damaged names the home's results folder in a damaged store's error (the
+// way back through qpslab import results).
+func (e Env) damaged(err error) error {
+	if d, ok := store.Damaged(err); ok && d.Results == "" {
+		d.Results = e.Home.Results()
+	}
+	return err
+}
+
+// StoreCheckOptions are qpslab store check's flags.
+type StoreCheckOptions struct {
+	Reindex bool   // rebuild the damaged indexes, where only indexes are
+	Salvage string // copy what still reads into a new store at this file
+}
+
+// StoreCheck checks the env's store (qpslab store check): SQLite's quick
+// check, the damaged indexes rebuilt with Reindex where only indexes are
+// damaged; PostgreSQL's page checksums; with Salvage, what still reads of
+// a damaged SQLite store copied into a new one. What it finds is printed;
+// damage is the error.
+func StoreCheck(ctx context.Context, e Env, o StoreCheckOptions) error {
+	if o.Salvage != "" {
+		return salvage(ctx, e, o.Salvage)
+	}
+	c, err := store.CheckStore(ctx, e.Store, e.Home.StoreFile(), o.Reindex)
+	switch {
+	case c == nil:
+		return e.damaged(err)
+	case c.Postgres && c.Checksums:
+		fmt.Fprintf(e.Out, "store %s: PostgreSQL checks each page it reads against its checksum: %d failure(s) counted in its database (pg_stat_database)\n", c.Where, c.Failures)
+	case c.Postgres:
+		fmt.Fprintf(e.Out, "store %s: PostgreSQL's data checksums are off, so it cannot tell a damaged page: initdb --data-checksums (or pg_checksums --enable on the stopped cluster) turns them on; pg_amcheck checks the indexes\n", c.Where)
+	case c.Reindexed:
+		fmt.Fprintf(e.Out, "store %s: its damaged indexes (%s) are rebuilt from the tables: nothing was lost, and the quick check finds nothing wrong\n", c.Where, strings.Join(c.Indexes, ", "))
+	case c.OK():
+		fmt.Fprintf(e.Out, "store %s: ok (SQLite's quick check finds nothing wrong)\n", c.Where)
+	default:
+		fmt.Fprintf(e.Out, "store %s: SQLite's quick check says:\n", c.Where)
+		for _, l := range c.Problems() {
+			fmt.Fprintf(e.Out, "  %s\n", l)
+		}
+	}
+	return e.damaged(err)
+}
+
+// salvage copies what still reads of the env's store into a new store at
+// to, and says what came and what did not.
+func salvage(ctx context.Context, e Env, to string) error {
+	tables, err := store.Salvage(ctx, e.Store, e.Home.StoreFile(), to)
+	if err != nil {
+		return err
+	}
+	var lost []string
+	rows := 0
+	for _, t := range tables {
+		rows += t.Rows
+		if t.Lost {
+			lost = append(lost, fmt.Sprintf("%s (%d rows read)", t.Table, t.Rows))
+		}
+	}
+	fmt.Fprintf(e.Out, "salvaged %d rows of %d tables into %s: use it with --store %s (or move it over the damaged store)\n", rows, len(tables), to, to)
+	if len(lost) > 0 {
+		fmt.Fprintf(e.Out, "rows that could not be read are lost in: %s; qpslab import results %s/*.json brings back runs qpslab ran (imported again, a run stored already is skipped)\n",
+			strings.Join(lost, ", "), e.Home.Results())
+	}
+	return nil
 }
 
 // Labels prints the stored result sets (qpslab labels), or says there are

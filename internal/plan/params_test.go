@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/testenv"
 	_ "github.com/qpslab/qpslab/internal/workload/sysbench" // the suite whose flags are fuzzed with the plan's
 )
 
@@ -111,4 +112,43 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Builds and configs are names as package names says, each given once,
+// and the configs a grid derives are names too: each refused in one line
+// before anything runs (before this, --config c1,c1 ran two labels of one
+// name in one sandbox, and a grid's names had no bound).
+func TestParseRefusesNames(t *testing.T) {
+	s, err := suite.Get("sysbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	longBase := strings.Repeat("c", 90)
+	for _, c := range []struct {
+		name string
+		with [][2]string
+		want []string
+	}{
+		{"a config twice", [][2]string{{"build", "b"}, {"config", "c1,c1"}}, []string{"--config names c1 twice"}},
+		{"a build twice", [][2]string{{"build", "b,b"}}, []string{"--build names b twice"}},
+		{"a build not a name", [][2]string{{"build", "a b"}}, []string{`--build: build name "a b" is not valid`}},
+		{"a config not a name", [][2]string{{"build", "b"}, {"config", "x.y"}}, []string{`--config: config name "x.y" is not valid`}},
+		{"a config too long", [][2]string{{"build", "b"}, {"config", strings.Repeat("c", 188)}}, []string{"is 188 characters long", "at most 100"}},
+		{"a grid's name too long", [][2]string{{"build", "b"}, {"config", longBase}, {"set", "innodb_io_capacity=2000"}},
+			[]string{"the grid point innodb_io_capacity=2000 over config " + longBase, "at most 100", "a shorter name"}},
+		{"two grid points of one name", [][2]string{{"build", "b"}, {"set", "innodb_ft_server_stopword_table=a/b,a_b"}},
+			[]string{"innodb_ft_server_stopword_table=a/b and innodb_ft_server_stopword_table=a_b", "both make config default-innodb_ft_server_stopword_table-a_b"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := suite.Defaults(Common, s.Params())
+			for _, w := range c.with {
+				v = v.With(w[0], w[1])
+			}
+			_, err := Parse(s, v)
+			testenv.WantErr(t, err, c.want...)
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("not one line: %q", err)
+			}
+		})
+	}
 }

@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,10 +33,12 @@ import (
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // Database is the database qpslab creates in every sandbox and keeps its
@@ -111,8 +112,6 @@ func (s State) Status() string {
 }
 
 const stateFile = "sandbox.yaml"
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
 
 // Server is a running sandboxed server.
 type Server struct {
@@ -212,8 +211,8 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if spec.Name == "" {
 		spec.Name = DefaultName(spec.Build, spec.Config)
 	}
-	if !nameRE.MatchString(spec.Name) {
-		return nil, fmt.Errorf("sandbox name %q is not valid: use letters, digits and _ . + -", spec.Name)
+	if err := names.Sandbox(spec.Name); err != nil {
+		return nil, err
 	}
 	if !spec.Build.Flavor.HasServer() {
 		return nil, fmt.Errorf("build %s is %s, which has no server to start: a suite runs it (qpslab run db_bench --build %s)", spec.Build.Name, spec.Build.Flavor, spec.Build.Name)
@@ -881,10 +880,10 @@ func writeState(dir string, st State) error {
 		return err
 	}
 	p := filepath.Join(dir, stateFile)
-	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+	if err := atomicfile.Write(p, b, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", p, unwrap(err))
 	}
-	return os.Rename(p+".tmp", p)
+	return nil
 }
 
 // lock takes the sandbox folder's lock, so that two qpslab processes do not

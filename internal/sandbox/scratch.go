@@ -12,6 +12,7 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // Scratch is a sandbox folder for a build that is no server (rocksdb): a
@@ -32,8 +33,8 @@ type Scratch struct {
 // their sandbox would be, BUILD.CONFIG) and an empty datadir in it.
 func NewScratch(h home.Home, b build.Build, c config.Config) (*Scratch, error) {
 	name := DefaultName(b, c)
-	if !nameRE.MatchString(name) {
-		return nil, fmt.Errorf("sandbox name %q is not valid: use letters, digits and _ . + -", name)
+	if err := names.Sandbox(name); err != nil {
+		return nil, err
 	}
 	layout, err := b.Layout()
 	if err != nil {

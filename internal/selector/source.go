@@ -2,10 +2,12 @@ package selector
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/importer"
+	"github.com/qpslab/qpslab/internal/names"
 )
 
 // versionRE is what an import's version may be: a version as servers
@@ -24,6 +26,13 @@ func Source(label, version, commit, when string, param func(name string) string)
 	l, err := parseLabelOnly(label)
 	if err != nil {
 		return importer.Source{}, bad("%s%s: %v", param("label"), label, err)
+	}
+	// The label names a build and a config the store did not have: the
+	// names every command gives them (package names).
+	for _, err := range []error{names.Build(l.Build), names.Config(l.Config)} {
+		if err != nil { // the label quoted: it may hold what a terminal would act on
+			return importer.Source{}, bad("%s%s: %v", param("label"), strconv.Quote(label), err)
+		}
 	}
 	src := importer.Source{Build: l.Build, Config: l.Config, Engine: l.Engine, Version: version, Commit: strings.TrimSpace(commit)}
 	if version != "" && !versionRE.MatchString(version) {

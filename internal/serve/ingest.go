@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -118,7 +119,7 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 	}
 	defer os.RemoveAll(dir)
 	body := http.MaxBytesReader(w, r.Body, s.o.MaxBody)
-	runs, err := s.readIngest(format, q, body, dir)
+	runs, err := s.readIngest(r.Context(), format, q, body, dir)
 	if err == nil {
 		err = importer.Validate(runs) // as qpslab import's: the registries' rules, the figures' bounds
 	}
@@ -195,8 +196,8 @@ func (s *Server) ingestError(w http.ResponseWriter, r *http.Request, err error) 
 }
 
 // readIngest reads a post's body in its format into runs, with qpslab
-// import's importers, under dir.
-func (s *Server) readIngest(format string, q map[string][]string, body io.Reader, dir string) ([]result.Run, error) {
+// import's importers, under dir, until ctx ends.
+func (s *Server) readIngest(ctx context.Context, format string, q map[string][]string, body io.Reader, dir string) ([]result.Run, error) {
 	has := func(k string) bool { return len(q[k]) > 0 }
 	switch format {
 	case FormatResults:
@@ -240,7 +241,7 @@ func (s *Server) readIngest(format string, q map[string][]string, body io.Reader
 		if err := saveBody(body, file); err != nil {
 			return nil, err
 		}
-		run, err := importer.Sysbench(file, src, test)
+		run, err := importer.Sysbench(ctx, file, src, test)
 		if err != nil {
 			return nil, badInput("%s", hide(err, dir, ""))
 		}
@@ -259,10 +260,10 @@ func (s *Server) readIngest(format string, q map[string][]string, body io.Reader
 		}
 		// The result folder is the tarball's root (tar -C FOLDER .), or
 		// its one folder (tar -C PARENT FOLDER).
-		runs, err := importer.Mytools(root, src)
+		runs, err := importer.Mytools(ctx, root, src)
 		if err != nil {
 			if sub := oneFolder(root); sub != "" {
-				runs, err = importer.Mytools(sub, src)
+				runs, err = importer.Mytools(ctx, sub, src)
 			}
 		}
 		if err != nil {

@@ -71,19 +71,23 @@ func TestIngestValidated(t *testing.T) {
 			t.Errorf("%s: %d runs stored", c.what, after-before)
 		}
 	}
-	// A sysbench post's label= goes through the same rules.
+	// A sysbench post's label= names a build and a config as every command
+	// does (package names): refused before the post is read.
 	out, err := os.ReadFile(filepath.Join("testdata", "sysbench-1.0.20-point-select.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := url.Values{"label": {"abc\u202Eexe.png.default"}, "test": {"point-query_range=100"}, "version": {"11.8.1"}}
 	a := ts.do(t, "POST", "/api/v1/results?"+q.Encode(), ingest, "text/plain", bytes.NewReader(out))
-	if a.status != http.StatusBadRequest || !strings.Contains(a.body, `runs[0].build = \"abc\\u202eexe.png\": holds U+202E`) {
+	if a.status != http.StatusBadRequest || !strings.Contains(a.body, `build name \"abc\\u202eexe.png\" is not valid: use letters, digits and _ . + -`) {
 		t.Errorf("a sysbench post with a bidi label: %d %s", a.status, a.body)
+	}
+	if strings.Contains(a.body, "\u202E") {
+		t.Errorf("the refusal holds the bidi character itself: %s", a.body)
 	}
 	q.Set("label", "nightly\u200b-0455.default")
 	a = ts.do(t, "POST", "/api/v1/results?"+q.Encode(), ingest, "text/plain", bytes.NewReader(out))
-	zw := `runs[0].build = \"nightly\\u200b-0455\": holds U+200B`
+	zw := `build name \"nightly\\u200b-0455\" is not valid`
 	if a.status != http.StatusBadRequest || !strings.Contains(a.body, zw) {
 		t.Errorf("a sysbench post with a zero-width space in its label: %d %s", a.status, a.body)
 	}
