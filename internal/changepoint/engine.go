@@ -458,6 +458,7 @@ func (a *Analysis) Len() int { return len(a.e.x) + a.e.leading }
 // same final ones, 50 % of those steps, and the dips that recover (a
 // hundredth: 67, and 22 %).
 const localWeak = 10.0
+
 // splitLevel is the level of the split's test: the weak level, divided by
 // localWeak for the calibrated method.
 func (e *engine) splitLevel() float64 {
