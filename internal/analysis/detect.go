@@ -222,9 +222,9 @@ type Change struct {
 	// ChangeBuilds.
 	Method string `json:"method"`
 	// Unconfirmed: a change at either end of a sweep that rests on one
-	// build of fewer than changepoint.MinRuns runs, significant as
-	// measured but no call (the gate and the alerts pass it by); Confirm
-	// says what would confirm it.
+	// build (of fewer than changepoint.MinRuns runs, or whose runs vary
+	// less than the builds do), significant as measured but no call (the
+	// gate and the alerts pass it by); Confirm says what would confirm it.
 	Unconfirmed bool   `json:"unconfirmed,omitempty"`
 	Confirm     string `json:"confirm,omitempty"`
 	// Pair is qpslab compare's verdict on the two builds either side of

@@ -183,7 +183,7 @@ func DetectSweep(runs [][]float64, o Options, dir Direction) (SweepResult, error
 			if math.IsInf(v, 0) {
 				return res, ErrInfinite
 			}
-			if !(v > 0) {
+			if !math.IsNaN(v) && !(v > 0) {
 				s.log = false
 			}
 		}
