@@ -185,8 +185,20 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if err != nil {
 		return Build{}, fmt.Errorf("resolve %s: %w", o.Src, err)
 	}
-	if st, err := os.Stat(src); err != nil || !st.IsDir() {
-		return Build{}, fmt.Errorf("source tree %s is not a folder: give the top of an unpacked source tree or a git checkout", o.Src)
+	var tarball, tarballSum string // SRC is a source tarball: its unpacked tree is compiled
+	if st, err := os.Stat(src); err == nil && st.Mode().IsRegular() {
+		if !isSourceTarball(src) {
+			return Build{}, fmt.Errorf("source %s is a file but no tarball (gzip, xz, bzip2 or tar): give a source tarball, the top of an unpacked source tree or a git checkout", o.Src)
+		}
+		if o.Commit != "" {
+			return Build{}, fmt.Errorf("%s is a tarball, so it has no commit %s: compile a git checkout, or leave out --commit", o.Src, o.Commit)
+		}
+		tarball = src
+		if src, tarballSum, err = r.unpackSource(ctx, src, o.Progress); err != nil {
+			return Build{}, err
+		}
+	} else if err != nil || !st.IsDir() {
+		return Build{}, fmt.Errorf("source tree %s is not a folder: give the top of an unpacked source tree, a source tarball or a git checkout", o.Src)
 	}
 	if real, err := filepath.EvalSymlinks(src); err == nil {
 		src = real // one tree, one clone and one record, by whatever link it is named
@@ -392,7 +404,8 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	// Checked where it was installed, then moved to its own folder: a build
 	// it replaces stays whole until then.
-	b := Build{Name: name, Flavor: f, Source: "compile", Added: time.Now().UTC(), Commit: commit.Hash, CommitTime: commit.Time, Flags: rc.Flags, Src: src}
+	b := Build{Name: name, Flavor: f, Source: "compile", Added: time.Now().UTC(), Commit: commit.Hash, CommitTime: commit.Time, Flags: rc.Flags, Src: src,
+		Artifact: tarball, SHA256: tarballSum}
 	if err := checkCompiled(ctx, &b, in.Prefix, rc.Program, ver); err != nil {
 		fmt.Fprintf(logf, "\ncheck: %v\n", err)
 		return fail("check", err)

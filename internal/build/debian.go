@@ -576,11 +576,89 @@ func (r Registry) DebianSource(ctx context.Context, suite, spec, dir, mirror str
 	}
 	logf("downloading Debian %s's source package %s into %s", suite, spec, dir)
 	if _, err := a.run(ctx, dir, "apt-get", "source", "--download-only", spec); err != nil {
-		return "", fmt.Errorf("apt-get source %s from Debian %s: %v", spec, suite, err)
+		// A mirror may hold a package's upstream tarball but not its .dsc
+		// (a proxy that keeps part of the pool): apt-get source then fails
+		// on the .dsc, and the tarball is fetched alone.
+		if !strings.Contains(err.Error(), ".dsc") {
+			return "", fmt.Errorf("apt-get source %s from Debian %s: %v", spec, suite, err)
+		}
+		logf("apt-get source %s failed on its .dsc (%v): fetching the upstream tarball alone, checked against Debian %s's signed Sources index", spec, err, suite)
+		if ferr := a.origTarball(ctx, m[1], m[2], dir, logf); ferr != nil {
+			return "", fmt.Errorf("apt-get source %s from Debian %s: %v; and its upstream tarball alone: %v", spec, suite, err, ferr)
+		}
 	}
 	got, _ := filepath.Glob(glob)
 	if len(got) == 0 {
 		return "", fmt.Errorf("Debian %s's source package %s has no upstream tarball (%s_%s.orig.tar.*): it is a native package", suite, spec, m[1], Upstream(m[2]))
 	}
 	return got[0], nil
+}
+
+// origTarball downloads the upstream tarball (NAME_UPSTREAM.orig.tar.*)
+// of source package name at version into dir, from the mirror's pool
+// folder the suite's Sources index names, and checks it against the
+// SHA-256 that index gives (apt checked the index against the suite's
+// signed Release file when it read it): the package's tarball without its
+// .dsc and Debian changes, which a compile does not use.
+func (a apt) origTarball(ctx context.Context, name, version, dir string, logf func(string, ...any)) error {
+	out, err := a.run(ctx, dir, "apt-cache", "showsrc", name)
+	if err != nil {
+		return fmt.Errorf("read its record in the Sources index: %v", err)
+	}
+	file, sum, folder, err := origInSources(out, name, version)
+	if err != nil {
+		return err
+	}
+	u := a.mirror + "/" + folder + "/" + file
+	p := filepath.Join(dir, file)
+	found, err := download(ctx, u, p, logf)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%s is not on the mirror either (404): name another mirror with --mirror", u)
+	}
+	got, err := fileSHA256(p)
+	if err != nil {
+		return err
+	}
+	if got != sum {
+		os.Remove(p)
+		return fmt.Errorf("%s has SHA-256 %s, but Debian's signed Sources index says %s: removed", file, got, sum)
+	}
+	return nil
+}
+
+// origInSources finds, in apt-cache showsrc's records, the one of
+// package name at version, and in it the upstream tarball's file name,
+// its SHA-256 (Checksums-Sha256) and the pool folder it is in
+// (Directory).
+func origInSources(records []byte, name, version string) (file, sum, dir string, err error) {
+	want := name + "_" + Upstream(version) + ".orig.tar."
+	for _, rec := range strings.Split(string(records), "\n\n") {
+		fields := map[string]string{}
+		var key string
+		for _, line := range strings.Split(rec, "\n") {
+			if strings.HasPrefix(line, " ") && key != "" {
+				fields[key] += "\n" + strings.TrimSpace(line)
+			} else if k, v, ok := strings.Cut(line, ":"); ok {
+				key = k
+				fields[k] = strings.TrimSpace(v)
+			}
+		}
+		if fields["Package"] != name || fields["Version"] != version {
+			continue
+		}
+		for _, line := range strings.Split(fields["Checksums-Sha256"], "\n") {
+			f := strings.Fields(line)
+			if len(f) == 3 && strings.HasPrefix(f[2], want) && sha256RE.MatchString(f[0]) && filepath.IsLocal(f[2]) && !strings.Contains(f[2], "/") {
+				if !filepath.IsLocal(fields["Directory"]) {
+					return "", "", "", fmt.Errorf("the Sources record of %s %s names no pool folder", name, version)
+				}
+				return f[2], f[0], fields["Directory"], nil
+			}
+		}
+		return "", "", "", fmt.Errorf("the Sources record of %s %s lists no upstream tarball (%s*): it is a native package", name, version, want)
+	}
+	return "", "", "", fmt.Errorf("Debian's Sources index has no %s %s", name, version)
 }
