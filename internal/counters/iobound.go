@@ -46,13 +46,13 @@ var cacheCounters = [][2]string{
 func init() {
 	result.Register(
 		result.Metric{Name: FigureMissPerOp, Max: result.DefaultMax, Unit: "pages", Per: "op", Class: result.ClassServer, Verb: "%.4f",
-			Help: "pages per op the server's cache missed (InnoDB innodb_buffer_pool_reads, PostgreSQL blks_read): what it asked of storage or, on buffered IO, of the OS page cache",
+			Help: "pages per op the server's cache missed (InnoDB innodb_buffer_pool_reads, PostgreSQL blks_read; db_bench: blocks its block cache missed, rocksdb.block.cache.miss): what it asked of storage or, on buffered IO, of the OS page cache",
 			Of: func(r result.Run) (float64, bool) {
 				m, _, ok := misses(r)
 				return m, ok
 			}},
 		result.Metric{Name: FigureHitPct, Max: 100, Unit: "%", Per: "run", Class: result.ClassServer, Verb: "%.2f", HigherIsBetter: true,
-			Help: "the server's cache hit ratio over the window: page requests it found in its cache, in %",
+			Help: "the server's cache hit ratio over the window: page requests it found in its cache, in % (db_bench: its block cache's)",
 			Of: func(r result.Run) (float64, bool) {
 				_, hit, ok := misses(r)
 				return hit, ok && hit >= 0
@@ -66,8 +66,17 @@ func init() {
 
 // misses is r's server cache misses per op and its hit ratio in % (-1
 // where no page was requested), from the first pair of cacheCounters it
-// recorded.
+// recorded; for a run with no server (db_bench), from the figures its
+// suite computed of its own cache under the same names (RocksDB's block
+// cache: --statistics' rocksdb.block.cache.miss and .hit).
 func misses(r result.Run) (perOp, hitPct float64, ok bool) {
+	if m, okF := r.Totals.Figures[FigureMissPerOp]; okF {
+		hitPct = -1
+		if h, okH := r.Totals.Figures[FigureHitPct]; okH {
+			hitPct = h
+		}
+		return m, hitPct, true
+	}
 	for _, c := range cacheCounters {
 		m, okM := CounterMetric(c[0] + result.CounterSuffix)
 		if !okM {

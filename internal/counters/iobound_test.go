@@ -22,6 +22,13 @@ func TestIOBoundJudgement(t *testing.T) {
 		}
 		return result.Run{Totals: result.Totals{Seconds: 10}, HW: hw}
 	}
+	// A run with no server (db_bench) computes its cache's misses per op
+	// and hit ratio itself, under the same names.
+	blockCache := func(reads, missPerOp, hitPct float64) result.Run {
+		r := run(reads, 0, 0, false, true)
+		r.Totals.Figures = map[string]float64{counters.FigureMissPerOp: missPerOp, counters.FigureHitPct: hitPct}
+		return r
+	}
 	for _, c := range []struct {
 		name  string
 		r     result.Run
@@ -36,6 +43,8 @@ func TestIOBoundJudgement(t *testing.T) {
 		{"reads that were not the server's", run(0.5, 0.001, 20, true, true), true, false, "served from memory"},
 		{"no counters: the disk alone", run(0.5, 0, 0, false, true), true, true, "the server's counters were not read"},
 		{"no disk measured", run(0.5, 0.5, 5, true, false), false, false, ""},
+		{"db_bench: its block cache's figures, O_DIRECT", blockCache(0.8, 0.75, 40), true, true, "0.75 cache misses/op, cache hit 40.00 %"},
+		{"db_bench: buffered, the page cache served them", blockCache(0.004, 0.75, 40), true, false, "the OS page cache served them"},
 	} {
 		v, ok := counters.IOBound(c.r)
 		if ok != c.ok || v.OK != c.bound || !strings.Contains(v.Detail, c.says) || ok && v.Name != counters.VerdictIOBound {
