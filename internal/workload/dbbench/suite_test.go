@@ -163,7 +163,8 @@ func TestSuiteOnDebian(t *testing.T) {
 		if miss != iob {
 			t.Errorf("%s: block cache misses recorded %v (statistics on for iobound only)", run.Test, miss)
 		}
-		if (verdict != nil) != (iob && run.Role == result.RoleTest) {
+		reads := !strings.HasPrefix(run.Test, "overwrite") // the write-only steps' misses are compaction's
+		if (verdict != nil) != (iob && run.Role == result.RoleTest && reads) {
 			t.Errorf("%s: IO-bound verdict %+v", run.Test, verdict)
 		}
 		if run.Test == "readrandom.iobound" && verdict != nil && !verdict.OK {
