@@ -37,6 +37,9 @@ type Build struct {
 	Commit     string    `yaml:"commit,omitempty"`      // full hash ("" for a tree not in git)
 	CommitTime time.Time `yaml:"commit_time,omitempty"` // committer time (Commit.Time): commit builds order by it
 	Flags      string    `yaml:"flags,omitempty"`       // the recipe's flags (CFLAGS / cmake -D… / make vars)
+	// CMakeOptions are the -DNAME=VALUE the user added (--cmake-option),
+	// also at the end of Flags.
+	CMakeOptions []string `yaml:"cmake_options,omitempty"`
 	Src        string    `yaml:"src,omitempty"`         // the source tree compiled
 	// Runtime names the C library a build fetched from a Debian suite runs
 	// on where it is not the host's ("" where it is the host's).

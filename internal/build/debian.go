@@ -662,3 +662,47 @@ func origInSources(records []byte, name, version string) (file, sum, dir string,
 	}
 	return "", "", "", fmt.Errorf("Debian's Sources index has no %s %s", name, version)
 }
+
+// debianSourcePackages are the flavors whose source qpslab lists from
+// Debian's suites' source indexes, by source package: RocksDB's db_bench
+// has no server package to fetch, but `builds source` and `builds compile`
+// make a build of each suite's RocksDB (bullseye 6.11, bookworm 7.8,
+// trixie 9.10 …).
+var debianSourcePackages = map[Flavor]string{RocksDB: "rocksdb"}
+
+// DebianSourceVersions lists, per suite, the versions of flavor f's source
+// package (debianSourcePackages) in the suites' source indexes (read
+// through the private deb-src apt states `builds source` uses, at most
+// once a day).
+func (r Registry) DebianSourceVersions(ctx context.Context, f Flavor, mirror string, logf func(string, ...any)) ([]DebianPick, error) {
+	name, ok := debianSourcePackages[f]
+	if !ok {
+		return nil, fmt.Errorf("qpslab lists no Debian source package of %s", f)
+	}
+	var all []DebianPick
+	for _, s := range DebianSuites {
+		a := r.aptFor(s, mirror)
+		a.dir, a.src = a.dir+"-src", true
+		if err := a.update(ctx, logf); err != nil {
+			return nil, err
+		}
+		out, err := a.run(ctx, a.dir, "apt-cache", "showsrc", "--only-source", name)
+		if err != nil {
+			continue // not in this suite
+		}
+		for _, rec := range strings.Split(string(out), "\n\n") {
+			var pkg, ver string
+			for _, line := range strings.Split(rec, "\n") {
+				if v, ok := strings.CutPrefix(line, "Package: "); ok {
+					pkg = strings.TrimSpace(v)
+				} else if v, ok := strings.CutPrefix(line, "Version: "); ok {
+					ver = strings.TrimSpace(v)
+				}
+			}
+			if pkg == name && ver != "" {
+				all = append(all, DebianPick{Suite: s, Package: pkg, Version: ver})
+			}
+		}
+	}
+	return all, nil
+}

@@ -43,6 +43,7 @@ var mySQL = Descriptor{
 		}
 		return cmakeRecipe(in, extra)
 	},
+	cmake: true,
 	needs: cmakeNeeds(need{Header: "numa.h", Pkg: "libnuma-dev"}),
 }
 
@@ -65,6 +66,7 @@ func cmakeRecipe(in recipeIn, extra []string) recipe {
 		"-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG", "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG",
 		"-DWITH_SSL=system", "-DWITH_ZLIB=bundled", "-DMYSQL_MAINTAINER_MODE=0", "-DENABLED_LOCAL_INFILE=1", "-DWITH_UNIT_TESTS=OFF",
 	}
+	extra = append(append([]string{}, extra...), in.CMakeOptions...) // the user's last: CMake takes the last -D of a name
 	var flags []string
 	for _, o := range append(append([]string{}, opts...), extra...) {
 		if !strings.HasPrefix(o, "-DWITH_BOOST=") {

@@ -17,6 +17,9 @@ type recipeIn struct {
 	Build   string // the build folder, reused from one compile of the tree to the next
 	Prefix  string // the install prefix
 	CFlags  string // the user's flags (--cflags); "" for the flavor's default
+	// CMakeOptions are the user's -DNAME=VALUE (--cmake-option), after the
+	// recipe's own (a CMake recipe's; others refuse them before).
+	CMakeOptions []string
 	Jobs    int    // parallel jobs (make -jN)
 	CCache  bool   // ccache is installed: compile through it
 	Version string // the version the tree says it is
