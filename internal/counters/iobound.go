@@ -35,12 +35,39 @@ const (
 	MinServed = 0.25
 )
 
-// cacheCounters are each flavor's cache misses and page requests: InnoDB's
-// buffer pool, PostgreSQL's shared buffers (blks_read counts what the OS
-// page cache served too).
-var cacheCounters = [][2]string{
-	{"innodb_buffer_pool_reads", "innodb_buffer_pool_read_requests"},
-	{"blks_read", "blks_requested"},
+// cacheCounters are each engine's cache misses and what tells its
+// requests: InnoDB's buffer pool (its read requests), PostgreSQL's shared
+// buffers (blks_read counts what the OS page cache served too), and
+// MyRocks' block cache (its hits: requests are hits and misses), first on
+// a run of engine rocksdb, whose server counts InnoDB's pages too.
+var cacheCounters = []cacheCounter{
+	{miss: "innodb_buffer_pool_reads", requests: "innodb_buffer_pool_read_requests"},
+	{miss: "blks_read", requests: "blks_requested"},
+	{miss: "rocksdb_block_cache_miss", hits: "rocksdb_block_cache_hit", engine: "rocksdb"},
+}
+
+// cacheCounter is one engine's pair: its misses, and its requests or
+// (hits) its hits.
+type cacheCounter struct {
+	miss, requests, hits string
+	engine               string // the runs' params.engine it is first for
+}
+
+// cacheCountersOf are cacheCounters in the order run r is judged by: its
+// engine's pair first.
+func cacheCountersOf(r result.Run) []cacheCounter {
+	out := make([]cacheCounter, 0, len(cacheCounters))
+	for _, c := range cacheCounters {
+		if c.engine != "" && c.engine == r.Params["engine"] {
+			out = append(out, c)
+		}
+	}
+	for _, c := range cacheCounters {
+		if c.engine == "" || c.engine != r.Params["engine"] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func init() {
@@ -77,8 +104,8 @@ func misses(r result.Run) (perOp, hitPct float64, ok bool) {
 		}
 		return m, hitPct, true
 	}
-	for _, c := range cacheCounters {
-		m, okM := CounterMetric(c[0] + result.CounterSuffix)
+	for _, c := range cacheCountersOf(r) {
+		m, okM := CounterMetric(c.miss + result.CounterSuffix)
 		if !okM {
 			continue
 		}
@@ -87,8 +114,12 @@ func misses(r result.Run) (perOp, hitPct float64, ok bool) {
 			continue
 		}
 		hitPct = -1
-		if req, okR := r.HW.Server.Counter(c[1]); okR && req.Value > 0 {
-			missed, _ := r.HW.Server.Counter(c[0])
+		missed, _ := r.HW.Server.Counter(c.miss)
+		if c.hits != "" {
+			if hits, okH := r.HW.Server.Counter(c.hits); okH && hits.Value+missed.Value > 0 {
+				hitPct = 100 * hits.Value / (hits.Value + missed.Value)
+			}
+		} else if req, okR := r.HW.Server.Counter(c.requests); okR && req.Value > 0 {
 			hitPct = 100 * max(0, 1-missed.Value/req.Value)
 		}
 		return v, hitPct, true

@@ -52,3 +52,35 @@ func TestIOBoundJudgement(t *testing.T) {
 		}
 	}
 }
+
+// A MyRocks run is judged by its block cache (rocksdb_block_cache_miss,
+// and its hits for the ratio), not by the InnoDB pages its server counts
+// too; an InnoDB run on the same server by InnoDB's.
+func TestIOBoundMyRocks(t *testing.T) {
+	run := func(engine string) result.Run {
+		hw := &result.HW{Samples: 3, Seconds: 10, OpsPerSec: 100, ReadsPerOp: 0.5, Server: &result.ServerCounters{Seconds: 10, Values: []result.CounterValue{
+			{Name: "innodb_buffer_pool_reads", Value: 0},
+			{Name: "innodb_buffer_pool_read_requests", Value: 10},
+			{Name: "rocksdb_block_cache_miss", Value: 600},
+			{Name: "rocksdb_block_cache_hit", Value: 1400},
+		}}}
+		return result.Run{Totals: result.Totals{Seconds: 10}, HW: hw, Params: map[string]string{"engine": engine}}
+	}
+	v, ok := counters.IOBound(run("rocksdb"))
+	if !ok || !v.OK || !strings.Contains(v.Detail, "0.6 cache misses/op, cache hit 70.00 %") {
+		t.Errorf("MyRocks: %+v %v", v, ok)
+	}
+	v, ok = counters.IOBound(run("innodb"))
+	if !ok || v.OK || !strings.Contains(v.Detail, "0 cache misses/op") {
+		t.Errorf("InnoDB on the same server: %+v %v", v, ok)
+	}
+	for _, name := range []string{"rocksdb_block_cache_miss", "rocksdb_block_cache_hit", "rocksdb_compact_write_bytes", "rocksdb_rows_read"} {
+		found := false
+		for _, d := range counters.Curated("mysql") {
+			found = found || d.Name == name
+		}
+		if !found {
+			t.Errorf("the MySQL family's curated counters lack MyRocks' %s", name)
+		}
+	}
+}
