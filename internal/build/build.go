@@ -40,7 +40,7 @@ type Build struct {
 	// CMakeOptions are the -DNAME=VALUE the user added (--cmake-option),
 	// also at the end of Flags.
 	CMakeOptions []string `yaml:"cmake_options,omitempty"`
-	Src        string    `yaml:"src,omitempty"`         // the source tree compiled
+	Src          string   `yaml:"src,omitempty"` // the source tree compiled
 	// Runtime names the C library a build fetched from a Debian suite runs
 	// on where it is not the host's ("" where it is the host's).
 	Runtime string `yaml:"runtime,omitempty"`

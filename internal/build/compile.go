@@ -22,17 +22,17 @@ import (
 
 // CompileOptions say what qpslab builds compile compiles.
 type CompileOptions struct {
-	Src      string    // a git tree or an unpacked source tree
-	Flavor   Flavor    // "": detected from the tree (DetectSource)
-	Name     string    // "": FLAVOR-short + version digits + _YYMMDD(commit time) + _HASH8 (pg1518_240723_2ee061c2); not in git: FLAVOR-VERSION-src
-	Commit   string    // a revision of a git tree; "": HEAD. Given for a tree not in git: an error
-	CFlags   string    // "": the flavor's default (PGCFlags, CMakeCFlags, RocksDBCFlags)
+	Src    string // a git tree or an unpacked source tree
+	Flavor Flavor // "": detected from the tree (DetectSource)
+	Name   string // "": FLAVOR-short + version digits + _YYMMDD(commit time) + _HASH8 (pg1518_240723_2ee061c2); not in git: FLAVOR-VERSION-src
+	Commit string // a revision of a git tree; "": HEAD. Given for a tree not in git: an error
+	CFlags string // "": the flavor's default (PGCFlags, CMakeCFlags, RocksDBCFlags)
 	// CMakeOptions are -DNAME=VALUE options added to a CMake build's
 	// configure (MariaDB, MySQL), after the recipe's: -DWITH_LTO=ON.
 	CMakeOptions []string
-	Jobs     int       // 0: runtime.NumCPU()
-	Replace  bool      // replace a build of the same name
-	Progress io.Writer // one line per phase; nil: none
+	Jobs         int       // 0: runtime.NumCPU()
+	Replace      bool      // replace a build of the same name
+	Progress     io.Writer // one line per phase; nil: none
 }
 
 // CompileError is a compile that failed: the phase, and the log holding
