@@ -52,6 +52,10 @@ type Layout struct {
 	InstallDB string   // mariadb-install-db, mysql_install_db or initdb; empty when the server initializes itself (mysqld --initialize-insecure)
 	Share     string   // MySQL family: the directory holding english/errmsg.sys (--lc-messages-dir)
 	LibDirs   []string // prepended to LD_LIBRARY_PATH (bundled libraries such as libaio)
+	// PluginDir is the MySQL family's plugin folder where the server's
+	// compiled-in one is not its own (a Debian suite's server: MyRocks'
+	// ha_rocksdb.so of its version); "" for the server's default.
+	PluginDir string
 }
 
 // Env is the environment the build's programs need, on top of env.

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -621,6 +622,11 @@ func runStep(ctx context.Context, s step, log io.Writer) error {
 	cmd.Dir = s.Dir
 	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), s.Env...)
 	cmd.Stdout, cmd.Stderr = log, log
+	// Interrupted, the whole step goes: make and the compilers it started
+	// (killing make alone leaves its compilers running to their end).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -42,16 +42,19 @@ const debianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 // debianServer is what a flavor's server is in Debian: its package (one
 // per release line in older suites: mariadb-server-core-10.5), its client
 // programs' package of the same version (the install script's
-// my_print_defaults, mysqladmin), each by its name's stem, and the server's
-// binary under usr/.
+// my_print_defaults, mysqladmin), each by its name's stem, the server's
+// binary under usr/, and the plugins of the same version fetched with it
+// where the suite has them (MariaDB's MyRocks, which Debian ships apart
+// as mariadb-plugin-rocksdb).
 type debianServer struct {
 	server, client string
 	binary         string
+	plugins        []string
 }
 
 var debianServers = map[Flavor]debianServer{
-	MySQL:   {"mysql-server-core", "mysql-client-core", "sbin/mysqld"},
-	MariaDB: {"mariadb-server-core", "mariadb-client-core", "sbin/mariadbd"},
+	MySQL:   {"mysql-server-core", "mysql-client-core", "sbin/mysqld", nil},
+	MariaDB: {"mariadb-server-core", "mariadb-client-core", "sbin/mariadbd", []string{"mariadb-plugin-rocksdb"}},
 }
 
 // stemRE matches a package named stem, or stem-SERIES.
@@ -303,13 +306,41 @@ func (r Registry) debianFind(ctx context.Context, f Flavor, version, mirror stri
 // client programs' package of the same version, and what they depend on,
 // recursively, but the tools of maintainer scripts
 // (notRuntime) and virtual packages.
-func (a apt) closure(ctx context.Context, pick DebianPick, client string) ([]string, error) {
+func (a apt) closure(ctx context.Context, pick DebianPick, client string, plugins []string) ([]string, error) {
 	top := []string{pick.Package}
 	if clients, err := a.packages(ctx, client); err == nil {
 		for _, c := range clients {
 			if c.Upstream() == pick.Upstream() {
 				top = append(top, c.Package) // the install script's my_print_defaults is a client program
 				break
+			}
+		}
+	}
+	// A plugin of the server's version, and the libraries it loads (not
+	// what its package depends on beside them: the whole server package,
+	// and its helper scripts' python3).
+	var pluginPkgs []string
+	for _, stem := range plugins {
+		ps, err := a.packages(ctx, stem)
+		if err != nil {
+			continue
+		}
+		for _, p := range ps {
+			if p.Upstream() == pick.Upstream() {
+				pluginPkgs = append(pluginPkgs, p.Package)
+				break
+			}
+		}
+	}
+	for _, p := range pluginPkgs {
+		out, err := a.run(ctx, a.dir, "apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts",
+			"--no-breaks", "--no-replaces", "--no-enhances", "--no-pre-depends", p)
+		if err != nil {
+			return nil, fmt.Errorf("resolve what %s needs in Debian %s: %v", p, a.suite, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if dep, ok := strings.CutPrefix(strings.TrimSpace(line), "Depends: "); ok && strings.HasPrefix(dep, "lib") && !strings.HasPrefix(dep, "<") {
+				top = append(top, dep)
 			}
 		}
 	}
@@ -328,7 +359,7 @@ func (a apt) closure(ctx context.Context, pick DebianPick, client string) ([]str
 		seen[name] = true
 		pkgs = append(pkgs, name)
 	}
-	return pkgs, nil
+	return append(pkgs, pluginPkgs...), nil
 }
 
 // debianMark is what a fetched Debian build's folder records.
@@ -345,8 +376,8 @@ type debianMark struct {
 
 // debianForm is how a fetched Debian build is laid out now: a folder made
 // another way is made again (2: the client package too, every program with
-// a launcher).
-const debianForm = 2
+// a launcher; 3: MariaDB's MyRocks plugin of the same version too).
+const debianForm = 3
 
 // debianRuntime are the packages whose files go into the runtime folder
 // rather than the build's prefix: the C library and its loader, which a
@@ -421,7 +452,7 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 // library; then decides how the server runs.
 func (r Registry) unpackDebian(ctx context.Context, f Flavor, pick DebianPick, dest, mirror string, logf func(string, ...any)) (debianMark, error) {
 	a := r.aptFor(pick.Suite, mirror)
-	pkgs, err := a.closure(ctx, pick, debianServers[f].client)
+	pkgs, err := a.closure(ctx, pick, debianServers[f].client, debianServers[f].plugins)
 	if err != nil {
 		return debianMark{}, err
 	}

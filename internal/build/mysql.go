@@ -134,6 +134,12 @@ func mysqlLayout(f Flavor, basedir string) (Layout, error) {
 		return Layout{}, fmt.Errorf("basedir %s has no %s server binary (looked for sbin/mariadbd, bin/mariadbd, sbin/mysqld or bin/mysqld)", basedir, f)
 	}
 	l.InstallDB = firstFile(basedir, "scripts/mariadb-install-db", "bin/mariadb-install-db", "scripts/mysql_install_db", "bin/mysql_install_db")
+	if !systemPrefix(basedir) && filepath.Base(basedir) == "usr" {
+		// A Debian package's prefix (fetched from a suite): its server's
+		// compiled-in plugin folder is the host's /usr/lib/mysql/plugin,
+		// whose plugins are of the host's server, not of this one.
+		l.PluginDir = firstDir(basedir, "lib/mysql/plugin")
+	}
 	for _, d := range []string{"share/mariadb", "share/mysql", "share"} {
 		if firstFile(basedir, filepath.Join(d, "english/errmsg.sys")) != "" {
 			l.Share = filepath.Join(basedir, d)

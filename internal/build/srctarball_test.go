@@ -7,6 +7,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -169,4 +171,40 @@ Directory: ../../etc
 	wantErr(t, err, "lists no upstream tarball", "native package")
 	_, _, _, err = origInSources(records, "evil", "1.0-1")
 	wantErr(t, err, "names no pool folder")
+}
+
+// An interrupted step takes its whole process group with it: a compile
+// cancelled mid-make leaves no compiler running.
+func TestRunStepInterruptKillsItsChildren(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var log strings.Builder
+	go func() {
+		done <- runStep(ctx, step{Phase: "make", Dir: dir, Args: []string{"sh", "-c", "sleep 300 & echo $! > child.pid.tmp && mv child.pid.tmp child.pid; wait"}}, &log)
+	}()
+	var pid int
+	for pid == 0 {
+		if raw, err := os.ReadFile(pidFile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(raw)))
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("an interrupted step ended without an error")
+	}
+	// The child was killed with its group: it is gone, or a zombie that
+	// init reaps (never still running).
+	for {
+		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return
+		}
+		if f := strings.Fields(string(raw)); len(f) > 2 && (f[2] == "Z" || f[2] == "X") {
+			return
+		}
+		runtime.Gosched()
+	}
 }
