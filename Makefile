@@ -36,7 +36,7 @@ packages:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
 	fi
-	@command -v $(GO) >/dev/null || { echo "setup: Go is missing: install Go 1.25 or later (https://go.dev/doc/install)"; exit 1; }
+	@command -v $(GO) >/dev/null || { echo "setup: Go is missing: install Go 1.26 or later (https://go.dev/doc/install)"; exit 1; }
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/qpslab ./cmd/qpslab

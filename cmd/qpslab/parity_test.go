@@ -41,6 +41,33 @@ func parityRun(t *testing.T, build, flavor, version, config, engine string, at i
 	return r
 }
 
+// serveAPI serves st as qpslab serve does without a settings file (until
+// the test ends), and gives the status and body of a GET of a path.
+func serveAPI(t *testing.T, st *store.Store) func(path string) (int, string) {
+	t.Helper()
+	var settings analysis.DetectSettings
+	base, err := settings.Resolve(analysis.Given{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(serve.Options{Store: st, Settings: settings, Detect: base, PublicRead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return func(p string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(hs.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+}
+
 // The same store asked the same questions through the command line
 // (--format json) and the API gives the same answers: labels, compare
 // (InnoDB's and MyRocks' runs of one build.config apart), metrics and the
@@ -73,30 +100,14 @@ func TestParityCLIAndAPI(t *testing.T) {
 	if _, err := st.Import(ctx, runs, store.Meta{Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	// The server as qpslab serve starts it without a settings file.
-	var settings analysis.DetectSettings
-	base, err := settings.Resolve(analysis.Given{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := serve.New(serve.Options{Store: st, Settings: settings, Detect: base, PublicRead: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	get := serveAPI(t, st)
 	api := func(p string) string {
 		t.Helper()
-		resp, err := http.Get(hs.URL + p)
-		if err != nil {
-			t.Fatal(err)
+		code, b := get(p)
+		if code != 200 {
+			t.Fatalf("GET %s: %d %s", p, code, b)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("GET %s: %d %s", p, resp.StatusCode, b)
-		}
-		return string(b)
+		return b
 	}
 	cli := func(args ...string) string {
 		t.Helper()

@@ -30,8 +30,7 @@ func newLabelsCmd() *cobra.Command {
 	return c
 }
 
-// comparisonCmd is compare (the tables, and with --html the report) or
-// report (the HTML report only, to --html).
+// comparisonCmd is compare (the tables, and with --html the report) or report (the HTML report only, to --html).
 func comparisonCmd(use string, tables bool) *cobra.Command {
 	o := jobs.CompareOptions{Sel: selector.Selection{LayoutFiles: true}, Tables: tables}
 	sel := &o.Sel

@@ -36,11 +36,12 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 		long += "\n\n" + help("run-loop")
 	}
 	c, given := suiteCmd(s, " --build B [--config C]", s.Summary(), long+"\n\n"+help("run-SUITE"))
-	c.Flags().StringVar(&o.Out, "out", "", "results file (default <home>/results/"+s.Name()+"-TIME.json)")
+	c.Flags().StringVar(&o.Out, "out", "", "results file (default <home>/results/"+s.Name()+"-PLANID.json)")
 	c.Flags().BoolVar(&o.ListTests, "list-tests", false, "")
 	c.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "")
 	c.Flags().StringVar(&o.HTML, "html", "", "")
 	c.Flags().BoolVar(&o.AA, "aa", false, "")
+	c.Flags().StringSliceVar(&o.Boost, "boost", nil, "")
 	c.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 		return jobs.Run(cmd.Context(), e, s, given(), o)
 	})

@@ -353,8 +353,14 @@ func TestRunIbench(t *testing.T) {
 		}
 		// Every read+write step is judged; none keeps up with 200,000
 		// rows/s (whether one keeps up with 100 depends on the machine's load).
-		if strings.HasPrefix(run.Test, "q") && (len(run.Verdicts) != 1 || run.Verdicts[0].Name != "insert SLA" || (run.Test[2:] == "200000" && run.Verdicts[0].OK)) {
+		// From l.i1 on the default delete per insert keeps the live rows.
+		if strings.HasPrefix(run.Test, "q") && (len(run.Verdicts) != 2 || run.Verdicts[0].Name != "insert SLA" || (run.Test[2:] == "200000" && run.Verdicts[0].OK)) {
 			t.Errorf("%s on %s: verdicts %+v", run.Test, run.Build, run.Verdicts)
+		}
+		if run.Test != "l.i0" && run.Test != "l.x" {
+			if n := len(run.Verdicts); n == 0 || run.Verdicts[n-1].Name != "live rows" || !run.Verdicts[n-1].OK || run.Params["delete_per_insert"] != "true" {
+				t.Errorf("%s on %s: delete_per_insert=%s, verdicts %+v: want the live rows kept", run.Test, run.Build, run.Params["delete_per_insert"], run.Verdicts)
+			}
 		}
 	}
 	for _, s := range []string{"l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr200000", "qp200000"} {
@@ -427,6 +433,50 @@ func TestRunGrid(t *testing.T) {
 	for _, want := range []string{"What each setting moved", "innodb_io_capacity      2000  20000  2", "innodb_flush_neighbors  0     1      2"} {
 		if !strings.Contains(c.stdout, want) {
 			t.Errorf("compare lacks %q:\n%s", want, c.stdout)
+		}
+	}
+}
+
+// A config per build (--config-for), as the reference's per-version
+// folders: MariaDB 10.2 runs with cz11a_bee and 10.11 with cz11b_bee, and
+// with no other (no cross product), the run's first line names each
+// build's config, and its runs carry them in their labels; a build no rule
+// names, and --config beside --config-for, are refused before anything
+// runs.
+func TestRunConfigPerBuild(t *testing.T) {
+	h := newHome(t)
+	testenv.Build(t, h, "mariadb-10.2.11")
+	out := filepath.Join(t.TempDir(), "r.json")
+	r := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-10.2.11,mariadb-system", "--tests", "point-query_range=100",
+		"--config-for", "..10.4=cz11a_bee,10.5..=cz11b_bee", "--out", out}, quick...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "each with its config (--config-for: mariadb-10.2.11 with cz11a_bee, mariadb-system with cz11b_bee)") {
+		t.Errorf("the run does not say each build's config:\n%s", r.stderr)
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]bool{}
+	for _, run := range f.Runs {
+		labels[run.Build+"."+strings.SplitN(run.Config, "@", 2)[0]] = true
+	}
+	if len(labels) != 2 || !labels["mariadb-10.2.11.cz11a_bee"] || !labels["mariadb-system.cz11b_bee"] {
+		t.Errorf("labels %v, want mariadb-10.2.11.cz11a_bee and mariadb-system.cz11b_bee only", labels)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config-for", "10.5..=cz11b_bee"}, "no rule names build mariadb-10.2.11 (version 10.2.11)"},
+		{[]string{"--config-for", "cz11_bee", "--config", "default"}, "--config and --config-for exclude each other"},
+		{[]string{"--config-for", "nosuchmap"}, "nor a shipped map"},
+	} {
+		b := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-10.2.11,mariadb-system", "--tests", "point-query_range=100"}, bad.args...)...)
+		if b.code == 0 || !strings.Contains(b.stderr, bad.want) || strings.Count(strings.TrimSpace(b.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q: want one line with %q", bad.args, b.code, b.stderr, bad.want)
 		}
 	}
 }

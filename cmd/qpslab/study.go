@@ -24,6 +24,7 @@ func newStudyCmd() *cobra.Command {
 		}
 		sc.Flags().StringVar(&o.Out, "out", "", "")
 		sc.Flags().BoolVar(&o.FromStore, "from-store", false, "")
+		sc.Flags().StringVar(&o.Summary, "summary", "", "")
 		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 			run := func(ctx context.Context, v map[string]string, file string, sweep []string) error {
 				return jobs.Run(ctx, e, s, v, jobs.RunOptions{Out: file, Sweep: sweep})

@@ -247,9 +247,10 @@ type Options struct {
 	// the runs instead of Layout: by their test, whatever they carry.
 	User       *result.Layout
 	Confidence float64 // of the repeats' medians' intervals (Summary); default 0.95
-	// Noise, if set, is the host's noise floor of a test's headline (a
-	// fraction: 0.03 for ±3 %), where qpslab run --aa measured it.
-	Noise func(test string, threads int, conditions string) (float64, bool)
+	// Noise, if set, is the noise floor of a test's headline (a fraction:
+	// 0.03 for ±3 %) of the host its runs (the base's and the other's)
+	// came from, where qpslab run --aa measured it.
+	Noise func(test string, threads int, conditions string, runs ...[]result.Run) (float64, bool)
 }
 
 // key is what makes results repeats of each other: the test, the thread
@@ -396,7 +397,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			floor, known := 0.0, false
 			if o.Noise != nil {
-				floor, known = o.Noise(k.test, k.threads, k.cond)
+				floor, known = o.Noise(k.test, k.threads, k.cond, bRuns[k], oRuns[i][k])
 			}
 			j := judging
 			j.Floor, j.Calibrated, j.Pool = floor, known, poolFor(c.Pools[i], bRuns[k])

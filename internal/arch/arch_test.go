@@ -30,8 +30,9 @@ var layer = map[string]int{
 	"docs": 1, "internal/version": 1, "internal/home": 1, "internal/result": 1, "internal/changepoint": 1,
 	"internal/client": 1, "internal/build": 1, "internal/config": 1, "internal/host": 1,
 	"internal/workload/script/lang": 1,
-	// The table model every listing and comparison table is built as.
-	"internal/table": 0,
+	// The table model every listing and comparison table is built as;
+	// replacing a file whole.
+	"internal/table": 0, "internal/atomicfile": 0,
 	// Running things and keeping them: each knows only foundations.
 	"internal/engine": 2, "internal/metrics": 2, "internal/counters": 2, "internal/stacks": 2, "internal/sandbox": 2, "internal/store": 2, "internal/history": 2,
 	"internal/fleet": 2,

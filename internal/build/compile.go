@@ -363,11 +363,13 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return Build{}, fmt.Errorf("create %s: %w", logs, err)
 	}
-	logPath := filepath.Join(logs, "compile-"+name+"-"+time.Now().UTC().Format("20060102T150405")+".log")
-	logf, err := os.Create(logPath)
+	// Its time and random bits, created exclusively: two compiles of one
+	// name started in the same second write two logs, not one torn one.
+	logf, err := os.CreateTemp(logs, "compile-"+name+"-"+time.Now().UTC().Format("20060102T150405")+"-*.log")
 	if err != nil {
 		return Build{}, fmt.Errorf("create the compile log: %w", err)
 	}
+	logPath := logf.Name()
 	defer logf.Close()
 	fmt.Fprintf(logf, "qpslab builds compile %s: %s %s, commit %s, into %s\n", src, f, ver, commit.Hash, in.Prefix)
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/qpslab/qpslab/internal/atomicfile"
 )
 
 // Registry reads and writes build records and knows the system builds.
@@ -170,11 +172,10 @@ func (r Registry) save(b Build, replace bool) error {
 	if err != nil {
 		return err
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+	if err := atomicfile.Write(p, raw, 0o644); err != nil {
 		return fmt.Errorf("write build %s: %w", b.Name, err)
 	}
-	return os.Rename(tmp, p)
+	return nil
 }
 
 // Add registers the install prefix basedir as build name of flavor f, after

@@ -225,7 +225,7 @@ func TestIdleContextEndKeepsConnection(t *testing.T) {
 // where it does not, this test is the one skipped, with the reason.
 func TestUringAvailable(t *testing.T) {
 	if !client.UringWorks() {
-		t.Skip("io_uring is refused here (kernel.io_uring_disabled, a seccomp filter, or a kernel before 5.11): the uring transport's tests do not run, and auto picks blocking")
+		testenv.Skip(t, "io_uring is refused here (kernel.io_uring_disabled, a seccomp filter, or a kernel before 5.11): the uring transport's tests do not run, and auto picks blocking")
 	}
 	if _, err := client.ParseTransport("uring"); err != nil {
 		t.Fatal(err)

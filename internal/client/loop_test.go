@@ -15,7 +15,7 @@ import (
 func needUring(t *testing.T) {
 	t.Helper()
 	if !client.UringWorks() {
-		t.Skip("io_uring is refused here: TestUringAvailable says why")
+		testenv.Skip(t, "io_uring is refused here: TestUringAvailable says why")
 	}
 }
 

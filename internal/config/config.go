@@ -26,6 +26,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/qpslab/qpslab/internal/atomicfile"
 )
 
 // Family says which servers a fragment applies to.
@@ -405,12 +407,8 @@ func (s Store) AddWith(name, file string, o AddOptions) (Config, error) {
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return Config{}, fmt.Errorf("create %s: %w", s.Dir, err)
 	}
-	tmp := dst + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
+	if err := atomicfile.Write(dst, b, 0o644); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }
@@ -452,11 +450,8 @@ func (s Store) AddContent(name string, content []byte, fam Family, replace bool)
 	if _, err := os.Stat(dst); err == nil && !replace {
 		return Config{}, fmt.Errorf("config %q (%s) exists at %s: pass --replace to overwrite it", name, fam, dst)
 	}
-	if err := os.WriteFile(dst+".tmp", content, 0o644); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
-	}
-	if err := os.Rename(dst+".tmp", dst); err != nil {
-		return Config{}, fmt.Errorf("write %s: %w", dst, err)
+	if err := atomicfile.Write(dst, content, 0o644); err != nil {
+		return Config{}, err
 	}
 	return Config{Name: name, Family: fam, Content: content, Source: dst}, nil
 }

@@ -184,7 +184,7 @@ func TestForVersion(t *testing.T) {
 // sets) with cx9a2a_bee. Each runs with the preset's settings.
 func TestPresetsStartServers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts servers")
+		testenv.Skip(t, "-short: it starts servers")
 	}
 	cases := []struct {
 		build, preset string

@@ -71,6 +71,10 @@ func (h Home) Reports() string { return filepath.Join(h.Root, "reports") }
 // StoreFile is the SQLite store used when no --store names another.
 func (h Home) StoreFile() string { return filepath.Join(h.Root, "qpslab.db") }
 
+// Reserve is a file of space kept on the home's disk, freed when the disk
+// fills so that a run's end and why can still be written (recorder).
+func (h Home) Reserve() string { return filepath.Join(h.Root, "reserve") }
+
 // DetectSettings is the settings file qpslab detect reads when no
 // --settings names another.
 func (h Home) DetectSettings() string { return filepath.Join(h.Root, "detect.yaml") }
@@ -78,6 +82,10 @@ func (h Home) DetectSettings() string { return filepath.Join(h.Root, "detect.yam
 // TuneState is where qpslab host tune saves what it changed, for qpslab
 // host reset to put back.
 func (h Home) TuneState() string { return filepath.Join(h.Root, "host", "tune-state.json") }
+
+// BoostState is where qpslab run --boost keeps the boost files' content
+// from before its first switch, until it puts them back.
+func (h Home) BoostState() string { return filepath.Join(h.Root, "host", "boost-state.json") }
 
 // Ensure creates dir (and parents) with mode 0755 so that an unprivileged
 // server user can traverse it, and reports a failure as one line.

@@ -47,11 +47,21 @@ type identity struct {
 // (see identity). Two checks of one machine in one state give one ID
 // however much steal, free memory or clock moved between them.
 func (c Check) ID() string {
+	b, err := json.Marshal(c.identity())
+	if err != nil {
+		panic(err) // strings, integers and a bool always encode
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:6])
+}
+
+// identity is the facts of c that name its host.
+func (c Check) identity() identity {
 	driver := c.Driver
 	if driver == "" {
 		driver = "none"
 	}
-	id := identity{
+	return identity{
 		Kernel: c.Kernel, CPUModel: strings.Join(strings.Fields(c.CPUModel), " "), CPUs: c.CPUs, MemMiB: memMiB(c.MemKB),
 		VM: c.VM, Hypervisor: c.Hypervisor, Driver: driver, AMDPState: c.AMDPState,
 		Boost: optBool(c.Boost), NoTurbo: optBool(c.NoTurbo),
@@ -60,12 +70,6 @@ func (c Check) ID() string {
 		EPP:         perCPU(c.Policies, func(p Policy) string { return p.EPP }),
 		SMTControl:  c.SMTControl, SMTActive: optBool(c.SMTActive), Agent: c.Agent,
 	}
-	b, err := json.Marshal(id)
-	if err != nil {
-		panic(err) // strings, integers and a bool always encode
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:6])
 }
 
 // ID is the identity of a stored fingerprint (host check's JSON; see

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/qpslab/qpslab/internal/atomicfile"
 )
 
 // Change is one file tune or reset wrote.
@@ -158,10 +160,11 @@ func saveState(path string, st *state) error {
 		return fmt.Errorf("save tune state: %w", err)
 	}
 	b, _ := json.MarshalIndent(st, "", "  ")
-	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+	// Whole or not at all: this file is what undoes host tune.
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
 		return fmt.Errorf("save tune state: %w", err)
 	}
-	return os.Rename(path+".tmp", path)
+	return nil
 }
 
 func saved(st *state, path string) bool {

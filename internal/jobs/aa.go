@@ -42,14 +42,24 @@ func aaConfigs(ctx context.Context, h home.Home, v suite.Values) (suite.Values, 
 	}
 	var names []string
 	for _, n := range []string{"aa1", "aa2"} {
-		name := base.Name + "-" + n
-		content := fmt.Sprintf("# qpslab: base=%s\n# An A/A label of qpslab run --aa: %s's settings under a name of its own.\n", base.Name, base.Name)
-		if _, err := cs.Ensure(name, []byte(content), base.Family); err != nil {
+		name, err := ownLabel(cs, base, n, "An A/A label of qpslab run --aa: %s's settings under a name of its own.")
+		if err != nil {
 			return v, err
 		}
 		names = append(names, name)
 	}
 	return v.With("config", strings.Join(names, ",")), nil
+}
+
+// ownLabel is config base under a name of its own, BASE-SUFFIX, with its
+// settings and nothing else: a label of a run whose labels differ in
+// something other than a config (an A/A run's, a --boost run's). about
+// says what it is for (%s: base's name).
+func ownLabel(cs config.Store, base config.Config, suffix, about string) (string, error) {
+	name := base.Name + "-" + suffix
+	content := fmt.Sprintf("# qpslab: base=%s\n# "+about+"\n", base.Name, base.Name)
+	_, err := cs.Ensure(name, []byte(content), base.Family)
+	return name, err
 }
 
 // keepNoise keeps what an A/A run measured as its host's noise floor, per

@@ -594,8 +594,8 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 		return bisect.Measure{}, err
 	}
 	ms := bisect.Measure{Plan: p.ID, Rounds: v.N, Verdict: v}
-	if noise, err := t.st.NoiseFor(ctx, t.s.Name(), bs); err == nil {
-		ms.Floor, _ = noise(t.o.Test, bs[0].Threads, bs[0].LabelConditions())
+	if noise, err := t.st.NoiseOf(ctx); err == nil {
+		ms.Floor, _ = noise(t.o.Test, bs[0].Threads, bs[0].LabelConditions(), bs)
 	}
 	return ms, nil
 }

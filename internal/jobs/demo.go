@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/build"
@@ -89,7 +88,8 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 	if err != nil {
 		return err
 	}
-	outFile := filepath.Join(h.Results(), "demo-"+time.Now().UTC().Format("20060102-150405")+".json")
+	p.ID = plan.NewID()
+	outFile := filepath.Join(h.Results(), "demo-"+p.ID+".json")
 	if err := home.Ensure(h.Results()); err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 	}
 	html := o.HTML
 	if html == "" {
-		html = filepath.Join(h.Reports(), "demo-"+time.Now().UTC().Format("20060102-150405")+".html")
+		html = filepath.Join(h.Reports(), "demo-"+p.ID+".html")
 	}
 	if err := home.Ensure(filepath.Dir(html)); err != nil {
 		return err

@@ -13,8 +13,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -43,6 +46,21 @@ func Clean(h home.Home, errw io.Writer) {
 	sandbox.SayCleaned(errw, cleaned)
 	if err != nil {
 		fmt.Fprintf(errw, "qpslab: %s\n", oneLine(err.Error()))
+	}
+	// The partial files of a write that a kill or a power loss cut
+	// (atomicfile's, of a writer that is gone).
+	dirs := []string{h.Results(), h.Configs(), h.Builds(), filepath.Dir(h.TuneState())}
+	if ents, err := os.ReadDir(h.Sandboxes()); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(h.Sandboxes(), e.Name()))
+			}
+		}
+	}
+	for _, d := range dirs {
+		if _, err := atomicfile.Sweep(d); err != nil {
+			fmt.Fprintf(errw, "qpslab: remove what a killed write left in %s: %s\n", d, oneLine(err.Error()))
+		}
 	}
 }
 

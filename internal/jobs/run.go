@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/home"
@@ -29,6 +28,12 @@ type RunOptions struct {
 	ListTests bool   // print the tests the run would execute and stop
 	Verbose   bool   // every line and every run's figures, no progress bar
 	AA        bool   // an A/A run: keep the host's noise floor
+	// Boost, if set, makes each config a label per boost state, on or
+	// off, the first the base (--boost: boost.go); Roots are the host's
+	// sysfs and procfs it switches boost under (zero: host.Real; tests
+	// give a fixture tree).
+	Boost []string
+	Roots host.Roots
 	// Sweep, if set, is the builds in a version sweep's order (a study,
 	// whose --build lists the base first): where the servers do not fit in
 	// memory together the labels run in pairs of neighbours in this order
@@ -41,11 +46,25 @@ type RunOptions struct {
 // Run runs suite s with the parameters given (plan.ValuesOf) as qpslab
 // run does: the plan checked, run with its progress, its table and the
 // reports after it.
-func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o RunOptions) error {
+func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o RunOptions) (err error) {
 	h := e.Home
 	v, err := plan.ValuesOf(s, given)
 	if err != nil {
 		return err
+	}
+	var br *boostRun
+	if len(o.Boost) > 0 && !o.ListTests {
+		if o.Roots.Sys == "" {
+			o.Roots = host.Real
+		}
+		if v, br, err = boostConfigs(ctx, h, v, o.Boost, o.Roots, o.AA); err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := br.restore(e.Err); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
 	}
 	if o.AA {
 		if v, err = aaConfigs(ctx, h, v); err != nil {
@@ -74,8 +93,19 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if err := p.Check(h); err != nil {
 		return err
 	}
+	if br != nil {
+		if err := br.states(p, func() (json.RawMessage, error) {
+			_, fp, err := fingerprint(e, o.Roots, "")
+			return fp, err
+		}); err != nil {
+			return err
+		}
+	}
+	p.ID = plan.NewID()
 	if o.Out == "" {
-		o.Out = filepath.Join(h.Results(), s.Name()+"-"+time.Now().UTC().Format("20060102-150405")+".json")
+		// By the plan's id, its start time and random bits: two runs
+		// started in the same second in one home write two files.
+		o.Out = filepath.Join(h.Results(), s.Name()+"-"+p.ID+".json")
 	}
 	if err := home.Ensure(filepath.Dir(o.Out)); err != nil {
 		return err
@@ -205,15 +235,11 @@ type planRun struct {
 func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run, error) {
 	out, verbose := o.out, o.verbose
 	stdout, stderr := e.Out, e.Err
-	hc, err := host.Inspect(host.Real)
+	hc, fp, err := fingerprint(e, host.Real, o.agent)
 	if err != nil {
-		return nil, fmt.Errorf("record the host fingerprint: %w", err)
-	}
-	hc.Storage = host.StorageOf(host.Real, e.Home.Sandboxes()) // the datadirs' disks, in the run's fingerprint
-	hc.Agent = o.agent
-	if p.Host, err = json.Marshal(hc); err != nil {
 		return nil, err
 	}
+	p.Host = fp
 	// --repeat auto and --until-decided, from this host's components
 	// (every plan that runs: qpslab run, the demo, a fleet agent's job,
 	// a bisect step).
@@ -231,13 +257,31 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 			contents[c.ID()] = c.Content
 		}
 	}
-	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }, Meta: o.meta}
+	// A full disk stops the plan at once (OnFull), its cut runs saying so
+	// in the room the reserve leaves; the reserve is made again by the
+	// next run once there is space.
+	if rerr := recorder.Reserve(e.Home.Reserve(), recorder.ReserveSize); rerr != nil {
+		fmt.Fprintf(stderr, "warning: %v: a full disk will stop the run with less said\n", rerr)
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }, Meta: o.meta,
+		Home: e.Home.Root, Reserve: e.Home.Reserve(), OnFull: cancel}
 	engines := ""
 	if len(p.Engines) > 1 {
 		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
 	}
-	fmt.Fprintf(stderr, "%s: %d build(s) × %d config(s)%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
-		p.Suite.Name(), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
+	configs := fmt.Sprintf(" × %d config(s)", len(p.Configs))
+	if len(p.PerBuild) > 0 {
+		var each []string
+		for _, b := range p.Builds {
+			each = append(each, b.Name+" with "+p.ConfigsOf(b)[0].Name)
+		}
+		configs = ", each with its config (--config-for: " + strings.Join(each, ", ") + ")"
+	}
+	fmt.Fprintf(stderr, "%s: %d build(s)%s%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
+		p.Suite.Name(), len(p.Builds), configs, engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
 	if why := p.Layout().Why; why != "" && len(p.Labels()) > 1 {
 		fmt.Fprintln(stderr, why)
 	}
@@ -245,7 +289,9 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 		if o.part != nil && start.Params[plan.ItemParam] != "" {
 			return partRecorder{ctx, o.part}, nil
 		}
-		r, err := sink.Begin(ctx, start)
+		// Its row even when a full disk has stopped the plan (a run whose
+		// turn never came is kept as cut short).
+		r, err := sink.Begin(parent, start)
 		if err != nil {
 			return nil, err
 		}
@@ -312,7 +358,24 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 	if s := sink.Summary(); s != "" {
 		fmt.Fprintln(stderr, s)
 	}
+	if full := sink.Full(); full != nil {
+		err = fmt.Errorf("%w: free space on it and run again (what was kept is said above)", full)
+	}
 	return runs, err
+}
+
+// fingerprint is the host under roots as every run records it: host
+// check's facts, the datadirs' disks, and the fleet agent's name (agent:
+// "" outside the fleet, or where it is the hostname).
+func fingerprint(e Env, roots host.Roots, agent string) (*host.Check, json.RawMessage, error) {
+	hc, err := host.Inspect(roots)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record the host fingerprint: %w", err)
+	}
+	hc.Storage = host.StorageOf(roots, e.Home.Sandboxes()) // the datadirs' disks, in the run's fingerprint
+	hc.Agent = agent
+	fp, err := json.Marshal(hc)
+	return hc, fp, err
 }
 
 // doneCtx gives a recorder.Run the plan's context at Done.

@@ -88,6 +88,44 @@ func TestIOBoundSizesTheCache(t *testing.T) {
 	}
 }
 
+// The Insert Benchmark's second pass loads twice the first pass's rows on
+// a server that keeps its cache (both passes' tables want the smallest
+// cache): each pass's runs record the tables that pass loaded, not the
+// first pass's.
+func TestIOBoundTablesEveryPass(t *testing.T) {
+	ib, err := suite.Get("ibench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := serverHome(t)
+	v := suite.Defaults(Common, ib.Params()).With("build", "mariadb-system").With("clients", "1,2").With("mr1", "0.02").
+		With("mr2", "0.002").With("rates", "100").With("query-secs", "1").With("wait-scale", "0").With("workload", "iobound").
+		With("steps", "l.i0,l.x,l.i1")
+	p, err := New(context.Background(), h, ib, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &log{}
+	var lines []string
+	p.Watch.Log = func(line string) { lines = append(lines, line) }
+	p.Record = func(start result.Run) (Recorder, error) { return rec{l: l, r: start}, nil }
+	if err := p.Run(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	tables := map[int]float64{}
+	for _, r := range l.done {
+		if r.Test == "l.i1" {
+			tables[r.Threads] = r.Totals.Figures[counters.FigureTablesMB]
+		}
+	}
+	if tables[1] <= 0 || tables[2] < 1.5*tables[1] {
+		t.Errorf("tables_mb of l.i1 by clients %v: want the second pass's (twice the rows) at least 1.5 times the first's\n%s", tables, strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "keeps its cache") {
+		t.Errorf("the second pass did not keep the cache, so this test does not test the kept server:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
 // What an iobound plan cannot run with, refused before anything starts,
 // in one line naming the fix; hostile --cache values among them.
 func TestIOBoundRefuses(t *testing.T) {

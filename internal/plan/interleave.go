@@ -55,7 +55,7 @@ const memoryShare = 0.8
 func (p *Plan) Labels() []LabelSpec {
 	var out []LabelSpec
 	for _, b := range p.Builds {
-		for _, c := range p.Configs {
+		for _, c := range p.ConfigsOf(b) {
 			for _, e := range p.enginesOf(b) {
 				out = append(out, LabelSpec{b, c, e})
 			}

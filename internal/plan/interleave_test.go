@@ -159,8 +159,12 @@ func TestDriftingHost(t *testing.T) {
 	if geo[InterleavePass] > 0.95 {
 		t.Errorf("pass-level interleaving: %.3f, want the drift on the later label (below 0.95)", geo[InterleavePass])
 	}
-	if math.Abs(geo[InterleaveTest]-1) > 0.03 {
-		t.Errorf("test-level interleaving: %.3f, want within 3 %% of 1: the drift cancels in the counterbalanced rounds", geo[InterleaveTest])
+	// Within 5 %: on a host loaded 30 to 100 deep (a fresh-clone check
+	// beside nine other jobs) timers late by whole milliseconds put 3 to
+	// 5 % of noise on 6 rounds of 100 ms; the pass-level drift, about 0.83,
+	// stays well apart.
+	if math.Abs(geo[InterleaveTest]-1) > 0.05 {
+		t.Errorf("test-level interleaving: %.3f, want within 5 %% of 1: the drift cancels in the counterbalanced rounds", geo[InterleaveTest])
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 var Common = []suite.Param{
 	{Name: "build", Kind: suite.List, Usage: "build(s) to run, in turn (comma-separated or repeated; see qpslab builds list)"},
 	{Name: "config", Kind: suite.List, Default: "default", Usage: "config(s): each build runs with each, in turn (comma-separated or repeated; see qpslab configs list)"},
+	{Name: "config-for", Kind: suite.List, Usage: "a config per build instead of --config, as the reference's per-version folders: rules BUILDS=CONFIG, each build running with the first that matches it (a build's name, a glob such as mariadb-10.*, or a version range such as 10.2..10.11, 11.0.. or ..10), or a shipped map: cz11_bee (MariaDB 10.x with cz11a_bee, 11.x with cz11b_bee)"},
 	{Name: "engine", Kind: suite.List, Default: "innodb", Usage: "MySQL family: storage engine(s) of the tables (innodb, rocksdb with --config myrocks, …); each build and config runs with each, in turn"},
 	{Name: "threads", Kind: suite.List, Default: "1", Usage: "thread counts, comma-separated (e.g. 1,4,16)"},
 	{Name: "repeat", Kind: suite.String, Default: "auto", Usage: "repeats of the whole plan, builds and configs interleaved: a number, or auto (a comparison of tests run as slices: 6 to 12 repeats and the slices per repeat, both as Kalibera and Jones's rule gives them from this host's variance components, each test's seconds its measured time over all the repeats; otherwise 1)"},
@@ -189,6 +190,22 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	if len(p.Targets) > 0 {
 		targetProblems(c, v, p, len(builds) > 0)
 	}
+	if rules := c.List("config-for"); len(rules) > 0 {
+		switch {
+		case v.Changed("config"):
+			c.Problem("--config and --config-for exclude each other: --config-for gives each build its config")
+		case p.external():
+			c.Problem("--config-for and --sandbox or --target exclude each other: those servers run with their own config")
+		case len(p.Grid) > 0:
+			c.Problem("--config-for and --set/--grid exclude each other: a grid derives configs from --config")
+		}
+		if p.PerBuild, err = config.ParsePerBuild(rules); err != nil {
+			c.Problem("%v", err)
+		} else if len(p.PerBuild) == 0 {
+			c.Problem("--config-for: give at least one rule BUILDS=CONFIG, or a shipped map (cz11_bee)")
+		}
+		configs = p.PerBuild.Configs()
+	}
 	if len(configs) == 0 && !p.external() {
 		c.Problem("--config: name at least one config (see qpslab configs list)")
 	}
@@ -220,6 +237,39 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// resolvePerBuild gives each build its config by the plan's --config-for
+// rules (the builds resolved: their versions known), and keeps in
+// p.Configs the configs some build runs with, in the builds' order. A build
+// no rule names is refused, naming the rule to add.
+func (p *Plan) resolvePerBuild(cs config.Store, fam config.Family) error {
+	p.configOf = map[string]config.Config{}
+	p.Configs = nil
+	for _, b := range p.Builds {
+		name, ok := p.PerBuild.ConfigFor(b.Name, b.Version)
+		if !ok {
+			v := b.Version
+			if v == "" {
+				v = "unknown"
+			}
+			return fmt.Errorf("--config-for: no rule names build %s (version %s): add one, such as %s=CONFIG or a version range", b.Name, v, b.Name)
+		}
+		p.configOf[b.Name] = config.Config{Name: name}
+		if !slices.ContainsFunc(p.Configs, func(c config.Config) bool { return c.Name == name }) {
+			p.Configs = append(p.Configs, config.Config{Name: name})
+		}
+	}
+	return nil
+}
+
+// ConfigsOf are the configs build b runs with: its own by --config-for,
+// else every config of the plan.
+func (p *Plan) ConfigsOf(b build.Build) []config.Config {
+	if c, ok := p.configOf[b.Name]; ok {
+		return []config.Config{c}
+	}
+	return p.Configs
 }
 
 // external says the plan runs on a server it does not start: a running
@@ -311,12 +361,21 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		}
 	}
 	cs := config.Store{Dir: h.Configs()}
+	if len(p.PerBuild) > 0 {
+		if err := p.resolvePerBuild(cs, fam); err != nil {
+			return err
+		}
+	}
 	for i, c := range p.Configs {
 		cfg, err := cs.Get(c.Name, fam)
 		if err != nil {
 			return err
 		}
 		p.Configs[i] = cfg
+	}
+	for b, c := range p.configOf {
+		i := slices.IndexFunc(p.Configs, func(x config.Config) bool { return x.Name == c.Name })
+		p.configOf[b] = p.Configs[i]
 	}
 	if len(p.Grid) == 0 {
 		return p.Decide(host.Real)

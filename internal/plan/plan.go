@@ -85,11 +85,20 @@ type Plan struct {
 	// combination each derived config (by ID) is, recorded with its runs.
 	Grid   config.Grid
 	Points map[string]string
+	// PerBuild, if set (--config-for), gives each build its one config in
+	// place of every build with every config; Resolve fills configOf, by
+	// build name, from the builds' versions (ConfigsOf).
+	PerBuild config.PerBuild
+	configOf map[string]config.Config
 	// ServerCPUs and ClientCPUs pin the server's process tree and the
 	// client (nil: not pinned).
 	ServerCPUs, ClientCPUs host.CPUs
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
+	// HostStates, if set, are the labels' states of the host, by config
+	// ID (qpslab run --boost: hoststate.go): each label's runs record its
+	// state's fingerprint instead of Host.
+	HostStates map[string]HostState
 	// Engines are the storage engines the suites create their tables in
 	// (MySQL family; owned.ParseEngine's names): each build and config
 	// with each, in turn. EngineSet says --engine was given.
@@ -259,7 +268,7 @@ func (p *Plan) Check(h home.Home) error {
 		}
 		d := b.Flavor.Describe()
 		fam := config.Family(d.Family)
-		for _, c := range p.Configs {
+		for _, c := range p.ConfigsOf(b) {
 			if c.Content != nil && c.Family != fam {
 				return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", c.Name, c.Family, b.Name, b.Flavor, fam)
 			}
@@ -286,7 +295,7 @@ func (p *Plan) Check(h home.Home) error {
 	}
 	if p.Steps.Check != nil {
 		for _, b := range p.Builds {
-			for _, c := range p.Configs {
+			for _, c := range p.ConfigsOf(b) {
 				if err := p.Steps.Check(context.Background(), b, c); err != nil {
 					return err
 				}
@@ -431,13 +440,15 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 			}
 		}()
 		st = srv.State
-		// Watch the server: if it dies, what runs on it ends at once, and
-		// the run says the server died and why (its exit and its log).
+		// Watch the server: if it dies, what runs on it ends at once (and
+		// what runs on the group's other servers: they share ctx), and
+		// the run says which label's server died and why (its exit and
+		// its log).
 		go func() {
 			select {
 			case <-srv.Exited():
 				if !srv.Exit().Stopped {
-					cancel(&ServerDied{Build: b.Name, Cause: srv.ExitCause()})
+					cancel(deathOf(l, srv.Exit()))
 				}
 			case <-ctx.Done():
 			}
@@ -451,7 +462,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 			if srv.Exit().Stopped {
 				return nil
 			}
-			return &ServerDied{Build: b.Name, Cause: srv.ExitCause()}
+			return deathOf(l, srv.Exit())
 		}
 	}
 	s.pid, s.datadir = st.PID, st.Datadir
@@ -555,6 +566,9 @@ func hookErr(ctx context.Context, s *server, err error) error {
 	var dead *ServerDied
 	switch {
 	case errors.As(context.Cause(ctx), &dead):
+		if !dead.of(s) {
+			return dead
+		}
 		return fmt.Errorf("%w (while: %v)", dead, err)
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -607,9 +621,10 @@ func (p *Plan) measureOf(st sandbox.State) measure {
 	return m
 }
 
-// newID is a plan's identity: its start time and random bits, so that
-// plans of several hosts sharing a store never collide.
-func newID() string {
+// NewID is a plan's identity: its start time and random bits, so that
+// plans of several hosts sharing a store, or two started in one second in
+// one home, never collide. The commands name a plan's results file by it.
+func NewID() string {
 	b := make([]byte, 4)
 	rand.Read(b)
 	return time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b)
@@ -626,7 +641,7 @@ func seedFor(seed uint64, label string, threads int) uint64 {
 // start is what is known of a run before it runs.
 func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	r := result.Run{
-		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version, Host: p.Host,
+		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version,
 		Suite: p.Suite.Name(), Test: step.Test, Step: step.Order, Role: step.Role, Groups: step.Groups,
 		Seed: seed, Threads: it.Threads, Loop: "closed", Started: time.Now().UTC(),
 		Build: it.Build.Name, Flavor: string(it.Build.Flavor), Version: it.Build.Version, Config: configID(it.Config),
@@ -672,6 +687,7 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 		r.Params["writes"] = strconv.FormatBool(step.Writes)
 	}
 	p.stackParams(r.Params)
+	p.stampHost(it, &r)
 	if step.Drive != nil && !step.Drive.UntilScheduled {
 		r.Warmup, r.Duration = p.Warmup.Seconds(), step.Seconds.Seconds()
 		if p.Rate > 0 {
@@ -705,13 +721,45 @@ type nopRecorder struct{}
 func (nopRecorder) Sample(result.Sample)  {}
 func (nopRecorder) Done(result.Run) error { return nil }
 
-// ServerDied is the error of a run whose server died under it.
+// ServerDied is the error of a run whose server died under it: the
+// label whose server it was, its build and config, and how it ended.
 type ServerDied struct {
-	Build string
-	Cause string // how it ended and the log lines that explain it
+	Label  string // build.config[:engine]
+	Build  string
+	Config string // name@hash
+	// Cause is how it ended and the log lines that explain it (or, where
+	// none does, as after a SIGKILL, its last lines), and the full log.
+	Cause string
+	spec  LabelSpec
 }
 
-func (e *ServerDied) Error() string { return "the server " + e.Build + " died: " + e.Cause }
+func (e *ServerDied) Error() string {
+	return fmt.Sprintf("the server of %s (build %s, config %s) died: %s", e.Label, e.Build, e.Config, e.Cause)
+}
+
+// of says whether the server that died is s.
+func (e *ServerDied) of(s *server) bool { return e.spec.same(s.spec) }
+
+// deathOf is the death of label l's server that ended as x.
+func deathOf(l LabelSpec, x sandbox.Exit) *ServerDied {
+	cause := x.Status
+	switch {
+	case x.Cause != "":
+		cause += "; log: " + x.Cause
+	case x.Log != "":
+		if tail := sandbox.LogTail(x.Log, 3); tail != "" {
+			cause += "; the log's last lines: " + tail
+		}
+	}
+	if x.Log != "" {
+		cause += " (full log: " + x.Log + ")"
+	}
+	return &ServerDied{Label: l.Label(), Build: l.Build.Name, Config: configID(l.Config), Cause: cause, spec: l}
+}
+
+// anotherDied is why a run on a healthy server ends when another label's
+// server of its group died: every server of the group is stopped with it.
+func anotherDied(dead *ServerDied) string { return "another label's server failed: " + dead.Error() }
 
 // serverDeathGrace is how long a failed run waits for its server's exit to
 // be seen: a lost connection comes a moment before the process is reaped.

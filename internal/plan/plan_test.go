@@ -273,7 +273,7 @@ func TestRunRecordsAndFailure(t *testing.T) {
 	}}
 	p := newPlan(t, h, s, l, b)
 	err := p.Run(context.Background(), h)
-	if err == nil || !strings.Contains(err.Error(), "boom on mariadb-system: the disk is on fire") {
+	if err == nil || !strings.Contains(err.Error(), "boom on mariadb-system.default: the disk is on fire") {
 		t.Fatalf("error %v", err)
 	}
 	want := "start load 1 on mariadb-system|done load 1 ok|before q|start q 1 on mariadb-system|done q 1 ok|start q 2 on mariadb-system|done q 2 ok|after q|start boom 1 on mariadb-system|done boom 1 failed"
@@ -352,7 +352,7 @@ func TestServerDiesMidRun(t *testing.T) {
 	for _, tr := range []client.Transport{client.Blocking, client.Uring, client.Loop} {
 		t.Run(string(tr), func(t *testing.T) {
 			if tr != client.Blocking && !client.UringWorks() {
-				t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+				testenv.Skip(t, "io_uring is not allowed here (see TestUringAvailable in internal/client)")
 			}
 			h, b := serverHome(t)
 			l := &log{}
@@ -393,7 +393,7 @@ func TestServerDiesMidRun(t *testing.T) {
 // and records its statements, as the other transports do.
 func TestLoopTransportRun(t *testing.T) {
 	if !client.UringWorks() {
-		t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+		testenv.Skip(t, "io_uring is not allowed here (see TestUringAvailable in internal/client)")
 	}
 	h, b := serverHome(t)
 	l := &log{}
@@ -409,5 +409,85 @@ func TestLoopTransportRun(t *testing.T) {
 	if q.Threads != 4 || q.Params["transport"] != "loop" || q.Totals.Events == 0 || q.Totals.Statements != q.Totals.Events ||
 		q.Totals.Errors != 0 || q.Totals.Reported != q.Totals.QPS || len(q.Samples) == 0 {
 		t.Errorf("q: threads %d, params %v, totals %+v, %d samples", q.Threads, q.Params, q.Totals, len(q.Samples))
+	}
+}
+
+// A server of one of two labels killed in the middle of a test, its
+// slices alternating with the other label's: the run of the label whose
+// server died is the one recorded failed, naming its build, its config
+// and its server's last log lines, and the other label's run is kept as
+// aborted, saying another label's server failed. Before, whichever run
+// was being measured took the failure (the healthy one, when the other
+// server died idle) and the message named the build only. Both moments:
+// the dying server idle (the other label measured), and measured.
+func TestServerDiesMidRunTwoLabels(t *testing.T) {
+	for _, when := range []string{"idle", "measured"} {
+		t.Run(when, func(t *testing.T) {
+			h, b := serverHome(t)
+			cs := config.Store{Dir: h.Configs()}
+			def, err := cs.Get("default", config.MySQL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			twin, err := cs.AddContent("twin", def.Own, config.MySQL, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if twin, err = cs.Get("twin", config.MySQL); err != nil {
+				t.Fatal(err)
+			}
+			l := &log{}
+			long := driven("long", 1)
+			long.Seconds, long.Slice = time.Minute, true
+			p := newPlan(t, h, testSuite{steps: []suite.Step{long, driven("never")}}, l, b)
+			p.Configs = []config.Config{def, twin}
+			// The twin's server dies when the default label's first slice
+			// starts (idle), or its own (measured).
+			on := map[string]string{"idle": "default", "measured": "twin"}[when]
+			var once sync.Once
+			p.Watch.Start = func(_ int, _ int, it Item) {
+				if it.Config.Name != on {
+					return
+				}
+				once.Do(func() {
+					time.AfterFunc(300*time.Millisecond, func() {
+						sts, err := sandbox.List(h)
+						for _, st := range sts {
+							if strings.HasSuffix(st.Name, ".twin") && st.PID > 0 {
+								syscall.Kill(st.PID, syscall.SIGKILL)
+								return
+							}
+						}
+						t.Errorf("no twin server to kill: %v %+v", err, sts)
+					})
+				})
+			}
+			err = p.Run(context.Background(), h)
+			var dead *ServerDied
+			if !errors.As(err, &dead) || dead.Label != "mariadb-system.twin" || dead.Config != twin.ID() {
+				t.Fatalf("error %v, want the twin's server's death", err)
+			}
+			if p.Layout().Mode != InterleaveTest {
+				t.Fatalf("the plan ran %s, not test-level", p.Layout().Mode)
+			}
+			byConfig := map[string]result.Run{}
+			for _, r := range l.done {
+				byConfig[result.ConfigName(r.Config)] = r
+			}
+			if len(l.done) != 2 || len(byConfig) != 2 {
+				t.Fatalf("recorded: %v", l.events)
+			}
+			f, k := byConfig["twin"], byConfig["default"]
+			t.Logf("twin: %s: %s", f.Status, f.Error)
+			t.Logf("default: %s: %s", k.Status, k.Error)
+			for _, want := range []string{"mariadb-system.twin", "build mariadb-system", "config " + twin.ID(), "killed by signal 9", "log", "server.log"} {
+				if f.Status != result.Failed || !strings.Contains(f.Error, want) {
+					t.Errorf("the twin's run: %s %q, want failed with %q", f.Status, f.Error, want)
+				}
+			}
+			if k.Status != result.Aborted || !strings.HasPrefix(k.Error, "another label's server failed: the server of mariadb-system.twin") {
+				t.Errorf("the default label's run: %s %q, want aborted: another label's server failed", k.Status, k.Error)
+			}
+		})
 	}
 }

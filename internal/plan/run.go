@@ -180,7 +180,7 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 		return fmt.Errorf("--until-decided adds repeats to the undecided tests while every label's server stays up: it needs test-level interleaving (%s)", p.layout.Why)
 	}
 	if p.ID == "" {
-		p.ID = newID()
+		p.ID = NewID()
 	}
 	items := p.Items()
 	p.total, p.base, p.began = len(items), 0, time.Now()

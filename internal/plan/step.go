@@ -66,7 +66,7 @@ func (p *Plan) hooks(ctx context.Context, srvs []*server, hook func(context.Cont
 		wg.Go(func() {
 			if err := hook(ctx, s.srv); err != nil {
 				if what != "" {
-					err = fmt.Errorf("%s on %s: %w", what, s.spec.Build.Name, err)
+					err = fmt.Errorf("%s on %s: %w", what, s.spec.Label(), err)
 				}
 				errs[i] = hookErr(ctx, s, err)
 			}
@@ -238,6 +238,10 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 				}
 				l.start.Started = time.Now().UTC()
 			}
+			if l.err = p.enter(l.s.spec); l.err != nil {
+				failed = true
+				break
+			}
 			if l.err = p.slice(ctx, l, st, sl, r+1, w, events, warmEvents, p.idlePIDs(block, l.s)); l.err != nil {
 				failed = true
 				break
@@ -269,6 +273,9 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 	first := lanes[ord[0]]
 	var total int64
 	var secs float64
+	if first.err = p.enter(first.s.spec); first.err != nil {
+		return 0, 0, first.err
+	}
 	for batch := int64(16); secs < calib.Seconds(); batch *= 2 {
 		res, err := first.sess.Run(ctx, engine.Options{Mux: mux(first.s.srv.Client.Transport), Warmup: -1, Events: batch, Guard: guard(calib)})
 		if err != nil {
@@ -286,6 +293,9 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 	logRate := math.Log(float64(total) / secs)
 	for _, i := range ord[1:] {
 		l := lanes[i]
+		if l.err = p.enter(l.s.spec); l.err != nil {
+			return 0, 0, l.err
+		}
 		res, err := l.sess.Run(ctx, engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Events: total, Guard: guard(time.Duration(secs * float64(time.Second)))})
 		if err != nil {
 			l.err = err
@@ -400,10 +410,20 @@ func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, sl slicing, r 
 
 // finishLanes merges each lane's slices into its run, records it, and
 // returns how the block ended: err, or what ended a lane. When one lane
-// failed, the others' runs are recorded aborted, with why.
+// failed, the others' runs are recorded aborted, with why; when a server
+// died, its label's run is the one recorded failed, wherever the block
+// was (the plan cancels every lane of the group at once: ServerDied says
+// whose server it was).
 func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, err error) error {
 	why := ""
+	var dead *ServerDied
+	if errors.As(context.Cause(ctx), &dead) {
+		why = fmt.Sprintf("%s on %s: %v", st.Test, dead.Label, dead)
+	}
 	for _, l := range lanes {
+		if why != "" {
+			break
+		}
 		if l.err != nil {
 			// A run that failed because its server died says so, even
 			// where the client's error (a reset connection) came before
@@ -431,9 +451,17 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 		}
 		res := p.merged(ctx, st, l)
 		if l.err == nil && err != nil {
-			if ctx.Err() != nil {
+			dead = nil
+			switch {
+			case errors.As(context.Cause(ctx), &dead) || errors.As(err, &dead):
+				if dead.of(l.s) { // its server died between its slices
+					res.Status, res.Error = result.Failed, dead.Error()
+				} else {
+					res.Status, res.Error = result.Aborted, anotherDied(dead)
+				}
+			case ctx.Err() != nil:
 				res.Status, res.Error = result.Aborted, "interrupted"
-			} else {
+			default:
 				res.Status, res.Error = result.Aborted, "interrupted: "+why
 			}
 		}
@@ -444,17 +472,25 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 	return p.ended(ctx, st, why, err)
 }
 
-// failed marks res as its run ended: failed because its server died (with
-// why), interrupted, or failed with err, told by the server's death where
-// that came first. It returns the error the run ended with.
+// failed marks res as its run on s ended: failed because its server died
+// (with why), aborted because another label's server died (the group's
+// servers share one end), interrupted, or failed with err, told by the
+// server's death where that came first. It returns the error the run
+// ended with.
 func (p *Plan) failed(ctx context.Context, res *result.Run, s *server, err error) error {
 	var dead *ServerDied
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(context.Cause(ctx), &dead) && !dead.of(s):
+		res.Status, res.Error = result.Aborted, anotherDied(dead)
+		return dead
 	case errors.As(context.Cause(ctx), &dead):
 		res.Status, res.Error = result.Failed, dead.Error()
 		return dead
+	case errors.As(err, &dead) && !dead.of(s):
+		res.Status, res.Error = result.Aborted, anotherDied(dead)
+		return err
 	case errors.As(err, &dead): // told already (finishLanes)
 		res.Status, res.Error = result.Failed, err.Error()
 		return err
@@ -592,6 +628,9 @@ func (p *Plan) task(ctx context.Context, s *server, items []Item, k int, idle []
 	if s.srv.Client.Transport != "" {
 		start.Params["transport"] = string(s.srv.Client.Transport)
 	}
+	if err := p.enter(s.spec); err != nil {
+		return err
+	}
 	if p.Watch.Start != nil {
 		p.Watch.Start(p.watched(k), p.total, it)
 	}
@@ -675,7 +714,7 @@ func (p *Plan) task(ctx context.Context, s *server, items []Item, k int, idle []
 	}
 	why := ""
 	if err != nil {
-		why = fmt.Sprintf("%s on %s: %v", st.Test, it.Build.Name, err)
+		why = fmt.Sprintf("%s on %s: %v", st.Test, it.Label(), err)
 	}
 	return p.ended(ctx, st, why, err)
 }

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -18,21 +18,9 @@ import (
 
 var ctx = context.Background()
 
-// smallDisk mounts a tmpfs of size bytes: a disk that fills up for real.
-// Mounting needs root, which the tests' servers need too (make test runs
-// as root on CI); elsewhere the test says so and stops.
-func smallDisk(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-		if errors.Is(err, syscall.EPERM) {
-			testenv.Skip(t, "mounting a small tmpfs needs root: "+err.Error())
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
+// smallDisk is a disk of size bytes that fills up for real
+// (testenv.SmallDisk).
+func smallDisk(t *testing.T, size int64) string { return testenv.SmallDisk(t, size) }
 
 // run is a finished run with n seconds of samples (about 1 KB each with
 // their histograms), large enough to fill a small disk in a few runs.
@@ -68,9 +56,10 @@ func keep(t *testing.T, s *Sink, runs int) (int, error) {
 	return runs, nil
 }
 
-// The store's disk fills mid-run: every result said to be stored is in
-// the store, the one that could not be is not called stored, and the
-// results file, on another disk, holds them all and says so.
+// The store's disk fills mid-run, with no reserve on it: every result
+// said to be stored is in the store, the one that could not be is not
+// called stored, and the results file, on another disk, holds them all
+// and says so.
 func TestStoreDiskFull(t *testing.T) {
 	full := smallDisk(t, 2<<20)
 	st, err := store.Open(ctx, filepath.Join(full, "qpslab.db"), "")
@@ -84,8 +73,8 @@ func TestStoreDiskFull(t *testing.T) {
 	if err == nil {
 		t.Fatal("200 runs fit on a 2 MB disk: the test no longer fills it")
 	}
-	if !strings.Contains(err.Error(), "results so far are in "+file) {
-		t.Errorf("the failure does not say where the results are: %v", err)
+	if !strings.Contains(err.Error(), "results so far are in "+file) || !strings.Contains(err.Error(), "no space left on device ("+full+": ") {
+		t.Errorf("the failure does not say where the results are, or that the disk is full: %v", err)
 	}
 	sum := s.Summary()
 	if !strings.Contains(sum, fmt.Sprintf("%d result(s) stored", n)) || !strings.Contains(sum, "1 result(s) NOT stored") || !strings.Contains(sum, "all "+fmt.Sprint(n+1)+" written to") {
@@ -105,7 +94,8 @@ func TestStoreDiskFull(t *testing.T) {
 	}
 	// The run whose end could not be written (when the disk filled after
 	// its start was stored) is not left reading ok; a run whose start could
-	// not be stored has no row at all.
+	// not be stored has no row at all. (Without a reserve its status may
+	// not fit either: TestRunCutByFullDisk has the reserve.)
 	all, err := st.Runs(ctx, store.Filter{Status: []string{result.OK, result.Failed, "running"}})
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +106,121 @@ func TestStoreDiskFull(t *testing.T) {
 		if last.Status == result.OK {
 			t.Errorf("the unstored run reads ok")
 		}
+	}
+}
+
+// stored is every run in st, whatever its status.
+func stored(t *testing.T, st *store.Store) []result.Run {
+	t.Helper()
+	rs, err := st.Runs(ctx, store.Filter{Status: []string{result.OK, result.Failed, result.Aborted, "running"}, Samples: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// A home whose disk fills in the middle of a run (another program took
+// the space: a filler file), the store and the results file on it, with
+// the reserve: the command is told at once (OnFull), the run cut short is
+// recorded failed, saying the disk is full and what was free, in the
+// store and in the file; the runs before it keep their results in both;
+// nothing is left running and no partial file is left; and once the space
+// is freed the next command keeps its runs, its reserve made again,
+// without a manual step. Before, the cut run stayed running (later
+// aborted, why lost) and a NAME.tmp was left.
+func TestRunCutByFullDisk(t *testing.T) {
+	home := smallDisk(t, 8<<20)
+	reserve := filepath.Join(home, "reserve")
+	if err := Reserve(reserve, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(home, "qpslab.db"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	file := filepath.Join(home, "results", "r.json")
+	os.Mkdir(filepath.Dir(file), 0o755)
+	told := make(chan error, 1)
+	s := &Sink{Store: st, File: file, Home: home, Reserve: reserve, OnFull: func(err error) { told <- err }}
+	if n, err := keep(t, s, 3); n != 3 || err != nil {
+		t.Fatalf("%d runs kept before the disk filled: %v", n, err)
+	}
+	filler := testenv.Fill(t, home)
+
+	// The fourth run: its row, then its samples, until a write finds the
+	// disk full and the command is told (as the plan is, which then ends
+	// the run it was in: aborted, interrupted).
+	cut := run(3, 40)
+	start := cut
+	start.Status, start.Samples, start.Totals = "", nil, result.Totals{}
+	rec, err := s.Begin(ctx, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full error
+	testenv.WaitFor(t, time.Minute, "the full disk found", func() bool {
+		select {
+		case full = <-told:
+			return true
+		default:
+		}
+		rec.Sample(result.Sample{Second: len(cut.Samples), Events: 1, ServiceHist: []byte(strings.Repeat("h", 4000))})
+		return false
+	})
+	var df *DiskFull
+	want := "no space left on device (" + home + ": 0 bytes free)"
+	if !errors.As(full, &df) || full.Error() != want {
+		t.Fatalf("told %v, want %q", full, want)
+	}
+	cut.Status, cut.Error = result.Aborted, "interrupted"
+	if err := rec.Done(ctx, cut); err != nil {
+		t.Logf("its end: %v", err)
+	}
+	if got := s.Full(); got == nil || got.Error() != want {
+		t.Errorf("Full() = %v", got)
+	}
+
+	// The store: three ok, the cut one failed with why; none running.
+	rs := stored(t, st)
+	if len(rs) != 4 {
+		t.Fatalf("%d runs stored, want 4", len(rs))
+	}
+	for i, r := range rs {
+		switch {
+		case i < 3 && (r.Status != result.OK || len(r.Samples) != 40):
+			t.Errorf("run %d: %s, %d samples", i, r.Status, len(r.Samples))
+		case i == 3 && (r.Status != result.Failed || r.Error != want):
+			t.Errorf("the cut run reads %s %q, want failed %q", r.Status, r.Error, want)
+		}
+	}
+	// The file: the same four, the cut one failed with why.
+	f, err := result.Read(file)
+	if err != nil || len(f.Runs) != 4 || f.Runs[3].Status != result.Failed || f.Runs[3].Error != want {
+		t.Errorf("the results file: %d runs (%v)", len(f.Runs), err)
+	}
+	// No partial file anywhere in the home.
+	filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if _, tmp := atomicfile.Temporary(d.Name()); tmp || strings.HasSuffix(p, ".tmp") {
+			t.Errorf("left behind: %s", p)
+		}
+		return nil
+	})
+
+	// The space freed: the next command makes its reserve again and keeps
+	// its runs, with no step by hand.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := Reserve(reserve, 1<<20); err != nil {
+		t.Fatalf("the reserve once the space is freed: %v", err)
+	}
+	next := &Sink{Store: st, File: filepath.Join(home, "results", "next.json"), Home: home, Reserve: reserve}
+	if n, err := keep(t, next, 2); n != 2 || err != nil || next.Full() != nil {
+		t.Fatalf("the next command kept %d of 2 runs: %v", n, err)
+	}
+	if rs := stored(t, st); len(rs) != 6 {
+		t.Errorf("%d runs stored after the next command, want 6", len(rs))
 	}
 }
 

@@ -28,6 +28,7 @@ func TestGoldenOutputs(t *testing.T) {
 	}
 	for _, f := range []string{"text", "md", "csv", "tsv", "json"} {
 		golden(t, "seeds-big."+f, func(w io.Writer) error { return ComparisonAs(w, sets, big, f, SummarySeeds) })
+		golden(t, "seeds-apr2024-big."+f, func(w io.Writer) error { return ComparisonAs(w, sets, big, f, SummarySeedsApr2024) })
 		d := detection()
 		golden(t, "detect."+f, func(w io.Writer) error { return Detect(w, d, f, false) })
 		g, _ := analysis.ParseGate("regression:10%")

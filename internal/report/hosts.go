@@ -12,10 +12,12 @@ import (
 )
 
 // SetHosts writes, under a comparison of labels across hosts
-// (LABEL@HOST), each column's host: its id and its fingerprint in short
-// (the machine and what sets its speed), so that the table says what the
-// hosts are. hostID computes a stored fingerprint's id. Nothing when no
-// label names its host.
+// (LABEL@HOST, or labels a plan measured in host states of their own:
+// qpslab run --boost), each column's host: its id and its fingerprint in
+// short (the machine and what sets its speed), and where a column's host
+// differs from the base's, in what (host.Differences), so that the table
+// says what the hosts are. hostID computes a stored fingerprint's id.
+// Nothing when every column ran on the base's host and none names one.
 func SetHosts(w io.Writer, sets []analysis.Set, hostID func(json.RawMessage) (string, error)) {
 	Doc{Blocks: hostBlocks(sets, hostID)}.Write(w, "text", false)
 }
@@ -23,10 +25,24 @@ func SetHosts(w io.Writer, sets []analysis.Set, hostID func(json.RawMessage) (st
 // hostBlocks are SetHosts' lines, for a doc to end with.
 func hostBlocks(sets []analysis.Set, hostID func(json.RawMessage) (string, error)) []Block {
 	named := false
-	for _, s := range sets {
+	latest := make([]json.RawMessage, len(sets)) // each column's latest run's fingerprint
+	for i, s := range sets {
 		named = named || strings.Contains(s.Label, "@")
+		if n := len(s.Runs); n > 0 {
+			latest[i] = s.Runs[n-1].Host
+		}
 	}
-	if !named {
+	var differ []string
+	for i := 1; i < len(sets); i++ {
+		if ds, err := host.Differences(latest[0], latest[i]); err == nil && len(ds) > 0 {
+			var each []string
+			for _, d := range ds {
+				each = append(each, d.String())
+			}
+			differ = append(differ, fmt.Sprintf("  col-%d's host differs from the base's in %s", i, strings.Join(each, ", ")))
+		}
+	}
+	if !named && len(differ) == 0 {
 		return storageBlocks(sets)
 	}
 	var d Doc
@@ -50,6 +66,9 @@ func hostBlocks(sets []analysis.Set, hostID func(json.RawMessage) (string, error
 			seen = append(seen, id)
 			d.Sayf("  %s %s: host %s: %s", col, s.Label, id, fingerprintLine(fp))
 		}
+	}
+	for _, l := range differ {
+		d.Sayf("%s", l)
 	}
 	return d.Blocks
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/qpslab/qpslab/internal/atomicfile"
 )
 
 // SchemaVersion is bumped whenever a field changes meaning.
@@ -420,17 +422,18 @@ type File struct {
 	Runs          []Run `json:"runs"`
 }
 
-// Write writes runs to path as JSON, atomically.
+// Write writes runs to path as JSON, replacing the file whole
+// (atomicfile): a reader, a second writer or a crash finds the old file
+// or the new one.
 func Write(path string, runs []Run) error {
 	b, err := json.MarshalIndent(File{SchemaVersion: SchemaVersion, Runs: runs}, "", " ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write results %s: %w", path, err)
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
+		return fmt.Errorf("write results %s: %w", path, unwrapPath(err))
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // Read reads a result file, refusing versions it does not know; a version 2

@@ -34,6 +34,7 @@ import (
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
@@ -881,10 +882,10 @@ func writeState(dir string, st State) error {
 		return err
 	}
 	p := filepath.Join(dir, stateFile)
-	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+	if err := atomicfile.Write(p, b, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", p, unwrap(err))
 	}
-	return os.Rename(p+".tmp", p)
+	return nil
 }
 
 // lock takes the sandbox folder's lock, so that two qpslab processes do not

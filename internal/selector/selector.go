@@ -119,12 +119,14 @@ func (s Selection) filter(lb analysis.Label, host string) store.Filter {
 
 // Sets reads the ok runs of each label, one set per label (per host of
 // it with ByHost), labelled as runs are (mariadb-system.myrocks, not
-// …:innodb) with the @HOST the label named.
+// …:innodb) with the @HOST the label named. Runs of unlike hosts are
+// refused, pooled in one label or set side by side unasked (hosts.go).
 func (s Selection) Sets(ctx context.Context, st *store.Store, labels []string) ([]analysis.Set, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
 	var sets []analysis.Set
+	var named []bool // the set names its host (unlikeHosts)
 	for _, l := range labels {
 		lb, hostSel, err := ParseLabel(l)
 		if err != nil {
@@ -136,6 +138,9 @@ func (s Selection) Sets(ctx context.Context, st *store.Store, labels []string) (
 				return nil, err
 			}
 			sets = append(sets, hs...)
+			for range hs {
+				named = append(named, true)
+			}
 			continue
 		}
 		runs, err := st.Runs(ctx, s.filter(lb, hostSel))
@@ -150,6 +155,10 @@ func (s Selection) Sets(ctx context.Context, st *store.Store, labels []string) (
 			name += "@" + hostSel
 		}
 		sets = append(sets, analysis.Set{Label: name, Runs: runs})
+		named = append(named, hostSel != "")
+	}
+	if err := unlikeHosts(ctx, st, sets, named); err != nil {
+		return nil, err
 	}
 	return sets, nil
 }
@@ -209,14 +218,15 @@ func (s Selection) hostSets(ctx context.Context, st *store.Store, lb analysis.La
 }
 
 // Options are a comparison's options: the group layout, and the noise
-// floors of the host the base ran on (qpslab run --aa); a store that
-// cannot give them is said on warn (nil: not said).
+// floors of the hosts the runs came from (qpslab run --aa; each test's
+// runs their own host's: store.NoiseOf); a store that cannot give them is
+// said on warn (nil: not said).
 func Options(ctx context.Context, st *store.Store, sets []analysis.Set, layout string, warn io.Writer) analysis.Options {
 	o := analysis.Options{Layout: layout}
 	if st == nil || len(sets) == 0 || len(sets[0].Runs) == 0 {
 		return o
 	}
-	noise, err := st.NoiseFor(ctx, sets[0].Runs[0].Suite, sets[0].Runs)
+	noise, err := st.NoiseOf(ctx)
 	if err != nil {
 		if warn != nil {
 			fmt.Fprintf(warn, "warning: no noise floor: %v\n", err)

@@ -40,9 +40,13 @@ func TestSets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sets, err := Selection{}.Sets(ctx, st, []string{"b.c", "b.c:rocksdb", "b.c@beta"})
-	if err != nil || len(sets) != 3 || len(sets[0].Runs) != 2 || len(sets[1].Runs) != 1 || sets[1].Runs[0].Totals.QPS != 500 || len(sets[2].Runs) != 1 || sets[2].Label != "b.c@beta" {
+	sets, err := Selection{}.Sets(ctx, st, []string{"b.c@alpha", "b.c:rocksdb", "b.c@beta"})
+	if err != nil || len(sets) != 3 || len(sets[0].Runs) != 1 || len(sets[1].Runs) != 1 || sets[1].Runs[0].Totals.QPS != 500 || len(sets[2].Runs) != 1 || sets[2].Label != "b.c@beta" {
 		t.Fatalf("sets: %+v %v", sets, err)
+	}
+	// b.c alone would pool the two hosts' runs (another kernel: hosts.go).
+	if _, err := (Selection{}).Sets(ctx, st, []string{"b.c"}); err == nil || !strings.Contains(err.Error(), "differ in kernel") {
+		t.Errorf("b.c over two kernels: %v", err)
 	}
 	sets, err = Selection{ByHost: true}.Sets(ctx, st, []string{"b.c"})
 	if err != nil || len(sets) != 2 || sets[0].Label != "b.c@alpha" || sets[1].Label != "b.c@beta" || sets[0].Runs[0].Totals.QPS != 1000 {

@@ -51,8 +51,8 @@ var endpoints = []endpoint{
 	{"GET", "/api/v1/tests", "", "every suite's tests with ok runs, in the suite's order"},
 	{"GET", "/api/v1/history", "suite, test (required); metric (default qps); threads, config, flavor, host, cond (narrow the series); from, to (a range of points); buckets (at most this many spans: min, max, mean)", "the test's history series per host, config, flavor and thread count, with their change points"},
 	{"GET", "/api/v1/changes", "metric (default qps); suite, test (narrow)", "the change points of every series (qpslab detect's analysis), each with its link"},
-	{"GET", "/api/v1/compare", "base, other (repeated or comma-separated); suite, threads, host, groups", "the comparison qpslab compare --format json prints"},
-	{"GET", "/api/v1/metrics", "label (repeated or comma-separated, the first the base); suite, threads, host, test (a glob); counters (default, all, or names)", "the per-op tables qpslab metrics --format json prints"},
+	{"GET", "/api/v1/compare", "base, other (repeated or comma-separated; none with by-host=1); suite, threads, host, groups; by-host=1 (each label once per host)", "the comparison qpslab compare --format json prints"},
+	{"GET", "/api/v1/metrics", "label (repeated or comma-separated, the first the base); suite, threads, host, test (a glob); counters (default, all, or names); by-host=1 (each label once per host)", "the per-op tables qpslab metrics --format json prints"},
 	{"GET", "/api/v1/runs", "suite, label, test, threads, status, host; limit (default 100, at most 1000), offset", "runs, the newest first, with their total"},
 	{"GET", "/api/v1/runs/{id}", "", "one run: totals, per-second samples, verdicts, host fingerprint (qpslab's results JSON of one run)"},
 	{"GET", "/api/v1/alerts", "", "the change points the alerts know of, and what was sent"},
@@ -229,6 +229,10 @@ func (s *Server) apiMetrics(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if sel.ByHost, err = byHostParam(q); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	labels, counters := listParam(q["label"]), listParam(q["counters"])
 	if len(labels) == 0 {
 		s.fail(w, r, badInput("name the labels: label=BUILD.CONFIG (one or more, the first the base; see /api/v1/labels)"))
@@ -236,7 +240,7 @@ func (s *Server) apiMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	sets, err := sel.Sets(r.Context(), s.st, labels)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, asParams(err))
 		return
 	}
 	s.reportJSON(w, r, func(b io.Writer) error {

@@ -37,10 +37,13 @@ func TestPagesEscape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var xssHost string
+	var xssHost, hostA string
 	for _, h := range hosts {
 		if strings.Contains(string(h.Fingerprint), "<script>") {
 			xssHost = h.ID
+		}
+		if strings.Contains(string(h.Fingerprint), "Test CPU a") {
+			hostA = h.ID
 		}
 	}
 	if xssHost == "" {
@@ -50,12 +53,18 @@ func TestPagesEscape(t *testing.T) {
 		"/", "/suites/sysbench", "/suites/xss-suite", "/suites/xss-suite/tests/" + url.PathEscape(xssTest),
 		"/suites/sysbench/tests/point-query_range=100", "/runs", "/runs?label=" + url.QueryEscape(xssLabel), "/runs/" + xssRun,
 		"/hosts", "/hosts/" + xssHost, "/alerts", "/compare",
-		"/compare?" + url.Values{"base": {"ma10.2.1.default"}, "other": {xssLabel}, "suite": {"sysbench"}}.Encode(),
+		"/compare?" + url.Values{"base": {"ma10.2.1.default@" + hostA}, "other": {xssLabel + "@" + xssHost}, "suite": {"sysbench"}}.Encode(),
 		"/compare?" + url.Values{"base": {xssLabel}, "other": {"nosuch.default"}}.Encode(),
 	}
+	// Two unlike hosts, unnamed: refused, the hosts' facts shown as text.
+	unlike := "/compare?" + url.Values{"base": {"ma10.2.1.default"}, "other": {xssLabel}, "suite": {"sysbench"}}.Encode()
+	pages = append(pages, unlike)
 	for _, p := range pages {
 		a := ts.get(t, p)
-		if a.status != 200 && !(strings.Contains(p, "nosuch") && a.status == 404) {
+		if p == unlike && (a.status != 400 || !strings.Contains(a.body, "ran on hosts that differ in")) {
+			t.Errorf("%s: %d, want the refusal of unlike hosts\n%.400s", p, a.status, a.body)
+		}
+		if a.status != 200 && !(strings.Contains(p, "nosuch") && a.status == 404) && p != unlike {
 			t.Errorf("%s: %d\n%.400s", p, a.status, a.body)
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/qpslab/qpslab/internal/result"
@@ -97,44 +98,47 @@ func (s *Store) Noise(ctx context.Context, hostID string) ([]NoiseFloor, error) 
 	return out, rows.Err()
 }
 
-// NoiseFor is the lookup of the noise floors (of the headline figure) of
-// the host the runs ran on, for comparisons of suite's tests on it: the
-// first run that records its host names it; a host that was never
-// calibrated, or runs that name none (imports), give a lookup that knows
-// no floor.
-func (s *Store) NoiseFor(ctx context.Context, suite string, runs []result.Run) (func(test string, threads int, conditions string) (float64, bool), error) {
-	none := func(string, int, string) (float64, bool) { return 0, false }
-	hostID := ""
-	for _, r := range runs {
-		if len(r.Host) > 0 {
-			id, err := HostID(r.Host)
-			if err == nil {
-				hostID = id
-				break
+// NoiseOf is the lookup of the noise floor (of the headline figure) that
+// judges runs of a test at a thread count and conditions: the floor of
+// the host the runs came from, each run's own (its fingerprint's id),
+// never another host's. Where they came from several hosts (labels named
+// on two, LABEL@HOST, or boost switched between labels, qpslab run
+// --boost) it is the largest of their floors, known only where each of
+// them was calibrated (qpslab run --aa); runs that record no host
+// (imports) know none.
+func (s *Store) NoiseOf(ctx context.Context) (func(test string, threads int, conditions string, runs ...[]result.Run) (float64, bool), error) {
+	floors, err := s.Floors(ctx)
+	if err != nil {
+		return func(string, int, string, ...[]result.Run) (float64, bool) { return 0, false }, err
+	}
+	var mu sync.Mutex
+	ids := map[string]string{} // fingerprint → host id
+	return func(test string, threads int, conditions string, runs ...[]result.Run) (float64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		floor, known, seen := 0.0, false, map[string]bool{}
+		for _, rs := range runs {
+			for _, r := range rs {
+				if len(r.Host) == 0 {
+					continue
+				}
+				id, ok := ids[string(r.Host)]
+				if !ok {
+					id, _ = HostID(r.Host)
+					ids[string(r.Host)] = id
+				}
+				if id == "" || seen[id] {
+					continue
+				}
+				seen[id] = true
+				f, ok := floors(id, r.Suite, test, threads, conditions)
+				if !ok {
+					return 0, false
+				}
+				floor, known = max(floor, f), true
 			}
 		}
-	}
-	if hostID == "" {
-		return none, nil
-	}
-	floors, err := s.Noise(ctx, hostID)
-	if err != nil {
-		return none, err
-	}
-	type k struct {
-		test    string
-		threads int
-		cond    string
-	}
-	m := map[k]float64{}
-	for _, f := range floors {
-		if f.Suite == suite && f.Metric == HeadlineMetric {
-			m[k{f.Test, f.Threads, f.Conditions}] = f.Floor
-		}
-	}
-	return func(test string, threads int, conditions string) (float64, bool) {
-		v, ok := m[k{test, threads, conditions}]
-		return v, ok
+		return floor, known
 	}, nil
 }
 

@@ -23,14 +23,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+	"modernc.org/sqlite"             // database/sql driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib" // its result codes
 
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/host"
@@ -412,14 +415,18 @@ func (s *Store) insertRun(ctx context.Context, x execer, id string, r result.Run
 	if r.Suite == "" {
 		return fmt.Errorf("store run %s: it names no suite", r.Test)
 	}
+	runner, machine := runnerOf(os.Getpid()), machineID()
+	if m.Source != "run" {
+		machine = ""
+	}
 	_, err = x.ExecContext(ctx, s.q(`INSERT INTO runs (id, suite, test, build, config, config_name, host_id, hostname, threads, loop_mode, rate, arrivals,
 		params, seed, status, error, started, ended, warmup, duration, qpslab_version, schema_version, source, pid, reported, reported_unit, totals, runner,
-		step, role, groups, job, job_attempt, plan_id, pairing)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		step, role, groups, job, job_attempt, plan_id, pairing, machine)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 		id, r.Suite, r.Test, r.Build, r.Config, cfgName, hostID, hostname, r.Threads, r.Loop, r.Rate, r.Arrivals,
 		string(params), strconv.FormatUint(r.Seed, 10), status, r.Error, ts(r.Started), ts(r.Ended), r.Warmup, r.Duration,
-		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}", runnerOf(os.Getpid()),
-		r.Step, r.Role, string(groups), m.Job, m.JobAttempt, r.Plan, r.Pairing)
+		r.QpslabVersion, result.SchemaVersion, m.Source, os.Getpid(), 0.0, r.Totals.ReportedUnit, "{}", runner,
+		r.Step, r.Role, string(groups), m.Job, m.JobAttempt, r.Plan, r.Pairing, machine)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
@@ -559,13 +566,14 @@ func (s *Store) finishRun(ctx context.Context, x execer, id string, r result.Run
 // engine's collector): samples queue and a goroutine writes them, each in
 // its own short transaction. Done writes the end and waits for the queue.
 type Writer struct {
-	s    *Store
-	id   string
-	mu   sync.Mutex
-	q    []result.Sample
-	wake chan struct{}
-	done chan struct{}
-	err  error
+	s     *Store
+	id    string
+	mu    sync.Mutex
+	q     []result.Sample
+	wake  chan struct{}
+	done  chan struct{}
+	err   error
+	onErr func(error)
 }
 
 // Begin inserts a run that is starting (r holds what is known before it
@@ -606,8 +614,16 @@ func (w *Writer) loop() {
 		w.q = nil
 		w.mu.Unlock()
 		for _, smp := range q {
-			if err := w.s.insertSample(context.Background(), w.s.db, w.id, smp); err != nil && w.err == nil {
-				w.err = err
+			if err := w.s.insertSample(context.Background(), w.s.db, w.id, smp); err != nil {
+				if w.err == nil {
+					w.err = err
+				}
+				w.mu.Lock()
+				f := w.onErr
+				w.mu.Unlock()
+				if f != nil {
+					f(err)
+				}
 			}
 		}
 	}
@@ -616,16 +632,55 @@ func (w *Writer) loop() {
 // Done writes the run's end in one transaction, after the queued samples.
 // When the end cannot be written (a full disk), it still tries to mark the
 // run failed with why, so that the store does not later call it aborted
-// for another reason; the error is the first failure.
+// for another reason; the error is the first failure. After a failure,
+// Retry and Fail may follow (the recorder's, once it made room).
 func (w *Writer) Done(ctx context.Context, r result.Run) error {
 	close(w.wake)
 	<-w.done
 	err := w.finish(ctx, r)
 	if err != nil {
-		w.s.db.ExecContext(ctx, w.s.q(`UPDATE runs SET status = 'failed', error = ? WHERE id = ? AND status = 'running'`),
-			"its result could not be stored: "+err.Error(), w.id)
+		w.Fail(ctx, "its result could not be stored: "+err.Error())
 	}
 	return err
+}
+
+// Retry writes the run's end again after Done failed (finishRun's writes
+// skip what is there already): the whole run, or nothing of its end.
+func (w *Writer) Retry(ctx context.Context, r result.Run) error { return w.finish(ctx, r) }
+
+// Fail marks the run failed with why (a run whose end could not be
+// written): one small write, which a full disk leaves room for sooner
+// than the run's samples. A run stored ok is left as it is.
+func (w *Writer) Fail(ctx context.Context, why string) error {
+	_, err := w.s.db.ExecContext(ctx, w.s.q(`UPDATE runs SET status = 'failed', error = ?, ended = ? WHERE id = ? AND status IN ('running', 'failed')`),
+		why, now(), w.id)
+	if err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	return nil
+}
+
+// OnError has f told each failure to write a sample as it happens (the
+// run's end writes them again): a full disk is found while the run still
+// runs, not at its end.
+func (w *Writer) OnError(f func(error)) {
+	w.mu.Lock()
+	w.onErr = f
+	w.mu.Unlock()
+}
+
+// IsFull says whether err is the store's disk being full: SQLite's
+// SQLITE_FULL, PostgreSQL's disk_full (53100), or ENOSPC.
+func IsFull(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "53100" { // disk_full
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
 }
 
 func (w *Writer) finish(ctx context.Context, r result.Run) error {
@@ -685,14 +740,44 @@ func (s *Store) Import(ctx context.Context, runs []result.Run, m Meta) (skipped 
 	return skipped, nil
 }
 
-// runnerOf names a process for ever: this boot of this machine, its pid
-// and its start time ("" where /proc cannot say).
-func runnerOf(pid int) string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+// proc is where the kernel's process and boot facts are read: /proc, or
+// for the tests a root they choose (a boot id of their own: a reboot),
+// as prometheus/procfs reads any root.
+var proc = "/proc"
+
+// machineIDFile names this machine for ever (systemd's machine id).
+var machineIDFile = "/etc/machine-id"
+
+// bootID is this boot of this machine's id ("" where it cannot be read).
+func bootID() string {
+	b, err := os.ReadFile(filepath.Join(proc, "sys/kernel/random/boot_id"))
 	if err != nil {
 		return ""
 	}
-	p, err := procfs.NewProc(pid)
+	return strings.TrimSpace(string(b))
+}
+
+// machineID is this machine's id ("" where it has none).
+func machineID() string {
+	b, err := os.ReadFile(machineIDFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// runnerOf names a process for ever: this boot of this machine, its pid
+// and its start time ("" where /proc cannot say).
+func runnerOf(pid int) string {
+	boot := bootID()
+	if boot == "" {
+		return ""
+	}
+	fs, err := procfs.NewFS(proc)
+	if err != nil {
+		return ""
+	}
+	p, err := fs.Proc(pid)
 	if err != nil {
 		return ""
 	}
@@ -700,32 +785,47 @@ func runnerOf(pid int) string {
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(boot)) + "/" + strconv.Itoa(pid) + "/" + strconv.FormatUint(st.Starttime, 10)
+	return boot + "/" + strconv.Itoa(pid) + "/" + strconv.FormatUint(st.Starttime, 10)
 }
 
 // reapStale marks runs still "running" whose writer is gone (killed without
-// a chance to say so) as aborted; their samples stay. Only runs written in
-// this boot of this machine are judged.
+// a chance to say so) as aborted, saying why; their samples stay. Runs
+// written in this boot of this machine are judged by their process; runs
+// of an earlier boot (the machine restarted, or lost its power, while they
+// ran) are gone with it: this machine's runs (its machine id), and in a
+// SQLite store, which is one machine's, the runs stored before qpslab
+// recorded machines. Another machine's runs, in a store hosts share, are
+// left to it.
 func (s *Store) reapStale(ctx context.Context) {
-	me := runnerOf(os.Getpid())
-	boot, _, _ := strings.Cut(me, "/")
+	boot := bootID()
 	if boot == "" {
 		return
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, pid, runner FROM runs WHERE status = 'running' AND runner LIKE ?`), boot+"/%")
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, pid, runner, machine FROM runs WHERE status = 'running' AND runner <> ''`))
 	if err != nil {
 		return
 	}
-	var stale []string
+	me := machineID()
+	type stale struct{ id, why string }
+	var gone []stale
 	for rows.Next() {
-		var id, runner string
+		var id, runner, machine string
 		var pid int
-		if rows.Scan(&id, &pid, &runner) == nil && runnerOf(pid) != runner {
-			stale = append(stale, id)
+		if rows.Scan(&id, &pid, &runner, &machine) != nil {
+			continue
+		}
+		was, _, _ := strings.Cut(runner, "/")
+		switch {
+		case was == boot:
+			if runnerOf(pid) != runner {
+				gone = append(gone, stale{id, "the qpslab process that ran it ended without finishing it"})
+			}
+		case (me != "" && machine == me) || (machine == "" && !s.postgres):
+			gone = append(gone, stale{id, "the machine restarted while it ran (its boot " + was + " ended; this is boot " + boot + "): the qpslab process that ran it ended with it"})
 		}
 	}
 	rows.Close()
-	for _, id := range stale {
-		s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = 'aborted', error = ? WHERE id = ? AND status = 'running'`), "the qpslab process that ran it ended without finishing it", id)
+	for _, g := range gone {
+		s.db.ExecContext(ctx, s.q(`UPDATE runs SET status = 'aborted', error = ? WHERE id = ? AND status = 'running'`), g.why, g.id)
 	}
 }

@@ -176,9 +176,10 @@ func TestAbortedRuns(t *testing.T) {
 		t.Fatal("this process has no runner id: /proc cannot say its boot and start time")
 	}
 	mustExec(t, s, `UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, strings.Replace(me, fmt.Sprintf("/%d/", os.Getpid()), fmt.Sprintf("/%d/", dead.Process.Pid), 1), w2.ID()) // as if a killed process had written it
-	// A run written in another boot (or on another machine) is not judged.
+	// A run written on another machine (in another boot) is not judged:
+	// it is that machine's to judge (TestRebootReapsRuns has this one's).
 	w3 := begin(t, s, meta("delete_range=100", 1))
-	mustExec(t, s, `UPDATE runs SET pid = ?, runner = ? WHERE id = ?`, dead.Process.Pid, "another-boot/1/1", w3.ID())
+	mustExec(t, s, `UPDATE runs SET pid = ?, runner = ?, machine = ? WHERE id = ?`, dead.Process.Pid, "another-boot/1/1", "another-machine", w3.ID())
 	s2 := open(t, path)
 	runs, err := s2.Runs(ctx, Filter{Build: m.Build, Config: "default", Status: []string{result.Aborted}, Samples: true})
 	if err != nil || len(runs) != 2 {
@@ -190,7 +191,7 @@ func TestAbortedRuns(t *testing.T) {
 		}
 	}
 	if rs := runsOf(t, s2, Filter{Build: m.Build, Config: "default", Status: []string{"running"}}); len(rs) != 1 || rs[0].Test != "delete_range=100" {
-		t.Errorf("the other boot's run was judged: %d running", len(rs))
+		t.Errorf("the other machine's run was judged: %d running", len(rs))
 	}
 	if rs := runsOf(t, s2, Filter{Build: m.Build, Config: "default"}); len(rs) != 0 {
 		t.Errorf("aborted runs are compared: %d", len(rs))
@@ -410,5 +411,91 @@ func TestEngineLabels(t *testing.T) {
 		if rs := runsOf(t, s, Filter{Build: "mariadb-10.2.11", Config: "default", Engine: engine}); len(rs) != want {
 			t.Errorf("engine %q: %d runs, want %d", engine, len(rs), want)
 		}
+	}
+}
+
+// fakeBoot points the store's view of the kernel at a root of the test's
+// own whose boot id is boot (a reboot when it changes), where this
+// process's own facts are the real ones.
+func fakeBoot(t *testing.T, root, boot string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root, "sys/kernel/random"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "sys/kernel/random/boot_id"), []byte(boot+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(root, strconv.Itoa(os.Getpid()))
+	if _, err := os.Lstat(self); err != nil {
+		if err := os.Symlink(fmt.Sprintf("/proc/%d", os.Getpid()), self); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := proc
+	proc = root
+	t.Cleanup(func() { proc = old })
+}
+
+// A reboot (or a power loss) in the middle of runs: the runs its boot left
+// running are marked aborted, saying the machine restarted, when the store
+// is next opened in a later boot; a run it finished keeps its result, and
+// another machine's run in the store is left to that machine. Before, a
+// run of an earlier boot stayed running for ever.
+func TestRebootReapsRuns(t *testing.T) {
+	root := t.TempDir()
+	fakeBoot(t, root, "boot-a")
+	path := filepath.Join(t.TempDir(), "q.db")
+	s, err := Open(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := meta("point-query_range=100", 1)
+	w := begin(t, s, done)
+	if err := w.Done(ctx, finished(done, result.OK, 100, 3)); err != nil {
+		t.Fatal(err)
+	}
+	cut := meta("update-index_range=100", 1)
+	wc := begin(t, s, cut)
+	wc.Sample(result.Sample{Second: 0, Events: 5})
+	testenv.WaitFor(t, 30*time.Second, "the cut run's sample stored", func() bool {
+		var n int
+		s.db.QueryRow(s.q(`SELECT count(*) FROM samples WHERE run_id = ?`), wc.ID()).Scan(&n)
+		return n == 1
+	})
+	other := begin(t, s, meta("delete_range=100", 1))
+	mustExec(t, s, `UPDATE runs SET machine = ? WHERE id = ?`, "another-machine", other.ID())
+	// The same boot, the same live process: nothing is judged.
+	s2, err := Open(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := runsOf(t, s2, Filter{Build: cut.Build, Status: []string{"running"}}); len(rs) != 2 {
+		t.Fatalf("%d running before the reboot, want 2", len(rs))
+	}
+	s2.Close()
+	s.Close() // the power goes: nothing more is written
+
+	fakeBoot(t, root, "boot-b")
+	s3 := open(t, path)
+	ab, err := s3.Runs(ctx, Filter{Build: cut.Build, Status: []string{result.Aborted}, Samples: true})
+	if err != nil || len(ab) != 1 {
+		t.Fatalf("%d aborted after the reboot (%v), want 1", len(ab), err)
+	}
+	if r := ab[0]; r.Test != cut.Test || len(r.Samples) != 1 || !strings.Contains(r.Error, "the machine restarted while it ran (its boot boot-a ended; this is boot boot-b)") {
+		t.Errorf("the cut run: %s, %d samples, %q", r.Test, len(r.Samples), r.Error)
+	}
+	if rs := runsOf(t, s3, Filter{Build: cut.Build, Status: []string{"running"}}); len(rs) != 1 || rs[0].Test != "delete_range=100" {
+		t.Errorf("running after the reboot: %d, want another machine's", len(rs))
+	}
+	if rs := runsOf(t, s3, Filter{Build: cut.Build}); len(rs) != 1 || rs[0].Test != done.Test || rs[0].Totals.Reported != 100 {
+		t.Errorf("the finished run: %+v", rs)
+	}
+	// The next run, in the new boot, is kept as any other.
+	next := meta("point-query_range=100", 2)
+	if err := begin(t, s3, next).Done(ctx, finished(next, result.OK, 200, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if rs := runsOf(t, s3, Filter{Build: cut.Build}); len(rs) != 2 {
+		t.Errorf("%d ok runs after the next, want 2", len(rs))
 	}
 }

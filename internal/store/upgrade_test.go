@@ -115,3 +115,36 @@ func TestStoreOfANewerReleaseRefused(t *testing.T) {
 		t.Errorf("not one line: %q", err)
 	}
 }
+
+// testdata/release-95f89a8-killed.db was written by the release before
+// migration 20 (commit 95f89a8): a qpslab run of sysbench's load and
+// point-query.pre on MariaDB 10.11, killed (SIGKILL) while the test ran.
+// It migrates, and opened in a later boot (a reboot since: the test's own
+// boot id) the run left running is marked aborted, saying the machine
+// restarted, and the load it finished is kept.
+func TestOpenKilledStoreOfTheLastRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	copyFile(t, filepath.Join("testdata", "release-95f89a8-killed.db"), path)
+	fakeBoot(t, t.TempDir(), "a-later-boot")
+	s, err := Open(ctx, path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	all, err := s.Runs(ctx, Filter{Status: []string{result.OK, result.Aborted, result.Failed, "running"}})
+	if err != nil || len(all) != 2 {
+		t.Fatalf("%d runs (%v), want the load and the test", len(all), err)
+	}
+	for _, r := range all {
+		switch r.Test {
+		case "load":
+			if r.Status != result.OK || r.Totals.Rows != 1000 {
+				t.Errorf("the load: %s, %d rows", r.Status, r.Totals.Rows)
+			}
+		default:
+			if r.Status != result.Aborted || !strings.Contains(r.Error, "the machine restarted while it ran (its boot e60529b6-b2e7-4807-9233-8a31aa102b36 ended; this is boot a-later-boot)") {
+				t.Errorf("the killed run: %s %q", r.Status, r.Error)
+			}
+		}
+	}
+}

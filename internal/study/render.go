@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -108,6 +109,9 @@ func (s *Study) doc() []section {
 	out = append(out, section{Title: "Summary per group", Level: 2,
 		Text:  []string{"Relative QPS against " + base + ", per group of tests: min, max, avg and median over the group's tests (the load is not a test: its row is in its own group below)."},
 		Table: sum})
+	if s.Summary != "" {
+		out = append(out, s.seedSections()...)
+	}
 
 	// One chart and table per group: tests × builds.
 	out = append(out, section{Title: "Relative QPS per group", Level: 2,
@@ -281,6 +285,41 @@ func mapStr(in []string, f func(string) string) []string {
 	out := make([]string, len(in))
 	for i, s := range in {
 		out[i] = f(s)
+	}
+	return out
+}
+
+// seedSections are the seeds' group summaries, a table per build against
+// the base in the study's layout (report.SeedTables: the tables compare
+// --summary prints), each under its title.
+func (s *Study) seedSections() []section {
+	how := "groups as rows; min, max, avg, median and stddev over the group's tests (the seeds' layout since July 2024)"
+	if s.Summary == report.SummarySeedsApr2024 {
+		how = "statistics as rows (average, median, min, max, stddev over the group's tests), groups as columns (the seeds' April-2024 layout)"
+	}
+	out := []section{{Title: "Group summaries as the seeds print them", Level: 2,
+		Text: []string{"Each build's relative QPS against " + s.Labels[s.Base] + ", a table per build: " + how + "."}}}
+	for _, tb := range report.SeedTables(s.Cmp, s.Summary) {
+		var title strings.Builder
+		for _, sp := range tb.Title {
+			title.WriteString(sp.Text)
+		}
+		t := &table{}
+		for _, c := range tb.Columns {
+			h := c.Name
+			if h == "" {
+				h = c.Key
+			}
+			t.Head = append(t.Head, h)
+		}
+		for _, r := range tb.Rows {
+			row := make([]string, len(r))
+			for i, c := range r {
+				row[i] = c.Text
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		out = append(out, section{Title: title.String(), Level: 3, Table: t})
 	}
 	return out
 }

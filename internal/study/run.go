@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +13,12 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/plan"
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
@@ -41,6 +45,10 @@ type RunOptions struct {
 	Out       string       // the study's directory ("": <home>/reports/study-TIME)
 	FromStore bool         // assemble from the store's runs of the builds; run nothing
 	Findings  FindingsFunc // nil: Findings (the generated findings)
+	// Summary adds the seeds' group summaries, a table per build against
+	// the base, in one of their published layouts (report.SummarySeeds,
+	// report.SummarySeedsApr2024) after the summary per group ("": none).
+	Summary string
 }
 
 // Sizes are the plan values each --scale sets where the command line does
@@ -59,6 +67,11 @@ type Inputs struct {
 	Base   int
 	Config string
 	Size   string
+	// PerBuild, if set (--config-for), gives each build its config in
+	// place of Config (ConfigFor, once the builds' versions are known).
+	PerBuild config.PerBuild
+	perBuild string // as given, for the commands
+	Summary  string // RunOptions.Summary, for the commands
 }
 
 // Check checks what qpslab study was given before anything runs: two
@@ -88,7 +101,16 @@ func Check(given map[string]string, o RunOptions) (Inputs, error) {
 		}
 	}
 	in.Config = "default"
-	if c := strings.TrimSpace(given["config"]); c != "" {
+	if rules := strings.TrimSpace(given["config-for"]); rules != "" {
+		if strings.TrimSpace(given["config"]) != "" {
+			return in, fmt.Errorf("--config and --config-for exclude each other: --config-for gives each build its config")
+		}
+		m, err := config.ParsePerBuild(strings.Split(rules, ","))
+		if err != nil {
+			return in, err
+		}
+		in.PerBuild, in.perBuild, in.Config = m, rules, ""
+	} else if c := strings.TrimSpace(given["config"]); c != "" {
 		if strings.Contains(c, ",") {
 			return in, fmt.Errorf("--config %s: a study compares builds under one config: give one (a study per config for more)", c)
 		}
@@ -100,6 +122,10 @@ func Check(given map[string]string, o RunOptions) (Inputs, error) {
 	}
 	if _, ok := Sizes[in.Size]; !ok {
 		return in, fmt.Errorf("--scale %s: use tiny, small or full", in.Size)
+	}
+	in.Summary = o.Summary
+	if o.Summary != "" && o.Summary != report.SummarySeeds && o.Summary != report.SummarySeedsApr2024 {
+		return in, fmt.Errorf("--summary %s: use %s (the seeds' layout since July 2024: groups as rows) or %s (April 2024: statistics as rows, groups as columns)", suite.Quote(o.Summary), report.SummarySeeds, report.SummarySeedsApr2024)
 	}
 	return in, nil
 }
@@ -124,14 +150,22 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	}
 	dir := o.Out
 	if dir == "" {
-		dir = filepath.Join(e.Home.Reports(), "study-"+time.Now().UTC().Format("20060102-150405"))
+		// Its time and random bits, made exclusively: two studies started
+		// in the same second never share a folder.
+		if err := home.Ensure(e.Home.Reports()); err != nil {
+			return err
+		}
+		// (0700, its owner's alone.)
+		if dir, err = os.MkdirTemp(e.Home.Reports(), "study-"+time.Now().UTC().Format("20060102-150405")+"-*"); err != nil {
+			return fmt.Errorf("create the study's folder: %w", err)
+		}
 	}
 	if err := home.Ensure(dir); err != nil {
 		return err
 	}
-	labels := make([]string, len(in.Builds))
-	for i, b := range in.Builds {
-		labels[i] = b + "." + in.Config
+	labels, err := in.Labels(build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache})
+	if err != nil {
+		return err
 	}
 	var sets []analysis.Set
 	if !o.FromStore {
@@ -155,7 +189,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if findings == nil {
 		findings = Findings(co)
 	}
-	sd, err := Assemble(sets, Options{Base: in.Base, Compare: co, Findings: findings, Commands: Commands(s.Name(), given, in, dir, o.FromStore)})
+	sd, err := Assemble(sets, Options{Base: in.Base, Compare: co, Findings: findings, Commands: Commands(s.Name(), given, in, dir, o.FromStore), Summary: o.Summary})
 	if err != nil {
 		return err
 	}
@@ -164,6 +198,31 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	}
 	fmt.Fprintf(e.Out, "study: %s and %s\n", filepath.Join(dir, "study.md"), filepath.Join(dir, "study.html"))
 	return nil
+}
+
+// Labels are the study's labels in sweep order: each build with the
+// config (BUILD.CONFIG), its own by --config-for (from the build's version
+// as the registry knows it, or as a registry build's name gives it: the
+// plan gives it the same config).
+func (in Inputs) Labels(reg build.Registry) ([]string, error) {
+	labels := make([]string, len(in.Builds))
+	for i, b := range in.Builds {
+		c := in.Config
+		if len(in.PerBuild) > 0 {
+			v := ""
+			if rb, err := reg.Get(context.Background(), b); err == nil {
+				v = rb.Version
+			} else if a, aerr := build.ParseArtifact(b); aerr == nil {
+				v = a.Version
+			}
+			var ok bool
+			if c, ok = in.PerBuild.ConfigFor(b, v); !ok {
+				return nil, fmt.Errorf("--config-for: no rule names build %s (version %s): add one, such as %s=CONFIG or a version range", b, cmp.Or(v, "unknown"), b)
+			}
+		}
+		labels[i] = b + "." + c
+	}
+	return labels, nil
 }
 
 // fetch fetches the registry builds of builds that are not there yet
@@ -204,7 +263,10 @@ func runStudy(ctx context.Context, e Env, s suite.Suite, given map[string]string
 		}
 	}
 	order := append([]string{in.Builds[in.Base]}, slices.Delete(slices.Clone(in.Builds), in.Base, in.Base+1)...)
-	v["build"], v["config"] = strings.Join(order, ","), in.Config
+	v["build"] = strings.Join(order, ",")
+	if len(in.PerBuild) == 0 {
+		v["config"] = in.Config
+	}
 	if err := e.RunPlan(ctx, v, file, in.Builds); err != nil {
 		return nil, err
 	}
@@ -242,7 +304,7 @@ func Commands(suiteName string, given map[string]string, in Inputs, dir string, 
 	var flags []string
 	var keys []string
 	for k := range given {
-		if k != "build" && k != "config" {
+		if k != "build" && k != "config" && k != "config-for" {
 			keys = append(keys, k)
 		}
 	}
@@ -250,7 +312,14 @@ func Commands(suiteName string, given map[string]string, in Inputs, dir string, 
 	for _, k := range keys {
 		flags = append(flags, "--"+k+" "+quote(given[k]))
 	}
-	head := "qpslab study " + suiteName + " --build " + quote(strings.Join(in.Builds, ",")) + " --config " + quote(in.Config) + " --base " + quote(in.Builds[in.Base])
+	configs := " --config " + quote(in.Config)
+	if in.perBuild != "" {
+		configs = " --config-for " + quote(in.perBuild)
+	}
+	head := "qpslab study " + suiteName + " --build " + quote(strings.Join(in.Builds, ",")) + configs + " --base " + quote(in.Builds[in.Base])
+	if in.Summary != "" {
+		head += " --summary " + in.Summary
+	}
 	if fromStore {
 		return []string{head + " --from-store --out " + quote(dir)}
 	}
@@ -288,7 +357,7 @@ func Write(dir, name string, sd *Study) error {
 	}
 	var errs []error
 	for f, text := range files {
-		errs = append(errs, os.WriteFile(filepath.Join(dir, f), []byte(text), 0o644))
+		errs = append(errs, atomicfile.Write(filepath.Join(dir, f), []byte(text), 0o644))
 	}
 	return errors.Join(errs...)
 }

@@ -37,6 +37,9 @@ type Options struct {
 	// MaxHardware caps the hardware tables (the largest changes first in
 	// the choice, run order in the document); 0 for 12.
 	MaxHardware int
+	// Summary: the seeds' group summaries in this layout too
+	// (RunOptions.Summary).
+	Summary string
 }
 
 // Study is a sweep's document, assembled from its runs.
@@ -60,6 +63,9 @@ type Study struct {
 	hwChanged    int // tests that changed, between neighbours or against the base
 	Findings     []string
 	Commands     []string
+	// Summary is the seeds' layout of the per-build group summaries
+	// ("": none).
+	Summary string
 }
 
 // Change is a test whose verdict changed between two neighbours: it
@@ -84,7 +90,7 @@ func Assemble(sets []analysis.Set, o Options) (*Study, error) {
 	if o.Base < 0 || o.Base >= len(sets) {
 		return nil, fmt.Errorf("the base is not one of the study's builds")
 	}
-	s := &Study{Base: o.Base, Commands: o.Commands}
+	s := &Study{Base: o.Base, Commands: o.Commands, Summary: o.Summary}
 	var others []analysis.Set
 	for i, set := range sets {
 		s.Labels = append(s.Labels, set.Label)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -227,6 +228,44 @@ func TestStudyMarkdownGolden(t *testing.T) {
 	}
 }
 
+// --summary adds the seeds' group summaries, a table per build against
+// the base, in either published layout, in the Markdown and the page alike:
+// the same numbers as the builds-as-rows summary.
+func TestStudySeedSummaries(t *testing.T) {
+	for _, c := range []struct {
+		layout string
+		want   []string
+	}{
+		{report.SummarySeeds, []string{"| group | min | max | avg | median | stddev |", "| point |"}},
+		{report.SummarySeedsApr2024, []string{"| statistic | point | range | writes |", "| average |", "| stddev |"}},
+	} {
+		s, err := Assemble(fixtureSets(), Options{Base: 0, Summary: c.layout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md, page bytes.Buffer
+		if err := s.Markdown(&md, "study"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.HTML(&page); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(md.String(), "### Relative QPS of fx-"); n != 4 {
+			t.Errorf("%s: %d per-build tables, want 4 (every build but the base)", c.layout, n)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(md.String(), w) {
+				t.Errorf("%s: the Markdown lacks %q:\n%s", c.layout, w, md.String())
+			}
+		}
+		// The writes group's median of the last build, in both summaries.
+		st := s.Cmp.Groups[len(s.Cmp.Groups)-1].Stats[len(s.Others)-1]
+		if med := num(st.Median); strings.Count(md.String(), med) < 2 || !strings.Contains(page.String(), "Group summaries as the seeds print them") {
+			t.Errorf("%s: the median %s is not in both summaries, or the page lacks the section", c.layout, med)
+		}
+	}
+}
+
 func TestStudyWithoutFindingsHasNoTLDR(t *testing.T) {
 	s, err := Assemble(fixtureSets(), Options{Base: 2})
 	if err != nil {
@@ -257,6 +296,7 @@ func TestCheckRefusesBadInput(t *testing.T) {
 		{"a build twice", map[string]string{"build": "a,b,a"}, RunOptions{}, "names a twice"},
 		{"two configs", map[string]string{"build": "a,b", "config": "x,y"}, RunOptions{}, "one config"},
 		{"unknown size", map[string]string{"build": "a,b"}, RunOptions{Size: "huge"}, "--scale huge: use tiny, small or full"},
+		{"unknown summary", map[string]string{"build": "a,b"}, RunOptions{Summary: "full\x1b[31m"}, `--summary "full\x1b[31m": use seeds`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Check(tc.given, tc.o)

@@ -30,6 +30,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/home"
@@ -377,11 +378,10 @@ func Add(h home.Home, t Target, replace bool) error {
 	if err != nil {
 		return err
 	}
-	tmp := file(h, t.Name) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return fmt.Errorf("write %s: %v", tmp, pathErr(err))
+	if err := atomicfile.Write(file(h, t.Name), b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %v", file(h, t.Name), pathErr(err))
 	}
-	return os.Rename(tmp, file(h, t.Name))
+	return nil
 }
 
 // Get reads the target registered as name.

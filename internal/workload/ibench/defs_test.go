@@ -153,3 +153,72 @@ func TestClientsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A delete per insert is the default, as the reference's runs since 2024:
+// recorded, in every step from l.i1 on; --no-delete-per-insert turns it
+// off, --shared-table has none (the reference cannot combine them), and
+// asking for both of a contradiction is refused.
+func TestDeletesByDefault(t *testing.T) {
+	for _, c := range []struct {
+		kv      []string
+		deletes bool
+		refused string
+	}{
+		{nil, true, ""},
+		{[]string{"delete-per-insert", "true"}, true, ""},
+		{[]string{"no-delete-per-insert", "true"}, false, ""},
+		{[]string{"shared-table", "true"}, false, ""},
+		{[]string{"shared-table", "true", "no-delete-per-insert", "true"}, false, ""},
+		{[]string{"shared-table", "true", "delete-per-insert", "true"}, false, "exclude each other"},
+		{[]string{"delete-per-insert", "true", "no-delete-per-insert", "true"}, false, "contradict"},
+	} {
+		p, err := ibenchSuite{}.Configure(values(append([]string{"clients", "2", "rates", "100"}, c.kv...)...))
+		if c.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("%v: error %v, want %q", c.kv, err, c.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.kv, err)
+		}
+		if got := p.Params["delete_per_insert"]; got != fmt.Sprint(c.deletes) {
+			t.Errorf("%v: delete_per_insert=%s, want %v", c.kv, got, c.deletes)
+		}
+		for _, st := range p.Steps {
+			if st.Drive == nil {
+				continue
+			}
+			wl := st.Drive.Workload(&suite.Server{Protocol: client.MySQL}, 1).(*workload)
+			if want := c.deletes && st.Test != "l.i0"; wl.ph.deletes != want {
+				t.Errorf("%v: %s deletes %v, want %v", c.kv, st.Test, wl.ph.deletes, want)
+			}
+		}
+	}
+}
+
+// The live rows verdict: what l.x left (perClient(nr1) + 100 per table) on
+// the MySQL family, up to the sequence's skipped ids more on PostgreSQL,
+// never fewer; a table that grew or shrank fails it, named.
+func TestLiveVerdict(t *testing.T) {
+	o := Options{Clients: 2, MR1: 0.001, Deletes: true}
+	for _, c := range []struct {
+		proto client.Protocol
+		order int
+		live  []int64
+		ok    bool
+	}{
+		{client.MySQL, 2, []int64{1100, 1100}, true},
+		{client.MySQL, 2, []int64{1100, 1150}, false},
+		{client.MySQL, 4, []int64{1100, 1099}, false},
+		{client.Postgres, 2, []int64{1100, 4100}, true},
+		{client.Postgres, 2, []int64{1100, 4101}, false},
+		{client.Postgres, 5, []int64{7100, 1100}, true},
+		{client.Postgres, 5, []int64{1099, 1100}, false},
+	} {
+		v := o.liveVerdict(c.proto, c.order, c.live)
+		if v.OK != c.ok || v.Name != VerdictLiveRows || !strings.Contains(v.Detail, "1100") {
+			t.Errorf("%v at step %d, live %v: %+v, want ok=%v", c.proto, c.order, c.live, v, c.ok)
+		}
+	}
+}

@@ -17,6 +17,8 @@ func init() {
 			Help: "share of whole seconds whose insert rate reached 95 % of the target (read+write steps)"},
 		result.Metric{Name: FigureDBMB, Max: 1e10, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "the tables' size after the step, as the server counts it (data and indexes)"},
+		result.Metric{Name: FigureLiveRows, Max: 1e13, Unit: "rows", Per: "step", Class: result.ClassFigure, Verb: "%.0f", Suite: Name,
+			Help: "each table's max - min transactionid + 1 after the step, summed: the live rows the reference keeps constant from l.i1 on with a delete per insert"},
 		result.Metric{Name: FigureDatadirMB, Max: 1e10, Unit: "MB", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name,
 			Help: "the datadir's size on disk after the step (du)"},
 		result.Metric{Name: "cpu/i", Max: 1e9, Per: "insert", Class: result.ClassInsert, Verb: "%.6f", Suite: Name,
@@ -38,7 +40,12 @@ const (
 	FigureSLA       = "sla%"
 	FigureDBMB      = "db_mb"
 	FigureDatadirMB = "datadir_mb"
+	FigureLiveRows  = "live_rows"
 )
+
+// VerdictLiveRows is the verdict of each step that deletes a row per
+// insert: the tables' live rows stayed what l.x left.
+const VerdictLiveRows = "live rows"
 
 // perInsert is a hardware figure per inserted row of a run whose events
 // include inserts (the Insert Benchmark's wKB/i and friends, which the

@@ -66,8 +66,11 @@ share pi1 with --shared-table):
 fresh tables (rows scale with the clients), as --threads does for sysbench:
 each run records its client count, and compare shows each count's step
 tables. A read+write step ends when its inserts are done; it passes its SLA when its
-average insert rate is at least 95 % of clients × R. With --delete-per-insert
-the table keeps its size (a delete of the oldest rows per insert) from l.i1 on.
+average insert rate is at least 95 % of clients × R. From l.i1 on a delete of
+the oldest rows per insert keeps each table at its size, as the reference's
+runs since 2024 do, and each step checks that its live rows (max - min
+transactionid) stayed constant (--no-delete-per-insert: the tables grow;
+--shared-table has no deletes, as in the reference).
 See docs/ibench.md.`
 }
 
@@ -80,8 +83,9 @@ func (ibenchSuite) Params() []suite.Param {
 		{Name: "rates", Kind: suite.List, Default: "100,500,1000", Usage: "insert rates per client of the read+write steps (qrR and qpR)"},
 		{Name: "query-threads", Kind: suite.Int, Default: "1", Usage: "query threads per client in the read+write steps"},
 		{Name: "rows-per-query", Kind: suite.Int, Default: "10", Usage: "LIMIT of a range query, ids of a point query"},
-		{Name: "delete-per-insert", Kind: suite.Bool, Usage: "a delete of the oldest rows per insert from l.i1 on, so the tables keep their size"},
-		{Name: "shared-table", Kind: suite.Bool, Usage: "all clients use one table (pi1) (the reference's only1t; not with --delete-per-insert)"},
+		{Name: "delete-per-insert", Kind: suite.Bool, Default: "true", Usage: "a delete of the oldest rows per insert from l.i1 on, so the tables keep their size (the default, as the reference's runs since 2024; off with --shared-table, which cannot have it)"},
+		{Name: "no-delete-per-insert", Kind: suite.Bool, Usage: "no deletes: the tables grow by every insert (the reference before 2024)"},
+		{Name: "shared-table", Kind: suite.Bool, Usage: "all clients use one table (pi1) (the reference's only1t; it has no deletes, as in the reference)"},
 		{Name: "pacing", Kind: suite.String, Default: "smooth", Usage: "paced inserts: smooth (evenly spread) or reference (a burst at the start of each second, as iibench.py)"},
 		{Name: "wait-scale", Kind: suite.Float, Default: "1", Usage: "scale the wait after l.i2, min(1200, 60 + nr1/1e6) s (0: the cleanup only)"},
 		{Name: "steps", Kind: suite.List, Usage: "only these steps (e.g. 'l.i0,l.x,qr100'); steps that write run in order, and a read+write step needs the indexes of l.x"},
@@ -206,7 +210,7 @@ func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 		Rates:        c.Ints("rates", 1, 1e7),
 		QueryThreads: int(c.Int("query-threads", 0, 1024)),
 		RowsPerQuery: int(c.Int("rows-per-query", 1, 10000)),
-		Deletes:      c.Bool("delete-per-insert"),
+		Deletes:      c.Bool("delete-per-insert") && !c.Bool("no-delete-per-insert"),
 		Shared:       c.Bool("shared-table"),
 		Pacing:       Pacing(c.OneOf("pacing", string(Smooth), string(Reference))),
 		WaitScale:    c.Float("wait-scale", 0, 1000),
@@ -217,8 +221,13 @@ func (ibenchSuite) Configure(v suite.Values) (*suite.Plan, error) {
 	if err := passesProblem(c.String("clients"), o.Passes); err != "" {
 		c.Problem("%s", err)
 	}
-	if o.Deletes && o.Shared {
-		c.Problem("--delete-per-insert and --shared-table exclude each other (as in the reference): each client deletes the oldest rows of its own table")
+	switch {
+	case v.Changed("delete-per-insert") && v.Changed("no-delete-per-insert") && c.Bool("delete-per-insert") && c.Bool("no-delete-per-insert"):
+		c.Problem("--delete-per-insert and --no-delete-per-insert contradict each other: give one")
+	case o.Shared && v.Changed("delete-per-insert") && c.Bool("delete-per-insert"):
+		c.Problem("--delete-per-insert and --shared-table exclude each other (as in the reference): each client deletes the oldest rows of its own table; drop --delete-per-insert (--shared-table runs without deletes)")
+	case o.Shared:
+		o.Deletes = false // the reference's only1t has no deletes
 	}
 	if err := c.Err(); err != nil {
 		return nil, err
@@ -378,7 +387,7 @@ func indexOf(list []string, s string) int {
 
 // step makes one step.
 func (o Options) step(name string, order int) suite.Step {
-	st := suite.Step{Test: name, Order: order, Role: result.RoleTest, Groups: placement(name), Threads: []int{o.Clients}, Finish: o.finish(name)}
+	st := suite.Step{Test: name, Order: order, Role: result.RoleTest, Groups: placement(name), Threads: []int{o.Clients}, Finish: o.finish(name, order)}
 	ins := suite.Headline{Unit: "rows/s", Op: "insert", Series: result.SeriesRows, Value: func(t result.Totals) float64 { return t.RowsPerSec }}
 	perClient := func(total int64) int64 { return (total + int64(o.Clients) - 1) / int64(o.Clients) }
 	switch name {
@@ -517,7 +526,7 @@ func pgAtLeast(version string, major int) bool {
 // finish adds what a run of step name ends with: the read+write steps'
 // SLA verdict and figures, the per-second rate percentiles, and the
 // database's size after the step.
-func (o Options) finish(name string) func(ctx context.Context, s *suite.Server, r *result.Run) error {
+func (o Options) finish(name string, order int) func(ctx context.Context, s *suite.Server, r *result.Run) error {
 	return func(ctx context.Context, s *suite.Server, r *result.Run) error {
 		t := &r.Totals
 		if t.Figures == nil {
@@ -539,6 +548,20 @@ func (o Options) finish(name string) func(ctx context.Context, s *suite.Server, 
 			return fmt.Errorf("database size after %s: %w", name, err)
 		}
 		t.Figures[FigureDBMB] = db
+		if name != "l.i0" {
+			live, err := liveRows(ctx, s, o.distinct())
+			if err != nil {
+				return fmt.Errorf("live rows after %s: %w", name, err)
+			}
+			var sum int64
+			for _, n := range live {
+				sum += n
+			}
+			t.Figures[FigureLiveRows] = float64(sum)
+			if o.Deletes && name != "l.x" {
+				r.Verdicts = append(r.Verdicts, o.liveVerdict(s.Protocol, order, live))
+			}
+		}
 		if s.Datadir != "" {
 			if mb, err := dirMB(s.Datadir); err == nil {
 				t.Figures[FigureDatadirMB] = mb
@@ -657,6 +680,71 @@ func dbSize(ctx context.Context, s *suite.Server, tables []string) (float64, err
 		return 0, err
 	}
 	return float64(b) / (1 << 20), nil
+}
+
+// liveRows is what each of tables holds by the reference's measure, max -
+// min transactionid + 1 (0 when it is empty): two reads of the primary
+// key's ends, where count(*) would scan the table (and warm an IO-bound
+// run's cache).
+func liveRows(ctx context.Context, s *suite.Server, tables []string) ([]int64, error) {
+	conn, err := s.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	out := make([]int64, len(tables))
+	for i, t := range tables {
+		if out[i], err = client.Scalar(ctx, conn, "SELECT COALESCE(max(transactionid) - min(transactionid) + 1, 0) FROM "+t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// seqGap is the most ids PostgreSQL's sequence can skip per session that
+// inserts (its CACHE 1000: the values a session cached and did not use are
+// lost when it ends), so max - min + 1 may exceed the rows by that much
+// per inserting session. The MySQL family's auto_increment gives one
+// inserter's multi-row INSERTs consecutive ids.
+const seqGap = 1000
+
+// liveVerdict judges a step that deletes a row per insert: the live rows of
+// each table (max - min + 1) are what l.x left, perClient(NR1) + 100,
+// since each step deletes as many rows as it inserts. On PostgreSQL ids
+// may skip up to seqGap per inserting session before and in the step (one
+// per step in the pass's order up to this one), so the measure may exceed
+// the rows by that much; never fall short.
+func (o Options) liveVerdict(proto client.Protocol, order int, live []int64) result.Verdict {
+	want := (o.NR1()+int64(o.Clients)-1)/int64(o.Clients) + 100
+	slack := int64(0)
+	if proto == client.Postgres {
+		slack = seqGap * int64(order+1)
+	}
+	v := result.Verdict{Name: VerdictLiveRows, OK: true}
+	lo, hi := live[0], live[0]
+	for _, n := range live {
+		lo, hi = min(lo, n), max(hi, n)
+		if n < want || n > want+slack {
+			v.OK = false
+		}
+	}
+	span := fmt.Sprintf("%d", lo)
+	if hi != lo {
+		span = fmt.Sprintf("%d to %d", lo, hi)
+	}
+	switch {
+	case v.OK && slack > 0:
+		v.Detail = fmt.Sprintf("each table's live rows (max - min transactionid + 1) %s, l.x left %d (PostgreSQL's sequence may skip up to %d ids by now)", span, want, slack)
+	case v.OK:
+		v.Detail = fmt.Sprintf("each table's live rows (max - min transactionid + 1) %s, as l.x left them", span)
+	default:
+		wanted := fmt.Sprint(want)
+		if slack > 0 {
+			wanted = fmt.Sprintf("%d to %d (PostgreSQL's sequence skips ids)", want, want+slack)
+		}
+		v.Detail = fmt.Sprintf("each table's live rows (max - min transactionid + 1) %s, want %s as l.x left them: the deletes did not keep the tables' size, or the tables were not made by this run's l.i0 and l.x", span, wanted)
+	}
+	return v
 }
 
 // dirMB is what the datadir takes on disk (du -s), in MB.

@@ -439,7 +439,7 @@ INSERT INTO seen (c, x) VALUES (:client_id, :x);
 // bind to the loop all the same).
 func TestSleepOnLoop(t *testing.T) {
 	if !client.UringWorks() {
-		t.Skip("io_uring is not allowed here (see TestUringAvailable in internal/client)")
+		testenv.Skip(t, "io_uring is not allowed here (see TestUringAvailable in internal/client)")
 	}
 	sleeper := write(t, "sleeper.sql", "\\sleep 300 ms\nSELECT 1;\n")
 	one := write(t, "one.sql", "SELECT 1;\n")
