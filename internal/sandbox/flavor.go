@@ -158,6 +158,9 @@ func (f mysqlFamily) serverCommand(s *setup) (string, []string) {
 	if s.layout.Share != "" {
 		args = append(args, "--lc-messages-dir="+s.layout.Share)
 	}
+	if s.layout.PluginDir != "" {
+		args = append(args, "--plugin-dir="+s.layout.PluginDir) // a Debian suite's server: its own plugins (MyRocks)
+	}
 	// The folder LOAD DATA INFILE and SELECT … INTO OUTFILE may use: the
 	// sandbox's own. A packaged server's compiled-in one (Debian's
 	// /var/lib/mysql-files) is not there, and MySQL refuses to start

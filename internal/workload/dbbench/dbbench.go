@@ -432,7 +432,7 @@ func (o Options) step(wl string, s step, order int) suite.Step {
 			return t.TPS
 		}},
 		Task:   &suite.Task{Run: o.run(wl, s.name)},
-		Finish: o.finish,
+		Finish: o.finish(wl, s),
 	}
 	if wl == IOBound && o.CacheSet {
 		st.Params["cache"] = strconv.FormatFloat(o.Cache, 'g', -1, 64)
