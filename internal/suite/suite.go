@@ -111,11 +111,12 @@ func FigureOf(m result.Metric) Figure {
 
 // FiguresOf is everything s reports: what its Figures say (its headline
 // for each kind of test, and any figures of every run it lists), then the
-// figures it registered itself (result.Metric.Suite).
+// figures it registered itself (result.Metric.Suite) that its Figures do
+// not list already.
 func FiguresOf(s Suite) []Figure {
 	out := s.Figures()
 	for _, m := range result.All() {
-		if m.Suite == s.Name() {
+		if m.Suite == s.Name() && !slices.ContainsFunc(out, func(f Figure) bool { return f.Name == m.Name }) {
 			out = append(out, FigureOf(m))
 		}
 	}
