@@ -130,8 +130,11 @@ func CheckSuite(root string, s suite.Suite) []string {
 		if !ok {
 			continue
 		}
-		if l, known := Layer(dep); !known || l >= SuiteLayer {
-			problems = append(problems, fmt.Sprintf("suite %s (%s, layer %d) imports %s (layer %d, or none): a suite imports only what is below it", s.Name(), where, SuiteLayer, dep, l))
+		switch l, known := Layer(dep); {
+		case !known:
+			problems = append(problems, fmt.Sprintf("suite %s (%s) imports %s, which has no layer", s.Name(), where, dep))
+		case l >= SuiteLayer:
+			problems = append(problems, fmt.Sprintf("suite %s (%s, layer %d) imports %s (layer %d): a suite imports only what is below it", s.Name(), where, SuiteLayer, dep, l))
 		}
 		deps, err := moduleDeps(root, dep)
 		if err != nil {
