@@ -33,7 +33,7 @@ func TestConditionsAsBefore(t *testing.T) {
 		for _, v := range variants(s) {
 			p, err := s.Configure(v)
 			if err != nil {
-				t.Logf("%s: %v", s.Name(), err) // a switch that needs another's value: what the others show
+				t.Logf("%s: %v", s.Name(), err) // a value this variant lacks (a script): the others cover the rest
 				continue
 			}
 			configured++
