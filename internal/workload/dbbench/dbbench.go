@@ -187,6 +187,12 @@ func (dbbenchSuite) Figures() []suite.Figure {
 	return []suite.Figure{{Name: "qps", Unit: "ops/s", HigherIsBetter: true, Per: "op", Tests: "db_bench's ops/sec"}}
 }
 
+// Conditions: the keys, the values' fields (--ycsb) and the request
+// distribution, and the workload (cached or iobound) with its cache.
+func (dbbenchSuite) Conditions() []string {
+	return append([]string{"rows", "fieldcount", "fieldlength", "distribution"}, suite.CacheConditions()...)
+}
+
 // placement is where the suite's registered layouts put test.
 func placement(test string) []result.Placement { return result.PlacementsOf(Name, test) }
 
