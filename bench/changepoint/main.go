@@ -11,6 +11,11 @@
 // [[[lo, hi], …], …], "seconds": [per series], "total_seconds"}. Times cover the detection only (parsing
 // and process start are not included). -mode append times
 // Analysis.Append of each series' last point after Extend of the others.
+//
+//	changepoint -mode sweeps [-sweeps K] [-flat F]
+//
+// calibrates DetectSweep on generated sweeps of builds instead (no FILE;
+// sweeps.go) and prints markdown tables.
 package main
 
 import (
@@ -43,14 +48,24 @@ func main() {
 	flag.Float64Var(&o.MinMagnitude, "min-magnitude", 0, "minimum relative magnitude")
 	flag.IntVar(&o.MinSegment, "min-segment", 0, "minimum segment (0: default 3)")
 	method := flag.String("method", "", "detect and append: calibrated (the default) or otava (Otava's t-test with qpslab's minimum segment)")
-	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules) or append (time Append of the last point)")
+	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules), append (time Append of the last point) or sweeps (calibrate DetectSweep on generated sweeps)")
+	sweeps := flag.Int("sweeps", 200, "sweeps: sweeps per size and cell")
+	flat := flag.Int("flat", 2000, "sweeps: flat sweeps per cell of the false-alarm table")
 	lower := flag.Bool("lower-is-better", false, "the metric is lower-is-better")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: changepoint [flags] FILE")
+		fmt.Fprintln(os.Stderr, "usage: changepoint [flags] FILE, or changepoint -mode sweeps [-sweeps K] [-flat F]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	o.Method = changepoint.Method(*method)
+	if *mode == "sweeps" {
+		if flag.NArg() != 0 || *sweeps < 10 || *flat < 1 {
+			flag.Usage()
+			os.Exit(2)
+		}
+		runSweeps(*sweeps, *flat)
+		return
+	}
 	if flag.NArg() != 1 {
 		flag.Usage()
 		os.Exit(2)

@@ -69,6 +69,7 @@ func newBuildsCmd() *cobra.Command {
 	compile.Flags().StringVar(&co.Name, "name", "", "")
 	compile.Flags().StringVar(&co.Commit, "commit", "", "")
 	compile.Flags().StringVar(&co.CFlags, "cflags", "", "")
+	compile.Flags().StringArrayVar(&co.CMakeOptions, "cmake-option", nil, "")
 	compile.Flags().IntVar(&co.Jobs, "jobs", 0, "")
 	compile.Flags().BoolVar(&co.Replace, "replace", false, "")
 	var suite, into, mirror string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +21,9 @@ import (
 // testdata/detect holds the results file of qpslab run sysbench with
 // mariadb-10.2.11 and mariadb-system (10.11.19) interleaved, 6 tests and
 // the load, 5 repeats (README.md there). Two builds are too few for change
-// points, so detect compares them by their repeats: one verdict per test,
-// with the p-value compare gives the same runs.
+// points, so detect compares them by their runs: one verdict per test,
+// with compare's verdict on the same runs beside it (its p-value), and
+// where the two answers differ the line says so.
 func TestDetectDemoStore(t *testing.T) {
 	h := newHome(t)
 	if r := qpslab(t, h, "import", "results", filepath.Join("testdata", "detect", "mariadb-10.2.11-vs-10.11.json")); r.code != 0 {
@@ -51,6 +53,13 @@ func TestDetectDemoStore(t *testing.T) {
 			if !verdict || !strings.Contains(l, "5 runs each, p=") || !strings.Contains(l, "% confidence)") {
 				t.Errorf("%s: %q", test, l)
 			}
+			// Student's t and compare's rank test agree on these runs, or
+			// the line says compare's answer.
+			if strings.Contains(l, ": regression between") || strings.Contains(l, ": improvement between") {
+				if !strings.Contains(l, "; compare says ") {
+					t.Logf("%s: both call it: %q", test, l)
+				}
+			}
 			if strings.Contains(l, ": regression between") {
 				regressions++
 			}
@@ -59,11 +68,11 @@ func TestDetectDemoStore(t *testing.T) {
 			t.Errorf("%s: %d verdicts, want 1:\n%s", test, n, r.stdout)
 		}
 	}
-	if !strings.Contains(lines[len(lines)-1], "no change points in 7 series; neighbouring builds compared by their repeats in 7 series (Mann-Whitney U, α 0.05)") {
+	if !strings.Contains(lines[len(lines)-1], "no change points in 7 series; neighbouring builds compared by their runs in 7 series (Student's t on their logarithms, α 0.05)") {
 		t.Errorf("count line: %q", lines[len(lines)-1])
 	}
 
-	// The p-values are compare's.
+	// compare's verdict beside each is compare's own.
 	r = qpslab(t, h, "detect", "--format", "json")
 	var d struct {
 		Builds []struct {
@@ -73,6 +82,11 @@ func TestDetectDemoStore(t *testing.T) {
 			Confidence float64
 			Tested     bool
 			Newest     bool
+			Compare    struct {
+				Kind string
+				P    float64
+			}
+			Note string
 		}
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || len(d.Builds) != len(tests) {
@@ -93,9 +107,13 @@ func TestDetectDemoStore(t *testing.T) {
 			t.Errorf("%+v", b)
 		}
 		for _, row := range c.Rows {
-			if row.Test == b.Test && math.Abs(row.Others[0].P-b.PValue) > 1e-12 {
-				t.Errorf("%s: detect p %g, compare p %g", b.Test, b.PValue, row.Others[0].P)
+			if row.Test == b.Test && math.Abs(row.Others[0].P-b.Compare.P) > 1e-12 {
+				t.Errorf("%s: detect's compare p %g, compare p %g", b.Test, b.Compare.P, row.Others[0].P)
 			}
+		}
+		called := b.Kind == "regression" || b.Kind == "improvement"
+		if compareCalls := b.Compare.Kind == "worse" || b.Compare.Kind == "better"; called != compareCalls && !strings.HasPrefix(b.Note, "compare says ") {
+			t.Errorf("%s: detect %s, compare %s, and no note: %+v", b.Test, b.Kind, b.Compare.Kind, b)
 		}
 	}
 
@@ -135,8 +153,10 @@ func buildRuns(test, version string, start time.Time, qps ...float64) []result.R
 }
 
 // With a single run per build, detect says it cannot tell; with three runs
-// each, that the test cannot reach significance with so few.
-func TestDetectFewBuildsCannotTell(t *testing.T) {
+// each, Student's t on their runs calls a 20 % drop (compare's rank test
+// cannot call three runs against three, and the line says so), and the
+// gate fails on it.
+func TestDetectFewBuildsRuns(t *testing.T) {
 	h := newHome(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var runs []result.Run
@@ -148,13 +168,13 @@ func TestDetectFewBuildsCannotTell(t *testing.T) {
 	r := qpslab(t, h, "detect")
 	if r.code != 0 ||
 		!strings.Contains(r.stdout, "point-query_range=100 thr=1 config=default qps: cannot tell between ma10.2.1 10.2.1 and ma10.2.2 10.2.2: -20.0% (1000 → 800, 1 run each): one run per build") ||
-		!strings.Contains(r.stdout, "update-index_range=100 thr=1 config=default qps: cannot tell between ma10.2.1 10.2.1 and ma10.2.2 10.2.2: -20.0% (1000 → 800, 3 runs each): 3 runs each: too few for the Mann-Whitney test") ||
-		!strings.Contains(r.stdout, "2 cannot tell") {
+		!strings.Contains(r.stdout, "update-index_range=100 thr=1 config=default qps: regression between ma10.2.1 10.2.1 and ma10.2.2 10.2.2: -20.0% (1000 → 800, 3 runs each, p=") ||
+		!strings.Contains(r.stdout, "; compare says cannot tell: 3 runs each: too few for the Mann-Whitney test") ||
+		!strings.Contains(r.stdout, "1 regression, 1 cannot tell") {
 		t.Errorf("detect: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	// Nothing is a regression it can vouch for, so the gate passes.
-	if r := qpslab(t, h, "detect", "--fail-on", "regression"); r.code != 0 || !strings.Contains(r.stderr, "passed") {
-		t.Errorf("--fail-on with nothing tested: exit %d %s", r.code, r.stderr)
+	if r := qpslab(t, h, "detect", "--fail-on", "regression"); r.code != 3 || !strings.Contains(r.stderr, "regression in the newest build: sysbench update-index_range=100") {
+		t.Errorf("--fail-on: exit %d %s", r.code, r.stderr)
 	}
 }
 
@@ -242,5 +262,97 @@ func TestDetectGateInput(t *testing.T) {
 	r = qpslab(t, h, "detect", "--input", write("nightly.csv", 2), "--fail-on", "regression:5%")
 	if r.code != 0 || !strings.Contains(r.stdout, "no change points in 1 series") {
 		t.Errorf("two points at the new level (fewer than --min-segment): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Two builds measured side by side (paired slices of one plan), whose
+// rounds move together within a repeat: by its rounds alone a test's
+// 15 % gain looks certain, but compare pools the write tests, finds that
+// the repeats carry a variance of their own and judges each test by its
+// repeats, which cannot tell it. detect's verdict on the two builds is
+// compare's own (the update-index_range=100: compare 1.33 [0.66,
+// 2.69] undecided, detect "improvement, p = 0.006").
+func TestDetectPairedIsCompare(t *testing.T) {
+	h := newHome(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := rand.New(rand.NewPCG(59, 2))
+	tests := []string{"update-index_range=100", "update-nonindex_range=100", "insert_range=100", "delete_range=100", "update-one_range=100", "update-inlist_range=100"}
+	var runs []result.Run
+	for i, test := range tests {
+		shift := []float64{1 + 0.2*r.NormFloat64(), 1 + 0.2*r.NormFloat64(), 1 + 0.2*r.NormFloat64()}
+		for j, v := range []string{"10.11.1", "10.11.2"} {
+			q := 1000.0 + 10*float64(i)
+			if j == 1 {
+				q *= 1.15
+			}
+			run := buildRuns(test, v, t0.Add(time.Duration(2*i+j)*time.Minute), q)[0]
+			run.Plan, run.Pairing, run.Params = "20260101T000000-p", result.PairedSlices, map[string]string{"writes": "true"}
+			for k := 0; k < 12; k++ {
+				rep := k/4 + 1
+				x := q * (1 + 0.005*r.NormFloat64())
+				if j == 1 {
+					x *= shift[rep-1] // the other build's repeats move together
+				}
+				run.Rounds = append(run.Rounds, result.Round{Repeat: rep, Round: k%4 + 1, Started: run.Started.Add(time.Duration(k) * time.Second), Seconds: 0.25, Value: x})
+			}
+			runs = append(runs, run)
+		}
+	}
+	storeRuns(t, h, runs)
+	rd := qpslab(t, h, "detect", "--format", "json")
+	var d struct {
+		Builds []struct {
+			Test, Kind, Method, Why string
+			Compare                 struct {
+				Kind       string
+				Rel, Lo, P float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(rd.stdout), &d); err != nil || len(d.Builds) != len(tests) {
+		t.Fatalf("detect --format json: %v %s %s", err, rd.stdout, rd.stderr)
+	}
+	rc := qpslab(t, h, "compare", "ma10.11.1.default", "ma10.11.2.default", "--format", "json")
+	var c struct {
+		Rows []struct {
+			Test   string
+			Others []struct {
+				Verdict struct {
+					Kind       string
+					Rel, Lo, P float64
+					Pool       string
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(rc.stdout), &c); err != nil || len(c.Rows) != len(tests) {
+		t.Fatalf("compare --format json: %v %s %s", err, rc.stdout, rc.stderr)
+	}
+	undecided := 0
+	for _, b := range d.Builds {
+		for _, row := range c.Rows {
+			if row.Test != b.Test {
+				continue
+			}
+			v := row.Others[0].Verdict
+			if b.Method != "paired" || b.Compare.Kind != v.Kind || b.Compare.Rel != v.Rel || b.Compare.Lo != v.Lo || b.Compare.P != v.P {
+				t.Errorf("%s: detect %+v, compare %+v", b.Test, b, v)
+			}
+			switch v.Kind {
+			case "better":
+				if b.Kind != "improvement" {
+					t.Errorf("%s: compare better, detect %s", b.Test, b.Kind)
+				}
+			case "same":
+				undecided++
+				if b.Kind != "no significant change" || !strings.Contains(b.Why, "[") {
+					t.Errorf("%s: compare undecided, detect %s (%s)", b.Test, b.Kind, b.Why)
+				}
+			}
+			t.Logf("%s: compare %s %.2f (pool %s); detect %s %s", b.Test, v.Kind, v.Rel, v.Pool, b.Kind, b.Why)
+		}
+	}
+	if undecided == 0 {
+		t.Errorf("no test undecided by compare: the case this test is for did not arise")
 	}
 }

@@ -61,7 +61,7 @@ func help(name string) string {
 // help file, if there is one, and its short help and its flags' usage
 // from docs/usage.txt where the code gives none.
 func setHelp(c *cobra.Command) {
-	path := strings.TrimPrefix(c.CommandPath(), "qpslab ")
+	path := commandPath(c)
 	if h, ok := docs.Help(strings.ReplaceAll(path, " ", "-")); ok && c.Long == "" {
 		c.Long = h
 	}
@@ -69,7 +69,7 @@ func setHelp(c *cobra.Command) {
 		c.Short = s
 	}
 	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
-		if u, ok := docs.Usage(path, f.Name); ok && f.Usage == "" {
+		if u, _, ok := usageOf(c, f.Name); ok && f.Usage == "" {
 			f.Usage = u
 		}
 	})
@@ -77,6 +77,33 @@ func setHelp(c *cobra.Command) {
 		setHelp(s)
 	}
 }
+
+// suiteAnnotation marks a suite's command (run NAME, study NAME, fleet
+// submit NAME) with the suite's name.
+const suiteAnnotation = "suite"
+
+// usageOf is the usage of flag name of command c in docs/usage.txt, and
+// the key it is under: the command's own entry, or for a suite's command
+// the entry every suite shares, its parent's path with SUITE ([run SUITE])
+// or its parent's own ([fleet submit]). A suite adds nothing there: its
+// own flags' usage is in its package (suite.Param).
+func usageOf(c *cobra.Command, name string) (usage, key string, ok bool) {
+	paths := []string{commandPath(c)}
+	if c.Annotations[suiteAnnotation] != "" && c.HasParent() {
+		parent := commandPath(c.Parent())
+		paths = append(paths, parent+" SUITE", parent)
+	}
+	for _, p := range paths {
+		if u, ok := docs.Usage(p, name); ok {
+			return u, p + " --" + name, true
+		}
+	}
+	return "", "", false
+}
+
+// commandPath is c's path without "qpslab": the key of its entries in
+// docs/usage.txt.
+func commandPath(c *cobra.Command) string { return strings.TrimPrefix(c.CommandPath(), "qpslab ") }
 
 // withEnv is a RunE that calls f with the command's env: the home, its
 // --store and its writers.

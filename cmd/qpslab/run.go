@@ -18,10 +18,12 @@ func newRunCmd() *cobra.Command {
 	return c
 }
 
-// suiteCmd is the command of suite s under qpslab run or fleet submit,
-// with the plan's flags the suite takes; given reads those set.
+// suiteCmd is the command of suite s under qpslab run, study or fleet
+// submit, with the plan's flags the suite takes; given reads those set.
+// The usage of its other flags is the one every suite shares (usageOf).
 func suiteCmd(s suite.Suite, use, short, long string) (c *cobra.Command, given func() map[string]string) {
-	c = &cobra.Command{Use: s.Name() + use, Short: short, Long: long, Args: cobra.NoArgs}
+	c = &cobra.Command{Use: s.Name() + use, Short: short, Long: long, Args: cobra.NoArgs,
+		Annotations: map[string]string{suiteAnnotation: s.Name()}}
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return plan.FlagError(s, err) })
 	return c, plan.Flags(c.Flags(), s)
 }

@@ -11,8 +11,9 @@ import (
 )
 
 // Every command has its one line of help and every flag it defines its
-// usage (the code's, or docs/usage.txt's), and usage.txt names nothing
-// that no command has: a renamed command or flag shows here.
+// usage (the code's, or docs/usage.txt's: a suite's command shares its
+// entries with every suite's), and usage.txt names nothing that no
+// command has: a renamed command or flag shows here.
 func TestEveryCommandAndFlagSaysWhatItIs(t *testing.T) {
 	used := map[string]bool{}
 	var walk func(c *cobra.Command)
@@ -28,8 +29,8 @@ func TestEveryCommandAndFlagSaysWhatItIs(t *testing.T) {
 			if f.Usage == "" {
 				t.Errorf("qpslab %s --%s has no usage: add it under [%s] in docs/usage.txt", path, f.Name, path)
 			}
-			if _, ok := docs.Usage(path, f.Name); ok {
-				used[path+" --"+f.Name] = true
+			if _, key, ok := usageOf(c, f.Name); ok {
+				used[key] = true
 			}
 		})
 		for _, s := range c.Commands() {

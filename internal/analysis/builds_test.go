@@ -29,9 +29,11 @@ func versionSeries(metric string, hib bool, builds ...[]float64) history.Series 
 
 var base = changepoint.Options{Window: 50, PValue: 0.001, MinSegment: 3}
 
-// Neighbouring builds of a short series, by their repeats: a significant
-// drop of QPS is a regression, of latency an improvement; the same runs
-// without a spread cannot tell.
+// Neighbouring builds of a short series, by their runs: a significant
+// drop of QPS is a regression, of latency an improvement; three runs
+// against three are enough for a large change (compare's rank test cannot
+// call them, and the line says so); the same runs without a spread cannot
+// tell.
 func TestBuilds(t *testing.T) {
 	a := []float64{1000, 1004, 997, 1001, 995}
 	b := []float64{880, 884, 877, 881, 875}
@@ -41,29 +43,35 @@ func TestBuilds(t *testing.T) {
 		versionSeries("qps", true, []float64{1000}, []float64{800}),
 		versionSeries("qps", true, a[:3], b[:3]),
 		versionSeries("qps", true, a, a),
+		versionSeries("qps", true, []float64{1000}, []float64{500, 520}),
 	}, DetectSettings{}, base)
 	want := []struct {
 		kind   string
 		newest bool
 		why    string
+		note   string
 	}{
-		{"regression", true, ""},
-		{"improvement", false, ""}, {NoChange, true, ""},
-		{CannotTell, true, "one run per build"},
-		{CannotTell, true, "too few for the Mann-Whitney test"},
-		{NoChange, true, ""},
+		{"regression", true, "", ""},
+		{"improvement", false, "", ""}, {NoChange, true, "", ""},
+		{CannotTell, true, "one run per build", ""},
+		{"regression", true, "", "compare says cannot tell: 3 runs each: too few for the Mann-Whitney test"},
+		{NoChange, true, "", ""},
+		{CannotTell, true, "1 and 2 runs: too few", ""},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d comparisons: %+v", len(got), got)
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.Kind != w.kind || g.Newest != w.newest || !strings.Contains(g.Why, w.why) {
-			t.Errorf("%d: %s newest %v %q, want %s %v %q", i, g.Kind, g.Newest, g.Why, w.kind, w.newest, w.why)
+		if g.Kind != w.kind || g.Newest != w.newest || !strings.Contains(g.Why, w.why) || !strings.HasPrefix(g.Note, w.note) || (w.note == "") != (g.Note == "") {
+			t.Errorf("%d: %s newest %v %q %q, want %s %v %q %q", i, g.Kind, g.Newest, g.Why, g.Note, w.kind, w.newest, w.why, w.note)
 		}
 	}
-	if g := got[0]; !g.Tested || math.Abs(g.PValue-2.0/252) > 1e-9 || math.Abs(g.Confidence-(1-g.PValue)) > 1e-12 || math.Abs(g.Magnitude-(-0.12)) > 1e-9 {
-		t.Errorf("5 against 5 runs apart: %+v", g)
+	// 5 against 5 runs 12 % apart: Student's t on the logarithms, and
+	// compare's verdict beside it (Mann-Whitney, 2/252: worse too).
+	if g := got[0]; !g.Tested || g.Method != MethodRunsT || !(g.PValue < 1e-9) || math.Abs(g.Confidence-(1-g.PValue)) > 1e-12 ||
+		math.Abs(g.Magnitude-(-0.12)) > 1e-9 || g.Compare == nil || g.Compare.Kind != KindWorse || math.Abs(g.Compare.P-2.0/252) > 1e-9 {
+		t.Errorf("5 against 5 runs apart: %+v %+v", g, g.Compare)
 	}
 	if g := got[3]; g.Tested || !math.IsNaN(g.PValue) {
 		t.Errorf("one run each was tested: %+v", g)
@@ -73,15 +81,49 @@ func TestBuilds(t *testing.T) {
 	if small[0].Kind != NoChange || !strings.Contains(small[0].Why, "--min-magnitude") {
 		t.Errorf("a 2 %% change with --min-magnitude 0.05: %+v", small[0])
 	}
-	// Series long enough for change points, and series of one build's runs,
-	// are not compared.
-	long := versionSeries("qps", true, a, a, a, b, b, b)
+	// Series long enough for change points (a sweep of four builds or
+	// more), and series of one build's runs, are not compared.
+	long := versionSeries("qps", true, a, a, b, b)
 	runs := history.Series{Test: "t", Metric: "qps", HigherIsBetter: true, Order: "time", Points: long.Points[:3]}
 	if got := Builds([]history.Series{long, runs}, DetectSettings{}, base); len(got) != 0 {
 		t.Errorf("compared %+v", got)
 	}
 	if n, need := TooShort([]history.Series{long, runs, versionSeries("qps", true, a, b)}, DetectSettings{}, base); n != 1 || need != 6 {
 		t.Errorf("TooShort: %d series, %d points", n, need)
+	}
+}
+
+// pairedPoints are two builds measured side by side in one plan: rounds
+// of repeats of a plan, the other's value ratio × the base's with a
+// wobble per round.
+func pairedPoints(ratio float64, wobble []float64) (history.Point, history.Point) {
+	from := history.Point{Build: "b1", Version: "1.1", N: 1, Value: 1000, Values: []float64{1000}}
+	to := history.Point{Build: "b2", Version: "1.2", N: 1, Value: 1000 * ratio, Values: []float64{1000 * ratio}}
+	for k, w := range wobble {
+		rep, rd := k/4+1, k%4+1
+		from.Obs = append(from.Obs, history.Obs{Plan: "p", Pairing: "slices", Repeat: rep, Round: rd, Value: 1000})
+		to.Obs = append(to.Obs, history.Obs{Plan: "p", Pairing: "slices", Repeat: rep, Round: rd, Value: 1000 * ratio * w})
+	}
+	return from, to
+}
+
+// Builds measured side by side: compare's verdict is the answer, the one
+// settings.Pair gives (qpslab compare's own comparison) where it is set,
+// else Judge on the rounds.
+func TestBuildsPaired(t *testing.T) {
+	from, to := pairedPoints(0.8, []float64{1, 1.01, 0.99, 1, 1.02, 0.98, 1, 1.01})
+	s := history.Series{Test: "t", Metric: "qps", HigherIsBetter: true, Order: "version", Points: []history.Point{from, to}}
+	got := Builds([]history.Series{s}, DetectSettings{}, base)
+	if len(got) != 1 || got[0].Kind != "regression" || got[0].Method != MethodPaired || got[0].Rounds != 8 || math.Abs(got[0].Magnitude+0.2) > 0.01 || got[0].Note != "" {
+		t.Fatalf("a paired 20 %% drop: %+v", got)
+	}
+	// compare's own verdict (its pool can say the rounds of a repeat move
+	// together, so that the repeats are the units): undecided wins.
+	undecided := Verdict{Method: MethodPaired, Pairing: "slices", N: 8, Rel: 1.33, Lo: 0.66, Hi: 2.69, P: 0.31, Kind: KindSame}
+	set := DetectSettings{Pair: func(history.Series, history.Point, history.Point) (Verdict, bool) { return undecided, true }}
+	got = Builds([]history.Series{s}, set, base)
+	if len(got) != 1 || got[0].Kind != NoChange || !strings.Contains(got[0].Why, "1.33 [0.66, 2.69]") || got[0].Compare.Kind != KindSame {
+		t.Errorf("compare undecided: %+v", got)
 	}
 }
 

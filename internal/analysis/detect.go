@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -30,6 +31,12 @@ type DetectSettings struct {
 	// file sets one.
 	Floors         func(hostID, suite, test string, threads int, conditions string) (float64, bool) `yaml:"-"`
 	MagnitudeGiven bool                                                                             `yaml:"-"`
+	// Pair, if set, is qpslab compare's verdict on two builds of a
+	// headline series (its own comparison of their labels, from the
+	// store), false when it has none: the judgement of two builds whose
+	// runs pair (BuildChange, Change.Pair). Without it, Judge on the
+	// points' observations.
+	Pair func(s history.Series, from, to history.Point) (Verdict, bool) `yaml:"-"`
 }
 
 // seriesOptions are the detector's options for series sr: Options, with
@@ -191,7 +198,7 @@ type Change struct {
 	Threads    int           `json:"threads,omitempty"`
 	Config     string        `json:"config,omitempty"`
 	Host       string        `json:"host,omitempty"`
-	Kind       string        `json:"kind"` // regression or improvement
+	Kind       string        `json:"kind"` // regression or improvement; "unconfirmed regression" or "unconfirmed improvement" (Unconfirmed)
 	Magnitude  float64       `json:"magnitude"`
 	MeanBefore float64       `json:"mean_before"`
 	MeanAfter  float64       `json:"mean_after"`
@@ -211,43 +218,68 @@ type Change struct {
 	Last    bool                `json:"last"`
 	New     bool                `json:"new"`
 	Options changepoint.Options `json:"options"`
+	// Method is how it was found: ChangeSweep, ChangeWindows or
+	// ChangeBuilds.
+	Method string `json:"method"`
+	// Unconfirmed: a change at either end of a sweep that rests on one
+	// build (of fewer than changepoint.MinRuns runs, or whose runs vary
+	// less than the builds do), significant as measured but no call (the
+	// gate and the alerts pass it by); Confirm says what would confirm it.
+	Unconfirmed bool   `json:"unconfirmed,omitempty"`
+	Confirm     string `json:"confirm,omitempty"`
+	// Pair is qpslab compare's verdict on the two builds either side of
+	// the change where one plan measured them side by side (paired
+	// rounds); Note says where it and the history give two answers, and
+	// why.
+	Pair *Verdict `json:"pair,omitempty"`
+	Note string   `json:"note,omitempty"`
 }
 
+// How a change was found (Change.Method).
+const (
+	// ChangeSweep: the builds of a history of 4 to changepoint.SweepMax
+	// builds and their runs (changepoint.DetectSweep).
+	ChangeSweep = "sweep"
+	// ChangeWindows: the windowed method over the points
+	// (changepoint.Detect).
+	ChangeWindows = "windows"
+	// ChangeBuilds: two neighbouring builds of a history of two or three,
+	// compared by their runs (BuildChange).
+	ChangeBuilds = "builds"
+)
+
 // Detect finds the change points of every series long enough to have
-// one (Builds compares the builds of shorter ones).
+// one: a sweep of builds (4 to changepoint.SweepMax, the calibrated
+// method) by their runs, a longer history by the windowed method (Builds
+// compares the builds of shorter ones).
 func Detect(series []history.Series, settings DetectSettings, base changepoint.Options) ([]Change, error) {
 	var out []Change
 	for _, s := range series {
+		o, _ := settings.seriesOptions(base, s)
+		if isSweep(s, o) {
+			cs, err := detectSweep(s, o, settings)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, cs...)
+			continue
+		}
 		if shortOf(s, settings, base) > 0 {
 			continue
 		}
-		o, _ := settings.seriesOptions(base, s)
 		vals := make([]float64, len(s.Points))
 		for i, p := range s.Points {
 			vals[i] = p.Value
 		}
-		dir := changepoint.HigherIsBetter
-		if !s.HigherIsBetter {
-			dir = changepoint.LowerIsBetter
-		}
+		dir := direction(s)
 		e := scaleOf(vals)
 		cps, err := changepoint.Detect(vals, o, dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		for k, cp := range cps {
-			cp.MeanBefore, cp.MeanAfter = result.ClampFinite(math.Ldexp(cp.MeanBefore, e)), result.ClampFinite(math.Ldexp(cp.MeanAfter, e))
-			cp.Magnitude = result.ClampFinite(cp.Magnitude) // a change from a mean near 0
-			c := Change{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
-				Kind: "improvement", Magnitude: cp.Magnitude, MeanBefore: cp.MeanBefore, MeanAfter: cp.MeanAfter, PValue: cp.PValue,
-				Index: cp.Index, Points: len(vals), Order: s.Order, Arrived: s.Points[cp.Index], Options: o,
-				Earliest: s.Points[cp.Lo], Latest: s.Points[cp.Hi], Last: k == len(cps)-1}
-			if cp.Index > 0 {
-				c.Before = s.Points[cp.Index-1]
-			}
-			if cp.Regression {
-				c.Kind = "regression"
-			}
+			c := newChange(s, cp, e, o, ChangeWindows)
+			c.Last = k == len(cps)-1
 			if c.Last {
 				// Established by the newest point: not found (anywhere in
 				// its interval) without it.
@@ -259,10 +291,173 @@ func Detect(series []history.Series, settings DetectSettings, base changepoint.O
 					return p.Regression == cp.Regression && p.Index >= cp.Lo && p.Index <= cp.Hi
 				})
 			}
+			pairNote(&c, s, settings)
 			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+func direction(s history.Series) changepoint.Direction {
+	if s.HigherIsBetter {
+		return changepoint.HigherIsBetter
+	}
+	return changepoint.LowerIsBetter
+}
+
+// newChange is change point cp of s, its means scaled back by 2^e.
+func newChange(s history.Series, cp changepoint.ChangePoint, e int, o changepoint.Options, method string) Change {
+	cp.MeanBefore, cp.MeanAfter = result.ClampFinite(math.Ldexp(cp.MeanBefore, e)), result.ClampFinite(math.Ldexp(cp.MeanAfter, e))
+	cp.Magnitude = result.ClampFinite(cp.Magnitude) // a change from a mean near 0
+	c := Change{Series: s.Name(), Suite: s.Suite, Test: s.Test, Metric: s.Metric, Threads: s.Threads, Config: s.Config, Host: s.Host,
+		Kind: "improvement", Magnitude: cp.Magnitude, MeanBefore: cp.MeanBefore, MeanAfter: cp.MeanAfter, PValue: cp.PValue,
+		Index: cp.Index, Points: len(s.Points), Order: s.Order, Arrived: s.Points[cp.Index], Options: o,
+		Earliest: s.Points[cp.Lo], Latest: s.Points[cp.Hi], Method: method}
+	if cp.Index > 0 {
+		c.Before = s.Points[cp.Index-1]
+	}
+	if cp.Regression {
+		c.Kind = "regression"
+	}
+	return c
+}
+
+// buildsOrder says whether s's points are builds (in version, commit or
+// name order), not runs.
+func buildsOrder(s history.Series) bool {
+	switch s.Order {
+	case history.OrderVersion, history.OrderCommit, history.OrderName, history.OrderVersionName:
+		return true
+	}
+	return false
+}
+
+// calibrated says whether o asks for the calibrated method.
+func calibrated(o changepoint.Options) bool {
+	return o.Method == "" || o.Method == changepoint.Calibrated
+}
+
+// isSweep says whether s is a sweep for the calibrated method: 4 to
+// changepoint.SweepMax builds.
+func isSweep(s history.Series, o changepoint.Options) bool {
+	return calibrated(o) && buildsOrder(s) && len(s.Points) >= changepoint.SweepMin && len(s.Points) <= changepoint.SweepMax
+}
+
+// sweepRuns are the runs of s's builds (a point without them: its value).
+func sweepRuns(s history.Series) [][]float64 {
+	runs := make([][]float64, len(s.Points))
+	for i, p := range s.Points {
+		runs[i] = p.Values
+		if len(runs[i]) == 0 {
+			runs[i] = []float64{p.Value}
+		}
+	}
+	return runs
+}
+
+// detectSweep finds the changes of sweep s (changepoint.DetectSweep),
+// confirmed and unconfirmed, in index order.
+func detectSweep(s history.Series, o changepoint.Options, settings DetectSettings) ([]Change, error) {
+	runs := sweepRuns(s)
+	var all []float64
+	for _, r := range runs {
+		all = append(all, r...)
+	}
+	e := scaleOf(slices.Clone(all))
+	if e != 0 {
+		for i, r := range runs {
+			runs[i] = make([]float64, len(r))
+			for j, v := range r {
+				runs[i][j] = math.Ldexp(result.ClampFinite(v), -e)
+			}
+		}
+	}
+	dir := direction(s)
+	res, err := changepoint.DetectSweep(runs, o, dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	var prev []changepoint.ChangePoint
+	if len(runs)-1 >= changepoint.SweepMin {
+		p, err := changepoint.DetectSweep(runs[:len(runs)-1], o, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		prev = p.ChangePoints
+	}
+	var out []Change
+	for k, cp := range res.ChangePoints {
+		c := newChange(s, cp, e, o, ChangeSweep)
+		c.Last = k == len(res.ChangePoints)-1
+		c.New = c.Last && !slices.ContainsFunc(prev, func(p changepoint.ChangePoint) bool {
+			return p.Regression == cp.Regression && p.Index >= cp.Lo && p.Index <= cp.Hi
+		})
+		pairNote(&c, s, settings)
+		out = append(out, c)
+	}
+	for _, cp := range res.Unconfirmed {
+		c := newChange(s, cp, e, o, ChangeSweep)
+		c.Unconfirmed, c.Kind = true, "unconfirmed "+c.Kind
+		c.Last = cp.Index == len(s.Points)-1
+		odd, side := c.Arrived, "after"
+		if !c.Last {
+			odd, side = c.Before, "before"
+		}
+		if odd.N >= changepoint.MinRuns {
+			c.Confirm = fmt.Sprintf("it rests on one build, %s, of %s, and the builds vary more than their runs: another build at its level %s it would confirm it",
+				pointWords(odd), runWords(odd.N), side)
+		} else {
+			c.Confirm = fmt.Sprintf("it rests on one build, %s, of %s: another build at its level %s it, or %d runs of it (qpslab run --repeat %d), would confirm it",
+				pointWords(odd), runWords(odd.N), side, changepoint.MinRuns, changepoint.MinRuns)
+		}
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b Change) int { return a.Index - b.Index })
+	return out, nil
+}
+
+// pointWords names a build's point: its build name, and its version
+// when that says more.
+func pointWords(p history.Point) string {
+	if p.Version != "" && p.Version != p.Build {
+		return p.Build + " " + p.Version
+	}
+	return p.Build
+}
+
+func runWords(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", max(n, 1))
+}
+
+// pairNote gives change c compare's verdict on the builds either side of
+// it where one plan measured them side by side (their rounds pair), and
+// says so where the two answers differ: a paired run of two builds can be
+// undecided where the builds around them make the change certain.
+func pairNote(c *Change, s history.Series, settings DetectSettings) {
+	if !buildsOrder(s) || c.Index == 0 || !paired(c.Before, c.Arrived) {
+		return
+	}
+	v := judgePair(s, c.Before, c.Arrived, settings)
+	c.Pair = &v
+	regression := strings.HasSuffix(c.Kind, "regression")
+	if v.Changed() && (v.Kind == KindWorse) == regression {
+		return
+	}
+	what := "undecided"
+	switch {
+	case v.Changed():
+		what = "the opposite, " + verdictWords(v)
+	case v.Kind != KindSame:
+		what = verdictWords(v)
+	}
+	c.Note = fmt.Sprintf("compare of %s and %s (paired rounds of one plan) says %s", pointWords(c.Before), pointWords(c.Arrived), what)
+	if why := verdictWhy(v); why != "" {
+		c.Note += " (" + why + ")"
+	}
+	c.Note += ": the history's change rests on the builds around them too, the paired verdict on these two alone"
 }
 
 // scaleOf scales vals in place by a power of two when they are so large
@@ -335,10 +530,23 @@ func TooShort(series []history.Series, settings DetectSettings, base changepoint
 	return n, need
 }
 
-// shortOf returns the points a change point in s needs if s has fewer, else 0.
+// Needs returns the points a change point in s needs if s has fewer, else
+// 0 (a sweep of changepoint.SweepMin builds, or MinSegment points on each
+// side of a history of runs).
+func Needs(s history.Series, settings DetectSettings, base changepoint.Options) int {
+	return shortOf(s, settings, base)
+}
+
+// shortOf returns the points a change point in s needs if s has fewer,
+// else 0: changepoint.SweepMin builds for the calibrated method, else
+// MinSegment points on each side (at least 2 in all).
 func shortOf(s history.Series, settings DetectSettings, base changepoint.Options) int {
 	o := settings.Options(base, s.Test, s.Metric)
-	if want := 2 * max(o.MinSegment, 1); len(s.Points) < want {
+	want := 2 * max(o.MinSegment, 1)
+	if calibrated(o) && buildsOrder(s) {
+		want = changepoint.SweepMin
+	}
+	if len(s.Points) < want {
 		return want
 	}
 	return 0

@@ -68,3 +68,88 @@ func TestDetectDirections(t *testing.T) {
 		}
 	}
 }
+
+// A sweep of builds (a point a build, its runs behind it): a dip that
+// recovers is two changes found from the runs, a step at the newest
+// build of one run is unconfirmed (with what would confirm it) and trips
+// no gate, the same step with three runs is a regression the newest build
+// brings; the changes say how they were found.
+func TestDetectSweep(t *testing.T) {
+	r := func(v float64, k int) []float64 { // k runs around v, ±0.5 %
+		out := make([]float64, k)
+		for i := range out {
+			out[i] = v * (1 + 0.005*float64(i%3-1))
+		}
+		return out
+	}
+	mk := func(runs int, newest float64) history.Series {
+		var builds [][]float64
+		for i := 0; i < 12; i++ {
+			v := 1000.0
+			if i >= 4 && i < 8 {
+				v = 700
+			}
+			if i == 11 {
+				v = newest
+			}
+			builds = append(builds, r(v*(1+0.01*float64(i%2)), runs))
+		}
+		return versionSeries("qps", true, builds...)
+	}
+	cs, err := Detect([]history.Series{mk(1, 600)}, DetectSettings{}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 || cs[0].Index != 4 || cs[0].Kind != "regression" || cs[1].Index != 8 || cs[1].Kind != "improvement" ||
+		cs[2].Index != 11 || cs[2].Kind != "unconfirmed regression" || !cs[2].Unconfirmed || !strings.Contains(cs[2].Confirm, "rests on one build, "+cs[2].Arrived.Build+" "+cs[2].Arrived.Version+", of 1 run: another build at its level after it, or 3 runs of it") {
+		t.Fatalf("a dip and an unconfirmed newest build: %+v", cs)
+	}
+	for _, c := range cs {
+		if c.Method != ChangeSweep {
+			t.Errorf("%d: method %q", c.Index, c.Method)
+		}
+	}
+	g, _ := ParseGate("regression")
+	if fc, _ := g.Failures(cs, nil); len(fc) != 0 {
+		t.Errorf("an unconfirmed regression trips the gate: %+v", fc)
+	}
+	cs, err = Detect([]history.Series{mk(3, 600)}, DetectSettings{}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 || cs[2].Index != 11 || cs[2].Kind != "regression" || cs[2].Unconfirmed || !cs[2].Last || !cs[2].New {
+		t.Fatalf("the newest build of three runs 40 %% worse: %+v", cs)
+	}
+	if fc, _ := g.Failures(cs, nil); len(fc) != 1 || fc[0].Index != 11 {
+		t.Errorf("the gate on a regression in the newest build of three runs: %+v", fc)
+	}
+}
+
+// Where the builds either side of a change were measured side by side,
+// the change carries compare's verdict on them, and says so when it is
+// another answer.
+func TestDetectPairNote(t *testing.T) {
+	from, to := pairedPoints(0.8, []float64{1, 1.01, 0.99, 1, 1.02, 0.98, 1, 1.01})
+	s := versionSeries("qps", true, []float64{1000}, []float64{1001}, []float64{999}, []float64{1000}, []float64{800}, []float64{801}, []float64{799}, []float64{800})
+	from.Build, from.Version, to.Build, to.Version = s.Points[3].Build, s.Points[3].Version, s.Points[4].Build, s.Points[4].Version
+	s.Points[3], s.Points[4] = from, to
+	s.Points[4].Value, s.Points[4].Values = 800, []float64{800}
+	undecided := Verdict{Method: MethodPaired, Pairing: "slices", N: 8, Rel: 0.8, Lo: 0.5, Hi: 1.3, P: 0.2, Kind: KindSame}
+	for _, c := range []struct {
+		set  DetectSettings
+		kind string
+		note string
+	}{
+		{DetectSettings{}, KindWorse, ""},
+		{DetectSettings{Pair: func(history.Series, history.Point, history.Point) (Verdict, bool) { return undecided, true }}, KindSame,
+			"compare of b4 1.4 and b5 1.5 (paired rounds of one plan) says undecided (0.80 [0.50, 1.30], p=0.2): the history's change rests on the builds around them too"},
+	} {
+		cs, err := Detect([]history.Series{s}, c.set, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) != 1 || cs[0].Index != 4 || cs[0].Pair == nil || cs[0].Pair.Kind != c.kind || !strings.HasPrefix(cs[0].Note, c.note) || (c.note == "") != (cs[0].Note == "") {
+			t.Errorf("%+v", cs)
+		}
+	}
+}

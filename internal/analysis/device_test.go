@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/result"
@@ -26,10 +27,12 @@ func TestMetricsDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := tables[0].Rows
-	if len(rows) != 3 || len(DeviceNames()) != 2 || DeviceNames()[0] != "rareq-sz" {
-		t.Fatalf("rows %+v, device names %v", rows, DeviceNames())
+	names := DeviceNames()
+	rareq, wareq := slices.Index(names, "rareq-sz"), slices.Index(names, "wareq-sz")
+	if len(rows) != 3 || rareq < 0 || wareq < 0 {
+		t.Fatalf("rows %+v, device names %v", rows, names)
 	}
-	if rows[0].Device == nil || rows[0].Device[0] != 84.5 || rows[0].Device[1] != 100 {
+	if rows[0].Device == nil || rows[0].Device[rareq] != 84.5 || rows[0].Device[wareq] != 100 {
 		t.Errorf("db_bench row %+v", rows[0].Device)
 	}
 	if rows[1].Device != nil || rows[2].Device != nil {

@@ -10,7 +10,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,42 +19,6 @@ import (
 	"github.com/qpslab/qpslab/internal/suite"
 	_ "github.com/qpslab/qpslab/internal/workload" // every figure's owner and every suite registers itself
 )
-
-const module = "github.com/qpslab/qpslab/"
-
-// layer is each package's rank: a package may import only packages of a
-// lower rank. docs/architecture.md draws the same table.
-var layer = map[string]int{
-	// Foundations: data types and the edges of the system.
-	"docs": 1, "internal/version": 1, "internal/home": 1, "internal/result": 1, "internal/changepoint": 1,
-	"internal/client": 1, "internal/build": 1, "internal/config": 1, "internal/host": 1,
-	"internal/workload/script/lang": 1,
-	// The table model every listing and comparison table is built as;
-	// replacing a file whole; what builds, configs and sandboxes may be
-	// called; reading the files a user gives qpslab.
-	"internal/table": 0, "internal/atomicfile": 0, "internal/names": 0, "internal/input": 0,
-	// Running things and keeping them: each knows only foundations.
-	"internal/engine": 2, "internal/metrics": 2, "internal/counters": 2, "internal/stacks": 2, "internal/sandbox": 2, "internal/store": 2, "internal/history": 2,
-	"internal/fleet": 2,
-	// What a suite is.
-	"internal/suite": 3, "internal/testenv": 3, "internal/settle": 3, "internal/owned": 3, "internal/curate": 3,
-	// The suites.
-	"internal/workload/sysbench": 4, "internal/workload/ibench": 4, "internal/workload/dbbench": 4,
-	"internal/workload/script": 4, "internal/workload/ycsb": 4,
-	"internal/workload/tpcc": 4,
-	// Servers qpslab did not start.
-	"internal/target": 4,
-	// Orchestrating runs, importing others' results, keeping results,
-	// concluding from them.
-	"internal/workload": 5, "internal/plan": 5, "internal/importer": 5, "internal/recorder": 5, "internal/analysis": 5,
-	// Presenting; selecting the runs a question is about, for every surface.
-	"internal/report": 6, "internal/selector": 6, "internal/bisect": 6,
-	// Serving what is presented: the dashboard, its API and alerts; and
-	// running plans for the commands (qpslab run, the fleet, the demo).
-	"internal/serve": 7, "internal/jobs": 7, "internal/study": 7,
-	// Wiring.
-	"cmd/qpslab": 8, "bench/changepoint": 8, "bench/servegen": 8,
-}
 
 // forbidden are imports the ranks alone would allow but the flow does not:
 // analysis concludes from results it is given (it reads no store, runs
@@ -72,15 +35,10 @@ var forbidden = map[string][]string{
 	"internal/plan":     {"internal/store", "internal/workload", "internal/analysis", "internal/report"},
 }
 
-// suiteForbidden is what no suite may reach, directly or through what it
-// imports: the plan starts the servers (sandbox) and measures the host
-// (metrics), the recorder keeps the runs (store); a suite declares its
-// steps and runs its own tasks.
-var suiteForbidden = []string{"internal/sandbox", "internal/store", "internal/plan", "internal/metrics"}
-
 // Every registered suite (suite.All, filled by internal/workload's
-// imports), wherever its package is, reaches none of suiteForbidden: a
-// fifth suite is checked the day it registers.
+// imports), wherever its package is, is a package under internal/workload
+// of the suites' layer that reaches none of suiteForbidden (CheckSuite): a
+// new suite is checked the day it registers, and needs no line here.
 func TestSuitesStartNothing(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -91,48 +49,10 @@ func TestSuitesStartNothing(t *testing.T) {
 		t.Fatalf("%d suites registered: internal/workload's imports should give every suite (sysbench, ibench, dbbench, script)", len(suites))
 	}
 	for _, s := range suites {
-		typ := reflect.TypeOf(s)
-		for typ.Kind() == reflect.Pointer {
-			typ = typ.Elem()
-		}
-		pkg, ok := strings.CutPrefix(typ.PkgPath(), module)
-		if !ok {
-			t.Errorf("suite %s is registered from %s, outside the module", s.Name(), typ.PkgPath())
-			continue
-		}
-		for dep, via := range moduleDeps(t, root, pkg) {
-			for _, f := range suiteForbidden {
-				if dep == f || strings.HasPrefix(dep, f+"/") {
-					t.Errorf("suite %s (%s) imports %s (through %s): a suite never starts servers or stores anything; the plan and the recorder do", s.Name(), pkg, dep, via)
-				}
-			}
+		for _, p := range CheckSuite(root, s) {
+			t.Error(p)
 		}
 	}
-}
-
-// moduleDeps are the module's packages pkg imports, directly or not, each
-// with the package that imports it (the path a message can name).
-func moduleDeps(t *testing.T, root, pkg string) map[string]string {
-	t.Helper()
-	deps := map[string]string{}
-	queue := []string{pkg}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		bp, err := build.ImportDir(filepath.Join(root, p), 0)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		for _, imp := range bp.Imports {
-			dep, ok := strings.CutPrefix(imp, module)
-			if !ok || deps[dep] != "" || dep == pkg {
-				continue
-			}
-			deps[dep] = p
-			queue = append(queue, dep)
-		}
-	}
-	return deps
 }
 
 func TestImportsFollowTheFlow(t *testing.T) {
@@ -162,9 +82,9 @@ func TestImportsFollowTheFlow(t *testing.T) {
 			return nil
 		}
 		seen[rel] = true
-		rank, ok := layer[rel]
+		rank, ok := Layer(rel)
 		if !ok {
-			t.Errorf("package %s has no layer: add it to the table here and to docs/architecture.md", rel)
+			t.Errorf("package %s has no layer: add it to the table (layers.go) and to docs/architecture.md, or register the suite it holds", rel)
 			return nil
 		}
 		for _, imp := range pkg.Imports {
@@ -172,7 +92,7 @@ func TestImportsFollowTheFlow(t *testing.T) {
 			if !ok {
 				continue
 			}
-			drank, known := layer[dep]
+			drank, known := Layer(dep)
 			switch {
 			case !known:
 				t.Errorf("%s imports %s, which has no layer", rel, dep)
@@ -305,7 +225,13 @@ func TestFigureNamesOnlyWhereRegistered(t *testing.T) {
 		}
 		t.Errorf("%s lists figures (%s) outside the packages that register them: ask the metric registry (result.All, MetricsOf, Lookup), or register the figure where it is made", where, h.names)
 	}
-	for _, p := range []string{"internal/engine", "internal/metrics", "internal/counters", "internal/workload/sysbench", "internal/workload/ibench", "internal/workload/dbbench"} {
+	registers := []string{"internal/engine", "internal/metrics", "internal/counters"}
+	for _, s := range suite.All() {
+		if p, ok := packageOf(s); ok {
+			registers = append(registers, p)
+		}
+	}
+	for _, p := range registers {
 		if !owners[p] {
 			t.Errorf("%s registers no figure: who does?", p)
 		}

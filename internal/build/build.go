@@ -37,7 +37,10 @@ type Build struct {
 	Commit     string    `yaml:"commit,omitempty"`      // full hash ("" for a tree not in git)
 	CommitTime time.Time `yaml:"commit_time,omitempty"` // committer time (Commit.Time): commit builds order by it
 	Flags      string    `yaml:"flags,omitempty"`       // the recipe's flags (CFLAGS / cmake -D… / make vars)
-	Src        string    `yaml:"src,omitempty"`         // the source tree compiled
+	// CMakeOptions are the -DNAME=VALUE the user added (--cmake-option),
+	// also at the end of Flags.
+	CMakeOptions []string `yaml:"cmake_options,omitempty"`
+	Src          string   `yaml:"src,omitempty"` // the source tree compiled
 	// Runtime names the C library a build fetched from a Debian suite runs
 	// on where it is not the host's ("" where it is the host's).
 	Runtime string `yaml:"runtime,omitempty"`
@@ -49,6 +52,10 @@ type Layout struct {
 	InstallDB string   // mariadb-install-db, mysql_install_db or initdb; empty when the server initializes itself (mysqld --initialize-insecure)
 	Share     string   // MySQL family: the directory holding english/errmsg.sys (--lc-messages-dir)
 	LibDirs   []string // prepended to LD_LIBRARY_PATH (bundled libraries such as libaio)
+	// PluginDir is the MySQL family's plugin folder where the server's
+	// compiled-in one is not its own (a Debian suite's server: MyRocks'
+	// ha_rocksdb.so of its version); "" for the server's default.
+	PluginDir string
 }
 
 // Env is the environment the build's programs need, on top of env.

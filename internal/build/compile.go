@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -22,14 +23,17 @@ import (
 
 // CompileOptions say what qpslab builds compile compiles.
 type CompileOptions struct {
-	Src      string    // a git tree or an unpacked source tree
-	Flavor   Flavor    // "": detected from the tree (DetectSource)
-	Name     string    // "": FLAVOR-short + version digits + _YYMMDD(commit time) + _HASH8 (pg1518_240723_2ee061c2); not in git: FLAVOR-VERSION-src
-	Commit   string    // a revision of a git tree; "": HEAD. Given for a tree not in git: an error
-	CFlags   string    // "": the flavor's default (PGCFlags, CMakeCFlags, RocksDBCFlags)
-	Jobs     int       // 0: runtime.NumCPU()
-	Replace  bool      // replace a build of the same name
-	Progress io.Writer // one line per phase; nil: none
+	Src    string // a git tree or an unpacked source tree
+	Flavor Flavor // "": detected from the tree (DetectSource)
+	Name   string // "": FLAVOR-short + version digits + _YYMMDD(commit time) + _HASH8 (pg1518_240723_2ee061c2); not in git: FLAVOR-VERSION-src
+	Commit string // a revision of a git tree; "": HEAD. Given for a tree not in git: an error
+	CFlags string // "": the flavor's default (PGCFlags, CMakeCFlags, RocksDBCFlags)
+	// CMakeOptions are -DNAME=VALUE options added to a CMake build's
+	// configure (MariaDB, MySQL), after the recipe's: -DWITH_LTO=ON.
+	CMakeOptions []string
+	Jobs         int       // 0: runtime.NumCPU()
+	Replace      bool      // replace a build of the same name
+	Progress     io.Writer // one line per phase; nil: none
 }
 
 // CompileError is a compile that failed: the phase, and the log holding
@@ -176,6 +180,11 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if strings.IndexFunc(o.CFlags, unicode.IsControl) >= 0 {
 		return Build{}, fmt.Errorf("--cflags %s holds a control character: give the flags on one line of printable characters", strconv.Quote(o.CFlags))
 	}
+	for _, opt := range o.CMakeOptions {
+		if err := checkCMakeOption(opt); err != nil {
+			return Build{}, err
+		}
+	}
 	if o.Name != "" { // refused before anything is cloned or made in the cache
 		if err := checkName(o.Name); err != nil {
 			return Build{}, err
@@ -185,8 +194,20 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	if err != nil {
 		return Build{}, fmt.Errorf("resolve %s: %w", o.Src, err)
 	}
-	if st, err := os.Stat(src); err != nil || !st.IsDir() {
-		return Build{}, fmt.Errorf("source tree %s is not a folder: give the top of an unpacked source tree or a git checkout", o.Src)
+	var tarball, tarballSum string // SRC is a source tarball: its unpacked tree is compiled
+	if st, err := os.Stat(src); err == nil && st.Mode().IsRegular() {
+		if !isSourceTarball(src) {
+			return Build{}, fmt.Errorf("source %s is a file but no tarball (gzip, xz, bzip2 or tar): give a source tarball, the top of an unpacked source tree or a git checkout", o.Src)
+		}
+		if o.Commit != "" {
+			return Build{}, fmt.Errorf("%s is a tarball, so it has no commit %s: compile a git checkout, or leave out --commit", o.Src, o.Commit)
+		}
+		tarball = src
+		if src, tarballSum, err = r.unpackSource(ctx, src, o.Progress); err != nil {
+			return Build{}, err
+		}
+	} else if err != nil || !st.IsDir() {
+		return Build{}, fmt.Errorf("source tree %s is not a folder: give the top of an unpacked source tree, a source tarball or a git checkout", o.Src)
 	}
 	if real, err := filepath.EvalSymlinks(src); err == nil {
 		src = real // one tree, one clone and one record, by whatever link it is named
@@ -273,6 +294,10 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 		return Build{}, err
 	}
 	d, _ := lookup(f)
+	if len(o.CMakeOptions) > 0 && !d.cmake {
+		discard()
+		return Build{}, fmt.Errorf("--cmake-option is for the CMake builds (MariaDB, MySQL); %s %s builds with %s: leave it out, or give its flags with --cflags", d.Title, ver, map[bool]string{true: "its Makefile", false: "configure (or meson)"}[f == RocksDB])
+	}
 	if err := checkNeeds(d); err != nil {
 		discard()
 		return Build{}, err
@@ -280,8 +305,8 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	name := o.Name
 	if name == "" {
 		name = DefaultCompileName(f, ver, commit)
-		if o.CFlags != "" && commit.Hash != "" { // kept apart from the default flags' build of the commit
-			name += "_" + flagsKey(o.CFlags)
+		if o.variant() != "" && commit.Hash != "" { // kept apart from the default flags' build of the commit
+			name += "_" + flagsKey(o.variant())
 		}
 	}
 	if err := checkName(name); err != nil {
@@ -299,10 +324,10 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	_, ccErr := exec.LookPath("ccache")
 	buildDir := filepath.Join(work, "build") // one per (tree, flags): configure, meson and make keep the flags of the first setup
-	if o.CFlags != "" {
-		buildDir += "-" + flagsKey(o.CFlags)
+	if o.variant() != "" {
+		buildDir += "-" + flagsKey(o.variant())
 	}
-	in := recipeIn{Src: tree, Build: buildDir, Prefix: filepath.Join(work, "install"), CFlags: o.CFlags,
+	in := recipeIn{Src: tree, Build: buildDir, Prefix: filepath.Join(work, "install"), CFlags: o.CFlags, CMakeOptions: o.CMakeOptions,
 		Jobs: jobs, CCache: ccErr == nil, Version: ver, Cache: r.Cache}
 	if d.inTree {
 		in.Build = tree // qpslab's checkout; a user's tree is copied below
@@ -394,7 +419,8 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 	}
 	// Checked where it was installed, then moved to its own folder: a build
 	// it replaces stays whole until then.
-	b := Build{Name: name, Flavor: f, Source: "compile", Added: time.Now().UTC(), Commit: commit.Hash, CommitTime: commit.Time, Flags: rc.Flags, Src: src}
+	b := Build{Name: name, Flavor: f, Source: "compile", Added: time.Now().UTC(), Commit: commit.Hash, CommitTime: commit.Time, Flags: rc.Flags, Src: src,
+		Artifact: tarball, SHA256: tarballSum, CMakeOptions: o.CMakeOptions}
 	if err := checkCompiled(ctx, &b, in.Prefix, rc.Program, ver); err != nil {
 		fmt.Fprintf(logf, "\ncheck: %v\n", err)
 		return fail("check", err)
@@ -445,8 +471,8 @@ func (r Registry) Compile(ctx context.Context, o CompileOptions) (Build, error) 
 // check after the checkout.
 func (r Registry) compiledBefore(src string, commit Commit, o CompileOptions) (Build, bool) {
 	suffix := ""
-	if o.CFlags != "" {
-		suffix = "_" + flagsKey(o.CFlags)
+	if o.variant() != "" {
+		suffix = "_" + flagsKey(o.variant())
 	}
 	names := []string{o.Name}
 	if o.Name == "" {
@@ -465,7 +491,7 @@ func (r Registry) compiledBefore(src string, commit Commit, o CompileOptions) (B
 			continue
 		}
 		d, ok := lookup(old.Flavor)
-		if !ok || d.recipe == nil || d.recipe(recipeIn{CFlags: o.CFlags, Version: old.Version, Cache: r.Cache}).Flags != old.Flags {
+		if !ok || d.recipe == nil || d.recipe(recipeIn{CFlags: o.CFlags, CMakeOptions: o.CMakeOptions, Version: old.Version, Cache: r.Cache}).Flags != old.Flags {
 			continue
 		}
 		if _, err := old.Layout(); err == nil {
@@ -485,8 +511,44 @@ func sameTree(a, b string) bool {
 	return a == b || err1 == nil && err2 == nil && ra == rb
 }
 
-// flagsKey is 8 hex digits of the sha256 of --cflags: it names the build
-// folder of those flags and, without --name, their build.
+// variant is what sets a build apart from the flavor's default build of
+// a tree: --cflags, and the --cmake-option list after it ("" for
+// neither). Without options it is --cflags alone, as builds compiled
+// before --cmake-option are named.
+func (o CompileOptions) variant() string {
+	if len(o.CMakeOptions) == 0 {
+		return o.CFlags
+	}
+	return o.CFlags + "\x00" + strings.Join(o.CMakeOptions, "\x00")
+}
+
+// cmakeOptionRE is a CMake cache entry set on the command line:
+// -DNAME=VALUE or -DNAME:TYPE=VALUE.
+var cmakeOptionRE = regexp.MustCompile(`^-D[A-Za-z_][A-Za-z0-9_.+-]*(:[A-Z]+)?=`)
+
+// checkCMakeOption refuses what is not one -DNAME=VALUE, one that holds a
+// control character, and the options the recipe owns (the install prefix,
+// the build type, the compiler flags: --cflags sets those).
+func checkCMakeOption(opt string) error {
+	if strings.IndexFunc(opt, unicode.IsControl) >= 0 {
+		return fmt.Errorf("--cmake-option %s holds a control character: give one -DNAME=VALUE of printable characters", strconv.Quote(opt))
+	}
+	if !cmakeOptionRE.MatchString(opt) {
+		return fmt.Errorf("--cmake-option %s is not a CMake option: give -DNAME=VALUE (e.g. -DWITH_LTO=ON), one per --cmake-option", strconv.Quote(opt))
+	}
+	name := strings.SplitN(strings.SplitN(strings.TrimPrefix(opt, "-D"), "=", 2)[0], ":", 2)[0]
+	switch {
+	case name == "CMAKE_INSTALL_PREFIX":
+		return fmt.Errorf("--cmake-option %s: qpslab installs the build into its cache itself: leave it out", opt)
+	case name == "CMAKE_BUILD_TYPE" || strings.HasPrefix(name, "CMAKE_C_FLAGS") || strings.HasPrefix(name, "CMAKE_CXX_FLAGS"):
+		return fmt.Errorf("--cmake-option %s: the recipe sets the build type and the compiler flags (a Release build with -O2): give other C and C++ flags with --cflags", opt)
+	}
+	return nil
+}
+
+// flagsKey is 8 hex digits of the sha256 of --cflags (and the
+// --cmake-option list, variant): it names the build folder of those flags
+// and, without --name, their build.
 func flagsKey(cflags string) string {
 	sum := sha256.Sum256([]byte(cflags))
 	return hex.EncodeToString(sum[:4])
@@ -562,6 +624,11 @@ func runStep(ctx context.Context, s step, log io.Writer) error {
 	cmd.Dir = s.Dir
 	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), s.Env...)
 	cmd.Stdout, cmd.Stderr = log, log
+	// Interrupted, the whole step goes: make and the compilers it started
+	// (killing make alone leaves its compilers running to their end).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -42,16 +42,19 @@ const debianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 // debianServer is what a flavor's server is in Debian: its package (one
 // per release line in older suites: mariadb-server-core-10.5), its client
 // programs' package of the same version (the install script's
-// my_print_defaults, mysqladmin), each by its name's stem, and the server's
-// binary under usr/.
+// my_print_defaults, mysqladmin), each by its name's stem, the server's
+// binary under usr/, and the plugins of the same version fetched with it
+// where the suite has them (MariaDB's MyRocks, which Debian ships apart
+// as mariadb-plugin-rocksdb).
 type debianServer struct {
 	server, client string
 	binary         string
+	plugins        []string
 }
 
 var debianServers = map[Flavor]debianServer{
-	MySQL:   {"mysql-server-core", "mysql-client-core", "sbin/mysqld"},
-	MariaDB: {"mariadb-server-core", "mariadb-client-core", "sbin/mariadbd"},
+	MySQL:   {"mysql-server-core", "mysql-client-core", "sbin/mysqld", nil},
+	MariaDB: {"mariadb-server-core", "mariadb-client-core", "sbin/mariadbd", []string{"mariadb-plugin-rocksdb"}},
 }
 
 // stemRE matches a package named stem, or stem-SERIES.
@@ -303,13 +306,41 @@ func (r Registry) debianFind(ctx context.Context, f Flavor, version, mirror stri
 // client programs' package of the same version, and what they depend on,
 // recursively, but the tools of maintainer scripts
 // (notRuntime) and virtual packages.
-func (a apt) closure(ctx context.Context, pick DebianPick, client string) ([]string, error) {
+func (a apt) closure(ctx context.Context, pick DebianPick, client string, plugins []string) ([]string, error) {
 	top := []string{pick.Package}
 	if clients, err := a.packages(ctx, client); err == nil {
 		for _, c := range clients {
 			if c.Upstream() == pick.Upstream() {
 				top = append(top, c.Package) // the install script's my_print_defaults is a client program
 				break
+			}
+		}
+	}
+	// A plugin of the server's version, and the libraries it loads (not
+	// what its package depends on beside them: the whole server package,
+	// and its helper scripts' python3).
+	var pluginPkgs []string
+	for _, stem := range plugins {
+		ps, err := a.packages(ctx, stem)
+		if err != nil {
+			continue
+		}
+		for _, p := range ps {
+			if p.Upstream() == pick.Upstream() {
+				pluginPkgs = append(pluginPkgs, p.Package)
+				break
+			}
+		}
+	}
+	for _, p := range pluginPkgs {
+		out, err := a.run(ctx, a.dir, "apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts",
+			"--no-breaks", "--no-replaces", "--no-enhances", "--no-pre-depends", p)
+		if err != nil {
+			return nil, fmt.Errorf("resolve what %s needs in Debian %s: %v", p, a.suite, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if dep, ok := strings.CutPrefix(strings.TrimSpace(line), "Depends: "); ok && strings.HasPrefix(dep, "lib") && !strings.HasPrefix(dep, "<") {
+				top = append(top, dep)
 			}
 		}
 	}
@@ -328,7 +359,7 @@ func (a apt) closure(ctx context.Context, pick DebianPick, client string) ([]str
 		seen[name] = true
 		pkgs = append(pkgs, name)
 	}
-	return pkgs, nil
+	return append(pkgs, pluginPkgs...), nil
 }
 
 // debianMark is what a fetched Debian build's folder records.
@@ -345,8 +376,8 @@ type debianMark struct {
 
 // debianForm is how a fetched Debian build is laid out now: a folder made
 // another way is made again (2: the client package too, every program with
-// a launcher).
-const debianForm = 2
+// a launcher; 3: MariaDB's MyRocks plugin of the same version too).
+const debianForm = 3
 
 // debianRuntime are the packages whose files go into the runtime folder
 // rather than the build's prefix: the C library and its loader, which a
@@ -421,7 +452,7 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 // library; then decides how the server runs.
 func (r Registry) unpackDebian(ctx context.Context, f Flavor, pick DebianPick, dest, mirror string, logf func(string, ...any)) (debianMark, error) {
 	a := r.aptFor(pick.Suite, mirror)
-	pkgs, err := a.closure(ctx, pick, debianServers[f].client)
+	pkgs, err := a.closure(ctx, pick, debianServers[f].client, debianServers[f].plugins)
 	if err != nil {
 		return debianMark{}, err
 	}
@@ -576,11 +607,133 @@ func (r Registry) DebianSource(ctx context.Context, suite, spec, dir, mirror str
 	}
 	logf("downloading Debian %s's source package %s into %s", suite, spec, dir)
 	if _, err := a.run(ctx, dir, "apt-get", "source", "--download-only", spec); err != nil {
-		return "", fmt.Errorf("apt-get source %s from Debian %s: %v", spec, suite, err)
+		// A mirror may hold a package's upstream tarball but not its .dsc
+		// (a proxy that keeps part of the pool): apt-get source then fails
+		// on the .dsc, and the tarball is fetched alone.
+		if !strings.Contains(err.Error(), ".dsc") {
+			return "", fmt.Errorf("apt-get source %s from Debian %s: %v", spec, suite, err)
+		}
+		logf("apt-get source %s failed on its .dsc (%v): fetching the upstream tarball alone, checked against Debian %s's signed Sources index", spec, err, suite)
+		if ferr := a.origTarball(ctx, m[1], m[2], dir, logf); ferr != nil {
+			return "", fmt.Errorf("apt-get source %s from Debian %s: %v; and its upstream tarball alone: %v", spec, suite, err, ferr)
+		}
 	}
 	got, _ := filepath.Glob(glob)
 	if len(got) == 0 {
 		return "", fmt.Errorf("Debian %s's source package %s has no upstream tarball (%s_%s.orig.tar.*): it is a native package", suite, spec, m[1], Upstream(m[2]))
 	}
 	return got[0], nil
+}
+
+// origTarball downloads the upstream tarball (NAME_UPSTREAM.orig.tar.*)
+// of source package name at version into dir, from the mirror's pool
+// folder the suite's Sources index names, and checks it against the
+// SHA-256 that index gives (apt checked the index against the suite's
+// signed Release file when it read it): the package's tarball without its
+// .dsc and Debian changes, which a compile does not use.
+func (a apt) origTarball(ctx context.Context, name, version, dir string, logf func(string, ...any)) error {
+	out, err := a.run(ctx, dir, "apt-cache", "showsrc", name)
+	if err != nil {
+		return fmt.Errorf("read its record in the Sources index: %v", err)
+	}
+	file, sum, folder, err := origInSources(out, name, version)
+	if err != nil {
+		return err
+	}
+	u := a.mirror + "/" + folder + "/" + file
+	p := filepath.Join(dir, file)
+	found, err := download(ctx, u, p, logf)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%s is not on the mirror either (404): name another mirror with --mirror", u)
+	}
+	got, err := fileSHA256(p)
+	if err != nil {
+		return err
+	}
+	if got != sum {
+		os.Remove(p)
+		return fmt.Errorf("%s has SHA-256 %s, but Debian's signed Sources index says %s: removed", file, got, sum)
+	}
+	return nil
+}
+
+// origInSources finds, in apt-cache showsrc's records, the one of
+// package name at version, and in it the upstream tarball's file name,
+// its SHA-256 (Checksums-Sha256) and the pool folder it is in
+// (Directory).
+func origInSources(records []byte, name, version string) (file, sum, dir string, err error) {
+	want := name + "_" + Upstream(version) + ".orig.tar."
+	for _, rec := range strings.Split(string(records), "\n\n") {
+		fields := map[string]string{}
+		var key string
+		for _, line := range strings.Split(rec, "\n") {
+			if strings.HasPrefix(line, " ") && key != "" {
+				fields[key] += "\n" + strings.TrimSpace(line)
+			} else if k, v, ok := strings.Cut(line, ":"); ok {
+				key = k
+				fields[k] = strings.TrimSpace(v)
+			}
+		}
+		if fields["Package"] != name || fields["Version"] != version {
+			continue
+		}
+		for _, line := range strings.Split(fields["Checksums-Sha256"], "\n") {
+			f := strings.Fields(line)
+			if len(f) == 3 && strings.HasPrefix(f[2], want) && sha256RE.MatchString(f[0]) && filepath.IsLocal(f[2]) && !strings.Contains(f[2], "/") {
+				if !filepath.IsLocal(fields["Directory"]) {
+					return "", "", "", fmt.Errorf("the Sources record of %s %s names no pool folder", name, version)
+				}
+				return f[2], f[0], fields["Directory"], nil
+			}
+		}
+		return "", "", "", fmt.Errorf("the Sources record of %s %s lists no upstream tarball (%s*): it is a native package", name, version, want)
+	}
+	return "", "", "", fmt.Errorf("Debian's Sources index has no %s %s", name, version)
+}
+
+// debianSourcePackages are the flavors whose source qpslab lists from
+// Debian's suites' source indexes, by source package: RocksDB's db_bench
+// has no server package to fetch, but `builds source` and `builds compile`
+// make a build of each suite's RocksDB (bullseye 6.11, bookworm 7.8,
+// trixie 9.10 …).
+var debianSourcePackages = map[Flavor]string{RocksDB: "rocksdb"}
+
+// DebianSourceVersions lists, per suite, the versions of flavor f's source
+// package (debianSourcePackages) in the suites' source indexes (read
+// through the private deb-src apt states `builds source` uses, at most
+// once a day).
+func (r Registry) DebianSourceVersions(ctx context.Context, f Flavor, mirror string, logf func(string, ...any)) ([]DebianPick, error) {
+	name, ok := debianSourcePackages[f]
+	if !ok {
+		return nil, fmt.Errorf("qpslab lists no Debian source package of %s", f)
+	}
+	var all []DebianPick
+	for _, s := range DebianSuites {
+		a := r.aptFor(s, mirror)
+		a.dir, a.src = a.dir+"-src", true
+		if err := a.update(ctx, logf); err != nil {
+			return nil, err
+		}
+		out, err := a.run(ctx, a.dir, "apt-cache", "showsrc", "--only-source", name)
+		if err != nil {
+			continue // not in this suite
+		}
+		for _, rec := range strings.Split(string(out), "\n\n") {
+			var pkg, ver string
+			for _, line := range strings.Split(rec, "\n") {
+				if v, ok := strings.CutPrefix(line, "Package: "); ok {
+					pkg = strings.TrimSpace(v)
+				} else if v, ok := strings.CutPrefix(line, "Version: "); ok {
+					ver = strings.TrimSpace(v)
+				}
+			}
+			if pkg == name && ver != "" {
+				all = append(all, DebianPick{Suite: s, Package: pkg, Version: ver})
+			}
+		}
+	}
+	return all, nil
 }

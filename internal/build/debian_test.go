@@ -143,3 +143,45 @@ func TestDebianSource(t *testing.T) {
 		}
 	}
 }
+
+// A MariaDB server fetched from Debian comes with the MyRocks plugin of its
+// version, which Debian ships apart (mariadb-plugin-rocksdb), and its
+// layout names its own plugin folder: its compiled-in one is the host's
+// /usr/lib/mysql/plugin, whose ha_rocksdb.so is of another server.
+func TestFetchFromDebianMyRocks(t *testing.T) {
+	ctx := context.Background()
+	h := testenv.Home(t)
+	r := build.Registry{Dir: h.Builds(), Cache: h.Cache}
+	picks, err := r.DebianAvailable(ctx, build.MariaDB, "", func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec string
+	for _, p := range picks {
+		if p.Suite == "bullseye" {
+			spec = "mariadb-" + p.Upstream()
+		}
+	}
+	if spec == "" {
+		t.Fatalf("Debian bullseye has no MariaDB: %+v", picks)
+	}
+	b, err := r.Fetch(ctx, spec, build.FetchOptions{From: "debian"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := b.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.PluginDir != filepath.Join(b.Basedir, "lib/mysql/plugin") {
+		t.Errorf("plugin folder %q, want the build's own", l.PluginDir)
+	}
+	if _, err := os.Stat(filepath.Join(l.PluginDir, "ha_rocksdb.so")); err != nil {
+		t.Errorf("no MyRocks plugin with the fetched %s: %v", spec, err)
+	}
+	if sys, err := r.Get(ctx, "mariadb-system"); err == nil {
+		if l, err := sys.Layout(); err == nil && l.PluginDir != "" {
+			t.Errorf("the system build names a plugin folder %q: its own compiled-in one is right", l.PluginDir)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"compress/gzip"
 	"context"
 	"crypto/sha1"
@@ -640,7 +641,7 @@ func writeFile(p string, r io.Reader, mode fs.FileMode) error {
 	return os.Chmod(p, mode) // umask must not strip the exec bits
 }
 
-// untar unpacks a tar stream, xz- or gzip-compressed or plain (told by its
+// untar unpacks a tar stream, xz-, gzip- or bzip2-compressed or plain (told by its
 // first bytes), into dir.
 func untar(ctx context.Context, r io.Reader, name, dir string) error {
 	br := bufio.NewReaderSize(r, 1<<16)
@@ -660,6 +661,8 @@ func untar(ctx context.Context, r io.Reader, name, dir string) error {
 		}
 		defer gr.Close()
 		in = gr
+	case bytes.HasPrefix(magic, []byte("BZh")): // PostgreSQL's Debian .orig.tar.bz2
+		in = bzip2.NewReader(br)
 	}
 	tr := tar.NewReader(in)
 	for {

@@ -80,6 +80,9 @@ type Descriptor struct {
 	// build): a tree that is not qpslab's own checkout is copied into the
 	// build folder first, so the user's tree is never written.
 	inTree bool
+	// cmake says the recipe configures with CMake, so that it takes the
+	// user's --cmake-option.
+	cmake bool
 	// needs are the tools and headers the recipe needs installed.
 	needs []need
 }

@@ -12,15 +12,21 @@ import (
 )
 
 // ListTable is qpslab builds list: each build's name, flavor, version,
-// source and basedir (a build named by its program: the program).
+// source, the options it was compiled with beyond its recipe's
+// (--cmake-option; "-" for none) and basedir (a build named by its
+// program: the program).
 func ListTable(bs []Build) *table.Table {
-	t := table.New("NAME", "FLAVOR", "VERSION", "SOURCE", "BASEDIR")
+	t := table.New("NAME", "FLAVOR", "VERSION", "SOURCE", "OPTIONS", "BASEDIR")
 	for _, b := range bs {
 		where := b.Basedir
 		if b.Program != "" {
 			where = b.Program
 		}
-		t.Add(b.Name, string(b.Flavor), b.Version, b.Source, where)
+		opts := strings.Join(b.CMakeOptions, " ")
+		if opts == "" {
+			opts = "-"
+		}
+		t.Add(b.Name, string(b.Flavor), b.Version, b.Source, opts, where)
 	}
 	return t
 }
@@ -37,7 +43,9 @@ type Offer struct {
 // Available is what each source offers (qpslab builds list --available):
 // Maven Central's artifacts of MariaDB and PostgreSQL (their
 // maven-metadata.xml), Debian's suites' MySQL and MariaDB servers (their
-// package lists, read at most once a day), and the official tarballs
+// package lists, read at most once a day), Debian's suites' RocksDB
+// sources (their source indexes: compiled with builds source and builds
+// compile), and the official tarballs
 // (listed by no index: named). A source that cannot be read says why in
 // its row rather than failing the list.
 func (r Registry) Available(ctx context.Context, logf func(string, ...any)) []Offer {
@@ -71,6 +79,25 @@ func (r Registry) Available(ctx context.Context, logf func(string, ...any)) []Of
 				if p.Suite == s {
 					o.Versions = append(o.Versions, p.Upstream()+" ("+p.Package+")")
 					o.Example = "qpslab builds fetch " + string(f) + "-" + p.Upstream() + " --from debian"
+				}
+			}
+			if len(o.Versions) > 0 {
+				out = append(out, o)
+			}
+		}
+	}
+	for f := range debianSourcePackages {
+		picks, err := r.DebianSourceVersions(ctx, f, "", logf)
+		if err != nil {
+			out = append(out, Offer{Source: "debian-src", Flavor: string(f), Where: "Debian's suites (" + err.Error() + ")"})
+			continue
+		}
+		for _, s := range DebianSuites {
+			o := Offer{Source: "debian-src", Flavor: string(f), Where: "Debian " + s + " (source: builds source, then builds compile its tarball)"}
+			for _, p := range picks {
+				if p.Suite == s {
+					o.Versions = append(o.Versions, p.Upstream()+" ("+p.Package+"="+p.Version+")")
+					o.Example = "qpslab builds source " + p.Package + "=" + p.Version + " --suite " + s + " --into DIR"
 				}
 			}
 			if len(o.Versions) > 0 {

@@ -31,14 +31,29 @@ func TestAvailable(t *testing.T) {
 	}
 	h := testenv.Home(t)
 	got := build.Registry{Dir: h.Builds(), Cache: h.Cache}.Available(context.Background(), func(string, ...any) {})
-	mysql := false
+	mysql, rocksdb := false, map[string]string{}
 	for _, o := range got {
 		mysql = mysql || o.Source == "debian" && o.Flavor == "mysql" && len(o.Versions) > 0
+		if o.Source == "debian-src" && o.Flavor == "rocksdb" {
+			rocksdb[o.Where] = strings.Join(o.Versions, ", ")
+			if !strings.HasPrefix(o.Example, "qpslab builds source rocksdb=") || !strings.Contains(o.Example, " --suite ") {
+				t.Errorf("rocksdb's source row offers %q", o.Example)
+			}
+			continue
+		}
 		if o.Example != "" && !strings.Contains(o.Example, " "+o.Flavor+"-") {
 			t.Errorf("%s %s offers %q, a fetch of another flavor", o.Source, o.Flavor, o.Example)
 		}
 	}
 	if !mysql {
 		t.Errorf("no Debian suite offers MySQL: %+v", got)
+	}
+	// RocksDB's source in bookworm and trixie: the 7.8.3 and 9.10.0 the
+	// readahead study compiles.
+	for suite, want := range map[string]string{"bookworm": "7.8.3 (rocksdb=7.8.3-", "trixie": "9.10.0 (rocksdb=9.10.0-"} {
+		where := "Debian " + suite + " (source: builds source, then builds compile its tarball)"
+		if !strings.Contains(rocksdb[where], want) {
+			t.Errorf("Debian %s's rocksdb source row %q, want %q", suite, rocksdb[where], want)
+		}
 	}
 }

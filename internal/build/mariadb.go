@@ -38,5 +38,6 @@ var mariaDB = Descriptor{
 		return cmakeRecipe(in, []string{"-DPLUGIN_TOKUDB=NO", "-DPLUGIN_MROONGA=NO", "-DPLUGIN_SPIDER=NO", "-DPLUGIN_OQGRAPH=NO",
 			"-DPLUGIN_CONNECT=NO", "-DPLUGIN_COLUMNSTORE=NO", "-DPLUGIN_S3=NO", "-DPLUGIN_ROCKSDB=NO", "-DWITH_WSREP=OFF"})
 	},
+	cmake: true,
 	needs: cmakeNeeds(),
 }

@@ -43,6 +43,7 @@ var mySQL = Descriptor{
 		}
 		return cmakeRecipe(in, extra)
 	},
+	cmake: true,
 	needs: cmakeNeeds(need{Header: "numa.h", Pkg: "libnuma-dev"}),
 }
 
@@ -65,6 +66,7 @@ func cmakeRecipe(in recipeIn, extra []string) recipe {
 		"-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG", "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG",
 		"-DWITH_SSL=system", "-DWITH_ZLIB=bundled", "-DMYSQL_MAINTAINER_MODE=0", "-DENABLED_LOCAL_INFILE=1", "-DWITH_UNIT_TESTS=OFF",
 	}
+	extra = append(append([]string{}, extra...), in.CMakeOptions...) // the user's last: CMake takes the last -D of a name
 	var flags []string
 	for _, o := range append(append([]string{}, opts...), extra...) {
 		if !strings.HasPrefix(o, "-DWITH_BOOST=") {
@@ -132,6 +134,12 @@ func mysqlLayout(f Flavor, basedir string) (Layout, error) {
 		return Layout{}, fmt.Errorf("basedir %s has no %s server binary (looked for sbin/mariadbd, bin/mariadbd, sbin/mysqld or bin/mysqld)", basedir, f)
 	}
 	l.InstallDB = firstFile(basedir, "scripts/mariadb-install-db", "bin/mariadb-install-db", "scripts/mysql_install_db", "bin/mysql_install_db")
+	if !systemPrefix(basedir) && filepath.Base(basedir) == "usr" {
+		// A Debian package's prefix (fetched from a suite): its server's
+		// compiled-in plugin folder is the host's /usr/lib/mysql/plugin,
+		// whose plugins are of the host's server, not of this one.
+		l.PluginDir = firstDir(basedir, "lib/mysql/plugin")
+	}
 	for _, d := range []string{"share/mariadb", "share/mysql", "share"} {
 		if firstFile(basedir, filepath.Join(d, "english/errmsg.sys")) != "" {
 			l.Share = filepath.Join(basedir, d)

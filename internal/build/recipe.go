@@ -13,14 +13,17 @@ import (
 // recipeIn is what a flavor's recipe compiles: a source tree into a build
 // folder, installed into an install prefix.
 type recipeIn struct {
-	Src     string // the source tree (qpslab's checkout of a commit, or the user's unpacked tree)
-	Build   string // the build folder, reused from one compile of the tree to the next
-	Prefix  string // the install prefix
-	CFlags  string // the user's flags (--cflags); "" for the flavor's default
-	Jobs    int    // parallel jobs (make -jN)
-	CCache  bool   // ccache is installed: compile through it
-	Version string // the version the tree says it is
-	Cache   string // qpslab's cache (MySQL's Boost download goes there)
+	Src    string // the source tree (qpslab's checkout of a commit, or the user's unpacked tree)
+	Build  string // the build folder, reused from one compile of the tree to the next
+	Prefix string // the install prefix
+	CFlags string // the user's flags (--cflags); "" for the flavor's default
+	// CMakeOptions are the user's -DNAME=VALUE (--cmake-option), after the
+	// recipe's own (a CMake recipe's; others refuse them before).
+	CMakeOptions []string
+	Jobs         int    // parallel jobs (make -jN)
+	CCache       bool   // ccache is installed: compile through it
+	Version      string // the version the tree says it is
+	Cache        string // qpslab's cache (MySQL's Boost download goes there)
 }
 
 // step is one command of a recipe, run in Dir. Phase names it in progress

@@ -229,3 +229,109 @@ func TestOutliersReplaced(t *testing.T) {
 		t.Errorf("a step at the newest 3 points was taken for outliers")
 	}
 }
+
+// TestCalibrationLongDips: in a long series, a dip of five points or more
+// that recovers is two change points (the outlier replacement keeps it:
+// its edges agree with its middle), and one of three or four points is a
+// run of outliers (docs/changepoint.md, "The calibrated method").
+func TestCalibrationLongDips(t *testing.T) {
+	for _, l := range []int{3, 4, 5, 6, 7, 10} {
+		r := rand.New(rand.NewPCG(19, 500+uint64(l)))
+		both, any := 0, 0
+		const k = 40
+		for range k {
+			v := noise(r, 300, "white", 0.02)
+			for i := range v {
+				v[i] *= 100
+				if i >= 150 && i < 150+l {
+					v[i] *= 0.8
+				}
+			}
+			cps := mustDetect(t, v, Options{}, HigherIsBetter)
+			if near(cps, 150, 1) && near(cps, 150+l, 1) {
+				both++
+			}
+			any += len(cps)
+		}
+		switch {
+		case l >= 5 && both < k*95/100:
+			t.Errorf("a 20 %% dip of %d points at 2 %% noise: both edges found in %d of %d series, want 95 %%", l, both, k)
+		case l < 5 && any > 0:
+			t.Errorf("a 20 %% dip of %d points (a run of outliers): %d change points in %d series, want none", l, any, k)
+		}
+	}
+}
+
+// TestCalibrationSweeps: the goals of sweeps at a small scale
+// (bench/changepoint-calibrate.sh runs them at full scale, with the table
+// of what a sweep's detection sees): over sweeps of 6 to 30 builds of 1
+// to 3 runs, steps and dips of 25 and 50 % at ±3 and ±5 % noise (a step in
+// the middle, on the two newest or the two oldest builds, on the newest
+// build alone with three runs; a dip of four builds or more), recall and
+// precision of 0.9 or more; no false change in flat sweeps of the same
+// builds, runs and noise. A change is found when a change point lies
+// within one build of it.
+func TestCalibrationSweeps(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 600))
+	var changes, found, cps, true_, flat, false_ int
+	for _, n := range []int{6, 8, 12, 18, 24, 30} {
+		for _, runs := range []int{1, 2, 3} {
+			for _, cv := range []float64{0.03, 0.05} {
+				for _, size := range []float64{0.25, 0.5} {
+					for shape := range 5 {
+						sign := float64(2*r.IntN(2) - 1)
+						var at map[int]float64
+						var truth []int
+						switch shape {
+						case 0:
+							at, truth = map[int]float64{n / 2: sign * size}, []int{n / 2}
+						case 1:
+							at, truth = map[int]float64{n - 2: sign * size}, []int{n - 2}
+						case 2:
+							at, truth = map[int]float64{2: sign * size}, []int{2}
+						case 3:
+							if runs < MinRuns {
+								continue
+							}
+							at, truth = map[int]float64{n - 1: sign * size}, []int{n - 1}
+						case 4:
+							if n < 8 {
+								continue
+							}
+							l := 4 + r.IntN(max(1, min(8, n-7)))
+							s := 2 + r.IntN(n-l-3)
+							at, truth = map[int]float64{s: -size, s + l: 1/(1-size) - 1}, []int{s, s + l}
+						}
+						for range 3 {
+							res := mustSweep(t, sweepOf(r, levels(n, at), runs, cv), Options{}, HigherIsBetter)
+							for _, c := range truth {
+								changes++
+								if near(res.ChangePoints, c, 1) {
+									found++
+								}
+							}
+							for _, c := range res.ChangePoints {
+								cps++
+								if slices.ContainsFunc(truth, func(x int) bool { return abs(c.Index-x) <= 1 }) {
+									true_++
+								}
+							}
+						}
+					}
+					for range 5 {
+						flat++
+						false_ += len(mustSweep(t, sweepOf(r, levels(n, nil), runs, cv), Options{}, HigherIsBetter).ChangePoints)
+					}
+				}
+			}
+		}
+	}
+	recall, precision := float64(found)/float64(changes), float64(true_)/float64(cps)
+	if recall < 0.9 || precision < 0.9 {
+		t.Errorf("the goal region: recall %.3f (%d of %d changes), precision %.3f (%d of %d change points); want 0.9 each", recall, found, changes, precision, true_, cps)
+	}
+	if false_ > 0 {
+		t.Errorf("%d false change points in %d flat sweeps, want none", false_, flat)
+	}
+	t.Logf("recall %.3f (%d of %d), precision %.3f (%d of %d), %d false change points in %d flat sweeps", recall, found, changes, precision, true_, cps, false_, flat)
+}

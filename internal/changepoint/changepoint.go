@@ -222,6 +222,18 @@ func resolve(o Options, dir Direction) (config, error) {
 	return c, nil
 }
 
+// finish sets a change point's magnitude and direction from its means.
+func (c config) finish(cp *ChangePoint) {
+	if cp.MeanBefore != 0 {
+		cp.Magnitude = (cp.MeanAfter - cp.MeanBefore) / cp.MeanBefore
+	}
+	if c.dir == HigherIsBetter {
+		cp.Regression = cp.MeanAfter < cp.MeanBefore
+	} else {
+		cp.Regression = cp.MeanAfter > cp.MeanBefore
+	}
+}
+
 // ErrInfinite is returned for a value that is +Inf or −Inf. NaN is a
 // missing value: it takes the previous value (the next one at the start of
 // the series), as Otava fills missing values.

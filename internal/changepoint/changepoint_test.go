@@ -291,12 +291,12 @@ func TestAppendEqualsDetect(t *testing.T) {
 		}
 		// Only the windows that reached the old end are run again, and for
 		// the calibrated method the windows that hold one of the last
-		// sideSpan clipped values (all of them while the series is
-		// shorter than scaleSpan+sideSpan: the clipping scale of the
+		// finalLag clipped values (all of them while the series is
+		// shorter than scaleSpan+3·sideSpan: the clipping scale of the
 		// first points is still changing).
 		bound, from := 3, 0
 		if c.calibrated {
-			bound, from = (c.window+sideSpan+1)/c.step+2, scaleSpan+sideSpan
+			bound, from = (c.window+finalLag+1)/c.step+2, scaleSpan+3*sideSpan
 		}
 		dir := []Direction{HigherIsBetter, LowerIsBetter}[r.IntN(2)]
 		a, err := NewAnalysis(o, dir)

@@ -18,14 +18,23 @@ type windowDetector struct {
 	ivs    []interval
 	cps    []int
 	crit   critical // the window's significance level
+	// local: the calibrated method's split. A candidate τ is tested
+	// between [s, τ) and [τ, κ), κ the end of the second sample q̂ chose,
+	// rather than the whole rest of its interval (where a dip and its
+	// recovery average out); and an interval whose candidate fails is
+	// set aside while the others are still searched, rather than the
+	// search stopping at the first failure (Otava's rule).
+	local bool
 }
 
 // interval is a part of the window between found change points, with its
 // best split τ and that split's q̂.
 type interval struct {
-	s, e int
-	tau  int
-	q    float64
+	s, e  int
+	tau   int
+	kappa int // the end of the second sample of the best split
+	q     float64
+	done  bool // its candidate failed (local search only)
 }
 
 func (d *windowDetector) grow(m int) {
@@ -100,7 +109,7 @@ func (d *windowDetector) candidate(m, s, e int) interval {
 			xy := rs[j] - xx - yy
 			q := invTot[j] * (xy - fm[j]*bx - fn*yy*invM[j])
 			if q > best {
-				best, iv.tau = q, tau
+				best, iv.tau, iv.kappa = q, tau, tau+1+j
 			}
 		}
 	}
@@ -125,7 +134,7 @@ func (d *windowDetector) detect(z []float64, p float64) []int {
 	for {
 		bi := -1
 		for i := range d.ivs {
-			if d.ivs[i].tau >= 0 && (bi < 0 || d.ivs[i].q > d.ivs[bi].q) {
+			if d.ivs[i].tau >= 0 && !d.ivs[i].done && (bi < 0 || d.ivs[i].q > d.ivs[bi].q) {
 				bi = i
 			}
 		}
@@ -133,9 +142,17 @@ func (d *windowDetector) detect(z []float64, p float64) []int {
 			break
 		}
 		iv := d.ivs[bi]
+		end := iv.e
+		if d.local {
+			end = iv.kappa
+		}
 		m1, v1 := meanVar(z[iv.s:iv.tau])
-		m2, v2 := meanVar(z[iv.tau:iv.e])
-		if !d.crit.atMost(iv.tau-iv.s, m1, v1, iv.e-iv.tau, m2, v2) {
+		m2, v2 := meanVar(z[iv.tau:end])
+		if !d.crit.atMost(iv.tau-iv.s, m1, v1, end-iv.tau, m2, v2) {
+			if d.local {
+				d.ivs[bi].done = true
+				continue
+			}
 			break
 		}
 		d.cps = append(d.cps, iv.tau)

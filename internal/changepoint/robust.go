@@ -44,6 +44,7 @@ type robust struct {
 	near    []float64 // the median of the side nearer to x_i
 	res     []float64 // |x_i − the median of the points around it|
 	both    []bool    // x_i has points on both sides
+	flag    []bool    // x_i is far from both sides' medians (replaced unless its run is a level)
 	y       []float64
 	pre     prefix
 	phi     float64
@@ -55,11 +56,17 @@ type robust struct {
 // final is the number of leading values of y that no appended point can
 // change, in a series of n points.
 func (r *robust) final(n int) int {
-	if n < scaleSpan+sideSpan {
+	if n < scaleSpan+3*sideSpan {
 		return 0
 	}
-	return n - sideSpan
+	return n - finalLag
 }
+
+// finalLag: a value is final once finalLag points follow it. Its flag
+// needs sideSpan points after it, and whether its run of flagged points
+// is a level (levelRun) needs the flag of the point after the run, which
+// is at most sideSpan+1 points on.
+const finalLag = 2*sideSpan + 2
 
 // update brings y up to date with x, whose first len(r.y) points are those
 // y was computed from. x_i is an outlier when it has points on both sides
@@ -79,6 +86,7 @@ func (r *robust) update(x []float64) {
 		from = 0
 	}
 	r.near, r.res, r.both, r.y = extend(r.near, n), extend(r.res, n), extendBool(r.both, n), extend(r.y, n)
+	r.flag = extendBool(r.flag, n)
 	median := func(lo, hi int) float64 {
 		w := r.win[:hi-lo]
 		copy(w, x[lo:hi])
@@ -140,13 +148,38 @@ func (r *robust) update(x []float64) {
 			win.swap(r.res[lo-1], r.res[i])
 		}
 		s = 1.4826 * win.median()
-		v := x[i]
-		if r.both[i] && s > 0 && math.Abs(v-r.near[i]) > outlierK*s {
-			v = r.near[i]
-		}
-		r.y[i] = v
+		r.flag[i] = r.both[i] && s > 0 && math.Abs(x[i]-r.near[i]) > outlierK*s
 	}
 	r.scratch = win
+	// A flagged point takes its nearer median, unless its run of flagged
+	// points is a level (levelRun): the middle of a dip of five points or
+	// more is far from both sides' medians too, and its edges, which are
+	// not, agree with it.
+	st := from
+	for st > 0 && r.flag[st-1] {
+		st--
+	}
+	for i := st; i < n; {
+		if !r.flag[i] {
+			if i >= from {
+				r.y[i] = x[i]
+			}
+			i++
+			continue
+		}
+		j := i
+		for j+1 < n && r.flag[j+1] {
+			j++
+		}
+		keep := r.levelRun(x, i, j)
+		for k := max(i, from); k <= j; k++ {
+			r.y[k] = r.near[k]
+			if keep {
+				r.y[k] = x[k]
+			}
+		}
+		i = j + 1
+	}
 	// Prefix sums from the first changed value.
 	if from == 0 {
 		r.pre = prefix{s1: r.pre.s1[:0], c1: r.pre.c1[:0], s2: r.pre.s2[:0], c2: r.pre.c2[:0]}
@@ -158,6 +191,41 @@ func (r *robust) update(x []float64) {
 	for _, v := range r.y[from:] {
 		r.pre.push(v)
 	}
+}
+
+// levelRun says whether the flagged points x[i..j] are a level rather
+// than outliers: more than sideSpan of them (outliers come in runs of a
+// few), or all on one side of their medians with a neighbour, not
+// flagged, nearer their median than its own (the edge of a dip: the
+// first and last points of a dip of five or more are near the median of
+// the dip's side). A run of outliers has neighbours at the level around
+// it.
+func (r *robust) levelRun(x []float64, i, j int) bool {
+	if j-i+1 > sideSpan {
+		return true
+	}
+	up := x[i] > r.near[i]
+	w := r.win[:0]
+	for k := i; k <= j; k++ {
+		if (x[k] > r.near[k]) != up {
+			return false
+		}
+		w = append(w, x[k])
+	}
+	m := medianSmall(w)
+	for _, e := range []int{i - 1, j + 1} {
+		if e < 0 || e >= len(x) || !r.both[e] {
+			continue
+		}
+		base := r.near[i]
+		if e > j {
+			base = r.near[j]
+		}
+		if math.Abs(x[e]-m) < math.Abs(x[e]-base) {
+			return true
+		}
+	}
+	return false
 }
 
 // autocorrelation estimates the lag-1 autocorrelation φ of the noise of

@@ -307,7 +307,7 @@ func TestListWithoutConfigsFolder(t *testing.T) {
 	if len(got) != len(files) {
 		t.Errorf("List = %q, want the %d shipped configs", got, len(files))
 	}
-	for _, want := range []string{"mysql/default shipped", "postgres/default shipped", "mysql/pool-of-threads shipped", "mysql/one-thread-per-connection shipped", "rocksdb/default shipped", "rocksdb/odirect shipped", "mysql/myrocks shipped"} {
+	for _, want := range []string{"mysql/default shipped", "postgres/default shipped", "mysql/pool-of-threads shipped", "mysql/one-thread-per-connection shipped", "rocksdb/default shipped", "rocksdb/odirect shipped", "rocksdb/cra96k shipped", "rocksdb/cra512k shipped", "rocksdb/cra8m shipped", "mysql/myrocks shipped"} {
 		if !strings.Contains(strings.Join(got, ","), want) {
 			t.Errorf("List = %q, lacks %q", got, want)
 		}

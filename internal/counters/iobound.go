@@ -35,24 +35,51 @@ const (
 	MinServed = 0.25
 )
 
-// cacheCounters are each flavor's cache misses and page requests: InnoDB's
-// buffer pool, PostgreSQL's shared buffers (blks_read counts what the OS
-// page cache served too).
-var cacheCounters = [][2]string{
-	{"innodb_buffer_pool_reads", "innodb_buffer_pool_read_requests"},
-	{"blks_read", "blks_requested"},
+// cacheCounters are each engine's cache misses and what tells its
+// requests: InnoDB's buffer pool (its read requests), PostgreSQL's shared
+// buffers (blks_read counts what the OS page cache served too), and
+// MyRocks' block cache (its hits: requests are hits and misses), first on
+// a run of engine rocksdb, whose server counts InnoDB's pages too.
+var cacheCounters = []cacheCounter{
+	{miss: "innodb_buffer_pool_reads", requests: "innodb_buffer_pool_read_requests"},
+	{miss: "blks_read", requests: "blks_requested"},
+	{miss: "rocksdb_block_cache_miss", hits: "rocksdb_block_cache_hit", engine: "rocksdb"},
+}
+
+// cacheCounter is one engine's pair: its misses, and its requests or
+// (hits) its hits.
+type cacheCounter struct {
+	miss, requests, hits string
+	engine               string // the runs' params.engine it is first for
+}
+
+// cacheCountersOf are cacheCounters in the order run r is judged by: its
+// engine's pair first.
+func cacheCountersOf(r result.Run) []cacheCounter {
+	out := make([]cacheCounter, 0, len(cacheCounters))
+	for _, c := range cacheCounters {
+		if c.engine != "" && c.engine == r.Params["engine"] {
+			out = append(out, c)
+		}
+	}
+	for _, c := range cacheCounters {
+		if c.engine == "" || c.engine != r.Params["engine"] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func init() {
 	result.Register(
 		result.Metric{Name: FigureMissPerOp, Max: result.DefaultMax, Unit: "pages", Per: "op", Class: result.ClassServer, Verb: "%.4f",
-			Help: "pages per op the server's cache missed (InnoDB innodb_buffer_pool_reads, PostgreSQL blks_read): what it asked of storage or, on buffered IO, of the OS page cache",
+			Help: "pages per op the server's cache missed (InnoDB innodb_buffer_pool_reads, PostgreSQL blks_read; db_bench: blocks its block cache missed, rocksdb.block.cache.miss): what it asked of storage or, on buffered IO, of the OS page cache",
 			Of: func(r result.Run) (float64, bool) {
 				m, _, ok := misses(r)
 				return m, ok
 			}},
 		result.Metric{Name: FigureHitPct, Max: 100, Unit: "%", Per: "run", Class: result.ClassServer, Verb: "%.2f", HigherIsBetter: true,
-			Help: "the server's cache hit ratio over the window: page requests it found in its cache, in %",
+			Help: "the server's cache hit ratio over the window: page requests it found in its cache, in % (db_bench: its block cache's)",
 			Of: func(r result.Run) (float64, bool) {
 				_, hit, ok := misses(r)
 				return hit, ok && hit >= 0
@@ -66,10 +93,19 @@ func init() {
 
 // misses is r's server cache misses per op and its hit ratio in % (-1
 // where no page was requested), from the first pair of cacheCounters it
-// recorded.
+// recorded; for a run with no server (db_bench), from the figures its
+// suite computed of its own cache under the same names (RocksDB's block
+// cache: --statistics' rocksdb.block.cache.miss and .hit).
 func misses(r result.Run) (perOp, hitPct float64, ok bool) {
-	for _, c := range cacheCounters {
-		m, okM := CounterMetric(c[0] + result.CounterSuffix)
+	if m, okF := r.Totals.Figures[FigureMissPerOp]; okF {
+		hitPct = -1
+		if h, okH := r.Totals.Figures[FigureHitPct]; okH {
+			hitPct = h
+		}
+		return m, hitPct, true
+	}
+	for _, c := range cacheCountersOf(r) {
+		m, okM := CounterMetric(c.miss + result.CounterSuffix)
 		if !okM {
 			continue
 		}
@@ -78,8 +114,12 @@ func misses(r result.Run) (perOp, hitPct float64, ok bool) {
 			continue
 		}
 		hitPct = -1
-		if req, okR := r.HW.Server.Counter(c[1]); okR && req.Value > 0 {
-			missed, _ := r.HW.Server.Counter(c[0])
+		missed, _ := r.HW.Server.Counter(c.miss)
+		if c.hits != "" {
+			if hits, okH := r.HW.Server.Counter(c.hits); okH && hits.Value+missed.Value > 0 {
+				hitPct = 100 * hits.Value / (hits.Value + missed.Value)
+			}
+		} else if req, okR := r.HW.Server.Counter(c.requests); okR && req.Value > 0 {
 			hitPct = 100 * max(0, 1-missed.Value/req.Value)
 		}
 		return v, hitPct, true

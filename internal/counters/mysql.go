@@ -72,6 +72,32 @@ var MySQL = []Def{
 	{Name: "ps_wait_synch_cond_us", Unit: "µs"},
 	{Name: "ps_wait_lock_table", Unit: "waits", Help: "performance_schema: table lock waits (wait/lock/table)"},
 	{Name: "ps_wait_lock_table_us", Unit: "µs"},
+	// MyRocks' (the rocksdb plugin's SHOW GLOBAL STATUS), recorded by
+	// default wherever the plugin is loaded (a MyRocks run; a server
+	// without it skips them): rows by the engine, its block cache, bytes
+	// read and written by the engine, flush, compaction and the WAL, and
+	// its write stalls.
+	{Name: "rocksdb_rows_read", Unit: "rows", Help: "MyRocks: rows read"},
+	{Name: "rocksdb_rows_inserted", Unit: "rows", Help: "MyRocks: rows inserted"},
+	{Name: "rocksdb_rows_updated", Unit: "rows", Help: "MyRocks: rows updated"},
+	{Name: "rocksdb_rows_deleted", Unit: "rows", Help: "MyRocks: rows deleted"},
+	{Name: "rocksdb_number_db_seek", Unit: "calls", Help: "MyRocks: iterator seeks (range scans, secondary index lookups)"},
+	{Name: "rocksdb_number_db_next", Unit: "calls", Help: "MyRocks: iterator nexts"},
+	{Name: "rocksdb_block_cache_hit", Unit: "blocks", Help: "MyRocks: block cache hits (data, index and filter blocks)"},
+	{Name: "rocksdb_block_cache_miss", Unit: "blocks", Help: "MyRocks: block cache misses: blocks read from the files (the OS page cache, or the disk with O_DIRECT)"},
+	{Name: "rocksdb_block_cache_data_miss", Unit: "blocks", Help: "MyRocks: data block misses"},
+	{Name: "rocksdb_bloom_filter_useful", Unit: "lookups", Help: "MyRocks: point lookups a bloom filter spared a file read"},
+	{Name: "rocksdb_bytes_read", Unit: "bytes", Help: "MyRocks: bytes of keys and values read by Get"},
+	{Name: "rocksdb_bytes_written", Unit: "bytes", Help: "MyRocks: bytes of keys and values written"},
+	{Name: "rocksdb_wal_bytes", Unit: "bytes", Help: "MyRocks: bytes written to the WAL"},
+	{Name: "rocksdb_wal_synced", Unit: "syncs", Help: "MyRocks: WAL syncs"},
+	{Name: "rocksdb_flush_write_bytes", Unit: "bytes", Help: "MyRocks: bytes written by memtable flushes"},
+	{Name: "rocksdb_compact_read_bytes", Unit: "bytes", Help: "MyRocks: bytes read by compaction"},
+	{Name: "rocksdb_compact_write_bytes", Unit: "bytes", Help: "MyRocks: bytes written by compaction (with flush's: the engine's write amplification)"},
+	{Name: "rocksdb_stall_micros", Unit: "µs", Help: "MyRocks: time writes were stalled"},
+	{Name: "rocksdb_stall_total_slowdowns", Unit: "stalls", Help: "MyRocks: write slowdowns"},
+	{Name: "rocksdb_stall_total_stops", Unit: "stops", Help: "MyRocks: write stops"},
+	{Name: "rocksdb_row_lock_deadlocks", Unit: "deadlocks", Help: "MyRocks: deadlocks"},
 	{Name: "threads_running", Unit: "threads", Level: true, Help: "threads running a statement, not counting the counters' own"},
 	{Name: "innodb_row_lock_current_waits", Unit: "waits", Level: true, Help: "row lock waits in progress"},
 }

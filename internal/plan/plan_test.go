@@ -32,6 +32,7 @@ func (testSuite) Params() []suite.Param   { return nil }
 func (testSuite) Tests() []suite.Test     { return nil }
 func (testSuite) Layouts() []suite.Layout { return nil }
 func (testSuite) Figures() []suite.Figure { return nil }
+func (testSuite) Conditions() []string    { return nil }
 func (s testSuite) Configure(suite.Values) (*suite.Plan, error) {
 	return &suite.Plan{Steps: s.steps, Params: map[string]string{"suite_param": "x"}}, nil
 }

@@ -30,12 +30,21 @@ type GateResult struct {
 	Failed  bool                   `json:"failed"`
 	Changes []analysis.Change      `json:"change_points"`
 	Builds  []analysis.BuildChange `json:"builds"`
+	// Unconfirmed are the newest build's unconfirmed regressions of at
+	// least Min: said, but no failure (one build of a run or two).
+	Unconfirmed []analysis.Change `json:"unconfirmed,omitempty"`
 }
 
 // NewGateResult checks g against what detect found.
 func NewGateResult(g analysis.Gate, d Detection) *GateResult {
 	cs, bs := g.Failures(d.Changes, d.Builds)
-	return &GateResult{Spec: g.Spec, Min: g.Min, Failed: len(cs)+len(bs) > 0, Changes: cs, Builds: bs}
+	r := &GateResult{Spec: g.Spec, Min: g.Min, Failed: len(cs)+len(bs) > 0, Changes: cs, Builds: bs}
+	for _, c := range d.Changes {
+		if c.Kind == "unconfirmed regression" && c.Last && math.Abs(c.Magnitude) >= g.Min {
+			r.Unconfirmed = append(r.Unconfirmed, c)
+		}
+	}
+	return r
 }
 
 // Detect writes d in format f: text (one line per change point and per
@@ -73,7 +82,7 @@ func detectDoc(d Detection) Doc {
 	var text Doc
 	for _, c := range d.Changes {
 		text.Say(table.Plain(c.Series+": "), table.Span{Text: c.Kind, Colour: kindColour(c.Kind)},
-			table.Plain(fmt.Sprintf(" %+.1f%% (%s → %s, p=%.2g), %s", 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))))
+			table.Plain(fmt.Sprintf(" %+.1f%% (%s → %s, p=%.2g), %s%s", 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c), changeNotes(c))))
 	}
 	for _, b := range d.Builds {
 		text.Say(table.Plain(b.Series+": "), table.Span{Text: b.Kind, Colour: kindColour(b.Kind)}, table.Plain(buildLine(b, func(string) string { return "" })))
@@ -84,8 +93,26 @@ func detectDoc(d Detection) Doc {
 	return doc
 }
 
-// GateLines writes one line per regression that trips the gate.
+// changeNotes are what a change point says besides its figures: what
+// would confirm an unconfirmed one, and compare's other answer on the two
+// builds either side of it.
+func changeNotes(c analysis.Change) string {
+	var s string
+	if c.Confirm != "" {
+		s += ": " + c.Confirm
+	}
+	if c.Note != "" {
+		s += "; " + c.Note
+	}
+	return s
+}
+
+// GateLines writes one line per regression that trips the gate, and one
+// per unconfirmed regression in the newest build (which does not).
 func GateLines(w io.Writer, g *GateResult) {
+	for _, c := range g.Unconfirmed {
+		fmt.Fprintf(w, "unconfirmed regression in the newest build (the gate passes it by): %s: %+.1f%% (%s → %s, p=%.2g), %s: %s\n", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c), c.Confirm)
+	}
 	for _, c := range g.Changes {
 		fmt.Fprintf(w, "regression in the newest build: %s: %+.1f%% (%s → %s, p=%.2g), %s\n", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c))
 	}
@@ -134,6 +161,9 @@ func buildLine(b analysis.BuildChange, kind func(string) string) string {
 	if b.Why != "" {
 		s += ": " + b.Why
 	}
+	if b.Note != "" {
+		s += "; " + b.Note
+	}
 	return s
 }
 
@@ -152,10 +182,19 @@ func runCount(b analysis.BuildChange) string {
 // compared.
 func detectCounts(d Detection) string {
 	var s string
-	if len(d.Changes) == 0 {
+	unconfirmed := 0
+	for _, c := range d.Changes {
+		if c.Unconfirmed {
+			unconfirmed++
+		}
+	}
+	switch n := len(d.Changes) - unconfirmed; {
+	case n == 0 && unconfirmed == 0:
 		s = fmt.Sprintf("no change points in %d series", d.Series)
-	} else {
-		s = fmt.Sprintf("%d change point(s) in %d series", len(d.Changes), d.Series)
+	case unconfirmed == 0:
+		s = fmt.Sprintf("%d change point(s) in %d series", n, d.Series)
+	default:
+		s = fmt.Sprintf("%d change point(s) and %d unconfirmed in %d series", n, unconfirmed, d.Series)
 	}
 	if len(d.Builds) > 0 {
 		count := map[string]int{}
@@ -183,9 +222,9 @@ func detectCounts(d Detection) string {
 			paired = paired || b.Method == analysis.MethodPaired
 		}
 		if paired {
-			s += fmt.Sprintf("; neighbouring builds compared in %d series by their paired rounds where one plan ran them (the interval from each test's repeats or rounds), else by their repeats (Mann-Whitney U), α %g: %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
+			s += fmt.Sprintf("; neighbouring builds compared in %d series by compare's verdict on their paired rounds where one plan ran them, else by their runs (Student's t on their logarithms), α %g: %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
 		} else {
-			s += fmt.Sprintf("; neighbouring builds compared by their repeats in %d series (Mann-Whitney U, α %g): %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
+			s += fmt.Sprintf("; neighbouring builds compared by their runs in %d series (Student's t on their logarithms, α %g): %s", len(series), d.Builds[0].Alpha, strings.Join(parts, ", "))
 		}
 	}
 	return s
@@ -237,7 +276,7 @@ func arrived(c analysis.Change) string {
 func detectFlat(d Detection) *table.Table {
 	t := flatTable("test", "threads", "config", "host", "metric", "kind", "magnitude", "mean_before", "mean_after", "pvalue", "index", "points",
 		"arrived_build", "arrived_version", "arrived_commit", "arrived_time", "before_build", "before_version",
-		"source", "earliest_build", "earliest_version", "latest_build", "latest_version", "runs_before", "runs_after")
+		"source", "earliest_build", "earliest_version", "latest_build", "latest_version", "runs_before", "runs_after", "note")
 	num := func(v float64, fm byte, prec int) string {
 		if math.IsNaN(v) {
 			return ""
@@ -249,13 +288,13 @@ func detectFlat(d Detection) *table.Table {
 			num(c.MeanBefore, 'g', 6), num(c.MeanAfter, 'g', 6), num(c.PValue, 'g', 3),
 			strconv.Itoa(c.Index), strconv.Itoa(c.Points), c.Arrived.Build, c.Arrived.Version, c.Arrived.Commit, c.Arrived.Time.Format("2006-01-02T15:04:05Z"),
 			c.Before.Build, c.Before.Version, "change point", c.Earliest.Build, c.Earliest.Version, c.Latest.Build, c.Latest.Version,
-			strconv.Itoa(c.Before.N), strconv.Itoa(c.Arrived.N))
+			strconv.Itoa(c.Before.N), strconv.Itoa(c.Arrived.N), strings.TrimPrefix(strings.TrimPrefix(changeNotes(c), ": "), "; "))
 	}
 	for _, b := range d.Builds {
 		t.Add(b.Test, strconv.Itoa(b.Threads), b.Config, b.Host, b.Metric, b.Kind, num(b.Magnitude, 'f', 4),
 			num(b.From.Value, 'g', 6), num(b.To.Value, 'g', 6), num(b.PValue, 'g', 3),
 			"", "", b.To.Build, b.To.Version, b.To.Commit, b.To.Time.Format("2006-01-02T15:04:05Z"),
-			b.From.Build, b.From.Version, "builds", "", "", "", "", strconv.Itoa(len(b.From.Values)), strconv.Itoa(len(b.To.Values)))
+			b.From.Build, b.From.Version, "builds", "", "", "", "", strconv.Itoa(len(b.From.Values)), strconv.Itoa(len(b.To.Values)), b.Note)
 	}
 	return t
 }
@@ -279,11 +318,19 @@ func detectMarkdown(d Detection) Doc {
 			}
 			doc.Gap()
 		}
+		if len(g.Unconfirmed) > 0 {
+			doc.Sayf("%d unconfirmed regression(s) in the newest build (no failure: one build of a run or two):", len(g.Unconfirmed))
+			doc.Gap()
+			for _, c := range g.Unconfirmed {
+				doc.Item(fmt.Sprintf("`%s`: %+.1f%% (%s → %s, p=%.2g), %s: %s", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c), c.Confirm))
+			}
+			doc.Gap()
+		}
 	}
 	doc.Sayf("%s.", mdEscape(detectCounts(d)))
 	if len(d.Changes) > 0 {
 		doc.Gap()
-		t := table.New("series", "change", "before → after", "p", "arrived in", "after", "95 % interval")
+		t := table.New("series", "change", "before → after", "p", "arrived in", "after", "95 % interval", "note")
 		for _, c := range d.Changes {
 			interval := timedName(c.Earliest, c.Order)
 			if l := timedName(c.Latest, c.Order); l != interval {
@@ -294,7 +341,7 @@ func detectMarkdown(d Detection) Doc {
 				before = timedName(c.Before, c.Order)
 			}
 			t.Add(c.Series, fmt.Sprintf("%s %+.1f %%", c.Kind, 100*c.Magnitude), textNum(c.MeanBefore)+" → "+textNum(c.MeanAfter), fmt.Sprintf("%.2g", c.PValue),
-				timedName(c.Arrived, c.Order), before, interval)
+				timedName(c.Arrived, c.Order), before, interval, strings.TrimPrefix(strings.TrimPrefix(changeNotes(c), ": "), "; "))
 		}
 		doc.Put(t)
 	}
@@ -309,6 +356,9 @@ func detectMarkdown(d Detection) Doc {
 			verdict := b.Kind
 			if b.Why != "" {
 				verdict += " (" + b.Why + ")"
+			}
+			if b.Note != "" {
+				verdict += "; " + b.Note
 			}
 			t.Add(b.Series, pointName(b.From), pointName(b.To), verdict, fmt.Sprintf("%+.1f %%", 100*b.Magnitude), textNum(b.From.Value)+" → "+textNum(b.To.Value),
 				runCount(b), p)

@@ -10,14 +10,15 @@ import (
 )
 
 // db_bench's runs carry the disk's request sizes: the per-op table has
-// rareq-sz and wareq-sz after o/s, absolute and relative; a table whose
-// runs have none (sysbench's) keeps the seed's columns.
+// the compaction readahead and the disk's max_sectors_kb, then rareq-sz
+// and wareq-sz, after o/s, absolute and relative; a table whose runs have
+// none (sysbench's) keeps the seed's columns.
 func TestMetricsDeviceColumns(t *testing.T) {
 	row := func(label string, dev []float64) analysis.MetricRow {
 		return analysis.MetricRow{Label: label, N: 1, Op: "op", Abs: []float64{0.001, 0.5, 0.1, 0.4, 2, 10000}, Honest: []float64{20, 10, 1}, Device: dev}
 	}
 	tables := []analysis.MetricTable{
-		{Test: "overwriteandwait.iobound", Threads: 1, Rows: []analysis.MetricRow{row("rx.default", []float64{84.5, 120}), row("rx.cra2m", []float64{4.6, 118})}},
+		{Test: "overwriteandwait.iobound", Threads: 1, Rows: []analysis.MetricRow{row("rx.default", []float64{96, 128, 84.5, 120}), row("rx.cra2m", []float64{2048, 128, 4.6, 118})}},
 		{Test: "point-query", Threads: 1, Rows: []analysis.MetricRow{row("my.default", nil)}},
 	}
 	var b bytes.Buffer
@@ -26,7 +27,7 @@ func TestMetricsDeviceColumns(t *testing.T) {
 	}
 	out := b.String()
 	db, sb, _ := strings.Cut(out, "point-query")
-	for _, want := range []string{"o/s", "rareq-sz", "wareq-sz", "84.5", "4.6", "0.05", "rx.cra2m"} {
+	for _, want := range []string{"o/s", "readahead_kb  max_sectors_kb  rareq-sz  wareq-sz", "84.5", "4.6", "0.05", "2048", "rx.cra2m"} {
 		if !strings.Contains(db, want) {
 			t.Errorf("the db_bench table lacks %q:\n%s", want, db)
 		}
@@ -39,7 +40,7 @@ func TestMetricsDeviceColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if !strings.HasSuffix(lines[0], "rareq-sz,wareq-sz") || !strings.HasSuffix(lines[2], ",4.6,118") || !strings.HasSuffix(lines[3], ",NaN,NaN") {
+	if !strings.HasSuffix(lines[0], "readahead_kb,max_sectors_kb,rareq-sz,wareq-sz") || !strings.HasSuffix(lines[2], ",2048,128,4.6,118") || !strings.HasSuffix(lines[3], ",NaN,NaN,NaN,NaN") {
 		t.Errorf("csv:\n%s", b.String())
 	}
 }

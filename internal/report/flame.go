@@ -31,6 +31,9 @@ type StackSection struct {
 // test, thread count and source that some label has stacks of, in the
 // first set's order.
 func StackSections(sets []analysis.Set) []StackSection {
+	// Keyed as compare keys labels (result.Run.LabelConditions): an InnoDB
+	// run and a MyRocks run of one test are one section, each its label's
+	// set, with its engine.
 	type key struct {
 		test    string
 		threads int
@@ -40,19 +43,22 @@ func StackSections(sets []analysis.Set) []StackSection {
 	var keys []key
 	step := map[key]int{}
 	per := make([]map[key][]result.Stacks, len(sets))
+	engine := make([]map[key]string, len(sets))
 	for i, s := range sets {
 		per[i] = map[key][]result.Stacks{}
+		engine[i] = map[key]string{}
 		for _, r := range s.Runs {
 			if !r.Comparable() {
 				continue
 			}
 			for _, st := range r.Stacks {
-				k := key{r.Test, r.Threads, r.Conditions(), st.Source}
+				k := key{r.Test, r.Threads, r.LabelConditions(), st.Source}
 				if _, ok := step[k]; !ok {
 					keys = append(keys, k)
 					step[k] = r.Step
 				}
 				per[i][k] = append(per[i][k], st)
+				engine[i][k] = r.Engine()
 			}
 		}
 	}
@@ -79,7 +85,7 @@ func StackSections(sets []analysis.Set) []StackSection {
 		sec := StackSection{Test: k.test, Threads: k.threads, Source: k.source, Conditions: k.cond, Mixed: mixed}
 		for i, s := range sets {
 			if runs := per[i][k]; len(runs) > 0 {
-				set := StackSet{Label: s.Label, Test: k.test, Threads: k.threads, Runs: len(runs), Stacks: stacks.Merge(runs)}
+				set := StackSet{Label: s.Label, Test: k.test, Threads: k.threads, Runs: len(runs), Stacks: stacks.Merge(runs), Engine: engine[i][k]}
 				if mixed {
 					set.Conditions = k.cond
 				}

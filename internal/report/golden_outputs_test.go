@@ -164,3 +164,26 @@ func TestGoldenHTML(t *testing.T) {
 	m := htmlTestModel(t)
 	golden(t, "report.html", func(w io.Writer) error { return HTML(w, m) })
 }
+
+// The runs the comparison goldens are made from keep the conditions they
+// had when result held one list of them for every suite: each run's
+// conditions (its suite's, as the suite declares them) are those of the
+// same run under a suite qpslab does not know, which is keyed by that
+// whole list (internal/workload's TestConditionsAsBefore).
+func TestGoldenRunsKeepTheirConditions(t *testing.T) {
+	_, _, sets, _ := findFixture(t, 9.5)
+	n := 0
+	for _, s := range sets {
+		for _, r := range s.Runs {
+			n++
+			unknown := r
+			unknown.Suite = "a suite no qpslab registered"
+			if now, before := r.Conditions(), unknown.Conditions(); now != before {
+				t.Errorf("%s %s: conditions %q, were %q", s.Label, r.Test, now, before)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the fixture has no runs")
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/result"
 )
 
 // SetHosts writes, under a comparison of labels across hosts
@@ -42,7 +43,7 @@ func hostBlocks(sets []analysis.Set, hostID func(json.RawMessage) (string, error
 		}
 	}
 	if !named && len(differ) == 0 {
-		return nil
+		return storageBlocks(sets)
 	}
 	var d Doc
 	d.Gap()
@@ -121,6 +122,65 @@ func fingerprintLine(fp json.RawMessage) string {
 	if c.Agent != "" {
 		agent = ", fleet agent " + c.Agent
 	}
-	return fmt.Sprintf("%s, %d CPUs, %.1f GB, kernel %s, %s, cpufreq %s, governor %s, boost %s, SMT %s%s",
-		strings.Join(strings.Fields(c.CPUModel), " "), c.CPUs, float64(c.MemKB)/1e6, c.Kernel, vm, c.Driver, gov, boost, smt, agent)
+	disk := ""
+	if d := storageLine(c.Storage); d != "" {
+		disk = ", " + d
+	}
+	return fmt.Sprintf("%s, %d CPUs, %.1f GB, kernel %s, %s, cpufreq %s, governor %s, boost %s, SMT %s%s%s",
+		strings.Join(strings.Fields(c.CPUModel), " "), c.CPUs, float64(c.MemKB)/1e6, c.Kernel, vm, c.Driver, gov, boost, smt, disk, agent)
+}
+
+// storageLine is the datadirs' disk in short: the device whose
+// max_sectors_kb is the smallest under them (the largest request that
+// reaches every disk whole), its read-ahead, and the memory a buffered
+// read may be served from; "" where the fingerprint has no storage.
+func storageLine(st *host.Storage) string {
+	d, ok := st.SmallestMaxSectors()
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("datadir disk %s max_sectors_kb %d, read_ahead_kb %d", d.Name, d.MaxSectorsKB, d.ReadAheadKB)
+}
+
+// storageBlocks is, under a comparison of runs whose disk's request sizes
+// were measured (db_bench's: rareq-sz), the datadirs' disk of each host:
+// its max_sectors_kb beside the results it explains (RocksDB issue
+// 12038), and the host's memory, which bounds what buffered reads the
+// page cache serves. Nothing for other runs.
+func storageBlocks(sets []analysis.Set) []Block {
+	rq, ok := result.Lookup("rareq-sz")
+	if !ok {
+		return nil
+	}
+	var lines, seen []string
+	for _, s := range sets {
+		for k := len(s.Runs) - 1; k >= 0; k-- {
+			r := s.Runs[k]
+			if _, measured := rq.Of(r); !measured {
+				continue
+			}
+			var c host.Check
+			if len(r.Host) == 0 || json.Unmarshal(r.Host, &c) != nil {
+				continue
+			}
+			line := storageLine(c.Storage)
+			if line == "" {
+				continue
+			}
+			line = fmt.Sprintf("%s, on a host of %.1f GB of memory", line, float64(c.MemKB)/1e6)
+			if !contains(seen, line) {
+				seen = append(seen, line)
+				lines = append(lines, line+" ("+s.Label+")")
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	var d Doc
+	d.Gap()
+	for _, l := range lines {
+		d.Sayf("Storage: %s", l)
+	}
+	return d.Blocks
 }

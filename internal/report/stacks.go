@@ -22,6 +22,8 @@ type StackSet struct {
 	Stacks  result.Stacks `json:"stacks"`
 	// Conditions are its runs' when the test has runs under others too.
 	Conditions string `json:"conditions,omitempty"`
+	// Engine is its runs' storage engine ("" where they record none).
+	Engine string `json:"engine,omitempty"`
 }
 
 // Title names the set: label, test, threads (conditions), source.
@@ -147,16 +149,21 @@ func StackDiffs(w io.Writer, diffs []StackDiff, f string) error {
 		Source    string
 		Diff      stacks.Diff
 		How, HowB string
+		Note      string `json:",omitempty"`
 	}
 	var o []out
 	d := Doc{What: "qpslab stacks diff"}
 	for _, sd := range diffs {
+		note := enginesNote(sd.A, sd.B)
 		o = append(o, out{A: sd.A.Label, B: sd.B.Label, Test: sd.A.Test, Threads: sd.A.Threads, Source: sd.A.Stacks.Source, Diff: sd.Diff,
-			How: stackHow(sd.A.Stacks, sd.A.Runs), HowB: stackHow(sd.B.Stacks, sd.B.Runs)})
+			How: stackHow(sd.A.Stacks, sd.A.Runs), HowB: stackHow(sd.B.Stacks, sd.B.Runs), Note: note})
 		d.Sayf("%s, %d thread(s), %s: %s (A, %d samples) against %s (B, %d samples); stacks below %.1f%% of the samples in both left out as noise",
 			sd.A.Test, sd.A.Threads, sd.A.Stacks.Source, sd.A.Label, sd.Diff.SamplesA, sd.B.Label, sd.Diff.SamplesB, 100*sd.Diff.Threshold)
 		d.Sayf("  A: %s", stackHow(sd.A.Stacks, sd.A.Runs))
 		d.Sayf("  B: %s", stackHow(sd.B.Stacks, sd.B.Runs))
+		if note != "" {
+			d.Sayf("  note: %s", note)
+		}
 		d.Gap()
 		section := func(title string, es []stacks.Entry) {
 			d.Sayf("  %s", title)
@@ -180,4 +187,24 @@ func StackDiffs(w io.Writer, diffs []StackDiff, f string) error {
 	}
 	d.Data = o
 	return d.Write(w, f, false)
+}
+
+// enginesNote says, for a diff of two storage engines' stacks (an InnoDB
+// run against a MyRocks run of the same test), that their code paths
+// differ; "" for stacks of one engine.
+func enginesNote(a, b StackSet) string {
+	ea, eb := engineName(a.Engine), engineName(b.Engine)
+	if ea == eb {
+		return ""
+	}
+	return fmt.Sprintf("A ran storage engine %s and B %s: their code paths differ, so most stacks below the handler are in one of them only; the diff says where each engine spends the server's time on this test, not what changed in one code path", ea, eb)
+}
+
+// engineName is a run's engine as the note says it: InnoDB where none is
+// recorded (runs from before --engine were InnoDB's).
+func engineName(e string) string {
+	if e == "" {
+		return result.DefaultEngine
+	}
+	return e
 }

@@ -16,21 +16,27 @@ import (
 	"github.com/qpslab/qpslab/internal/table"
 )
 
-// Suites describes the registered suites: each with its parameters, its
+// Suites describes the registered suites: each with its parameters, the
+// params that make its runs repeats of each other (its conditions), its
 // report layouts, the figures it reports and its tests.
 func Suites(w io.Writer, suites []suite.Suite, format string) error {
 	type js struct {
-		Name    string         `json:"name"`
-		Summary string         `json:"summary"`
-		Params  []suite.Param  `json:"params"`
-		Layouts []suite.Layout `json:"layouts"`
-		Figures []suite.Figure `json:"figures"`
-		Tests   []suite.Test   `json:"tests"`
+		Name       string         `json:"name"`
+		Summary    string         `json:"summary"`
+		Params     []suite.Param  `json:"params"`
+		Conditions []string       `json:"conditions"`
+		Layouts    []suite.Layout `json:"layouts"`
+		Figures    []suite.Figure `json:"figures"`
+		Tests      []suite.Test   `json:"tests"`
 	}
 	var out []js
 	d := Doc{What: "qpslab suites"}
 	for _, s := range suites {
-		out = append(out, js{s.Name(), s.Summary(), s.Params(), s.Layouts(), suite.FiguresOf(s), s.Tests()})
+		conds := s.Conditions()
+		if conds == nil {
+			conds = []string{}
+		}
+		out = append(out, js{s.Name(), s.Summary(), s.Params(), conds, s.Layouts(), suite.FiguresOf(s), s.Tests()})
 		d.Sayf("%s: %s", s.Name(), s.Summary())
 		d.Gap()
 		var names []string
@@ -38,6 +44,10 @@ func Suites(w io.Writer, suites []suite.Suite, format string) error {
 			names = append(names, "--"+p.Name)
 		}
 		d.Sayf("  run it: qpslab run %s --build B [--config C] (its own flags: %s)", s.Name(), strings.Join(names, " "))
+		if len(conds) == 0 {
+			conds = []string{"none"}
+		}
+		d.Sayf("  conditions (params its runs must share to be repeats, beside the plan's): %s", strings.Join(conds, ", "))
 		d.Gap()
 		for _, l := range s.Layouts() {
 			d.Sayf("  layout %s (%s): %s", l.Name, l.Title, strings.Join(l.Groups, ", "))

@@ -28,7 +28,7 @@ func TestTheRegistry(t *testing.T) {
 		result.ClassHW:     "cpu/o cs/o r/o rKB/o wKB/o o/s",
 		result.ClassCPU:    "host_cpu_us/o server_cpu_us/o client_cpu_us/o",
 		result.ClassInsert: "cpu/i cs/i rKB/i wKB/i",
-		result.ClassDevice: "rareq-sz wareq-sz",
+		result.ClassDevice: "readahead_kb max_sectors_kb rareq-sz wareq-sz",
 		result.ClassServer: "pss_mb rss_mb miss/o hit%",
 	} {
 		var got []string

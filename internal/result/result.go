@@ -580,10 +580,11 @@ func ConfigName(id string) string {
 	return id
 }
 
-// conditionParams are the params that change what a run's figures mean,
-// beside its suite and its loop: runs that differ in one are never repeats
-// of each other, nor points of one series.
-var conditionParams = []string{"rows", "rows2", "tables", "fieldcount", "fieldlength", "distribution", "warehouses", "wait", "prepared", "tcp", "transport", "pacing", "delete_per_insert", "engine", "server_cpus", "client_cpus", "pmp", "perf", "load_method", "workload", "cache", "load_hosts"}
+// commonConditions are the params the plan and the client record that
+// change what a run's figures mean, whatever its suite: runs that differ
+// in one are never repeats of each other, nor points of one series. Each
+// suite declares its own beside them (RegisterConditions).
+var commonConditions = []string{"prepared", "tcp", "transport", "engine", "server_cpus", "client_cpus", "pmp", "perf", "load_hosts"}
 
 // DefaultEngine is the storage engine of a MySQL-family run that records
 // none: every table qpslab made before --engine existed was InnoDB.
@@ -617,12 +618,13 @@ func (r Run) Label() string {
 
 // Conditions is what must be equal for two runs of a test at a thread
 // count to be repeats of each other: the loop (closed, or open with its
-// target rate and arrivals), the table size, prepared statements or not,
-// the transport and the client ("transport=sysbench" for imports of its
-// output), the storage engine unless it is InnoDB, and stack captures or
-// perf during the window (pmp, perf), which cost the server time, and an
-// iobound workload with its cache fraction (workload, cache). As
-// "k=v,k=v", sorted; a param the run does not record is left out.
+// target rate and arrivals), prepared statements or not, the transport and
+// the client ("transport=sysbench" for imports of its output), the storage
+// engine unless it is InnoDB, and stack captures or perf during the window
+// (pmp, perf), which cost the server time; then what its suite declares
+// (ConditionParams: the table size, an iobound workload with its cache
+// fraction, …). As "k=v,k=v", sorted; a param the run does not record is
+// left out.
 func (r Run) Conditions() string {
 	loop := r.Loop
 	if loop == "" {
@@ -632,7 +634,7 @@ func (r Run) Conditions() string {
 	if loop == "open" {
 		kv = append(kv, "rate="+strconv.FormatFloat(r.Rate, 'g', -1, 64), "arrivals="+r.Arrivals)
 	}
-	for _, k := range conditionParams {
+	for _, k := range conditionParams(r.Suite) {
 		if k == "engine" && r.OtherEngine() == "" {
 			continue // InnoDB: keyed as runs from before --engine, which were InnoDB
 		}

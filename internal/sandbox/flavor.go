@@ -165,6 +165,9 @@ func (f mysqlFamily) serverCommand(s *setup) (string, []string) {
 	if s.layout.Share != "" {
 		args = append(args, "--lc-messages-dir="+s.layout.Share)
 	}
+	if s.layout.PluginDir != "" {
+		args = append(args, "--plugin-dir="+s.layout.PluginDir) // a Debian suite's server: its own plugins (MyRocks)
+	}
 	args = append(args, "--secure-file-priv="+f.files(s))
 	if f.noX {
 		args = append(args, "--loose-mysqlx=OFF") // else every sandbox wants port 33060

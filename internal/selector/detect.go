@@ -3,7 +3,10 @@ package selector
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/changepoint"
@@ -108,11 +111,13 @@ func Detect(ctx context.Context, open func() (*store.Store, error), q DetectQuer
 			return d, err
 		}
 		// The noise floor of a calibrated host is a headline series'
-		// minimum magnitude unless one is given.
+		// minimum magnitude unless one is given; two builds measured side
+		// by side are judged as qpslab compare judges them.
 		if settings, err = Floors(ctx, st, settings); err != nil {
 			return d, err
 		}
 		settings.MagnitudeGiven = given("min-magnitude")
+		settings.Pair = new(Pairs).Judge(ctx, st)
 	}
 	if d.Changes, err = analysis.Detect(d.Series, settings, base); err != nil {
 		return d, err
@@ -120,6 +125,74 @@ func Detect(ctx context.Context, open func() (*store.Store, error), q DetectQuer
 	d.Builds = analysis.Builds(d.Series, settings, base)
 	d.Short, d.Need = analysis.TooShort(d.Series, settings, base)
 	return d, nil
+}
+
+// Pairs keeps the comparisons Judge made, by their labels and selection,
+// so that the tests of two builds cost one comparison. Its zero value is
+// empty and ready; it may be shared by goroutines.
+type Pairs struct {
+	mu  sync.Mutex
+	cmp map[string]*analysis.Comparison
+}
+
+// Judge is qpslab compare's verdict on two builds of a headline series
+// (analysis.DetectSettings.Pair): the comparison qpslab compare makes of
+// their labels (BUILD.CONFIG, the series' engine) with the series' suite,
+// thread count and host (Selection.Compare: the pools of tests, the noise
+// floor, the looks of --until-decided), its row of the series' test and
+// conditions; false where there is none.
+func (p *Pairs) Judge(ctx context.Context, st *store.Store) func(s history.Series, from, to history.Point) (analysis.Verdict, bool) {
+	return func(s history.Series, from, to history.Point) (analysis.Verdict, bool) {
+		if s.Config == "" || from.Build == "" || to.Build == "" || from.Build == to.Build {
+			return analysis.Verdict{}, false
+		}
+		cfg := s.Config
+		if s.Engine != "" {
+			cfg += ":" + s.Engine
+		}
+		labels := []string{from.Build + "." + cfg, to.Build + "." + cfg}
+		sel := Selection{Suite: s.Suite, Threads: s.Threads, Host: s.Host}
+		key := strings.Join(append(slices.Clone(labels), s.Suite, strconv.Itoa(s.Threads), s.Host), "\x00")
+		p.mu.Lock()
+		cmp, done := p.cmp[key]
+		p.mu.Unlock()
+		if !done {
+			c, _, err := sel.Compare(ctx, st, labels, "", nil)
+			if err != nil {
+				c = nil // no comparison: the caller judges the points
+			}
+			cmp = c
+			p.mu.Lock()
+			if p.cmp == nil {
+				p.cmp = map[string]*analysis.Comparison{}
+			}
+			p.cmp[key] = cmp
+			p.mu.Unlock()
+		}
+		if cmp == nil {
+			return analysis.Verdict{}, false
+		}
+		cond := labelConditions(s.Conditions)
+		for _, row := range cmp.Rows {
+			if row.Test == s.Test && row.Threads == s.Threads && row.Conditions == cond && len(row.Others) == 1 && !row.Others[0].Missing {
+				return row.Others[0].Verdict, true
+			}
+		}
+		return analysis.Verdict{}, false
+	}
+}
+
+// labelConditions are a series' conditions as a comparison's rows name
+// them (result.Run.LabelConditions: without the engine, which the label
+// names).
+func labelConditions(c string) string {
+	var kv []string
+	for _, x := range strings.Split(c, ",") {
+		if x != "" && !strings.HasPrefix(x, "engine=") {
+			kv = append(kv, x)
+		}
+	}
+	return strings.Join(kv, ",")
 }
 
 // ifGiven is p when flag name was given, else nil.
@@ -135,6 +208,10 @@ func (d Detection) TooShort() string {
 	if d.Short == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d of %d series have fewer than the %d points a change point needs (--min-segment %d on each side) and no builds to compare: run more builds, or lower --min-segment\n",
-		d.Short, len(d.Series), d.Need, d.Need/2)
+	rule := fmt.Sprintf("--min-segment %d on each side", d.Need/2)
+	if d.Need == changepoint.SweepMin {
+		rule = fmt.Sprintf("a sweep of %d builds", changepoint.SweepMin)
+	}
+	return fmt.Sprintf("%d of %d series have fewer than the %d points a change point needs (%s) and no builds to compare: run more builds, or lower --min-segment\n",
+		d.Short, len(d.Series), d.Need, rule)
 }

@@ -62,6 +62,13 @@ type AttentionPart struct {
 	State        string        `json:"state"`
 	Triage       *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
 	Unit         string        `json:"unit,omitempty"`   // the metric's unit
+	// Unconfirmed: a change at the newest (or oldest) build of a sweep
+	// that rests on that one build of a run or two; Confirm says what
+	// would confirm it. Note says where compare's verdict on the two
+	// builds (their paired rounds) gives another answer, and why.
+	Unconfirmed bool   `json:"unconfirmed,omitempty"`
+	Confirm     string `json:"confirm,omitempty"`
+	Note        string `json:"note,omitempty"`
 	// Spark is the series' trend with the change point marked, as the
 	// page draws it (report.Sparkline).
 	Spark    template.HTML `json:"-"`
@@ -94,10 +101,12 @@ type AttentionEntry struct {
 	Metrics   []string `json:"metrics"`
 	// Findings are the tl;dr of comparing the two builds (Compare), as
 	// qpslab compare says it: for the newest maxFindings entries only.
-	Findings []string        `json:"findings,omitempty"`
-	State    string          `json:"state"` // the least settled of its parts'
-	Triage   *store.Triage   `json:"triage,omitempty"`
-	Parts    []AttentionPart `json:"parts"`
+	Findings []string `json:"findings,omitempty"`
+	State    string   `json:"state"` // the least settled of its parts'
+	// Unconfirmed: every part is (a lead on the newest build, not a call).
+	Unconfirmed bool            `json:"unconfirmed,omitempty"`
+	Triage      *store.Triage   `json:"triage,omitempty"`
+	Parts       []AttentionPart `json:"parts"`
 	// Bisect is what is known of bisecting it (its builds name commits:
 	// "bisect this"; nil when they do not).
 	Bisect *EntryBisect `json:"bisect,omitempty"`
@@ -260,7 +269,7 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 		}
 		for _, sr := range series {
 			for _, c := range sr.Changes {
-				if c.Kind != "regression" {
+				if c.Kind != "regression" && c.Kind != "unconfirmed regression" {
 					continue
 				}
 				where := changeWhere(c)
@@ -273,6 +282,7 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 					Arrived: pointName(c.Arrived, c.Order), Before: pointName(c.Before, c.Order), Earliest: pointName(c.Earliest, c.Order), Latest: pointName(c.Latest, c.Order),
 					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
 					Unit: sr.Unit, Spark: report.Sparkline(sr.Series, c, 140, 30), arrived: c.Arrived, BeforeCommit: c.Before.Commit,
+					Unconfirmed: c.Unconfirmed, Confirm: c.Confirm, Note: c.Note,
 					seriesID: strings.TrimSuffix(sr.Name(), " "+sr.Metric) + "\x00" + sr.Engine + "\x00" + sr.Conditions})
 			}
 		}
@@ -284,7 +294,9 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 		mags := make([]float64, len(e.Parts))
 		tests, series := map[string]bool{}, map[string]bool{}
 		befores := map[string]int{}
+		e.Unconfirmed = true
 		for i, p := range e.Parts {
+			e.Unconfirmed = e.Unconfirmed && p.Unconfirmed
 			mags[i] = math.Abs(p.Magnitude)
 			if !tests[p.Suite+"\x00"+p.Test] {
 				e.TestNames = append(e.TestNames, p.Test)

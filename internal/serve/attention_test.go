@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -77,15 +79,21 @@ func attentionAPI(t *testing.T, ts *testServer, filter string) attentionAnswer {
 func TestAttentionListsRegressionsByBuild(t *testing.T) {
 	ts := start(t, attentionStore(t), nil)
 	a := attentionAPI(t, ts, "")
-	if len(a.Entries) != 2 {
+	if len(a.Entries) != 3 {
 		for _, e := range a.Entries {
 			t.Logf("entry %s: %d parts", e.Arrived, len(e.Parts))
 		}
-		t.Fatalf("%d entries, want 2 (ma10.2.10, ma10.2.7)", len(a.Entries))
+		t.Fatalf("%d entries, want 3 (ma10.2.10, ma10.2.7, other)", len(a.Entries))
 	}
-	newer, older := a.Entries[0], a.Entries[1]
-	if newer.Build != "ma10.2.10" || older.Build != "ma10.2.7" {
-		t.Fatalf("entries %s, %s: want ma10.2.10 (newest) then ma10.2.7", newer.Build, older.Build)
+	newer, older, pair := a.Entries[0], a.Entries[1], a.Entries[2]
+	if newer.Build != "ma10.2.10" || older.Build != "ma10.2.7" || pair.Build != "other" {
+		t.Fatalf("entries %s, %s, %s: want ma10.2.10 (newest), ma10.2.7, other", newer.Build, older.Build, pair.Build)
+	}
+	// The 42-test comparison is a history of two builds: comparing them
+	// (their paired rounds, as compare does) finds the writes 10 % worse,
+	// and those calls are an entry too.
+	if pair.Before != "base 10.11.1" || pair.Tests != len(pair.Parts) || pair.Tests < 8 || pair.Magnitude < 0.099 || pair.Magnitude > 0.101 {
+		t.Errorf("the other entry: before %q, %d tests, %d parts, magnitude %g", pair.Before, pair.Tests, len(pair.Parts), pair.Magnitude)
 	}
 	// ma10.2.7: three tests, in QPS and p99 each: one entry of six parts.
 	if older.Tests != 3 || len(older.Parts) != 6 || strings.Join(older.Metrics,
@@ -133,8 +141,8 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 		t.Fatalf("home: %d", page.status)
 	}
 	keys := regexp.MustCompile(`<details class="att [^"]*" id="att-([0-9a-f g]+)" data-key="([^"]+)"`).FindAllStringSubmatch(page.body, -1)
-	if len(keys) != 2 || keys[0][2] != newer.Key || keys[1][2] != older.Key {
-		t.Errorf("the page's entries %q, the API's %s, %s", keys, newer.Key, older.Key)
+	if len(keys) != 3 || keys[0][2] != newer.Key || keys[1][2] != older.Key || keys[2][2] != pair.Key {
+		t.Errorf("the page's entries %q, the API's %s, %s, %s", keys, newer.Key, older.Key, pair.Key)
 	}
 	for _, e := range a.Entries {
 		for _, p := range e.Parts {
@@ -143,11 +151,11 @@ func TestAttentionListsRegressionsByBuild(t *testing.T) {
 			}
 		}
 	}
-	// One row group per series (3 + 1), each with its trend, and each
-	// entry's summary with its largest part's trend.
+	// One row group per series (3 + 1 + the pair's), each with its
+	// trend, and each entry's summary with its largest part's trend.
 	if n, sparks := strings.Count(page.body, `<tbody class="attseries">`), strings.Count(page.body,
-		`data-chart="spark"`); n != 4 || sparks != 4+2 {
-		t.Errorf("the page has %d series rows and %d sparklines, want 4 and 6", n, sparks)
+		`data-chart="spark"`); n != 4+pair.Series || sparks != 4+pair.Series+3 {
+		t.Errorf("the page has %d series rows and %d sparklines, want %d and %d", n, sparks, 4+pair.Series, 4+pair.Series+3)
 	}
 	if !strings.Contains(page.body, "1000 → 800 qps") || !strings.Contains(page.body,
 		" ms</td>") || strings.Contains(page.body, ">0</td>") {
@@ -210,7 +218,7 @@ func TestAttentionCached(t *testing.T) {
 	if n := computed(); n != 2 {
 		t.Errorf("computed %d times after new results, want 2", n)
 	}
-	if len(a.Entries) != 3 || a.Entries[0].Build != "ma10.2.4" {
+	if len(a.Entries) != 4 || a.Entries[0].Build != "ma10.2.4" {
 		t.Errorf("the new results' regression is not the newest entry: %d entries, first %s", len(a.Entries), a.Entries[0].Build)
 	}
 }
@@ -321,7 +329,7 @@ func TestTriageRoundTrip(t *testing.T) {
 		t.Fatalf("dismiss: %d %s", ans.status, ans.body)
 	}
 	open := attentionAPI(t, ts, "")
-	if len(open.Entries) != 1 || open.Entries[0].Key == e.Key {
+	if len(open.Entries) != 2 || open.Entries[0].Key == e.Key || open.Entries[1].Key == e.Key {
 		t.Errorf("the dismissed entry is still open: %d entries", len(open.Entries))
 	}
 	dis := attentionAPI(t, ts, "dismissed")
@@ -331,7 +339,7 @@ func TestTriageRoundTrip(t *testing.T) {
 	if home := ts.get(t, "/"); strings.Contains(home.body, `data-key="`+e.Key+`"`) {
 		t.Errorf("the home page still lists the dismissed entry")
 	}
-	if all := attentionAPI(t, ts, "all"); len(all.Entries) != 2 {
+	if all := attentionAPI(t, ts, "all"); len(all.Entries) != 3 {
 		t.Errorf("all: %d entries", len(all.Entries))
 	}
 	if n := len(h.posts()); n != 3 {
@@ -579,5 +587,68 @@ func triageFormOfASession(t *testing.T, public bool) {
 		t.Errorf("a public page read with an ended session: %d, offered the form or no log in link", after.status)
 	case !public && !toLogin(after):
 		t.Errorf("a page read with an ended session: %d, want the login form", after.status)
+	}
+}
+
+// A sweep of 24 builds, one run each at ±3 % noise, as the reference
+// posts measure a version range: a 25 % dip over builds 7 to 12 that the
+// 13th recovers, and a new 25 % step from the 22nd build on. The
+// attention view lists both regressions, each in its own entry, through
+// the real handler over a real store; the dip's recovery is no entry.
+func TestAttentionSweep(t *testing.T) {
+	st, err := store.Open(ctx, "", filepath.Join(t.TempDir(), "qpslab.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := rand.New(rand.NewPCG(59, 24))
+	var runs []result.Run
+	for i := 0; i < 24; i++ {
+		q := 5000.0
+		if (i >= 6 && i < 12) || i >= 21 {
+			q *= 0.75
+		}
+		q *= 1 + 0.03*r.NormFloat64()
+		run := stepRun(i, "point-query_range=100", 5000)
+		run.Build, run.Version = fmt.Sprintf("sw10.6.%d", i+1), fmt.Sprintf("10.6.%d", i+1)
+		run.Params = map[string]string{"commit": fmt.Sprintf("beef%04d", i+1)}
+		run.Started = t0.Add(time.Duration(i) * time.Hour)
+		run.Totals.Reported, run.Totals.QPS, run.Totals.Response.P99 = q, q, 1e6/q
+		runs = append(runs, run)
+	}
+	if _, err := st.Import(ctx, runs, store.Meta{Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, st, nil)
+	a := attentionAPI(t, ts, "")
+	var builds []string
+	for _, e := range a.Entries {
+		builds = append(builds, e.Build)
+	}
+	if len(a.Entries) != 2 || a.Entries[0].Build != "sw10.6.22" || a.Entries[1].Build != "sw10.6.7" {
+		t.Fatalf("entries %v: want sw10.6.22 (the new step) and sw10.6.7 (the dip)", builds)
+	}
+	for _, e := range a.Entries {
+		qps := false
+		for _, p := range e.Parts {
+			if p.Metric == "qps" {
+				qps = true
+				if p.Magnitude > -0.2 || p.Magnitude < -0.3 || p.Unconfirmed || p.Test != "point-query_range=100" {
+					t.Errorf("%s: the qps part %+v", e.Build, p)
+				}
+			}
+		}
+		if !qps || e.Unconfirmed {
+			t.Errorf("%s: no confirmed qps regression: %+v", e.Build, e.Parts)
+		}
+	}
+	if e := a.Entries[1]; e.Before != "sw10.6.6 10.6.6 commit beef0006" {
+		t.Errorf("the dip arrived after %q, want sw10.6.6", e.Before)
+	}
+	page := ts.get(t, "/")
+	for _, e := range a.Entries {
+		if !strings.Contains(page.body, `data-key="`+e.Key+`"`) {
+			t.Errorf("the page lacks the %s entry", e.Build)
+		}
 	}
 }

@@ -21,8 +21,8 @@ func TestBrowserAttention(t *testing.T) {
 	ts := start(t, st, func(o *Options) { o.PublicTriage = true })
 	bctx := browser(t)
 	entries := attentionAPI(t, ts, "").Entries
-	if len(entries) != 2 {
-		t.Fatalf("%d entries, want 2", len(entries))
+	if len(entries) != 3 {
+		t.Fatalf("%d entries, want 3", len(entries))
 	}
 	e := entries[1] // ma10.2.7: three tests, QPS and p99
 	sel := fmt.Sprintf(`details[data-key=%q]`, e.Key)
@@ -75,8 +75,8 @@ func TestBrowserAttention(t *testing.T) {
 			return v;
 		})()`, sel))
 		t.Logf("home page: entries %v; %q opens into %d rows (%d shown closed, %d open); first part: %q", v.Keys, v.Summary, v.Rows, v.Shown, v.ShownAfter, v.FirstPartRow)
-		if len(v.Keys) != 2 || v.Keys[0] != entries[0].Key || v.Keys[1] != e.Key {
-			t.Errorf("the entries %v, want %s then %s (the newest first)", v.Keys, entries[0].Key, e.Key)
+		if len(v.Keys) != 3 || v.Keys[0] != entries[0].Key || v.Keys[1] != e.Key || v.Keys[2] != entries[2].Key {
+			t.Errorf("the entries %v, want %s, %s then %s (the newest first)", v.Keys, entries[0].Key, e.Key, entries[2].Key)
 		}
 		if !strings.Contains(v.Summary, "worse in ma10.2.7 10.2.7 commit c0ffee07 after ma10.2.6 10.2.6 commit c0ffee06: "+
 			"3 test(s) (delete_range=100, update-nonindex_range=100, update-index_range=100), 3 series, in qps, p99") ||
@@ -134,11 +134,11 @@ func TestBrowserAttention(t *testing.T) {
 		open(t, bctx, ts.URL+"/")
 		eval[bool](t, bctx, fmt.Sprintf(`document.querySelector(%q).open = true`, sel))
 		submit("dismissed", "noise")
-		until("the entry gone from the open list", fmt.Sprintf(`!document.querySelector(%q) && document.querySelectorAll("section.attention details").length === 1`, sel))
+		until("the entry gone from the open list", fmt.Sprintf(`!document.querySelector(%q) && document.querySelectorAll("section.attention details").length === 2`, sel))
 		open(t, bctx, ts.URL+"/?attention=dismissed")
 		state := eval[string](t, bctx, fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.state || ""`, sel))
 		n := eval[int](t, bctx, `document.querySelectorAll("section.attention details").length`)
-		t.Logf("after dismissing: the open list has 1 entry; the dismissed filter shows %d, this one %q", n, state)
+		t.Logf("after dismissing: the open list has 2 entries; the dismissed filter shows %d, this one %q", n, state)
 		if state != "dismissed" || n != 1 {
 			t.Errorf("the dismissed filter: %d entries, this one %q", n, state)
 		}

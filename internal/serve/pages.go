@@ -551,8 +551,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		if len(v.Changes) == 0 {
 			o := s.o.Settings.Options(s.o.Detect, sr.Test, sr.Metric)
 			v.Why = fmt.Sprintf("p ≤ %g, magnitude ≥ %g, segments of %d points or more", o.PValue, o.MinMagnitude, max(o.MinSegment, 1))
-			o2 := s.o.Settings.Options(s.o.Detect, sr.Test, sr.Metric)
-			if need := 2 * max(o2.MinSegment, 1); len(sr.Points) < need {
+			if need := analysis.Needs(sr.Series, s.o.Settings, s.o.Detect); need > 0 {
 				v.Why = fmt.Sprintf("a change point needs %d points, this series has %d", need, len(sr.Points))
 				// A few builds with repeats are compared with each other
 				// instead (qpslab detect's few-builds verdicts).

@@ -161,10 +161,16 @@ func TestPagesShowHistoryAndComparison(t *testing.T) {
 	if n := strings.Count(a.body, `class="mark pt"`); n != 4 || !strings.Contains(a.body, `data-build="ma10.2.7"`) || !strings.Contains(a.body, "zoom out") {
 		t.Errorf("zoomed: %d points", n)
 	}
-	// too short for a change point: it says so
-	a = ts.get(t, "/suites/sysbench/tests/update-index_range=100?metric=qps&config=demo")
-	if !strings.Contains(a.body, "a change point needs 6 points, this series has 2") {
+	// too short for a change point: it says so, and what comparing the
+	// two builds says (the same, in the range groups)
+	a = ts.get(t, "/suites/sysbench/tests/range-covered-pk_range=100?metric=qps&config=demo")
+	if !strings.Contains(a.body, "a change point needs 4 points, this series has 2; base → other: no significant change") {
 		t.Errorf("a two-point series does not say why it has no change point")
+	}
+	// the writes' regression of the two builds is its change
+	a = ts.get(t, "/suites/sysbench/tests/update-index_range=100?metric=qps&config=demo")
+	if !strings.Contains(a.body, `<tr id="cp-other" class="cprow">`) {
+		t.Errorf("a two-build series lacks the regression of comparing its builds")
 	}
 
 	a = ts.get(t, "/compare?base=base.demo&other=other.demo")

@@ -135,6 +135,7 @@ type Server struct {
 	mux     *http.ServeMux
 	cache   *cache
 	att     *attention
+	pairs   pairCache // compare's verdicts on builds measured side by side (detect.go)
 	auth    *auth
 	static  map[string]staticFile
 	csrfKey []byte // the HMAC key of CSRF tokens (csrf.go)

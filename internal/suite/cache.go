@@ -67,8 +67,13 @@ func (c *Checker) CacheFraction() float64 {
 	return f
 }
 
+// CacheConditions are what RecordCache records, among the Conditions of
+// a suite that takes ServerWorkloadParams: an iobound run is never a
+// repeat of a cached one, nor of one with another cache fraction.
+func CacheConditions() []string { return []string{"workload", "cache"} }
+
 // RecordCache adds what an iobound plan records with each run (conditions:
-// result.Run.Conditions): the workload and the cache fraction.
+// CacheConditions): the workload and the cache fraction.
 func RecordCache(params map[string]string, cache float64) {
 	if cache > 0 {
 		params["workload"] = IOBound

@@ -1,11 +1,14 @@
 // Package suite owns what a benchmark suite is to the rest of qpslab, and
-// the registry of suites. A suite is one package under internal/workload
-// that registers itself in init: its name, its parameters (which the
-// command offers as flags), its tests, its report layouts, the figures it
-// reports, and, configured with parameter values, its steps in run order:
-// workloads the engine drives over SQL connections, or tasks the suite runs
-// itself (a bulk load, an external program whose output it parses), with
-// what runs before and after each.
+// the registry of suites. A suite is a package under internal/workload
+// that registers itself in init and declares all that is its own: its
+// name, its parameters with their usage and its long help (which the
+// command offers as flags and help), its tests, its report layouts, the
+// figures it reports, the params that make its runs repeats of each other
+// (its conditions), and, configured with parameter values, its steps in
+// run order: workloads the engine drives over SQL connections, or tasks the
+// suite runs itself (a bulk load, an external program whose output it
+// parses), with what runs before and after each. Adding one is that
+// package and its line in internal/workload (docs/architecture.md).
 //
 // It runs nothing: the plan starts servers (or, for a suite that runs a
 // program of its own, such as db_bench, gives it a scratch sandbox folder
@@ -49,6 +52,13 @@ type Suite interface {
 	// every run's figures it lists; FiguresOf adds the figures it
 	// registered (result.Register with its name as the Metric's Suite).
 	Figures() []Figure
+	// Conditions are the params it records (Plan.Params, Step.Params)
+	// that change what its figures mean, beside the plan's and the
+	// client's (the loop, the transport, the engine …): its runs that
+	// differ in one are never repeats of each other, nor points of one
+	// series (result.Run.Conditions). Register hands them to
+	// result.RegisterConditions.
+	Conditions() []string
 	// Configure checks the values (every problem at once, before anything
 	// starts) and returns the plan's steps.
 	Configure(v Values) (*Plan, error)
@@ -101,11 +111,12 @@ func FigureOf(m result.Metric) Figure {
 
 // FiguresOf is everything s reports: what its Figures say (its headline
 // for each kind of test, and any figures of every run it lists), then the
-// figures it registered itself (result.Metric.Suite).
+// figures it registered itself (result.Metric.Suite) that its Figures do
+// not list already.
 func FiguresOf(s Suite) []Figure {
 	out := s.Figures()
 	for _, m := range result.All() {
-		if m.Suite == s.Name() {
+		if m.Suite == s.Name() && !slices.ContainsFunc(out, func(f Figure) bool { return f.Name == m.Name }) {
 			out = append(out, FigureOf(m))
 		}
 	}
@@ -342,6 +353,7 @@ func Register(s Suite) {
 	}
 	registry.m[s.Name()] = s
 	result.RegisterLayouts(s.Name(), s.Layouts())
+	result.RegisterConditions(s.Name(), s.Conditions())
 }
 
 // Get returns the suite called name.

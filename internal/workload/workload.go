@@ -1,8 +1,9 @@
 // Package workload gathers the suites: each is a package under
 // internal/workload that registers itself with the suite registry in init,
-// and is imported here once, so that every command that imports this
-// package knows every suite. Adding a suite is one new package and one line
-// below.
+// declaring all it is (its flags and help, tests, layouts, figures and
+// conditions), and is imported here once, so that every command that
+// imports this package knows every suite. Adding a suite is one new
+// package, one line below and its page in docs/ (docs/architecture.md).
 //
 // It also gathers the metric registry (result.Register): each suite
 // registers its own figures, and the packages below register every run's

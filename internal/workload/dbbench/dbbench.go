@@ -187,6 +187,12 @@ func (dbbenchSuite) Figures() []suite.Figure {
 	return []suite.Figure{{Name: "qps", Unit: "ops/s", HigherIsBetter: true, Per: "op", Tests: "db_bench's ops/sec"}}
 }
 
+// Conditions: the keys, the values' fields (--ycsb) and the request
+// distribution, and the workload (cached or iobound) with its cache.
+func (dbbenchSuite) Conditions() []string {
+	return append([]string{"rows", "fieldcount", "fieldlength", "distribution"}, suite.CacheConditions()...)
+}
+
 // placement is where the suite's registered layouts put test.
 func placement(test string) []result.Placement { return result.PlacementsOf(Name, test) }
 
@@ -434,7 +440,7 @@ func (o Options) step(wl string, s step, order int) suite.Step {
 			return t.TPS
 		}},
 		Task:   &suite.Task{Run: o.run(wl, s.name)},
-		Finish: o.finish,
+		Finish: o.finish(wl, s),
 	}
 	if wl == IOBound && o.CacheSet {
 		st.Params["cache"] = strconv.FormatFloat(o.Cache, 'g', -1, 64)

@@ -30,6 +30,10 @@ func init() {
 		result.Metric{Name: "stall%", Max: 100, Unit: "%", Per: "s", Class: result.ClassFigure, Verb: "%.1f", Suite: Name, Help: "share of the time writes were stalled"},
 		result.Metric{Name: "stall_secs", Max: 1e8, Unit: "s", Per: "step", Class: result.ClassFigure, Verb: "%.1f", Suite: Name, Help: "seconds writes were stalled"},
 		result.Metric{Name: "nstall", Max: 1e12, Per: "step", Class: result.ClassFigure, Verb: "%.0f", Suite: Name, Help: "write stalls and stops (benchmark.sh's Nstall)"},
+		result.Metric{Name: FigureReadaheadKB, Max: 1 << 22, Unit: "KB", Per: "run", Class: result.ClassDevice, Verb: "%.0f", Suite: Name,
+			Help: "compaction_readahead_size the db_bench ran with, as RocksDB wrote it in the database's OPTIONS file (0: none of its own; the file system's read-ahead then applies to buffered reads)"},
+		result.Metric{Name: FigureMaxSectorsKB, Max: 1 << 22, Unit: "KB", Per: "run", Class: result.ClassDevice, Verb: "%.0f", Suite: Name,
+			Help: "max_sectors_kb of the datadir's disk (the smallest under a RAID or device-mapper device): the largest request it takes whole; a compaction readahead above it is split (RocksDB issue 12038)"},
 		result.Metric{Name: "rareq-sz", Max: 1e8, Unit: "KB", HigherIsBetter: true, Per: "request", Class: result.ClassDevice, Verb: "%.1f", Suite: Name,
 			Of:   disk(func(a result.HWSecond) float64 { return a.RareqSz }),
 			Help: "average read request size of the datadir's disk (iostat's rareq-sz): compaction readahead split into small requests shows here"},
@@ -38,6 +42,13 @@ func init() {
 			Help: "average write request size of the datadir's disk (iostat's wareq-sz)"},
 	)
 }
+
+// The readahead study's figures of each db_bench run: the effective
+// compaction readahead, and the largest request the datadir's disk takes.
+const (
+	FigureReadaheadKB  = "readahead_kb"
+	FigureMaxSectorsKB = "max_sectors_kb"
+)
 
 // disk is a disk figure of a db_bench run (one that carries db_bench's
 // figures) whose disk was measured.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/qpslab/qpslab/internal/counters"
 )
 
 func parseFile(t *testing.T, name string) *Output {
@@ -217,5 +219,21 @@ func TestParseReadRandomWriteRandom(t *testing.T) {
 	// than wrong ones.
 	if tot, err := totals(o, "readrandomwriterandom", map[string]string{"read": "read"}); err != nil || len(tot.Ops) != 0 {
 		t.Errorf("an unmapped histogram: ops %+v, %v", tot.Ops, err)
+	}
+}
+
+// --statistics' block cache tickers become the cache figures the IO-bound
+// verdict reads: misses per op and the hit ratio; without them, none.
+func TestCacheFigures(t *testing.T) {
+	f := map[string]float64{}
+	cacheFigures(&Output{Counters: map[string]int64{"rocksdb.block.cache.miss": 300, "rocksdb.block.cache.hit": 700}}, 1000, f)
+	if f[counters.FigureMissPerOp] != 0.3 || f[counters.FigureHitPct] != 70 {
+		t.Errorf("figures %v", f)
+	}
+	none := map[string]float64{}
+	cacheFigures(&Output{Counters: map[string]int64{"rocksdb.block.cache.hit": 700}}, 1000, none)
+	cacheFigures(&Output{Counters: map[string]int64{"rocksdb.block.cache.miss": 3}}, 0, none)
+	if len(none) != 0 {
+		t.Errorf("without misses or ops: %v", none)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -61,11 +62,24 @@ func (o Options) common(wl, name string) []string {
 		"--target_file_size_base=" + strconv.FormatInt(o.scaled(32), 10),
 		"--max_bytes_for_level_base=" + strconv.FormatInt(o.scaled(128), 10),
 		"--verify_checksum=1", "--delete_obsolete_files_period_micros=62914560", "--max_bytes_for_level_multiplier=8",
-		"--statistics=0", "--stats_per_interval=1", "--stats_interval_seconds=20",
+		"--statistics=" + statistics(wl), "--stats_per_interval=1", "--stats_interval_seconds=20",
 		"--memtablerep=skip_list", "--bloom_bits=10", "--open_files=-1", "--subcompactions=1",
 		"--compaction_style=0", "--num_levels=8", "--min_level_to_compress=-1",
 		"--level_compaction_dynamic_level_bytes=true", "--pin_l0_filter_and_index_blocks_in_cache=1",
 	}
+}
+
+// statistics is --statistics of workload wl's steps: on for iobound, whose
+// block cache misses (the tickers rocksdb.block.cache.miss and .hit) say,
+// with the disk's reads per op, whether the run was IO-bound; off, as
+// benchmark.sh has it, for cached. RocksDB's statistics cost some CPU;
+// an option set that says --statistics=0 turns them off (the verdict is
+// then judged on the disk's reads alone).
+func statistics(wl string) string {
+	if wl == IOBound {
+		return "1"
+	}
+	return "0"
 }
 
 // paramsW are benchmark.sh's params_w beyond the common flags.
@@ -229,15 +243,98 @@ func (o Options) readahead(ctx context.Context, s *suite.Server) (string, error)
 		ra>>10, whose, d.MaxSectorsKB, d.Name, d.MaxSectorsKB, d.Name), nil
 }
 
-// finish marks a run whose compaction readahead is above the disk's
-// largest request: its figures are at that risk.
-func (o Options) finish(ctx context.Context, s *suite.Server, r *result.Run) error {
-	w, err := o.readahead(ctx, s)
-	if err != nil || w == "" || r.HW == nil {
-		return err
+// finish records, with each run of step name of workload wl, the
+// compaction readahead the db_bench ran with (readahead_kb: as RocksDB
+// wrote it in the database's OPTIONS file, after its own sanitizing) and
+// the datadir disk's max_sectors_kb beside it; marks a run whose
+// readahead is above that (its figures are at that risk); and judges an
+// iobound test step IO-bound or not (counters.IOBound: the disk's reads
+// per op, and the block cache's misses per op from --statistics), with a
+// warning where it was not. Only the steps that read are judged: a
+// write-only step's block cache misses are its compaction's, whose reads
+// go to the disk in readahead-sized requests, a few per hundred misses.
+func (o Options) finish(wl string, st step) func(ctx context.Context, s *suite.Server, r *result.Run) error {
+	return func(ctx context.Context, s *suite.Server, r *result.Run) error {
+		if r.Totals.Figures == nil {
+			r.Totals.Figures = map[string]float64{}
+		}
+		if kb, ok := o.effectiveReadahead(ctx, s, wl); ok {
+			r.Totals.Figures[FigureReadaheadKB] = kb
+		}
+		if d, ok := host.StorageOf(host.Real, s.Datadir).SmallestMaxSectors(); ok {
+			r.Totals.Figures[FigureMaxSectorsKB] = float64(d.MaxSectorsKB)
+		}
+		w, err := o.readahead(ctx, s)
+		if err != nil {
+			return err
+		}
+		if w != "" && r.HW != nil {
+			r.HW.Flags = append(r.HW.Flags, result.Flag{Name: "readahead", Detail: strings.TrimPrefix(w, "readahead: ")})
+		}
+		if wl != IOBound || st.role != result.RoleTest || st.group == GroupWrite {
+			return nil
+		}
+		if v, ok := counters.IOBound(*r); ok {
+			r.Verdicts = append(r.Verdicts, v)
+			if !v.OK {
+				s.Warn(fmt.Sprintf("%s with config %s: asked to be IO-bound, and was not: %s", r.Test, s.Config.Name, v.Detail))
+			}
+		}
+		return nil
 	}
-	r.HW.Flags = append(r.HW.Flags, result.Flag{Name: "readahead", Detail: strings.TrimPrefix(w, "readahead: ")})
-	return nil
+}
+
+// effectiveReadahead is the compaction readahead, in KB, of workload wl's
+// database as RocksDB last wrote its options (the newest OPTIONS-NNNNNN
+// file: RocksDB 6.x and 7.x raise 0 to 2 MB under O_DIRECT for
+// compaction, which the flags do not say), else the option set's or the
+// db_bench's default.
+func (o Options) effectiveReadahead(ctx context.Context, s *suite.Server, wl string) (float64, bool) {
+	if v, ok := optionsFileSetting(dbDir(s, wl), "compaction_readahead_size"); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			return float64(n) / 1024, true
+		}
+	}
+	h, err := helpOf(ctx, s.Program, s.Env)
+	if err != nil {
+		return 0, false
+	}
+	opts, err := o.options(s.Config, h, s.Flavor+" "+s.Version)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(flagSetting(opts, h, "compaction_readahead_size"), 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return float64(n) / 1024, true
+}
+
+// optionsFileSetting is option name's value in the newest OPTIONS file of
+// the database in db (RocksDB's own record of the options it runs with:
+// "  compaction_readahead_size=2097152").
+func optionsFileSetting(db, name string) (string, bool) {
+	files, _ := filepath.Glob(filepath.Join(db, "OPTIONS-*"))
+	newest, num := "", int64(-1)
+	for _, f := range files {
+		n, err := strconv.ParseInt(strings.TrimPrefix(filepath.Base(f), "OPTIONS-"), 10, 64)
+		if err == nil && n > num {
+			newest, num = f, n
+		}
+	}
+	if newest == "" {
+		return "", false
+	}
+	raw, err := os.ReadFile(newest)
+	if err != nil {
+		return "", false
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), name+"="); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
 }
 
 // run is the task of step name of workload wl.
@@ -328,6 +425,7 @@ func totals(out *Output, bench string, kinds map[string]string) (result.Totals, 
 		l := latencyOf(*h)
 		t.Response, t.Service = l, l
 	}
+	cacheFigures(out, t.Events, t.Figures)
 	t.Ops = ycsbOps(kinds, hists, t.Seconds)
 	for k, v := range t.Figures {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
@@ -504,4 +602,20 @@ func reportLine(l string) (int, int64, bool) {
 		return 0, 0, false
 	}
 	return secs, int64(math.Round(ops)), true
+}
+
+// cacheFigures adds, where the run kept --statistics' tickers, its block
+// cache misses per op and hit ratio under the names of the servers' cache
+// figures (counters' miss/o and hit%), which the IO-bound verdict reads.
+// The tickers count the whole db_bench command (compaction's reads too).
+func cacheFigures(out *Output, events int64, f map[string]float64) {
+	miss, okM := out.Counters["rocksdb.block.cache.miss"]
+	hit, okH := out.Counters["rocksdb.block.cache.hit"]
+	if !okM || events <= 0 {
+		return
+	}
+	f[counters.FigureMissPerOp] = float64(miss) / float64(events)
+	if okH && hit+miss > 0 {
+		f[counters.FigureHitPct] = 100 * float64(hit) / float64(hit+miss)
+	}
 }

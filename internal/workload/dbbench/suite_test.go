@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/config"
+	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/plan"
@@ -135,6 +136,41 @@ func TestSuiteOnDebian(t *testing.T) {
 			t.Errorf("%s: %d samples kept, %d streamed", run.Test, len(run.Samples), r.samples[run.Test])
 		}
 	}
+	// Beside each result, the compaction readahead RocksDB ran with (7.8.3
+	// and earlier raise 0 to 2 MB under O_DIRECT: its OPTIONS file says
+	// so) and the disk's max_sectors_kb; iobound's tests have the block
+	// cache's misses from --statistics and the IO-bound verdict.
+	d, hasDisk := host.StorageOf(host.Real, h.Sandboxes()).SmallestMaxSectors()
+	for _, run := range r.runs {
+		if run.Role == result.RoleWarm || run.Status != result.OK {
+			continue
+		}
+		f := run.Totals.Figures
+		if ra, ok := f[FigureReadaheadKB]; !ok || ra <= 0 {
+			t.Errorf("%s: readahead_kb %v, %v (odirect's compaction reads ahead)", run.Test, ra, ok)
+		}
+		if ms, ok := f[FigureMaxSectorsKB]; hasDisk && (!ok || ms != float64(d.MaxSectorsKB)) {
+			t.Errorf("%s: max_sectors_kb %v, want %d", run.Test, ms, d.MaxSectorsKB)
+		}
+		_, miss := f[counters.FigureMissPerOp]
+		var verdict *result.Verdict
+		for i, v := range run.Verdicts {
+			if v.Name == counters.VerdictIOBound {
+				verdict = &run.Verdicts[i]
+			}
+		}
+		iob := run.Params["workload"] == IOBound
+		if miss != iob {
+			t.Errorf("%s: block cache misses recorded %v (statistics on for iobound only)", run.Test, miss)
+		}
+		reads := !strings.HasPrefix(run.Test, "overwrite") // the write-only steps' misses are compaction's
+		if (verdict != nil) != (iob && run.Role == result.RoleTest && reads) {
+			t.Errorf("%s: IO-bound verdict %+v", run.Test, verdict)
+		}
+		if run.Test == "readrandom.iobound" && verdict != nil && !verdict.OK {
+			t.Errorf("readrandom.iobound with O_DIRECT and a block cache of a sixteenth: %+v", *verdict)
+		}
+	}
 	for _, run := range r.runs {
 		if run.Test == "overwriteandwait.cached" {
 			if _, ok := run.Totals.Figures["w_amp"]; !ok {
@@ -183,8 +219,13 @@ func TestReadaheadWarning(t *testing.T) {
 		for _, f := range run.HW.Flags {
 			flagged = flagged || f.Name == "readahead"
 		}
-		if above := strings.HasPrefix(run.Config, "above@"); flagged != above {
+		above := strings.HasPrefix(run.Config, "above@")
+		if flagged != above {
 			t.Errorf("%s with %s: flagged %v", run.Test, run.Config, flagged)
+		}
+		want := map[bool]float64{true: float64(2 * d.MaxSectorsKB), false: float64(d.MaxSectorsKB)}[above]
+		if ra := run.Totals.Figures[FigureReadaheadKB]; ra != want || run.Totals.Figures[FigureMaxSectorsKB] != float64(d.MaxSectorsKB) {
+			t.Errorf("%s with %s: readahead_kb %v, max_sectors_kb %v", run.Test, run.Config, ra, run.Totals.Figures[FigureMaxSectorsKB])
 		}
 	}
 }

@@ -124,6 +124,12 @@ func (ibenchSuite) Figures() []suite.Figure {
 	return fs
 }
 
+// Conditions: the tables, the rows of l.i0 and of l.i1 (rows, rows2), the
+// inserters' pacing and whether they delete as they insert.
+func (ibenchSuite) Conditions() []string {
+	return append([]string{"tables", "rows", "rows2", "pacing", "delete_per_insert"}, suite.CacheConditions()...)
+}
+
 // rwName is a read+write step's name: qr100, qp1000.
 func rwName(point bool, rate int) string {
 	if point {

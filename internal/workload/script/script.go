@@ -98,6 +98,9 @@ func (scriptSuite) Figures() []suite.Figure {
 	return append(append(fs, suite.RetryFigures()...), suite.CommonFigures("qps")...)
 }
 
+// Conditions: an iobound workload and its cache.
+func (scriptSuite) Conditions() []string { return suite.CacheConditions() }
+
 func (scriptSuite) Tests() []suite.Test {
 	return []suite.Test{
 		{Name: InitTest, Role: result.RoleLoad, Groups: result.PlacementsOf(Name, InitTest), Note: "create and load the pgbench tables at --scale (or run --init FILE)"},

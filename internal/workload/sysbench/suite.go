@@ -72,6 +72,12 @@ func (sysbenchSuite) Figures() []suite.Figure {
 	return append(fs, suite.CommonFigures("qps")...)
 }
 
+// Conditions: the tables' count and size, and a load by COPY or LOAD DATA
+// (load_method) against one by INSERTs.
+func (sysbenchSuite) Conditions() []string {
+	return append([]string{"tables", "rows", "load_method"}, suite.CacheConditions()...)
+}
+
 // Role is how reports treat t's results.
 func (t Test) Role() string {
 	if t.Warm() {

@@ -104,6 +104,13 @@ func (tpccSuite) Figures() []suite.Figure {
 	return append(append(fs, suite.RetryFigures()...), suite.CommonFigures("qps")...)
 }
 
+// Conditions: the scale (warehouses) and the keying and think times
+// (wait): runs at another scale, or paced as the specification paces its
+// terminals, are never repeats of each other.
+func (tpccSuite) Conditions() []string {
+	return append([]string{"warehouses", "wait"}, suite.CacheConditions()...)
+}
+
 func (tpccSuite) Tests() []suite.Test {
 	return []suite.Test{
 		{Name: LoadTest, Role: result.RoleLoad, Groups: result.PlacementsOf(Name, LoadTest), Note: "create and load the nine tables at --warehouses, check their cardinalities"},

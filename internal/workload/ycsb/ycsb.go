@@ -153,6 +153,12 @@ func (ycsbSuite) Figures() []suite.Figure {
 	return append(fs, suite.CommonFigures("qps")...)
 }
 
+// Conditions: the usertable's rows and their fields' count and length, and
+// a request distribution other than a workload's own.
+func (ycsbSuite) Conditions() []string {
+	return append([]string{"rows", "fieldcount", "fieldlength", "distribution"}, suite.CacheConditions()...)
+}
+
 func (ycsbSuite) Tests() []suite.Test {
 	out := []suite.Test{{Name: LoadTest, Role: result.RoleLoad, Groups: result.PlacementsOf(Name, LoadTest), Note: "create the usertable and load --records rows (YCSB's load phase)"}}
 	for _, w := range Workloads {
