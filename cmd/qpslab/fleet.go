@@ -19,6 +19,7 @@ func newAgentCmd() *cobra.Command {
 	c.Flags().DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "")
 	c.Flags().StringVar(&o.OnTerm, "on-term", "finish", "")
 	c.Flags().DurationVar(&o.RescueAfter, "rescue-after", time.Minute, "")
+	c.Flags().StringSliceVar(&o.AllowFiles, "allow-server-file", nil, "")
 	return c
 }
 

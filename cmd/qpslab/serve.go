@@ -22,8 +22,7 @@ func newServeCmd() *cobra.Command {
 	c.Flags().BoolVar(&o.Listen.Insecure, "insecure", false, "")
 	c.Flags().StringVar(&o.Read, "read", "public", "")
 	c.Flags().StringVar(&o.Triage, "triage", "token", "")
-	// Not the flag's default: help would print the address, a secret.
-	c.Flags().StringVar(&o.Webhook, "webhook", "", "")
+	c.Flags().StringVar(&o.Webhook, "webhook", "", "") // no default: help would print the address, a secret
 	c.Flags().Float64Var(&o.Threshold, "alert-threshold", 0.05, "")
 	c.Flags().StringSliceVar(&o.Metrics, "alert-metric", []string{"qps"}, "")
 	c.Flags().BoolVar(&o.AlertExisting, "alert-existing", false, "")
@@ -33,6 +32,7 @@ func newServeCmd() *cobra.Command {
 	c.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "")
 	c.Flags().StringVar(&o.TrustedProxy, "trusted-proxy", "", "")
 	c.Flags().StringArrayVar(&o.BisectSrc, "bisect-src", nil, "")
+	c.Flags().StringSliceVar(&o.AllowedHosts, "allowed-host", nil, "")
 	return c
 }
 
@@ -44,7 +44,6 @@ func newTokensCmd() *cobra.Command {
 	}
 	create := jobCmd("create NAME --scope read,ingest", cobra.ExactArgs(1), do)
 	create.Flags().StringSliceVar(&scopes, "scope", nil, "what the token may do: "+strings.Join(serve.Scopes, ", "))
-	c.AddCommand(create, jobCmd("list", cobra.NoArgs, do),
-		jobCmd("revoke ID|NAME", cobra.ExactArgs(1), do))
+	c.AddCommand(create, jobCmd("list", cobra.NoArgs, do), jobCmd("revoke ID|NAME", cobra.ExactArgs(1), do))
 	return c
 }

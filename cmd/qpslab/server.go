@@ -25,6 +25,7 @@ func newServerCmd() *cobra.Command {
 	f.BoolVar(&spec.Reuse, "reuse-datadir", false, "")
 	f.DurationVar(&spec.StartTimeout, "timeout", 3*time.Minute, "")
 	f.BoolVar(&foreground, "foreground", false, "")
+	f.StringSliceVar(&spec.AllowFiles, "allow-server-file", nil, "")
 
 	var all bool
 	var stopTimeout time.Duration
@@ -36,15 +37,14 @@ func newServerCmd() *cobra.Command {
 	stop.Flags().BoolVar(&all, "all", false, "")
 	stop.Flags().DurationVar(&stopTimeout, "timeout", 2*time.Minute, "")
 
-	status := jobCmd("status [NAME...]", cobra.ArbitraryArgs,
-		func(_ *cobra.Command, e jobs.Env, args []string) error {
-			jobs.Clean(e.Home, e.Err)
-			sts, err := sandbox.States(e.Home, args...)
-			if err != nil {
-				return err
-			}
-			return report.Print(e.Out, sandbox.ListTable(sts), "text")
-		})
+	status := jobCmd("status [NAME...]", cobra.ArbitraryArgs, func(_ *cobra.Command, e jobs.Env, args []string) error {
+		jobs.Clean(e.Home, e.Err)
+		sts, err := sandbox.States(e.Home, args...)
+		if err != nil {
+			return err
+		}
+		return report.Print(e.Out, sandbox.ListTable(sts), "text")
+	})
 
 	var tcp bool
 	sql := jobCmd("sql NAME QUERY", cobra.ExactArgs(2),

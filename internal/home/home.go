@@ -16,8 +16,8 @@ type Home struct {
 	Cache string // registry artifacts and their unpacked trees; QPSLAB_CACHE overrides
 }
 
-// RootDefault is the home used by root. PostgreSQL refuses to run as root, so
-// qpslab runs it as an unprivileged user, and that user must be able to reach
+// RootDefault is the home used by root. qpslab runs no server as root (it
+// runs them as an unprivileged user), and that user must be able to reach
 // the datadir; /root is mode 0700 on Debian, /var/lib is not.
 const RootDefault = "/var/lib/qpslab"
 
@@ -91,6 +91,20 @@ func (h Home) BoostState() string { return filepath.Join(h.Root, "host", "boost-
 // server user can traverse it, and reports a failure as one line.
 func Ensure(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, unwrapPath(err))
+	}
+	return nil
+}
+
+// EnsurePrivate creates dir for results or reports: missing folders above
+// it as Ensure does, dir itself 0700, so that no other user of the host
+// reads them (their files are 0600). A folder that exists keeps its mode:
+// one someone made is theirs to set.
+func EnsurePrivate(dir string) error {
+	if err := Ensure(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("create %s: %w", dir, unwrapPath(err))
 	}
 	return nil

@@ -3,10 +3,13 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +37,11 @@ type AgentOptions struct {
 	// Builder compiles the commits of bisection jobs (nil: the home's
 	// registry, as qpslab bisect).
 	Builder bisect.Builder
+	// AllowFiles are the files outside their sandboxes that this host's
+	// servers may be pointed at (--allow-server-file): a job's settings
+	// come from another host, so a setting that names any other is
+	// refused here, whatever the job allowed (config.CheckServerFiles).
+	AllowFiles []string
 }
 
 // Agent registers this host in the fleet of the env's store and works its
@@ -109,9 +117,10 @@ func Agent(ctx context.Context, e Env, o AgentOptions) error {
 			Builds: builds, Configs: configs, Interval: o.Heartbeat},
 		RescueAfter: o.RescueAfter,
 		Work: func(ctx context.Context, at fleet.Attempt) error {
-			return runJob(ctx, e, name, agent, at)
+			return runJob(ctx, e, name, agent, o.AllowFiles, at)
 		},
 		Bisect: func(ctx context.Context, at fleet.BisectAttempt) error {
+			at.Job.Set = narrowAllow(at.Job.Set, o.AllowFiles)
 			return runBisectJob(ctx, e, at, o.Builder)
 		},
 		Have: func() ([]fleet.Build, []fleet.Config) {
@@ -151,7 +160,7 @@ func agentHas(ctx context.Context, h home.Home) ([]fleet.Build, []fleet.Config, 
 // the code qpslab run uses, with its runs stored under the agent's name and
 // the job's id and attempt; the runs of its earlier attempts stop counting
 // first.
-func runJob(ctx context.Context, e Env, name, agent string, at fleet.Attempt) error {
+func runJob(ctx context.Context, e Env, name, agent string, allow []string, at fleet.Attempt) error {
 	if at.Job.Spread != nil {
 		return runSpread(ctx, e, name, agent, at)
 	}
@@ -159,9 +168,9 @@ func runJob(ctx context.Context, e Env, name, agent string, at fleet.Attempt) er
 	// What this host cannot run as it is fails the job at once
 	// (fleet.Permanent); what may pass (a fetch, a server's start, a run)
 	// is retried.
-	p, err := jobPlan(at.Job)
+	p, err := jobPlan(at.Job, allow)
 	if err != nil {
-		return fleet.Permanent(err)
+		return fleet.Permanent(agentRefuses(name, err))
 	}
 	job := strconv.FormatInt(at.ID, 10)
 	st, err := e.openStore(ctx)
@@ -192,13 +201,13 @@ func runJob(ctx context.Context, e Env, name, agent string, at fleet.Attempt) er
 		}
 	}
 	if err := p.Resolve(ctx, h); err != nil {
-		return fleet.Permanent(err)
+		return fleet.Permanent(agentRefuses(name, err))
 	}
 	if err := p.Check(h); err != nil {
 		return fleet.Permanent(err)
 	}
 	out := filepath.Join(h.Results(), fmt.Sprintf("fleet-job%d-attempt%d-%s.json", at.ID, at.Attempt, time.Now().UTC().Format("20060102-150405")))
-	if err := home.Ensure(filepath.Dir(out)); err != nil {
+	if err := home.EnsurePrivate(filepath.Dir(out)); err != nil {
 		return err
 	}
 	_, err = runPlan(ctx, e, p, planRun{out: out, verbose: true, agent: agent,
@@ -236,8 +245,11 @@ func withLogTail(h home.Home, p *plan.Plan, err error) error {
 }
 
 // jobPlan is the plan a fleet job carries: its suite's, from its
-// parameters, with the files it read as the submitter had them.
-func jobPlan(j fleet.Job) (*plan.Plan, error) {
+// parameters, with the files it read as the submitter had them. The files
+// outside their sandboxes that its servers may be pointed at are this
+// agent's (allow), not the job's: a setting that names one must pass both
+// (Parse checks the job's --allow-server-file, Resolve the agent's).
+func jobPlan(j fleet.Job, allow []string) (*plan.Plan, error) {
 	s, err := suite.Get(j.Suite)
 	if err != nil {
 		return nil, err
@@ -246,5 +258,47 @@ func jobPlan(j fleet.Job) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return plan.Parse(s, v.WithFiles(j.Files))
+	p, err := plan.Parse(s, v.WithFiles(j.Files))
+	if err != nil {
+		return nil, err
+	}
+	p.AllowFiles = allow
+	if !p.Steps.NoServer { // the grid's settings at once, before a build is fetched
+		if err := p.Grid.CheckServerFiles("", allow); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// narrowAllow is a bisection job's suite flags with its
+// --allow-server-file narrowed to what this agent allows too (allow): the
+// bisection, stored with them, is resumed with them.
+func narrowAllow(set map[string]string, allow []string) map[string]string {
+	asked, ok := set["allow-server-file"]
+	if !ok {
+		return set
+	}
+	out := maps.Clone(set)
+	delete(out, "allow-server-file")
+	var both []string
+	for _, a := range strings.Split(asked, ",") {
+		if slices.ContainsFunc(allow, func(b string) bool { return filepath.Clean(a) == filepath.Clean(b) }) {
+			both = append(both, a)
+		}
+	}
+	if len(both) > 0 {
+		out["allow-server-file"] = strings.Join(both, ",")
+	}
+	return out
+}
+
+// agentRefuses says that agent name refuses a job whose settings point
+// its servers outside their sandboxes (err, when it is that), and how its
+// host lets them.
+func agentRefuses(name string, err error) error {
+	if !errors.Is(err, config.ErrServerFile) {
+		return err
+	}
+	return fmt.Errorf("agent %s refuses the job: %w (on this host: qpslab agent %s PATH)", name, err, config.AllowFlag)
 }

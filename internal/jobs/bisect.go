@@ -562,7 +562,7 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 		return bisect.Measure{}, err
 	}
 	out := filepath.Join(h.Results(), fmt.Sprintf("bisect-%d-%s.json", t.id, time.Now().UTC().Format("20060102-150405.000")))
-	if err := home.Ensure(filepath.Dir(out)); err != nil {
+	if err := home.EnsurePrivate(filepath.Dir(out)); err != nil {
 		return bisect.Measure{}, err
 	}
 	fmt.Fprintf(e.Err, "measure %s against %s, %d round(s)\n", other.Name, base.Name, mo.Rounds)

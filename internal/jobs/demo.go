@@ -90,7 +90,7 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 	}
 	p.ID = plan.NewID()
 	outFile := filepath.Join(h.Results(), "demo-"+p.ID+".json")
-	if err := home.Ensure(h.Results()); err != nil {
+	if err := home.EnsurePrivate(h.Results()); err != nil {
 		return err
 	}
 	runs, err := runPlan(ctx, e, p, planRun{out: outFile, verbose: o.Verbose})
@@ -125,7 +125,7 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 	if html == "" {
 		html = filepath.Join(h.Reports(), "demo-"+p.ID+".html")
 	}
-	if err := home.Ensure(filepath.Dir(html)); err != nil {
+	if err := home.EnsurePrivate(filepath.Dir(html)); err != nil {
 		return err
 	}
 	if err := report.HTMLReport(errw, html, sets, cmp, selector.Content(ctx, st)); err != nil {

@@ -107,11 +107,11 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 		// started in the same second in one home write two files.
 		o.Out = filepath.Join(h.Results(), s.Name()+"-"+p.ID+".json")
 	}
-	if err := home.Ensure(filepath.Dir(o.Out)); err != nil {
+	if err := home.EnsurePrivate(filepath.Dir(o.Out)); err != nil {
 		return err
 	}
 	if o.HTML != "" {
-		if err := home.Ensure(filepath.Dir(o.HTML)); err != nil {
+		if err := home.EnsurePrivate(filepath.Dir(o.HTML)); err != nil {
 			return err
 		}
 	}

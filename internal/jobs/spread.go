@@ -182,7 +182,7 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 			err = fleet.Permanent(err)
 		}
 	}()
-	p, err := jobPlan(at.Job)
+	p, err := jobPlan(at.Job, nil) // a target: no sandbox, no config
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 		return err
 	}
 	out := filepath.Join(h.Results(), fmt.Sprintf("fleet-%s-part%d.json", sp.ID, sp.Part))
-	if err := home.Ensure(filepath.Dir(out)); err != nil {
+	if err := home.EnsurePrivate(filepath.Dir(out)); err != nil {
 		return err
 	}
 	meta := store.Meta{Hostname: name, Job: strconv.FormatInt(at.ID, 10), JobAttempt: at.Attempt}

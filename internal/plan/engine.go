@@ -59,7 +59,7 @@ func (p *Plan) checkEngines(ctx context.Context, h home.Home, items []Item) erro
 			continue
 		}
 		p.logf("checking that %s with config %s has the storage engines asked for", it.Build.Name, configID(it.Config))
-		srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: it.Build, Config: it.Config})
+		srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: it.Build, Config: it.Config, AllowFiles: p.AllowFiles})
 		if err != nil {
 			return err
 		}

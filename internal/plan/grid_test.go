@@ -83,3 +83,46 @@ func TestParseSets(t *testing.T) {
 		t.Fatalf("%v %+v", err, g)
 	}
 }
+
+// A --set, --grid or config setting that points the servers outside their
+// sandboxes is refused before anything runs, and before a derived config
+// is written: at Parse for the grid, at Resolve for a config of the home,
+// and again at Resolve against the list then in force (a fleet agent's
+// own). --allow-server-file lets it through.
+func TestServerFilesRefusedByThePlan(t *testing.T) {
+	h := testenv.Home(t)
+	s, err := suite.Get("sysbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := suite.Defaults(Common, s.Params()).With("build", "mariadb-system")
+	_, err = New(context.Background(), h, s, v.With("set", "init_file=/etc/shadow"))
+	testenv.WantErr(t, err, "--set/--grid sets init_file=/etc/shadow", "--allow-server-file /etc/shadow")
+	if ents, _ := os.ReadDir(h.Configs()); len(ents) > 0 {
+		t.Errorf("a refused grid wrote configs: %v", ents)
+	}
+	p, err := New(context.Background(), h, s, v.With("set", "init_file=/etc/shadow").With("allow-server-file", "/etc"))
+	if err != nil || len(p.Configs) != 1 || !strings.Contains(string(p.Configs[0].Content), "init_file=/etc/shadow") {
+		t.Fatalf("allowed: %v", err)
+	}
+	// The same plan where another list is in force (an agent's): refused
+	// before the grid is derived.
+	q, err := Parse(s, v.With("set", "ssl_key=/root/k.pem").With("allow-server-file", "/root"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.AllowFiles = nil
+	testenv.WantErr(t, q.Resolve(context.Background(), h), "ssl_key=/root/k.pem")
+	if _, err := os.Stat(filepath.Join(h.Configs(), "default-ssl_key-_root_k_pem.cnf")); err == nil {
+		t.Error("the refused grid point was written")
+	}
+
+	if _, err := (config.Store{Dir: h.Configs()}).AddContent("keyed", []byte("# qpslab: base=default\n[mysqld]\nssl-ca = '/etc/ssl/ca.pem'\n"), config.MySQL, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(context.Background(), h, s, v.With("config", "keyed"))
+	testenv.WantErr(t, err, "config keyed sets ssl-ca='/etc/ssl/ca.pem'", "--allow-server-file /etc/ssl/ca.pem")
+	if _, err := New(context.Background(), h, s, v.With("config", "keyed").With("allow-server-file", "/etc/ssl/ca.pem")); err != nil {
+		t.Errorf("allowed: %v", err)
+	}
+}

@@ -56,6 +56,7 @@ var Common = []suite.Param{
 	{Name: "client-cpus", Kind: suite.String, Usage: "pin qpslab's client to these CPUs (e.g. 16-23); recorded with the runs"},
 	{Name: "set", Kind: suite.List, Usage: "a config grid: NAME=V1,V2 (repeat for more settings); one config per combination, derived from each --config and run interleaved"},
 	{Name: "grid", Kind: suite.String, Usage: "a config grid from a YAML file mapping each setting to its values (innodb_io_capacity: [2000, 20000])"},
+	{Name: "allow-server-file", Kind: suite.List, Usage: "let the servers read, write or run this file, folder or command outside their sandboxes, which a config, --set or --grid names (init_file, ssl keys, plugin folders, includes …; refused otherwise; repeat for more)"},
 	{Name: "counters", Kind: suite.List, Default: "default", Usage: "server counters read over each measured window: default (the flavor's curated set), all, none, or counter names to add (e.g. innodb_pages_created, blks_read); qpslab metrics shows them per op"},
 	{Name: "pmp", Kind: suite.Seconds, Default: "0", Usage: "every N seconds of each measured window, capture every server thread's stack (poor man's profiler: eu-stack, or gdb); each capture pauses the server; 0: none (see qpslab stacks)"},
 	{Name: "perf", Kind: suite.Bool, Usage: "profile the server's CPU with perf record at 49 Hz during each measured window (see qpslab stacks --source perf)"},
@@ -154,6 +155,7 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 			c.Problem("--grid: %v", err)
 		}
 	}
+	p.AllowFiles = c.List("allow-server-file")
 	for _, pin := range []struct {
 		flag string
 		to   *host.CPUs
@@ -216,6 +218,11 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	p.Steps, serr = s.Configure(v)
 	if serr == nil && p.Steps.Cache > 0 {
 		ioboundProblems(c, p)
+	}
+	if serr == nil && !p.Steps.NoServer {
+		if err := p.Grid.CheckServerFiles("", p.AllowFiles); err != nil {
+			c.Problem("%v", err)
+		}
 	}
 	if serr == nil && len(p.Targets) > 0 && p.Steps.NoServer {
 		c.Problem("suite %s runs a program of its own, on no server: leave out --target", s.Name())
@@ -401,6 +408,9 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		if err != nil {
 			return err
 		}
+		if err := config.CheckServerFiles(cfg, p.AllowFiles); err != nil {
+			return err
+		}
 		p.Configs[i] = cfg
 	}
 	for b, c := range p.configOf {
@@ -410,7 +420,12 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 	if len(p.Grid) == 0 {
 		return p.Decide(host.Real)
 	}
-	// One config per base config and grid point, stored like any config.
+	// One config per base config and grid point, stored like any config,
+	// once the grid is checked against the files allowed now (a fleet
+	// agent's own, which Parse did not know).
+	if err := p.Grid.CheckServerFiles(fam, p.AllowFiles); err != nil {
+		return err
+	}
 	var derived []config.Config
 	p.Points = map[string]string{}
 	for _, base := range p.Configs {

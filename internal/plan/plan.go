@@ -85,6 +85,10 @@ type Plan struct {
 	// combination each derived config (by ID) is, recorded with its runs.
 	Grid   config.Grid
 	Points map[string]string
+	// AllowFiles are the files outside their sandboxes that a config or
+	// the grid may point the servers at (--allow-server-file; refused
+	// otherwise: config.CheckServerFiles). A fleet agent sets its own.
+	AllowFiles []string
 	// PerBuild, if set (--config-for), gives each build its one config in
 	// place of every build with every config; Resolve fills configOf, by
 	// build name, from the builds' versions (ConfigsOf).
@@ -423,7 +427,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 		}
 	} else {
 		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
-		spec := sandbox.Spec{Build: b, Config: cfg, Reuse: reuse}
+		spec := sandbox.Spec{Build: b, Config: cfg, Reuse: reuse, AllowFiles: p.AllowFiles}
 		if l.Engine != "" && l.Engine != owned.DefaultEngine {
 			// Its own sandbox beside the same build and config's with
 			// InnoDB, which test-level interleaving keeps up at once.

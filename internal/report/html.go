@@ -19,7 +19,7 @@ import (
 
 // WriteHTML writes the report to the file path.
 func WriteHTML(path string, m Model) error {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600) // the owner's alone, as the results
 	if err != nil {
 		return fmt.Errorf("write the report: %w", err)
 	}

@@ -322,6 +322,18 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 }
 
+// A report written to a file is its owner's alone (0600), as the results
+// it shows are.
+func TestHTMLFileIsPrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.html")
+	if err := WriteHTML(path, htmlTestModel(t)); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v, mode %v, want 0600", path, err, fi.Mode())
+	}
+}
+
 var htmlSVGRE = regexp.MustCompile(`(?s)<svg\b.*?</svg>`)
 
 // htmlCharts parses each <svg> of page as XML and returns its data-chart name.

@@ -430,7 +430,7 @@ func Write(path string, runs []Run) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(path, b, 0o644); err != nil {
+	if err := atomicfile.Write(path, b, 0o600); err != nil { // the owner's alone, as the store
 		return fmt.Errorf("write results %s: %w", path, unwrapPath(err))
 	}
 	return nil

@@ -249,18 +249,20 @@ func pruneOne(h home.Home, dir string, o PruneOptions, stamp string) (Pruned, st
 		return p, "", nil
 	}
 	if o.KeepLogs {
-		if err := home.Ensure(p.Logs); err != nil {
+		if err := keptLogs(h, p.Logs); err != nil {
 			return p, "", err
 		}
 		for _, l := range logs {
-			if err := moveFile(l, filepath.Join(p.Logs, filepath.Base(l))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			to := filepath.Join(p.Logs, filepath.Base(l))
+			if err := moveFile(l, to); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return p, "", fmt.Errorf("keep %s: %w", l, err)
 			}
+			os.Chmod(to, 0o600) // a log an older qpslab wrote 0644
 		}
 	}
 	p.Bytes = diskUsage(dir)
 	if st.OwnRunDir && st.RunDir != "" {
-		os.RemoveAll(st.RunDir)
+		removeRunDir(*st)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return p, "", fmt.Errorf("remove %s: %w", dir, unwrap(err))
@@ -304,7 +306,7 @@ func moveFile(from, to string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}

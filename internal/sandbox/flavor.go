@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,7 +21,12 @@ import (
 type flavor interface {
 	adminUser() string
 	adminDatabase() string // the database an admin connection names; "" for none
-	refusesRoot() bool     // the server will not run as root (it runs as serverUser)
+	// accounts are the OS accounts the server runs as when qpslab runs as
+	// root, the first the host has (serverUser): no server runs as root.
+	accounts() []string
+	// folders are the folders in the sandbox, beside its datadir and
+	// socket folder, that the server writes in (serverFolder makes them).
+	folders(s *setup) []string
 	initialized(datadir string) bool
 	initCommand(s *setup) (path string, args []string)
 	writeConfig(s *setup) error
@@ -80,7 +86,7 @@ type mysqlFamily struct {
 
 func (mysqlFamily) adminUser() string     { return "root" }
 func (mysqlFamily) adminDatabase() string { return "" }
-func (mysqlFamily) refusesRoot() bool     { return false } // it runs as root when told --user=root
+func (mysqlFamily) accounts() []string    { return []string{"mysql", serverAccount} }
 func (mysqlFamily) stopSignal() syscall.Signal {
 	return syscall.SIGTERM // mysqld shuts down cleanly on SIGTERM
 }
@@ -95,19 +101,20 @@ func (mysqlFamily) socket(s *setup) string { return filepath.Join(s.runDir, "mys
 // tmpdir is the sandbox's own temporary folder. Two bootstraps sharing /tmp
 // can collide on their temporary tables' names (seen with two
 // mariadb-install-db at once: "Unknown table 'mysql.tmp_user_sys'").
-func (mysqlFamily) tmpdir(s *setup) string {
-	d := filepath.Join(s.dir, "tmp")
-	os.MkdirAll(d, 0o700)
-	return d
-}
+func (mysqlFamily) tmpdir(s *setup) string { return filepath.Join(s.dir, "tmp") }
+
+// files is the folder LOAD DATA INFILE and SELECT … INTO OUTFILE may use:
+// the sandbox's own. A packaged server's compiled-in one (Debian's
+// /var/lib/mysql-files) is not there, and MySQL refuses to start without
+// it.
+func (mysqlFamily) files(s *setup) string { return filepath.Join(s.dir, "files") }
+
+func (f mysqlFamily) folders(s *setup) []string { return []string{f.tmpdir(s), f.files(s)} }
 
 func (f mysqlFamily) initCommand(s *setup) (string, []string) {
 	common := []string{"--basedir=" + s.b.Basedir, "--datadir=" + s.datadir, "--tmpdir=" + f.tmpdir(s)}
 	if s.layout.Share != "" {
 		common = append(common, "--lc-messages-dir="+s.layout.Share)
-	}
-	if os.Geteuid() == 0 {
-		common = append(common, "--user=root")
 	}
 	// MySQL 5.7 and later initialise with the server itself; older MySQL and
 	// every MariaDB use the install script.
@@ -129,7 +136,7 @@ func (mysqlFamily) writeConfig(s *setup) error {
 		frag = "[mysqld]\n" + frag
 	}
 	head := "# Written by qpslab for this sandbox: the config's effective settings.\n# Paths, port and socket are set on the command line and win over this file.\n"
-	return os.WriteFile(filepath.Join(s.dir, "my.cnf"), []byte(head+frag), 0o644)
+	return writePrivate(filepath.Join(s.dir, "my.cnf"), []byte(head+frag), s.as)
 }
 
 func startsWithSection(frag string) bool {
@@ -161,18 +168,9 @@ func (f mysqlFamily) serverCommand(s *setup) (string, []string) {
 	if s.layout.PluginDir != "" {
 		args = append(args, "--plugin-dir="+s.layout.PluginDir) // a Debian suite's server: its own plugins (MyRocks)
 	}
-	// The folder LOAD DATA INFILE and SELECT … INTO OUTFILE may use: the
-	// sandbox's own. A packaged server's compiled-in one (Debian's
-	// /var/lib/mysql-files) is not there, and MySQL refuses to start
-	// without it.
-	files := filepath.Join(s.dir, "files")
-	os.MkdirAll(files, 0o700)
-	args = append(args, "--secure-file-priv="+files)
+	args = append(args, "--secure-file-priv="+f.files(s))
 	if f.noX {
 		args = append(args, "--loose-mysqlx=OFF") // else every sandbox wants port 33060
-	}
-	if os.Geteuid() == 0 {
-		args = append(args, "--user=root")
 	}
 	return s.layout.Server, args
 }
@@ -190,9 +188,10 @@ func (mysqlFamily) addrInUse(l string) bool {
 
 type postgres struct{}
 
-func (postgres) adminUser() string     { return "postgres" }
-func (postgres) adminDatabase() string { return "postgres" }
-func (postgres) refusesRoot() bool     { return true }
+func (postgres) adminUser() string       { return "postgres" }
+func (postgres) adminDatabase() string   { return "postgres" }
+func (postgres) accounts() []string      { return []string{"postgres", serverAccount} }
+func (postgres) folders(*setup) []string { return nil }
 func (postgres) stopSignal() syscall.Signal {
 	return syscall.SIGINT // "fast" shutdown: roll back sessions, checkpoint, exit
 }
@@ -215,16 +214,23 @@ const pgInclude = "include_if_exists = 'qpslab.conf'"
 
 func (postgres) writeConfig(s *setup) error {
 	head := "# Written by qpslab for this sandbox: the config's effective settings.\n# Port, listen address and socket folder are set on the command line and win over this file.\n"
-	if err := os.WriteFile(filepath.Join(s.datadir, "qpslab.conf"), []byte(head+string(s.cfg)), 0o600); err != nil {
+	// The datadir is the server account's: what is in it is written
+	// afresh or opened without following a symlink.
+	if err := writePrivate(filepath.Join(s.datadir, "qpslab.conf"), []byte(head+string(s.cfg)), nil); err != nil {
 		return err
 	}
 	main := filepath.Join(s.datadir, "postgresql.conf")
-	b, err := os.ReadFile(main)
+	mf, err := os.OpenFile(main, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(mf)
+	mf.Close()
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(string(b), pgInclude) {
-		f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+		f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY|syscall.O_NOFOLLOW, 0)
 		if err != nil {
 			return err
 		}

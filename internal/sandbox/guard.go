@@ -22,7 +22,7 @@ package sandbox
 //     reaper also kills what runs the server's program with its working
 //     directory in the datadir (strays). The reaper runs as qpslab's
 //     own user, so it can signal a PostgreSQL that a root qpslab runs as the
-//     postgres user.
+//     postgres user (or whichever account the server runs as).
 //  2. PR_SET_PDEATHSIG (SIGKILL) on the direct child, for the instant between
 //     the fork and the registration with the reaper, and for a reaper that
 //     could not start or was killed. The kernel sends it when the *thread*
@@ -30,7 +30,7 @@ package sandbox
 //     (a goroutine that locked its thread and returns takes the thread with
 //     it). So these children are forked by one goroutine locked to its thread
 //     for the life of the process (the spawner). Go's fork sets the death
-//     signal after the credential change to the postgres user (which would
+//     signal after the credential change to the server's account (which would
 //     clear it otherwise), and kills the child at once if the parent died
 //     before that point.
 //
@@ -116,7 +116,7 @@ func reapGroup(g guardMsg, owner int) {
 	killGroupWait(g.PGID, 30*time.Second)
 	killStrays(g.Program, g.Datadir)
 	if g.Log != "" {
-		if f, err := os.OpenFile(g.Log, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		if f, err := os.OpenFile(g.Log, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0); err == nil {
 			fmt.Fprintf(f, "---- qpslab: process %d, which started this server, died without stopping it; its reaper killed the server's process group %d (SIGKILL) at %s\n",
 				owner, g.PGID, time.Now().UTC().Format(time.RFC3339))
 			f.Close()

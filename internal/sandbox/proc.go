@@ -24,28 +24,33 @@ type runAs struct {
 
 var createUserMu sync.Mutex
 
-// serverUser returns the account a server that refuses root (PostgreSQL)
-// runs as when qpslab runs as root: the Debian postgres user if there is
-// one, else a system user qpslab creates, called qpslab. For qpslab's own
-// user, and for a server that runs as root when told (the MySQL family's
-// --user=root), it returns nil.
-func serverUser(refusesRoot bool) (*runAs, error) {
-	if os.Geteuid() != 0 || !refusesRoot {
+// serverAccount is the system user qpslab creates to run servers as when
+// the host has none of a flavor's own accounts.
+const serverAccount = "qpslab"
+
+// serverUser returns the account a server runs as when qpslab runs as
+// root, for no server runs as root (a server reads and writes what its
+// config names, and a root one could read any file of the host): the
+// first of accounts (the flavor's own: postgres, mysql) the host has,
+// else a system user qpslab creates, called qpslab. For qpslab's own
+// user it returns nil: the server runs as that user, as qpslab does.
+func serverUser(accounts []string) (*runAs, error) {
+	if os.Geteuid() != 0 {
 		return nil, nil
 	}
 	createUserMu.Lock()
 	defer createUserMu.Unlock()
-	for _, name := range []string{"postgres", "qpslab"} {
+	for _, name := range accounts {
 		if u, err := user.Lookup(name); err == nil {
 			return toRunAs(u)
 		}
 	}
 	out, err := exec.Command("useradd", "--system", "--user-group", "--no-create-home",
-		"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", "qpslab").CombinedOutput()
+		"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", serverAccount).CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL refuses to run as root and there is no postgres user; creating user qpslab failed: %s", strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("qpslab runs no server as root, the host has no user %s, and creating user %s failed: %s", strings.Join(accounts, " or "), serverAccount, strings.TrimSpace(string(out)))
 	}
-	u, err := user.Lookup("qpslab")
+	u, err := user.Lookup(serverAccount)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +68,13 @@ func toRunAs(u *user.User) (*runAs, error) {
 
 // sysProcAttr puts a child in a session of its own, so that a terminal's
 // Ctrl-C reaches qpslab alone (which then stops the server in order) and the
-// whole tree can be signalled by its process group, and sets the account.
+// whole tree can be signalled by its process group, and sets the account:
+// its user and group, and no supplementary group (root's would stay with
+// the server otherwise).
 func sysProcAttr(as *runAs) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{Setsid: true}
 	if as != nil {
-		a.Credential = &syscall.Credential{Uid: as.UID, Gid: as.GID, NoSetGroups: true}
+		a.Credential = &syscall.Credential{Uid: as.UID, Gid: as.GID, Groups: []uint32{}}
 	}
 	return a
 }
@@ -113,7 +120,7 @@ func reachable(as *runAs, path, knob, example string) error {
 			owner = u.Username
 		}
 	}
-	return fmt.Errorf("PostgreSQL refuses to run as root, so qpslab runs it as user %s, which cannot enter %s (mode %04o, owner %s): let it through with chmod o+x %s, or set %s to a folder it can reach (e.g. %s)",
+	return fmt.Errorf("qpslab runs no server as root: it runs this one as user %s, which cannot enter %s (mode %04o, owner %s): let it through with chmod o+x %s, or set %s to a folder it can reach (e.g. %s)",
 		as.Name, bad, mode, owner, bad, knob, example)
 }
 

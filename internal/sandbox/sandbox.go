@@ -56,6 +56,10 @@ type Spec struct {
 	Detach       bool          // the server outlives this process (qpslab server start)
 	StartTimeout time.Duration // default 3 minutes
 	StopTimeout  time.Duration // default 2 minutes, then SIGKILL
+	// AllowFiles are the files, folders and commands outside the sandbox
+	// that the config may point the server at (--allow-server-file; see
+	// config.CheckServerFiles): any other such setting is refused.
+	AllowFiles []string
 }
 
 // SnapshotSuffix ends the folder beside a datadir that holds a copy of
@@ -242,8 +246,11 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if err != nil {
 		return nil, err
 	}
+	if err := config.CheckServerFiles(spec.Config, spec.AllowFiles); err != nil {
+		return nil, err
+	}
 	dir := Dir(h, spec.Name)
-	if err := home.Ensure(h.Sandboxes()); err != nil {
+	if err := ensureSandboxes(h); err != nil {
 		return nil, err
 	}
 	prev, err := claimDir(dir)
@@ -276,16 +283,20 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if err := startReaper(); err != nil {
 		return nil, err
 	}
-	as, err := serverUser(fl.refusesRoot())
+	as, err := serverUser(fl.accounts())
 	if err != nil {
+		return nil, err
+	}
+	if err := privateFolder(dir, as); err != nil {
 		return nil, err
 	}
 	s := &setup{b: spec.Build, layout: layout, cfg: config.ForServer(spec.Config.Content, string(spec.Build.Flavor), spec.Build.AtLeast), dir: dir, as: as}
 	if s.datadir, err = prepareDatadir(spec, prev, dir, fl); err != nil {
 		return nil, err
 	}
-	// The sandbox folder and the datadir are given to the server's account
-	// below; the folders above them and the binaries must be reachable.
+	// The datadir and the server's folders are given to the server's
+	// account below (the sandbox folder lets it pass through: privateFolder);
+	// the folders above them and the binaries must be reachable.
 	binKnob, binExample := "QPSLAB_CACHE", filepath.Join(home.RootDefault, "cache")
 	if src := spec.Build.Source; src != "maven" && src != "file" {
 		binKnob, binExample = "the basedir of build "+spec.Build.Name+" (qpslab builds add "+spec.Build.Name+" --replace --basedir DIR)", "/opt/"+spec.Build.Name
@@ -315,9 +326,12 @@ func Start(ctx context.Context, h home.Home, spec Spec) (srv *Server, err error)
 	if err := writeState(dir, st); err != nil { // from here the datadir is qpslab's
 		return nil, err
 	}
-	for _, p := range []string{dir, s.datadir} {
-		if err := chownTree(as, p); err != nil {
-			return nil, fmt.Errorf("give %s to user %s: %w", p, as.Name, err)
+	if err := chownTree(as, s.datadir); err != nil {
+		return nil, fmt.Errorf("give %s to user %s: %w", s.datadir, as.Name, err)
+	}
+	for _, d := range fl.folders(s) {
+		if err := serverFolder(d, as); err != nil {
+			return nil, err
 		}
 	}
 	if !fl.initialized(s.datadir) {
@@ -365,8 +379,8 @@ func claimDir(dir string) (*State, error) {
 			return nil, fmt.Errorf("%s exists and was not made by qpslab (no %s): move it away or choose another --name", dir, stateFile)
 		}
 	}
-	if err := home.Ensure(dir); err != nil {
-		return nil, err
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create %s: %w", dir, unwrap(err))
 	}
 	// Mark the folder as qpslab's before anything goes into it.
 	if err := writeState(dir, State{Name: filepath.Base(dir), Dir: dir}); err != nil {
@@ -434,7 +448,7 @@ func unwrap(err error) error {
 // makeRunDir returns the folder for the unix socket: <sandbox>/run, or, when
 // that path is too long for a socket address (108 bytes on Linux, and
 // PostgreSQL appends /.s.PGSQL.NNNNN), a short folder under /tmp that qpslab
-// makes and removes.
+// makes and removes; private either way (serverFolder).
 func makeRunDir(dir string, as *runAs) (string, bool, error) {
 	run := filepath.Join(dir, "run")
 	own := false
@@ -443,13 +457,8 @@ func makeRunDir(dir string, as *runAs) (string, bool, error) {
 		run = filepath.Join(os.TempDir(), "qpslab-"+hex.EncodeToString(sum[:6]))
 		own = true
 	}
-	if err := os.MkdirAll(run, 0o755); err != nil {
-		return "", false, fmt.Errorf("create socket folder %s: %w", run, unwrap(err))
-	}
-	if as != nil {
-		if err := os.Chown(run, int(as.UID), int(as.GID)); err != nil {
-			return "", false, err
-		}
+	if err := serverFolder(run, as); err != nil {
+		return "", false, fmt.Errorf("socket folder: %w", err)
 	}
 	return run, own, nil
 }
@@ -476,7 +485,7 @@ func choosePort(want int) (int, error) {
 func initDatadir(ctx context.Context, s *setup, fl flavor) error {
 	path, args := fl.initCommand(s)
 	logPath := filepath.Join(s.dir, "init.log")
-	logf, err := os.Create(logPath)
+	logf, err := createPrivate(logPath, nil)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", logPath, err)
 	}
@@ -518,15 +527,12 @@ func initDatadir(ctx context.Context, s *setup, fl flavor) error {
 // run dies with this process; a detached one is guarded only until it answers.
 func launch(ctx context.Context, s *setup, fl flavor, st State, spec Spec) (*Server, error) {
 	logPath := filepath.Join(s.dir, "server.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := openLog(logPath, s.as) // the MySQL family's server opens it again (--log-error)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", logPath, err)
 	}
 	defer logf.Close() // the child has its own copy
 	logStart, _ := logf.Seek(0, 2)
-	if s.as != nil {
-		os.Chown(logPath, int(s.as.UID), int(s.as.GID))
-	}
 	fmt.Fprintf(logf, "---- qpslab: starting %s %s (%s) with config %s at %s\n", s.b.Name, s.b.Version, s.b.Flavor, st.Config, time.Now().UTC().Format(time.RFC3339))
 	path, args := fl.serverCommand(s)
 	cmd := exec.Command(path, args...)
@@ -719,7 +725,7 @@ func (srv *Server) finish(died string) {
 
 func markStopped(st State) {
 	if st.OwnRunDir {
-		os.RemoveAll(st.RunDir)
+		removeRunDir(st)
 	}
 	st.PID = 0
 	st.Stopped = time.Now().UTC()
@@ -880,7 +886,7 @@ func writeState(dir string, st State) error {
 		return err
 	}
 	p := filepath.Join(dir, stateFile)
-	if err := atomicfile.Write(p, b, 0o644); err != nil {
+	if err := atomicfile.Write(p, b, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", p, unwrap(err))
 	}
 	return nil
@@ -889,7 +895,7 @@ func writeState(dir string, st State) error {
 // lock takes the sandbox folder's lock, so that two qpslab processes do not
 // start or stop the same sandbox at once.
 func lock(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock sandbox %s: %w", dir, unwrap(err))
 	}

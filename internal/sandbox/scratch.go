@@ -40,12 +40,15 @@ func NewScratch(h home.Home, b build.Build, c config.Config) (*Scratch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := home.Ensure(h.Sandboxes()); err != nil {
+	if err := ensureSandboxes(h); err != nil {
 		return nil, err
 	}
 	dir := Dir(h, name)
 	prev, err := claimDir(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := privateFolder(dir, nil); err != nil { // the program runs as qpslab does
 		return nil, err
 	}
 	unlock, err := lock(dir)

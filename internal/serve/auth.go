@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/time/rate"
 
@@ -384,12 +385,31 @@ func (a *auth) clearSession(w http.ResponseWriter, r *http.Request) {
 	a.s.setCookie(w, r, &http.Cookie{Name: sessionCookie, MaxAge: -1})
 }
 
-// safeNext is where to go after logging in: a path of this site only.
+// safeNext is where to go after logging in: a path of this site only,
+// else "/". next is as the query or the form gave it, decoded: a browser
+// drops tabs and line ends from a URL and reads a backslash as a slash,
+// so "/\t/evil.example" (next=/%09/evil.example) is "//evil.example" to
+// it, another host; a scheme, a host or user info is another origin too.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !localPath(next) {
 		return "/"
 	}
 	return next
+}
+
+// localPath says whether s is a path of this site: it starts with one
+// slash, holds no control character, backslash or space a browser would
+// drop, and parses with neither scheme, host nor user.
+func localPath(s string) bool {
+	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") {
+		return false
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || unicode.IsSpace(r) }) >= 0 {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil && u.Opaque == "" &&
+		strings.HasPrefix(u.Path, "/") && !strings.HasPrefix(u.Path, "//")
 }
 
 // login takes a read token from the form (posted from this site's own

@@ -3,7 +3,6 @@ package serve
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -453,21 +452,7 @@ func TestSlowUnauthenticatedBodyCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	addrc, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- ListenAndServe(cctx, s, Listen{Addr: "127.0.0.1:0"}, func(a string) { addrc <- a }) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatal(err)
-	}
+	addr := listening(t, s)
 	for _, c := range []struct{ what, head string }{
 		{"a login form", "POST /login HTTP/1.1\r\nHost: " + addr + "\r\nOrigin: http://" + addr + "\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 200\r\n\r\ntoken="},
 		{"a post with a wrong token", "POST /api/v1/results HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + wrongSecret("00000000000b") + "\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n{\"runs\":"},

@@ -39,6 +39,7 @@ type Command struct {
 	Poll          time.Duration
 	TrustedProxy  string   // CIDR[,CIDR]: the proxies whose X-Forwarded-For names the client
 	BisectSrc     []string // git trees "bisect this" walks
+	AllowedHosts  []string // names it answers to besides --public-url's (or the listen host) and loopback's
 }
 
 // Run checks c (one error naming the flag and the fix), opens the store
@@ -76,6 +77,9 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("--public-url %s: give how the dashboard is reached, e.g. https://bench.example.com", c.PublicURL)
 		}
+	}
+	if err := CheckAllowedHosts(c.AllowedHosts); err != nil {
+		return err
 	}
 	var proxies []netip.Prefix
 	if c.TrustedProxy != "" {
@@ -124,7 +128,7 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 		Fleet: fl, BisectSrc: srcs,
 		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public", PublicTriage: c.Triage == "public",
 		MaxBody: int64(limit), Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
-		PublicURL: c.PublicURL, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "", TrustedProxies: proxies,
+		PublicURL: c.PublicURL, AllowedHosts: c.AllowedHosts, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "", TrustedProxies: proxies,
 	})
 	if err != nil {
 		return err

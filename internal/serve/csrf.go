@@ -15,7 +15,8 @@ import (
 // are checked twice against cross-site requests:
 //
 //   - their Origin (or, when a browser sends none, their Referer) must be
-//     this server's own: PublicURL's, or the Host the request was sent to;
+//     this server's own: a name it answers to (hosts.go), and PublicURL's
+//     origin or the Host the request was sent to;
 //   - they carry a CSRF token: a hidden field holding an HMAC, under a
 //     secret every server sharing the store reads (serve_state), of a random
 //     value kept in an HttpOnly, SameSite=Strict cookie of this site. A
@@ -89,9 +90,10 @@ func (s *Server) checkCSRF(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // sameOrigin refuses a post whose Origin (or Referer, when there is no
-// Origin) is not this server: PublicURL's origin, or the host the request
-// was sent to. A post that names neither is refused too: every browser
-// sends an Origin with a form's POST.
+// Origin) is not this server: a name it answers to (the allowed hosts that
+// checkHost lets in), and PublicURL's origin or the host the request was
+// sent to. A post that names neither is refused too: every browser sends
+// an Origin with a form's POST.
 func (s *Server) sameOrigin(r *http.Request) error {
 	from := r.Header.Get("Origin")
 	if from == "" {
@@ -103,6 +105,9 @@ func (s *Server) sameOrigin(r *http.Request) error {
 	u, err := url.Parse(from)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("the form was posted from %q, not from this site (%s): send it from this site's page", from, s.origin(r))
+	}
+	if !s.hostAllowed(u.Host) {
+		return fmt.Errorf("the form was posted from %s, not from this site (a name it answers to: %s): send it from this site's page", u.Scheme+"://"+u.Host, s.allowedHosts())
 	}
 	if pub, err := url.Parse(s.o.PublicURL); err == nil && pub.Host != "" && strings.EqualFold(pub.Scheme, u.Scheme) && strings.EqualFold(pub.Host, u.Host) {
 		return nil

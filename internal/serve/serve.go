@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -63,6 +64,10 @@ type Options struct {
 	// for the links in alerts and the API's answers; default the address
 	// it listens on.
 	PublicURL string
+	// AllowedHosts are names the dashboard answers to besides PublicURL's
+	// host (or, without one, the host it listens on) and the loopback
+	// names; a request for any other gets 421 (hosts.go).
+	AllowedHosts []string
 	// Poll is how often the store is checked for results others stored
 	// (qpslab run, import, another serve); default 10 s.
 	Poll time.Duration
@@ -140,6 +145,10 @@ type Server struct {
 	refreshMu sync.Mutex
 	alertGen  string // the generation whose alerts were all sent
 	srcs      srcCache
+	// hosts are the names it answers to (hosts.go); ListenAndServe adds
+	// the listen address's.
+	hostsMu sync.Mutex
+	hosts   []string
 }
 
 // New makes a server; Run keeps its analysis current and sends alerts.
@@ -200,6 +209,11 @@ func New(o Options) (*Server, error) {
 	}
 	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
 	s := &Server{o: o, st: o.Store, refresh: make(chan struct{}, 1)}
+	s.allow(loopbackNames...)
+	s.allow(o.AllowedHosts...)
+	if u, err := url.Parse(o.PublicURL); err == nil && u.Host != "" {
+		s.allow(u.Host)
+	}
 	s.cache = newCache(s)
 	s.att = newAttention()
 	s.auth = newAuth(s)
@@ -218,9 +232,12 @@ func New(o Options) (*Server, error) {
 }
 
 // Handler is the server's HTTP handler: every page and endpoint, with the
-// security headers, the access log, the body limit and the short read
-// deadline of requests not yet let in.
-func (s *Server) Handler() http.Handler { return s.logged(s.shortRead(s.secured(s.mux))) }
+// security headers, the access log, the body limit, the short read
+// deadline of requests not yet let in, and the answer to a name it is not
+// reached by (checkHost).
+func (s *Server) Handler() http.Handler {
+	return s.logged(s.shortRead(s.secured(s.checkHost(s.mux))))
+}
 
 // shortRead gives a request with a body UnauthReadTimeout to send it: a
 // client that has not authenticated cannot hold a connection open with a
@@ -491,6 +508,8 @@ func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(addr st
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
 	if s.o.PublicURL == "" {
+		s.allowListen(l.Addr)
+		s.allowListen(ln.Addr().String())
 		scheme := "http"
 		if l.CertFile != "" {
 			scheme = "https"

@@ -152,7 +152,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 	if dir == "" {
 		// Its time and random bits, made exclusively: two studies started
 		// in the same second never share a folder.
-		if err := home.Ensure(e.Home.Reports()); err != nil {
+		if err := home.EnsurePrivate(e.Home.Reports()); err != nil {
 			return err
 		}
 		// (0700, its owner's alone.)
@@ -160,7 +160,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 			return fmt.Errorf("create the study's folder: %w", err)
 		}
 	}
-	if err := home.Ensure(dir); err != nil {
+	if err := home.EnsurePrivate(dir); err != nil {
 		return err
 	}
 	labels, err := in.Labels(build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache})
@@ -357,7 +357,7 @@ func Write(dir, name string, sd *Study) error {
 	}
 	var errs []error
 	for f, text := range files {
-		errs = append(errs, atomicfile.Write(filepath.Join(dir, f), []byte(text), 0o644))
+		errs = append(errs, atomicfile.Write(filepath.Join(dir, f), []byte(text), 0o600))
 	}
 	return errors.Join(errs...)
 }

@@ -222,8 +222,10 @@ func TestStudyMarkdownGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"study.md", "study.html", "study-point.svg", "study-range.svg", "study-writes.svg"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
+		} else if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %04o, want 0600 (a report is its owner's alone)", f, fi.Mode().Perm())
 		}
 	}
 }

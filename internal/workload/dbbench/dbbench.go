@@ -259,6 +259,8 @@ func (dbbenchSuite) Declines() map[string]string {
 		"transport":   "db_bench runs no server",
 		"sandbox":     "db_bench runs no server: each run gets a scratch folder",
 		"target":      "db_bench runs no server: each run gets a scratch folder",
+
+		"allow-server-file": "db_bench runs no server",
 	}
 }
 
