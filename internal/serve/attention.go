@@ -24,6 +24,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/store"
@@ -367,11 +368,7 @@ func compareHref(suite string, sr history.Series, c analysis.Change) string {
 	if c.Before.Build == "" || c.Arrived.Build == "" || c.Before.Build == c.Arrived.Build || sr.Config == "" {
 		return ""
 	}
-	cfg := sr.Config
-	if sr.Engine != "" {
-		cfg += ":" + sr.Engine
-	}
-	cq := url.Values{"base": {c.Before.Build + "." + cfg}, "other": {c.Arrived.Build + "." + cfg}, "suite": {suite}}
+	cq := url.Values{"base": {label.Of(c.Before.Build, sr.Config, sr.Engine).String()}, "other": {label.Of(c.Arrived.Build, sr.Config, sr.Engine).String()}, "suite": {suite}}
 	if sr.Threads > 0 {
 		cq.Set("threads", strconv.Itoa(sr.Threads))
 	}
@@ -822,19 +819,20 @@ func changeTriage(ts map[string]store.Triage, sr history.Series, c analysis.Chan
 // pointLinks are the run pages of a series' points: a point of one run
 // links to it, a point of several to the list of its runs.
 // A page of many series reads its test's runs once (testRuns) and gives
-// them as all; a series of a storage engine reads its own.
+// them as all.
 func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series, all []store.RunInfo) (func(int) string, error) {
 	runs := all
-	if all == nil || sr.Engine != "" {
+	if all == nil {
 		var err error
-		runs, _, err = s.st.RunList(ctx, store.RunQuery{Suite: suite, Test: sr.Test, Threads: sr.Threads, Host: sr.Host, Config: sr.Config, Engine: sr.Engine, Status: result.OK})
+		runs, _, err = s.st.RunList(ctx, store.RunQuery{Suite: suite, Test: sr.Test, Threads: sr.Threads, Host: sr.Host, Config: sr.Config,
+			Engine: label.Label{Engine: sr.Engine}.EngineFilter(), Status: result.OK})
 		if err != nil {
 			return nil, err
 		}
 	}
 	byBuild := map[string][]store.RunInfo{}
 	for _, ri := range runs {
-		if all != nil && sr.Engine == "" && !sameSeries(ri, sr) {
+		if all != nil && !sameSeries(ri, sr) {
 			continue
 		}
 		byBuild[ri.Build] = append(byBuild[ri.Build], ri)
@@ -853,7 +851,11 @@ func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series
 			return runHref(rs[0].ID)
 		}
 		q := url.Values{"suite": {suite}, "test": {sr.Test}, "build": {p.Build}, "status": {result.OK}}
-		if sr.Config != "" {
+		switch {
+		case sr.Config != "" && sr.Engine != "":
+			q.Del("build")
+			q.Set("label", label.Of(p.Build, sr.Config, sr.Engine).String())
+		case sr.Config != "":
 			q.Set("config", sr.Config)
 		}
 		if sr.Threads > 0 {
@@ -866,10 +868,11 @@ func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series
 	}, nil
 }
 
-// sameSeries is RunList's filter of a series' threads, config and host
-// (a hostname, or a host id's prefix), in memory.
+// sameSeries is RunList's filter of a series' threads, config, storage
+// engine and host (a hostname, or a host id's prefix), in memory.
 func sameSeries(ri store.RunInfo, sr history.Series) bool {
 	return (sr.Threads <= 0 || ri.Threads == sr.Threads) && (sr.Config == "" || ri.Config == sr.Config) &&
+		label.OtherEngine(ri.Engine) == sr.Engine &&
 		(sr.Host == "" || ri.Hostname == sr.Host || strings.HasPrefix(ri.HostID, sr.Host))
 }
 
@@ -906,7 +909,7 @@ func (s *Server) runLinks(ctx context.Context, info store.RunInfo) ([]fact, erro
 		q.Set("host", info.HostID)
 	}
 	out := []fact{{K: "series", V: "the history of " + info.Test + " at " + strconv.Itoa(info.Threads) + " thread(s) under " + info.Config, Href: withQuery(testHref(info.Suite, info.Test), q)}}
-	same, _, err := s.st.RunList(ctx, store.RunQuery{Suite: info.Suite, Test: info.Test, Threads: info.Threads, Build: info.Build, Config: info.Config})
+	same, _, err := s.st.RunList(ctx, store.RunQuery{Suite: info.Suite, Test: info.Test, Threads: info.Threads, Build: info.Build, Config: info.Config, Engine: info.LabelOf().EngineFilter()})
 	if err != nil {
 		return nil, err
 	}

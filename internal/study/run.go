@@ -17,6 +17,7 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
@@ -220,7 +221,7 @@ func (in Inputs) Labels(reg build.Registry) ([]string, error) {
 				return nil, fmt.Errorf("--config-for: no rule names build %s (version %s): add one, such as %s=CONFIG or a version range", b, cmp.Or(v, "unknown"), b)
 			}
 		}
-		labels[i] = b + "." + c
+		labels[i] = label.Of(b, c, "").String()
 	}
 	return labels, nil
 }
