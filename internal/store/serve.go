@@ -405,7 +405,7 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 	switch e := label.OtherEngine(q.Engine); {
 	case q.Engine == "":
 	case e == "": // params are json.Marshal's: no spaces
-		add(`(r.params NOT LIKE ? OR r.params LIKE ?)`, `%"engine":%`, `%"engine":"`+result.DefaultEngine+`"%`)
+		add(`(r.params NOT LIKE ? OR r.params LIKE ?)`, `%"engine":%`, `%"engine":"`+label.InnoDB+`"%`)
 	default:
 		// The engine's name as a literal: its _ and % are no wildcards.
 		lit := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(e)
