@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/duration"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -16,9 +17,9 @@ func newAgentCmd() *cobra.Command {
 		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Agent(cmd.Context(), e, o) })
 	c.Flags().StringVar(&o.Name, "name", "", "")
 	c.Flags().StringSliceVar(&o.Labels, "labels", nil, "")
-	c.Flags().DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "")
+	c.Flags().Var(duration.Var(&o.Heartbeat, 10*time.Second, false), "heartbeat", "")
 	c.Flags().StringVar(&o.OnTerm, "on-term", "finish", "")
-	c.Flags().DurationVar(&o.RescueAfter, "rescue-after", time.Minute, "")
+	c.Flags().Var(duration.Var(&o.RescueAfter, time.Minute, false), "rescue-after", "")
 	c.Flags().StringSliceVar(&o.AllowFiles, "allow-server-file", nil, "")
 	return c
 }
@@ -45,10 +46,10 @@ func newFleetCmd() *cobra.Command {
 
 func submitFlags(c *cobra.Command, o *jobs.SubmitOptions) {
 	c.Flags().StringSliceVar(&o.Hosts, "hosts", nil, "")
-	c.Flags().DurationVar(&o.Timeout, "timeout", 0, "")
+	c.Flags().Var(duration.Var(&o.Timeout, 0, true), "timeout", "")
 	c.Flags().IntVar(&o.Attempts, "attempts", 3, "")
 	c.Flags().IntVar(&o.LoadHosts, "load-hosts", 0, "")
-	c.Flags().DurationVar(&o.StartWithin, "start-within", 0, "")
+	c.Flags().Var(duration.Var(&o.StartWithin, 0, true), "start-within", "")
 }
 
 func newFleetSubmitCmd() *cobra.Command {

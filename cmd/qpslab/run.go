@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/duration"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
@@ -70,10 +71,10 @@ func newDemoCmd() *cobra.Command {
 		return jobs.Demo(cmd.Context(), e, o)
 	})
 	c.Flags().IntVar(&o.Rows, "rows", 100_000, "")
-	c.Flags().Float64Var(&o.Secs, "secs", 3, "")
+	c.Flags().Var(duration.SecondsVar(&o.Secs, 3, false), "secs", "")
 	c.Flags().IntVar(&o.Repeat, "repeat", 0, "")
 	c.Flags().BoolVar(&o.UntilDecided, "until-decided", true, "")
-	c.Flags().Float64Var(&o.Budget, "budget", 480, "")
+	c.Flags().Var(duration.SecondsVar(&o.Budget, 480, false), "budget", "")
 	c.Flags().StringVar(&o.HTML, "html", "", "")
 	c.Flags().StringVar(&o.Tests, "tests", "", "")
 	c.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "")

@@ -569,3 +569,33 @@ func TestRunPinned(t *testing.T) {
 		t.Errorf("a CPU the host lacks: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// Every duration flag and parameter takes one set of forms (internal/
+// duration): a number of seconds or a Go duration; --read-secs 1m plans
+// what --read-secs 60 plans, and what it cannot take is refused in one
+// line each, before anything runs.
+func TestDurations(t *testing.T) {
+	h := newHome(t)
+	list := func(args ...string) outcome {
+		return qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100", "--list-tests"}, args...)...)
+	}
+	a, b := list("--read-secs", "60", "--warmup", "0", "--until-decided", "--budget", "6m"), list("--read-secs", "1m", "--warmup", "0s", "--until-decided", "--budget", "360")
+	if a.code != 0 || b.code != 0 || a.stdout != b.stdout {
+		t.Errorf("--read-secs 60 and 1m plan differently:\n%+v\n%+v", a, b)
+	}
+	for _, bad := range []struct{ args []string }{
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--read-secs", "-1", "--list-tests"}},
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--warmup", "1w", "--list-tests"}},
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--pmp", "NaN", "--list-tests"}},
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--read-secs", "169h", "--list-tests"}},
+		{[]string{"server", "stop", "--timeout", "-1", "x"}},
+		{[]string{"demo", "--secs", "1w"}},
+		{[]string{"serve", "--poll", "0"}},
+		{[]string{"fleet", "submit", "sysbench", "--timeout", "NaN"}},
+	} {
+		r := qpslab(t, h, bad.args...)
+		if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "give") {
+			t.Errorf("%v: exit %d, want one line naming the forms:\n%s", bad.args, r.code, r.stderr)
+		}
+	}
+}

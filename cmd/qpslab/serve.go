@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/duration"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/serve"
 )
@@ -29,7 +30,7 @@ func newServeCmd() *cobra.Command {
 	c.Flags().StringVar(&o.PublicURL, "public-url", "", "")
 	c.Flags().StringVar(&o.Settings, "settings", "", "")
 	c.Flags().StringVar(&o.MaxBody, "max-body", "64MiB", "")
-	c.Flags().DurationVar(&o.Poll, "poll", 10*time.Second, "")
+	c.Flags().Var(duration.Var(&o.Poll, 10*time.Second, false), "poll", "")
 	c.Flags().StringVar(&o.TrustedProxy, "trusted-proxy", "", "")
 	c.Flags().StringArrayVar(&o.BisectSrc, "bisect-src", nil, "")
 	c.Flags().StringSliceVar(&o.AllowedHosts, "allowed-host", nil, "")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/duration"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -23,7 +24,7 @@ func newServerCmd() *cobra.Command {
 	f.IntVar(&spec.Port, "port", 0, "")
 	f.StringVar(&spec.Datadir, "datadir", "", "")
 	f.BoolVar(&spec.Reuse, "reuse-datadir", false, "")
-	f.DurationVar(&spec.StartTimeout, "timeout", 3*time.Minute, "")
+	f.Var(duration.Var(&spec.StartTimeout, 3*time.Minute, false), "timeout", "")
 	f.BoolVar(&foreground, "foreground", false, "")
 	f.StringSliceVar(&spec.AllowFiles, "allow-server-file", nil, "")
 
@@ -35,7 +36,7 @@ func newServerCmd() *cobra.Command {
 			return sandbox.StopNamed(e.Home, args, all, stopTimeout, say)
 		})
 	stop.Flags().BoolVar(&all, "all", false, "")
-	stop.Flags().DurationVar(&stopTimeout, "timeout", 2*time.Minute, "")
+	stop.Flags().Var(duration.Var(&stopTimeout, 2*time.Minute, false), "timeout", "")
 
 	status := jobCmd("status [NAME...]", cobra.ArbitraryArgs, func(_ *cobra.Command, e jobs.Env, args []string) error {
 		jobs.Clean(e.Home, e.Err)
