@@ -42,9 +42,43 @@ func newRoot() *cobra.Command {
 		comparisonCmd("report BASE OTHER... --html FILE", false), newImportCmd(), newTargetsCmd(),
 		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(),
 		newFleetCmd(), newRunsCmd(), newBisectCmd(), newStoreCmd())
+	groupCommands(root)
 	addStoreFlag(root)
 	setHelp(root)
 	return root
+}
+
+// groups are the sections of qpslab --help, each with its commands, as a
+// reader looks for them: running and measuring, reading the results,
+// what is run (builds, configs, servers), and sharing the results.
+var groups = []struct {
+	id, title string
+	commands  []string
+}{
+	{"run", "Run and measure:", []string{"run", "demo", "study", "bisect", "host", "suites"}},
+	{"results", "Results and analysis:", []string{"compare", "metrics", "report", "detect", "stacks", "labels", "runs", "import", "export", "store"}},
+	{"things", "Builds, configs and servers:", []string{"builds", "configs", "server", "targets"}},
+	{"share", "Dashboard and fleet:", []string{"serve", "tokens", "fleet", "agent"}},
+}
+
+// groupCommands puts each of root's commands in its group (groups); a
+// command in none stays under cobra's "Additional Commands" (help,
+// version), and a test finds one that should not.
+func groupCommands(root *cobra.Command) {
+	byName := map[string]*cobra.Command{}
+	for _, c := range root.Commands() {
+		byName[c.Name()] = c
+	}
+	for _, g := range groups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, name := range g.commands {
+			c, ok := byName[name]
+			if !ok {
+				panic("groups names command " + name + ", which qpslab does not have")
+			}
+			c.GroupID = g.id
+		}
+	}
 }
 
 // help is the text of help file name (docs/help); a missing one is a

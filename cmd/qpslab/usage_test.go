@@ -44,3 +44,27 @@ func TestEveryCommandAndFlagSaysWhatItIs(t *testing.T) {
 		}
 	}
 }
+
+// qpslab --help lists its commands in groups (run and measure; results
+// and analysis; builds, configs and servers; dashboard and fleet): every
+// command but help and version is in one, so a new command must be given
+// its place.
+func TestCommandGroups(t *testing.T) {
+	root := newRoot()
+	for _, c := range root.Commands() {
+		if c.GroupID == "" && c.Name() != "help" && c.Name() != "version" && c.Name() != "completion" {
+			t.Errorf("command %s is in no group of qpslab --help (main.go's groups)", c.Name())
+		}
+	}
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetArgs([]string{"--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range groups {
+		if !strings.Contains(out.String(), "\n"+g.title+"\n") {
+			t.Errorf("qpslab --help lacks the group %q:\n%s", g.title, out.String())
+		}
+	}
+}
