@@ -82,7 +82,7 @@ func TestCommandsOnlyWire(t *testing.T) {
 		}
 	})
 	for _, l := range wide {
-		t.Errorf("%s: wider than %d columns (a tab as %d): wrap it, or move its text to docs/usage.txt (a command's short help, a flag's usage)", l, width, tab)
+		t.Errorf("%s: wider than %d columns (a tab as %d): wrap it (a long help text: split the string literal)", l, width, tab)
 	}
 }
 

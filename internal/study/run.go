@@ -362,3 +362,20 @@ func Write(dir, name string, sd *Study) error {
 	}
 	return errors.Join(errs...)
 }
+
+// ScaleUsage is --scale's usage for a study of suite s: what a size sets
+// among the parameters s takes (Sizes); for a suite that takes only the
+// warm-up of them and measures --secs (tpcc, ycsb), that its own size and
+// seconds keep their defaults.
+func ScaleUsage(s suite.Suite) string {
+	taken := map[string]bool{}
+	for _, p := range plan.Params(s) {
+		if plan.Declined(s, p.Name) == "" {
+			taken[p.Name] = true
+		}
+	}
+	if !taken["secs"] { // the sizes name no suite's --secs: such a suite keeps its own
+		return "tiny, small or full: the rows, seconds and repeats the plan takes where not given (the study's size)"
+	}
+	return "tiny, small or full: the warm-up the plan takes where not given (the study's size; " + s.Name() + "'s own size and --secs keep their defaults: give them)"
+}
