@@ -28,6 +28,7 @@ type collector struct {
 	perWorker   map[int][]int64
 	workerTotal []int64
 	starvedMax  int
+	overrun     int64 // events in flight at the window's end, counted (keepInFlight)
 	// progress over the current report interval
 	iv       *secData
 	ivFrom   int
@@ -85,8 +86,11 @@ func (c *collector) add(d *secData) {
 			pw = make([]int64, c.r.n)
 			c.perWorker[d.sec] = pw
 		}
-		pw[d.worker] += d.events
+		// A connection's events in the window: one in flight at its end
+		// (counted, keepInFlight) was not completed in it.
+		pw[d.worker] += d.events - d.overrun
 	}
+	c.overrun += d.overrun
 	p := c.pending[d.sec]
 	if p == nil {
 		p = newSecHists(d.sec)
