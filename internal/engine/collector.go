@@ -225,7 +225,11 @@ func (c *collector) finalize(upTo int) {
 				starved++
 			}
 		}
-		c.starvedMax = max(c.starvedMax, starved)
+		// A second after the window holds only events that were in flight
+		// at its end (keepInFlight): no connection's work in the window.
+		if c.r.end.IsZero() || c.r.mt0.Add(time.Duration(s)*time.Second).Before(c.r.end) {
+			c.starvedMax = max(c.starvedMax, starved)
+		}
 		c.samples = append(c.samples, smp)
 		if c.r.o.OnSample != nil {
 			c.r.o.OnSample(smp)

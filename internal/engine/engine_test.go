@@ -798,6 +798,11 @@ func TestSliceKeepsInFlight(t *testing.T) {
 	if tot.Figures["starved"] < 1 {
 		t.Errorf("starved %v: the stalled connection completed nothing in the window", tot.Figures["starved"])
 	}
+	// The second the stalled operation completed in lies after the window:
+	// it holds no connection's work in the window, and starves none.
+	if tot.Figures["starved_1s"] > 1 {
+		t.Errorf("starved_1s %v: the second after the window counted as starving both connections", tot.Figures["starved_1s"])
+	}
 	// The run's time is until its last event completed: the rate is over
 	// the time its events took.
 	if tot.Seconds < stall.Seconds() || res.Duration != slice.Seconds() {
