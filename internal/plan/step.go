@@ -626,7 +626,7 @@ func (p *Plan) warnTails(st suite.Step, l *lane, res *result.Run) {
 	if slice > 0 {
 		fix = "run it whole (--interleave pass) or in longer slices (fewer --slices, or a longer test)"
 	}
-	p.logf("-- %s, %d thread(s), %s: its latency tails cannot be trusted: %s; %s", st.Test, l.it.Threads, l.s.spec.Label(), why, fix)
+	p.warn(fmt.Sprintf("%s, %d thread(s), %s: its latency tails cannot be trusted: %s; %s", st.Test, l.it.Threads, l.s.spec.Label(), why, fix))
 }
 
 // tasks runs items[k:j], one task step on each server of block, whole,

@@ -24,7 +24,8 @@ func TestTailsCut(t *testing.T) {
 		{"fine", sliced(map[string]float64{"starved": 0, "starved_1s": 0}, 20_000), 0, ""},
 		{"starved", sliced(map[string]float64{"starved": 3, "starved_1s": 9}, 20_000), 3, "3 of 64 connections completed nothing in the window"},
 		{"starved in a slice", sliced(map[string]float64{"starved_1s": 9}, 20_000), 9, "9 of 64 connections completed nothing in a slice of 250ms"},
-		{"p99 half a slice", sliced(nil, 130_000), 0, "p99 130ms is half its slices' 250ms or more"},
+		{"p99 a quarter of a slice", sliced(nil, 65_000), 0, "p99 65ms is a quarter of its slices' 250ms or more"},
+		{"p99 under a quarter of a slice", sliced(nil, 60_000), 0, ""},
 		{"whole run, a long wait", Run{Threads: 64, Duration: 2, Totals: Totals{Figures: map[string]float64{"starved_1s": 9}, Response: Latency{P99: 1.5e6}}}, 0, ""},
 	} {
 		n, why := TailsCut(c.r)
