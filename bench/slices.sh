@@ -23,10 +23,11 @@
 # (starved) and in a slice (starved_1s), and whether the run warned that
 # its tails cannot be trusted; then the relative QPS of the two configs
 # (one thread per connection over the pool) both ways, and whether they
-# agree in sign.
+# agree in sign. MODES (default "sliced whole") picks the ways to run;
+# QPSLAB_BIN another build of qpslab (an older one, to see what changed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Q=$PWD/bin/qpslab
+Q=${QPSLAB_BIN:-$PWD/bin/qpslab} # QPSLAB_BIN: another build of qpslab to measure
 . bench/pairs.bash
 work=$(mktemp -d /tmp/qpslab-slices-XXXXXX)
 chmod 755 "$work" # the servers run as an unprivileged user, who must reach the home
@@ -38,7 +39,7 @@ if [ "${1:-}" = tails ]; then
   # fig FILE CONFIG JQ: the median over CONFIG's runs of the test of JQ.
   fig() { jq -r --arg c "$2" "[.runs[] | select(.test == \"point-query_range=100\" and (.config | startswith(\$c + \"@\")))] | .[] | $3" "$1" | median; }
   for c in ${CLIENTS:-1024 4096}; do
-    for mode in sliced whole; do
+    for mode in ${MODES:-sliced whole}; do
       how=(--slices "$k"); [ $mode = whole ] && how=(--interleave pass)
       t0=$SECONDS
       if ! $Q run sysbench --build mariadb-system --config pool-of-threads,one-thread-per-connection --tests point-query_range=100 \
@@ -56,6 +57,7 @@ if [ "${1:-}" = tails ]; then
           "$(grep -c "mariadb-system.$cfg: its latency tails cannot be trusted" "$work/$c-$mode.log" || true)"
       done
     done
+    [ -f "$work/$c-sliced.json" ] && [ -f "$work/$c-whole.json" ] || continue
     s1=$(fig "$work/$c-sliced.json" pool-of-threads .totals.reported); s2=$(fig "$work/$c-sliced.json" one-thread-per-connection .totals.reported)
     w1=$(fig "$work/$c-whole.json" pool-of-threads .totals.reported); w2=$(fig "$work/$c-whole.json" one-thread-per-connection .totals.reported)
     printf '  relative QPS, one-thread-per-connection / pool-of-threads: sliced %.2f, whole %.2f (%s)\n' \
