@@ -17,7 +17,7 @@
 # 0.25 s slices alternating between the two servers (--slices SECS/0.25,
 # the length --repeat auto cuts) and run whole (--interleave pass), SECS
 # measured seconds (default 2) a repeat, REPEATS repeats (default 2). Per
-# client count and config: the p99 and QPS of each (the median over the
+# client count and config: the p99, the largest latency and QPS of each (the median over the
 # repeats), the operations in flight at the slices' ends that were counted
 # (inflight), the connections that completed nothing in the window
 # (starved) and in a slice (starved_1s), and whether the run warned that
@@ -50,8 +50,9 @@ if [ "${1:-}" = tails ]; then
       fi
       echo "$c clients, $mode ($((SECONDS - t0)) s wall):"
       for cfg in pool-of-threads one-thread-per-connection; do
-        printf '  %-26s p99 %8.1f ms  qps %8.0f  inflight %6.0f  starved %5.0f  starved_1s %5.0f  warned: %s\n' "$cfg" \
-          "$(fig "$work/$c-$mode.json" $cfg '.totals.response.p99_us / 1000')" "$(fig "$work/$c-$mode.json" $cfg '.totals.reported')" \
+        printf '  %-26s p99 %7.1f ms  max %7.1f ms  qps %6.0f  inflight %6.0f  starved %5.0f  starved_1s %5.0f  warned: %s\n' "$cfg" \
+          "$(fig "$work/$c-$mode.json" $cfg '.totals.response.p99_us / 1000')" "$(fig "$work/$c-$mode.json" $cfg '.totals.response.max_us / 1000')" \
+          "$(fig "$work/$c-$mode.json" $cfg '.totals.reported')" \
           "$(fig "$work/$c-$mode.json" $cfg '.totals.figures.inflight // 0')" "$(fig "$work/$c-$mode.json" $cfg '.totals.figures.starved // 0')" \
           "$(fig "$work/$c-$mode.json" $cfg '.totals.figures.starved_1s // 0')" \
           "$(grep -c "mariadb-system.$cfg: its latency tails cannot be trusted" "$work/$c-$mode.log" || true)"
