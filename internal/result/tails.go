@@ -49,9 +49,9 @@ func TailsCutIn(r Run, slice time.Duration) (starved int, why string) {
 // has its tails cut. Each slice starts with every connection sending at
 // once and ends by waiting for the events in flight while the load falls
 // away (engine's keepInFlight); an event that waits a quarter of the slice
-// spends much of it in one or the other. At 256 connections on a 2-core
-// VM, 0.25 s slices gave a p99 of 115 ms (pool-of-threads) and 193 ms
-// (one thread per connection) against 163 ms and 504 ms run whole
+// spends much of it in one or the other. At 1,024 connections on a 2-core
+// VM, 0.25 s slices gave a p99 of 358 ms (pool-of-threads) and 552 ms
+// (one thread per connection) against 532 ms and 809 ms run whole
 // (docs/perf.md, "Slices that keep the tail").
 const TailShare = 4
 
