@@ -71,8 +71,9 @@ TESTS='point-query.pre_range=100,random-points.pre_range=10,random-points.pre_ra
 for s in ${SLICES:-0.1 0.25 0.5 1}; do
   secs=$(echo "4 * $s" | bc)
   n=aa${s/./}
-  $Q configs add "$n-a" --family mysql /dev/null >/dev/null
-  $Q configs add "$n-b" --family mysql /dev/null >/dev/null
+  : >"$work/empty.cnf" # configs add reads regular files only
+  $Q configs add "$n-a" --family mysql "$work/empty.cnf" >/dev/null
+  $Q configs add "$n-b" --family mysql "$work/empty.cnf" >/dev/null
   t0=$SECONDS
   $Q run sysbench --build mariadb-system --config "$n-a,$n-b" --rows 100000 --read-secs "$secs" --write-secs "$secs" --warmup 0.5 \
     --postwrite-scale 0 --repeat 3 --slices 4 --tests "$TESTS" --out "$work/$n-runs.json" >"$work/$n.log" 2>&1
