@@ -298,15 +298,25 @@ func stepsDoc(sets []analysis.Set, suiteName string) (Doc, error) {
 // named where a test ran under several (mixed).
 func tailBlocks(ws []analysis.TailWarning, mixed bool) []Block {
 	var d Doc
-	for _, w := range ws {
-		cond := ""
-		if mixed && w.Conditions != "" {
-			cond = " [" + w.Conditions + "]"
-		}
-		d.Sayf("tails not called: %s%s, %d thread(s), %s: %s (%d of %d run(s)); its p95, p99 and max are not compared", w.Test, cond, w.Threads, w.Label, w.Why, w.Runs, w.Of)
+	for _, l := range tailLines(ws, mixed) {
+		d.Sayf("tails not called: %s", l)
 	}
 	if len(d.Blocks) > 0 {
 		d.Gap()
 	}
 	return d.Blocks
+}
+
+// tailLines are the tails-not-called lines' text, for the terminal and the
+// HTML report alike.
+func tailLines(ws []analysis.TailWarning, mixed bool) []string {
+	var out []string
+	for _, w := range ws {
+		cond := ""
+		if mixed && w.Conditions != "" {
+			cond = " [" + w.Conditions + "]"
+		}
+		out = append(out, fmt.Sprintf("%s%s, %d thread(s), %s: %s (%d of %d run(s)); its p95, p99 and max are not compared", w.Test, cond, w.Threads, w.Label, w.Why, w.Runs, w.Of))
+	}
+	return out
 }

@@ -49,6 +49,15 @@ func TestStarvedTailsNotCalled(t *testing.T) {
 	if !strings.Contains(md.String(), "| ma1011.perconn | **0.90** | 1.60 ? | - |") {
 		t.Errorf("markdown: the cut p95 is called:\n%s", md.String())
 	}
+	// The HTML report names the same test, label and count.
+	var page bytes.Buffer
+	if err := HTML(&page, Model{Comparison: cmp, Sweeps: analysis.Sweeps(sets), Tails: analysis.Tails(sets)}); err != nil {
+		t.Fatal(err)
+	}
+	if h := page.String(); !strings.Contains(h, "<li>point-query_range=100, 4 thread(s), ma1011.perconn: 3 of 4 connections completed nothing in the window (1 of 3 run(s))") ||
+		!strings.Contains(h, `<td class="num">1.60 ?</td>`) {
+		t.Errorf("the HTML report lacks the tails line or the mark")
+	}
 	var js bytes.Buffer
 	if err := Comparison(&js, sets, cmp, "json"); err != nil {
 		t.Fatal(err)
