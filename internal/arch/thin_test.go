@@ -203,3 +203,22 @@ func TestWritersAskNoFormat(t *testing.T) {
 		t.Errorf("%d format switch(es) in report's writers, want none", n)
 	}
 }
+
+// The dashboard's pages are one file each (internal/serve/page_*.go), and
+// no file of internal/serve holds more than 700 lines: a page that grows
+// past it splits, as pages.go once held ten of them in 1,100 lines.
+func TestServePagesStaySmall(t *testing.T) {
+	const most = 700
+	pages := 0
+	goFiles(t, "internal/serve", func(rel string, fset *token.FileSet, file *ast.File) {
+		if strings.HasPrefix(filepath.Base(rel), "page_") {
+			pages++
+		}
+		if n := fset.File(file.Pos()).LineCount(); n > most {
+			t.Errorf("%s has %d lines, more than %d: split it (a page per file)", rel, n, most)
+		}
+	})
+	if pages < 9 {
+		t.Errorf("internal/serve has %d page_*.go files, want one per page (9 or more)", pages)
+	}
+}
