@@ -65,7 +65,7 @@ func Parse(s string, zeroOK bool) (time.Duration, error) {
 		}
 	}
 	if d == 0 && !zeroOK {
-		return 0, fmt.Errorf("%s is zero: give a duration above 0, %s", quote(s), Forms)
+		return 0, fmt.Errorf("%s is zero: give a duration above 0: a number of seconds (90, 1.5) or a duration (6m, 90s, 6m30s)", quote(s))
 	}
 	return d, nil
 }
