@@ -99,13 +99,21 @@ type Regression struct {
 }
 
 // HWChange is a per-op figure that went up on a regressed test: its base
-// and other values (medians over repeats), the ratio (+Inf where the base
-// is 0), the verdict on it, and what its rise says (result.Metric.Rise).
+// and other values (medians over repeats), the ratio the verdict is of
+// (Verdict.OwnRel where it was paired round by round, Paired; else the
+// ratio of the medians; +Inf where the base is 0), the verdict on it, and
+// what its rise says (result.Metric.Rise). The ratio and the verdict's
+// direction are one answer: a paired verdict's medians can move the other
+// way (their ratio is Medians), and a sentence that printed theirs beside
+// the verdict's direction would contradict itself ("cpu/o 0.90×: more CPU
+// per operation").
 type HWChange struct {
 	Metric  string  `json:"metric"`
 	Base    float64 `json:"base"`
 	Other   float64 `json:"other"`
 	Rel     float64 `json:"rel"`
+	Medians float64 `json:"medians_rel"`
+	Paired  bool    `json:"paired,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	Says    string  `json:"says"`
 }
@@ -275,9 +283,13 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange
 				if j < len(row.Verdicts) {
 					v = row.Verdicts[j]
 				}
-				ch := HWChange{Metric: name, Base: b, Other: o, Rel: math.Inf(1), Verdict: v, Says: says}
+				ch := HWChange{Metric: name, Base: b, Other: o, Rel: math.Inf(1), Medians: math.Inf(1), Verdict: v, Says: says}
 				if b != 0 {
 					ch.Rel = result.Ratio(o, b)
+					ch.Medians = ch.Rel
+				}
+				if rel, ok := v.OwnRel(); ok {
+					ch.Rel, ch.Paired = rel, true
 				}
 				up := false
 				switch {

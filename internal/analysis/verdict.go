@@ -168,6 +168,17 @@ type Verdict struct {
 // beyond the floor.
 func (v Verdict) Changed() bool { return v.Kind == KindBetter || v.Kind == KindWorse }
 
+// OwnRel is the verdict's own relative value where it differs from a
+// ratio of medians and is the one its kind is of: a paired verdict's
+// geometric mean of per-round ratios (finite and > 0). Every surface that
+// prints a paired verdict's mark prints this number beside it.
+func (v Verdict) OwnRel() (float64, bool) {
+	if v.Method != MethodPaired || !(v.Rel > 0) || math.IsInf(v.Rel, 0) {
+		return math.NaN(), false
+	}
+	return v.Rel, true
+}
+
 // Decided says whether the verdict is an answer: a change, a significant
 // one inside the floor, or the same within the floor. --until-decided
 // stops a test's repeats there.

@@ -164,6 +164,12 @@ func findRegression(r analysis.Regression) string {
 	case len(r.Hardware) > 0:
 		var parts []string
 		for _, h := range r.Hardware {
+			if h.Paired && (h.Rel > 1) != (h.Medians > 1) {
+				// The verdict's own ratio, round by round; the medians, which
+				// moved the other way, beside it only as what they are.
+				parts = append(parts, fmt.Sprintf("%s %s paired round by round (medians %s → %s): %s", h.Metric, findTimes(h.Rel), findFigure(h.Metric, h.Base), findFigure(h.Metric, h.Other), h.Says))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("%s %s → %s (%s): %s", h.Metric, findFigure(h.Metric, h.Base), findFigure(h.Metric, h.Other), findTimes(h.Rel), h.Says))
 		}
 		s += "; " + strings.Join(parts, "; ")

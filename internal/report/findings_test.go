@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,78 @@ Where each change arrived (neighbouring builds):
 	}
 	if strings.Contains(md, tests[0]+" changed") || strings.Contains(md, tests[2]+" changed") {
 		t.Errorf("a test that did not change has an arrival:\n%s", md)
+	}
+}
+
+// pairedCPUSets: one write test measured in paired slices, four repeats
+// of three slices each; the new build is 20 % slower round by round and
+// costs 1.12× the CPU per operation in every slice, while the runs' own
+// cpu/o (each run's whole window, which the other label's slices
+// interleave with) has medians that fall to 0.90×. The verdict on cpu/o
+// is paired: worse, at 1.12.
+func pairedCPUSets(t *testing.T) []analysis.Set {
+	t.Helper()
+	a, b := analysis.Set{Label: "mariadb-10.2.11.c"}, analysis.Set{Label: "mariadb-10.11.c"}
+	runCPU := map[string][]float64{a.Label: {10, 10, 10, 10}, b.Label: {9, 9, 9, 9}}
+	for _, s := range []*analysis.Set{&a, &b} {
+		other := s.Label == b.Label
+		for rep := 1; rep <= 4; rep++ {
+			r := result.Run{Test: "update-index_range=100", Threads: 1, Status: result.OK, Version: map[bool]string{false: "10.2.11", true: "10.11"}[other],
+				Plan: "plan-1", Pairing: result.PairedSlices, Params: map[string]string{"repeat": fmt.Sprint(rep), "writes": "true"}}
+			r.HW = &result.HW{Op: "statement", Samples: 60, OpsPerSec: 1000, CPUPerOp: runCPU[s.Label][rep-1], CSPerOp: 5}
+			var sum float64
+			for rd := 1; rd <= 3; rd++ {
+				j := 1 + 0.01*float64((rep*3+rd)%5-2) // slice to slice, the same for both labels
+				qps, cpu := 1000*j, 4*j
+				if other {
+					qps, cpu = qps*0.8*(1+0.002*float64(rd-2)), cpu*1.12*(1+0.002*float64(rep-2))
+				}
+				sum += qps
+				r.Rounds = append(r.Rounds, result.Round{Repeat: rep, Round: rd, Seconds: 1, Value: qps, IdleCPU: -1,
+					Figures: map[string]float64{"cpu/o": cpu, "cs/o": 5}})
+			}
+			r.Totals = result.Totals{Reported: sum / 3, ReportedUnit: "qps"}
+			s.Runs = append(s.Runs, r)
+		}
+	}
+	return []analysis.Set{a, b}
+}
+
+// TestFindingsPairedRatio: a findings sentence and the metrics table print
+// the paired verdict's own ratio beside its mark, never the medians' ratio
+// pointing the other way ("cpu/o 0.90×: more CPU per operation").
+func TestFindingsPairedRatio(t *testing.T) {
+	sets := pairedCPUSets(t)
+	c, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := analysis.FindingsFor(c, sets)
+	if len(f.Labels) != 1 || len(f.Labels[0].Regressions) != 1 {
+		t.Fatalf("want one regression: %+v", f.Labels)
+	}
+	hw := f.Labels[0].Regressions[0].Hardware
+	if len(hw) != 1 || hw[0].Metric != "cpu/o" || !hw[0].Paired || math.Abs(hw[0].Rel-1.12) > 0.01 || math.Abs(hw[0].Medians-0.9) > 1e-9 {
+		t.Fatalf("cpu/o's change: %+v", hw)
+	}
+	var b bytes.Buffer
+	if err := FindingsOut(&b, f, "text"); err != nil {
+		t.Fatal(err)
+	}
+	txt := b.String()
+	for _, want := range []string{"with cpu/o 1.12×.", "cpu/o 1.12× paired round by round (medians 10.000000 → 9.000000): more CPU per operation"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("the findings lack %q:\n%s", want, txt)
+		}
+	}
+	if strings.Contains(txt, "0.90×") {
+		t.Errorf("the findings print the medians' ratio as the change:\n%s", txt)
+	}
+	b.Reset()
+	if err := MetricsOf(&b, sets, "", analysis.ParseCounterChoice([]string{"default"}), "text"); err != nil {
+		t.Fatal(err)
+	}
+	if txt := b.String(); !strings.Contains(txt, "1.12-") || strings.Contains(txt, "0.90-") {
+		t.Errorf("the metrics table's cpu/o is not the paired verdict's 1.12-:\n%s", txt)
 	}
 }

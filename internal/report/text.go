@@ -623,7 +623,7 @@ func metricsDoc(tables []analysis.MetricTable) Doc {
 			var a, re, h []string
 			for i, v := range r.Abs {
 				a = append(a, absMetric(i, v))
-				rs := analysis.RelString(base.Abs[i], v)
+				rs := r.RelAt(base, i)
 				if i < len(r.Verdicts) && rs != "-" {
 					rs += metricMark(r.Verdicts[i])
 				}
