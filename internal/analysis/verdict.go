@@ -298,13 +298,21 @@ type pairKey struct {
 // geometric mean of per-round ratios and its interval, by repeats or by
 // rounds as the test's pool says); else from repeats (the ratio of
 // medians, the Mann-Whitney U test); else, one run a side, from each
-// run's seconds (SingleRuns); else nothing. A change is called better or
-// worse where the test says so at j's level and it is beyond the floor;
-// inside the noise floor where it is significant but not beyond it;
-// equivalent where the (1 − 2·level) interval lies within the floor (two
-// one-sided tests: "the same within ±floor" is an answer too); else the
-// same (no significant change, not shown to be within the floor either),
-// with about how many more repeats would decide it.
+// run's seconds (SingleRuns); else nothing.
+//
+// A change is called better or worse where the test says so at j's level
+// and its interval clears the floor: every value in it lies beyond
+// ±floor, not only the point estimate (a call "beyond the noise" whose
+// interval reaches inside the floor is not shown to be beyond it). A
+// significant change is inside the noise floor where its interval lies
+// within the floor (paired: the (1 − 2·level) interval, the two one-sided
+// tests'; else the interval itself). Not significant, it is equivalent
+// where the (1 − 2·level) interval lies within the floor (two one-sided
+// tests: "the same within ±floor" is an answer too). Anything else is
+// undecided (KindSame: no significant change, or a significant one whose
+// interval straddles the floor), with about how many more repeats would
+// decide it. The repeats' Mann-Whitney test has no interval of the ratio:
+// there the point estimate is all there is to hold against the floor.
 func Judge(base, other Side, j Judging) Verdict {
 	j = j.withDefaults()
 	v := Test(base, other, j)
@@ -312,24 +320,39 @@ func Judge(base, other Side, j Judging) Verdict {
 	if v.Kind == CannotTell && v.Why != "" {
 		return v
 	}
+	interval := v.Lo > 0 && v.Hi > 0 && !math.IsInf(v.Hi, 0)
+	lo, hi, tostOK := v.tost()
+	inside := func(a, b float64) bool { return a >= 1/(1+v.Floor) && b <= 1+v.Floor }
 	switch {
 	case !v.Significant:
 		v.Kind = KindSame
-		if lo, hi, ok := v.tost(); ok && lo >= 1/(1+v.Floor) && hi <= 1+v.Floor {
+		if tostOK && inside(lo, hi) {
 			v.Kind = KindEquivalent
 			v.Why = fmt.Sprintf("the same within ±%.1f %%%s: its %.0f %% interval %.3f to %.3f lies inside it", 100*v.Floor, floorWhat(v.Calibrated), 100*(1-2*v.Level), lo, hi)
 		} else {
 			v.More = v.more()
 		}
-	case !beyond(v.Rel, v.Floor):
+	case interval && clears(v.Lo, v.Hi, v.Floor), !interval && beyond(v.Rel, v.Floor):
+		if (v.Rel > 1) == j.Higher {
+			v.Kind = KindBetter
+		} else {
+			v.Kind = KindWorse
+		}
+	case tostOK && inside(lo, hi), !tostOK && interval && inside(v.Lo, v.Hi), !interval && !beyond(v.Rel, v.Floor):
 		v.Kind = KindInsideNoise
 		v.Why = fmt.Sprintf("significant, but within the noise floor ±%.1f %%%s", 100*v.Floor, floorWhat(v.Calibrated))
-	case (v.Rel > 1) == j.Higher:
-		v.Kind = KindBetter
 	default:
-		v.Kind = KindWorse
+		v.Kind = KindSame
+		v.Why = fmt.Sprintf("significant, but its %.0f %% interval %.3f to %.3f reaches across the floor ±%.1f %%%s: not shown beyond it, nor inside it", 100*(1-v.Level), v.Lo, v.Hi, 100*v.Floor, floorWhat(v.Calibrated))
+		v.More = v.more()
 	}
 	return v
+}
+
+// clears says whether the interval [lo, hi] lies wholly beyond the floor,
+// on one side: above 1 + floor, or below 1/(1 + floor).
+func clears(lo, hi, floor float64) bool {
+	return lo > 1+floor || hi < 1/(1+floor)
 }
 
 // tost is the (1 − 2·level) interval of a paired verdict, whose lying
@@ -346,9 +369,11 @@ func (v Verdict) tost() (lo, hi float64, ok bool) {
 // more is about how many more repeats like the ones a paired verdict has
 // would decide it: the fewest for which, the relative value staying what
 // it is and the standard error shrinking with the square root of the
-// units, the interval would exclude 1 or the (1 − 2·level) one would lie
-// within the floor (the t quantiles at the present degrees of freedom,
-// which errs on the side of more). 0 where it cannot be said.
+// units, the interval would clear the floor (a relative value beyond it)
+// or the (1 − 2·level) interval would lie within it (one inside it: the
+// same within the floor, or significant but inside it), at the present
+// degrees of freedom' t quantiles, which errs on the side of more. 0
+// where it cannot be said.
 func (v Verdict) more() int {
 	if v.Method != MethodPaired || !(v.DF >= 1) || !(v.SE > 0) || !(v.Rel > 0) || v.Blocks < 1 {
 		return 0
@@ -359,11 +384,11 @@ func (v Verdict) more() int {
 	}
 	m, margin := math.Abs(math.Log(v.Rel)), math.Log1p(v.Floor)
 	need := math.Inf(1)
-	if m > 0 {
-		need = math.Pow(tQuantile(1-v.Level/2, v.DF)*v.SE/m, 2) * units
-	}
-	if margin > m {
-		need = math.Min(need, math.Pow(tQuantile(1-v.Level, v.DF)*v.SE/(margin-m), 2)*units)
+	switch {
+	case m > margin:
+		need = math.Pow(tQuantile(1-v.Level/2, v.DF)*v.SE/(m-margin), 2) * units
+	case margin > m:
+		need = math.Pow(tQuantile(1-v.Level, v.DF)*v.SE/(margin-m), 2) * units
 	}
 	if math.IsInf(need, 1) || need > 1e6 {
 		return 0

@@ -143,7 +143,7 @@ func verdictLegend(c *analysis.Comparison) []string {
 	if calibrated(c) {
 		floor = "this host's noise floor (the NOISE column, from qpslab run --aa), ±5 % where it is not known"
 	}
-	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, and not shown to be within the floor either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
+	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and its interval beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, or a significant one whose interval reaches across the floor, not shown within it either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
 	return out
 }
 
@@ -174,7 +174,7 @@ func noiseCell(r analysis.Row) string {
 func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 	for i, o := range c.Others {
 		t := c.Tally[i]
-		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better); %d the same within the floor; %d undecided (no significant change); %d inside the noise floor; %d cannot tell\n",
+		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better); %d the same within the floor; %d undecided; %d inside the noise floor; %d cannot tell\n",
 			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, t.Equivalent, t.Same, t.Inside, t.CannotTell)
 		for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
 			for _, r := range c.Rows {
@@ -645,7 +645,7 @@ func metricsDoc(tables []analysis.MetricTable) Doc {
 			honest = append(honest, append(h, r.Label))
 		}
 		put(head, abs)
-		d.Sayf("relative to first result (%s); + better, - worse (significant and beyond ±5 %%), ≈ the same within ±5 %%, ~ undecided (no significant change), = significant but within ±5 %%, ? cannot tell (too few rounds or repeats)", base.Label)
+		d.Sayf("relative to first result (%s); + better, - worse (significant, the interval beyond ±5 %%), ≈ the same within ±5 %%, ~ undecided, = significant but within ±5 %%, ? cannot tell (too few rounds or repeats)", base.Label)
 		d.Gap()
 		put(head, rel)
 		op := base.Op
