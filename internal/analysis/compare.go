@@ -211,6 +211,9 @@ type Tally struct {
 	Inside     int `json:"inside_noise"`
 	Equivalent int `json:"equivalent"` // the same within the floor (KindEquivalent)
 	CannotTell int `json:"cannot_tell"`
+	// NotAfterFDR is how many of Better and Worse the false-discovery
+	// correction over the label's tests does not keep (correctFDR).
+	NotAfterFDR int `json:"not_after_fdr"`
 	// Calibrated is how many of the tests had this host's noise floor.
 	Calibrated int `json:"calibrated"`
 }
@@ -446,6 +449,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	correctFDR(c)
 	for _, g := range layout.groups(info) {
 		grp := Group{Name: g}
 		any := false

@@ -61,6 +61,9 @@ type LabelFindings struct {
 	Equivalent int `json:"equivalent"`
 	CannotTell int `json:"cannot_tell"`
 	Untested   int `json:"untested"`
+	// NotAfterFDR is how many of Better and Worse the false-discovery
+	// correction does not keep (Tally.NotAfterFDR).
+	NotAfterFDR int `json:"not_after_fdr,omitempty"`
 	// Max and Min are the largest and smallest relative values and where
 	// they occur (the first in the table's order on a tie).
 	Max     Where   `json:"max"`
@@ -147,6 +150,7 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 		if i < len(c.Tally) {
 			t := c.Tally[i]
 			lf.Better, lf.Worse, lf.Same, lf.Inside, lf.Equivalent, lf.CannotTell = t.Better, t.Worse, t.Same, t.Inside, t.Equivalent, t.CannotTell
+			lf.NotAfterFDR = t.NotAfterFDR
 		}
 		groups := map[string]*GroupFinding{}
 		var regs []Regression

@@ -136,6 +136,12 @@ type Verdict struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
 	P  float64 `json:"p"` // the test's two-sided p-value (NaN where untested)
+	// Q is P adjusted for the false-discovery rate over the tests of its
+	// comparison (BHAdjust; 0 where no comparison corrected it), and
+	// NotAfterFDR marks a change (better or worse) whose Q is above its
+	// level: called on its own, not after the correction.
+	Q           float64 `json:"q,omitempty"`
+	NotAfterFDR bool    `json:"not_after_fdr,omitempty"`
 	// Level is the level the verdict was judged at (Judging.Level: 0.05,
 	// or a sequential run's per-look level).
 	Level float64 `json:"level"`
@@ -181,8 +187,12 @@ func (v Verdict) OwnRel() (float64, bool) {
 
 // Decided says whether the verdict is an answer: a change, a significant
 // one inside the floor, or the same within the floor. --until-decided
-// stops a test's repeats there.
+// stops a test's repeats there. A change the false-discovery correction
+// does not keep (NotAfterFDR) is not decided: more repeats may keep it.
 func (v Verdict) Decided() bool {
+	if v.NotAfterFDR {
+		return false
+	}
 	return v.Changed() || v.Kind == KindInsideNoise || v.Kind == KindEquivalent
 }
 

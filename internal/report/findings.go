@@ -149,8 +149,12 @@ func findWinsLosses(l analysis.LabelFindings, tests string) string {
 	if l.Untested == l.Tests {
 		return fmt.Sprintf("faster on %d of %d %s, slower on %d (one value a side: nothing tells a change from noise; run --repeat)", l.Faster, l.Tests, tests, l.Slower)
 	}
-	return fmt.Sprintf("faster on %d of %d %s, beyond the noise on %d; slower on %d, beyond the noise on %d (verdicts: %d +, %d -, %d ≈, %d ~, %d =, %d ?)",
-		l.Faster, l.Tests, tests, l.Better, l.Slower, l.Worse, l.Better, l.Worse, l.Equivalent, l.Same, l.Inside, l.CannotTell)
+	fdr := ""
+	if l.NotAfterFDR > 0 {
+		fdr = fmt.Sprintf("; %d of the %d changes not after false-discovery correction", l.NotAfterFDR, l.Better+l.Worse)
+	}
+	return fmt.Sprintf("faster on %d of %d %s, beyond the noise on %d; slower on %d, beyond the noise on %d (verdicts: %d +, %d -, %d ≈, %d ~, %d =, %d ?%s)",
+		l.Faster, l.Tests, tests, l.Better, l.Slower, l.Worse, l.Better, l.Worse, l.Equivalent, l.Same, l.Inside, l.CannotTell, fdr)
 }
 
 // findRegression is a regression with the per-op figures that went up.

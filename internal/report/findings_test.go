@@ -292,3 +292,19 @@ func TestFindingsPairedRatio(t *testing.T) {
 		t.Errorf("the metrics table's cpu/o is not the paired verdict's 1.12-:\n%s", txt)
 	}
 }
+
+// TestVerdictLineFDR: the verdict line counts the changes the
+// false-discovery correction does not keep, and names each.
+func TestVerdictLineFDR(t *testing.T) {
+	c := &analysis.Comparison{Base: "a.c", Others: []string{"b.c"}, Tally: []analysis.Tally{{Worse: 18, NotAfterFDR: 3}}}
+	c.Rows = []analysis.Row{{Test: "update-index_range=100", Threads: 1, Group: "writes", Others: []analysis.Cell{{Verdict: analysis.Verdict{
+		Method: analysis.MethodPaired, Pairing: result.PairedSlices, N: 24, Rel: 0.9, Lo: 0.85, Hi: 0.94, P: 0.01, Q: 0.07, Level: 0.05, Kind: analysis.KindWorse, NotAfterFDR: true}}}}}
+	var b bytes.Buffer
+	VerdictSummary(&b, c)
+	for _, want := range []string{"18 test(s) changed beyond the noise (18 worse, 0 better, 3 of them not after false-discovery correction)",
+		"update-index_range=100, 1 thread(s): 0.90 [0.85, 0.94] (24 rounds, slices; not after false-discovery correction, q=0.07)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the verdict lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -143,7 +143,7 @@ func verdictLegend(c *analysis.Comparison) []string {
 	if calibrated(c) {
 		floor = "this host's noise floor (the NOISE column, from qpslab run --aa), ±5 % where it is not known"
 	}
-	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and its interval beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, or a significant one whose interval reaches across the floor, not shown within it either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
+	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and its interval beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, or a significant one whose interval reaches across the floor, not shown within it either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -; a change whose p-value the false-discovery correction over the label's tests (Benjamini–Hochberg at the same level) does not keep is listed as such", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
 	return out
 }
 
@@ -174,8 +174,12 @@ func noiseCell(r analysis.Row) string {
 func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 	for i, o := range c.Others {
 		t := c.Tally[i]
-		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better); %d the same within the floor; %d undecided; %d inside the noise floor; %d cannot tell\n",
-			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, t.Equivalent, t.Same, t.Inside, t.CannotTell)
+		fdr := ""
+		if t.NotAfterFDR > 0 {
+			fdr = fmt.Sprintf(", %d of them not after false-discovery correction", t.NotAfterFDR)
+		}
+		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better%s); %d the same within the floor; %d undecided; %d inside the noise floor; %d cannot tell\n",
+			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, fdr, t.Equivalent, t.Same, t.Inside, t.CannotTell)
 		for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
 			for _, r := range c.Rows {
 				v := r.Others[i].Verdict
@@ -189,6 +193,9 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 				how := v.Method
 				if v.Method == analysis.MethodPaired {
 					how = fmt.Sprintf("%d rounds, %s", v.N, v.Pairing)
+				}
+				if v.NotAfterFDR {
+					how += fmt.Sprintf("; not after false-discovery correction, q=%.2g", v.Q)
 				}
 				fmt.Fprintf(w, "  %-6s %s, %d thread(s): %.2f%s (%s)\n", kind, rowName(c, r), r.Threads, v.Rel, iv, how)
 			}
