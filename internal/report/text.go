@@ -122,18 +122,22 @@ func verdictLegend(c *analysis.Comparison) []string {
 		if c.Looks > 1 {
 			looks = fmt.Sprintf(" (the level of each of up to %d looks, --until-decided, so that all of them together stay within α = %g)", c.Looks, c.Alpha)
 		}
-		out = append(out, fmt.Sprintf("paired rows (%s): rel is a geometric mean of the per-round ratios (of its repeats' means, or its rounds' trimmed mean: the pools below say which), ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
+		out = append(out, fmt.Sprintf("paired rows (%s): rel is a geometric mean of per-repeat ratios (each repeat's the median of its rounds'; one repeat: its rounds' trimmed mean), ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
 	}
 	for i, ps := range c.Pools {
 		for _, p := range ps {
 			if p.Tests == 0 {
 				continue
 			}
+			effect := fmt.Sprintf("no repeat effect over %d tests (F test p=%.2g)", p.Tests, p.P)
 			if p.Repeats() {
-				out = append(out, fmt.Sprintf("%s, %s: the repeats differ beyond their rounds' noise over %d tests (intraclass correlation %.2f, F test p=%.2g): each test's interval is on its repeats' values, one per repeat", c.Others[i], p.Name, p.Tests, p.ICC, p.P))
-			} else {
-				out = append(out, fmt.Sprintf("%s, %s: no repeat effect over %d tests (F test p=%.2g): each test's interval is on its rounds", c.Others[i], p.Name, p.Tests, p.P))
+				effect = fmt.Sprintf("the repeats differ beyond their rounds' noise over %d tests (intraclass correlation %.2f, F test p=%.2g)", p.Tests, p.ICC, p.P)
 			}
+			prior := "each test's variance its own (too few tests for a prior)"
+			if p.PriorDF > 0 {
+				prior = fmt.Sprintf("each test's variance moderated toward the pool's (empirical Bayes, %.0f prior degrees of freedom)", p.PriorDF)
+			}
+			out = append(out, fmt.Sprintf("%s, %s: %s; each test's interval is on its repeats (each the median of its rounds), %s", c.Others[i], p.Name, effect, prior))
 		}
 	}
 	if n := c.Pairings["unpaired"]; n > 0 {
