@@ -102,6 +102,9 @@ type Summary struct {
 	// longest stall among them, in seconds.
 	Stalled  int     `json:"stalled,omitempty"`
 	StallMax float64 `json:"stall_max,omitempty"`
+	// Modes are the two modes of the runs' slices where they fall in two
+	// (BimodalOf): the test is unstable on this label. Nil otherwise.
+	Modes *Modes `json:"modes,omitempty"`
 }
 
 // Cell is an other label's result beside the base's.
@@ -385,6 +388,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	for _, k := range keys {
 		pl := info[k]
 		row := Row{Test: k.test, Threads: k.threads, Conditions: k.cond, Group: pl.group, Unit: units[k], Base: missed(base, k, summarize(bv[k], o.Confidence))}
+		row.Base.Modes = modesOf(bRuns[k])
 		if row.Base.N > 1 {
 			c.Repeats = true
 		}
@@ -395,6 +399,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 				continue
 			}
 			cell := Cell{Summary: missed(others[i], k, summarize(v, o.Confidence))}
+			cell.Modes = modesOf(oRuns[i][k])
 			if cell.N > 1 {
 				c.Repeats = true
 			}

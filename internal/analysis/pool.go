@@ -95,7 +95,7 @@ func priorOf(tests [][]Round) (d0, s02 float64) {
 		if len(groups) < 2 {
 			continue
 		}
-		ys := repeatValues(groups)
+		ys := repeatValues(groups, bimodalRounds(rs))
 		s2, d := stat.Variance(ys, nil), float64(len(ys)-1)
 		if !(s2 > 0) || math.IsInf(s2, 0) {
 			continue

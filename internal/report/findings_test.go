@@ -308,3 +308,28 @@ func TestVerdictLineFDR(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictUnstable: a test whose slices fall in two modes is flagged
+// unstable in compare's verdict, its two modes shown.
+func TestVerdictUnstable(t *testing.T) {
+	sets := pairedCPUSets(t)
+	for i := range sets[1].Runs {
+		for j := range sets[1].Runs[i].Rounds {
+			if j == 0 { // one slice in three stalls, at a tenth of the rate
+				sets[1].Runs[i].Rounds[j].Value /= 13
+			}
+		}
+	}
+	c, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.Rows[0].Others[0].Modes; m == nil || c.Rows[0].Base.Modes != nil {
+		t.Fatalf("modes: base %+v, other %+v", c.Rows[0].Base.Modes, m)
+	}
+	var b bytes.Buffer
+	VerdictSummary(&b, c)
+	if want := "unstable update-index_range=100, 1 thread(s): mariadb-10.11.c's 12 slices in two modes, 61.7 (33 %) and 798 (67 %); its interval covers the geometric mean of the paired slices' ratios"; !strings.Contains(b.String(), want) {
+		t.Errorf("the verdict lacks %q:\n%s", want, b.String())
+	}
+}

@@ -204,6 +204,25 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 				fmt.Fprintf(w, "  %-6s %s, %d thread(s): %.2f%s (%s)\n", kind, rowName(c, r), r.Threads, v.Rel, iv, how)
 			}
 		}
+		// The unstable: slices in two modes, on either label.
+		for _, r := range c.Rows {
+			if r.Group == "load" || i >= len(r.Others) {
+				continue
+			}
+			var parts []string
+			for _, s := range []struct {
+				label string
+				m     *analysis.Modes
+			}{{c.Base, r.Base.Modes}, {o, r.Others[i].Modes}} {
+				if s.m != nil {
+					parts = append(parts, fmt.Sprintf("%s's %d slices in two modes, %s (%.0f %%) and %s (%.0f %%)", s.label, s.m.Slices,
+						textNum(s.m.Low), 100*s.m.LowShare, textNum(s.m.High), 100*s.m.HighShare))
+				}
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, "  unstable %s, %d thread(s): %s; its interval covers the geometric mean of the paired slices' ratios (each repeat's mean log ratio), not the ratio of mean rates\n", rowName(c, r), r.Threads, strings.Join(parts, "; "))
+			}
+		}
 		// The undecided, with what would decide them.
 		var more []string
 		for _, r := range c.Rows {
