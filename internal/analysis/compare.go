@@ -409,7 +409,8 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			j := judging
 			j.Floor, j.Calibrated, j.Pool = floor, known, poolFor(c.Pools[i], bRuns[k])
-			cell.Verdict = Judge(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), j)
+			bs, os := sidesFor(j.Pool, bRuns[k], oRuns[i][k])
+			cell.Verdict = Judge(bs, os, j)
 			cell.Rel = result.Ratio(cell.Center, row.Base.Center) // NaN for a base of 0, never ±Inf
 			if cell.Verdict.Method == MethodPaired && !math.IsNaN(cell.Verdict.Rel) {
 				cell.Rel = cell.Verdict.Rel
@@ -497,24 +498,61 @@ func poolOf(runs []result.Run) string {
 // pools are what the paired tests of each kind say of their repeats, for
 // one other label against the base: one Pool per kind, each over its
 // tests' rounds (the load is no test of either kind).
+//
+// Each pool also asks whether its tests' first repeats differ from their
+// later ones (first.go): where they do, the pool is made of the tests'
+// later repeats, as their verdicts will be (sidesFor).
 func pools(keys []key, base, other map[key][]result.Run) []Pool {
-	byName := map[string][][]Round{}
+	byName := map[string][][2]Side{}
 	for _, k := range keys {
 		name := poolOf(base[k])
 		if name == "" || len(base[k]) == 0 || base[k][0].Role == result.RoleLoad {
 			continue
 		}
-		if rounds, _ := PairRounds(HeadlineSide(base[k]), HeadlineSide(other[k])); len(rounds) > 0 {
-			byName[name] = append(byName[name], rounds)
+		b, o := HeadlineSide(base[k]), HeadlineSide(other[k])
+		if rounds, _ := PairRounds(b, o); len(rounds) > 0 {
+			byName[name] = append(byName[name], [2]Side{b, o})
 		}
 	}
 	var out []Pool
 	for _, name := range []string{PoolReads, PoolWrites} {
-		if tests, ok := byName[name]; ok {
-			out = append(out, PoolOf(name, tests))
+		sides, ok := byName[name]
+		if !ok {
+			continue
 		}
+		var d []float64
+		for _, s := range sides {
+			if x, ok := firstDiff(s[0], s[1]); ok {
+				d = append(d, x)
+			}
+		}
+		effect, p := firstEffect(d)
+		drop := p <= FirstLevel
+		var tests [][]Round
+		for _, s := range sides {
+			b, o := s[0], s[1]
+			if drop {
+				b, o, _ = withoutFirst(b, o)
+			}
+			rounds, _ := PairRounds(b, o)
+			tests = append(tests, rounds)
+		}
+		pl := PoolOf(name, tests)
+		pl.FirstEffect, pl.FirstP, pl.FirstOut = effect, p, drop
+		out = append(out, pl)
 	}
 	return out
+}
+
+// sidesFor are the sides a test is judged on: its runs' headline
+// observations, without each plan's first repeat where its pool leaves
+// them out (Pool.FirstOut).
+func sidesFor(pool *Pool, base, other []result.Run) (Side, Side) {
+	b, o := HeadlineSide(base), HeadlineSide(other)
+	if pool != nil && pool.FirstOut {
+		b, o, _ = withoutFirst(b, o)
+	}
+	return b, o
 }
 
 // poolFor is the pool of ps that the runs of a test belong to (nil: none).

@@ -59,6 +59,13 @@ type Pool struct {
 	// the data it rests on.
 	PriorDF  float64 `json:"prior_df"`
 	PriorVar float64 `json:"prior_var"`
+	// FirstEffect is how far the first repeats' ratios lie from the later
+	// repeats' over the pool's tests (a fraction), FirstP its t test's p,
+	// and FirstOut says the first repeats are left out of the pool's
+	// verdicts as a warm-up (FirstP ≤ FirstLevel; first.go).
+	FirstEffect float64 `json:"first_effect"`
+	FirstP      float64 `json:"first_p"`
+	FirstOut    bool    `json:"first_out,omitempty"`
 }
 
 // Repeats says whether the pool's repeats carry variance of their own:

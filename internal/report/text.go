@@ -137,7 +137,11 @@ func verdictLegend(c *analysis.Comparison) []string {
 			if p.PriorDF > 0 {
 				prior = fmt.Sprintf("each test's variance moderated toward the pool's (empirical Bayes, %.0f prior degrees of freedom)", p.PriorDF)
 			}
-			out = append(out, fmt.Sprintf("%s, %s: %s; each test's interval is on its repeats (each the median of its rounds), %s", c.Others[i], p.Name, effect, prior))
+			first := ""
+			if p.FirstOut {
+				first = fmt.Sprintf("; its first repeats differ from the later ones (%+.1f %%, t test p=%.2g over its tests) and are left out as a warm-up", 100*p.FirstEffect, p.FirstP)
+			}
+			out = append(out, fmt.Sprintf("%s, %s: %s; each test's interval is on its repeats (each the median of its rounds), %s%s", c.Others[i], p.Name, effect, prior, first))
 		}
 	}
 	if n := c.Pairings["unpaired"]; n > 0 {
