@@ -257,6 +257,12 @@ type Options struct {
 	// 0.03 for ±3 %) of the host its runs (the base's and the other's)
 	// came from, where qpslab run --aa measured it.
 	Noise func(test string, threads int, conditions string, runs ...[]result.Run) (float64, bool)
+	// RunEffects, if set, are the A/A plans' log ratios and their standard
+	// errors stored of a test on the hosts its runs came from
+	// (store.RunEffectsOf): its between-run σ (BetweenRuns, or
+	// DefaultRunSigma with fewer than MinRunEffects) goes in each paired
+	// interval. Nil: no between-run variance is taken in.
+	RunEffects func(test string, threads int, conditions string, runs ...[]result.Run) (logs, ses []float64)
 }
 
 // key is what makes results repeats of each other: the test, the thread
@@ -409,6 +415,12 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			j := judging
 			j.Floor, j.Calibrated, j.Pool = floor, known, poolFor(c.Pools[i], bRuns[k])
+			if o.RunEffects != nil {
+				j.RunSigma = DefaultRunSigma
+				if s, ok := BetweenRuns(o.RunEffects(k.test, k.threads, k.cond, bRuns[k], oRuns[i][k])); ok {
+					j.RunSigma = s
+				}
+			}
 			bs, os := sidesFor(j.Pool, bRuns[k], oRuns[i][k])
 			cell.Verdict = Judge(bs, os, j)
 			cell.Rel = result.Ratio(cell.Center, row.Base.Center) // NaN for a base of 0, never ±Inf

@@ -63,6 +63,10 @@ type Judging struct {
 	// Pool is what the tests of this one's kind in its comparison say of
 	// their repeats (nil: the test alone; Paired).
 	Pool *Pool
+	// RunSigma is σ of the test's run effect on its host (BetweenRuns,
+	// or DefaultRunSigma; 0: none taken in): a paired interval's SE² gains
+	// RunSigma²/plans (runs.go).
+	RunSigma float64
 }
 
 // DefaultJudging are the options of every verdict unless a caller says
@@ -152,6 +156,10 @@ type Verdict struct {
 	DF   float64 `json:"df,omitempty"`
 	SE   float64 `json:"se,omitempty"`
 	Pool string  `json:"pool,omitempty"`
+	// RunSigma is the between-run σ the interval took in (0: none), over
+	// Plans plans.
+	RunSigma float64 `json:"run_sigma,omitempty"`
+	Plans    int     `json:"plans,omitempty"`
 	// Significant: the test says the two differ (paired: the interval
 	// excludes 1; repeats: Mann-Whitney's p below the level; single: the
 	// interval excludes 1).
@@ -446,6 +454,11 @@ func Test(base, other Side, j Judging) Verdict {
 	switch {
 	case len(rounds) > 0:
 		res := Paired(rounds, level, j.Pool)
+		if j.RunSigma > 0 {
+			v.Plans = plansOf(other)
+			res = withRuns(res, j.RunSigma, v.Plans, level)
+			v.RunSigma = j.RunSigma
+		}
 		v.Method, v.Pairing, v.N, v.Blocks = MethodPaired, mostOf(pairings), res.N, res.Blocks
 		v.Rel, v.Lo, v.Hi, v.P, v.Significant = res.Ratio, res.Lo, res.Hi, res.P, res.Significant
 		v.Unit, v.DF, v.SE = res.Unit, res.DF, res.SE

@@ -144,6 +144,9 @@ func verdictLegend(c *analysis.Comparison) []string {
 			out = append(out, fmt.Sprintf("%s, %s: %s; each test's interval is on its repeats (each the median of its rounds), %s%s", c.Others[i], p.Name, effect, prior, first))
 		}
 	}
+	if lo, hi, ok := runSigmas(c); ok {
+		out = append(out, fmt.Sprintf("the paired intervals take in another run's variance on this host (σ %.1f to %.1f %% of the ratio: each test's from the A/A plans stored, at least %d, else the default %.0f %%; over the plans a test was measured in), the floor staying the margin of a call", 100*lo, 100*hi, analysis.MinRunEffects, 100*analysis.DefaultRunSigma))
+	}
 	if n := c.Pairings["unpaired"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d unpaired row(s): rel is the ratio of medians (repeats: Mann-Whitney U; one run a side: each run's own seconds, which miss the drift between runs)", n))
 	}
@@ -153,6 +156,20 @@ func verdictLegend(c *analysis.Comparison) []string {
 	}
 	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and its interval beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, or a significant one whose interval reaches across the floor, not shown within it either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -; a change whose p-value the false-discovery correction over the label's tests (Benjamini–Hochberg at the same level) does not keep is listed as such", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
 	return out
+}
+
+// runSigmas are the smallest and largest between-run σ the verdicts took
+// in, and whether any did.
+func runSigmas(c *analysis.Comparison) (lo, hi float64, ok bool) {
+	lo = math.Inf(1)
+	for _, r := range c.Rows {
+		for _, o := range r.Others {
+			if s := o.Verdict.RunSigma; s > 0 {
+				lo, hi, ok = math.Min(lo, s), math.Max(hi, s), true
+			}
+		}
+	}
+	return lo, hi, ok
 }
 
 // calibrated says whether some row has this host's noise floor.
