@@ -122,7 +122,17 @@ type Cell struct {
 	// Verdict is what the comparison concludes of the test, with its
 	// evidence: the pairing, the interval, the noise floor (Judge).
 	Verdict Verdict `json:"verdict"`
+	// Cost is the verdict on the server's CPU per operation (CostMetric,
+	// lower is better), beside the rate's: a cost, not a rate, so a test
+	// whose rate is too noisy to call may be called on its CPU, and a rate
+	// better at a CPU cost worse shows both. Nil where the runs did not
+	// measure it.
+	Cost *Verdict `json:"cost,omitempty"`
 }
+
+// CostMetric is the per-op figure compare judges beside the rate: the
+// server's CPU per operation.
+const CostMetric = "server_cpu_us/o"
 
 // Row is one test at one thread count.
 type Row struct {
@@ -214,6 +224,11 @@ type Tally struct {
 	Inside     int `json:"inside_noise"`
 	Equivalent int `json:"equivalent"` // the same within the floor (KindEquivalent)
 	CannotTell int `json:"cannot_tell"`
+	// CostBetter, CostWorse and CostTested count the verdicts on the
+	// server's CPU per operation (Cell.Cost): lower, higher, judged at all.
+	CostBetter int `json:"cost_better"`
+	CostWorse  int `json:"cost_worse"`
+	CostTested int `json:"cost_tested"`
 	// NotAfterFDR is how many of Better and Worse the false-discovery
 	// correction over the label's tests does not keep (correctFDR).
 	NotAfterFDR int `json:"not_after_fdr"`
@@ -429,6 +444,26 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			if !math.IsNaN(cell.Verdict.P) {
 				cell.P, cell.Tested, cell.Significant = cell.Verdict.P, true, cell.Verdict.Significant
+			}
+			if m, err := result.MetricNamed(CostMetric); err == nil && !pl.aside {
+				cb, co := RunSide(bRuns[k], m), RunSide(oRuns[i][k], m)
+				// A CPU of 0 per operation is not measured (an import's runs).
+				if cb.Runs > 0 && co.Runs > 0 && medianOf(bRuns[k], m) > 0 && medianOf(oRuns[i][k], m) > 0 {
+					cj := j
+					cj.Higher, cj.Floor, cj.Calibrated, cj.Pool, cj.RunSigma = false, 0, false, nil, 0
+					cv := Judge(cb, co, cj)
+					cell.Cost = &cv
+					t := &c.Tally[i]
+					if cv.Kind != CannotTell {
+						t.CostTested++
+					}
+					switch cv.Kind {
+					case KindBetter:
+						t.CostBetter++
+					case KindWorse:
+						t.CostWorse++
+					}
+				}
 			}
 			if i == 0 {
 				pr := cell.Verdict.Pairing

@@ -64,6 +64,13 @@ type LabelFindings struct {
 	// NotAfterFDR is how many of Better and Worse the false-discovery
 	// correction does not keep (Tally.NotAfterFDR).
 	NotAfterFDR int `json:"not_after_fdr,omitempty"`
+	// CostBetter, CostWorse and CostTested are the verdicts on the
+	// server's CPU per operation (Tally), and CostAgainst how many tests
+	// the rate and the cost call the opposite ways.
+	CostBetter  int `json:"cost_better,omitempty"`
+	CostWorse   int `json:"cost_worse,omitempty"`
+	CostTested  int `json:"cost_tested,omitempty"`
+	CostAgainst int `json:"cost_against,omitempty"`
 	// Max and Min are the largest and smallest relative values and where
 	// they occur (the first in the table's order on a tie).
 	Max     Where   `json:"max"`
@@ -151,6 +158,7 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 			t := c.Tally[i]
 			lf.Better, lf.Worse, lf.Same, lf.Inside, lf.Equivalent, lf.CannotTell = t.Better, t.Worse, t.Same, t.Inside, t.Equivalent, t.CannotTell
 			lf.NotAfterFDR = t.NotAfterFDR
+			lf.CostBetter, lf.CostWorse, lf.CostTested = t.CostBetter, t.CostWorse, t.CostTested
 		}
 		groups := map[string]*GroupFinding{}
 		var regs []Regression
@@ -161,6 +169,9 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 			cell := r.Others[i]
 			if cell.Missing || math.IsNaN(cell.Rel) || math.IsInf(cell.Rel, 0) {
 				continue
+			}
+			if cv := cell.Cost; cv != nil && cv.Changed() && cell.Verdict.Changed() && cv.Kind != cell.Verdict.Kind {
+				lf.CostAgainst++
 			}
 			w := Where{Test: r.Test, Threads: r.Threads, Conditions: r.Conditions, Group: r.Group, Rel: cell.Rel, Kind: cell.Verdict.Kind}
 			if cell.Verdict.Method == MethodNone {

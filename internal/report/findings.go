@@ -89,6 +89,14 @@ func findTLDR(f analysis.Findings) []string {
 		fmt.Sprintf("%s against %s: %s.", l.Label, f.Base, findWinsLosses(l, findTestsWord(f.Suite))),
 		fmt.Sprintf("Its relative values run from %.2f (%s) to %.2f (%s), geomean %s.", l.Min.Rel, findWhere(l.Min), l.Max.Rel, findWhere(l.Max), findRel(l.Geomean)),
 	}
+	if l.CostTested > 0 {
+		s := fmt.Sprintf("Its cost, the server's CPU per operation (a cost, not a rate), is lower beyond the noise on %d and higher on %d of the %d %s measured",
+			l.CostBetter, l.CostWorse, l.CostTested, findPlural(l.CostTested, "test", "tests"))
+		if l.CostAgainst > 0 {
+			s += fmt.Sprintf("; on %d the rate and the cost go opposite ways, both real", l.CostAgainst)
+		}
+		out = append(out, s+".")
+	}
 	if len(l.Regressions) > 0 {
 		r := l.Regressions[0]
 		s := fmt.Sprintf("The largest regression is %s at %.2f", findWhere(r.Where), r.Rel)

@@ -228,6 +228,14 @@ Where each change arrived (neighbouring builds):
 // is paired: worse, at 1.12.
 func pairedCPUSets(t *testing.T) []analysis.Set {
 	t.Helper()
+	return pairedSets(t, 0.8, 1.12)
+}
+
+// pairedSets are pairedCPUSets with the other label's rate qpsRatio and
+// its slices' CPU per operation (cpu/o and the server's) cpuRatio × the
+// base's.
+func pairedSets(t *testing.T, qpsRatio, cpuRatio float64) []analysis.Set {
+	t.Helper()
 	a, b := analysis.Set{Label: "mariadb-10.2.11.c"}, analysis.Set{Label: "mariadb-10.11.c"}
 	runCPU := map[string][]float64{a.Label: {10, 10, 10, 10}, b.Label: {9, 9, 9, 9}}
 	for _, s := range []*analysis.Set{&a, &b} {
@@ -235,17 +243,17 @@ func pairedCPUSets(t *testing.T) []analysis.Set {
 		for rep := 1; rep <= 4; rep++ {
 			r := result.Run{Test: "update-index_range=100", Threads: 1, Status: result.OK, Version: map[bool]string{false: "10.2.11", true: "10.11"}[other],
 				Plan: "plan-1", Pairing: result.PairedSlices, Params: map[string]string{"repeat": fmt.Sprint(rep), "writes": "true"}}
-			r.HW = &result.HW{Op: "statement", Samples: 60, OpsPerSec: 1000, CPUPerOp: runCPU[s.Label][rep-1], CSPerOp: 5}
+			r.HW = &result.HW{Op: "statement", Samples: 60, OpsPerSec: 1000, CPUPerOp: runCPU[s.Label][rep-1], CSPerOp: 5, ServerCPUUsOp: 40}
 			var sum float64
 			for rd := 1; rd <= 3; rd++ {
 				j := 1 + 0.01*float64((rep*3+rd)%5-2) // slice to slice, the same for both labels
 				qps, cpu := 1000*j, 4*j
 				if other {
-					qps, cpu = qps*0.8*(1+0.002*float64(rd-2)), cpu*1.12*(1+0.002*float64(rep-2))
+					qps, cpu = qps*qpsRatio*(1+0.002*float64(rd-2)), cpu*cpuRatio*(1+0.002*float64(rep-2))
 				}
 				sum += qps
 				r.Rounds = append(r.Rounds, result.Round{Repeat: rep, Round: rd, Seconds: 1, Value: qps, IdleCPU: -1,
-					Figures: map[string]float64{"cpu/o": cpu, "cs/o": 5}})
+					Figures: map[string]float64{"cpu/o": cpu, "cs/o": 5, "server_cpu_us/o": 10 * cpu}})
 			}
 			r.Totals = result.Totals{Reported: sum / 3, ReportedUnit: "qps"}
 			s.Runs = append(s.Runs, r)
@@ -331,5 +339,38 @@ func TestVerdictUnstable(t *testing.T) {
 	VerdictSummary(&b, c)
 	if want := "unstable update-index_range=100, 1 thread(s): mariadb-10.11.c's 12 slices in two modes, 61.7 (33 %) and 798 (67 %); its interval covers the geometric mean of the paired slices' ratios"; !strings.Contains(b.String(), want) {
 		t.Errorf("the verdict lacks %q:\n%s", want, b.String())
+	}
+}
+
+// TestVerdictCost: compare judges the server's CPU per operation beside
+// the rate, marked as a cost; a rate better at a CPU cost worse shows
+// both, in the verdict and the tl;dr.
+func TestVerdictCost(t *testing.T) {
+	sets := pairedSets(t, 1.25, 1.3)
+	c, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := c.Rows[0].Others[0]
+	if cell.Verdict.Kind != analysis.KindBetter || cell.Cost == nil || cell.Cost.Kind != analysis.KindWorse || math.Abs(cell.Cost.Rel-1.3) > 0.01 {
+		t.Fatalf("rate %s, cost %+v", cell.Verdict.Kind, cell.Cost)
+	}
+	var b bytes.Buffer
+	VerdictSummary(&b, c)
+	for _, want := range []string{
+		"cost (server CPU per operation, lower is better; a cost, not a rate, and not in the counts above): 1 of 1 test(s) changed beyond the noise, 0 lower, 1 higher",
+		"cost higher update-index_range=100, 1 thread(s): server CPU/op 1.30 [",
+		"(rate better, 1.25×; the rate and the cost disagree: both are real)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the verdict lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := FindingsOut(&b, analysis.FindingsFor(c, sets), "text"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Its cost, the server's CPU per operation (a cost, not a rate), is lower beyond the noise on 0 and higher on 1 of the 1 test measured; on 1 the rate and the cost go opposite ways, both real."; !strings.Contains(b.String(), want) {
+		t.Errorf("the tl;dr lacks %q:\n%s", want, b.String())
 	}
 }

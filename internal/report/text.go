@@ -225,6 +225,26 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 				fmt.Fprintf(w, "  %-6s %s, %d thread(s): %.2f%s (%s)\n", kind, rowName(c, r), r.Threads, v.Rel, iv, how)
 			}
 		}
+		// The cost beside the rate: the server's CPU per operation.
+		if t.CostTested > 0 {
+			fmt.Fprintf(w, "  cost (server CPU per operation, lower is better; a cost, not a rate, and not in the counts above): %d of %d test(s) changed beyond the noise, %d lower, %d higher\n",
+				t.CostBetter+t.CostWorse, t.CostTested, t.CostBetter, t.CostWorse)
+			for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
+				for _, r := range c.Rows {
+					cv := r.Others[i].Cost
+					if cv == nil || cv.Kind != kind || r.Group == "load" {
+						continue
+					}
+					word := map[string]string{analysis.KindWorse: "higher", analysis.KindBetter: "lower"}[kind]
+					rate := analysis.VerdictWords(r.Others[i].Verdict)
+					both := ""
+					if v := r.Others[i].Verdict; v.Changed() && v.Kind != kind {
+						both = "; the rate and the cost disagree: both are real"
+					}
+					fmt.Fprintf(w, "    cost %-6s %s, %d thread(s): server CPU/op %.2f [%.2f, %.2f] (rate %s%s)\n", word, rowName(c, r), r.Threads, cv.Rel, cv.Lo, cv.Hi, rate, both)
+				}
+			}
+		}
 		// The unstable: slices in two modes, on either label.
 		for _, r := range c.Rows {
 			if r.Group == "load" || i >= len(r.Others) {
