@@ -51,7 +51,7 @@ func demoRuns(r *rand.Rand, reads, writes, runSD float64) (Set, Set) {
 // comparisons that call anything at all to a few in a hundred.
 func TestRuleCosts(t *testing.T) {
 	const sims = 60
-	type count struct{ sig, point, clears, fdr, runs, own, any, anyFDR, anyRuns, n int }
+	type count struct{ sig, point, clears, fdr, runs, own, any, anyFDR, anyRuns, n, firstOut int }
 	for _, c := range []struct {
 		name          string
 		reads, writes float64
@@ -71,6 +71,11 @@ func TestRuleCosts(t *testing.T) {
 			withRuns, err := Compare(a, []Set{b}, Options{RunEffects: none})
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, p := range plain.Pools[0] {
+				if p.FirstOut {
+					k.firstOut++
+				}
 			}
 			anyCall, anyFDR, anyRuns := false, false, false
 			for ri, row := range plain.Rows {
@@ -116,8 +121,8 @@ func TestRuleCosts(t *testing.T) {
 			}
 		}
 		pct := func(x int) string { return fmt.Sprintf("%.1f %%", 100*float64(x)/float64(k.n)) }
-		t.Logf("%s, %d comparisons, %d test verdicts: significant %s; + relative value beyond ±5 %% %s; + interval beyond ±5 %% %s; + false-discovery control %s; + run σ 2 %% in the interval %s; (interval beyond ±5 %% without the pool's prior: %s); comparisons calling any test changed: %d, after the correction %d, with the run σ too %d",
-			c.name, sims, k.n, pct(k.sig), pct(k.point), pct(k.clears), pct(k.fdr), pct(k.runs), pct(k.own), k.any, k.anyFDR, k.anyRuns)
+		t.Logf("%s, %d comparisons, %d test verdicts: significant %s; + relative value beyond ±5 %% %s; + interval beyond ±5 %% %s; + false-discovery control %s; + run σ 2 %% in the interval %s; (interval beyond ±5 %% without the pool's prior: %s); comparisons calling any test changed: %d, after the correction %d, with the run σ too %d; pools leaving their first repeats out: %d of %d",
+			c.name, sims, k.n, pct(k.sig), pct(k.point), pct(k.clears), pct(k.fdr), pct(k.runs), pct(k.own), k.any, k.anyFDR, k.anyRuns, k.firstOut, 2*sims)
 		if !(k.sig >= k.point && k.point >= k.clears && k.clears >= k.fdr && k.fdr >= k.runs-k.n/50) {
 			t.Errorf("%s: a rule added calls: %+v", c.name, k)
 		}
