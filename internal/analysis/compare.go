@@ -431,9 +431,10 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			j := judging
 			j.Floor, j.Calibrated, j.Pool = floor, known, poolFor(c.Pools[i], bRuns[k])
 			if o.RunEffects != nil {
-				j.RunSigma = DefaultRunSigma
-				if s, ok := BetweenRuns(o.RunEffects(k.test, k.threads, k.cond, bRuns[k], oRuns[i][k])); ok {
-					j.RunSigma = s
+				j.RunSigma, j.RunDF = DefaultRunSigma, 0
+				logs, ses := o.RunEffects(k.test, k.threads, k.cond, bRuns[k], oRuns[i][k])
+				if s, ok := BetweenRuns(logs, ses); ok {
+					j.RunSigma, j.RunDF = s, float64(len(logs)-1)
 				}
 			}
 			bs, os := sidesFor(j.Pool, bRuns[k], oRuns[i][k])
@@ -450,7 +451,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 				// A CPU of 0 per operation is not measured (an import's runs).
 				if cb.Runs > 0 && co.Runs > 0 && medianOf(bRuns[k], m) > 0 && medianOf(oRuns[i][k], m) > 0 {
 					cj := j
-					cj.Higher, cj.Floor, cj.Calibrated, cj.Pool, cj.RunSigma = false, 0, false, nil, 0
+					cj.Higher, cj.Floor, cj.Calibrated, cj.Pool, cj.RunSigma, cj.RunDF = false, 0, false, nil, 0, 0
 					cv := Judge(cb, co, cj)
 					cell.Cost = &cv
 					t := &c.Tally[i]

@@ -22,8 +22,8 @@ type Round struct {
 const (
 	// UnitRounds: the rounds of a single repeat, their trimmed mean.
 	UnitRounds = "rounds"
-	// UnitRepeats: one value per repeat, the median of its rounds' log
-	// ratios, the repeats independent (Paired).
+	// UnitRepeats: one value per repeat, the mean of its rounds' log
+	// ratios without the wild ones, the repeats independent (Paired).
 	UnitRepeats = "repeats"
 )
 
@@ -78,10 +78,11 @@ type PairedResult struct {
 // reasonable time", 2013: the independent units are the top level that
 // may carry variance; every repeat starts from the same state, but a
 // repeat as a whole may still land high or low), for every test, whatever
-// the others of its kind show: one value per repeat, yᵍ = the median of
-// its rounds' log ratios (the mean of the middle two of an even count;
-// their mean where either label's slices fall in two modes: repeatValues),
-// and the t-interval on their mean,
+// the others of its kind show: one value per repeat, yᵍ = the mean of its
+// rounds' log ratios without the wild ones (those more than OutlierK
+// robust standard deviations off their repeat's median; all of them where
+// either label's slices fall in two modes: repeatValues), and the
+// t-interval on their mean,
 //
 //	ȳ = Σyᵍ/R,  s² = Σ(yᵍ − ȳ)²/(R − 1),  ȳ ± t(df)·√(s̃²/R),
 //
@@ -93,10 +94,10 @@ type PairedResult struct {
 //
 // so that a test of six repeats borrows the degrees of freedom its kind's
 // other tests measured, in proportion to how alike their variances are,
-// instead of one pooled F test switching the method for all of them. The
-// per-repeat median keeps a round several times off (a second of steal, a
-// stall) from moving its repeat; the repeats being the units, the interval
-// covers the mean over repeats of that per-repeat median log ratio,
+// instead of one pooled F test switching the method for all of them.
+// Leaving the wild rounds out keeps a round several times off (a second of
+// steal, a stall) from moving its repeat; the repeats being the units, the
+// interval covers the mean over repeats of that per-repeat log ratio,
 // however a repeat's rounds are spread (two modes, heavy tails): a
 // repeat's value is one draw of a distribution, and R of them are averaged.
 // For rounds of one distribution that differ only by the ratio it is the
@@ -148,26 +149,68 @@ func Paired(rounds []Round, level float64, pool *Pool) PairedResult {
 	return res
 }
 
-// repeatValues are the repeats' values: each the median of its rounds'
-// log ratios, or their mean where the slices fall in two modes (mean).
-// A median keeps a wild round from moving its repeat (TestPairedHeavyTails:
-// a 10 % change found in 97 % of experiments, the mean's 68 %), but of
-// slices in two modes a median of four jumps between them and the
-// repeats' values are too skewed for a t-interval on six (TestPairedBimodalCoverage:
-// 83 % where one label stalls twice as often; the mean 93 %).
+// repeatValues are the repeats' values: each the mean of its rounds' log
+// ratios without the rounds far off their repeat's median (OutlierK
+// robust standard deviations: the median absolute deviation of every
+// round from its repeat's median, over the test's rounds, × 1.4826), or
+// the plain mean where the slices fall in two modes (mean). Dropping the
+// wild rounds keeps a second of steal or a stall from moving its repeat
+// (TestPairedHeavyTails: a 10 % change found in 97 % of experiments, the
+// plain mean's 69 %), while rounds that agree are all averaged (a clean
+// test's value is the geometric mean of its ratios exactly). Of slices in
+// two modes a robust rule would drop one mode's as wild, and a median of
+// four jumps between them, leaving the repeats' values too skewed for a
+// t-interval on six (TestPairedBimodalCoverage: 83 % with medians where
+// one label stalls twice as often; the mean 92 %).
 func repeatValues(groups [][]float64, mean bool) []float64 {
 	out := make([]float64, len(groups))
-	for i, g := range groups {
-		if mean {
+	if mean {
+		for i, g := range groups {
 			out[i] = stat.Mean(g, nil)
-			continue
 		}
-		s := append([]float64(nil), g...)
-		sort.Float64s(s)
-		n := len(s)
-		out[i] = (s[(n-1)/2] + s[n/2]) / 2
+		return out
+	}
+	meds := make([]float64, len(groups))
+	var dev []float64
+	for i, g := range groups {
+		meds[i] = medianF(g)
+		for _, v := range g {
+			dev = append(dev, math.Abs(v-meds[i]))
+		}
+	}
+	scale := 1.4826 * medianF(dev)
+	for i, g := range groups {
+		var sum float64
+		n := 0
+		for _, v := range g {
+			if !(scale > 0) || math.Abs(v-meds[i]) <= OutlierK*scale {
+				sum += v
+				n++
+			}
+		}
+		out[i] = meds[i]
+		if n > 0 {
+			out[i] = sum / float64(n)
+		}
 	}
 	return out
+}
+
+// OutlierK is how many robust standard deviations from its repeat's
+// median a round may lie and still count (repeatValues): 3.5, which a
+// normal round exceeds about once in two thousand.
+const OutlierK = 3.5
+
+// medianF is the median of x (the mean of the middle two of an even
+// count; NaN for none).
+func medianF(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	n := len(s)
+	return (s[(n-1)/2] + s[n/2]) / 2
 }
 
 // bimodalRounds says whether either label's values of rounds fall in two

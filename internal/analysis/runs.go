@@ -53,13 +53,31 @@ func BetweenRuns(logs, ses []float64) (sigma float64, ok bool) {
 }
 
 // withRuns widens a paired result's interval by σ_run over plans plans
-// (SE² + σ²/plans), at level, on its degrees of freedom.
-func withRuns(res PairedResult, sigma float64, plans int, level float64) PairedResult {
+// (SE² + σ²/plans), at level, on the Welch–Satterthwaite degrees of
+// freedom of the sum,
+//
+//	df = (SE² + σ²/P)² / (SE⁴/df_SE + (σ²/P)²/df_run),
+//
+// df_run the A/A plans' count less one (runDF; ≤ 0: the default σ, taken
+// as known, which adds no term), so that a σ known from many plans
+// widens the interval by itself, not multiplied by a t quantile of the
+// test's few repeats.
+func withRuns(res PairedResult, sigma float64, plans int, runDF, level float64) PairedResult {
 	if !(sigma > 0) || plans < 1 || !(res.DF >= 1) || math.IsNaN(res.SE) {
 		return res
 	}
 	mean := math.Log(res.Ratio)
-	res.SE = math.Sqrt(res.SE*res.SE + sigma*sigma/float64(plans))
+	se2, r2 := res.SE*res.SE, sigma*sigma/float64(plans)
+	den := se2 * se2 / res.DF
+	if runDF > 0 {
+		den += r2 * r2 / runDF
+	}
+	if den > 0 {
+		res.DF = math.Min((se2+r2)*(se2+r2)/den, 1e6)
+	} else {
+		res.DF = 1e6
+	}
+	res.SE = math.Sqrt(se2 + r2)
 	res.P = tTestP(mean, res.SE, res.DF)
 	if level > 0 && level < 1 {
 		half := tQuantile(1-level/2, res.DF) * res.SE

@@ -31,6 +31,17 @@ func TestBetweenRuns(t *testing.T) {
 	if want := math.Sqrt(plain.SE*plain.SE + 0.03*0.03); math.Abs(wide.SE-want) > 1e-12 || wide.Plans != 1 || wide.RunSigma != 0.03 {
 		t.Errorf("one plan: SE %v, want %v (%+v)", wide.SE, want, wide)
 	}
+	// Welch–Satterthwaite: a known σ (the default) adds no term; the sum's
+	// degrees of freedom grow with its share of the variance.
+	se2, r2 := plain.SE*plain.SE, 0.03*0.03
+	if want := (se2 + r2) * (se2 + r2) / (se2 * se2 / plain.DF); math.Abs(wide.DF/want-1) > 1e-9 {
+		t.Errorf("df %v, want %v", wide.DF, want)
+	}
+	j.RunDF = 4
+	if w4 := Judge(b, o, j); !(w4.DF < wide.DF) || math.Abs(w4.DF-(se2+r2)*(se2+r2)/(se2*se2/plain.DF+r2*r2/4)) > 1e-9 {
+		t.Errorf("σ from 5 plans: df %v (known: %v)", w4.DF, wide.DF)
+	}
+	j.RunDF = 0
 	if !plain.Changed() || wide.Changed() {
 		t.Errorf("a 8 %% change clear of the floor within the run (%s) is not once another run's 3 %% is in (%s, %.3f to %.3f)", plain.Kind, wide.Kind, wide.Lo, wide.Hi)
 	}

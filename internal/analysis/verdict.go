@@ -67,6 +67,9 @@ type Judging struct {
 	// or DefaultRunSigma; 0: none taken in): a paired interval's SE² gains
 	// RunSigma²/plans (runs.go).
 	RunSigma float64
+	// RunDF are its degrees of freedom (the A/A plans less one; 0 for
+	// the default, taken as known).
+	RunDF float64
 }
 
 // DefaultJudging are the options of every verdict unless a caller says
@@ -456,7 +459,7 @@ func Test(base, other Side, j Judging) Verdict {
 		res := Paired(rounds, level, j.Pool)
 		if j.RunSigma > 0 {
 			v.Plans = plansOf(other)
-			res = withRuns(res, j.RunSigma, v.Plans, level)
+			res = withRuns(res, j.RunSigma, v.Plans, j.RunDF, level)
 			v.RunSigma = j.RunSigma
 		}
 		v.Method, v.Pairing, v.N, v.Blocks = MethodPaired, mostOf(pairings), res.N, res.Blocks

@@ -122,7 +122,7 @@ func verdictLegend(c *analysis.Comparison) []string {
 		if c.Looks > 1 {
 			looks = fmt.Sprintf(" (the level of each of up to %d looks, --until-decided, so that all of them together stay within α = %g)", c.Looks, c.Alpha)
 		}
-		out = append(out, fmt.Sprintf("paired rows (%s): rel is a geometric mean of per-repeat ratios (each repeat's the median of its rounds'; one repeat: its rounds' trimmed mean), ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
+		out = append(out, fmt.Sprintf("paired rows (%s): rel is a geometric mean of per-repeat ratios (each repeat's the geometric mean of its rounds', wild ones left out; one repeat: its rounds' trimmed mean), ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
 	}
 	for i, ps := range c.Pools {
 		for _, p := range ps {
@@ -141,7 +141,7 @@ func verdictLegend(c *analysis.Comparison) []string {
 			if p.FirstOut {
 				first = fmt.Sprintf("; its first repeats differ from the later ones (%+.1f %%, t test p=%.2g over its tests) and are left out as a warm-up", 100*p.FirstEffect, p.FirstP)
 			}
-			out = append(out, fmt.Sprintf("%s, %s: %s; each test's interval is on its repeats (each the median of its rounds), %s%s", c.Others[i], p.Name, effect, prior, first))
+			out = append(out, fmt.Sprintf("%s, %s: %s; each test's interval is on its repeats (each the mean of its rounds, wild ones left out), %s%s", c.Others[i], p.Name, effect, prior, first))
 		}
 	}
 	if lo, hi, ok := runSigmas(c); ok {
