@@ -23,7 +23,7 @@ LDFLAGS := -X github.com/qpslab/qpslab/internal/version.Version=$(VERSION)
 APT_PKGS := mariadb-server mariadb-plugin-rocksdb mariadb-client postgresql postgresql-client rocksdb-tools sysbench maven ca-certificates procps time jq chromium python3-venv elfutils gdb linux-perf e2fsprogs \
 	git ccache build-essential bison flex libreadline-dev zlib1g-dev
 
-.PHONY: setup packages build demo test fuzz bench clean
+.PHONY: setup packages build demo test fuzz bench clean readme
 
 setup: packages build
 
@@ -87,3 +87,8 @@ bench: setup
 
 clean:
 	rm -rf bin
+
+# README.md's demo output and chart, regenerated from a real qpslab demo
+# (scripts/readme.sh); run after a change to what the demo prints.
+readme: setup
+	scripts/readme.sh

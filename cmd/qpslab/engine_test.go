@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,6 +85,30 @@ func TestRunEnginesInterleaved(t *testing.T) {
 	labels := qpslab(t, h, "labels")
 	if !strings.Contains(labels.stdout, "mariadb-system.myrocks ") || !strings.Contains(labels.stdout, "mariadb-system.myrocks:rocksdb ") {
 		t.Errorf("labels:\n%s", labels.stdout)
+	}
+	// The dashboard lists each run under its own label, with its engine:
+	// the API's list of runs, the runs page and each run's page.
+	srv := startServe(t, h)
+	status, body := httpDo(t, http.DefaultClient, "GET", srv.url+"/api/v1/runs?limit=1000&test=point-query_range%3D100", "", "", nil)
+	var list struct {
+		Runs []struct{ ID, Label, Engine string }
+	}
+	if err := json.Unmarshal([]byte(body), &list); status != http.StatusOK || err != nil {
+		t.Fatalf("/api/v1/runs: %d %v %s", status, err, body)
+	}
+	byLabel := map[string]int{}
+	for _, ri := range list.Runs {
+		byLabel[ri.Label+" "+ri.Engine]++
+		status, page := httpDo(t, http.DefaultClient, "GET", srv.url+"/runs/"+ri.ID, "", "", nil)
+		if status != http.StatusOK || !strings.Contains(page, `title="`+ri.Label+`"`) {
+			t.Errorf("the page of run %s does not show its label %s (%d)", ri.ID, ri.Label, status)
+		}
+	}
+	if byLabel["mariadb-system.myrocks innodb"] != 2 || byLabel["mariadb-system.myrocks:rocksdb rocksdb"] != 2 || len(byLabel) != 2 {
+		t.Errorf("/api/v1/runs of point-query_range=100: %v, want 2 runs of each engine under its label", byLabel)
+	}
+	if status, page := httpDo(t, http.DefaultClient, "GET", srv.url+"/runs?test=point-query_range%3D100", "", "", nil); status != http.StatusOK || !strings.Contains(page, `title="mariadb-system.myrocks:rocksdb"`) {
+		t.Errorf("/runs does not list the MyRocks runs under mariadb-system.myrocks:rocksdb (%d)", status)
 	}
 
 	// Without MyRocks in the config: one line, nothing stored.

@@ -40,7 +40,7 @@ var faultQuick = []string{"--tables", "1", "--rows", "2000", "--read-secs", "0.5
 func twinHome(t *testing.T) home.Home {
 	t.Helper()
 	h := newHome(t)
-	if r := qpslab(t, h, "configs", "add", "twin", "--family", "mysql", "/dev/null"); r.code != 0 {
+	if r := qpslab(t, h, "configs", "add", "twin", "--family", "mysql", emptyFile(t)); r.code != 0 {
 		t.Fatalf("configs add: %+v", r)
 	}
 	return h
@@ -404,4 +404,15 @@ func TestFaultKillQpslab(t *testing.T) {
 		t.Fatalf("the next run: exit %d: %s", r.code, r.stderr)
 	}
 	kept(t, h)
+}
+
+// emptyFile is an empty regular file: a config of no settings of its own
+// (configs add reads regular files only, so not /dev/null).
+func emptyFile(t *testing.T) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "empty.cnf")
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

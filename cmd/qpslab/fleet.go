@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/duration"
 	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -12,55 +13,78 @@ import (
 
 func newAgentCmd() *cobra.Command {
 	var o jobs.AgentOptions
-	c := jobCmd("agent --store postgres://… [--labels L,…] [--name N]", cobra.NoArgs,
+	c := jobCmd("agent --store postgres://… [--labels L,…] [--name N]", "Work this host's benchmark jobs from the "+
+		"shared store, one at a time (docs/fleet.md)", cobra.NoArgs,
 		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Agent(cmd.Context(), e, o) })
-	c.Flags().StringVar(&o.Name, "name", "", "")
-	c.Flags().StringSliceVar(&o.Labels, "labels", nil, "")
-	c.Flags().DurationVar(&o.Heartbeat, "heartbeat", 10*time.Second, "")
-	c.Flags().StringVar(&o.OnTerm, "on-term", "finish", "")
-	c.Flags().DurationVar(&o.RescueAfter, "rescue-after", time.Minute, "")
-	c.Flags().StringSliceVar(&o.AllowFiles, "allow-server-file", nil, "")
+	c.Flags().StringVar(&o.Name, "name", "", "this host's name in the fleet (default: the hostname, in lower case); "+
+		"a name other than the hostname makes it a host of its own")
+	c.Flags().StringSliceVar(&o.Labels, "labels", nil, "labels to submit jobs by (qpslab fleet submit --hosts "+
+		"LABEL), e.g. small,amd")
+	c.Flags().Var(duration.Var(&o.Heartbeat, 10*time.Second, false), "heartbeat", "heartbeat interval; a host with "+
+		"no heartbeat for three is lost")
+	c.Flags().StringVar(&o.OnTerm, "on-term", "finish", "on SIGTERM or SIGINT: finish the job in progress first (a "+
+		"second signal aborts it), or abort it")
+	c.Flags().Var(duration.Var(&o.RescueAfter, time.Minute, false), "rescue-after", "River's rescuer, on this agent "+
+		"when it leads: the least time before the job of an agent that vanished is retried (its timeout is the other "+
+		"bound)")
+	c.Flags().StringSliceVar(&o.AllowFiles, "allow-server-file", nil, "let this host's servers read, write or run "+
+		"this file, folder or command outside their sandboxes when a job's config or --set names it (and the job "+
+		"allows it too); refused otherwise (repeat for more)")
 	return c
 }
 
 func newFleetCmd() *cobra.Command {
-	c := &cobra.Command{Use: "fleet"}
+	c := &cobra.Command{Use: "fleet", Short: "Queue plans as jobs for benchmark hosts and follow them (docs/fleet.md)"}
 	var format string
-	status := jobCmd("status [JOB…]", cobra.ArbitraryArgs, func(cmd *cobra.Command, e jobs.Env, args []string) error {
+	status := jobCmd("status [JOB…]", "The hosts (state, last heartbeat) and the jobs (state, attempts, runs, "+
+		"errors); one job in full", cobra.ArbitraryArgs, func(cmd *cobra.Command, e jobs.Env, args []string) error {
 		return jobs.Status(cmd.Context(), e, args, format)
 	})
 	report.FormatFlag(status.Flags(), &format, "text", "json")
-	hosts := jobCmd("hosts", cobra.NoArgs,
+	hosts := jobCmd("hosts", "The hosts whose agents registered: labels, state (idle, working, stopping, stopped, "+
+		"lost), heartbeat, machine", cobra.NoArgs,
 		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Hosts(cmd.Context(), e, format) })
 	report.FormatFlag(hosts.Flags(), &format, "text", "json")
 	c.AddCommand(newFleetSubmitCmd(), status, hosts,
-		jobCmd("cancel JOB…", cobra.MinimumNArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.Cancel(cmd.Context(), e, args)
-		}),
-		jobCmd("retry JOB…", cobra.MinimumNArgs(1), func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.Retry(cmd.Context(), e, args)
-		}))
+		jobCmd("cancel JOB…", "Cancel jobs: a queued one never runs, a running one is stopped (its run stored "+
+			"aborted) and not retried", cobra.MinimumNArgs(1),
+			func(cmd *cobra.Command, e jobs.Env, args []string) error {
+				return jobs.Cancel(cmd.Context(), e, args)
+			}),
+		jobCmd("retry JOB…", "Run cancelled or failed jobs again, now, as their next attempt (the runs of earlier "+
+			"attempts stop counting)", cobra.MinimumNArgs(1),
+			func(cmd *cobra.Command, e jobs.Env, args []string) error {
+				return jobs.Retry(cmd.Context(), e, args)
+			}))
 	return c
 }
 
 func submitFlags(c *cobra.Command, o *jobs.SubmitOptions) {
-	c.Flags().StringSliceVar(&o.Hosts, "hosts", nil, "")
-	c.Flags().DurationVar(&o.Timeout, "timeout", 0, "")
-	c.Flags().IntVar(&o.Attempts, "attempts", 3, "")
-	c.Flags().IntVar(&o.LoadHosts, "load-hosts", 0, "")
-	c.Flags().DurationVar(&o.StartWithin, "start-within", 0, "")
+	c.Flags().StringSliceVar(&o.Hosts, "hosts", nil, "the hosts to run on: agent names and labels (qpslab fleet "+
+		"hosts lists them); one job per host")
+	c.Flags().Var(duration.Var(&o.Timeout, 0, true), "timeout", "how long one attempt may run; a job whose agent "+
+		"vanished is retried once it has passed (default: twice the plan's planned time, and 10 minutes per server "+
+		"it starts)")
+	c.Flags().IntVar(&o.Attempts, "attempts", 3, "how many times a job is tried (after a failure, or when its agent "+
+		"vanished)")
+	c.Flags().IntVar(&o.LoadHosts, "load-hosts", 0, "a spread run: the plan on its --target with its load from this "+
+		"many of the --hosts at once, each running its share of the threads, merged into one run per test (one job "+
+		"per host, tried once)")
+	c.Flags().Var(duration.Var(&o.StartWithin, 0, true), "start-within", "with --load-hosts: how long the hosts have "+
+		"to claim their parts; a part not claimed by then fails the spread run whole (default 5m)")
 }
 
 func newFleetSubmitCmd() *cobra.Command {
 	var o jobs.SubmitOptions
 	var planPath string
-	c := jobCmd("submit SUITE [plan flags] --hosts NAME|LABEL,… | submit --plan FILE", cobra.ArbitraryArgs,
+	c := jobCmd("submit SUITE [plan flags] --hosts NAME|LABEL,… | submit --plan FILE",
+		"Queue a plan (qpslab run's flags) as one job per host", cobra.ArbitraryArgs,
 		func(cmd *cobra.Command, e jobs.Env, args []string) error {
 			return jobs.SubmitFile(cmd.Context(), e, planPath, args, o, cmd.Flags().Changed)
 		})
 	c.Long = help("fleet-submit-SUITE") + "\n\n" + help("fleet-submit-plan")
 	submitFlags(c, &o)
-	c.Flags().StringVar(&planPath, "plan", "", "")
+	c.Flags().StringVar(&planPath, "plan", "", "a plan file: suite, hosts and parameters (YAML)")
 	for _, s := range suite.All() {
 		var o jobs.SubmitOptions
 		sc, given := suiteCmd(s, " --build B [--config C] --hosts NAME|LABEL,…",

@@ -37,10 +37,10 @@ func TestGroupsSeedsAndFile(t *testing.T) {
 	}
 	r = qpslab(t, h, "compare", "my8043_rel.a", "my8043_rel.b", "--summary", "seeds")
 	want := "Relative QPS of my8043_rel.b to my8043_rel.a, 5-group layout\n" +
-		"         min   max   avg   median\n" +
-		"point-1  1.00  1.00  1.00  1.00\n" +
-		"range-1  1.00  1.00  1.00  1.00\n" +
-		"range-2  1.00  1.00  1.00  1.00\n"
+		"         min   max   avg   median  stddev\n" +
+		"point-1  1.00  1.00  1.00  1.00    0.00\n" +
+		"range-1  1.00  1.00  1.00  1.00    0.00\n" +
+		"range-2  1.00  1.00  1.00  1.00    0.00\n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("--summary seeds: exit %d\n%s%s\nwant\n%s", r.code, r.stdout, r.stderr, want)
 	}

@@ -18,7 +18,7 @@ func TestInterleavedServersLeaveNothing(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			h := newHome(t)
-			if r := qpslab(t, h, "configs", "add", "twin", "--family", "mysql", "/dev/null"); r.code != 0 {
+			if r := qpslab(t, h, "configs", "add", "twin", "--family", "mysql", emptyFile(t)); r.code != 0 {
 				t.Fatalf("configs add: %+v", r)
 			}
 			cmd := exec.Command(bin, "run", "sysbench", "--build", "mariadb-system", "--config", "default,twin",

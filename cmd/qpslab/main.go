@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/qpslab/qpslab/docs"
 	"github.com/qpslab/qpslab/internal/jobs"
@@ -32,19 +31,57 @@ func main() {
 }
 
 func newRoot() *cobra.Command {
-	root := &cobra.Command{Use: "qpslab", SilenceErrors: true, SilenceUsage: true}
+	root := &cobra.Command{Use: "qpslab", Short: "A database performance lab: did this build or config make my " +
+		"database faster or slower?", SilenceErrors: true, SilenceUsage: true}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		&cobra.Command{Use: "version", Args: cobra.NoArgs,
+		&cobra.Command{Use: "version", Short: "Print qpslab's version", Args: cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), version.String()) }},
 		newBuildsCmd(), newConfigsCmd(), newServerCmd(), newSuitesCmd(), newRunCmd(), newHostCmd(),
-		newLabelsCmd(), comparisonCmd("compare BASE OTHER...", true), newMetricsCmd(), newStacksCmd(),
-		comparisonCmd("report BASE OTHER... --html FILE", false), newImportCmd(), newTargetsCmd(),
+		newLabelsCmd(), comparisonCmd("compare BASE OTHER...", "Compare builds test by test: the verdict, relative "+
+			"QPS with paired intervals and the noise floor, group statistics", true), newMetricsCmd(), newStacksCmd(),
+		comparisonCmd("report BASE OTHER... --html FILE", "Write one self-contained HTML report: relative QPS "+
+			"charts, timelines, per-op metrics, hosts, config diff", false), newImportCmd(), newTargetsCmd(),
 		newDetectCmd(), newExportCmd(), newDemoCmd(), newStudyCmd(), newServeCmd(), newTokensCmd(), newAgentCmd(),
 		newFleetCmd(), newRunsCmd(), newBisectCmd(), newStoreCmd())
+	groupCommands(root)
 	addStoreFlag(root)
 	setHelp(root)
 	return root
+}
+
+// groups are the sections of qpslab --help, each with its commands, as a
+// reader looks for them: running and measuring, reading the results,
+// what is run (builds, configs, servers), and sharing the results.
+var groups = []struct {
+	id, title string
+	commands  []string
+}{
+	{"run", "Run and measure:", []string{"run", "demo", "study", "bisect", "host", "suites"}},
+	{"results", "Results and analysis:", []string{"compare", "metrics", "report", "detect", "stacks", "labels", "runs",
+		"import", "export", "store"}},
+	{"things", "Builds, configs and servers:", []string{"builds", "configs", "server", "targets"}},
+	{"share", "Dashboard and fleet:", []string{"serve", "tokens", "fleet", "agent"}},
+}
+
+// groupCommands puts each of root's commands in its group (groups); a
+// command in none stays under cobra's "Additional Commands" (help,
+// version), and a test finds one that should not.
+func groupCommands(root *cobra.Command) {
+	byName := map[string]*cobra.Command{}
+	for _, c := range root.Commands() {
+		byName[c.Name()] = c
+	}
+	for _, g := range groups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, name := range g.commands {
+			c, ok := byName[name]
+			if !ok {
+				panic("groups names command " + name + ", which qpslab does not have")
+			}
+			c.GroupID = g.id
+		}
+	}
 }
 
 // help is the text of help file name (docs/help); a missing one is a
@@ -58,21 +95,13 @@ func help(name string) string {
 }
 
 // setHelp gives c and every command under it that has no long help its
-// help file, if there is one, and its short help and its flags' usage
-// from docs/usage.txt where the code gives none.
+// help file (docs/help), if there is one. Short helps and flags' usage
+// are literals where each command and flag is defined.
 func setHelp(c *cobra.Command) {
 	path := commandPath(c)
 	if h, ok := docs.Help(strings.ReplaceAll(path, " ", "-")); ok && c.Long == "" {
 		c.Long = h
 	}
-	if s, ok := docs.Short(path); ok && c.Short == "" {
-		c.Short = s
-	}
-	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
-		if u, _, ok := usageOf(c, f.Name); ok && f.Usage == "" {
-			f.Usage = u
-		}
-	})
 	for _, s := range c.Commands() {
 		setHelp(s)
 	}
@@ -82,27 +111,8 @@ func setHelp(c *cobra.Command) {
 // submit NAME) with the suite's name.
 const suiteAnnotation = "suite"
 
-// usageOf is the usage of flag name of command c in docs/usage.txt, and
-// the key it is under: the command's own entry, or for a suite's command
-// the entry every suite shares, its parent's path with SUITE ([run SUITE])
-// or its parent's own ([fleet submit]). A suite adds nothing there: its
-// own flags' usage is in its package (suite.Param).
-func usageOf(c *cobra.Command, name string) (usage, key string, ok bool) {
-	paths := []string{commandPath(c)}
-	if c.Annotations[suiteAnnotation] != "" && c.HasParent() {
-		parent := commandPath(c.Parent())
-		paths = append(paths, parent+" SUITE", parent)
-	}
-	for _, p := range paths {
-		if u, ok := docs.Usage(p, name); ok {
-			return u, p + " --" + name, true
-		}
-	}
-	return "", "", false
-}
-
-// commandPath is c's path without "qpslab": the key of its entries in
-// docs/usage.txt.
+// commandPath is c's path without "qpslab": the name of its help file,
+// words joined by - (docs/help).
 func commandPath(c *cobra.Command) string { return strings.TrimPrefix(c.CommandPath(), "qpslab ") }
 
 // withEnv is a RunE that calls f with the command's env: the home, its
@@ -118,6 +128,7 @@ func withEnv(f func(*cobra.Command, jobs.Env, []string) error) func(*cobra.Comma
 }
 
 // jobCmd is a command that runs f with its env.
-func jobCmd(use string, args cobra.PositionalArgs, f func(*cobra.Command, jobs.Env, []string) error) *cobra.Command {
-	return &cobra.Command{Use: use, Args: args, RunE: withEnv(f)}
+func jobCmd(use, short string, args cobra.PositionalArgs,
+	f func(*cobra.Command, jobs.Env, []string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: args, RunE: withEnv(f)}
 }

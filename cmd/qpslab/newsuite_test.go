@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/qpslab/qpslab/docs"
 	"github.com/qpslab/qpslab/internal/arch"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/result"
@@ -19,7 +18,7 @@ import (
 // (toy_test.go, the one file that names it) is listed by qpslab suites
 // with its condition, its figure and its layout; qpslab run toy --help
 // shows its long help and its flags' usage beside the usage every suite
-// shares (docs/usage.txt has no entry of its own; the usage test walks
+// shares (defined once for every suite; the usage test walks
 // its commands too); its condition keys its runs; and the suites' layer
 // rule checks it as it checks the registered suites. The commands are
 // those of the binary, built from the registry (newRoot), in this test
@@ -68,7 +67,13 @@ func TestAToySuiteDeclaresItself(t *testing.T) {
 	// qpslab run toy --help: its long help, its flags with their usage,
 	// and the flags every suite's run has, with the usage they share.
 	help := qpslab("run", toyName, "--help")
-	aa, _ := docs.Usage("run SUITE", "aa")
+	var aa string // the usage of --aa, which every suite's run shares
+	if sc, _, err := newRoot().Find([]string{"run", "sysbench"}); err == nil && sc.Flags().Lookup("aa") != nil {
+		aa = sc.Flags().Lookup("aa").Usage
+	}
+	if aa == "" {
+		t.Fatal("qpslab run sysbench has no --aa with a usage")
+	}
 	for _, want := range []string{toyHelpMarker, "--" + toyCondition, toy.Params()[0].Usage, "--build", "--aa", aa} {
 		if !strings.Contains(help, want) {
 			t.Errorf("qpslab run %s --help lacks %q:\n%s", toyName, want, help)

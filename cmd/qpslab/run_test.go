@@ -446,6 +446,18 @@ func TestRunGrid(t *testing.T) {
 func TestRunConfigPerBuild(t *testing.T) {
 	h := newHome(t)
 	testenv.Build(t, h, "mariadb-10.2.11")
+	// Two small configs of the test's own: the reference's cz11 configs
+	// preallocate gigabytes of redo log, more than a CI disk holds beside
+	// the other packages' servers.
+	for _, c := range []string{"cz11a_bee", "cz11b_bee"} {
+		f := filepath.Join(t.TempDir(), c+".cnf")
+		if err := os.WriteFile(f, []byte("[mysqld]\ninnodb_buffer_pool_size=64M\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if r := qpslab(t, h, "configs", "add", c, "--family", "mysql", f); r.code != 0 {
+			t.Fatalf("configs add %s: %+v", c, r)
+		}
+	}
 	out := filepath.Join(t.TempDir(), "r.json")
 	r := qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-10.2.11,mariadb-system", "--tests", "point-query_range=100",
 		"--config-for", "..10.4=cz11a_bee,10.5..=cz11b_bee", "--out", out}, quick...)...)
@@ -555,5 +567,35 @@ func TestRunPinned(t *testing.T) {
 	r = qpslab(t, h, "run", "sysbench", "--build", "mariadb-system", "--server-cpus", "0-4096")
 	if r.code == 0 || !strings.Contains(r.stderr, "--server-cpus") || !strings.Contains(r.stderr, "does not exist") {
 		t.Errorf("a CPU the host lacks: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// Every duration flag and parameter takes one set of forms (internal/
+// duration): a number of seconds or a Go duration; --read-secs 1m plans
+// what --read-secs 60 plans, and what it cannot take is refused in one
+// line each, before anything runs.
+func TestDurations(t *testing.T) {
+	h := newHome(t)
+	list := func(args ...string) outcome {
+		return qpslab(t, h, append([]string{"run", "sysbench", "--build", "mariadb-system", "--tests", "point-query_range=100", "--list-tests"}, args...)...)
+	}
+	a, b := list("--read-secs", "60", "--warmup", "0", "--until-decided", "--budget", "6m"), list("--read-secs", "1m", "--warmup", "0s", "--until-decided", "--budget", "360")
+	if a.code != 0 || b.code != 0 || a.stdout != b.stdout {
+		t.Errorf("--read-secs 60 and 1m plan differently:\n%+v\n%+v", a, b)
+	}
+	for _, bad := range []struct{ args []string }{
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--read-secs", "-1", "--list-tests"}},
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--warmup", "1w", "--list-tests"}},
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--pmp", "NaN", "--list-tests"}},
+		{[]string{"run", "sysbench", "--build", "mariadb-system", "--read-secs", "169h", "--list-tests"}},
+		{[]string{"server", "stop", "--timeout", "-1", "x"}},
+		{[]string{"demo", "--secs", "1w"}},
+		{[]string{"serve", "--poll", "0"}},
+		{[]string{"fleet", "submit", "sysbench", "--timeout", "NaN"}},
+	} {
+		r := qpslab(t, h, bad.args...)
+		if r.code == 0 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "give") {
+			t.Errorf("%v: exit %d, want one line naming the forms:\n%s", bad.args, r.code, r.stderr)
+		}
 	}
 }

@@ -13,19 +13,23 @@ import (
 // newStoreCmd is qpslab store check.
 func newStoreCmd() *cobra.Command {
 	var o jobs.StoreCheckOptions
-	check := jobCmd("check", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+	check := jobCmd("check", "Check the results store for damage (SQLite's quick check; PostgreSQL's page "+
+		"checksums), and say the way back", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
 		return jobs.StoreCheck(cmd.Context(), e, o)
 	})
-	check.Flags().BoolVar(&o.Reindex, "reindex", false, "")
-	check.Flags().StringVar(&o.Salvage, "salvage", "", "")
-	c := &cobra.Command{Use: "store"}
+	check.Flags().BoolVar(&o.Reindex, "reindex", false, "rebuild the damaged indexes from the tables, where only "+
+		"indexes are damaged (nothing is lost), and check again")
+	check.Flags().StringVar(&o.Salvage, "salvage", "", "copy what still reads of a damaged SQLite store into a new "+
+		"store at this file (the damaged one is only read)")
+	c := &cobra.Command{Use: "store", Short: "Look after the results store: check it for damage"}
 	c.AddCommand(check)
 	return c
 }
 
 func addStoreFlag(root *cobra.Command) {
 	root.PersistentFlags().String("store", os.Getenv("QPSLAB_STORE"),
-		"")
+		"results store: a SQLite file (default <home>/qpslab.db) or postgres://user@host/db (the password is never "+
+			"stored); $QPSLAB_STORE")
 }
 
 // storeDSN is the --store flag of the command line cmd belongs to: passed

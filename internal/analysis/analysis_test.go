@@ -43,31 +43,6 @@ func run(test string, threads int, qps float64) result.Run {
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-func TestParseLabel(t *testing.T) {
-	for in, want := range map[string]Label{
-		"ma100244_rel.cz11a_bee":                  {"ma100244_rel", "cz11a_bee", ""},
-		"mariadb-10.2.11.default":                 {"mariadb-10.2.11", "default", ""},
-		"mariadb-system.myrocks:rocksdb":          {"mariadb-system", "myrocks", "rocksdb"},
-		"mariadb-system.myrocks:RocksDB":          {"mariadb-system", "myrocks", "rocksdb"},
-		"mariadb-system.myrocks:innodb":           {"mariadb-system", "myrocks", ""}, // InnoDB's label has no engine
-		"fbmy8028_rel.cza1_bee:rocksdb":           {"fbmy8028_rel", "cza1_bee", "rocksdb"},
-		"percona-server-8.0.36-28.default:tokudb": {"percona-server-8.0.36-28", "default", "tokudb"},
-	} {
-		got, err := ParseLabel(in)
-		if err != nil || got != want {
-			t.Errorf("%s: %+v %v", in, got, err)
-		}
-		if r := (result.Run{Build: got.Build, Config: got.Config + "@0123456789ab", Params: map[string]string{"engine": got.EngineFilter()}}); r.Label() != got.String() {
-			t.Errorf("%s: a run of it is labelled %s, the label reads back as %s", in, r.Label(), got.String())
-		}
-	}
-	for _, bad := range []string{"nodot", ".x", "x.", "", "b.c:", "b.:rocksdb", "b.c:x:y"} {
-		if _, err := ParseLabel(bad); err == nil || !strings.Contains(err.Error(), "build.config") {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-}
-
 // Known numbers: four tests in three groups of the 5-group layout, one
 // test missing on the other side, a warm step and a failed run ignored.
 func TestCompareKnownNumbers(t *testing.T) {

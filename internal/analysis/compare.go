@@ -1,5 +1,5 @@
-// Package analysis owns what is concluded from stored results: labels
-// (build.config), the comparison of builds per test (absolute and relative
+// Package analysis owns what is concluded from stored results: the
+// comparison of builds per test (absolute and relative
 // QPS, group statistics over the reference's 5- and 4-group layouts, the
 // geometric mean, significance over repeats), and the per-op hardware table
 // relative to a first result. It reads result.Run values and returns
@@ -19,49 +19,6 @@ import (
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 )
-
-// Label addresses a result set as the seeds do: build.config, split at the
-// last dot (ma100244_rel.cz11a_bee; mariadb-10.2.11.default), with the
-// storage engine after a colon when it is not InnoDB
-// (mariadb-system.myrocks:rocksdb; result.Run.Label).
-type Label struct{ Build, Config, Engine string }
-
-// ParseLabel splits s at its last dot, and the engine off the config at a
-// colon. A label without an engine is InnoDB's (and PostgreSQL's), as
-// every label was before --engine; ":innodb" says the same.
-func ParseLabel(s string) (Label, error) {
-	i := strings.LastIndex(s, ".")
-	if i <= 0 || i == len(s)-1 {
-		return Label{}, fmt.Errorf("label %q is not build.config (for example mariadb-system.default): see qpslab labels", s)
-	}
-	l := Label{Build: s[:i], Config: s[i+1:]}
-	if c, e, ok := strings.Cut(l.Config, ":"); ok {
-		if c == "" || e == "" || strings.Contains(e, ":") {
-			return Label{}, fmt.Errorf("label %q is not build.config or build.config:engine (for example mariadb-system.myrocks:rocksdb): see qpslab labels", s)
-		}
-		l.Config, l.Engine = c, strings.ToLower(e)
-	}
-	if l.Engine == result.DefaultEngine {
-		l.Engine = ""
-	}
-	return l, nil
-}
-
-func (l Label) String() string {
-	if l.Engine != "" {
-		return l.Build + "." + l.Config + ":" + l.Engine
-	}
-	return l.Build + "." + l.Config
-}
-
-// EngineFilter is the engine a store filter selects for the label: its
-// engine, or InnoDB (which runs that record none are).
-func (l Label) EngineFilter() string {
-	if l.Engine == "" {
-		return result.DefaultEngine
-	}
-	return l.Engine
-}
 
 // Thresholds of the colours: a relative value at or below Worse is a
 // regression (red), at or above Better an improvement (green). The value

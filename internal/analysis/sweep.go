@@ -38,6 +38,10 @@ type Sweep struct {
 	Labels     []string      `json:"labels"`
 	Metrics    []string      `json:"metrics"`
 	Values     [][][]float64 `json:"values"` // [metric][label][thread count]
+	// Cut marks the cells whose tails cannot be trusted (result.TailsCut:
+	// starved connections, slices shorter than their waits), [label][thread
+	// count]: their response times are shown, and not called.
+	Cut [][]bool `json:"cut,omitempty"`
 }
 
 // MinSweep is how many thread counts make a test a sweep.
@@ -75,8 +79,24 @@ func Sweeps(sets []Set) []Sweep {
 			sw.Threads = append(sw.Threads, t)
 		}
 		sort.Ints(sw.Threads)
-		for _, s := range sets {
+		anyCut := false
+		cut := make([][]bool, len(sets))
+		for li, s := range sets {
 			sw.Labels = append(sw.Labels, s.Label)
+			cut[li] = make([]bool, len(sw.Threads))
+			for ti, t := range sw.Threads {
+				var runs []result.Run
+				for _, r := range s.Runs {
+					if r.Comparable() && r.Test == k.test && r.Threads == t && r.LabelConditions() == k.cond {
+						runs = append(runs, r)
+					}
+				}
+				cut[li][ti] = tailCut(runs)
+				anyCut = anyCut || cut[li][ti]
+			}
+		}
+		if anyCut {
+			sw.Cut = cut
 		}
 		for _, name := range SweepMetrics() {
 			m, ok := result.Lookup(name)

@@ -33,8 +33,11 @@ var layer = map[string]int{
 	"internal/workload/script/lang": 1,
 	// The table model every listing and comparison table is built as;
 	// replacing a file whole; what builds, configs and sandboxes may be
-	// called; reading the files a user gives qpslab.
+	// called; reading the files a user gives qpslab; the durations a user
+	// types; how a result set is addressed (BUILD.CONFIG:ENGINE), which
+	// every layer writes or reads.
 	"internal/table": 0, "internal/atomicfile": 0, "internal/names": 0, "internal/input": 0,
+	"internal/duration": 0, "internal/label": 0,
 	// Running things and keeping them: each knows only foundations.
 	"internal/engine": 2, "internal/metrics": 2, "internal/counters": 2, "internal/stacks": 2, "internal/sandbox": 2, "internal/store": 2, "internal/history": 2,
 	"internal/fleet": 2,

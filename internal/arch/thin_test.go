@@ -82,7 +82,7 @@ func TestCommandsOnlyWire(t *testing.T) {
 		}
 	})
 	for _, l := range wide {
-		t.Errorf("%s: wider than %d columns (a tab as %d): wrap it, or move its text to docs/usage.txt (a command's short help, a flag's usage)", l, width, tab)
+		t.Errorf("%s: wider than %d columns (a tab as %d): wrap it (a long help text: split the string literal)", l, width, tab)
 	}
 }
 
@@ -201,5 +201,24 @@ func TestWritersAskNoFormat(t *testing.T) {
 	})
 	if n > 0 {
 		t.Errorf("%d format switch(es) in report's writers, want none", n)
+	}
+}
+
+// The dashboard's pages are one file each (internal/serve/page_*.go), and
+// no file of internal/serve holds more than 700 lines: a page that grows
+// past it splits, as pages.go once held ten of them in 1,100 lines.
+func TestServePagesStaySmall(t *testing.T) {
+	const most = 700
+	pages := 0
+	goFiles(t, "internal/serve", func(rel string, fset *token.FileSet, file *ast.File) {
+		if strings.HasPrefix(filepath.Base(rel), "page_") {
+			pages++
+		}
+		if n := fset.File(file.Pos()).LineCount(); n > most {
+			t.Errorf("%s has %d lines, more than %d: split it (a page per file)", rel, n, most)
+		}
+	})
+	if pages < 9 {
+		t.Errorf("internal/serve has %d page_*.go files, want one per page (9 or more)", pages)
 	}
 }

@@ -28,6 +28,7 @@ type collector struct {
 	perWorker   map[int][]int64
 	workerTotal []int64
 	starvedMax  int
+	overrun     int64 // events in flight at the window's end, counted (keepInFlight)
 	// progress over the current report interval
 	iv       *secData
 	ivFrom   int
@@ -85,8 +86,11 @@ func (c *collector) add(d *secData) {
 			pw = make([]int64, c.r.n)
 			c.perWorker[d.sec] = pw
 		}
-		pw[d.worker] += d.events
+		// A connection's events in the window: one in flight at its end
+		// (counted, keepInFlight) was not completed in it.
+		pw[d.worker] += d.events - d.overrun
 	}
+	c.overrun += d.overrun
 	p := c.pending[d.sec]
 	if p == nil {
 		p = newSecHists(d.sec)
@@ -221,7 +225,11 @@ func (c *collector) finalize(upTo int) {
 				starved++
 			}
 		}
-		c.starvedMax = max(c.starvedMax, starved)
+		// A second after the window holds only events that were in flight
+		// at its end (keepInFlight): no connection's work in the window.
+		if c.r.end.IsZero() || c.r.mt0.Add(time.Duration(s)*time.Second).Before(c.r.end) {
+			c.starvedMax = max(c.starvedMax, starved)
+		}
 		c.samples = append(c.samples, smp)
 		if c.r.o.OnSample != nil {
 			c.r.o.OnSample(smp)

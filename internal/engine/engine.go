@@ -122,6 +122,7 @@ type secData struct {
 	sec                                        int
 	worker                                     int // the worker that measured it (merged data: any)
 	events, stmts, rows, errors, retries, late int64
+	overrun                                    int64                   // a worker's: of its events, those that completed after the window (keepInFlight)
 	svcV, respV                                []uint32                // a worker's: µs per event; respV only when response time is not service time
 	resp, svc                                  *hdrhistogram.Histogram // the collector's
 	ops                                        map[string]*opData      // per event kind; nil when events have none
@@ -267,6 +268,7 @@ type Session struct {
 type fairness struct {
 	perWorker  []int64
 	starvedMax int
+	seconds    float64 // the measured window's (without the events in flight at its end)
 }
 
 // Open starts threads workers of w. Close them with Close.
@@ -395,6 +397,25 @@ func (r *runner) fail(err error) {
 // loop): response time is then service time.
 func (r *runner) closed() bool { return r.o.Rate == 0 && r.scheduled == 0 }
 
+// keepInFlight says whether the events in flight when the measured window
+// ends are counted, each in full when it completes, the run's time then
+// running until the last of them has: when the window had no warm-up
+// before it (a slice, which its own warm-up run has left with nothing in
+// flight). A window that starts with nothing in flight and drops what is
+// in flight at its end drops the longest events (one in flight at a given
+// moment is the more likely the longer it takes) and never records one
+// longer than the window: at 4,096 connections and 0.25 s slices the
+// largest latency recorded was the slice's length, against 1.9 s for
+// p99 in a whole run (issue 59). Counting every event that starts in the
+// window counts each event once over a run's slices, as a window with a
+// warm-up counts each by its completion (what is in flight at its start
+// makes up for what is in flight at its end); the time until the last
+// one completes is the time those events took, so the rate is not
+// inflated by them (N connections each in an event of L at the end: N
+// more events, and up to L more seconds). The alternative, waiting for
+// them uncounted, is what dropped them: the workers already waited.
+func (r *runner) keepInFlight() bool { return r.o.Warmup == 0 && r.sched == nil }
+
 func (r *runner) sec(t time.Time) int {
 	d := t.Sub(r.mt0)
 	if d < 0 {
@@ -428,7 +449,7 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, fai
 	openTimer := time.AfterFunc(r.o.Warmup, win.Open)
 	var closeOnce sync.Once
 	closeWindow := func() { closeOnce.Do(func() { openTimer.Stop(); win.Close() }) }
-	if !end.IsZero() {
+	if !end.IsZero() && !r.keepInFlight() {
 		// At the end, not when the last worker returns: an event that
 		// ends after the window is not counted, nor is its cost.
 		closeTimer := time.AfterFunc(time.Until(end), closeWindow)
@@ -476,12 +497,20 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, fai
 	t := &res.Totals
 	*t = col.totals
 	t.MaxBacklog = r.maxBack.Load()
+	window := 0.0 // the measured window's seconds, for the connections' rates
 	if ended.After(r.mt0) {
 		t.Seconds = ended.Sub(r.mt0).Seconds()
-		if end.IsZero() || ended.Before(end) {
+		window = t.Seconds
+		switch {
+		case end.IsZero() || ended.Before(end):
 			res.Duration = t.Seconds
-		} else {
+		case r.keepInFlight():
+			// Until the last event in flight at the end completed: the
+			// time its events took (keepInFlight).
+			window = r.o.Duration.Seconds()
+		default:
 			t.Seconds = r.o.Duration.Seconds()
+			window = t.Seconds
 		}
 	}
 	if t.Seconds > 0 {
@@ -495,10 +524,16 @@ func (r *runner) run(parent context.Context, workers []Worker) (*result.Run, fai
 		}
 	}
 
-	if r.scheduled == 0 && t.Seconds > 0 && len(col.samples) > 0 {
-		t.Figures = Fairness(col.workerTotal, t.Seconds, col.starvedMax)
+	if r.scheduled == 0 && window > 0 && len(col.samples) > 0 {
+		t.Figures = Fairness(col.workerTotal, window, col.starvedMax)
 	}
-	f := fairness{perWorker: col.workerTotal, starvedMax: col.starvedMax}
+	if col.overrun > 0 {
+		if t.Figures == nil {
+			t.Figures = map[string]float64{}
+		}
+		t.Figures[FigureInFlight] = float64(col.overrun)
+	}
+	f := fairness{perWorker: col.workerTotal, starvedMax: col.starvedMax, seconds: window}
 	res.Status = result.OK
 	if r.o.Rate > 0 {
 		v := sustained(r.o.Rate, t, res.Samples)
@@ -790,8 +825,14 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 		if err != nil && ctx.Err() != nil {
 			return // cancelled mid-event: not an event
 		}
+		overran := false
 		if !end.IsZero() && !stop.Before(end) {
-			return // ended after the measured window: not counted in it
+			if !r.keepInFlight() || err != nil {
+				return // ended after the measured window: not counted in it
+			}
+			// In flight at the end of a window nothing was in flight at
+			// the start of: counted, with the time it took (keepInFlight).
+			overran = true
 		}
 		if s >= 0 && (cur == nil || cur.sec != s) {
 			flush(s - 1)
@@ -836,6 +877,9 @@ func (r *runner) work(ctx context.Context, id int, wk Worker, end time.Time) {
 			continue // warmup
 		}
 		cur.events++
+		if overran {
+			cur.overrun++
+		}
 		cur.stmts += int64(out.Statements)
 		cur.rows += out.Rows
 		svc, resp := us(stop.Sub(start)), us(stop.Sub(intended))

@@ -769,3 +769,76 @@ func TestRetriesWithinAnEvent(t *testing.T) {
 		t.Errorf("events %d, retries %d, errors %d, tx %d with %d errors: want 500 of each", tot.Events, tot.Retries, tot.Errors, tx.Count, tx.Errors)
 	}
 }
+
+// A slice (a window with no warm-up) keeps its tail: an operation that
+// stalls for longer than the slice, in flight when the slice ends, is
+// counted with the time it took, not dropped; its connection, which
+// completed nothing in the window, is counted starved. Before, the
+// largest latency a slice could record was its length.
+func TestSliceKeepsInFlight(t *testing.T) {
+	const slice, stall = 200 * time.Millisecond, time.Second
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1, stallAt: 1, stallFor: stall}
+	ctx := context.Background()
+	s, err := Open(ctx, f, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(ctx, Options{Warmup: -1, Duration: slice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Totals
+	if got := time.Duration(tot.Service.Max) * time.Microsecond; got < stall {
+		t.Errorf("largest latency %v, want the stalled operation's %v or more", got, stall)
+	}
+	if tot.Figures[FigureInFlight] < 1 {
+		t.Errorf("events in flight at the end counted: %v, want at least the stalled one: %v", tot.Figures[FigureInFlight], tot.Figures)
+	}
+	if tot.Figures["starved"] < 1 {
+		t.Errorf("starved %v: the stalled connection completed nothing in the window", tot.Figures["starved"])
+	}
+	// The second the stalled operation completed in lies after the window:
+	// it holds no connection's work in the window, and starves none.
+	if tot.Figures["starved_1s"] > 1 {
+		t.Errorf("starved_1s %v: the second after the window counted as starving both connections", tot.Figures["starved_1s"])
+	}
+	// The run's time is until its last event completed: the rate is over
+	// the time its events took.
+	if tot.Seconds < stall.Seconds() || res.Duration != slice.Seconds() {
+		t.Errorf("seconds %v, duration %v: want at least the stall's %v, and the slice's %v", tot.Seconds, res.Duration, stall.Seconds(), slice.Seconds())
+	}
+	if math.Abs(tot.TPS-float64(tot.Events)/tot.Seconds) > 1e-6 || tot.Service.Count != tot.Events {
+		t.Errorf("tps %v of %d events in %v s, %d latencies", tot.TPS, tot.Events, tot.Seconds, tot.Service.Count)
+	}
+	var sum int64
+	for _, smp := range res.Samples {
+		sum += smp.Events
+	}
+	if sum != tot.Events {
+		t.Errorf("samples hold %d events, the totals %d", sum, tot.Events)
+	}
+	// Merged with a second slice, the tail and the count stay.
+	res2, err := s.Run(ctx, Options{Warmup: -1, Duration: slice})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Merge([]*result.Run{res, res2}).Totals
+	if m.Service.Max < tot.Service.Max || m.Figures[FigureInFlight] < tot.Figures[FigureInFlight]+1 || m.Events != tot.Events+res2.Totals.Events {
+		t.Errorf("merged: max %v (slice 1: %v), in flight %v, events %d", m.Service.Max, tot.Service.Max, m.Figures[FigureInFlight], m.Events)
+	}
+}
+
+// A window after a warm-up counts its events by their completion (what is
+// in flight at its start, from the warm-up, makes up for what is in
+// flight at its end): an event in flight at its end is not counted.
+func TestWarmedWindowCountsByCompletion(t *testing.T) {
+	f := &fakeWorkload{service: time.Millisecond, stmts: 1, stallAt: 1 << 40}
+	res, err := Run(context.Background(), f, Options{Threads: 1, Warmup: 50 * time.Millisecond, Duration: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Totals.Seconds != 0.1 || res.Totals.Figures[FigureInFlight] != 0 {
+		t.Errorf("seconds %v, in flight %v: want the window's 0.1 and none", res.Totals.Seconds, res.Totals.Figures[FigureInFlight])
+	}
+}

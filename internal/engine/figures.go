@@ -39,14 +39,18 @@ func init() {
 			Help: "the fastest connection's events per second"},
 		result.Metric{Name: "starved", Max: 1e6, Unit: "connections", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "connections that completed nothing in the whole window"},
+		result.Metric{Name: FigureInFlight, Max: 1e9, Unit: "events", Per: "run", Class: result.ClassFigure, Verb: "%.0f",
+			Help: "events in flight when a slice's window ended, counted when they completed (a slice keeps its tail)"},
 		result.Metric{Name: "starved_1s", Max: 1e6, Unit: "connections", Per: "s", Class: result.ClassFigure, Verb: "%.0f",
 			Help: "the most connections that completed nothing in one second"},
 	)
 	result.RegisterForm(result.Form{Names: []string{"KIND/s", "KIND.p50", "KIND.p90", "KIND.p95", "KIND.p99", "KIND.p99.9", "KIND.max"}, Metric: OpMetric})
 }
 
-// The stall figures of a run (SetStalls).
+// The stall figures of a run (SetStalls); the events in flight at the
+// end of a window with no warm-up, counted (keepInFlight).
 const (
+	FigureInFlight = "inflight"
 	FigureStalls   = "stalls"
 	FigureStallMax = "stall_max"
 )

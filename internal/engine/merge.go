@@ -29,6 +29,7 @@ func (s *Session) Merge(parts []*result.Run) *result.Run {
 	lat, kinds := newLatencies(), &kindSet{}
 	var perWorker []int64
 	starved := 0
+	window, inFlight := 0.0, 0.0 // the fairness windows' seconds; the events in flight at their ends
 	status := result.OK
 	next := 0 // the next sample's number
 	for _, p := range parts {
@@ -72,15 +73,23 @@ func (s *Session) Merge(parts []*result.Run) *result.Run {
 				}
 			}
 			starved = max(starved, f.starvedMax)
+			window += f.seconds
 		}
+		inFlight += pt.Figures[FigureInFlight]
 	}
 	out.Status = status
 	if out.Status == result.OK {
 		out.Error = ""
 	}
 	finishTotals(t, lat, kinds)
-	if t.Seconds > 0 && s.scheduled == 0 && perWorker != nil {
-		t.Figures = Fairness(perWorker, t.Seconds, starved)
+	if window > 0 && s.scheduled == 0 && perWorker != nil {
+		t.Figures = Fairness(perWorker, window, starved)
+	}
+	if inFlight > 0 {
+		if t.Figures == nil {
+			t.Figures = map[string]float64{}
+		}
+		t.Figures[FigureInFlight] = inFlight
 	}
 	return &out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/sandbox"
 )
@@ -43,7 +44,7 @@ func (p *Plan) engineCheck(ctx context.Context, st sandbox.State, b build.Build,
 func (p *Plan) checkEngines(ctx context.Context, h home.Home, items []Item) error {
 	other := false
 	for _, e := range p.Engines {
-		other = other || e != owned.DefaultEngine
+		other = other || label.OtherEngine(e) != ""
 	}
 	if !other || p.external() || len(items) == 0 {
 		return nil

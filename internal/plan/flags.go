@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/qpslab/qpslab/internal/duration"
 	"github.com/qpslab/qpslab/internal/suite"
 )
 
@@ -49,9 +50,24 @@ func ValuesOf(s suite.Suite, given map[string]string) (suite.Values, error) {
 		if !taken[k] {
 			return v, fmt.Errorf("the plan names --%s, which suite %s does not take (qpslab run %s --help lists them)", k, s.Name(), s.Name())
 		}
-		v = v.With(k, x)
+		v = v.With(k, recorded(s, k, x))
 	}
 	return v, nil
+}
+
+// recorded is the value x of parameter name as a plan records it: a
+// duration in seconds (60 for --secs 1m, as for --secs 60), so that a
+// history series does not split on how the duration was typed; any other
+// value, and a duration the suite's check will refuse, as given.
+func recorded(s suite.Suite, name, x string) string {
+	for _, p := range Params(s) {
+		if p.Name == name && p.Kind == suite.Seconds {
+			if d, err := duration.Parse(x, true); err == nil {
+				return duration.Seconds(d)
+			}
+		}
+	}
+	return x
 }
 
 // Flags offers the parameters of suite s's plan (Params) as flags on f,
@@ -71,7 +87,11 @@ func Flags(f *pflag.FlagSet, s suite.Suite) func() map[string]string {
 			l := f.StringSlice(p.Name, def, p.Usage)
 			get[p.Name] = func() string { return strings.Join(*l, ",") }
 		default:
-			v := &paramValue{s: p.Default, kind: p.Kind.String()}
+			kind := p.Kind.String()
+			if p.Kind == suite.Seconds {
+				kind = "duration" // as every duration flag shows itself (internal/duration)
+			}
+			v := &paramValue{s: p.Default, kind: kind}
 			f.Var(v, p.Name, p.Usage)
 			get[p.Name] = func() string { return v.s }
 		}

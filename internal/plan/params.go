@@ -19,6 +19,7 @@ import (
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/names"
 	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/sandbox"
@@ -483,7 +484,7 @@ func ioboundProblems(c *suite.Checker, p *Plan) {
 		c.Problem("--workload iobound restarts the server with its cache sized after the load, which --sandbox's server (started by you) is not restarted for: leave --sandbox out")
 	}
 	for _, e := range p.Engines {
-		if e != owned.DefaultEngine {
+		if label.OtherEngine(e) != "" {
 			c.Problem("--workload iobound sizes InnoDB's buffer pool and PostgreSQL's shared_buffers, not the cache of --engine %s: run it with --engine innodb", e)
 		}
 	}

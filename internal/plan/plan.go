@@ -36,6 +36,7 @@ import (
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/metrics"
 	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/result"
@@ -215,11 +216,7 @@ type Item struct {
 // Label is how the item's results are addressed: build.config, with
 // :engine for an engine other than InnoDB (result.Run.Label).
 func (it Item) Label() string {
-	l := it.Build.Name + "." + result.ConfigName(configID(it.Config))
-	if it.Engine != "" && it.Engine != owned.DefaultEngine {
-		l += ":" + it.Engine
-	}
-	return l
+	return label.Of(it.Build.Name, result.ConfigName(configID(it.Config)), it.Engine).String()
 }
 
 // enginesOf are the storage engines build b runs with: the plan's where
@@ -428,7 +425,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	} else {
 		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
 		spec := sandbox.Spec{Build: b, Config: cfg, Reuse: reuse, AllowFiles: p.AllowFiles}
-		if l.Engine != "" && l.Engine != owned.DefaultEngine {
+		if label.OtherEngine(l.Engine) != "" {
 			// Its own sandbox beside the same build and config's with
 			// InnoDB, which test-level interleaving keeps up at once.
 			spec.Name = b.Name + "." + cfg.Name + "-" + l.Engine

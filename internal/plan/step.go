@@ -597,10 +597,36 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 		}
 	}
 	p.judgeIO(l.it.Step, l.s, res)
+	if res.Status == result.OK {
+		p.warnTails(st, l, res)
+	}
 	if l.err != nil {
 		l.err = p.failed(ctx, res, l.s, l.err)
 	}
 	return res
+}
+
+// warnTails says in one line when run res's latency tails cannot be
+// trusted (result.TailsCutIn: connections that completed nothing in its
+// window, or slices shorter than the waits they must hold), and what
+// would hold them. The slices are not lengthened in the middle of a
+// plan: the labels' slices must stay alike for their pairing, and the
+// run that shows the tails is already measured.
+func (p *Plan) warnTails(st suite.Step, l *lane, res *result.Run) {
+	sl := p.slicingOf(st)
+	slice := time.Duration(0)
+	if !sl.whole {
+		slice = sl.slice
+	}
+	_, why := result.TailsCutIn(*res, slice)
+	if why == "" {
+		return
+	}
+	fix := "run it longer"
+	if slice > 0 {
+		fix = "run it whole (--interleave pass) or in longer slices (fewer --slices, or a longer test)"
+	}
+	p.warn(fmt.Sprintf("%s, %d thread(s), %s: its latency tails cannot be trusted: %s; %s", st.Test, l.it.Threads, l.s.spec.Label(), why, fix))
 }
 
 // tasks runs items[k:j], one task step on each server of block, whole,

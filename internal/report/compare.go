@@ -25,7 +25,9 @@ func comparisonDoc(sets []analysis.Set, cmp *analysis.Comparison) (Doc, error) {
 	c := compareDoc(cmp)
 	d.Blocks = append(d.Blocks, c.Blocks...)
 	d.Flat, d.Layouts = c.Flat, c.Layouts
-	d.Data = comparisonJSON{Comparison: cmp, Findings: findingsJSON{Words: FindingsWords(fs), Findings: fs}}
+	tails := analysis.Tails(sets)
+	d.Blocks = append(d.Blocks, tailBlocks(tails, cmp.MixedConditions)...)
+	d.Data = comparisonJSON{Comparison: cmp, Findings: findingsJSON{Words: FindingsWords(fs), Findings: fs}, Tails: tails}
 	d.Blocks = append(d.Blocks, hostBlocks(sets, store.HostID)...)
 	st, err := stepsDoc(sets, cmp.Suite)
 	if err != nil {
@@ -287,4 +289,34 @@ func stepsDoc(sets []analysis.Set, suiteName string) (Doc, error) {
 	}
 	d.Blocks = append(d.Blocks, bucketBlocks(bt)...)
 	return d, nil
+}
+
+// tailBlocks name, one line each, the tests whose latency tails a label's
+// runs cannot be trusted for (analysis.Tails): the test, the label and the
+// connections that completed nothing in a window; their response times
+// are not called (marked "?" in the sweeps' tables). The conditions are
+// named where a test ran under several (mixed).
+func tailBlocks(ws []analysis.TailWarning, mixed bool) []Block {
+	var d Doc
+	for _, l := range tailLines(ws, mixed) {
+		d.Sayf("tails not called: %s", l)
+	}
+	if len(d.Blocks) > 0 {
+		d.Gap()
+	}
+	return d.Blocks
+}
+
+// tailLines are the tails-not-called lines' text, for the terminal and the
+// HTML report alike.
+func tailLines(ws []analysis.TailWarning, mixed bool) []string {
+	var out []string
+	for _, w := range ws {
+		cond := ""
+		if mixed && w.Conditions != "" {
+			cond = " [" + w.Conditions + "]"
+		}
+		out = append(out, fmt.Sprintf("%s%s, %d thread(s), %s: %s (%d of %d run(s)); its p95, p99 and max are not compared", w.Test, cond, w.Threads, w.Label, w.Why, w.Runs, w.Of))
+	}
+	return out
 }

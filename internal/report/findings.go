@@ -225,6 +225,9 @@ type findingsJSON struct {
 type comparisonJSON struct {
 	*analysis.Comparison
 	Findings findingsJSON `json:"findings"`
+	// Tails are the tests whose tails a label's runs cannot be trusted
+	// for (analysis.Tails).
+	Tails []analysis.TailWarning `json:"tails,omitempty"`
 }
 
 // ComparisonJSON writes cmp as compare's JSON does, with its findings

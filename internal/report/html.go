@@ -52,6 +52,7 @@ type htmlPage struct {
 	RelCharts []template.HTML
 	Steps     []stepView
 	Sweeps    []htmlSweep
+	Tails     []string // the tails-not-called lines (tailLines)
 	Timelines []htmlTimeline
 	Metrics   []htmlMetric
 	Hosts     *htmlHosts
@@ -179,6 +180,7 @@ func htmlBuildPage(m Model) htmlPage {
 	}
 	p.Steps = stepViews(m.Steps)
 	p.Sweeps = htmlSweeps(m.Sweeps, colour)
+	p.Tails = tailLines(m.Tails, m.Comparison != nil && m.Comparison.MixedConditions)
 	for _, t := range m.Metrics {
 		v := htmlMetrics(t)
 		v.Stacks = stackAnchor(m.Stacks, t.Test, t.Threads)

@@ -24,6 +24,7 @@ type Model struct {
 	Findings   analysis.Findings      // what its numbers say (findings.go)
 	Steps      []StepSection          // the reference's step tables, for a suite run in steps
 	Sweeps     []analysis.Sweep       // tests run at several thread counts (analysis.MinSweep)
+	Tails      []analysis.TailWarning // tests whose tails a label's runs cannot be trusted for
 	Metrics    []analysis.MetricTable // per test and thread count; may be empty
 	Timelines  []Timeline             // per test and thread count; may be empty
 	Hosts      []Host                 // the fingerprints of the hosts the labels ran on
@@ -80,6 +81,7 @@ func NewModel(sets []analysis.Set, cmp *analysis.Comparison, hostID func(json.Ra
 	m := Model{Title: "qpslab: " + strings.Join(cmp.Others, ", ") + " against " + cmp.Base, Generated: now, Comparison: cmp}
 	m.Metrics, _ = analysis.Metrics(sets, "") // no metrics (imports without sb.met) is not an error here
 	m.Sweeps = analysis.Sweeps(sets)
+	m.Tails = analysis.Tails(sets)
 	m.Findings = analysis.FindingsFor(cmp, sets)
 	m.Stacks = StackSections(sets)
 	latest := make([]map[string]result.Run, len(sets))

@@ -39,11 +39,20 @@ func sweepViews(sweeps []analysis.Sweep) []stepView {
 				title += " [" + sw.Conditions + "]"
 			}
 			vals := sw.Values[mi]
+			// A response time whose tails were cut (analysis.Sweep.Cut) is
+			// shown marked, and its relative value not called.
+			cut := func(li, ti int) bool {
+				return m.Class == result.ClassLatency && li < len(sw.Cut) && ti < len(sw.Cut[li]) && sw.Cut[li][ti]
+			}
 			abs := stepView{Title: title, Head: head}
 			for li, l := range sw.Labels {
 				row := []stepCell{{Text: l}}
-				for _, v := range vals[li] {
-					row = append(row, stepCell{Text: sweepNum(m, v)})
+				for ti, v := range vals[li] {
+					c := stepCell{Text: sweepNum(m, v)}
+					if cut(li, ti) && !math.IsNaN(v) {
+						c.Text += tailMark
+					}
+					row = append(row, c)
 				}
 				abs.Rows = append(abs.Rows, row)
 			}
@@ -53,13 +62,23 @@ func sweepViews(sweeps []analysis.Sweep) []stepView {
 			}
 			rel := stepView{Title: title + ", relative to " + sw.Labels[0], Head: head, Relative: true}
 			for li := 1; li < len(sw.Labels); li++ {
-				rel.Rows = append(rel.Rows, append([]stepCell{{Text: sw.Labels[li]}}, relCells(vals[li], vals[0], m.HigherIsBetter)...))
+				cells := relCells(vals[li], vals[0], m.HigherIsBetter)
+				for ti := range cells {
+					if (cut(li, ti) || cut(0, ti)) && cells[ti].Text != "-" {
+						cells[ti] = stepCell{Text: cells[ti].Text + tailMark}
+					}
+				}
+				rel.Rows = append(rel.Rows, append([]stepCell{{Text: sw.Labels[li]}}, cells...))
 			}
 			out = append(out, rel)
 		}
 	}
 	return out
 }
+
+// tailMark follows a response time whose tails cannot be trusted
+// (result.TailsCut): compare names why in its "tails not called" lines.
+const tailMark = " ?"
 
 // Sweeps writes each concurrency sweep (sweepViews) in a reading format
 // (text, md), its relative values coloured on a terminal and bold in

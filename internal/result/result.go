@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/atomicfile"
+	"github.com/qpslab/qpslab/internal/label"
 )
 
 // SchemaVersion is bumped whenever a field changes meaning.
@@ -588,7 +589,7 @@ var commonConditions = []string{"prepared", "tcp", "transport", "engine", "serve
 
 // DefaultEngine is the storage engine of a MySQL-family run that records
 // none: every table qpslab made before --engine existed was InnoDB.
-const DefaultEngine = "innodb"
+const DefaultEngine = label.InnoDB
 
 // Engine is the storage engine the run's tables were created with
 // ("innodb", "rocksdb"), "" for a run that records none (PostgreSQL, and
@@ -597,24 +598,13 @@ func (r Run) Engine() string { return r.Params["engine"] }
 
 // OtherEngine is the run's engine when it is not the default one (InnoDB,
 // or none recorded), else "": what its label and conditions add.
-func (r Run) OtherEngine() string {
-	if e := r.Engine(); e != DefaultEngine {
-		return e
-	}
-	return ""
-}
+func (r Run) OtherEngine() string { return label.OtherEngine(r.Engine()) }
 
 // Label is how the run's results are addressed: build.config, and
 // build.config:engine for a storage engine other than InnoDB
 // (mariadb-system.myrocks:rocksdb), so that results of two engines are two
 // result sets. InnoDB runs keep the label runs had before --engine.
-func (r Run) Label() string {
-	l := r.Build + "." + ConfigName(r.Config)
-	if e := r.OtherEngine(); e != "" {
-		l += ":" + e
-	}
-	return l
-}
+func (r Run) Label() string { return label.Of(r.Build, ConfigName(r.Config), r.Engine()).String() }
 
 // Conditions is what must be equal for two runs of a test at a thread
 // count to be repeats of each other: the loop (closed, or open with its

@@ -11,6 +11,7 @@ import (
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/changepoint"
 	"github.com/qpslab/qpslab/internal/history"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -146,11 +147,7 @@ func (p *Pairs) Judge(ctx context.Context, st *store.Store) func(s history.Serie
 		if s.Config == "" || from.Build == "" || to.Build == "" || from.Build == to.Build {
 			return analysis.Verdict{}, false
 		}
-		cfg := s.Config
-		if s.Engine != "" {
-			cfg += ":" + s.Engine
-		}
-		labels := []string{from.Build + "." + cfg, to.Build + "." + cfg}
+		labels := []string{label.Of(from.Build, s.Config, s.Engine).String(), label.Of(to.Build, s.Config, s.Engine).String()}
 		sel := Selection{Suite: s.Suite, Threads: s.Threads, Host: s.Host}
 		key := strings.Join(append(slices.Clone(labels), s.Suite, strconv.Itoa(s.Threads), s.Host), "\x00")
 		p.mu.Lock()

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -131,7 +131,7 @@ func (q LabelQuery) match(l store.LabelInfo) bool {
 // engine is label l's storage engine as a filter takes it (innodb for a
 // label without :ENGINE).
 func engine(l string) string {
-	lb, err := analysis.ParseLabel(l)
+	lb, err := label.Parse(l)
 	if err != nil {
 		return ""
 	}

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -86,7 +87,7 @@ func (s Selection) narrowed() string {
 
 // ParseLabel reads a label: build.config or build.config:ENGINE, with
 // @HOST after it for one host's runs (hostSel: the host named).
-func ParseLabel(l string) (lb analysis.Label, hostSel string, err error) {
+func ParseLabel(l string) (lb label.Label, hostSel string, err error) {
 	name := l
 	if i := strings.LastIndex(l, "@"); i >= 0 {
 		name, hostSel = l[:i], l[i+1:]
@@ -100,8 +101,8 @@ func ParseLabel(l string) (lb analysis.Label, hostSel string, err error) {
 
 // parseLabelOnly reads a label without a host: build.config or
 // build.config:ENGINE.
-func parseLabelOnly(l string) (analysis.Label, error) {
-	lb, err := analysis.ParseLabel(l)
+func parseLabelOnly(l string) (label.Label, error) {
+	lb, err := label.Parse(l)
 	if err != nil {
 		return lb, bad("%v", err)
 	}
@@ -109,7 +110,7 @@ func parseLabelOnly(l string) (analysis.Label, error) {
 }
 
 // filter is the store filter of label lb on host (the selection's when "").
-func (s Selection) filter(lb analysis.Label, host string) store.Filter {
+func (s Selection) filter(lb label.Label, host string) store.Filter {
 	if host == "" {
 		host = s.Host
 	}
@@ -166,7 +167,7 @@ func (s Selection) Sets(ctx context.Context, st *store.Store, labels []string) (
 // hostSets is one set of label lb per host that ran it (narrowed by
 // Host), named LABEL@HOST, in host name order: the hostname (a fleet
 // agent's name), with its host id when two hosts share the name.
-func (s Selection) hostSets(ctx context.Context, st *store.Store, lb analysis.Label) ([]analysis.Set, error) {
+func (s Selection) hostSets(ctx context.Context, st *store.Store, lb label.Label) ([]analysis.Set, error) {
 	infos, err := st.Labels(ctx)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,6 @@ func TestBrowserLongNames(t *testing.T) {
 	bctx := browser(t)
 	id := firstRun(t, st, longBuild)
 	hostID := longHostID(t, st)
-	longLabelOnly := longBuild + "." + longConfig // as the runs show a label: without its engine
 	for _, p := range []struct {
 		path  string
 		names []string // shown cut, each with its full name in a title
@@ -31,8 +30,8 @@ func TestBrowserLongNames(t *testing.T) {
 		{"/suites/" + url.PathEscape(longSuite), []string{longSuite, longTest, longConfig}},
 		{"/suites/" + url.PathEscape(longSuite) + "/tests/" + url.PathEscape(longTest), []string{longTest, longSuite}},
 		{"/suites/sysbench/tests/update-index_range=100", nil},
-		{"/runs", []string{longSuite, longTest, longLabelOnly, longHost + "/" + hostID, bidiLabel}},
-		{"/runs/" + id, []string{longLabelOnly, longConfig + "@0123456789ab", longEngine}},
+		{"/runs", []string{longSuite, longTest, longLabel, longHost + "/" + hostID, bidiLabel}},
+		{"/runs/" + id, []string{longLabel, longConfig + "@0123456789ab", longEngine}},
 		{"/hosts", []string{longHost}},
 		{"/hosts/" + hostID, []string{longHost}},
 		{"/alerts", []string{longAlertSeries, longBuild}},

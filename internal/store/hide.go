@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/qpslab/qpslab/internal/label"
 )
 
 // visibleRuns is what every read of results reads runs from: the runs no
@@ -68,11 +70,9 @@ func (s *Store) Curate(ctx context.Context, action string, ids []string, who str
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", action, err)
 		}
-		a.Label = build + "." + config
 		var p map[string]string
-		if json.Unmarshal([]byte(params), &p) == nil && otherEngine(p["engine"]) != "" {
-			a.Label += ":" + otherEngine(p["engine"])
-		}
+		_ = json.Unmarshal([]byte(params), &p) // unreadable params: no engine, as before
+		a.Label = label.Of(build, config, p["engine"]).String()
 		var stmts []string
 		switch action {
 		case Hide:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -134,7 +135,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 				return nil, bad("hardware figures", err)
 			}
 		}
-		if f.Engine != "" && r.OtherEngine() != otherEngine(f.Engine) {
+		if f.Engine != "" && r.OtherEngine() != label.OtherEngine(f.Engine) {
 			continue
 		}
 		out = append(out, r)
@@ -165,14 +166,6 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 		}
 	}
 	return out, nil
-}
-
-// otherEngine is engine as result.Run.OtherEngine says it: "" for InnoDB.
-func otherEngine(engine string) string {
-	if engine == result.DefaultEngine {
-		return ""
-	}
-	return engine
 }
 
 func (s *Store) stacks(ctx context.Context, id string) ([]result.Stacks, error) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/result"
 )
 
@@ -340,30 +341,38 @@ func (s *Store) Generations(ctx context.Context) (Generations, error) {
 
 // RunInfo is a run's row without its figures: what lists of runs show.
 type RunInfo struct {
-	ID         string    `json:"id"`
-	Suite      string    `json:"suite"`
-	Test       string    `json:"test"`
-	Build      string    `json:"build"`
-	Version    string    `json:"version"`
-	Config     string    `json:"config"` // the name
-	ConfigID   string    `json:"config_id"`
-	Threads    int       `json:"threads"`
-	Status     string    `json:"status"`
-	Error      string    `json:"error,omitempty"`
-	Started    time.Time `json:"started"`
-	Ended      time.Time `json:"ended"`
-	Reported   float64   `json:"reported"`
-	Unit       string    `json:"unit"`
-	HostID     string    `json:"host_id,omitempty"`
-	Hostname   string    `json:"hostname,omitempty"`
-	Source     string    `json:"source"`
-	Role       string    `json:"role,omitempty"`
-	Step       int       `json:"step"`
-	Conditions string    `json:"-"`
+	ID       string    `json:"id"`
+	Suite    string    `json:"suite"`
+	Test     string    `json:"test"`
+	Build    string    `json:"build"`
+	Version  string    `json:"version"`
+	Config   string    `json:"config"` // the name
+	ConfigID string    `json:"config_id"`
+	Threads  int       `json:"threads"`
+	Status   string    `json:"status"`
+	Error    string    `json:"error,omitempty"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended"`
+	Reported float64   `json:"reported"`
+	Unit     string    `json:"unit"`
+	HostID   string    `json:"host_id,omitempty"`
+	Hostname string    `json:"hostname,omitempty"`
+	Source   string    `json:"source"`
+	Role     string    `json:"role,omitempty"`
+	Step     int       `json:"step"`
+	// Engine is the storage engine the run's tables were created in, as
+	// it records it ("innodb", "rocksdb"; "" for none: PostgreSQL, and
+	// the MySQL family before --engine, which was InnoDB).
+	Engine     string `json:"engine,omitempty"`
+	Conditions string `json:"-"`
 }
 
-// Label is the run's build.config.
-func (r RunInfo) Label() string { return r.Build + "." + r.Config }
+// Label is how the run's results are addressed, as result.Run.Label
+// says it: build.config, with :engine for an engine other than InnoDB.
+func (r RunInfo) Label() string { return r.LabelOf().String() }
+
+// LabelOf is the run's label.
+func (r RunInfo) LabelOf() label.Label { return label.Of(r.Build, r.Config, r.Engine) }
 
 // RunQuery selects runs to list: each field narrows ("" or 0: any).
 type RunQuery struct {
@@ -393,10 +402,10 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 	if q.Host != "" {
 		add("(r.hostname = ? OR r.host_id LIKE ?)", q.Host, q.Host+"%")
 	}
-	switch e := otherEngine(q.Engine); {
+	switch e := label.OtherEngine(q.Engine); {
 	case q.Engine == "":
 	case e == "": // params are json.Marshal's: no spaces
-		add(`(r.params NOT LIKE ? OR r.params LIKE ?)`, `%"engine":%`, `%"engine":"`+result.DefaultEngine+`"%`)
+		add(`(r.params NOT LIKE ? OR r.params LIKE ?)`, `%"engine":%`, `%"engine":"`+label.InnoDB+`"%`)
 	default:
 		// The engine's name as a literal: its _ and % are no wildcards.
 		lit := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(e)
@@ -408,7 +417,7 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 		return nil, 0, fmt.Errorf("read store %s: %w", s.where, err)
 	}
 	query := `SELECT r.id, r.suite, r.test, r.build, b.version, r.config_name, r.config, r.threads, r.status, r.error, r.started, r.ended,
-		r.reported, r.reported_unit, COALESCE(r.host_id, ''), r.hostname, r.source, r.role, r.step
+		r.reported, r.reported_unit, COALESCE(r.host_id, ''), r.hostname, r.source, r.role, r.step, r.params
 		FROM ` + visibleRuns + ` r JOIN builds b ON b.name = r.build WHERE ` + cond + ` ORDER BY r.started DESC, r.id DESC`
 	if q.Limit > 0 {
 		query += ` LIMIT ? OFFSET ?`
@@ -422,12 +431,20 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 	var out []RunInfo
 	for rows.Next() {
 		var r RunInfo
-		var started, ended string
+		var started, ended, params string
 		if err := rows.Scan(&r.ID, &r.Suite, &r.Test, &r.Build, &r.Version, &r.Config, &r.ConfigID, &r.Threads, &r.Status, &r.Error, &started, &ended,
-			&r.Reported, &r.Unit, &r.HostID, &r.Hostname, &r.Source, &r.Role, &r.Step); err != nil {
+			&r.Reported, &r.Unit, &r.HostID, &r.Hostname, &r.Source, &r.Role, &r.Step, &params); err != nil {
 			return nil, 0, fmt.Errorf("read store %s: %w", s.where, err)
 		}
-		r.Started, r.Ended = parseTS(started), parseTS(ended)
+		// The engine is a param (as the store's filters read it), not a
+		// column: only it is decoded.
+		var p struct {
+			Engine string `json:"engine"`
+		}
+		if err := json.Unmarshal([]byte(params), &p); err != nil {
+			return nil, 0, fmt.Errorf("read store %s: params of run %s: %w", s.where, r.ID, err)
+		}
+		r.Started, r.Ended, r.Engine = parseTS(started), parseTS(ended), p.Engine
 		out = append(out, r)
 	}
 	return out, total, rows.Err()

@@ -414,6 +414,35 @@ func TestEngineLabels(t *testing.T) {
 			t.Errorf("engine %q: %d runs, want %d", engine, len(rs), want)
 		}
 	}
+	// The list of runs labels each with its engine, as the run itself is,
+	// and so does the audit line of a run hidden.
+	infos, _, err := s.RunList(ctx, RunQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, ri := range infos {
+		got = append(got, ri.Label()+" "+ri.Engine)
+	}
+	if g, w := strings.Join(got, ", "), "mariadb-10.2.11.default:rocksdb rocksdb, mariadb-10.2.11.default innodb, mariadb-10.2.11.default "; g != w {
+		t.Errorf("RunList labels %q, want %q", g, w)
+	}
+	for _, ri := range infos {
+		if _, err := s.Curate(ctx, Hide, []string{ri.ID}, "test", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log, err := s.AuditLog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, a := range log {
+		got = append(got, a.Label)
+	}
+	if g, w := strings.Join(got, ", "), "mariadb-10.2.11.default:rocksdb, mariadb-10.2.11.default, mariadb-10.2.11.default"; g != w {
+		t.Errorf("the audit log labels %q, want %q", g, w)
+	}
 }
 
 // fakeBoot points the store's view of the kernel at a root of the test's

@@ -17,6 +17,7 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/home"
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
@@ -220,7 +221,7 @@ func (in Inputs) Labels(reg build.Registry) ([]string, error) {
 				return nil, fmt.Errorf("--config-for: no rule names build %s (version %s): add one, such as %s=CONFIG or a version range", b, cmp.Or(v, "unknown"), b)
 			}
 		}
-		labels[i] = b + "." + c
+		labels[i] = label.Of(b, c, "").String()
 	}
 	return labels, nil
 }
@@ -360,4 +361,21 @@ func Write(dir, name string, sd *Study) error {
 		errs = append(errs, atomicfile.Write(filepath.Join(dir, f), []byte(text), 0o600))
 	}
 	return errors.Join(errs...)
+}
+
+// ScaleUsage is --scale's usage for a study of suite s: what a size sets
+// among the parameters s takes (Sizes); for a suite that takes only the
+// warm-up of them and measures --secs (tpcc, ycsb), that its own size and
+// seconds keep their defaults.
+func ScaleUsage(s suite.Suite) string {
+	taken := map[string]bool{}
+	for _, p := range plan.Params(s) {
+		if plan.Declined(s, p.Name) == "" {
+			taken[p.Name] = true
+		}
+	}
+	if !taken["secs"] { // the sizes name no suite's --secs: such a suite keeps its own
+		return "tiny, small or full: the rows, seconds and repeats the plan takes where not given (the study's size)"
+	}
+	return "tiny, small or full: the warm-up the plan takes where not given (the study's size; " + s.Name() + "'s own size and --secs keep their defaults: give them)"
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/qpslab/qpslab/internal/duration"
 )
 
 // Kind is a parameter's type, which decides the flag the command makes.
@@ -33,7 +35,7 @@ const (
 	String  Kind = iota
 	Int          // a whole number
 	Float        // a finite number
-	Seconds      // a finite, positive number of seconds (fractions allowed)
+	Seconds      // a duration: a number of seconds (fractions allowed) or 6m, 90s (internal/duration); recorded in seconds
 	Bool         // a switch
 	List         // comma-separated or repeated values
 )
@@ -213,25 +215,15 @@ func (c *Checker) Float(name string, lo, hi float64) float64 {
 	return f
 }
 
-// maxSeconds bounds any duration: a week is longer than any benchmark step
-// and far from time.Duration's overflow.
-const maxSeconds = 7 * 24 * 3600
-
-// Seconds is a duration in seconds: finite, above zero (or zero when
-// zeroOK), at most a week.
+// Seconds is a duration (internal/duration: a number of seconds, or 6m,
+// 90s): finite, above zero (or zero when zeroOK), at most a week.
 func (c *Checker) Seconds(name string, zeroOK bool) time.Duration {
-	s := c.String(name)
-	f, err := strconv.ParseFloat(s, 64)
-	bad := err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > maxSeconds || (f == 0 && !zeroOK)
-	if bad {
-		want := "give a number of seconds above 0 and at most a week (604800)"
-		if zeroOK {
-			want = "give a number of seconds from 0 to a week (604800)"
-		}
-		c.fail(name, Quote(s), want)
+	d, err := duration.Parse(c.String(name), zeroOK)
+	if err != nil {
+		c.errs = append(c.errs, fmt.Errorf("--%s %w", name, err))
 		return 0
 	}
-	return time.Duration(f * float64(time.Second))
+	return d
 }
 
 // List is a comma-separated list (empty items dropped).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/qpslab/qpslab/internal/label"
 	"github.com/qpslab/qpslab/internal/table"
 )
 
@@ -58,5 +59,5 @@ func WriteCheck(w io.Writer, r Report) {
 	} else {
 		fmt.Fprintf(w, "host metrics: the server is not on this host (or not visible from it): its CPU, context switches and IO per operation are not measured; qpslab's own client CPU is\n")
 	}
-	fmt.Fprintf(w, "runs on it are labelled %s.%s\n", r.Label(), Config)
+	fmt.Fprintf(w, "runs on it are labelled %s\n", label.Of(r.Label(), Config, ""))
 }

@@ -1,0 +1,10 @@
+package serve
+
+import (
+	"net/http"
+)
+
+func (s *Server) pageLogin(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.render(w, r, http.StatusOK, "login", "log in", safeNext(r.URL.Query().Get("next")))
+}
