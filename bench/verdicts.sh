@@ -30,9 +30,17 @@
 #  (e) the demo (MariaDB 10.2.11 against 10.11, 42 tests) twice: its verdict
 #      line against its group medians, and how many of the first run's
 #      decided verdicts the second run gives again.
+#  (f) what each rule of the verdict costs in power: over every comparison
+#      of (a) to (d), the calls each rule leaves, the rules added one by one
+#      (significant; its relative value beyond the floor; its whole interval
+#      beyond the floor; kept by the false-discovery correction; the
+#      interval without the between-run σ it took in, to show that rule's
+#      part), on the A/A runs (false calls) and on the planted and known
+#      changes (power); and how many pools left their first repeats out.
 # AA_RUNS, SETTING_RUNS, AB_RUNS, AB_SECS and PLANT set the work (defaults
-# 20, 3, 3, 12, "0.9 0.8"); DEMO_RUN=0 leaves out (e). About 4 hours on a
-# 2-core VM at the defaults.
+# 20, 3, 3, 12, "0.9 0.8"); DEMO_RUN=0 leaves out (e); TESTS, a --tests
+# pattern, runs fewer tests in (a) and (c) (default: all 42). About 4
+# hours on a 2-core VM at the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Q=$PWD/bin/qpslab
@@ -42,6 +50,7 @@ AB_RUNS=${AB_RUNS:-3}
 AB_SECS=${AB_SECS:-12}
 PLANT=${PLANT:-0.9 0.8}
 DEMO_RUN=${DEMO_RUN:-1}
+TESTS=${TESTS:-}
 PG_A=${PG_A:-postgres-16.13.0}
 PG_B=${PG_B:-postgres-17.0.0}
 command -v jq >/dev/null || { echo "verdicts.sh: jq is missing (make setup installs it)" >&2; exit 2; }
@@ -56,9 +65,12 @@ else
 fi
 export QPSLAB_HOME=$work/home
 out=$work/out; mkdir -p "$out"
+# An empty config (the default's settings): qpslab reads regular files only.
+empty=$work/empty.cnf; : >"$empty"
 
 # The demo's budget, as qpslab demo passes it.
 DEMO=(--rows 100000 --read-secs 3 --write-secs 3 --insert-secs 3 --warmup 0 --postwrite-scale 0 --until-decided --budget 480 --report-interval 60)
+[ -n "$TESTS" ] && DEMO+=(--tests "$TESTS")
 
 # pools FILE…: per comparison and per pool (the JSON's rows hold the
 # verdict; a run records whether its step writes, which the JSON's
@@ -79,8 +91,13 @@ pools() {
 # $out/NAME.json, its results file $out/NAME-runs.json.
 aa() {
   local name=$1
-  $Q configs add "$name-a" --family mysql /dev/null >/dev/null
-  $Q configs add "$name-b" --family mysql /dev/null >/dev/null
+  # A run a WORK folder holds already (an interrupted script's) is compared, not run again.
+  if [ -s "$out/$name-runs.json" ]; then
+    $Q compare "mariadb-system.$name-a" "mariadb-system.$name-b" --format json >"$out/$name.json"
+    return 0
+  fi
+  $Q configs add "$name-a" --family mysql "$empty" >/dev/null
+  $Q configs add "$name-b" --family mysql "$empty" >/dev/null
   $Q run sysbench --build mariadb-system --config "$name-a,$name-b" "${DEMO[@]}" --out "$out/$name-runs.json" >"$out/$name.log" 2>&1
   $Q compare "mariadb-system.$name-a" "mariadb-system.$name-b" --format json >"$out/$name.json"
   prune
@@ -133,7 +150,7 @@ done
 echo "== (c) innodb_flush_log_at_trx_commit=1 against 2: writes changed, reads not, $SETTING_RUNS runs"
 printf '# qpslab: base=default\n[mysqld]\ninnodb_flush_log_at_trx_commit=1\n' >"$work/sync.cnf"
 for i in $(seq 1 "$SETTING_RUNS"); do
-  $Q configs add "st$i-a" --family mysql /dev/null >/dev/null
+  $Q configs add "st$i-a" --family mysql "$empty" >/dev/null
   $Q configs add "st$i-b" --family mysql "$work/sync.cnf" >/dev/null
   $Q run sysbench --build mariadb-system --config "st$i-a,st$i-b" "${DEMO[@]}" >"$out/st$i.log" 2>&1
   $Q compare "mariadb-system.st$i-a" "mariadb-system.st$i-b" --format json >"$out/st$i.json"
@@ -144,7 +161,7 @@ pools "$out"/st*.json
 echo "== (d) $PG_B against $PG_A, hot-points_range=100 among several tests, --repeat auto, ${AB_SECS} s per test, $AB_RUNS runs"
 [ "$AB_RUNS" -gt 0 ] && for b in "$PG_A" "$PG_B"; do $Q builds fetch "$b" >/dev/null; done
 for i in $(seq 1 "$AB_RUNS"); do
-  $Q configs add "ab$i" --family postgres /dev/null >/dev/null
+  $Q configs add "ab$i" --family postgres "$empty" >/dev/null
   $Q run sysbench --build "$PG_A,$PG_B" --config "ab$i" --rows 100000 --read-secs "$AB_SECS" --write-secs "$AB_SECS" --warmup 1 \
     --postwrite-scale 0 --tests 'point-query.pre*,hot-points*,read-only.pre_range=10,update-index*,scan*' >"$out/ab$i.log" 2>&1
   $Q compare "$PG_A.ab$i" "$PG_B.ab$i" --format json >"$out/ab$i.json"
@@ -152,6 +169,43 @@ for i in $(seq 1 "$AB_RUNS"); do
   jq -r --arg i "$i" '.rows[] | select(.test == "hot-points_range=100") | .others[0] |
     "  run \($i): hot-points_range=100 \(.rel * 1000 | round / 1000) [\(.verdict.lo * 1000 | round / 1000), \(.verdict.hi * 1000 | round / 1000)], \(.verdict.n) rounds in \(.verdict.blocks) repeats (on its \(.verdict.unit)), p=\(.verdict.p), \(.verdict.kind)"' "$out/ab$i.json"
 done
+
+# rules WHAT POOL FILE…: the calls each rule leaves over the comparisons'
+# tests of POOL (reads, writes; "" for all; not the load), the rules added
+# one by one.
+rules() {
+  local what=$1 pool=$2; shift 2
+  [ -e "$1" ] || { echo "  $what: (no comparisons)"; return 0; }
+  jq -s -r --arg what "$what" --arg pool "$pool" '
+    def l: log;
+    [.[] | .rows[] | select(.group != "load") | .others[0].verdict | select(.p != null) | select((.pool // "") | startswith($pool))] as $v |
+    ($v | length) as $n |
+    def beyond: (.rel | l | fabs) > ((1 + .floor) | l);
+    def clears: (.lo > 1 + .floor) or (.hi < 1 / (1 + .floor));
+    # The interval without the between-run σ: its half-width scaled by
+    # the standard error without it.
+    def se0: if (.run_sigma // 0) > 0 and (.plans // 0) > 0 then ((.se * .se - .run_sigma * .run_sigma / .plans) | if . > 0 then sqrt else 0 end) else .se end;
+    def clears0: (.rel | l) as $m | (if .se > 0 then (($m - (.lo | l)) * se0 / .se) else 0 end) as $h |
+      (($m - $h) > ((1 + .floor) | l)) or (($m + $h) < (-((1 + .floor) | l)));
+    def sig0: (.rel | l) as $m | (if .se > 0 then (($m - (.lo | l)) * se0 / .se) else 0 end) as $h | ($m - $h > 0) or ($m + $h < 0);
+    "  \($what): \($n) test verdicts; called by significance alone (no run σ) \([$v[] | select(sig0)] | length), with the run σ \([$v[] | select(.significant)] | length); + relative value beyond the floor \([$v[] | select(.significant and beyond)] | length); + interval beyond the floor, without the run σ \([$v[] | select(sig0 and clears0)] | length), with it (the verdict) \([$v[] | select(.kind == "better" or .kind == "worse")] | length); + kept by the false-discovery correction \([$v[] | select((.kind == "better" or .kind == "worse") and (.not_after_fdr | not))] | length); first repeats left out in \([.[] | .pools[]? // [] | .[]? | select(.first_out)] | length) pool(s)"' "$@"
+}
+
+echo "== (f) what each rule costs"
+rules "A/A (false calls), reads" reads "$out"/aa*[0-9].json
+rules "A/A (false calls), writes" writes "$out"/aa*[0-9].json
+for f in $PLANT; do
+  for kind in reads writes; do
+    tag="x${f/./}$kind"
+    rules "$kind times $f (power)" "$kind" "$out/$tag"*.cmp.json
+  done
+done
+rules "innodb_flush_log_at_trx_commit=1, writes (power)" writes "$out"/st*.json
+rules "innodb_flush_log_at_trx_commit=1, reads (A/A inside the run)" reads "$out"/st*.json
+rules "$PG_B against $PG_A" "" "$out"/ab*.json
+
+echo "== (g) what each rule costs, simulated at the demo's design (internal/analysis TestRuleCosts)"
+go test -count=1 -run 'TestRuleCosts$' -v ./internal/analysis/ | sed -n 's/^ *rulecost_test.go:[0-9]*: /  /p'
 
 [ "$DEMO_RUN" = 0 ] && exit 0
 echo "== (e) the demo twice: MariaDB 10.11 against 10.2.11, 42 tests"

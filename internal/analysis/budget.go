@@ -72,27 +72,32 @@ const Power = 0.8
 
 // DesignOf is the design of one test measured for measured (per label, over
 // all repeats) in repeats repeats of slices slices each, with components
-// c, judged at level as Paired judges it: the interval on rounds where the
-// pool has no repeat effect (c.Between 0) and a repeat has two slices or
-// more, or there is one repeat; else on repeats (a repeat effect, or one
-// slice a repeat),
+// c, judged at level as Paired judges it: on its repeats (each the median
+// of its slices' log ratios), or, one repeat, on its rounds' trimmed mean,
 //
-//	rounds:  SE² = σ_w(s)² / (R·K),            df = h − 1 (h the trimmed mean's kept rounds),
-//	repeats: SE² = (σ_b² + σ_w(s)²/K) / R,     df = R − 1,
+//	repeats: SE² = (σ_b² + m_K·σ_w(s)²/K) / R,  df = R − 1,
+//	rounds:  SE² = σ_w(s)² / K,                  df = h − 1 (h the trimmed mean's kept rounds),
 //
-// s = measured/(R·K) the slice, and MDE = exp((t(1 − level/2) + t(Power))·SE) − 1
-// with the t quantiles on df (the normal approximation of the
-// non-central t's power, a little generous at few degrees of freedom).
+// s = measured/(R·K) the slice, m_K the variance of a median of K normal
+// values over their mean's (1 for K ≤ 2, about 1.2 for more: 1.19 at
+// K = 4, π/2 as K grows; 1.2 is what a plan needs), and
+// MDE = exp((t(1 − level/2) + t(Power))·SE) − 1 with the t quantiles on df
+// (the normal approximation of the non-central t's power, a little
+// generous at few degrees of freedom). The degrees of freedom the pool's
+// prior adds (Paired) are not known when a plan is made: the design is
+// planned without them, which errs on the side of more.
 func DesignOf(measured time.Duration, repeats, slices int, c Components, level float64) Design {
 	d := Design{Repeats: max(repeats, 1), Slices: max(slices, 1)}
 	units := float64(d.Repeats * d.Slices)
 	d.Slice = time.Duration(float64(measured) / units)
 	w := c.WithinAt(d.Slice)
-	// One repeat: its rounds are the units; repeats of one round each are
-	// judged as repeats, whatever the repeat effect (Paired).
-	if (c.Between > 0 || d.Slices == 1) && d.Repeats >= 2 {
+	if d.Repeats >= 2 {
+		m := 1.0
+		if d.Slices > 2 {
+			m = 1.2
+		}
 		d.Unit, d.DF = UnitRepeats, float64(d.Repeats-1)
-		d.SE = math.Sqrt((c.Between*c.Between + w*w/float64(d.Slices)) / float64(d.Repeats))
+		d.SE = math.Sqrt((c.Between*c.Between + m*w*w/float64(d.Slices)) / float64(d.Repeats))
 	} else {
 		// The trimmed mean's degrees of freedom (trimmed).
 		n := int(units)

@@ -44,11 +44,11 @@ func TestSlicesPerRepeat(t *testing.T) {
 func TestDesignOf(t *testing.T) {
 	c := Components{Within: 0.1, Slice: 250 * time.Millisecond}
 	d := DesignOf(3*time.Second, 6, 2, c, 0.05)
-	// 12 rounds of 0.25 s: SE = 0.1/√12; trimmed, h = 8, df 7.
-	if d.Unit != UnitRounds || d.DF != 7 || d.Slice != 250*time.Millisecond || math.Abs(d.SE-0.1/math.Sqrt(12)) > 1e-12 {
+	// 6 repeats of 2 slices of 0.25 s: SE = 0.1/√12 on the repeats, df 5.
+	if d.Unit != UnitRepeats || d.DF != 5 || d.Slice != 250*time.Millisecond || math.Abs(d.SE-0.1/math.Sqrt(12)) > 1e-12 {
 		t.Errorf("%+v", d)
 	}
-	want := math.Expm1((tQuantile(0.975, 7) + tQuantile(0.8, 7)) * d.SE)
+	want := math.Expm1((tQuantile(0.975, 5) + tQuantile(0.8, 5)) * d.SE)
 	if math.Abs(d.MDE-want) > 1e-12 {
 		t.Errorf("MDE %g, want %g", d.MDE, want)
 	}

@@ -240,6 +240,9 @@ func (b *BuildChange) note(cmp Verdict) {
 	}
 }
 
+// VerdictWords names a verdict as compare's legend does.
+func VerdictWords(v Verdict) string { return verdictWords(v) }
+
 // verdictWords names a verdict as compare's legend does.
 func verdictWords(v Verdict) string {
 	switch v.Kind {

@@ -59,6 +59,9 @@ type Summary struct {
 	// longest stall among them, in seconds.
 	Stalled  int     `json:"stalled,omitempty"`
 	StallMax float64 `json:"stall_max,omitempty"`
+	// Modes are the two modes of the runs' slices where they fall in two
+	// (BimodalOf): the test is unstable on this label. Nil otherwise.
+	Modes *Modes `json:"modes,omitempty"`
 }
 
 // Cell is an other label's result beside the base's.
@@ -76,7 +79,17 @@ type Cell struct {
 	// Verdict is what the comparison concludes of the test, with its
 	// evidence: the pairing, the interval, the noise floor (Judge).
 	Verdict Verdict `json:"verdict"`
+	// Cost is the verdict on the server's CPU per operation (CostMetric,
+	// lower is better), beside the rate's: a cost, not a rate, so a test
+	// whose rate is too noisy to call may be called on its CPU, and a rate
+	// better at a CPU cost worse shows both. Nil where the runs did not
+	// measure it.
+	Cost *Verdict `json:"cost,omitempty"`
 }
+
+// CostMetric is the per-op figure compare judges beside the rate: the
+// server's CPU per operation.
+const CostMetric = "server_cpu_us/o"
 
 // Row is one test at one thread count.
 type Row struct {
@@ -168,6 +181,14 @@ type Tally struct {
 	Inside     int `json:"inside_noise"`
 	Equivalent int `json:"equivalent"` // the same within the floor (KindEquivalent)
 	CannotTell int `json:"cannot_tell"`
+	// CostBetter, CostWorse and CostTested count the verdicts on the
+	// server's CPU per operation (Cell.Cost): lower, higher, judged at all.
+	CostBetter int `json:"cost_better"`
+	CostWorse  int `json:"cost_worse"`
+	CostTested int `json:"cost_tested"`
+	// NotAfterFDR is how many of Better and Worse the false-discovery
+	// correction over the label's tests does not keep (correctFDR).
+	NotAfterFDR int `json:"not_after_fdr"`
 	// Calibrated is how many of the tests had this host's noise floor.
 	Calibrated int `json:"calibrated"`
 }
@@ -208,6 +229,12 @@ type Options struct {
 	// 0.03 for ±3 %) of the host its runs (the base's and the other's)
 	// came from, where qpslab run --aa measured it.
 	Noise func(test string, threads int, conditions string, runs ...[]result.Run) (float64, bool)
+	// RunEffects, if set, are the A/A plans' log ratios and their standard
+	// errors stored of a test on the hosts its runs came from
+	// (store.RunEffectsOf): its between-run σ (BetweenRuns, or
+	// DefaultRunSigma with fewer than MinRunEffects) goes in each paired
+	// interval. Nil: no between-run variance is taken in.
+	RunEffects func(test string, threads int, conditions string, runs ...[]result.Run) (logs, ses []float64)
 }
 
 // key is what makes results repeats of each other: the test, the thread
@@ -339,6 +366,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 	for _, k := range keys {
 		pl := info[k]
 		row := Row{Test: k.test, Threads: k.threads, Conditions: k.cond, Group: pl.group, Unit: units[k], Base: missed(base, k, summarize(bv[k], o.Confidence))}
+		row.Base.Modes = modesOf(bRuns[k])
 		if row.Base.N > 1 {
 			c.Repeats = true
 		}
@@ -349,6 +377,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 				continue
 			}
 			cell := Cell{Summary: missed(others[i], k, summarize(v, o.Confidence))}
+			cell.Modes = modesOf(oRuns[i][k])
 			if cell.N > 1 {
 				c.Repeats = true
 			}
@@ -358,13 +387,41 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 			}
 			j := judging
 			j.Floor, j.Calibrated, j.Pool = floor, known, poolFor(c.Pools[i], bRuns[k])
-			cell.Verdict = Judge(HeadlineSide(bRuns[k]), HeadlineSide(oRuns[i][k]), j)
+			if o.RunEffects != nil {
+				j.RunSigma, j.RunDF = DefaultRunSigma, 0
+				logs, ses := o.RunEffects(k.test, k.threads, k.cond, bRuns[k], oRuns[i][k])
+				if s, ok := BetweenRuns(logs, ses); ok {
+					j.RunSigma, j.RunDF = s, float64(len(logs)-1)
+				}
+			}
+			bs, os := sidesFor(j.Pool, bRuns[k], oRuns[i][k])
+			cell.Verdict = Judge(bs, os, j)
 			cell.Rel = result.Ratio(cell.Center, row.Base.Center) // NaN for a base of 0, never ±Inf
 			if cell.Verdict.Method == MethodPaired && !math.IsNaN(cell.Verdict.Rel) {
 				cell.Rel = cell.Verdict.Rel
 			}
 			if !math.IsNaN(cell.Verdict.P) {
 				cell.P, cell.Tested, cell.Significant = cell.Verdict.P, true, cell.Verdict.Significant
+			}
+			if m, err := result.MetricNamed(CostMetric); err == nil && !pl.aside {
+				cb, co := RunSide(bRuns[k], m), RunSide(oRuns[i][k], m)
+				// A CPU of 0 per operation is not measured (an import's runs).
+				if cb.Runs > 0 && co.Runs > 0 && medianOf(bRuns[k], m) > 0 && medianOf(oRuns[i][k], m) > 0 {
+					cj := j
+					cj.Higher, cj.Floor, cj.Calibrated, cj.Pool, cj.RunSigma, cj.RunDF = false, 0, false, nil, 0, 0
+					cv := Judge(cb, co, cj)
+					cell.Cost = &cv
+					t := &c.Tally[i]
+					if cv.Kind != CannotTell {
+						t.CostTested++
+					}
+					switch cv.Kind {
+					case KindBetter:
+						t.CostBetter++
+					case KindWorse:
+						t.CostWorse++
+					}
+				}
 			}
 			if i == 0 {
 				pr := cell.Verdict.Pairing
@@ -403,6 +460,7 @@ func Compare(base Set, others []Set, o Options) (*Comparison, error) {
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	correctFDR(c)
 	for _, g := range layout.groups(info) {
 		grp := Group{Name: g}
 		any := false
@@ -445,24 +503,61 @@ func poolOf(runs []result.Run) string {
 // pools are what the paired tests of each kind say of their repeats, for
 // one other label against the base: one Pool per kind, each over its
 // tests' rounds (the load is no test of either kind).
+//
+// Each pool also asks whether its tests' first repeats differ from their
+// later ones (first.go): where they do, the pool is made of the tests'
+// later repeats, as their verdicts will be (sidesFor).
 func pools(keys []key, base, other map[key][]result.Run) []Pool {
-	byName := map[string][][]Round{}
+	byName := map[string][][2]Side{}
 	for _, k := range keys {
 		name := poolOf(base[k])
 		if name == "" || len(base[k]) == 0 || base[k][0].Role == result.RoleLoad {
 			continue
 		}
-		if rounds, _ := PairRounds(HeadlineSide(base[k]), HeadlineSide(other[k])); len(rounds) > 0 {
-			byName[name] = append(byName[name], rounds)
+		b, o := HeadlineSide(base[k]), HeadlineSide(other[k])
+		if rounds, _ := PairRounds(b, o); len(rounds) > 0 {
+			byName[name] = append(byName[name], [2]Side{b, o})
 		}
 	}
 	var out []Pool
 	for _, name := range []string{PoolReads, PoolWrites} {
-		if tests, ok := byName[name]; ok {
-			out = append(out, PoolOf(name, tests))
+		sides, ok := byName[name]
+		if !ok {
+			continue
 		}
+		var d []float64
+		for _, s := range sides {
+			if x, ok := firstDiff(s[0], s[1]); ok {
+				d = append(d, x)
+			}
+		}
+		effect, p := firstEffect(d)
+		drop := p <= FirstLevel
+		var tests [][]Round
+		for _, s := range sides {
+			b, o := s[0], s[1]
+			if drop {
+				b, o, _ = withoutFirst(b, o)
+			}
+			rounds, _ := PairRounds(b, o)
+			tests = append(tests, rounds)
+		}
+		pl := PoolOf(name, tests)
+		pl.FirstEffect, pl.FirstP, pl.FirstOut = effect, p, drop
+		out = append(out, pl)
 	}
 	return out
+}
+
+// sidesFor are the sides a test is judged on: its runs' headline
+// observations, without each plan's first repeat where its pool leaves
+// them out (Pool.FirstOut).
+func sidesFor(pool *Pool, base, other []result.Run) (Side, Side) {
+	b, o := HeadlineSide(base), HeadlineSide(other)
+	if pool != nil && pool.FirstOut {
+		b, o, _ = withoutFirst(b, o)
+	}
+	return b, o
 }
 
 // poolFor is the pool of ps that the runs of a test belong to (nil: none).

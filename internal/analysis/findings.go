@@ -61,6 +61,16 @@ type LabelFindings struct {
 	Equivalent int `json:"equivalent"`
 	CannotTell int `json:"cannot_tell"`
 	Untested   int `json:"untested"`
+	// NotAfterFDR is how many of Better and Worse the false-discovery
+	// correction does not keep (Tally.NotAfterFDR).
+	NotAfterFDR int `json:"not_after_fdr,omitempty"`
+	// CostBetter, CostWorse and CostTested are the verdicts on the
+	// server's CPU per operation (Tally), and CostAgainst how many tests
+	// the rate and the cost call the opposite ways.
+	CostBetter  int `json:"cost_better,omitempty"`
+	CostWorse   int `json:"cost_worse,omitempty"`
+	CostTested  int `json:"cost_tested,omitempty"`
+	CostAgainst int `json:"cost_against,omitempty"`
 	// Max and Min are the largest and smallest relative values and where
 	// they occur (the first in the table's order on a tie).
 	Max     Where   `json:"max"`
@@ -99,13 +109,21 @@ type Regression struct {
 }
 
 // HWChange is a per-op figure that went up on a regressed test: its base
-// and other values (medians over repeats), the ratio (+Inf where the base
-// is 0), the verdict on it, and what its rise says (result.Metric.Rise).
+// and other values (medians over repeats), the ratio the verdict is of
+// (Verdict.OwnRel where it was paired round by round, Paired; else the
+// ratio of the medians; +Inf where the base is 0), the verdict on it, and
+// what its rise says (result.Metric.Rise). The ratio and the verdict's
+// direction are one answer: a paired verdict's medians can move the other
+// way (their ratio is Medians), and a sentence that printed theirs beside
+// the verdict's direction would contradict itself ("cpu/o 0.90×: more CPU
+// per operation").
 type HWChange struct {
 	Metric  string  `json:"metric"`
 	Base    float64 `json:"base"`
 	Other   float64 `json:"other"`
 	Rel     float64 `json:"rel"`
+	Medians float64 `json:"medians_rel"`
+	Paired  bool    `json:"paired,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	Says    string  `json:"says"`
 }
@@ -139,6 +157,8 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 		if i < len(c.Tally) {
 			t := c.Tally[i]
 			lf.Better, lf.Worse, lf.Same, lf.Inside, lf.Equivalent, lf.CannotTell = t.Better, t.Worse, t.Same, t.Inside, t.Equivalent, t.CannotTell
+			lf.NotAfterFDR = t.NotAfterFDR
+			lf.CostBetter, lf.CostWorse, lf.CostTested = t.CostBetter, t.CostWorse, t.CostTested
 		}
 		groups := map[string]*GroupFinding{}
 		var regs []Regression
@@ -149,6 +169,9 @@ func FindingsOf(c *Comparison, tables []MetricTable) Findings {
 			cell := r.Others[i]
 			if cell.Missing || math.IsNaN(cell.Rel) || math.IsInf(cell.Rel, 0) {
 				continue
+			}
+			if cv := cell.Cost; cv != nil && cv.Changed() && cell.Verdict.Changed() && cv.Kind != cell.Verdict.Kind {
+				lf.CostAgainst++
 			}
 			w := Where{Test: r.Test, Threads: r.Threads, Conditions: r.Conditions, Group: r.Group, Rel: cell.Rel, Kind: cell.Verdict.Kind}
 			if cell.Verdict.Method == MethodNone {
@@ -275,9 +298,13 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange
 				if j < len(row.Verdicts) {
 					v = row.Verdicts[j]
 				}
-				ch := HWChange{Metric: name, Base: b, Other: o, Rel: math.Inf(1), Verdict: v, Says: says}
+				ch := HWChange{Metric: name, Base: b, Other: o, Rel: math.Inf(1), Medians: math.Inf(1), Verdict: v, Says: says}
 				if b != 0 {
 					ch.Rel = result.Ratio(o, b)
+					ch.Medians = ch.Rel
+				}
+				if rel, ok := v.OwnRel(); ok {
+					ch.Rel, ch.Paired = rel, true
 				}
 				up := false
 				switch {

@@ -213,6 +213,29 @@ func medianOf(runs []result.Run, m result.Metric) float64 {
 	return history.Median(v)
 }
 
+// RelAt is row's figure i (MetricNames) relative to base's as the tables
+// print it: the verdict's own relative value where the verdict was paired
+// round by round (the geometric mean of per-round ratios, which its mark
+// and its direction are of: compare prints its own the same way), else
+// RelString of the two medians. A ratio of medians beside a paired
+// verdict can point the other way ("0.90 -" on a per-op cost), which is
+// one answer given twice.
+func (r MetricRow) RelAt(base MetricRow, i int) string {
+	if i < len(r.Verdicts) {
+		if rel, ok := r.Verdicts[i].OwnRel(); ok {
+			return fmt.Sprintf("%.2f", rel)
+		}
+	}
+	b, v := math.NaN(), math.NaN()
+	if i < len(base.Abs) {
+		b = base.Abs[i]
+	}
+	if i < len(r.Abs) {
+		v = r.Abs[i]
+	}
+	return RelString(b, v)
+}
+
 // RelString is a value relative to the first result as sum_met.sh prints
 // it: "1" when both are 0, "inf" when only the base is, else two decimals.
 func RelString(base, v float64) string {

@@ -39,27 +39,26 @@ func TestPairedKnown(t *testing.T) {
 		t.Errorf("alone: %+v", res)
 	}
 
-	none := &Pool{Name: PoolReads, Tests: 20, DFB: 20, DFW: 40, P: 0.6}
+	// In a pool whose tests give a prior of 8 df at s₀² = 0.02: the
+	// repeats' s² = 0.08 on 1 df moderated to (8·0.02 + 0.08)/9, on 9 df.
+	none := &Pool{Name: PoolReads, Tests: 20, DFB: 20, DFW: 40, P: 0.6, PriorDF: 8, PriorVar: 0.02}
 	res = Paired(rounds, 0.05, none)
+	mod := math.Sqrt((8*0.02 + 0.08) / 9 / 2)
+	check("moderated SE", res.SE, mod)
+	check("moderated DF", res.DF, 9)
+	check("moderated Lo", res.Lo, math.Exp(0.4-distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 9}.Quantile(0.975)*mod))
+	check("moderated P", res.P, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 9}.Survival(0.4/mod))
+	if res.Unit != UnitRepeats || res.Significant != (res.P < 0.05) {
+		t.Errorf("in a pool with a prior: %+v", res)
+	}
+	// A pool without a prior (fewer than three tests): the test alone,
+	// whatever its F test says; no switch to rounds.
+	with := &Pool{Name: PoolWrites, Tests: 2, DFB: 50, DFW: 100, P: 0.9}
+	if res := Paired(rounds, 0.05, with); res.Unit != UnitRepeats || res.DF != 1 {
+		t.Errorf("in a pool without a prior: %+v", res)
+	}
 	logs := []float64{0.1, 0.3, 0.5, 0.7}
 	se := stat.StdDev(logs, nil) / 2
-	check("pooled SE", res.SE, se)
-	check("pooled DF", res.DF, 3)
-	check("pooled Lo", res.Lo, math.Exp(0.4-distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 3}.Quantile(0.975)*se))
-	check("pooled P", res.P, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: 3}.Survival(0.4/se))
-	if res.Unit != UnitRounds || res.Significant != (res.P < 0.05) {
-		t.Errorf("in a pool without a repeat effect: %+v", res)
-	}
-	// The pool's small ICC widens the rounds' interval by its design
-	// effect: 1 + (m − 1)·ICC with m = 2.
-	small := *none
-	small.ICC = 0.2
-	check("design effect", Paired(rounds, 0.05, &small).SE, se*math.Sqrt(1.2))
-	// A pool with a repeat effect: the repeats again.
-	with := &Pool{Name: PoolWrites, Tests: 10, DFB: 50, DFW: 100, P: 0.001, ICC: 0.4}
-	if res := Paired(rounds, 0.05, with); res.Unit != UnitRepeats || res.DF != 1 {
-		t.Errorf("in a pool with a repeat effect: %+v", res)
-	}
 
 	// One repeat: its rounds, however the pool goes.
 	one := make([]Round, len(rounds))
@@ -411,7 +410,7 @@ func TestPairedHostile(t *testing.T) {
 		}
 	}
 	// A bad level: no interval, never significant.
-	rounds := synthRounds(rand.New(rand.NewPCG(1, 2)), 2, 10, 2, 0, 0.05)
+	rounds := synthRounds(rand.New(rand.NewPCG(1, 2)), 4, 5, 2, 0, 0.05)
 	for _, level := range []float64{0, 1, nan, -1, inf} {
 		res := Paired(rounds, level, nil)
 		if res.Significant || res.N != 20 || !math.IsNaN(res.Lo) {
@@ -565,5 +564,47 @@ func TestOneRoundPerRepeat(t *testing.T) {
 		if want := math.Exp(logSum / 6); math.Abs(res.Ratio-want) > 1e-12 {
 			t.Errorf("pool %v: ratio %v, want the geometric mean %v", pool, res.Ratio, want)
 		}
+	}
+}
+
+// Per-test methods: every test of two repeats or more is judged on its
+// repeats, its variance moderated toward its pool's (empirical Bayes), so
+// that one odd test in a pool switches nobody's method; the prior follows
+// how alike the tests' variances are: tests of one noise give it many
+// degrees of freedom, tests of very unlike noise few; and the prior's
+// df and variance are recovered where known.
+func TestPoolPrior(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	alike, unlike := [][]Round{}, [][]Round{}
+	for i := range 24 {
+		alike = append(alike, synthRounds(r, 6, 4, 1, 0.05, 0.1))
+		unlike = append(unlike, synthRounds(r, 6, 4, 1, 0.01*math.Pow(2.5, float64(i%6)), 0.02))
+	}
+	pa, pu := PoolOf(PoolReads, alike), PoolOf(PoolReads, unlike)
+	t.Logf("alike: d0 %.1f, s0 %.4f; unlike: d0 %.1f, s0 %.4f", pa.PriorDF, math.Sqrt(pa.PriorVar), pu.PriorDF, math.Sqrt(pu.PriorVar))
+	if !(pa.PriorDF > 30) || !(pu.PriorDF > 0 && pu.PriorDF < 10) {
+		t.Errorf("prior df: alike %.1f (want > 30), unlike %.1f (want 0 to 10)", pa.PriorDF, pu.PriorDF)
+	}
+	// Repeat values' variance of the alike tests: σ_b² + (median of 4
+	// normal rounds' variance ≈ 1.19·σ_w²/4).
+	if want := 0.05*0.05 + 1.19*0.01/4; math.Abs(pa.PriorVar/want-1) > 0.25 {
+		t.Errorf("alike prior variance %.5f, want about %.5f", pa.PriorVar, want)
+	}
+	// One odd test with a large repeat effect among them: the others stay
+	// on their repeats with nearly the same intervals.
+	odd := append(append([][]Round{}, alike...), synthRounds(r, 6, 4, 1, 0.6, 0.1))
+	po := PoolOf(PoolReads, odd)
+	for i, rs := range alike {
+		a, b := Paired(rs, 0.05, &pa), Paired(rs, 0.05, &po)
+		if a.Unit != UnitRepeats || b.Unit != UnitRepeats {
+			t.Fatalf("test %d: units %s and %s", i, a.Unit, b.Unit)
+		}
+		if w := math.Log(b.Hi/b.Lo) / math.Log(a.Hi/a.Lo); w < 0.8 || w > 1.6 {
+			t.Errorf("test %d: the odd test changed its interval's width %.2f×", i, w)
+		}
+	}
+	// Fewer than three tests: no prior.
+	if p := PoolOf(PoolReads, alike[:2]); p.PriorDF != 0 {
+		t.Errorf("two tests gave a prior of %v df", p.PriorDF)
 	}
 }

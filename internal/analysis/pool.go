@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/result"
+	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -32,8 +33,9 @@ const (
 //
 // One test's six repeats say little of a repeat effect; twenty tests'
 // say much, if the effect is the same in each, as the kind they share
-// makes it. Paired judges each test by its repeats where the pool's F test
-// finds the effect (Repeats), else by its rounds.
+// makes it. The F test and the components describe the pool (the legend,
+// the budget: Components); what Paired takes from it is the prior of its
+// tests' variances (PriorDF, PriorVar), which moderates each test's own.
 type Pool struct {
 	Name  string  `json:"name"`  // PoolReads or PoolWrites
 	Tests int     `json:"tests"` // tests with two repeats or more, one of them of two rounds or more
@@ -49,6 +51,21 @@ type Pool struct {
 	Between float64 `json:"sigma_between"`
 	// RoundsPerRepeat is n₀, the mean number of rounds of a repeat.
 	RoundsPerRepeat float64 `json:"rounds_per_repeat"`
+	// PriorDF and PriorVar are the empirical-Bayes prior of the pool's
+	// tests' variances of their repeat values (Paired: d₀ and s₀², by
+	// Smyth's moments; 0 where fewer than three tests have two repeats).
+	// PriorDF is capped at the degrees of freedom the tests have between
+	// them: a prior that says all variances are one is worth no more than
+	// the data it rests on.
+	PriorDF  float64 `json:"prior_df"`
+	PriorVar float64 `json:"prior_var"`
+	// FirstEffect is how far the first repeats' ratios lie from the later
+	// repeats' over the pool's tests (a fraction), FirstP its t test's p,
+	// and FirstOut says the first repeats are left out of the pool's
+	// verdicts as a warm-up (FirstP ≤ FirstLevel; first.go).
+	FirstEffect float64 `json:"first_effect"`
+	FirstP      float64 `json:"first_p"`
+	FirstOut    bool    `json:"first_out,omitempty"`
 }
 
 // Repeats says whether the pool's repeats carry variance of their own:
@@ -61,7 +78,74 @@ func (p Pool) Says() string {
 	if p.Repeats() {
 		what = fmt.Sprintf("a repeat effect (ICC %.2f)", p.ICC)
 	}
-	return fmt.Sprintf("%s, %d test(s): %s, F test p=%.2g", p.Name, p.Tests, what, p.P)
+	prior := "no prior"
+	if p.PriorDF > 0 {
+		prior = fmt.Sprintf("each test's variance moderated toward the pool's with %.0f prior df", p.PriorDF)
+	}
+	return fmt.Sprintf("%s, %d test(s): %s, F test p=%.2g; %s", p.Name, p.Tests, what, p.P, prior)
+}
+
+// priorOf is the empirical-Bayes prior (d₀, s₀²) of the tests' sample
+// variances s²ᵢ of their repeat values (repeatValues) on dᵢ = Rᵢ − 1
+// degrees of freedom, by Smyth's (2004) method of moments on
+// eᵢ = ln s²ᵢ − ψ(dᵢ/2) + ln(dᵢ/2): ē estimates ln s₀² − ψ(d₀/2) + ln(d₀/2),
+// and the variance of the eᵢ less the mean of ψ′(dᵢ/2) estimates ψ′(d₀/2).
+// Where that is not positive the variances are as alike as their own
+// sampling allows: d₀ is then the cap. ψ is gonum's mathext.Digamma and
+// ψ′(x) its Hurwitz ζ(2, x); the inverse of ψ′ is Smyth's Newton
+// iteration (no library has it).
+func priorOf(tests [][]Round) (d0, s02 float64) {
+	var e, tri []float64
+	total := 0.0
+	for _, rs := range tests {
+		_, groups := logRatios(rs)
+		if len(groups) < 2 {
+			continue
+		}
+		ys := repeatValues(groups, bimodalRounds(rs))
+		s2, d := stat.Variance(ys, nil), float64(len(ys)-1)
+		if !(s2 > 0) || math.IsInf(s2, 0) {
+			continue
+		}
+		e = append(e, math.Log(s2)-mathext.Digamma(d/2)+math.Log(d/2))
+		tri = append(tri, trigamma(d/2))
+		total += d
+	}
+	if len(e) < 3 {
+		return 0, 0
+	}
+	em, ev := stat.MeanVariance(e, nil)
+	v := ev - stat.Mean(tri, nil)
+	d0 = total
+	if v > 0 {
+		d0 = math.Min(2*trigammaInverse(v), total)
+	}
+	s02 = math.Exp(em + mathext.Digamma(d0/2) - math.Log(d0/2))
+	return d0, s02
+}
+
+// trigamma is ψ′(x) = ζ(2, x).
+func trigamma(x float64) float64 { return mathext.Zeta(2, x) }
+
+// trigammaInverse is y with ψ′(y) = x, by Smyth's Newton iteration
+// (limma's trigammaInverse) on 1/ψ′, which is nearly linear.
+func trigammaInverse(x float64) float64 {
+	switch {
+	case x > 1e7:
+		return 1 / math.Sqrt(x)
+	case x < 1e-6:
+		return 1 / x
+	}
+	y := 0.5 + 1/x
+	for range 50 {
+		tri := trigamma(y)
+		dif := tri * (1 - tri/x) / (-2 * mathext.Zeta(3, y))
+		y += dif
+		if -dif/y < 1e-8 {
+			break
+		}
+	}
+	return y
 }
 
 // PoolOf pools the rounds of each test of pool name (one []Round a test,
@@ -83,6 +167,7 @@ func PoolOf(name string, tests [][]Round) Pool {
 		rounds += a.n
 		repeats += float64(len(groups))
 	}
+	p.PriorDF, p.PriorVar = priorOf(tests)
 	if p.DFB == 0 || p.DFW == 0 {
 		return p
 	}

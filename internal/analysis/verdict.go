@@ -63,6 +63,13 @@ type Judging struct {
 	// Pool is what the tests of this one's kind in its comparison say of
 	// their repeats (nil: the test alone; Paired).
 	Pool *Pool
+	// RunSigma is σ of the test's run effect on its host (BetweenRuns,
+	// or DefaultRunSigma; 0: none taken in): a paired interval's SE² gains
+	// RunSigma²/plans (runs.go).
+	RunSigma float64
+	// RunDF are its degrees of freedom (the A/A plans less one; 0 for
+	// the default, taken as known).
+	RunDF float64
 }
 
 // DefaultJudging are the options of every verdict unless a caller says
@@ -136,6 +143,12 @@ type Verdict struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
 	P  float64 `json:"p"` // the test's two-sided p-value (NaN where untested)
+	// Q is P adjusted for the false-discovery rate over the tests of its
+	// comparison (BHAdjust; 0 where no comparison corrected it), and
+	// NotAfterFDR marks a change (better or worse) whose Q is above its
+	// level: called on its own, not after the correction.
+	Q           float64 `json:"q,omitempty"`
+	NotAfterFDR bool    `json:"not_after_fdr,omitempty"`
 	// Level is the level the verdict was judged at (Judging.Level: 0.05,
 	// or a sequential run's per-look level).
 	Level float64 `json:"level"`
@@ -146,6 +159,10 @@ type Verdict struct {
 	DF   float64 `json:"df,omitempty"`
 	SE   float64 `json:"se,omitempty"`
 	Pool string  `json:"pool,omitempty"`
+	// RunSigma is the between-run σ the interval took in (0: none), over
+	// Plans plans.
+	RunSigma float64 `json:"run_sigma,omitempty"`
+	Plans    int     `json:"plans,omitempty"`
 	// Significant: the test says the two differ (paired: the interval
 	// excludes 1; repeats: Mann-Whitney's p below the level; single: the
 	// interval excludes 1).
@@ -168,10 +185,25 @@ type Verdict struct {
 // beyond the floor.
 func (v Verdict) Changed() bool { return v.Kind == KindBetter || v.Kind == KindWorse }
 
+// OwnRel is the verdict's own relative value where it differs from a
+// ratio of medians and is the one its kind is of: a paired verdict's
+// geometric mean of per-round ratios (finite and > 0). Every surface that
+// prints a paired verdict's mark prints this number beside it.
+func (v Verdict) OwnRel() (float64, bool) {
+	if v.Method != MethodPaired || !(v.Rel > 0) || math.IsInf(v.Rel, 0) {
+		return math.NaN(), false
+	}
+	return v.Rel, true
+}
+
 // Decided says whether the verdict is an answer: a change, a significant
 // one inside the floor, or the same within the floor. --until-decided
-// stops a test's repeats there.
+// stops a test's repeats there. A change the false-discovery correction
+// does not keep (NotAfterFDR) is not decided: more repeats may keep it.
 func (v Verdict) Decided() bool {
+	if v.NotAfterFDR {
+		return false
+	}
 	return v.Changed() || v.Kind == KindInsideNoise || v.Kind == KindEquivalent
 }
 
@@ -287,13 +319,21 @@ type pairKey struct {
 // geometric mean of per-round ratios and its interval, by repeats or by
 // rounds as the test's pool says); else from repeats (the ratio of
 // medians, the Mann-Whitney U test); else, one run a side, from each
-// run's seconds (SingleRuns); else nothing. A change is called better or
-// worse where the test says so at j's level and it is beyond the floor;
-// inside the noise floor where it is significant but not beyond it;
-// equivalent where the (1 − 2·level) interval lies within the floor (two
-// one-sided tests: "the same within ±floor" is an answer too); else the
-// same (no significant change, not shown to be within the floor either),
-// with about how many more repeats would decide it.
+// run's seconds (SingleRuns); else nothing.
+//
+// A change is called better or worse where the test says so at j's level
+// and its interval clears the floor: every value in it lies beyond
+// ±floor, not only the point estimate (a call "beyond the noise" whose
+// interval reaches inside the floor is not shown to be beyond it). A
+// significant change is inside the noise floor where its interval lies
+// within the floor (paired: the (1 − 2·level) interval, the two one-sided
+// tests'; else the interval itself). Not significant, it is equivalent
+// where the (1 − 2·level) interval lies within the floor (two one-sided
+// tests: "the same within ±floor" is an answer too). Anything else is
+// undecided (KindSame: no significant change, or a significant one whose
+// interval straddles the floor), with about how many more repeats would
+// decide it. The repeats' Mann-Whitney test has no interval of the ratio:
+// there the point estimate is all there is to hold against the floor.
 func Judge(base, other Side, j Judging) Verdict {
 	j = j.withDefaults()
 	v := Test(base, other, j)
@@ -301,24 +341,39 @@ func Judge(base, other Side, j Judging) Verdict {
 	if v.Kind == CannotTell && v.Why != "" {
 		return v
 	}
+	interval := v.Lo > 0 && v.Hi > 0 && !math.IsInf(v.Hi, 0)
+	lo, hi, tostOK := v.tost()
+	inside := func(a, b float64) bool { return a >= 1/(1+v.Floor) && b <= 1+v.Floor }
 	switch {
 	case !v.Significant:
 		v.Kind = KindSame
-		if lo, hi, ok := v.tost(); ok && lo >= 1/(1+v.Floor) && hi <= 1+v.Floor {
+		if tostOK && inside(lo, hi) {
 			v.Kind = KindEquivalent
 			v.Why = fmt.Sprintf("the same within ±%.1f %%%s: its %.0f %% interval %.3f to %.3f lies inside it", 100*v.Floor, floorWhat(v.Calibrated), 100*(1-2*v.Level), lo, hi)
 		} else {
 			v.More = v.more()
 		}
-	case !beyond(v.Rel, v.Floor):
+	case interval && clears(v.Lo, v.Hi, v.Floor), !interval && beyond(v.Rel, v.Floor):
+		if (v.Rel > 1) == j.Higher {
+			v.Kind = KindBetter
+		} else {
+			v.Kind = KindWorse
+		}
+	case tostOK && inside(lo, hi), !tostOK && interval && inside(v.Lo, v.Hi), !interval && !beyond(v.Rel, v.Floor):
 		v.Kind = KindInsideNoise
 		v.Why = fmt.Sprintf("significant, but within the noise floor ±%.1f %%%s", 100*v.Floor, floorWhat(v.Calibrated))
-	case (v.Rel > 1) == j.Higher:
-		v.Kind = KindBetter
 	default:
-		v.Kind = KindWorse
+		v.Kind = KindSame
+		v.Why = fmt.Sprintf("significant, but its %.0f %% interval %.3f to %.3f reaches across the floor ±%.1f %%%s: not shown beyond it, nor inside it", 100*(1-v.Level), v.Lo, v.Hi, 100*v.Floor, floorWhat(v.Calibrated))
+		v.More = v.more()
 	}
 	return v
+}
+
+// clears says whether the interval [lo, hi] lies wholly beyond the floor,
+// on one side: above 1 + floor, or below 1/(1 + floor).
+func clears(lo, hi, floor float64) bool {
+	return lo > 1+floor || hi < 1/(1+floor)
 }
 
 // tost is the (1 − 2·level) interval of a paired verdict, whose lying
@@ -335,9 +390,11 @@ func (v Verdict) tost() (lo, hi float64, ok bool) {
 // more is about how many more repeats like the ones a paired verdict has
 // would decide it: the fewest for which, the relative value staying what
 // it is and the standard error shrinking with the square root of the
-// units, the interval would exclude 1 or the (1 − 2·level) one would lie
-// within the floor (the t quantiles at the present degrees of freedom,
-// which errs on the side of more). 0 where it cannot be said.
+// units, the interval would clear the floor (a relative value beyond it)
+// or the (1 − 2·level) interval would lie within it (one inside it: the
+// same within the floor, or significant but inside it), at the present
+// degrees of freedom' t quantiles, which errs on the side of more. 0
+// where it cannot be said.
 func (v Verdict) more() int {
 	if v.Method != MethodPaired || !(v.DF >= 1) || !(v.SE > 0) || !(v.Rel > 0) || v.Blocks < 1 {
 		return 0
@@ -348,11 +405,11 @@ func (v Verdict) more() int {
 	}
 	m, margin := math.Abs(math.Log(v.Rel)), math.Log1p(v.Floor)
 	need := math.Inf(1)
-	if m > 0 {
-		need = math.Pow(tQuantile(1-v.Level/2, v.DF)*v.SE/m, 2) * units
-	}
-	if margin > m {
-		need = math.Min(need, math.Pow(tQuantile(1-v.Level, v.DF)*v.SE/(margin-m), 2)*units)
+	switch {
+	case m > margin:
+		need = math.Pow(tQuantile(1-v.Level/2, v.DF)*v.SE/(m-margin), 2) * units
+	case margin > m:
+		need = math.Pow(tQuantile(1-v.Level, v.DF)*v.SE/(margin-m), 2) * units
 	}
 	if math.IsInf(need, 1) || need > 1e6 {
 		return 0
@@ -400,6 +457,11 @@ func Test(base, other Side, j Judging) Verdict {
 	switch {
 	case len(rounds) > 0:
 		res := Paired(rounds, level, j.Pool)
+		if j.RunSigma > 0 {
+			v.Plans = plansOf(other)
+			res = withRuns(res, j.RunSigma, v.Plans, j.RunDF, level)
+			v.RunSigma = j.RunSigma
+		}
 		v.Method, v.Pairing, v.N, v.Blocks = MethodPaired, mostOf(pairings), res.N, res.Blocks
 		v.Rel, v.Lo, v.Hi, v.P, v.Significant = res.Ratio, res.Lo, res.Hi, res.P, res.Significant
 		v.Unit, v.DF, v.SE = res.Unit, res.DF, res.SE

@@ -310,7 +310,16 @@ func keepComponents(ctx context.Context, e Env, p *plan.Plan, runs []result.Run,
 				Kind: kind, Pool: c.Pool, Slice: c.Slice.Seconds(), Within: c.Within, Between: c.Between, Rounds: c.Rounds, Repeats: c.Repeats, Plan: p.ID, Measured: now})
 		}
 	}
-	if len(keep) == 0 {
+	// An A/A plan's ratio of each test: one draw of its run effect on
+	// this host (analysis.BetweenRuns).
+	var effects []store.RunEffect
+	if aa {
+		for _, ef := range analysis.EffectsOf(sets[0], sets[1]) {
+			effects = append(effects, store.RunEffect{HostID: hostID, Suite: p.Suite.Name(), Test: ef.Test, Threads: ef.Threads, Conditions: ef.Conditions,
+				Plan: p.ID, LogRatio: ef.LogRatio, SE: ef.SE, Measured: now})
+		}
+	}
+	if len(keep) == 0 && len(effects) == 0 {
 		return nil
 	}
 	st, err := e.openStore(ctx)
@@ -318,5 +327,8 @@ func keepComponents(ctx context.Context, e Env, p *plan.Plan, runs []result.Run,
 		return err
 	}
 	defer st.Close()
-	return st.SaveComponents(ctx, keep)
+	if err := st.SaveComponents(ctx, keep); err != nil {
+		return err
+	}
+	return st.SaveRunEffects(ctx, effects)
 }

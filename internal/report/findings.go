@@ -89,6 +89,14 @@ func findTLDR(f analysis.Findings) []string {
 		fmt.Sprintf("%s against %s: %s.", l.Label, f.Base, findWinsLosses(l, findTestsWord(f.Suite))),
 		fmt.Sprintf("Its relative values run from %.2f (%s) to %.2f (%s), geomean %s.", l.Min.Rel, findWhere(l.Min), l.Max.Rel, findWhere(l.Max), findRel(l.Geomean)),
 	}
+	if l.CostTested > 0 {
+		s := fmt.Sprintf("Its cost, the server's CPU per operation (a cost, not a rate), is lower beyond the noise on %d and higher on %d of the %d %s measured",
+			l.CostBetter, l.CostWorse, l.CostTested, findPlural(l.CostTested, "test", "tests"))
+		if l.CostAgainst > 0 {
+			s += fmt.Sprintf("; on %d the rate and the cost go opposite ways, both real", l.CostAgainst)
+		}
+		out = append(out, s+".")
+	}
 	if len(l.Regressions) > 0 {
 		r := l.Regressions[0]
 		s := fmt.Sprintf("The largest regression is %s at %.2f", findWhere(r.Where), r.Rel)
@@ -149,8 +157,12 @@ func findWinsLosses(l analysis.LabelFindings, tests string) string {
 	if l.Untested == l.Tests {
 		return fmt.Sprintf("faster on %d of %d %s, slower on %d (one value a side: nothing tells a change from noise; run --repeat)", l.Faster, l.Tests, tests, l.Slower)
 	}
-	return fmt.Sprintf("faster on %d of %d %s, beyond the noise on %d; slower on %d, beyond the noise on %d (verdicts: %d +, %d -, %d ≈, %d ~, %d =, %d ?)",
-		l.Faster, l.Tests, tests, l.Better, l.Slower, l.Worse, l.Better, l.Worse, l.Equivalent, l.Same, l.Inside, l.CannotTell)
+	fdr := ""
+	if l.NotAfterFDR > 0 {
+		fdr = fmt.Sprintf("; %d of the %d changes not after false-discovery correction", l.NotAfterFDR, l.Better+l.Worse)
+	}
+	return fmt.Sprintf("faster on %d of %d %s, beyond the noise on %d; slower on %d, beyond the noise on %d (verdicts: %d +, %d -, %d ≈, %d ~, %d =, %d ?%s)",
+		l.Faster, l.Tests, tests, l.Better, l.Slower, l.Worse, l.Better, l.Worse, l.Equivalent, l.Same, l.Inside, l.CannotTell, fdr)
 }
 
 // findRegression is a regression with the per-op figures that went up.
@@ -164,6 +176,12 @@ func findRegression(r analysis.Regression) string {
 	case len(r.Hardware) > 0:
 		var parts []string
 		for _, h := range r.Hardware {
+			if h.Paired && (h.Rel > 1) != (h.Medians > 1) {
+				// The verdict's own ratio, round by round; the medians, which
+				// moved the other way, beside it only as what they are.
+				parts = append(parts, fmt.Sprintf("%s %s paired round by round (medians %s → %s): %s", h.Metric, findTimes(h.Rel), findFigure(h.Metric, h.Base), findFigure(h.Metric, h.Other), h.Says))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("%s %s → %s (%s): %s", h.Metric, findFigure(h.Metric, h.Base), findFigure(h.Metric, h.Other), findTimes(h.Rel), h.Says))
 		}
 		s += "; " + strings.Join(parts, "; ")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,160 @@ Where each change arrived (neighbouring builds):
 	}
 	if strings.Contains(md, tests[0]+" changed") || strings.Contains(md, tests[2]+" changed") {
 		t.Errorf("a test that did not change has an arrival:\n%s", md)
+	}
+}
+
+// pairedCPUSets: one write test measured in paired slices, four repeats
+// of three slices each; the new build is 20 % slower round by round and
+// costs 1.12× the CPU per operation in every slice, while the runs' own
+// cpu/o (each run's whole window, which the other label's slices
+// interleave with) has medians that fall to 0.90×. The verdict on cpu/o
+// is paired: worse, at 1.12.
+func pairedCPUSets(t *testing.T) []analysis.Set {
+	t.Helper()
+	return pairedSets(t, 0.8, 1.12)
+}
+
+// pairedSets are pairedCPUSets with the other label's rate qpsRatio and
+// its slices' CPU per operation (cpu/o and the server's) cpuRatio × the
+// base's.
+func pairedSets(t *testing.T, qpsRatio, cpuRatio float64) []analysis.Set {
+	t.Helper()
+	a, b := analysis.Set{Label: "mariadb-10.2.11.c"}, analysis.Set{Label: "mariadb-10.11.c"}
+	runCPU := map[string][]float64{a.Label: {10, 10, 10, 10}, b.Label: {9, 9, 9, 9}}
+	for _, s := range []*analysis.Set{&a, &b} {
+		other := s.Label == b.Label
+		for rep := 1; rep <= 4; rep++ {
+			r := result.Run{Test: "update-index_range=100", Threads: 1, Status: result.OK, Version: map[bool]string{false: "10.2.11", true: "10.11"}[other],
+				Plan: "plan-1", Pairing: result.PairedSlices, Params: map[string]string{"repeat": fmt.Sprint(rep), "writes": "true"}}
+			r.HW = &result.HW{Op: "statement", Samples: 60, OpsPerSec: 1000, CPUPerOp: runCPU[s.Label][rep-1], CSPerOp: 5, ServerCPUUsOp: 40}
+			var sum float64
+			for rd := 1; rd <= 3; rd++ {
+				j := 1 + 0.01*float64((rep*3+rd)%5-2) // slice to slice, the same for both labels
+				qps, cpu := 1000*j, 4*j
+				if other {
+					qps, cpu = qps*qpsRatio*(1+0.002*float64(rd-2)), cpu*cpuRatio*(1+0.002*float64(rep-2))
+				}
+				sum += qps
+				r.Rounds = append(r.Rounds, result.Round{Repeat: rep, Round: rd, Seconds: 1, Value: qps, IdleCPU: -1,
+					Figures: map[string]float64{"cpu/o": cpu, "cs/o": 5, "server_cpu_us/o": 10 * cpu}})
+			}
+			r.Totals = result.Totals{Reported: sum / 3, ReportedUnit: "qps"}
+			s.Runs = append(s.Runs, r)
+		}
+	}
+	return []analysis.Set{a, b}
+}
+
+// TestFindingsPairedRatio: a findings sentence and the metrics table print
+// the paired verdict's own ratio beside its mark, never the medians' ratio
+// pointing the other way ("cpu/o 0.90×: more CPU per operation").
+func TestFindingsPairedRatio(t *testing.T) {
+	sets := pairedCPUSets(t)
+	c, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := analysis.FindingsFor(c, sets)
+	if len(f.Labels) != 1 || len(f.Labels[0].Regressions) != 1 {
+		t.Fatalf("want one regression: %+v", f.Labels)
+	}
+	hw := f.Labels[0].Regressions[0].Hardware
+	if len(hw) != 1 || hw[0].Metric != "cpu/o" || !hw[0].Paired || math.Abs(hw[0].Rel-1.12) > 0.01 || math.Abs(hw[0].Medians-0.9) > 1e-9 {
+		t.Fatalf("cpu/o's change: %+v", hw)
+	}
+	var b bytes.Buffer
+	if err := FindingsOut(&b, f, "text"); err != nil {
+		t.Fatal(err)
+	}
+	txt := b.String()
+	for _, want := range []string{"with cpu/o 1.12×.", "cpu/o 1.12× paired round by round (medians 10.000000 → 9.000000): more CPU per operation"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("the findings lack %q:\n%s", want, txt)
+		}
+	}
+	if strings.Contains(txt, "0.90×") {
+		t.Errorf("the findings print the medians' ratio as the change:\n%s", txt)
+	}
+	b.Reset()
+	if err := MetricsOf(&b, sets, "", analysis.ParseCounterChoice([]string{"default"}), "text"); err != nil {
+		t.Fatal(err)
+	}
+	if txt := b.String(); !strings.Contains(txt, "1.12-") || strings.Contains(txt, "0.90-") {
+		t.Errorf("the metrics table's cpu/o is not the paired verdict's 1.12-:\n%s", txt)
+	}
+}
+
+// TestVerdictLineFDR: the verdict line counts the changes the
+// false-discovery correction does not keep, and names each.
+func TestVerdictLineFDR(t *testing.T) {
+	c := &analysis.Comparison{Base: "a.c", Others: []string{"b.c"}, Tally: []analysis.Tally{{Worse: 18, NotAfterFDR: 3}}}
+	c.Rows = []analysis.Row{{Test: "update-index_range=100", Threads: 1, Group: "writes", Others: []analysis.Cell{{Verdict: analysis.Verdict{
+		Method: analysis.MethodPaired, Pairing: result.PairedSlices, N: 24, Rel: 0.9, Lo: 0.85, Hi: 0.94, P: 0.01, Q: 0.07, Level: 0.05, Kind: analysis.KindWorse, NotAfterFDR: true}}}}}
+	var b bytes.Buffer
+	VerdictSummary(&b, c)
+	for _, want := range []string{"18 test(s) changed beyond the noise (18 worse, 0 better, 3 of them not after false-discovery correction)",
+		"update-index_range=100, 1 thread(s): 0.90 [0.85, 0.94] (24 rounds, slices; not after false-discovery correction, q=0.07)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the verdict lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestVerdictUnstable: a test whose slices fall in two modes is flagged
+// unstable in compare's verdict, its two modes shown.
+func TestVerdictUnstable(t *testing.T) {
+	sets := pairedCPUSets(t)
+	for i := range sets[1].Runs {
+		for j := range sets[1].Runs[i].Rounds {
+			if j == 0 { // one slice in three stalls, at a tenth of the rate
+				sets[1].Runs[i].Rounds[j].Value /= 13
+			}
+		}
+	}
+	c, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.Rows[0].Others[0].Modes; m == nil || c.Rows[0].Base.Modes != nil {
+		t.Fatalf("modes: base %+v, other %+v", c.Rows[0].Base.Modes, m)
+	}
+	var b bytes.Buffer
+	VerdictSummary(&b, c)
+	if want := "unstable update-index_range=100, 1 thread(s): mariadb-10.11.c's 12 slices in two modes, 61.7 (33 %) and 798 (67 %); its interval covers the geometric mean of the paired slices' ratios"; !strings.Contains(b.String(), want) {
+		t.Errorf("the verdict lacks %q:\n%s", want, b.String())
+	}
+}
+
+// TestVerdictCost: compare judges the server's CPU per operation beside
+// the rate, marked as a cost; a rate better at a CPU cost worse shows
+// both, in the verdict and the tl;dr.
+func TestVerdictCost(t *testing.T) {
+	sets := pairedSets(t, 1.25, 1.3)
+	c, err := analysis.Compare(sets[0], sets[1:], analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := c.Rows[0].Others[0]
+	if cell.Verdict.Kind != analysis.KindBetter || cell.Cost == nil || cell.Cost.Kind != analysis.KindWorse || math.Abs(cell.Cost.Rel-1.3) > 0.01 {
+		t.Fatalf("rate %s, cost %+v", cell.Verdict.Kind, cell.Cost)
+	}
+	var b bytes.Buffer
+	VerdictSummary(&b, c)
+	for _, want := range []string{
+		"cost (server CPU per operation, lower is better; a cost, not a rate, and not in the counts above): 1 of 1 test(s) changed beyond the noise, 0 lower, 1 higher",
+		"cost higher update-index_range=100, 1 thread(s): server CPU/op 1.30 [",
+		"(rate better, 1.25×; the rate and the cost disagree: both are real)",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the verdict lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := FindingsOut(&b, analysis.FindingsFor(c, sets), "text"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Its cost, the server's CPU per operation (a cost, not a rate), is lower beyond the noise on 0 and higher on 1 of the 1 test measured; on 1 the rate and the cost go opposite ways, both real."; !strings.Contains(b.String(), want) {
+		t.Errorf("the tl;dr lacks %q:\n%s", want, b.String())
 	}
 }

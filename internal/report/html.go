@@ -484,13 +484,8 @@ func htmlMetrics(t analysis.MetricTable) htmlMetric {
 		}
 		v.Abs = append(v.Abs, line(r.Abs, len(analysis.MetricNames()), func(_ int, x float64) string { return htmlNum(x) }))
 		if ri > 0 {
-			base := t.Rows[0].Abs
-			v.Rel = append(v.Rel, line(r.Abs, len(analysis.MetricNames()), func(j int, x float64) string {
-				b := math.NaN()
-				if j < len(base) {
-					b = base[j]
-				}
-				return analysis.RelString(b, x)
+			v.Rel = append(v.Rel, line(r.Abs, len(analysis.MetricNames()), func(j int, _ float64) string {
+				return r.RelAt(t.Rows[0], j)
 			}))
 		}
 		v.Honest = append(v.Honest, line(r.Honest, len(analysis.HonestNames()), func(_ int, x float64) string { return htmlNum(x) }))

@@ -122,19 +122,30 @@ func verdictLegend(c *analysis.Comparison) []string {
 		if c.Looks > 1 {
 			looks = fmt.Sprintf(" (the level of each of up to %d looks, --until-decided, so that all of them together stay within α = %g)", c.Looks, c.Alpha)
 		}
-		out = append(out, fmt.Sprintf("paired rows (%s): rel is a geometric mean of the per-round ratios (of its repeats' means, or its rounds' trimmed mean: the pools below say which), ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
+		out = append(out, fmt.Sprintf("paired rows (%s): rel is a geometric mean of per-repeat ratios (each repeat's the geometric mean of its rounds', wild ones left out; one repeat: its rounds' trimmed mean), ±h%% half its %.1f %% interval%s; a change where the interval excludes 1", strings.Join(how, "; "), 100*c.Confidence, looks))
 	}
 	for i, ps := range c.Pools {
 		for _, p := range ps {
 			if p.Tests == 0 {
 				continue
 			}
+			effect := fmt.Sprintf("no repeat effect over %d tests (F test p=%.2g)", p.Tests, p.P)
 			if p.Repeats() {
-				out = append(out, fmt.Sprintf("%s, %s: the repeats differ beyond their rounds' noise over %d tests (intraclass correlation %.2f, F test p=%.2g): each test's interval is on its repeats' values, one per repeat", c.Others[i], p.Name, p.Tests, p.ICC, p.P))
-			} else {
-				out = append(out, fmt.Sprintf("%s, %s: no repeat effect over %d tests (F test p=%.2g): each test's interval is on its rounds", c.Others[i], p.Name, p.Tests, p.P))
+				effect = fmt.Sprintf("the repeats differ beyond their rounds' noise over %d tests (intraclass correlation %.2f, F test p=%.2g)", p.Tests, p.ICC, p.P)
 			}
+			prior := "each test's variance its own (too few tests for a prior)"
+			if p.PriorDF > 0 {
+				prior = fmt.Sprintf("each test's variance moderated toward the pool's (empirical Bayes, %.0f prior degrees of freedom)", p.PriorDF)
+			}
+			first := ""
+			if p.FirstOut {
+				first = fmt.Sprintf("; its first repeats differ from the later ones (%+.1f %%, t test p=%.2g over its tests) and are left out as a warm-up", 100*p.FirstEffect, p.FirstP)
+			}
+			out = append(out, fmt.Sprintf("%s, %s: %s; each test's interval is on its repeats (each the mean of its rounds, wild ones left out), %s%s", c.Others[i], p.Name, effect, prior, first))
 		}
+	}
+	if lo, hi, ok := runSigmas(c); ok {
+		out = append(out, fmt.Sprintf("the paired intervals take in another run's variance on this host (σ %.1f to %.1f %% of the ratio: each test's from the A/A plans stored, at least %d, else the default %.0f %%; over the plans a test was measured in), the floor staying the margin of a call", 100*lo, 100*hi, analysis.MinRunEffects, 100*analysis.DefaultRunSigma))
 	}
 	if n := c.Pairings["unpaired"]; n > 0 {
 		out = append(out, fmt.Sprintf("%d unpaired row(s): rel is the ratio of medians (repeats: Mann-Whitney U; one run a side: each run's own seconds, which miss the drift between runs)", n))
@@ -143,8 +154,22 @@ func verdictLegend(c *analysis.Comparison) []string {
 	if calibrated(c) {
 		floor = "this host's noise floor (the NOISE column, from qpslab run --aa), ±5 % where it is not known"
 	}
-	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, and not shown to be within the floor either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
+	out = append(out, fmt.Sprintf("+ better, - worse: significant at α = %.2f and its interval beyond %s; ≈ the same within the floor (its %.0f %% interval inside it); ~ undecided: no significant change, or a significant one whose interval reaches across the floor, not shown within it either (more repeats, or --until-decided); = significant but inside the floor; ? cannot tell (too few rounds or seconds); colour only for + and -; a change whose p-value the false-discovery correction over the label's tests (Benjamini–Hochberg at the same level) does not keep is listed as such", c.Alpha, floor, 100*(1-2*(1-c.Confidence))))
 	return out
+}
+
+// runSigmas are the smallest and largest between-run σ the verdicts took
+// in, and whether any did.
+func runSigmas(c *analysis.Comparison) (lo, hi float64, ok bool) {
+	lo = math.Inf(1)
+	for _, r := range c.Rows {
+		for _, o := range r.Others {
+			if s := o.Verdict.RunSigma; s > 0 {
+				lo, hi, ok = math.Min(lo, s), math.Max(hi, s), true
+			}
+		}
+	}
+	return lo, hi, ok
 }
 
 // calibrated says whether some row has this host's noise floor.
@@ -174,8 +199,12 @@ func noiseCell(r analysis.Row) string {
 func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 	for i, o := range c.Others {
 		t := c.Tally[i]
-		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better); %d the same within the floor; %d undecided (no significant change); %d inside the noise floor; %d cannot tell\n",
-			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, t.Equivalent, t.Same, t.Inside, t.CannotTell)
+		fdr := ""
+		if t.NotAfterFDR > 0 {
+			fdr = fmt.Sprintf(", %d of them not after false-discovery correction", t.NotAfterFDR)
+		}
+		fmt.Fprintf(w, "Verdict for %s against %s: %d test(s) changed beyond the noise (%d worse, %d better%s); %d the same within the floor; %d undecided; %d inside the noise floor; %d cannot tell\n",
+			o, c.Base, t.Better+t.Worse, t.Worse, t.Better, fdr, t.Equivalent, t.Same, t.Inside, t.CannotTell)
 		for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
 			for _, r := range c.Rows {
 				v := r.Others[i].Verdict
@@ -190,7 +219,49 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 				if v.Method == analysis.MethodPaired {
 					how = fmt.Sprintf("%d rounds, %s", v.N, v.Pairing)
 				}
+				if v.NotAfterFDR {
+					how += fmt.Sprintf("; not after false-discovery correction, q=%.2g", v.Q)
+				}
 				fmt.Fprintf(w, "  %-6s %s, %d thread(s): %.2f%s (%s)\n", kind, rowName(c, r), r.Threads, v.Rel, iv, how)
+			}
+		}
+		// The cost beside the rate: the server's CPU per operation.
+		if t.CostTested > 0 {
+			fmt.Fprintf(w, "  cost (server CPU per operation, lower is better; a cost, not a rate, and not in the counts above): %d of %d test(s) changed beyond the noise, %d lower, %d higher\n",
+				t.CostBetter+t.CostWorse, t.CostTested, t.CostBetter, t.CostWorse)
+			for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
+				for _, r := range c.Rows {
+					cv := r.Others[i].Cost
+					if cv == nil || cv.Kind != kind || r.Group == "load" {
+						continue
+					}
+					word := map[string]string{analysis.KindWorse: "higher", analysis.KindBetter: "lower"}[kind]
+					rate := analysis.VerdictWords(r.Others[i].Verdict)
+					both := ""
+					if v := r.Others[i].Verdict; v.Changed() && v.Kind != kind {
+						both = "; the rate and the cost disagree: both are real"
+					}
+					fmt.Fprintf(w, "    cost %-6s %s, %d thread(s): server CPU/op %.2f [%.2f, %.2f] (rate %s%s)\n", word, rowName(c, r), r.Threads, cv.Rel, cv.Lo, cv.Hi, rate, both)
+				}
+			}
+		}
+		// The unstable: slices in two modes, on either label.
+		for _, r := range c.Rows {
+			if r.Group == "load" || i >= len(r.Others) {
+				continue
+			}
+			var parts []string
+			for _, s := range []struct {
+				label string
+				m     *analysis.Modes
+			}{{c.Base, r.Base.Modes}, {o, r.Others[i].Modes}} {
+				if s.m != nil {
+					parts = append(parts, fmt.Sprintf("%s's %d slices in two modes, %s (%.0f %%) and %s (%.0f %%)", s.label, s.m.Slices,
+						textNum(s.m.Low), 100*s.m.LowShare, textNum(s.m.High), 100*s.m.HighShare))
+				}
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, "  unstable %s, %d thread(s): %s; its interval covers the geometric mean of the paired slices' ratios (each repeat's mean log ratio), not the ratio of mean rates\n", rowName(c, r), r.Threads, strings.Join(parts, "; "))
 			}
 		}
 		// The undecided, with what would decide them.
@@ -623,7 +694,7 @@ func metricsDoc(tables []analysis.MetricTable) Doc {
 			var a, re, h []string
 			for i, v := range r.Abs {
 				a = append(a, absMetric(i, v))
-				rs := analysis.RelString(base.Abs[i], v)
+				rs := r.RelAt(base, i)
 				if i < len(r.Verdicts) && rs != "-" {
 					rs += metricMark(r.Verdicts[i])
 				}
@@ -645,7 +716,7 @@ func metricsDoc(tables []analysis.MetricTable) Doc {
 			honest = append(honest, append(h, r.Label))
 		}
 		put(head, abs)
-		d.Sayf("relative to first result (%s); + better, - worse (significant and beyond ±5 %%), ≈ the same within ±5 %%, ~ undecided (no significant change), = significant but within ±5 %%, ? cannot tell (too few rounds or repeats)", base.Label)
+		d.Sayf("relative to first result (%s); + better, - worse (significant, the interval beyond ±5 %%), ≈ the same within ±5 %%, ~ undecided, = significant but within ±5 %%, ? cannot tell (too few rounds or repeats)", base.Label)
 		d.Gap()
 		put(head, rel)
 		op := base.Op

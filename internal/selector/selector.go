@@ -235,6 +235,14 @@ func Options(ctx context.Context, st *store.Store, sets []analysis.Set, layout s
 		return o
 	}
 	o.Noise = noise
+	effects, err := st.RunEffectsOf(ctx)
+	if err != nil {
+		if warn != nil {
+			fmt.Fprintf(warn, "warning: no between-run variance: %v\n", err)
+		}
+		return o
+	}
+	o.RunEffects = effects
 	return o
 }
 

@@ -199,7 +199,7 @@ func (s *Study) doc() []section {
 			for k, v := range r.Abs {
 				cell := ms[k].Format(v)
 				if r.Label != first.Label {
-					cell += " (" + analysis.RelString(first.Abs[k], v) + ")"
+					cell += " (" + r.RelAt(first, k) + ")"
 				}
 				row = append(row, cell)
 			}
