@@ -3,23 +3,23 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/qpslab/qpslab/internal/jobs"
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/report"
 )
 
 func newBisectCmd() *cobra.Command {
-	var o jobs.BisectOptions
+	var o app.BisectOptions
 	var threshold, format string
 	var set []string
 	var rounds int
 	c := jobCmd("bisect GOOD BAD --src DIR --suite S --test T", "Find the commit that made a test slower: compile "+
 		"and measure the commits between GOOD and BAD", cobra.ExactArgs(2),
-		func(cmd *cobra.Command, e jobs.Env, args []string) (err error) {
+		func(cmd *cobra.Command, e app.Env, args []string) (err error) {
 			o.Good, o.Bad = args[0], args[1]
-			if o.Threshold, o.Set, err = jobs.BisectFlags(threshold, set); err != nil {
+			if o.Threshold, o.Set, err = app.BisectFlags(threshold, set); err != nil {
 				return err
 			}
-			return jobs.Bisect(cmd.Context(), e, o)
+			return app.Bisect(cmd.Context(), e, o)
 		})
 	f := c.Flags()
 	f.StringVar(&o.Src, "src", "", "the source tree: a git checkout (never checked out: commits are compiled in the "+
@@ -41,8 +41,8 @@ func newBisectCmd() *cobra.Command {
 		"its parent, and diff the profiles")
 	f.StringArrayVar(&set, "set", nil, "a suite flag, NAME=VALUE, as qpslab run SUITE takes it (repeat for more)")
 	verb := func(use, short string, args cobra.PositionalArgs) *cobra.Command {
-		return jobCmd(use, short, args, func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.BisectVerb(cmd.Context(), e, cmd.Name(), args, rounds, format)
+		return jobCmd(use, short, args, func(cmd *cobra.Command, e app.Env, args []string) error {
+			return app.BisectVerb(cmd.Context(), e, cmd.Name(), args, rounds, format)
 		})
 	}
 	resume := verb("resume ID", "Continue an interrupted or undecided bisection", cobra.ExactArgs(1))

@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/build"
-	"github.com/qpslab/qpslab/internal/jobs"
 )
 
-func registry(e jobs.Env) build.Registry {
+func registry(e app.Env) build.Registry {
 	return build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache, Logs: e.Home.Logs()}
 }
 
@@ -18,8 +18,8 @@ func newBuildsCmd() *cobra.Command {
 		"its binaries are), and fetch Debian source packages"}
 	var available bool
 	list := jobCmd("list", "List the system builds (Debian packages) and every registered build", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-			return jobs.Builds(cmd.Context(), e, available)
+		func(cmd *cobra.Command, e app.Env, _ []string) error {
+			return app.Builds(cmd.Context(), e, available)
 		})
 	list.Flags().BoolVar(&available, "available", false, "instead, what each source offers to fetch: Maven's MariaDB "+
 		"and PostgreSQL versions, Debian's suites' MySQL and MariaDB servers, the official tarballs")
@@ -28,7 +28,7 @@ func newBuildsCmd() *cobra.Command {
 	var replace bool
 	add := jobCmd("add NAME --flavor F (--basedir DIR | --path PROGRAM)", "Register an install prefix (your own "+
 		"compiled build, say) as build NAME", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		func(cmd *cobra.Command, e app.Env, args []string) error {
 			b, err := registry(e).AddFrom(cmd.Context(), args[0], flavor, basedir, program, replace)
 			if err == nil {
 				fmt.Fprintf(e.Out, "added build %s: %s %s at %s\n", b.Name, b.Flavor, b.Version, b.Where())
@@ -45,7 +45,7 @@ func newBuildsCmd() *cobra.Command {
 	fetch := jobCmd("fetch FLAVOR-VERSION|URL", "Fetch a build once into the cache: a registry artifact "+
 		"(mariadb-10.2.11, postgres-12.17.0), an official tarball (mysql-8.0.36, a URL) or a server of Debian's "+
 		"suites (mysql-9.7.4, mariadb-10.5.23)", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		func(cmd *cobra.Command, e app.Env, args []string) error {
 			o.Log = e.Err
 			b, err := registry(e).Fetch(cmd.Context(), args[0], o)
 			if err == nil {
@@ -68,7 +68,7 @@ func newBuildsCmd() *cobra.Command {
 	var co build.CompileOptions
 	compile := jobCmd("compile SRC", "Compile a source tree (a git checkout's commit, an unpacked source or a source "+
 		"tarball) with its flavor's recipe into the cache and register it", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		func(cmd *cobra.Command, e app.Env, args []string) error {
 			co.Src, co.Progress = args[0], e.Err
 			b, err := registry(e).Compile(cmd.Context(), co)
 			if err == nil {
@@ -92,7 +92,7 @@ func newBuildsCmd() *cobra.Command {
 	source := jobCmd("source NAME=VERSION --suite SUITE --into DIR", "Download a Debian source package once (apt-get "+
 		"source through qpslab's private apt state) and print its upstream tarball, the tree a compile or a "+
 		"bisection starts from", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		func(cmd *cobra.Command, e app.Env, args []string) error {
 			logf := func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) }
 			tar, err := registry(e).DebianSource(cmd.Context(), suite, args[0], into, mirror, logf)
 			if err == nil {

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/config"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 )
 
@@ -13,9 +13,9 @@ const familyFlagHelp = "the config family: mysql (MariaDB and MySQL), postgres o
 func newConfigsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "configs", Short: "List, show and add config variants (my.cnf or postgresql.conf " +
 		"fragments, db_bench option sets)"}
-	configs := func(e jobs.Env) config.Store { return config.Store{Dir: e.Home.Configs()} }
+	configs := func(e app.Env) config.Store { return config.Store{Dir: e.Home.Configs()} }
 	list := jobCmd("list", "List the shipped configs and your own", cobra.NoArgs,
-		func(_ *cobra.Command, e jobs.Env, _ []string) error {
+		func(_ *cobra.Command, e app.Env, _ []string) error {
 			cs, err := configs(e).List()
 			if err != nil {
 				return err
@@ -27,7 +27,7 @@ func newConfigsCmd() *cobra.Command {
 	var showFam string
 	var own bool
 	show := jobCmd("show NAME", "Print a config's effective settings (--own: its file as it is)", cobra.ExactArgs(1),
-		func(_ *cobra.Command, e jobs.Env, args []string) error {
+		func(_ *cobra.Command, e app.Env, args []string) error {
 			cfg, err := configs(e).Lookup(args[0], showFam)
 			if err != nil {
 				return err
@@ -43,7 +43,7 @@ func newConfigsCmd() *cobra.Command {
 	var addFam string
 	add := jobCmd("add NAME FILE", "Add FILE as config NAME, based on default unless --base says otherwise",
 		cobra.ExactArgs(2),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		func(cmd *cobra.Command, e app.Env, args []string) error {
 			o.BaseIsDefault = !cmd.Flags().Changed("base")
 			cfg, err := configs(e).AddFamily(args[0], args[1], addFam, o)
 			if err == nil {

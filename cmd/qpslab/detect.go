@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/changepoint"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
@@ -23,8 +23,8 @@ func newDetectCmd() *cobra.Command {
 	var q selector.DetectQuery
 	var format string
 	c := jobCmd("detect", "Find change points over the stored history: where each regression or improvement arrived",
-		cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-			return jobs.Detect(cmd.Context(), e, q, cmd.Flags().Changed, format)
+		cobra.NoArgs, func(cmd *cobra.Command, e app.Env, _ []string) error {
+			return app.Detect(cmd.Context(), e, q, cmd.Flags().Changed, format)
 		})
 	historyFlags(c, &q.History)
 	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue,
@@ -56,8 +56,8 @@ func newExportCmd() *cobra.Command {
 	var q selector.HistoryQuery
 	c := jobCmd("export otava-csv|nyrkio-json DIR", "Export the stored history as Otava CSV files (with otava.yaml) "+
 		"or Nyrkiö JSON uploads", cobra.ExactArgs(2),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.Export(cmd.Context(), e, q, args[0], args[1])
+		func(cmd *cobra.Command, e app.Env, args []string) error {
+			return app.Export(cmd.Context(), e, q, args[0], args[1])
 		})
 	historyFlags(c, &q)
 	return c

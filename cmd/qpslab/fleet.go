@@ -5,17 +5,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/duration"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/suite"
 )
 
 func newAgentCmd() *cobra.Command {
-	var o jobs.AgentOptions
+	var o app.AgentOptions
 	c := jobCmd("agent --store postgres://… [--labels L,…] [--name N]", "Work this host's benchmark jobs from the "+
 		"shared store, one at a time (docs/fleet.md)", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Agent(cmd.Context(), e, o) })
+		func(cmd *cobra.Command, e app.Env, _ []string) error { return app.Agent(cmd.Context(), e, o) })
 	c.Flags().StringVar(&o.Name, "name", "", "this host's name in the fleet (default: the hostname, in lower case); "+
 		"a name other than the hostname makes it a host of its own")
 	c.Flags().StringSliceVar(&o.Labels, "labels", nil, "labels to submit jobs by (qpslab fleet submit --hosts "+
@@ -37,29 +37,29 @@ func newFleetCmd() *cobra.Command {
 	c := &cobra.Command{Use: "fleet", Short: "Queue plans as jobs for benchmark hosts and follow them (docs/fleet.md)"}
 	var format string
 	status := jobCmd("status [JOB…]", "The hosts (state, last heartbeat) and the jobs (state, attempts, runs, "+
-		"errors); one job in full", cobra.ArbitraryArgs, func(cmd *cobra.Command, e jobs.Env, args []string) error {
-		return jobs.Status(cmd.Context(), e, args, format)
+		"errors); one job in full", cobra.ArbitraryArgs, func(cmd *cobra.Command, e app.Env, args []string) error {
+		return app.Status(cmd.Context(), e, args, format)
 	})
 	report.FormatFlag(status.Flags(), &format, "text", "json")
 	hosts := jobCmd("hosts", "The hosts whose agents registered: labels, state (idle, working, stopping, stopped, "+
 		"lost), heartbeat, machine", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Hosts(cmd.Context(), e, format) })
+		func(cmd *cobra.Command, e app.Env, _ []string) error { return app.Hosts(cmd.Context(), e, format) })
 	report.FormatFlag(hosts.Flags(), &format, "text", "json")
 	c.AddCommand(newFleetSubmitCmd(), status, hosts,
 		jobCmd("cancel JOB…", "Cancel jobs: a queued one never runs, a running one is stopped (its run stored "+
 			"aborted) and not retried", cobra.MinimumNArgs(1),
-			func(cmd *cobra.Command, e jobs.Env, args []string) error {
-				return jobs.Cancel(cmd.Context(), e, args)
+			func(cmd *cobra.Command, e app.Env, args []string) error {
+				return app.Cancel(cmd.Context(), e, args)
 			}),
 		jobCmd("retry JOB…", "Run cancelled or failed jobs again, now, as their next attempt (the runs of earlier "+
 			"attempts stop counting)", cobra.MinimumNArgs(1),
-			func(cmd *cobra.Command, e jobs.Env, args []string) error {
-				return jobs.Retry(cmd.Context(), e, args)
+			func(cmd *cobra.Command, e app.Env, args []string) error {
+				return app.Retry(cmd.Context(), e, args)
 			}))
 	return c
 }
 
-func submitFlags(c *cobra.Command, o *jobs.SubmitOptions) {
+func submitFlags(c *cobra.Command, o *app.SubmitOptions) {
 	c.Flags().StringSliceVar(&o.Hosts, "hosts", nil, "the hosts to run on: agent names and labels (qpslab fleet "+
 		"hosts lists them); one job per host")
 	c.Flags().Var(duration.Var(&o.Timeout, 0, true), "timeout", "how long one attempt may run; a job whose agent "+
@@ -75,24 +75,24 @@ func submitFlags(c *cobra.Command, o *jobs.SubmitOptions) {
 }
 
 func newFleetSubmitCmd() *cobra.Command {
-	var o jobs.SubmitOptions
+	var o app.SubmitOptions
 	var planPath string
 	c := jobCmd("submit SUITE [plan flags] --hosts NAME|LABEL,… | submit --plan FILE",
 		"Queue a plan (qpslab run's flags) as one job per host", cobra.ArbitraryArgs,
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.SubmitFile(cmd.Context(), e, planPath, args, o, cmd.Flags().Changed)
+		func(cmd *cobra.Command, e app.Env, args []string) error {
+			return app.SubmitFile(cmd.Context(), e, planPath, args, o, cmd.Flags().Changed)
 		})
 	c.Long = help("fleet-submit-SUITE") + "\n\n" + help("fleet-submit-plan")
 	submitFlags(c, &o)
 	c.Flags().StringVar(&planPath, "plan", "", "a plan file: suite, hosts and parameters (YAML)")
 	for _, s := range suite.All() {
-		var o jobs.SubmitOptions
+		var o app.SubmitOptions
 		sc, given := suiteCmd(s, " --build B [--config C] --hosts NAME|LABEL,…",
 			"Queue a "+s.Name()+" plan for each host: "+s.Summary(), help("fleet-submit-SUITE"))
 		submitFlags(sc, &o)
-		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+		sc.RunE = withEnv(func(cmd *cobra.Command, e app.Env, _ []string) error {
 			o.AttemptsGiven = cmd.Flags().Changed("attempts")
-			return jobs.Submit(cmd.Context(), e, s, given(), o)
+			return app.Submit(cmd.Context(), e, s, given(), o)
 		})
 		c.AddCommand(sc)
 	}

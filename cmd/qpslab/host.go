@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/host"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 )
 
@@ -18,7 +18,7 @@ func newHostCmd() *cobra.Command {
 	var serverCPUs, clientCPUs, datadir string
 	check := jobCmd("check", "Report the host's frequency state and every variance risk, with the command that "+
 		"removes it", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+		func(cmd *cobra.Command, e app.Env, _ []string) error {
 			c, err := host.CheckFor(roots, serverCPUs, clientCPUs, cmp.Or(datadir, e.Home.Sandboxes()))
 			switch {
 			case err != nil:
@@ -26,7 +26,7 @@ func newHostCmd() *cobra.Command {
 			case asJSON:
 				return report.HostCheckJSON(e.Out, c)
 			}
-			return jobs.HostCheck(cmd.Context(), e, c)
+			return app.HostCheck(cmd.Context(), e, c)
 		})
 	check.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	check.Flags().StringVar(&serverCPUs, "server-cpus", "", "the CPUs a run would pin the server to (e.g. 0-15): "+
@@ -36,7 +36,7 @@ func newHostCmd() *cobra.Command {
 		"sandboxes folder, where datadirs go)")
 	tune := jobCmd("tune", "Switch boost off and governors (and EPP) to performance, saving the previous state (root)",
 		cobra.NoArgs,
-		func(_ *cobra.Command, e jobs.Env, _ []string) error {
+		func(_ *cobra.Command, e app.Env, _ []string) error {
 			res, err := host.Tune(roots, e.Home.TuneState())
 			report.HostTuned(e.Out, res, err == nil)
 			return err
@@ -46,7 +46,7 @@ func newHostCmd() *cobra.Command {
 		cmd.Flags().StringVar(&roots.Proc, "procfs", host.Real.Proc, "procfs root")
 	}
 	reset := jobCmd("reset", "Put back every file qpslab host tune changed, byte for byte (root)", cobra.NoArgs,
-		func(_ *cobra.Command, e jobs.Env, _ []string) error {
+		func(_ *cobra.Command, e app.Env, _ []string) error {
 			done, err := host.Reset(e.Home.TuneState())
 			report.HostReset(e.Out, done, err == nil)
 			return err

@@ -13,21 +13,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/docs"
-	"github.com/qpslab/qpslab/internal/jobs"
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
 	_ "github.com/qpslab/qpslab/internal/workload" // registers every suite
 )
 
 func main() {
-	ctx, _ := jobs.Interruptible(context.Background(), os.Stderr) // until the process ends
+	ctx, _ := app.Interruptible(context.Background(), os.Stderr) // until the process ends
 	err := newRoot().ExecuteContext(ctx)
 	// Whatever path led here (success, error, SIGINT, SIGTERM), no server this
 	// process started and did not detach outlives it.
 	if serr := sandbox.StopAll(); serr != nil && err == nil {
 		err = serr
 	}
-	os.Exit(jobs.ExitCode(ctx, err, os.Stderr))
+	os.Exit(app.ExitCode(ctx, err, os.Stderr))
 }
 
 func newRoot() *cobra.Command {
@@ -117,7 +117,7 @@ func commandPath(c *cobra.Command) string { return strings.TrimPrefix(c.CommandP
 
 // withEnv is a RunE that calls f with the command's env: the home, its
 // --store and its writers.
-func withEnv(f func(*cobra.Command, jobs.Env, []string) error) func(*cobra.Command, []string) error {
+func withEnv(f func(*cobra.Command, app.Env, []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		e, err := env(cmd)
 		if err != nil {
@@ -129,6 +129,6 @@ func withEnv(f func(*cobra.Command, jobs.Env, []string) error) func(*cobra.Comma
 
 // jobCmd is a command that runs f with its env.
 func jobCmd(use, short string, args cobra.PositionalArgs,
-	f func(*cobra.Command, jobs.Env, []string) error) *cobra.Command {
+	f func(*cobra.Command, app.Env, []string) error) *cobra.Command {
 	return &cobra.Command{Use: use, Short: short, Args: args, RunE: withEnv(f)}
 }

@@ -4,8 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/importer"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
@@ -29,18 +29,18 @@ func selFlags(c *cobra.Command, sel *selector.Selection, byHost bool) {
 func newLabelsCmd() *cobra.Command {
 	var format string
 	c := jobCmd("labels", "List the stored result sets (build.config labels)", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error { return jobs.Labels(cmd.Context(), e, format) })
+		func(cmd *cobra.Command, e app.Env, _ []string) error { return app.Labels(cmd.Context(), e, format) })
 	report.FormatFlag(c.Flags(), &format, "text", "json")
 	return c
 }
 
 // comparisonCmd is compare (the tables, and with --html the report) or report (the HTML report only, to --html).
 func comparisonCmd(use, short string, tables bool) *cobra.Command {
-	o := jobs.CompareOptions{Sel: selector.Selection{LayoutFiles: true}, Tables: tables}
+	o := app.CompareOptions{Sel: selector.Selection{LayoutFiles: true}, Tables: tables}
 	sel := &o.Sel
 	c := jobCmd(use, short, func(_ *cobra.Command, args []string) error { return sel.CompareArgs(args) },
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.Compare(cmd.Context(), e, args, o)
+		func(cmd *cobra.Command, e app.Env, args []string) error {
+			return app.Compare(cmd.Context(), e, args, o)
 		})
 	selFlags(c, sel, true)
 	c.Flags().StringVar(&o.Groups, "groups", "",
@@ -82,7 +82,7 @@ func newMetricsCmd() *cobra.Command {
 func importCmd(use, short string, args cobra.PositionalArgs, facts bool,
 	read func(cmd *cobra.Command, src *importer.Source, args []string) ([]result.Run, error)) *cobra.Command {
 	var label, version, commit, when string
-	c := jobCmd(use, short, args, func(cmd *cobra.Command, e jobs.Env, args []string) error {
+	c := jobCmd(use, short, args, func(cmd *cobra.Command, e app.Env, args []string) error {
 		var src *importer.Source
 		if facts {
 			s, err := selector.Source(label, version, commit, when, func(n string) string { return "--" + n + " " })
@@ -92,7 +92,7 @@ func importCmd(use, short string, args cobra.PositionalArgs, facts bool,
 			src = &s
 		}
 		runs, err := read(cmd, src, args)
-		return jobs.Import(cmd.Context(), e, runs, err)
+		return app.Import(cmd.Context(), e, runs, err)
 	})
 	if facts {
 		c.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config "+

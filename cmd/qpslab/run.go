@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/duration"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/plan"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -32,7 +32,7 @@ func suiteCmd(s suite.Suite, use, short, long string) (c *cobra.Command, given f
 }
 
 func newSuiteRunCmd(s suite.Suite) *cobra.Command {
-	var o jobs.RunOptions
+	var o app.RunOptions
 	long := s.Summary() + "."
 	if h, ok := s.(suite.Helper); ok {
 		long = h.Help()
@@ -54,8 +54,8 @@ func newSuiteRunCmd(s suite.Suite) *cobra.Command {
 		"config once per state of this host's boost (CONFIG-boost-off, CONFIG-boost-on), taking turns slice by slice "+
 		"as configs do, boost switched before each; it is put back as it was when the run ends, even when killed; "+
 		"needs root and a cpufreq driver with a boost file (refused on a VM)")
-	c.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-		return jobs.Run(cmd.Context(), e, s, given(), o)
+	c.RunE = withEnv(func(cmd *cobra.Command, e app.Env, _ []string) error {
+		return app.Run(cmd.Context(), e, s, given(), o)
 	})
 	return c
 }
@@ -76,10 +76,10 @@ func newSuitesCmd() *cobra.Command {
 }
 
 func newDemoCmd() *cobra.Command {
-	var o jobs.DemoOptions
+	var o app.DemoOptions
 	c := jobCmd("demo", "The seeds' experiment in miniature: MariaDB 10.2.11 against 10.11, all 42 sysbench tests, "+
-		"compared", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-		return jobs.Demo(cmd.Context(), e, o)
+		"compared", cobra.NoArgs, func(cmd *cobra.Command, e app.Env, _ []string) error {
+		return app.Demo(cmd.Context(), e, o)
 	})
 	c.Flags().IntVar(&o.Rows, "rows", 100_000, "rows in the table")
 	c.Flags().Var(duration.SecondsVar(&o.Secs, 3, false), "secs", "each test's measured seconds per build, over all "+

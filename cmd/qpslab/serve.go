@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/duration"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/serve"
 )
 
@@ -15,7 +15,7 @@ func newServeCmd() *cobra.Command {
 	var o serve.Command
 	c := jobCmd("serve", "Serve the results: a dashboard of suites, history with change points, comparisons, runs "+
 		"and hosts; an API to post results to; webhook alerts", cobra.NoArgs,
-		func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+		func(cmd *cobra.Command, e app.Env, _ []string) error {
 			o.WebhookGiven, o.SettingsGiven = cmd.Flags().Changed("webhook"), cmd.Flags().Changed("settings")
 			return o.Run(cmd.Context(), e.Home, e.Store, e.Err)
 		})
@@ -58,7 +58,7 @@ func newServeCmd() *cobra.Command {
 func newTokensCmd() *cobra.Command {
 	c := &cobra.Command{Use: "tokens", Short: "Manage the API tokens of qpslab serve: create, list, revoke"}
 	var scopes []string
-	do := func(cmd *cobra.Command, e jobs.Env, args []string) error {
+	do := func(cmd *cobra.Command, e app.Env, args []string) error {
 		return serve.Tokens(cmd.Context(), e.Home, e.Store, cmd.Name(), args, scopes, e.Out, e.Err)
 	}
 	create := jobCmd("create NAME --scope read,ingest", "Make a token, and print it once", cobra.ExactArgs(1), do)

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/duration"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/sandbox"
 )
@@ -18,8 +18,8 @@ func newServerCmd() *cobra.Command {
 	var foreground bool
 	start := jobCmd("start BUILD CONFIG", "Start BUILD with CONFIG in its sandbox (named BUILD.CONFIG unless --name)",
 		cobra.ExactArgs(2),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.ServerStart(cmd.Context(), e, args[0], args[1], spec, foreground)
+		func(cmd *cobra.Command, e app.Env, args []string) error {
+			return app.ServerStart(cmd.Context(), e, args[0], args[1], spec, foreground)
 		})
 	f := start.Flags()
 	f.StringVar(&spec.Name, "name", "", "sandbox name (default BUILD.CONFIG)")
@@ -37,7 +37,7 @@ func newServerCmd() *cobra.Command {
 	var all bool
 	var stopTimeout time.Duration
 	stop := jobCmd("stop NAME... | --all", "Stop sandboxed servers (SIGKILL after --timeout)", cobra.ArbitraryArgs,
-		func(_ *cobra.Command, e jobs.Env, args []string) error {
+		func(_ *cobra.Command, e app.Env, args []string) error {
 			say := func(name string, was bool) { sandbox.SayStopped(e.Out, name, was, all) }
 			return sandbox.StopNamed(e.Home, args, all, stopTimeout, say)
 		})
@@ -46,8 +46,8 @@ func newServerCmd() *cobra.Command {
 		"graceful shutdown time before SIGKILL")
 
 	status := jobCmd("status [NAME...]", "Show sandboxes: build, config, state (running, stopped, failed, died), "+
-		"pid, port, socket", cobra.ArbitraryArgs, func(_ *cobra.Command, e jobs.Env, args []string) error {
-		jobs.Clean(e.Home, e.Err)
+		"pid, port, socket", cobra.ArbitraryArgs, func(_ *cobra.Command, e app.Env, args []string) error {
+		app.Clean(e.Home, e.Err)
 		sts, err := sandbox.States(e.Home, args...)
 		if err != nil {
 			return err
@@ -58,7 +58,7 @@ func newServerCmd() *cobra.Command {
 	var tcp bool
 	sql := jobCmd("sql NAME QUERY", "Run one SQL statement on a running sandbox and print the rows, tab-separated",
 		cobra.ExactArgs(2),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		func(cmd *cobra.Command, e app.Env, args []string) error {
 			cols, rows, err := sandbox.Query(cmd.Context(), e.Home, args[0], tcp, args[1])
 			if err != nil {
 				return err
@@ -70,9 +70,9 @@ func newServerCmd() *cobra.Command {
 	var o sandbox.PruneOptions
 	prune := jobCmd("prune [--keep-logs] [--dry-run]", "Remove the sandboxes whose server is not running (stopped, "+
 		"failed, died) and say how much space that freed", cobra.NoArgs,
-		func(_ *cobra.Command, e jobs.Env, _ []string) error {
+		func(_ *cobra.Command, e app.Env, _ []string) error {
 			if !o.DryRun {
-				jobs.Clean(e.Home, e.Err)
+				app.Clean(e.Home, e.Err)
 			}
 			removed, kept, err := sandbox.Prune(e.Home, o)
 			sandbox.SayPruned(e.Out, removed, kept, o.DryRun)

@@ -5,17 +5,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/home"
-	"github.com/qpslab/qpslab/internal/jobs"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
 // newStoreCmd is qpslab store check.
 func newStoreCmd() *cobra.Command {
-	var o jobs.StoreCheckOptions
+	var o app.StoreCheckOptions
 	check := jobCmd("check", "Check the results store for damage (SQLite's quick check; PostgreSQL's page "+
-		"checksums), and say the way back", cobra.NoArgs, func(cmd *cobra.Command, e jobs.Env, _ []string) error {
-		return jobs.StoreCheck(cmd.Context(), e, o)
+		"checksums), and say the way back", cobra.NoArgs, func(cmd *cobra.Command, e app.Env, _ []string) error {
+		return app.StoreCheck(cmd.Context(), e, o)
 	})
 	check.Flags().BoolVar(&o.Reindex, "reindex", false, "rebuild the damaged indexes from the tables, where only "+
 		"indexes are damaged (nothing is lost), and check again")
@@ -42,9 +42,9 @@ func storeDSN(cmd *cobra.Command) string {
 }
 
 // env is the command's env: the home, its --store and its writers.
-func env(cmd *cobra.Command) (jobs.Env, error) {
+func env(cmd *cobra.Command) (app.Env, error) {
 	h, err := home.Resolve()
-	return jobs.Env{Home: h, Store: storeDSN(cmd), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}, err
+	return app.Env{Home: h, Store: storeDSN(cmd), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}, err
 }
 
 // withStore runs f on the existing store of the home (or --store): none is

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/qpslab/qpslab/internal/jobs"
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/study"
 	"github.com/qpslab/qpslab/internal/suite"
 )
@@ -30,9 +30,9 @@ func newStudyCmd() *cobra.Command {
 		sc.Flags().StringVar(&o.Summary, "summary", "", "add the seeds' group summaries, a table per build against "+
 			"--base: seeds (their layout since July 2024: groups as rows; min, max, avg, median, stddev) or "+
 			"seeds-apr2024 (April 2024: average, median, min, max, stddev as rows, groups as columns)")
-		sc.RunE = withEnv(func(cmd *cobra.Command, e jobs.Env, _ []string) error {
+		sc.RunE = withEnv(func(cmd *cobra.Command, e app.Env, _ []string) error {
 			run := func(ctx context.Context, v map[string]string, file string, sweep []string) error {
-				return jobs.Run(ctx, e, s, v, jobs.RunOptions{Out: file, Sweep: sweep})
+				return app.Run(ctx, e, s, v, app.RunOptions{Out: file, Sweep: sweep})
 			}
 			env := study.Env{Home: e.Home, Store: e.Store, Out: e.Out, Err: e.Err, RunPlan: run}
 			return study.Run(cmd.Context(), env, s, given(), o)

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/qpslab/qpslab/internal/jobs"
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/target"
 )
 
@@ -12,9 +12,9 @@ func newTargetsCmd() *cobra.Command {
 	var replace bool
 	add := jobCmd("add NAME", "Register a server: its flavor, where it listens, as whom, and where its password is "+
 		"read from (never the password)", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
+		func(cmd *cobra.Command, e app.Env, args []string) error {
 			s.Name, s.PortSet = args[0], cmd.Flags().Changed("port")
-			return jobs.TargetAdd(e, s, replace)
+			return app.TargetAdd(e, s, replace)
 		})
 	add.Flags().StringVar(&s.Flavor, "flavor", "", "the server's flavor: mariadb, mysql or postgres (targets check "+
 		"refuses a server of another)")
@@ -36,15 +36,15 @@ func newTargetsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "targets", Short: "Register the servers qpslab did not start (a replica, a server on " +
 		"its own host, a managed database) for --target"}
 	c.AddCommand(add, jobCmd("list", "List the registered targets: where each listens, as whom, and where its "+
-		"password is read from", cobra.NoArgs, func(_ *cobra.Command, e jobs.Env, _ []string) error {
-		return jobs.TargetList(e)
+		"password is read from", cobra.NoArgs, func(_ *cobra.Command, e app.Env, _ []string) error {
+		return app.TargetList(e)
 	}), jobCmd("check NAME", "Connect to a target: reachable, version and flavor, qpslab's database (created or "+
 		"claimed while empty), max_connections, counters", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.TargetCheck(cmd.Context(), e, args[0])
+		func(cmd *cobra.Command, e app.Env, args []string) error {
+			return app.TargetCheck(cmd.Context(), e, args[0])
 		}), jobCmd("remove NAME", "Forget a target; its server and qpslab's database on it are left as they are",
-		cobra.ExactArgs(1), func(_ *cobra.Command, e jobs.Env, args []string) error {
-			return jobs.TargetRemove(e, args[0])
+		cobra.ExactArgs(1), func(_ *cobra.Command, e app.Env, args []string) error {
+			return app.TargetRemove(e, args[0])
 		}))
 	return c
 }

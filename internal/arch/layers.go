@@ -52,7 +52,7 @@ var layer = map[string]int{
 	"internal/report": 6, "internal/selector": 6, "internal/bisect": 6,
 	// Serving what is presented: the dashboard, its API and alerts; and
 	// running plans for the commands (qpslab run, the fleet, the demo).
-	"internal/serve": 7, "internal/jobs": 7, "internal/study": 7,
+	"internal/serve": 7, "internal/app": 7, "internal/study": 7,
 	// Wiring.
 	"cmd/qpslab": 8, "bench/changepoint": 8, "bench/servegen": 8,
 }

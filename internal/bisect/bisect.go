@@ -6,7 +6,7 @@
 // a Log: the store), resumed from that log, with commits that do not build
 // or cannot be told skipped as git bisect skip does. It compiles, runs and
 // stores nothing itself, reads no flags and prints only to the writer it
-// is given: internal/jobs runs the plans and opens the store.
+// is given: internal/app runs the plans and opens the store.
 package bisect
 
 import (

@@ -30,7 +30,7 @@ import (
 // Env is what a study is given: the home, the store's DSN (--store; ""
 // for the home's SQLite file), where to print, and how to run a plan of
 // suite values into a results file, the builds in the sweep's order given
-// (qpslab run's: jobs.Run, which the command passes in: study sits beside
+// (qpslab run's: app.Run, which the command passes in: study sits beside
 // jobs, not above it).
 type Env struct {
 	Home     home.Home

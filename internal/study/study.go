@@ -1,5 +1,5 @@
 // Package study owns qpslab study: a version sweep's one document. It runs
-// a suite on a list of builds (through internal/jobs, fetching registry
+// a suite on a list of builds (through internal/app, fetching registry
 // builds once), or reads their runs back from the store (internal/selector),
 // and assembles the study from the runs, ordered as the builds were given:
 // the summary per group per build against a base, the relative values per

@@ -7,7 +7,7 @@
 // printed); the plan itself runs in internal/plan, the fleet's queue in
 // internal/fleet. It reads no flags and no globals: the store DSN and the
 // writers come in an Env.
-package jobs
+package app
 
 import (
 	"context"
