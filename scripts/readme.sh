@@ -10,18 +10,25 @@ cd "$(dirname "$0")/.."
 Q=${QPSLAB_BIN:-$PWD/bin/qpslab}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+chmod 711 "$work" # the servers run as an unprivileged user, who must reach the home
 export QPSLAB_HOME=${QPSLAB_HOME:-$work/home}
-"$Q" demo --html "$work/demo.html" > "$work/out.txt" 2> "$work/err.txt"
+if ! "$Q" demo --html "$work/demo.html" > "$work/out.txt" 2> "$work/err.txt"; then
+	echo "readme: qpslab demo failed; its last lines:" >&2
+	tail -n 20 "$work/err.txt" >&2; tail -n 20 "$work/out.txt" >&2
+	exit 1
+fi
 python3 - "$work/out.txt" "$work/demo.html" <<'PY'
 import re, sys
 out = open(sys.argv[1], encoding="utf-8").read().rstrip("\n").split("\n")
-# Trim: the verdict line and the tl;dr with its findings, then the table's
-# first rows; the rest is in the HTML report.
-keep, rows = [], 0
-for line in out:
-    if len(keep) >= 45:
-        break
+# Trim: from the tl;dr (its findings, the verdict line and each call) to
+# the cost verdict's summary line; the per-run table before it, the cost
+# verdict's lines and the tables after it are in the HTML report.
+start = next(i for i, l in enumerate(out) if l.startswith("tl;dr:"))
+keep = []
+for line in out[start:]:
     keep.append(line.rstrip())
+    if line.lstrip().startswith("cost (") or line.startswith("TEST ") or len(keep) > 70:
+        break
 text = "\n".join("    " + l if l else "" for l in keep) + "\n    …\n"
 readme = open("README.md", encoding="utf-8").read()
 a, b = "<!-- demo-output -->\n", "<!-- /demo-output -->"
@@ -33,4 +40,5 @@ style = re.search(r"<style[^>]*>(.*?)</style>", page, re.S).group(1)
 svg = svg.replace('role="img">', 'role="img"><style><![CDATA[' + style + "]]></style><rect width=\"100%\" height=\"100%\" fill=\"white\"/>", 1)
 open("docs/images/demo-relative-qps.svg", "w", encoding="utf-8").write(svg + "\n")
 PY
+[ -z "${KEEP:-}" ] || cp "$work/out.txt" "$KEEP"
 echo "README.md and docs/images/demo-relative-qps.svg regenerated from qpslab demo ($(wc -l < "$work/out.txt") lines of output)"
