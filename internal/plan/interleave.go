@@ -124,6 +124,10 @@ func (p *Plan) Decide(roots host.Roots) error {
 	}
 	gib := func(n int64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
 	caches := strings.Join(what, ", ")
+	withCaches := "" // the cache settings after the size, when the servers have any (db_bench's have none)
+	if caches != "" {
+		withCaches = ", " + caches
+	}
 	switch {
 	case all <= budget:
 		g := make([]int, len(labels))
@@ -131,7 +135,7 @@ func (p *Plan) Decide(roots host.Roots) error {
 			g[i] = i
 		}
 		p.layout = Layout{Mode: InterleaveTest, Groups: [][]int{g},
-			Why: fmt.Sprintf("test-level interleaving: the %d labels' servers up together (%s with their caches, %s, of %s available)", len(labels), gib(all), caches, gib(avail))}
+			Why: fmt.Sprintf("test-level interleaving: the %d labels' servers up together (%s with their caches%s, of %s available)", len(labels), gib(all), withCaches, gib(avail))}
 	case len(p.Sweep) == len(labels) && maxPair(need, p.Sweep) <= budget:
 		var gs [][]int
 		for i := 1; i < len(p.Sweep); i++ {
