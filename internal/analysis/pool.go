@@ -214,20 +214,7 @@ type TestComponents struct {
 // whether they write are left out).
 func ComponentsOf(base, other Set) []TestComponents {
 	bRuns, oRuns := runsByKey(base.Runs), runsByKey(other.Runs)
-	keys := make([]key, 0, len(bRuns))
-	for k := range bRuns {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.test != b.test {
-			return a.test < b.test
-		}
-		if a.threads != b.threads {
-			return a.threads < b.threads
-		}
-		return a.cond < b.cond
-	})
+	keys := keysInOrder(bRuns)
 	var out []TestComponents
 	for _, k := range keys {
 		bs, os := bRuns[k], oRuns[k]
@@ -271,4 +258,24 @@ func ComponentsOf(base, other Set) []TestComponents {
 			Rounds: len(rounds), Repeats: int(p.DFB) + 1})
 	}
 	return out
+}
+
+// keysInOrder are the keys of runs by test, then threads, then conditions:
+// the order ComponentsOf and EffectsOf report their tests in.
+func keysInOrder(runs map[key][]result.Run) []key {
+	keys := make([]key, 0, len(runs))
+	for k := range runs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.test != b.test {
+			return a.test < b.test
+		}
+		if a.threads != b.threads {
+			return a.threads < b.threads
+		}
+		return a.cond < b.cond
+	})
+	return keys
 }

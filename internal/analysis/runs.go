@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"sort"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -114,20 +113,7 @@ type TestEffect struct {
 // their repeats alone (no pool, no run variance).
 func EffectsOf(base, other Set) []TestEffect {
 	bRuns, oRuns := runsByKey(base.Runs), runsByKey(other.Runs)
-	keys := make([]key, 0, len(bRuns))
-	for k := range bRuns {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.test != b.test {
-			return a.test < b.test
-		}
-		if a.threads != b.threads {
-			return a.threads < b.threads
-		}
-		return a.cond < b.cond
-	})
+	keys := keysInOrder(bRuns)
 	var out []TestEffect
 	for _, k := range keys {
 		bs, os := bRuns[k], oRuns[k]
