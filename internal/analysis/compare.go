@@ -186,6 +186,10 @@ type Tally struct {
 	CostBetter int `json:"cost_better"`
 	CostWorse  int `json:"cost_worse"`
 	CostTested int `json:"cost_tested"`
+	// CostNotAfterFDR is how many of CostBetter and CostWorse the
+	// false-discovery correction over the label's cost verdicts does not
+	// keep (correctFDR).
+	CostNotAfterFDR int `json:"cost_not_after_fdr"`
 	// NotAfterFDR is how many of Better and Worse the false-discovery
 	// correction over the label's tests does not keep (correctFDR).
 	NotAfterFDR int `json:"not_after_fdr"`

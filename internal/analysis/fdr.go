@@ -44,32 +44,55 @@ func BHAdjust(p []float64) []float64 {
 // in the label's Tally.NotAfterFDR. The level is each verdict's own
 // (Judging.Level: α for one look, Pocock's per-look level for a plan of
 // --until-decided's looks), so that the correction composes with the
-// sequential looks as docs/results.md says.
+// sequential looks as docs/results.md says. The verdicts on the server's
+// CPU per operation (Cell.Cost) are a family of their own, corrected the
+// same way over the label's tests and counted in Tally.CostNotAfterFDR: a
+// rate and a cost are two questions, and neither's calls should thin the
+// other's.
 func correctFDR(c *Comparison) {
 	for i := range c.Others {
-		var ps []float64
-		var at []*Verdict
+		var rate, cost []*Verdict
 		for ri := range c.Rows {
 			r := &c.Rows[ri]
 			if r.Group == "load" || i >= len(r.Others) || r.Others[i].Missing {
 				continue
 			}
-			v := &r.Others[i].Verdict
-			if math.IsNaN(v.P) {
-				continue
+			rate = append(rate, &r.Others[i].Verdict)
+			if r.Others[i].Cost != nil {
+				cost = append(cost, r.Others[i].Cost)
 			}
-			ps = append(ps, v.P)
-			at = append(at, v)
 		}
-		q := BHAdjust(ps)
-		for j, v := range at {
-			v.Q = q[j]
-			if v.Changed() && v.Q > v.Level {
-				v.NotAfterFDR = true
-				if i < len(c.Tally) {
-					c.Tally[i].NotAfterFDR++
-				}
-			}
+		n := CorrectFDR(rate)
+		nc := CorrectFDR(cost)
+		if i < len(c.Tally) {
+			c.Tally[i].NotAfterFDR += n
+			c.Tally[i].CostNotAfterFDR += nc
 		}
 	}
+}
+
+// CorrectFDR is the false-discovery correction over one family of
+// verdicts (the tests of one label on one question): each verdict with a
+// p-value gets its Benjamini–Hochberg Q, and a change whose Q is above its
+// own level is marked NotAfterFDR. It returns how many it marked.
+func CorrectFDR(family []*Verdict) int {
+	var ps []float64
+	var at []*Verdict
+	for _, v := range family {
+		if v == nil || math.IsNaN(v.P) {
+			continue
+		}
+		ps = append(ps, v.P)
+		at = append(at, v)
+	}
+	q := BHAdjust(ps)
+	marked := 0
+	for j, v := range at {
+		v.Q = q[j]
+		if v.Changed() && v.Q > v.Level {
+			v.NotAfterFDR = true
+			marked++
+		}
+	}
+	return marked
 }

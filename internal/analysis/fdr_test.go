@@ -71,3 +71,62 @@ func TestCorrectFDR(t *testing.T) {
 		t.Errorf("the load was corrected: %+v", v)
 	}
 }
+
+// TestCorrectFDRFamilies: the cost verdicts (server CPU per operation)
+// are corrected over the label's tests as a family of their own, and the
+// metrics table's per-op verdicts one family per label and metric: a
+// family of tiny p-values beside the example's does not thin it, and the
+// example's own five uncorrected calls are marked in each.
+func TestCorrectFDRFamilies(t *testing.T) {
+	ps := []float64{0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262, 0.5719, 0.6528, 0.7590, 1.000}
+	verdict := func(p float64) Verdict {
+		kind := KindSame
+		if p < 0.05 {
+			kind = KindWorse
+		}
+		return Verdict{P: p, Level: 0.05, Kind: kind, Significant: p < 0.05}
+	}
+	c := &Comparison{Others: []string{"b"}, Tally: make([]Tally, 1)}
+	for i, p := range ps {
+		cost := verdict(p)
+		c.Rows = append(c.Rows, Row{Test: "t", Threads: i + 1, Group: "g", Others: []Cell{{Verdict: verdict(1e-6), Cost: &cost}}})
+	}
+	correctFDR(c)
+	if got := c.Tally[0]; got.NotAfterFDR != 0 || got.CostNotAfterFDR != 5 {
+		t.Errorf("rates not after correction %d (want 0), costs %d (want 5)", got.NotAfterFDR, got.CostNotAfterFDR)
+	}
+	for i, r := range c.Rows {
+		if r.Others[0].Cost.NotAfterFDR != (i >= 4 && i < 9) {
+			t.Errorf("cost p=%g: not after FDR %v (q %g)", ps[i], r.Others[0].Cost.NotAfterFDR, r.Others[0].Cost.Q)
+		}
+	}
+
+	// Metrics: three labels; label 1's first metric holds the example,
+	// its second tiny p-values; label 2's first metric tiny p-values.
+	var tables []MetricTable
+	for _, p := range ps {
+		tables = append(tables, MetricTable{Rows: []MetricRow{
+			{Label: "a"},
+			{Label: "b", Verdicts: []Verdict{verdict(p), verdict(1e-6)}, HonestVerdicts: []Verdict{verdict(p)}},
+			{Label: "c", Verdicts: []Verdict{verdict(1e-6), verdict(p)}},
+		}})
+	}
+	correctMetricsFDR(tables, 3)
+	count := func(label, hw, metric int) (n int) {
+		for _, tb := range tables {
+			vs := tb.Rows[label].Verdicts
+			if hw == 1 {
+				vs = tb.Rows[label].HonestVerdicts
+			}
+			if vs[metric].NotAfterFDR {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct{ label, hw, metric, want int }{{1, 0, 0, 5}, {1, 0, 1, 0}, {1, 1, 0, 5}, {2, 0, 0, 0}, {2, 0, 1, 5}} {
+		if got := count(c.label, c.hw, c.metric); got != c.want {
+			t.Errorf("label %d, %s metric %d: %d not after correction, want %d", c.label, map[int]string{0: "hw", 1: "honest"}[c.hw], c.metric, got, c.want)
+		}
+	}
+}

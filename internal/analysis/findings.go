@@ -310,7 +310,7 @@ func hardwareUp(tables []MetricTable, r Row, base, label string) (out []HWChange
 				switch {
 				case b == 0:
 					up = o > 0
-				case v.Kind == KindWorse:
+				case v.Kind == KindWorse && !v.NotAfterFDR:
 					up = true
 				case v.Method == MethodNone:
 					up = math.Round(ch.Rel*100)/100 >= Better

@@ -172,7 +172,35 @@ func metrics(sets []Set, testPattern string, choice CounterChoice) ([]MetricTabl
 		t.Server, t.HiddenServer = serverLines(rowRuns, choice)
 		out = append(out, t)
 	}
+	correctMetricsFDR(out, len(sets))
 	return out, nil
+}
+
+// correctMetricsFDR is the false-discovery correction of the per-op
+// verdicts: one family per other label and metric, over the tables (the
+// tests and thread counts), as compare corrects each label's rates
+// (CorrectFDR). A metrics table judges a dozen counters on every test; a
+// counter's calls across the tests are one question, and its change on
+// one test in twenty at α is what noise alone gives.
+func correctMetricsFDR(tables []MetricTable, labels int) {
+	for i := 1; i < labels; i++ {
+		fam := map[[2]int][]*Verdict{} // [0 hw | 1 honest, metric]
+		for ti := range tables {
+			if i >= len(tables[ti].Rows) {
+				continue
+			}
+			r := &tables[ti].Rows[i]
+			for j := range r.Verdicts {
+				fam[[2]int{0, j}] = append(fam[[2]int{0, j}], &r.Verdicts[j])
+			}
+			for j := range r.HonestVerdicts {
+				fam[[2]int{1, j}] = append(fam[[2]int{1, j}], &r.HonestVerdicts[j])
+			}
+		}
+		for _, f := range fam {
+			CorrectFDR(f)
+		}
+	}
 }
 
 // looksOf is the most looks the runs' plans could take (result.Run.Looks).

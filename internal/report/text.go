@@ -76,7 +76,11 @@ func halfWidth(v analysis.Verdict) string {
 // metricMark is verdictMark without its space, "" where nothing was
 // tested.
 func metricMark(v analysis.Verdict) string {
-	return strings.TrimSpace(verdictMark(v))
+	m := strings.TrimSpace(verdictMark(v))
+	if v.NotAfterFDR {
+		m += "*" // a change the correction over the tests does not keep
+	}
+	return m
 }
 
 // verdictMark is what follows a relative value: + better and - worse
@@ -227,8 +231,12 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 		}
 		// The cost beside the rate: the server's CPU per operation.
 		if t.CostTested > 0 {
-			fmt.Fprintf(w, "  cost (server CPU per operation, lower is better; a cost, not a rate, and not in the counts above): %d of %d test(s) changed beyond the noise, %d lower, %d higher\n",
-				t.CostBetter+t.CostWorse, t.CostTested, t.CostBetter, t.CostWorse)
+			cfdr := ""
+			if t.CostNotAfterFDR > 0 {
+				cfdr = fmt.Sprintf(", %d of them not after false-discovery correction", t.CostNotAfterFDR)
+			}
+			fmt.Fprintf(w, "  cost (server CPU per operation, lower is better; a cost, not a rate, and not in the counts above): %d of %d test(s) changed beyond the noise, %d lower, %d higher%s\n",
+				t.CostBetter+t.CostWorse, t.CostTested, t.CostBetter, t.CostWorse, cfdr)
 			for _, kind := range []string{analysis.KindWorse, analysis.KindBetter} {
 				for _, r := range c.Rows {
 					cv := r.Others[i].Cost
@@ -240,6 +248,9 @@ func VerdictSummary(w io.Writer, c *analysis.Comparison) {
 					both := ""
 					if v := r.Others[i].Verdict; v.Changed() && v.Kind != kind {
 						both = "; the rate and the cost disagree: both are real"
+					}
+					if cv.NotAfterFDR {
+						both += fmt.Sprintf("; not after false-discovery correction, q=%.2g", cv.Q)
 					}
 					fmt.Fprintf(w, "    cost %-6s %s, %d thread(s): server CPU/op %.2f [%.2f, %.2f] (rate %s%s)\n", word, rowName(c, r), r.Threads, cv.Rel, cv.Lo, cv.Hi, rate, both)
 				}
@@ -716,7 +727,7 @@ func metricsDoc(tables []analysis.MetricTable) Doc {
 			honest = append(honest, append(h, r.Label))
 		}
 		put(head, abs)
-		d.Sayf("relative to first result (%s); + better, - worse (significant, the interval beyond ±5 %%), ≈ the same within ±5 %%, ~ undecided, = significant but within ±5 %%, ? cannot tell (too few rounds or repeats)", base.Label)
+		d.Sayf("relative to first result (%s); + better, - worse (significant, the interval beyond ±5 %%), ≈ the same within ±5 %%, ~ undecided, = significant but within ±5 %%, ? cannot tell (too few rounds or repeats); * not kept by the false-discovery correction over this metric's tests", base.Label)
 		d.Gap()
 		put(head, rel)
 		op := base.Op
