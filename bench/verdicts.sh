@@ -231,3 +231,8 @@ jq -s -r '
   [.[1].rows[] | select(.group != "load") | {t: .test, k: .others[0].verdict.kind}] as $b |
   [$a[] | . as $x | select($x.k == "better" or $x.k == "worse" or $x.k == "equivalent") | {t: $x.t, k: $x.k, k2: ([$b[] | select(.t == $x.t) | .k][0])}] as $d |
   "  reproduced: \([$d[] | select(.k == .k2)] | length) of the first demo'"'"'s \($d | length) decided verdicts the second gives again; contradicted (better against worse, or a change against the same): \([$d[] | select((.k == "better" and .k2 == "worse") or (.k == "worse" and .k2 == "better") or ((.k == "better" or .k == "worse") and .k2 == "equivalent") or (.k == "equivalent" and (.k2 == "better" or .k2 == "worse")))] | length)"' "$out/demo1.json" "$out/demo2.json"
+jq -s -r '
+  [.[0].rows[] | select(.group != "load") | {t: .test, k: .others[0].verdict.kind, f: (.others[0].verdict.not_after_fdr // false)}] as $a |
+  [.[1].rows[] | select(.group != "load") | {t: .test, k: .others[0].verdict.kind}] as $b |
+  [$a[] | . as $x | select(($x.k == "better" or $x.k == "worse") and ($x.f | not)) | {t: $x.t, k: $x.k, k2: ([$b[] | select(.t == $x.t) | .k][0])}] as $c |
+  "  calls (interval beyond the floor, kept by the correction) the second demo repeats: \([$c[] | select(.k == .k2)] | length) of \($c | length); reversed: \([$c[] | select((.k == "better" and .k2 == "worse") or (.k == "worse" and .k2 == "better"))] | length)"' "$out/demo1.json" "$out/demo2.json"
