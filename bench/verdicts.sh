@@ -111,7 +111,7 @@ echo "== (a) A/A at the demo's budget, $AA_RUNS runs"
 for i in $(seq 1 "$AA_RUNS"); do
   t0=$SECONDS
   aa "aa$i"
-  echo "  run $i: $((SECONDS - t0)) s; $(grep -c '^look ' "$out/aa$i.log" || true) look(s)"
+  echo "  run $i: $((SECONDS - t0)) s; $(grep -c '^== look ' "$out/aa$i.log" || true) look(s) after the first"
 done
 pools "$out"/aa*[0-9].json
 
