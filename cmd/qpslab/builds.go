@@ -29,7 +29,8 @@ func newBuildsCmd() *cobra.Command {
 	add := jobCmd("add NAME --flavor F (--basedir DIR | --path PROGRAM)", "Register an install prefix (your own "+
 		"compiled build, say) as build NAME", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, e app.Env, args []string) error {
-			b, err := registry(e).AddFrom(cmd.Context(), args[0], flavor, basedir, program, replace)
+			given := build.Build{Name: args[0], Basedir: basedir, Program: program}
+			b, err := registry(e).AddFrom(cmd.Context(), flavor, given, replace)
 			if err == nil {
 				fmt.Fprintf(e.Out, "added build %s: %s %s at %s\n", b.Name, b.Flavor, b.Version, b.Where())
 			}
@@ -93,8 +94,8 @@ func newBuildsCmd() *cobra.Command {
 		"source through qpslab's private apt state) and print its upstream tarball, the tree a compile or a "+
 		"bisection starts from", cobra.ExactArgs(1),
 		func(cmd *cobra.Command, e app.Env, args []string) error {
-			logf := func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) }
-			tar, err := registry(e).DebianSource(cmd.Context(), suite, args[0], into, mirror, logf)
+			tar, err := registry(e).DebianSource(cmd.Context(), suite, args[0], into,
+				build.FetchOptions{Mirror: mirror, Log: e.Err})
 			if err == nil {
 				fmt.Fprintln(e.Out, tar)
 			}

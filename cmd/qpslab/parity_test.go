@@ -46,7 +46,7 @@ func parityRun(t *testing.T, build, flavor, version, config, engine string, at i
 func serveAPI(t *testing.T, st *store.Store) func(path string) (int, string) {
 	t.Helper()
 	var settings analysis.DetectSettings
-	base, err := settings.Resolve(analysis.Given{}, "")
+	base, err := settings.Resolve(analysis.Tuning{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

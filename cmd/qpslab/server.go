@@ -19,7 +19,8 @@ func newServerCmd() *cobra.Command {
 	start := jobCmd("start BUILD CONFIG", "Start BUILD with CONFIG in its sandbox (named BUILD.CONFIG unless --name)",
 		cobra.ExactArgs(2),
 		func(cmd *cobra.Command, e app.Env, args []string) error {
-			return app.ServerStart(cmd.Context(), e, args[0], args[1], spec, foreground)
+			spec.Detach = !foreground
+			return app.ServerStart(cmd.Context(), e, args[0], args[1], spec)
 		})
 	f := start.Flags()
 	f.StringVar(&spec.Name, "name", "", "sandbox name (default BUILD.CONFIG)")

@@ -19,12 +19,8 @@ import (
 // then the file's top level, then the command line), and per-test
 // overrides from the file, which win for the tests they match.
 type DetectSettings struct {
-	PValue       *float64   `yaml:"pvalue"`
-	Window       *int       `yaml:"window"`
-	MinMagnitude *float64   `yaml:"min_magnitude"`
-	MinSegment   *int       `yaml:"min_segment"`
-	Method       *string    `yaml:"method"`
-	Tests        []Override `yaml:"tests"`
+	Tuning `yaml:",inline"`
+	Tests  []Override `yaml:"tests"`
 	// Floors, if set, is the noise floor of a test's headline on a host
 	// (qpslab run --aa): the minimum magnitude of a headline series of
 	// one host where neither the command line (MagnitudeGiven) nor the
@@ -66,13 +62,9 @@ func (s DetectSettings) seriesOptions(base changepoint.Options, sr history.Serie
 
 // Override is the settings for the tests (and metrics) its globs match.
 type Override struct {
-	Match        string   `yaml:"match"`  // glob over test labels
-	Metric       string   `yaml:"metric"` // glob over metric names; "" for all
-	PValue       *float64 `yaml:"pvalue"`
-	Window       *int     `yaml:"window"`
-	MinMagnitude *float64 `yaml:"min_magnitude"`
-	MinSegment   *int     `yaml:"min_segment"`
-	Method       *string  `yaml:"method"`
+	Match  string `yaml:"match"`  // glob over test labels
+	Metric string `yaml:"metric"` // glob over metric names; "" for all
+	Tuning `yaml:",inline"`
 }
 
 // LoadDetectSettings reads a settings file; a missing file is no settings.
@@ -99,21 +91,22 @@ func LoadDetectSettings(file string, mustExist bool) (DetectSettings, error) {
 	return s, nil
 }
 
-func apply(o *changepoint.Options, p *float64, w *int, m *float64, seg *int, method *string) {
-	if method != nil {
-		o.Method = changepoint.Method(*method)
+// apply sets in o the options t sets.
+func (t Tuning) apply(o *changepoint.Options) {
+	if t.Method != nil {
+		o.Method = changepoint.Method(*t.Method)
 	}
-	if p != nil {
-		o.PValue = *p
+	if t.PValue != nil {
+		o.PValue = *t.PValue
 	}
-	if w != nil {
-		o.Window = *w
+	if t.Window != nil {
+		o.Window = *t.Window
 	}
-	if m != nil {
-		o.MinMagnitude = *m
+	if t.MinMagnitude != nil {
+		o.MinMagnitude = *t.MinMagnitude
 	}
-	if seg != nil {
-		o.MinSegment = *seg
+	if t.MinSegment != nil {
+		o.MinSegment = *t.MinSegment
 	}
 }
 
@@ -131,7 +124,7 @@ func (s DetectSettings) Options(base changepoint.Options, test, metric string) c
 				continue
 			}
 		}
-		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment, ov.Method)
+		ov.apply(&o)
 	}
 	return o
 }
@@ -141,7 +134,7 @@ func (s DetectSettings) Options(base changepoint.Options, test, metric string) c
 func (s DetectSettings) Check(base changepoint.Options) error {
 	for i, ov := range s.Tests {
 		o := base
-		apply(&o, ov.PValue, ov.Window, ov.MinMagnitude, ov.MinSegment, ov.Method)
+		ov.apply(&o)
 		if _, err := changepoint.Detect([]float64{1, 1, 1}, o, changepoint.HigherIsBetter); err != nil {
 			return fmt.Errorf("tests[%d] (%s): %v", i, ov.Match, err)
 		}
@@ -151,25 +144,26 @@ func (s DetectSettings) Check(base changepoint.Options) error {
 
 // Defaults applies the file's top level to o.
 func (s DetectSettings) Defaults(o changepoint.Options) changepoint.Options {
-	apply(&o, s.PValue, s.Window, s.MinMagnitude, s.MinSegment, s.Method)
+	s.apply(&o)
 	return o
 }
 
-// Given are the detector options given on the command line: each field is
-// nil unless its flag was set.
-type Given struct {
-	PValue       *float64
-	Window       *int
-	MinMagnitude *float64
-	MinSegment   *int
-	Method       *string
+// Tuning is the detector's options as the settings file's top level, a
+// per-test entry or the command line sets them: each field is nil unless
+// set there.
+type Tuning struct {
+	PValue       *float64 `yaml:"pvalue"`
+	Window       *int     `yaml:"window"`
+	MinMagnitude *float64 `yaml:"min_magnitude"`
+	MinSegment   *int     `yaml:"min_segment"`
+	Method       *string  `yaml:"method"`
 }
 
 // Resolve is the options every series starts from: the built-in defaults,
 // then the settings file's top level, then the command line; it checks
 // them and every per-test entry, so that a bad value is one error before
 // any series is analysed. where names the settings file for the error.
-func (s DetectSettings) Resolve(given Given, where string) (changepoint.Options, error) {
+func (s DetectSettings) Resolve(given Tuning, where string) (changepoint.Options, error) {
 	o := s.Defaults(changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue, MinSegment: changepoint.DefaultMinSegment, Method: changepoint.Calibrated})
 	// The detector reads 0 as "its default": given on the command line, 0
 	// is a value to refuse, never to replace silently.
@@ -179,7 +173,7 @@ func (s DetectSettings) Resolve(given Given, where string) (changepoint.Options,
 	if given.MinSegment != nil && *given.MinSegment < 1 {
 		return o, fmt.Errorf("--min-segment %d: give 1 point or more", *given.MinSegment)
 	}
-	apply(&o, given.PValue, given.Window, given.MinMagnitude, given.MinSegment, given.Method)
+	given.apply(&o)
 	if _, err := changepoint.Detect([]float64{1, 1, 1}, o, changepoint.HigherIsBetter); err != nil {
 		return o, fmt.Errorf("%v: fix --pvalue, --window, --min-magnitude, --min-segment or --method (or %s)", err, where)
 	}

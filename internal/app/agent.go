@@ -117,7 +117,7 @@ func Agent(ctx context.Context, e Env, o AgentOptions) error {
 			Builds: builds, Configs: configs, Interval: o.Heartbeat},
 		RescueAfter: o.RescueAfter,
 		Work: func(ctx context.Context, at fleet.Attempt) error {
-			return runJob(ctx, e, name, agent, o.AllowFiles, at)
+			return jobAgent{e: e, name: name, agent: agent, allow: o.AllowFiles}.runJob(ctx, at)
 		},
 		Bisect: func(ctx context.Context, at fleet.BisectAttempt) error {
 			at.Job.Set = narrowAllow(at.Job.Set, o.AllowFiles)
@@ -156,14 +156,25 @@ func agentHas(ctx context.Context, h home.Home) ([]fleet.Build, []fleet.Config, 
 	return builds, configs, nil
 }
 
+// jobAgent is the agent working a fleet's jobs: its env, its name in the
+// fleet, agent that name where it is not the hostname (part of the
+// host's identity; "" otherwise), and the files outside their sandboxes
+// its servers may be pointed at (--allow-server-file).
+type jobAgent struct {
+	e           Env
+	name, agent string
+	allow       []string
+}
+
 // runJob runs one attempt of a fleet job on this agent: the plan, through
 // the code qpslab run uses, with its runs stored under the agent's name and
 // the job's id and attempt; the runs of its earlier attempts stop counting
 // first.
-func runJob(ctx context.Context, e Env, name, agent string, allow []string, at fleet.Attempt) error {
+func (a jobAgent) runJob(ctx context.Context, at fleet.Attempt) error {
 	if at.Job.Spread != nil {
-		return runSpread(ctx, e, name, agent, at)
+		return a.runSpread(ctx, at)
 	}
+	e, name, agent, allow := a.e, a.name, a.agent, a.allow
 	h := e.Home
 	// What this host cannot run as it is fails the job at once
 	// (fleet.Permanent); what may pass (a fetch, a server's start, a run)

@@ -24,7 +24,7 @@ func TestAgentRefusesServerFiles(t *testing.T) {
 	e := Env{Home: h, Out: &out, Err: &errw}
 	job := fleet.Job{Suite: "sysbench", Params: map[string]string{
 		"build": "mariadb-system", "set": "init_file=/etc/shadow", "allow-server-file": "/etc/shadow"}}
-	err := runJob(context.Background(), e, "alpha", "", nil, fleet.Attempt{ID: 7, Attempt: 1, Job: job})
+	err := jobAgent{e: e, name: "alpha"}.runJob(context.Background(), fleet.Attempt{ID: 7, Attempt: 1, Job: job})
 	testenv.WantErr(t, err, "agent alpha refuses the job", "init_file=/etc/shadow", "qpslab agent --allow-server-file")
 	if !errors.Is(err, config.ErrServerFile) {
 		t.Errorf("%v is not the refusal", err)
@@ -41,7 +41,7 @@ func TestAgentRefusesServerFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyed := fleet.Job{Suite: "sysbench", Params: map[string]string{"build": "mariadb-system", "config": "keyed"}}
-	err = runJob(context.Background(), e, "alpha", "", nil, fleet.Attempt{ID: 8, Attempt: 1, Job: keyed})
+	err = jobAgent{e: e, name: "alpha"}.runJob(context.Background(), fleet.Attempt{ID: 8, Attempt: 1, Job: keyed})
 	testenv.WantErr(t, err, "agent alpha refuses the job", "config keyed sets ssl-key=/root/k.pem")
 	// Both allow it: the job is planned.
 	p, err := jobPlan(job, []string{"/etc/shadow"})

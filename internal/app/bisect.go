@@ -156,7 +156,9 @@ func bisectIn(ctx context.Context, e Env, o BisectOptions, id *int64) error {
 	}
 	defer st.Close()
 	bad := cs[len(cs)-1]
-	b, found, err := st.FindBisection(ctx, src, good.Hash, bad.Hash, o.Suite, o.Test)
+	q := store.Bisection{Src: src, Good: good.Hash, Bad: bad.Hash, Suite: o.Suite, Test: o.Test, Metric: o.Metric,
+		Threshold: o.Threshold, Params: paramsOf(o), State: store.BisectRunning}
+	b, found, err := st.FindBisection(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -182,8 +184,7 @@ func bisectIn(ctx context.Context, e Env, o BisectOptions, id *int64) error {
 		}
 		fmt.Fprintf(e.Err, "resuming bisection %d (%s; %d step(s) stored)\n", b.ID, b.State, len(steps))
 	} else {
-		b, err = st.StartBisection(ctx, store.Bisection{Src: src, Good: good.Hash, Bad: bad.Hash, Suite: o.Suite, Test: o.Test, Metric: o.Metric,
-			Threshold: o.Threshold, Params: paramsOf(o), State: store.BisectRunning})
+		b, err = st.StartBisection(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -194,7 +195,7 @@ func bisectIn(ctx context.Context, e Env, o BisectOptions, id *int64) error {
 		}
 		defer unlock()
 	}
-	w, err := newWalk(ctx, e, st, o, b, steps, good, cs)
+	w, err := (&planTester{e: e, st: st, o: o}).walk(b, steps, good, cs)
 	if err != nil {
 		return err
 	}
@@ -205,13 +206,13 @@ func bisectIn(ctx context.Context, e Env, o BisectOptions, id *int64) error {
 // that many rounds a measurement from now on; a step that could not tell
 // pools them with its earlier ones).
 func BisectResume(ctx context.Context, e Env, id int64, rounds int, builder bisect.Builder) error {
-	return reopen(ctx, e, id, rounds, builder, func(context.Context, *bisect.Walk) (string, error) { return "", nil })
+	return reopen(ctx, e, id, BisectOptions{Rounds: rounds, Builder: builder}, func(context.Context, *bisect.Walk) (string, error) { return "", nil })
 }
 
 // BisectSkip skips commit (a hash or its prefix; "": the step that could
 // not tell) of bisection id, as git bisect skip does, and continues it.
 func BisectSkip(ctx context.Context, e Env, id int64, commit string, builder bisect.Builder) error {
-	return reopen(ctx, e, id, 0, builder, func(ctx context.Context, w *bisect.Walk) (string, error) {
+	return reopen(ctx, e, id, BisectOptions{Builder: builder}, func(ctx context.Context, w *bisect.Walk) (string, error) {
 		c, err := w.Skip(ctx, commit)
 		if err != nil {
 			return "", err
@@ -220,7 +221,10 @@ func BisectSkip(ctx context.Context, e Env, id int64, commit string, builder bis
 	})
 }
 
-func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Builder, before func(context.Context, *bisect.Walk) (string, error)) error {
+// reopen walks on stored bisection id with its own options but given's
+// Rounds (0: its own) and Builder, once before has done its part (its
+// line, if any, said first).
+func reopen(ctx context.Context, e Env, id int64, given BisectOptions, before func(context.Context, *bisect.Walk) (string, error)) error {
 	st, err := e.openStore(ctx)
 	if err != nil {
 		return err
@@ -239,22 +243,22 @@ func reopen(ctx context.Context, e Env, id int64, rounds int, builder bisect.Bui
 		return err
 	}
 	o := optionsOf(b)
-	o.Builder = builder
-	if rounds < 0 || rounds > maxRounds {
+	o.Builder = given.Builder
+	if rounds := given.Rounds; rounds < 0 || rounds > maxRounds {
 		return fmt.Errorf("--rounds %d: give 1 to %d paired rounds a measurement", rounds, maxRounds)
 	}
-	if rounds > 0 {
-		o.Rounds = rounds
+	if given.Rounds > 0 {
+		o.Rounds = given.Rounds
 		if b.Params == nil {
 			b.Params = map[string]string{}
 		}
-		b.Params["rounds"] = strconv.Itoa(rounds) // stored with its state: kept from now on
+		b.Params["rounds"] = strconv.Itoa(given.Rounds) // stored with its state: kept from now on
 	}
 	good, cs, err := build.Range(ctx, b.Src, b.Good, b.Bad, !o.AllParents)
 	if err != nil {
 		return fmt.Errorf("bisection %d: %w", id, err)
 	}
-	w, err := newWalk(ctx, e, st, o, b, steps, good, cs)
+	w, err := (&planTester{e: e, st: st, o: o}).walk(b, steps, good, cs)
 	if err != nil {
 		return err
 	}
@@ -430,25 +434,28 @@ func checkQuestion(o BisectOptions) (suite.Suite, bool, error) {
 	return s, m.HigherIsBetter, nil
 }
 
-// newWalk makes the walk of bisection b with the plan runner as its
-// Tester and the home's registry as its Builder.
-func newWalk(ctx context.Context, e Env, st *store.Store, o BisectOptions, b store.Bisection, steps []store.BisectStep, good build.Commit, cs []build.Commit) (*bisect.Walk, error) {
-	s, higher, err := checkQuestion(o)
+// walk makes the walk of bisection b (its stored steps; the commits cs
+// after good) with t, of its env, store and options, as its Tester and
+// the home's registry as its Builder.
+func (t *planTester) walk(b store.Bisection, steps []store.BisectStep, good build.Commit, cs []build.Commit) (*bisect.Walk, error) {
+	e := t.e
+	s, higher, err := checkQuestion(t.o)
 	if err != nil {
 		return nil, err
 	}
-	if o.Rounds <= 0 {
-		o.Rounds = DefaultRounds
+	if t.o.Rounds <= 0 {
+		t.o.Rounds = DefaultRounds
 	}
-	if o.Builder == nil {
-		o.Builder = builderOf(e.Home)
+	if t.o.Builder == nil {
+		t.o.Builder = builderOf(e.Home)
 	}
+	o := t.o
 	reg := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache}
-	t := &planTester{e: e, st: st, s: s, o: o, id: b.ID}
+	t.s, t.id = s, b.ID
 	if err := t.choose(); err != nil {
 		return nil, err
 	}
-	return &bisect.Walk{Good: good, Commits: cs, Builder: o.Builder, Tester: t, Log: st, Bisection: b, Steps: steps, Rounds: o.Rounds, Higher: higher,
+	return &bisect.Walk{Good: good, Commits: cs, Builder: o.Builder, Tester: t, Log: t.st, Bisection: b, Steps: steps, Rounds: o.Rounds, Higher: higher,
 		Why: o.PMP != "" || o.Perf, Out: e.Err, Lookup: reg.Get,
 		Compile: bisect.CompileOptions{Src: o.Src, Flavor: build.Flavor(o.Flavor), CFlags: o.CFlags, Progress: e.Err}}, nil
 }
@@ -548,7 +555,20 @@ func (t *planTester) plan(tests, base, other string, rounds int, final bool) (*p
 	return plan.Parse(t.s, v)
 }
 
+// measurement is one Measure of other against base, as mo asks, judged by j.
+type measurement struct {
+	*planTester
+	base, other build.Build
+	mo          bisect.MeasureOptions
+	j           analysis.Judging
+}
+
 func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bisect.MeasureOptions) (bisect.Measure, error) {
+	return (&measurement{planTester: t, base: base, other: other, mo: mo, j: analysis.DefaultJudging()}).run(ctx)
+}
+
+func (m *measurement) run(ctx context.Context) (bisect.Measure, error) {
+	t, base, other, mo := m.planTester, m.base, m.other, m.mo
 	e, h := t.e, t.e.Home
 	p, err := t.plan(t.tests, base.Name, other.Name, mo.Rounds, mo.Final)
 	if err != nil {
@@ -566,15 +586,14 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 		return bisect.Measure{}, err
 	}
 	fmt.Fprintf(e.Err, "measure %s against %s, %d round(s)\n", other.Name, base.Name, mo.Rounds)
-	j := analysis.DefaultJudging()
 	var more func(context.Context, []result.Run, int) ([]string, error)
 	if mo.Decided != nil && p.Layout().Mode == plan.InterleaveTest { // looks keep both servers up
 		// The step's question decides when it has rounds enough: more
 		// repeats of the test, look after look (plan.Plan.More).
 		p.Looks, p.Step = plan.DefaultLooks, max(1, mo.Rounds/2)
-		j.Looks = p.Looks
+		m.j.Looks = p.Looks
 		more = func(ctx context.Context, runs []result.Run, look int) ([]string, error) {
-			v, _, err := t.verdict(ctx, runs, base, other, mo, j)
+			v, _, err := m.verdict(ctx, runs)
 			if err != nil || mo.Decided(v) {
 				return nil, err
 			}
@@ -589,7 +608,7 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 	if mo.Final {
 		t.final = runs
 	}
-	v, bs, err := t.verdict(ctx, runs, base, other, mo, j)
+	v, bs, err := m.verdict(ctx, runs)
 	if err != nil {
 		return bisect.Measure{}, err
 	}
@@ -603,7 +622,8 @@ func (t *planTester) Measure(ctx context.Context, base, other build.Build, mo bi
 // verdict is the step's verdict of other against base from runs, pooled
 // with the runs of its earlier plans (a retry), judged by j; and base's
 // runs.
-func (t *planTester) verdict(ctx context.Context, runs []result.Run, base, other build.Build, mo bisect.MeasureOptions, j analysis.Judging) (analysis.Verdict, []result.Run, error) {
+func (m *measurement) verdict(ctx context.Context, runs []result.Run) (analysis.Verdict, []result.Run, error) {
+	t, base, other, mo, j := m.planTester, m.base, m.other, m.mo, m.j
 	if len(mo.Earlier) > 0 {
 		for _, b := range []string{base.Name, other.Name} {
 			old, err := t.st.Runs(ctx, store.Filter{Suite: t.s.Name(), Build: b, Test: t.o.Test})

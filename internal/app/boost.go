@@ -55,7 +55,8 @@ func boostStates(given []string) ([]bool, error) {
 // boost file, a user who may not write it), in one line each, before
 // anything starts. The switch it returns holds the host's boost until
 // restore.
-func boostConfigs(ctx context.Context, h home.Home, v suite.Values, given []string, roots host.Roots, aa bool) (suite.Values, *boostRun, error) {
+func boostConfigs(ctx context.Context, h home.Home, v suite.Values, o RunOptions) (suite.Values, *boostRun, error) {
+	given, roots, aa := o.Boost, o.Roots, o.AA
 	states, err := boostStates(given)
 	if err != nil {
 		return v, nil, err

@@ -57,7 +57,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 		if o.Roots.Sys == "" {
 			o.Roots = host.Real
 		}
-		if v, br, err = boostConfigs(ctx, h, v, o.Boost, o.Roots, o.AA); err != nil {
+		if v, br, err = boostConfigs(ctx, h, v, o); err != nil {
 			return err
 		}
 		defer func() {
@@ -446,19 +446,12 @@ func undecided(ctx context.Context, st *store.Store, runs []result.Run, look, lo
 		}
 	}
 	var out []string
-	decided, tests := 0, 0
 	for _, r := range cmp.Rows {
-		if r.Group == "load" {
-			continue
-		}
-		tests++
-		if !open[r.Test] {
-			decided++
-		} else if !slices.Contains(out, r.Test) {
+		if r.Group != "load" && open[r.Test] && !slices.Contains(out, r.Test) {
 			out = append(out, r.Test)
 		}
 	}
-	report.Look(w, cmp, look, looks, decided, tests)
+	report.Look(w, cmp, look, looks, out)
 	return out, nil
 }
 

@@ -7,10 +7,11 @@ import (
 )
 
 // ServerStart starts a sandbox of build with config (qpslab server start):
-// detached, or in the foreground until ctx ends, when it stops it.
-func ServerStart(ctx context.Context, e Env, build, config string, spec sandbox.Spec, foreground bool) error {
+// detached (spec.Detach), or in the foreground until ctx ends, when it
+// stops it.
+func ServerStart(ctx context.Context, e Env, build, config string, spec sandbox.Spec) error {
 	Clean(e.Home, e.Err)
-	spec.Detach = !foreground
+	foreground := !spec.Detach
 	srv, err := sandbox.StartNamed(ctx, e.Home, build, config, spec)
 	if err != nil {
 		return err

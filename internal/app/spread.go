@@ -167,7 +167,8 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 // parts', and keeps its runs of them for the merge; part 0 also runs the
 // load and the hooks, then merges each item's parts into one run and
 // stores them, or none if any part failed.
-func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt) (err error) {
+func (a jobAgent) runSpread(ctx context.Context, at fleet.Attempt) (err error) {
+	e, name, agent := a.e, a.name, a.agent
 	sp := *at.Job.Spread
 	h := e.Home
 	st, fl, err := e.openFleet(ctx)
@@ -206,7 +207,7 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 		return err
 	}
 	if sp.Part == sp.Parts {
-		return monitorSpread(ctx, e, fl, sp, p, t)
+		return a.monitorSpread(ctx, fl, sp, p, t)
 	}
 	p.Share = &plan.Share{Part: sp.Part, Parts: sp.Parts, Ready: func(ctx context.Context, key string) (time.Time, error) {
 		return fl.Ready(ctx, sp, key, spreadLead)
@@ -305,7 +306,8 @@ func runSpread(ctx context.Context, e Env, name, agent string, at fleet.Attempt)
 // samples the server's process and the disk of its folder over the item's
 // window (after its warm-up, for its seconds), and keeps that as its run,
 // whose hardware part 0 puts in the merged run (serverHost).
-func monitorSpread(ctx context.Context, e Env, fl *fleet.Fleet, sp fleet.Spread, p *plan.Plan, t target.Target) error {
+func (a jobAgent) monitorSpread(ctx context.Context, fl *fleet.Fleet, sp fleet.Spread, p *plan.Plan, t target.Target) error {
+	e := a.e
 	pid, dir := target.Local(t)
 	if pid == 0 {
 		return fmt.Errorf("agent %s is to measure target %s's host, and no process here listens at %s: run the target's --agent on the server's host", sp.Monitor, t.Name, t.Where())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,12 +17,21 @@ import (
 // Status prints the fleet's hosts and jobs, or the jobs named (args: their
 // ids) in full, in format text or json.
 func Status(ctx context.Context, e Env, args []string, format string) error {
-	return withFleet(ctx, e, args, func(st *store.Store, fl *fleet.Fleet, ids []int64) error {
-		return status(ctx, e, st, fl, ids, format)
+	return withFleet(ctx, e, args, func(f fleetStore, ids []int64) error {
+		return f.status(ctx, e.Out, ids, format)
 	})
 }
 
-func status(ctx context.Context, e Env, st *store.Store, fl *fleet.Fleet, ids []int64, format string) error {
+// fleetStore is the fleet's shared store open: its runs (st) and its
+// hosts and jobs (fl).
+type fleetStore struct {
+	st *store.Store
+	fl *fleet.Fleet
+}
+
+// status writes on w the fleet's hosts and jobs, or the jobs ids in full.
+func (f fleetStore) status(ctx context.Context, w io.Writer, ids []int64, format string) error {
+	st, fl := f.st, f.fl
 	hosts, err := fl.Hosts(ctx)
 	if err != nil {
 		return err
@@ -45,7 +55,6 @@ func status(ctx context.Context, e Env, st *store.Store, fl *fleet.Fleet, ids []
 	for _, j := range jobs {
 		runs[j.ID] = counts[strconv.FormatInt(j.ID, 10)]
 	}
-	w := e.Out
 	if format == "json" {
 		type jobJSON struct {
 			fleet.JobInfo
@@ -82,8 +91,8 @@ func status(ctx context.Context, e Env, st *store.Store, fl *fleet.Fleet, ids []
 
 // Hosts prints the hosts whose agents registered, in format text or json.
 func Hosts(ctx context.Context, e Env, format string) error {
-	return withFleet(ctx, e, nil, func(_ *store.Store, fl *fleet.Fleet, _ []int64) error {
-		hosts, err := fl.Hosts(ctx)
+	return withFleet(ctx, e, nil, func(f fleetStore, _ []int64) error {
+		hosts, err := f.fl.Hosts(ctx)
 		if err != nil {
 			return err
 		}
@@ -123,10 +132,10 @@ func Retry(ctx context.Context, e Env, args []string) error {
 // eachJob does f to each job named, saying what became of each; the first
 // failure is the command's error, after the rest were done.
 func eachJob(ctx context.Context, e Env, args []string, f func(*fleet.Fleet, int64) (string, error)) error {
-	return withFleet(ctx, e, args, func(_ *store.Store, fl *fleet.Fleet, ids []int64) error {
+	return withFleet(ctx, e, args, func(fs fleetStore, ids []int64) error {
 		var errs []error
 		for _, id := range ids {
-			line, err := f(fl, id)
+			line, err := f(fs.fl, id)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -139,7 +148,7 @@ func eachJob(ctx context.Context, e Env, args []string, f func(*fleet.Fleet, int
 
 // withFleet reads the job ids in args and calls f with them and the
 // shared store and its fleet open.
-func withFleet(ctx context.Context, e Env, args []string, f func(*store.Store, *fleet.Fleet, []int64) error) error {
+func withFleet(ctx context.Context, e Env, args []string, f func(fleetStore, []int64) error) error {
 	ids, err := parseJobIDs(args)
 	if err != nil {
 		return err
@@ -150,7 +159,7 @@ func withFleet(ctx context.Context, e Env, args []string, f func(*store.Store, *
 	}
 	defer st.Close()
 	defer fl.Close()
-	return f(st, fl, ids)
+	return f(fleetStore{st, fl}, ids)
 }
 
 // parseJobIDs reads job ids from the command line.

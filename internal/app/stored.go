@@ -178,8 +178,7 @@ func Detect(ctx context.Context, e Env, q selector.DetectQuery, given func(strin
 		return err
 	}
 	fmt.Fprint(e.Err, d.TooShort())
-	det := report.Detection{Series: len(d.Series), Changes: d.Changes, Builds: d.Builds}
-	return report.DetectOut(e.Out, e.Err, d.Series, det, d.Gate, format)
+	return report.DetectOut(e.Out, e.Err, report.NewDetection(d.Series, d.Changes, d.Builds, d.Gate), format)
 }
 
 // Export writes q's series as files of format (otava-csv, nyrkio-json)

@@ -217,9 +217,10 @@ func (w *Walk) say(format string, a ...any) {
 	}
 }
 
-func step(c build.Commit, base, bld string, m Measure, kind, note string) store.BisectStep {
-	return store.BisectStep{Commit: c.Hash, CommitTime: c.Time, Base: base, Build: bld, Plan: m.Plan, Kind: kind,
-		Rel: m.Verdict.Rel, Lo: m.Verdict.Lo, Hi: m.Verdict.Hi, Rounds: m.Rounds, Note: note}
+// into is step s with m's figures: its plan, interval and rounds.
+func (m Measure) into(s store.BisectStep) store.BisectStep {
+	s.Plan, s.Rel, s.Lo, s.Hi, s.Rounds = m.Plan, m.Verdict.Rel, m.Verdict.Lo, m.Verdict.Hi, m.Rounds
+	return s
 }
 
 func unmeasured(c build.Commit, base, bld, kind, note string) store.BisectStep {
@@ -308,7 +309,7 @@ func (w *Walk) run(ctx context.Context) (Result, error) {
 			w.say("threshold %.1f %%: %s", 100*w.Bisection.Threshold, what)
 		}
 		kind, mag, why := Regression(ms.Verdict, w.Higher, w.Bisection.Threshold)
-		if err := w.add(ctx, step(bad, good.Hash, bb.Name, ms, kind, why)); err != nil {
+		if err := w.add(ctx, ms.into(unmeasured(bad, good.Hash, bb.Name, kind, why))); err != nil {
 			return Result{}, err
 		}
 		switch kind {
@@ -348,7 +349,7 @@ func (w *Walk) run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 		kind, why := Classify(ms.Verdict, w.Higher, m)
-		if err := w.add(ctx, step(c, good.Hash, b.Name, ms, kind, why)); err != nil {
+		if err := w.add(ctx, ms.into(unmeasured(c, good.Hash, b.Name, kind, why))); err != nil {
 			return Result{}, err
 		}
 		w.say("step %s: %s: %s (%d round(s), ~%d step(s) left)", Name(c), kind, why, ms.Rounds, steps(len(cands)-1))
@@ -463,7 +464,7 @@ func (w *Walk) finish(ctx context.Context, lo, hi int, m float64, goodBuild func
 		if err != nil {
 			return Result{}, err
 		}
-		if err := w.add(ctx, step(first, parent.Hash, fb.Name, fin, Final, finalNote)); err != nil {
+		if err := w.add(ctx, fin.into(unmeasured(first, parent.Hash, fb.Name, Final, finalNote))); err != nil {
 			return Result{}, err
 		}
 	}

@@ -5,10 +5,11 @@ import (
 	"fmt"
 )
 
-// AddFrom registers build name as qpslab builds add names it: the flavor
-// by name, and its install prefix (basedir) or, for rocksdb, its db_bench
-// (program); exactly one of the two.
-func (r Registry) AddFrom(ctx context.Context, name, flavor, basedir, program string, replace bool) (Build, error) {
+// AddFrom registers build b as qpslab builds add names it: its Name, the
+// flavor by name, and its install prefix (Basedir) or, for rocksdb, its
+// db_bench (Program); exactly one of the two.
+func (r Registry) AddFrom(ctx context.Context, flavor string, b Build, replace bool) (Build, error) {
+	name, basedir, program := b.Name, b.Basedir, b.Program
 	f, err := ParseFlavor(flavor)
 	if err != nil {
 		return Build{}, err

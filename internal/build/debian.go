@@ -413,7 +413,7 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 	var m debianMark
 	raw, err := os.ReadFile(filepath.Join(dest, completeMark))
 	if err != nil || yaml.Unmarshal(raw, &m) != nil || m.Version != pick.Version || m.Form != debianForm {
-		if m, err = r.unpackDebian(ctx, f, pick, dest, o.Mirror, logf); err != nil {
+		if m, err = r.aptFor(pick.Suite, o.Mirror).unpack(ctx, f, pick, dest, logf); err != nil {
 			os.RemoveAll(dest)
 			return Build{}, err
 		}
@@ -447,11 +447,10 @@ func (r Registry) fetchDebian(ctx context.Context, f Flavor, version string, o F
 	return b, nil
 }
 
-// unpackDebian downloads pick and its closure and extracts them into dest:
-// dest/root the prefix (root/usr the build's basedir), dest/runtime the C
-// library; then decides how the server runs.
-func (r Registry) unpackDebian(ctx context.Context, f Flavor, pick DebianPick, dest, mirror string, logf func(string, ...any)) (debianMark, error) {
-	a := r.aptFor(pick.Suite, mirror)
+// unpack downloads pick (of a's suite) and its closure and extracts them
+// into dest: dest/root the prefix (root/usr the build's basedir),
+// dest/runtime the C library; then decides how the server runs.
+func (a apt) unpack(ctx context.Context, f Flavor, pick DebianPick, dest string, logf func(string, ...any)) (debianMark, error) {
 	pkgs, err := a.closure(ctx, pick, debianServers[f].client, debianServers[f].plugins)
 	if err != nil {
 		return debianMark{}, err
@@ -581,17 +580,16 @@ var debianSourceRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.+-]+)=([0-9][A-Za-z0-
 // signature and each file's checksum; the host's apt configuration is not
 // touched), once: a dir that holds its upstream tarball already is not
 // fetched again. It returns that tarball's path (NAME_UPSTREAM.orig.tar.*),
-// the tree a compile or a bisection's repository starts from.
-func (r Registry) DebianSource(ctx context.Context, suite, spec, dir, mirror string, logf func(string, ...any)) (string, error) {
+// the tree a compile or a bisection's repository starts from. Of o, it
+// reads the Mirror and the Log, as a fetch from Debian does.
+func (r Registry) DebianSource(ctx context.Context, suite, spec, dir string, o FetchOptions) (string, error) {
+	mirror, logf := o.Mirror, o.logf
 	m := debianSourceRE.FindStringSubmatch(spec)
 	if m == nil {
 		return "", fmt.Errorf("source package %q: give NAME=VERSION as Debian spells them (e.g. postgresql-15=15.18-0+deb12u1)", spec)
 	}
 	if !slices.Contains(DebianSuites, suite) {
 		return "", fmt.Errorf("--suite %q: name one of Debian's suites (%s)", suite, strings.Join(DebianSuites, ", "))
-	}
-	if logf == nil {
-		logf = func(string, ...any) {}
 	}
 	glob := filepath.Join(dir, m[1]+"_"+regexp.QuoteMeta(Upstream(m[2]))+".orig.tar.*")
 	if got, _ := filepath.Glob(glob); len(got) > 0 {

@@ -1,6 +1,7 @@
 package build_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -111,9 +112,8 @@ func TestDebianSource(t *testing.T) {
 	h := testenv.Home(t)
 	r := build.Registry{Dir: h.Builds(), Cache: h.Cache}
 	dir := t.TempDir()
-	var said []string
-	logf := func(f string, a ...any) { said = append(said, f) }
-	tar, err := r.DebianSource(ctx, "bookworm", "hello=2.10-3", dir, "", logf)
+	var said bytes.Buffer
+	tar, err := r.DebianSource(ctx, "bookworm", "hello=2.10-3", dir, build.FetchOptions{Log: &said})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +126,9 @@ func TestDebianSource(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.Cache, "apt", "bookworm-src", "sources.list")); err != nil {
 		t.Errorf("no private deb-src state under the cache: %v", err)
 	}
-	said = nil
-	if again, err := r.DebianSource(ctx, "bookworm", "hello=2.10-3", dir, "", logf); err != nil || again != tar || len(said) > 0 {
-		t.Errorf("again: %s %v, said %q: want the same tarball, nothing read", again, err, said)
+	said.Reset()
+	if again, err := r.DebianSource(ctx, "bookworm", "hello=2.10-3", dir, build.FetchOptions{Log: &said}); err != nil || again != tar || said.Len() > 0 {
+		t.Errorf("again: %s %v, said %q: want the same tarball, nothing read", again, err, said.String())
 	}
 	for _, c := range []struct{ suite, spec, want string }{
 		{"bookworm", "hello", "give NAME=VERSION"},
@@ -137,7 +137,7 @@ func TestDebianSource(t *testing.T) {
 		{"sid\n", "hello=2.10-3", "--suite"},
 		{"bookworm", "hello=9.99-1", "apt-get source hello=9.99-1"},
 	} {
-		_, err := r.DebianSource(ctx, c.suite, c.spec, t.TempDir(), "", nil)
+		_, err := r.DebianSource(ctx, c.suite, c.spec, t.TempDir(), build.FetchOptions{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q %q: %v, want one line naming %q", c.suite, c.spec, err, c.want)
 		}

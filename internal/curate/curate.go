@@ -28,10 +28,11 @@ var Actions = []struct{ Name, Short string }{
 	{store.Delete, "Delete stored runs with their samples, metrics, stacks and rounds"},
 }
 
-// Apply does action to the runs ids (each once, in the order given), as
-// who at now: all of them, or for an id no run has none (a
-// *store.NoRunError that names it).
-func Apply(ctx context.Context, st *store.Store, action string, ids []string, who string, now time.Time) ([]store.Audit, error) {
+// Apply does act (its Action, by its Who at its At: an audit line but for
+// the run) to the runs ids (each once, in the order given): all of them,
+// or for an id no run has none (a *store.NoRunError that names it).
+func Apply(ctx context.Context, st *store.Store, act store.Audit, ids []string) ([]store.Audit, error) {
+	action := act.Action
 	if !slices.ContainsFunc(Actions, func(a struct{ Name, Short string }) bool { return a.Name == action }) {
 		return nil, fmt.Errorf("%q: a run can be hidden, unhidden or deleted", action)
 	}
@@ -48,7 +49,7 @@ func Apply(ctx context.Context, st *store.Store, action string, ids []string, wh
 	if len(once) == 0 {
 		return nil, fmt.Errorf("give the id of each run to %s, (/runs/ID on the dashboard)", action)
 	}
-	return st.Curate(ctx, action, once, who, now)
+	return st.Curate(ctx, action, once, act.Who, act.At)
 }
 
 // Line is an audit line as the command confirms it and the server logs
@@ -76,7 +77,7 @@ func CLI() string {
 // Command is qpslab runs ACTION ID...: Apply as the OS user, one line on
 // w per run.
 func Command(ctx context.Context, st *store.Store, action string, ids []string, w io.Writer) error {
-	done, err := Apply(ctx, st, action, ids, CLI(), time.Now())
+	done, err := Apply(ctx, st, store.Audit{Action: action, Who: CLI(), At: time.Now()}, ids)
 	if err != nil {
 		return err
 	}

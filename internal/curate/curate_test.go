@@ -31,10 +31,10 @@ func TestApplyAndCommand(t *testing.T) {
 		t.Fatalf("%d runs, %v", len(list), err)
 	}
 	id := list[0].ID
-	if _, err := Apply(ctx, st, "purge", []string{id}, "x", time.Now()); err == nil {
+	if _, err := Apply(ctx, st, store.Audit{Action: "purge", Who: "x", At: time.Now()}, []string{id}); err == nil {
 		t.Error("an unknown action done")
 	}
-	if _, err := Apply(ctx, st, store.Hide, []string{" "}, "x", time.Now()); err == nil {
+	if _, err := Apply(ctx, st, store.Audit{Action: store.Hide, Who: "x", At: time.Now()}, []string{" "}); err == nil {
 		t.Error("an empty id taken")
 	}
 	var out strings.Builder

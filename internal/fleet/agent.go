@@ -288,7 +288,7 @@ func (w *worker) Work(ctx context.Context, j *river.Job[Job]) error {
 	run := func(ctx context.Context) error {
 		return w.a.Work(ctx, Attempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
 	}
-	return w.a.work(ctx, j.JobRow, j.Args.Host, j.Args.Suite, j.Args.TimeoutDuration(), run)
+	return w.a.work(ctx, j.JobRow, j.Args, run)
 }
 
 // bisectWorker is River's worker of bisection jobs on one agent.
@@ -303,19 +303,33 @@ func (w *bisectWorker) Timeout(j *river.Job[BisectJob]) time.Duration {
 }
 
 func (w *bisectWorker) Work(ctx context.Context, j *river.Job[BisectJob]) error {
-	what := fmt.Sprintf("bisect %s..%s (%s %s)", short(j.Args.Good), short(j.Args.Bad), j.Args.Suite, j.Args.Test)
-	return w.a.work(ctx, j.JobRow, j.Args.Host, what, j.Args.TimeoutDuration(), func(ctx context.Context) error {
+	return w.a.work(ctx, j.JobRow, j.Args, func(ctx context.Context) error {
 		return w.a.Bisect(ctx, BisectAttempt{ID: j.ID, Attempt: j.Attempt, Job: j.Args})
 	})
 }
 
 func short(hash string) string { return hash[:min(len(hash), 8)] }
 
-// work runs one attempt of job j (for host, doing what, within timeout)
-// with run: the agent is working meanwhile, and what it has is published
-// after.
-func (a *Agent) work(ctx context.Context, j *rivertype.JobRow, host, what string, timeout time.Duration,
-	run func(context.Context) error) error {
+// queued is what an agent's work needs of a job of any kind: the host
+// whose queue it is in, what it does (for the log) and its timeout.
+type queued interface {
+	queuedOn() string
+	what() string
+	TimeoutDuration() time.Duration
+}
+
+func (j Job) queuedOn() string { return j.Host }
+func (j Job) what() string     { return j.Suite }
+
+func (j BisectJob) queuedOn() string { return j.Host }
+func (j BisectJob) what() string {
+	return fmt.Sprintf("bisect %s..%s (%s %s)", short(j.Good), short(j.Bad), j.Suite, j.Test)
+}
+
+// work runs one attempt of job j (args: its arguments) with run: the
+// agent is working meanwhile, and what it has is published after.
+func (a *Agent) work(ctx context.Context, j *rivertype.JobRow, args queued, run func(context.Context) error) error {
+	host, what, timeout := args.queuedOn(), args.what(), args.TimeoutDuration()
 	if host != a.Host.Name { // only its queue's jobs reach an agent
 		return river.JobCancel(fmt.Errorf("job %d is for host %s, not %s", j.ID, host, a.Host.Name))
 	}

@@ -36,27 +36,36 @@ var (
 	configRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 )
 
-// Build checks a build name.
-func Build(name string) error {
-	return check("build", name, buildRE, Max, "letters, digits and _ . + -", "ma100244_rel")
+// rule is what a kind of name may be: its characters (re, said as chars
+// in the error), its longest, and an example of one for the error.
+type rule struct {
+	what           string
+	re             *regexp.Regexp
+	limit          int
+	chars, example string
 }
+
+var (
+	buildRule   = rule{"build", buildRE, Max, "letters, digits and _ . + -", "ma100244_rel"}
+	configRule  = rule{"config", configRE, Max, "letters, digits, _ and -", "cz11a_bee"}
+	sandboxRule = rule{"sandbox", buildRE, MaxSandbox, "letters, digits and _ . + -", "ma100244_rel.cz11a_bee"}
+)
+
+// Build checks a build name.
+func Build(name string) error { return buildRule.check(name) }
 
 // Config checks a config name.
-func Config(name string) error {
-	return check("config", name, configRE, Max, "letters, digits, _ and -", "cz11a_bee")
-}
+func Config(name string) error { return configRule.check(name) }
 
 // Sandbox checks a sandbox name (BUILD.CONFIG unless named otherwise).
-func Sandbox(name string) error {
-	return check("sandbox", name, buildRE, MaxSandbox, "letters, digits and _ . + -", "ma100244_rel.cz11a_bee")
-}
+func Sandbox(name string) error { return sandboxRule.check(name) }
 
-func check(what, name string, re *regexp.Regexp, limit int, chars, example string) error {
-	if len(name) > limit {
-		return fmt.Errorf("%s name %.20q… is %d characters long: use at most %d (e.g. %s)", what, name, len(name), limit, example)
+func (r rule) check(name string) error {
+	if len(name) > r.limit {
+		return fmt.Errorf("%s name %.20q… is %d characters long: use at most %d (e.g. %s)", r.what, name, len(name), r.limit, r.example)
 	}
-	if !re.MatchString(name) {
-		return fmt.Errorf("%s name %q is not valid: use %s (e.g. %s)", what, name, chars, example)
+	if !r.re.MatchString(name) {
+		return fmt.Errorf("%s name %q is not valid: use %s (e.g. %s)", r.what, name, r.chars, r.example)
 	}
 	return nil
 }

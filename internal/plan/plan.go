@@ -392,11 +392,13 @@ type server struct {
 	cacheMB, tablesMB float64
 }
 
-// up starts the label's server (a new sandbox, the --sandbox one, or for a
-// suite without a server a scratch folder), watches it (if it dies, cancel
-// ends what runs on it, with why), pins it, and checks it takes maxConns
-// connections. what ends the log line that says it starts.
-func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Home, l LabelSpec, maxConns int, what string, reuse bool) (_ *server, err error) {
+// up starts the label's server for the group (a new sandbox, the
+// --sandbox one, or for a suite without a server a scratch folder in the
+// group's home), watches it (if it dies, the group's cancel ends what runs
+// on it, with why), pins it, and checks it takes maxConns connections.
+// what ends the log line that says it starts.
+func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string, reuse bool) (_ *server, err error) {
+	p, cancel, h := g.p, g.cancel, g.h
 	t0 := time.Now()
 	b, cfg := l.Build, l.Config
 	if p.Steps.NoServer {

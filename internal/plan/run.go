@@ -251,7 +251,7 @@ func (p *Plan) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err
 		what = fmt.Sprintf(", repeat %d", rg.from)
 	}
 	for i, l := range g.specs {
-		s, err := p.up(ctx, cancel, h, l, conns[i], what, false)
+		s, err := g.up(ctx, l, conns[i], what, false)
 		if err != nil {
 			return err
 		}
@@ -357,7 +357,7 @@ func (g *grouped) run(ctx context.Context, items []Item) error {
 		}
 		t0 := time.Now()
 		p.offset = k
-		err := p.block(ctx, block, sub, 0, len(sub), first, last)
+		err := p.newBlock(block, sub).run(ctx, first, last)
 		clear(p.quietFigures)
 		if err != nil {
 			return err
@@ -532,7 +532,7 @@ func (g *grouped) restart(ctx context.Context, i int) (*server, error) {
 	if old.sized != nil {
 		l.Config = *old.sized
 	}
-	ns, err := g.p.up(ctx, g.cancel, g.h, l, old.conns, ", again", true)
+	ns, err := g.up(ctx, l, old.conns, ", again", true)
 	if err != nil {
 		g.srvs[i].down = func() error { return nil } // stopped already
 		return nil, err

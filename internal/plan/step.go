@@ -28,11 +28,30 @@ import (
 // one label, a round of one slice. A task (the load, an external program)
 // is no engine workload: it runs whole on each label in the round's order.
 
-// block runs items[k:j] on block's servers: the step's Before before its
-// first thread count in the repeat, After after its last (on all of them
-// at once), the step's runs between.
-func (p *Plan) block(ctx context.Context, block []*server, items []Item, k, j int, first, last bool) error {
-	st := p.Steps.Steps[items[k].Step]
+// blockRun is a block as it runs: one step (st) at one thread count in
+// one repeat, items, on every label's server (block, in the items'
+// order); for a driven step, its slicing and, for one that writes, the
+// events of a slice and of its warm-up once calibrated.
+type blockRun struct {
+	p                  *Plan
+	block              []*server
+	items              []Item
+	st                 suite.Step
+	sl                 slicing
+	events, warmEvents int64
+}
+
+// newBlock is the block of items on the servers of block.
+func (p *Plan) newBlock(block []*server, items []Item) *blockRun {
+	st := p.Steps.Steps[items[0].Step]
+	return &blockRun{p: p, block: block, items: items, st: st, sl: p.slicingOf(st)}
+}
+
+// run runs the block: the step's Before before its first thread count in
+// the repeat, After after its last (on all of its servers at once), the
+// step's runs between.
+func (b *blockRun) run(ctx context.Context, first, last bool) error {
+	p, block, st := b.p, b.block, b.st
 	if first && st.Before != nil {
 		if err := p.hooks(ctx, block, st.Before, "before "+st.Test); err != nil {
 			return err
@@ -40,9 +59,9 @@ func (p *Plan) block(ctx context.Context, block []*server, items []Item, k, j in
 	}
 	var err error
 	if st.Task != nil {
-		err = p.tasks(ctx, block, items, k, j)
+		err = b.tasks(ctx)
 	} else {
-		err = p.drives(ctx, block, items, k, j)
+		err = b.drives(ctx)
 	}
 	if err != nil {
 		return err
@@ -144,18 +163,17 @@ func (p *Plan) slicingOf(st suite.Step) slicing {
 	return slicing{k: k, slice: slice, warm: SwitchWarmup(slice), events: st.Writes}
 }
 
-// drives runs items[k:j], one driven step at one thread count on each
-// server of block, as K slices per label: round after round, each label's
-// slice in the round's counterbalanced order. A sliced step that writes is
-// first calibrated (calibrate) and each slice is bounded by the same
-// number of events on every label. Each label's slices are then merged
-// into its run, which keeps them as its rounds.
-func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j int) (err error) {
-	it0 := items[k]
-	st := p.Steps.Steps[it0.Step]
-	sl := p.slicingOf(st)
+// drives runs the block's items, one driven step at one thread count on
+// each server of the block, as K slices per label: round after round,
+// each label's slice in the round's counterbalanced order. A sliced step
+// that writes is first calibrated (calibrate) and each slice is bounded by
+// the same number of events on every label. Each label's slices are then
+// merged into its run, which keeps them as its rounds.
+func (b *blockRun) drives(ctx context.Context) (err error) {
+	p, block, items, st, sl := b.p, b.block, b.items, b.st, b.sl
+	it0 := items[0]
 	seed := p.seedOf(st, it0)
-	lanes := make([]*lane, 0, j-k)
+	lanes := make([]*lane, 0, len(items))
 	defer func() {
 		for _, l := range lanes {
 			if l.sess != nil {
@@ -171,7 +189,7 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 		}
 	}
 	for i, s := range block {
-		it := items[k+i]
+		it := items[i]
 		start := p.start(it, st, seed)
 		if s.srv.Client.Transport != "" {
 			start.Params["transport"] = string(s.srv.Client.Transport)
@@ -179,7 +197,7 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 		// A sliced step's runs are all in progress from the first slice;
 		// a whole step's run begins (its row, its start time) when its
 		// label's turn comes.
-		l := &lane{s: s, it: it, k: k + i, start: start}
+		l := &lane{s: s, it: it, k: i, start: start}
 		if !sl.whole {
 			if l.rec, err = p.record(start); err != nil {
 				return err
@@ -203,12 +221,9 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 	default:
 		p.logf("-- %s, %d thread(s), %s", st.Test, it0.Threads, st.Seconds)
 	}
-	var events, warmEvents int64
 	failed := slices.IndexFunc(lanes, func(l *lane) bool { return l.err != nil }) >= 0 || len(lanes) < len(block)
 	if !failed && sl.events {
-		calib := max(p.Warmup, sl.warm)
-		events, warmEvents, err = p.calibrate(ctx, lanes, order(len(lanes), (it0.Repeat-1)*sl.k), calib, sl.slice, sl.warm)
-		if err != nil {
+		if err = b.calibrate(ctx, lanes, order(len(lanes), (it0.Repeat-1)*sl.k)); err != nil {
 			failed = true
 		}
 	}
@@ -227,10 +242,6 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 					break
 				}
 			}
-			w := sl.warm
-			if r == 0 && !sl.events && !sl.whole {
-				w = max(p.Warmup, sl.warm)
-			}
 			if p.Share != nil {
 				if l.err = p.startShared(ctx, l.start.Params[ItemParam]); l.err != nil {
 					failed = true
@@ -242,7 +253,7 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 				failed = true
 				break
 			}
-			if l.err = p.slice(ctx, l, st, sl, r+1, w, events, warmEvents, p.idlePIDs(block, l.s)); l.err != nil {
+			if l.err = b.slice(ctx, l, r+1); l.err != nil {
 				failed = true
 				break
 			}
@@ -263,59 +274,65 @@ func (p *Plan) drives(ctx context.Context, block []*server, items []Item, k, j i
 }
 
 // calibrate sizes a write step's slices so that every label's tables take
-// the same writes. The first label in the round's order runs the step in
-// event-bounded batches (16 events, then twice as many each time) until
-// calib has passed, unmeasured; every other label then runs exactly as
-// many events. A slice is then the events the labels' mean rate
-// (geometric) does in slice, its warm-up those it does in warm. Every run
-// here ends by its events (guard).
-func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, slice, warm time.Duration) (events, warmEvents int64, err error) {
+// the same writes. The first label in the round's order (ord) runs the
+// step in event-bounded batches (16 events, then twice as many each time)
+// until the plan's --warmup or the slicing's warm-up, the longer, has
+// passed, unmeasured; every other label then runs exactly as many events.
+// A slice is then the events the labels' mean rate (geometric) does in
+// the slicing's slice, its warm-up those it does in its warm-up (the
+// block's events and warmEvents). Every run here ends by its events
+// (guard).
+func (b *blockRun) calibrate(ctx context.Context, lanes []*lane, ord []int) error {
+	p := b.p
+	calib, slice, warm := max(p.Warmup, b.sl.warm), b.sl.slice, b.sl.warm
 	first := lanes[ord[0]]
 	var total int64
 	var secs float64
 	if first.err = p.enter(first.s.spec); first.err != nil {
-		return 0, 0, first.err
+		return first.err
 	}
 	for batch := int64(16); secs < calib.Seconds(); batch *= 2 {
 		res, err := first.sess.Run(ctx, engine.Options{Mux: mux(first.s.srv.Client.Transport), Warmup: -1, Events: batch, Guard: guard(calib)})
 		if err != nil {
 			first.err = fmt.Errorf("calibrating the write slices of %s: %w", first.it.Test, err)
-			return 0, 0, first.err
+			return first.err
 		}
 		total += res.Totals.Events
 		secs += res.Totals.Seconds
 	}
 	if total == 0 || secs <= 0 {
 		first.err = fmt.Errorf("calibrating the write slices of %s: no event completed", first.it.Test)
-		return 0, 0, first.err
+		return first.err
 	}
 	first.warm += secs
 	logRate := math.Log(float64(total) / secs)
 	for _, i := range ord[1:] {
 		l := lanes[i]
 		if l.err = p.enter(l.s.spec); l.err != nil {
-			return 0, 0, l.err
+			return l.err
 		}
 		res, err := l.sess.Run(ctx, engine.Options{Mux: mux(l.s.srv.Client.Transport), Warmup: -1, Events: total, Guard: guard(time.Duration(secs * float64(time.Second)))})
 		if err != nil {
 			l.err = err
-			return 0, 0, err
+			return err
 		}
 		l.warm += res.Totals.Seconds
 		logRate += math.Log(max(float64(res.Totals.Events), 1) / max(res.Totals.Seconds, 1e-9))
 	}
 	rate := math.Exp(logRate / float64(len(ord)))
-	events = max(1, int64(math.Round(rate*slice.Seconds())))
-	warmEvents = int64(math.Round(rate * warm.Seconds()))
-	p.logf("-- %s: calibrated at %.0f events/s: %d events a slice, %d to warm up", first.it.Test, rate, events, warmEvents)
-	return events, warmEvents, nil
+	b.events = max(1, int64(math.Round(rate*slice.Seconds())))
+	b.warmEvents = int64(math.Round(rate * warm.Seconds()))
+	p.logf("-- %s: calibrated at %.0f events/s: %d events a slice, %d to warm up", first.it.Test, rate, b.events, b.warmEvents)
+	return nil
 }
 
 // slice runs one slice of lane l and keeps what it measured as round r.
-// A sliced step's slice is its warm-up (warm, or warmEvents for a step
-// that writes), then its measured part (sl.slice, or events, which end it
-// however long they take: guard); its window (the hardware sampler, the
-// server's counters, the idle servers' CPU) opens after the warm-up and
+// A sliced step's slice is its warm-up (the slicing's, the first round of
+// a read step's the plan's --warmup if longer; or the block's warmEvents
+// for a step that writes), then its measured part (sl.slice, or the
+// block's events, which end it however long they take: guard); its
+// window (the hardware sampler, the server's counters, the other
+// servers' CPU, idle meanwhile) opens after the warm-up and
 // closes after the measured events, while the server is quiet: their
 // reads take milliseconds and queries, which inside a slice of a quarter
 // second would be a noticeable and varying part of it; the cost per op is
@@ -323,7 +340,13 @@ func (p *Plan) calibrate(ctx context.Context, lanes []*lane, ord []int, calib, s
 // its warm-up inside (the engine opens the window after it), open loop
 // where the plan says so, its samples going to the recorder as they are
 // measured, and its stacks captured in the window when asked.
-func (p *Plan) slice(ctx context.Context, l *lane, st suite.Step, sl slicing, r int, warm time.Duration, events, warmEvents int64, idle []int) error {
+func (b *blockRun) slice(ctx context.Context, l *lane, r int) error {
+	p, st, sl, events, warmEvents := b.p, b.st, b.sl, b.events, b.warmEvents
+	warm := sl.warm
+	if r == 1 && !sl.events && !sl.whole {
+		warm = max(p.Warmup, sl.warm)
+	}
+	idle := p.idlePIDs(b.block, l.s)
 	mx := mux(l.s.srv.Client.Transport)
 	win := p.window(ctx, l.s.m, idle)
 	var o engine.Options
@@ -629,16 +652,17 @@ func (p *Plan) warnTails(st suite.Step, l *lane, res *result.Run) {
 	p.warn(fmt.Sprintf("%s, %d thread(s), %s: its latency tails cannot be trusted: %s; %s", st.Test, l.it.Threads, l.s.spec.Label(), why, fix))
 }
 
-// tasks runs items[k:j], one task step on each server of block, whole,
-// one after the other in the repeat's counterbalanced order.
-func (p *Plan) tasks(ctx context.Context, block []*server, items []Item, k, j int) error {
+// tasks runs the block's items, one task step on each server of the
+// block, whole, one after the other in the repeat's counterbalanced order.
+func (b *blockRun) tasks(ctx context.Context) error {
+	p, block, items := b.p, b.block, b.items
 	if p.follower() {
-		p.logf("-- %s: part 0's (the other parts wait for it)", p.Steps.Steps[items[k].Step].Test)
+		p.logf("-- %s: part 0's (the other parts wait for it)", b.st.Test)
 		return nil
 	}
-	for _, i := range order(j-k, items[k].Repeat-1) {
+	for _, i := range order(len(items), items[0].Repeat-1) {
 		s := block[i]
-		if err := p.task(ctx, s, items, k+i, p.idlePIDs(block, s)); err != nil {
+		if err := p.task(ctx, s, items, i, p.idlePIDs(block, s)); err != nil {
 			return err
 		}
 	}

@@ -123,11 +123,11 @@ func TestReportChartsExtremes(t *testing.T) {
 				bars := []svgBars{{Name: "x", Colour: "#000", Values: vals}}
 				lines := []svgLine{{Name: "x", Colour: "#000", Values: vals}}
 				charts = []string{
-					string(svgBarChart("bar", "t", "qps", []string{"a", "b", "c"}, bars, false)),
-					string(svgBarChart("rel", "t", "rel", []string{"a", "b", "c"}, bars, true)),
-					string(svgLineChart("line", "t", "qps", lines)),
-					string(svgSweepChart("sweep", "t", "qps", []int{1, 2, 4}, lines, false)),
-					string(svgSweepChart("sweeplog", "t", "p99", []int{1, 2, 4}, lines, true)),
+					string(svgBarChart(ChartHead{"bar", "t", "qps"}, []string{"a", "b", "c"}, bars, false)),
+					string(svgBarChart(ChartHead{"rel", "t", "rel"}, []string{"a", "b", "c"}, bars, true)),
+					string(svgLineChart(ChartHead{"line", "t", "qps"}, lines)),
+					string(svgSweepChart(ChartHead{"sweep", "t", "qps"}, []int{1, 2, 4}, lines, false)),
+					string(svgSweepChart(ChartHead{"sweeplog", "t", "p99"}, []int{1, 2, 4}, lines, true)),
 				}
 			})
 			for _, c := range charts {

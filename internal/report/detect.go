@@ -21,6 +21,17 @@ type Detection struct {
 	Changes []analysis.Change      `json:"change_points"`
 	Builds  []analysis.BuildChange `json:"builds"`
 	Gate    *GateResult            `json:"gate,omitempty"`
+	series  []history.Series       // for the note on their order
+}
+
+// NewDetection is what detect found in series: their change points, the
+// few builds' verdicts and, with a gate (--fail-on), its outcome.
+func NewDetection(series []history.Series, changes []analysis.Change, builds []analysis.BuildChange, gate *analysis.Gate) Detection {
+	d := Detection{Series: len(series), Changes: changes, Builds: builds, series: series}
+	if gate != nil {
+		d.Gate = NewGateResult(*gate, d)
+	}
+	return d
 }
 
 // GateResult is the outcome of --fail-on.

@@ -242,10 +242,9 @@ func (h HistoryChart) SVG() template.HTML {
 	if s.Unit != "" {
 		label += " (" + s.Unit + ")"
 	}
-	d.yAxis(AxisTicks(ylo, yhi, step), step, y, ml, pw, "", top, bottom)
-	lx, ly := 14.0, (top+bottom)/2
-	d.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx),
-		svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
+	f := plotFrame{x0: ml, pw: pw, top: top, bottom: bottom, y: y}
+	d.yAxis(f, AxisTicks(ylo, yhi, step), step, "")
+	d.yLabel(f, 14, label)
 	// x ticks: about six points named by build (or time), level, each
 	// label cut to the room between ticks (the point's tooltip has it
 	// whole) and kept inside the chart
@@ -596,18 +595,17 @@ func OverlayChart(title string, series []history.Series, labels []string, first,
 		span := math.Max(float64(len(keys)-1), 1)
 		x = func(p pt) float64 { return ml + float64(at[p.key])/span*pw }
 	}
-	d := svgNew("overlay", title, W, H)
+	d := svgNew(ChartHead{Name: "overlay", Title: title}, W, H)
 	if len(series) <= 12 {
 		d.legend(ml, 38, names, colours)
 	}
-	d.yAxis(AxisTicks(ylo, yhi, step), step, y, ml, pw, "", top, bottom)
+	f := plotFrame{x0: ml, pw: pw, top: top, bottom: bottom, y: y}
+	d.yAxis(f, AxisTicks(ylo, yhi, step), step, "")
 	label := series[0].Metric
 	if series[0].Unit != "" {
 		label += " (" + series[0].Unit + ")"
 	}
-	lx, ly := 14.0, (top+bottom)/2
-	d.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx),
-		svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
+	d.yLabel(f, 14, label)
 	if byTime {
 		t0, t1 := math.Inf(1), math.Inf(-1)
 		for _, l := range lines {

@@ -92,7 +92,7 @@ func TestOverlayChart(t *testing.T) {
 // the 1.0 line, each tick saying how much faster or slower it is, so that
 // 0.77 reads as 23 % slower; a group's geomean is shown, not only "all"'s.
 func TestRelativeBars(t *testing.T) {
-	svg := string(svgBarChart("rel:g", "g: QPS relative to base", "relative QPS", []string{"a", "b"},
+	svg := string(svgBarChart(ChartHead{"rel:g", "g: QPS relative to base", "relative QPS"}, []string{"a", "b"},
 		[]svgBars{{Name: "other", Colour: "#000", Values: []float64{0.77, 1.1}}}, true))
 	bar := regexp.MustCompile(`<rect class="mark" x="[^"]*" y="([^"]*)" width="[^"]*" height="([^"]*)"`)
 	bars := bar.FindAllStringSubmatch(svg, -1)

@@ -420,7 +420,7 @@ func htmlRelCharts(c *analysis.Comparison, colour map[string]string) []template.
 			}
 		}
 		title := fmt.Sprintf("%s: QPS relative to %s", g, c.Base)
-		if ch := svgBarChart("rel:"+g, title, "relative QPS", cats, series, true); ch != "" {
+		if ch := svgBarChart(ChartHead{Name: "rel:" + g, Title: title, YLabel: "relative QPS"}, cats, series, true); ch != "" {
 			out = append(out, ch)
 		}
 	}
@@ -448,13 +448,13 @@ func htmlTimelineCharts(t Timeline, colour map[string]string) htmlTimeline {
 	if unit == "" {
 		unit = "per second"
 	}
-	v.Rate = svgLineChart("rate:"+name, v.Title+": throughput per second", unit, rate)
-	v.P99 = svgLineChart("p99:"+name, v.Title+": p99 response time per second", "p99 ms", p99)
+	v.Rate = svgLineChart(ChartHead{"rate:" + name, v.Title + ": throughput per second", unit}, rate)
+	v.P99 = svgLineChart(ChartHead{"p99:" + name, v.Title + ": p99 response time per second", "p99 ms"}, p99)
 	if len(rows) > 0 {
-		v.Rows = svgLineChart("rows:"+name, v.Title+": rows inserted per second", "rows/s", rows)
+		v.Rows = svgLineChart(ChartHead{"rows:" + name, v.Title + ": rows inserted per second", "rows/s"}, rows)
 	}
 	if len(wkb) > 0 {
-		v.WriteKB = svgLineChart("wkb:"+name, v.Title+": disk write KB/s per second (stalled seconds shaded)", "wKB/s", wkb)
+		v.WriteKB = svgLineChart(ChartHead{"wkb:" + name, v.Title + ": disk write KB/s per second (stalled seconds shaded)", "wKB/s"}, wkb)
 	}
 	return v
 }
@@ -499,7 +499,7 @@ func htmlMetrics(t analysis.MetricTable) htmlMetric {
 			series[i].Tips = append(series[i].Tips, fmt.Sprintf("%s %s: %s", r.Label, analysis.HonestNames()[i], htmlNum(x)))
 		}
 	}
-	v.Chart = svgBarChart(fmt.Sprintf("cpu-us-op:%s:%d", t.Test, t.Threads), v.Title+": CPU µs per op", "CPU µs/op", cats, series, false)
+	v.Chart = svgBarChart(ChartHead{fmt.Sprintf("cpu-us-op:%s:%d", t.Test, t.Threads), v.Title + ": CPU µs per op", "CPU µs/op"}, cats, series, false)
 	v.Server = htmlServerOf(t)
 	return v
 }

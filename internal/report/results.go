@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
-	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/stacks"
 	"github.com/qpslab/qpslab/internal/store"
@@ -179,17 +178,17 @@ func (q StackQuery) Diff(w io.Writer, sets []analysis.Set, a, b string) error {
 	if err != nil {
 		return err
 	}
-	diffs, err := StackDiffsOf(secs, a, b, q.Source, q.Threshold, q.Top)
+	diffs, err := q.diffsOf(secs, a, b)
 	if err != nil {
 		return err
 	}
 	return StackDiffs(w, diffs, q.Format)
 }
 
-// StackDiffsOf compares label a's stacks with b's in every section that
-// has both (threshold: the percent of the samples below which a stack is
-// noise); none is an error that says so.
-func StackDiffsOf(secs []StackSection, a, b, source string, threshold float64, top int) ([]StackDiff, error) {
+// diffsOf compares label a's stacks with b's in every section that has
+// both, q's Top stacks of each (q.Threshold: the percent of the samples
+// below which a stack is noise); none is an error that says so.
+func (q StackQuery) diffsOf(secs []StackSection, a, b string) ([]StackDiff, error) {
 	var out []StackDiff
 	for _, s := range secs {
 		var sa, sb *StackSet
@@ -202,11 +201,11 @@ func StackDiffsOf(secs []StackSection, a, b, source string, threshold float64, t
 			}
 		}
 		if sa != nil && sb != nil {
-			out = append(out, StackDiff{A: *sa, B: *sb, Diff: stacks.Compare(sa.Stacks, sb.Stacks, threshold/100, top)})
+			out = append(out, StackDiff{A: *sa, B: *sb, Diff: stacks.Compare(sa.Stacks, sb.Stacks, q.Threshold/100, q.Top)})
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s and %s have no %s stacks of the same test and thread count: see qpslab stacks %s %s", a, b, source, a, b)
+		return nil, fmt.Errorf("%s and %s have no %s stacks of the same test and thread count: see qpslab stacks %s %s", a, b, q.Source, a, b)
 	}
 	return out, nil
 }
@@ -287,10 +286,7 @@ func (g *GateFailed) ExitCode() int { return ExitGate }
 // note (on note when the format is a data format, so that it stays whole)
 // and, with a gate, its lines and summary on note; a failed gate is a
 // *GateFailed error.
-func DetectOut(w, note io.Writer, series []history.Series, d Detection, gate *analysis.Gate, f string) error {
-	if gate != nil {
-		d.Gate = NewGateResult(*gate, d)
-	}
+func DetectOut(w, note io.Writer, d Detection, f string) error {
 	if err := Detect(w, d, f, IsTTY(w)); err != nil {
 		return err
 	}
@@ -298,7 +294,7 @@ func DetectOut(w, note io.Writer, series []history.Series, d Detection, gate *an
 	if !readsProse(f) {
 		on = note // a data format stays whole
 	}
-	if err := OrderNote(on, series); err != nil || d.Gate == nil {
+	if err := OrderNote(on, d.series); err != nil || d.Gate == nil {
 		return err
 	}
 	GateLines(note, d.Gate)

@@ -36,7 +36,7 @@ func TestStacksDiffAcrossEngines(t *testing.T) {
 	if len(secs) != 1 || len(secs[0].Sets) != 2 {
 		t.Fatalf("sections %+v, want one with both labels", secs)
 	}
-	diffs, err := StackDiffsOf(secs, sets[0].Label, sets[1].Label, "pmp", 1, 5)
+	diffs, err := StackQuery{Source: "pmp", Threshold: 1, Top: 5}.diffsOf(secs, sets[0].Label, sets[1].Label)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestStacksDiffAcrossEngines(t *testing.T) {
 	other := run("mariadb-10.11", "", "start_thread;do_command;dispatch")
 	other.Config = "default@abc"
 	same := []analysis.Set{{Label: innodb.Label(), Runs: []result.Run{innodb}}, {Label: other.Label(), Runs: []result.Run{other}}}
-	d2, err := StackDiffsOf(StackSections(same), same[0].Label, same[1].Label, "pmp", 1, 5)
+	d2, err := StackQuery{Source: "pmp", Threshold: 1, Top: 5}.diffsOf(StackSections(same), same[0].Label, same[1].Label)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import "html/template"
 // axis not from 0 (svgRelAxis) with a reference line at 1.0. values are
 // [series][category], NaN where a series has none. A study draws one per
 // group; "" when there is nothing to draw.
-func RelBars(name, title, yLabel string, cats, series []string, values [][]float64) template.HTML {
+func RelBars(head ChartHead, cats, series []string, values [][]float64) template.HTML {
 	bars := make([]svgBars, len(series))
 	for i, s := range series {
 		bars[i] = svgBars{Name: s, Colour: svgColour(i), Values: values[i]}
@@ -19,5 +19,5 @@ func RelBars(name, title, yLabel string, cats, series []string, values [][]float
 			bars[i].Tips = append(bars[i].Tips, tip)
 		}
 	}
-	return svgBarChart(name, title, yLabel, cats, bars, true)
+	return svgBarChart(head, cats, bars, true)
 }

@@ -241,9 +241,19 @@ func ints(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// Look says what look look of looks (--until-decided) decided: per other
-// label, its tests' verdicts so far.
-func Look(w io.Writer, c *analysis.Comparison, look, looks, decided, tests int) {
+// Look says what look look of looks (--until-decided) decided, undecided
+// the tests it left open: per other label, its tests' verdicts so far.
+func Look(w io.Writer, c *analysis.Comparison, look, looks int, undecided []string) {
+	decided, tests := 0, 0
+	for _, r := range c.Rows {
+		if r.Group == "load" {
+			continue
+		}
+		tests++
+		if !slices.Contains(undecided, r.Test) {
+			decided++
+		}
+	}
 	var per []string
 	for i, o := range c.Others {
 		t := c.Tally[i]

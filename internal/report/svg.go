@@ -36,12 +36,19 @@ type svgDoc struct {
 	w, h float64
 }
 
-func svgNew(name, title string, w, h float64) *svgDoc {
+// ChartHead is what names a chart: Name its id (the page's data-chart),
+// Title the line drawn above it, YLabel what its y axis measures.
+type ChartHead struct {
+	Name, Title, YLabel string
+}
+
+// svgNew starts a chart of w × h headed by head's name and title.
+func svgNew(head ChartHead, w, h float64) *svgDoc {
 	s := &svgDoc{w: w, h: h}
 	fmt.Fprintf(&s.b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="%s" viewBox="0 0 %s %s" width="%s" height="%s" role="img">`,
-		svgEsc(name), svgF(w), svgF(h), svgF(w), svgF(h))
-	fmt.Fprintf(&s.b, `<title>%s</title>`, svgEsc(title))
-	fmt.Fprintf(&s.b, `<text class="ctitle" x="%s" y="16" text-anchor="middle">%s</text>`, svgF(w/2), svgEsc(title))
+		svgEsc(head.Name), svgF(w), svgF(h), svgF(w), svgF(h))
+	fmt.Fprintf(&s.b, `<title>%s</title>`, svgEsc(head.Title))
+	fmt.Fprintf(&s.b, `<text class="ctitle" x="%s" y="16" text-anchor="middle">%s</text>`, svgF(w/2), svgEsc(head.Title))
 	return s
 }
 
@@ -68,20 +75,32 @@ func (s *svgDoc) legend(x, y float64, names, colours []string) float64 {
 	return y + 8
 }
 
+// plotFrame is where a chart's data go: the plot spans [x0, x0+pw] ×
+// [top, bottom], and y is where a value goes on it.
+type plotFrame struct {
+	x0, pw, top, bottom float64
+	y                   func(float64) float64
+}
+
 // yAxis draws a grid line and label (decimals for step) at each of ts, the
-// axes of the plot [top, bottom] × [x0, x0+pw], and the axis label.
-func (s *svgDoc) yAxis(ts []float64, step float64, y func(float64) float64, x0, pw float64, label string, top, bottom float64) {
+// axes of the plot f, and the axis label.
+func (s *svgDoc) yAxis(f plotFrame, ts []float64, step float64, label string) {
 	for _, t := range ts {
-		yy := y(t)
-		s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x0), svgF(yy), svgF(x0+pw), svgF(yy))
-		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(x0-4), svgF(yy+4), svgEsc(svgTickLabel(t, step)))
+		yy := f.y(t)
+		s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(f.x0), svgF(yy), svgF(f.x0+f.pw), svgF(yy))
+		s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(f.x0-4), svgF(yy+4), svgEsc(svgTickLabel(t, step)))
 	}
-	s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x0), svgF(top), svgF(x0), svgF(bottom))
-	s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x0), svgF(bottom), svgF(x0+pw), svgF(bottom))
+	s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(f.x0), svgF(f.top), svgF(f.x0), svgF(f.bottom))
+	s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(f.x0), svgF(f.bottom), svgF(f.x0+f.pw), svgF(f.bottom))
 	if label != "" {
-		lx, ly := math.Max(12, x0-50), (top+bottom)/2
-		s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(lx), svgF(ly), svgF(lx), svgF(ly), svgEsc(label))
+		s.yLabel(f, math.Max(12, f.x0-50), label)
 	}
+}
+
+// yLabel draws label rotated along the plot f's y axis, centred at x.
+func (s *svgDoc) yLabel(f plotFrame, x float64, label string) {
+	y := (f.top + f.bottom) / 2
+	s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`, svgF(x), svgF(y), svgF(x), svgF(y), svgEsc(label))
 }
 
 // svgNiceStep is 1, 2 or 5 times a power of ten, about span/n (NiceStep).
@@ -150,7 +169,7 @@ type svgBars struct {
 // svgBarChart draws grouped vertical bars, a slot per category holding one bar
 // per series, with rotated category labels. With rel the y axis spans
 // svgRelAxis and a reference line is drawn at 1.0; otherwise it starts at 0.
-func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, rel bool) template.HTML {
+func svgBarChart(head ChartHead, cats []string, series []svgBars, rel bool) template.HTML {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, v := range s.Values {
@@ -185,7 +204,7 @@ func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, re
 	}
 	// As wide as the bars need, the title (bold 14 px) and minW; then the
 	// slots share the plot, with bars up to 40 px.
-	w := math.Max(math.Max(ml+slot*nc+20, 7.8*float64(utf8.RuneCountInString(title))+24), minW)
+	w := math.Max(math.Max(ml+slot*nc+20, 7.8*float64(utf8.RuneCountInString(head.Title))+24), minW)
 	pw := w - ml - 20
 	slot = pw / nc
 	barW := math.Min((slot-12)/ns, 40)
@@ -200,27 +219,25 @@ func svgBarChart(name, title, yLabel string, cats []string, series []svgBars, re
 	top := scratch.legend(ml, 38, names, colours) + 8
 	h := top + plotH + extent + 24
 
-	s := svgNew(name, title, w, h)
+	s := svgNew(head, w, h)
 	s.legend(ml, 38, names, colours)
 	bottom := top + plotH
 	y := func(v float64) float64 { return bottom - (v-from)/(to-from)*plotH }
+	f := plotFrame{x0: ml, pw: pw, top: top, bottom: bottom, y: y}
 	if rel {
 		// The seeds' axis (not from 0), each tick saying how much faster or
 		// slower it is, and the axis what 1.0 means.
 		ts := svgRelTicks(from, to, step, 14*(to-from)/plotH)
-		s.yAxis(ts, step/5, y, ml, pw, "", top, bottom)
+		s.yAxis(f, ts, step/5, "")
 		for _, t := range ts {
 			if d := math.Round((t - 1) * 100); d != 0 {
 				s.raw(`<text class="tick rel" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(ml-38), svgF(y(t)+4),
 					svgEsc(fmt.Sprintf("%+.0f%%", d)))
 			}
 		}
-		lx, ly := 12.0, (top+bottom)/2
-		s.raw(`<text class="alabel" x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)">%s</text>`,
-			svgF(lx), svgF(ly), svgF(lx), svgF(ly),
-			svgEsc(yLabel+" (1.0: as fast; 0.77: 23% slower)"))
+		s.yLabel(f, 12, head.YLabel+" (1.0: as fast; 0.77: 23% slower)")
 	} else {
-		s.yAxis(svgTicks(from, to, step), step, y, ml, pw, yLabel, top, bottom)
+		s.yAxis(f, svgTicks(from, to, step), step, head.YLabel)
 	}
 	for ci, c := range cats {
 		x0 := ml + float64(ci)*slot + (slot-ns*barW)/2
@@ -264,23 +281,23 @@ const lineW, linePlotH, lineML, lineMR = 900.0, 240.0, 72.0, 20.0
 const linePW = lineW - lineML - lineMR
 
 // svgLinesFrame starts a line chart of series: the document with its
-// legend drawn, and the plot's top and bottom.
-func svgLinesFrame(name, title string, series []svgLine) (s *svgDoc, top, bottom float64) {
+// legend drawn, and the plot's frame (but where a value goes).
+func svgLinesFrame(head ChartHead, series []svgLine) (*svgDoc, plotFrame) {
 	names := make([]string, len(series))
 	colours := make([]string, len(series))
 	for i, l := range series {
 		names[i], colours[i] = l.Name, l.Colour
 	}
 	scratch := &svgDoc{w: lineW}
-	top = scratch.legend(lineML, 38, names, colours) + 8
-	bottom = top + linePlotH
-	s = svgNew(name, title, lineW, bottom+44)
+	top := scratch.legend(lineML, 38, names, colours) + 8
+	bottom := top + linePlotH
+	s := svgNew(head, lineW, bottom+44)
 	s.legend(lineML, 38, names, colours)
-	return s, top, bottom
+	return s, plotFrame{x0: lineML, pw: linePW, top: top, bottom: bottom}
 }
 
 // svgLineChart draws values per second, the y axis from 0.
-func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
+func svgLineChart(head ChartHead, series []svgLine) template.HTML {
 	n, hi, has := 0, 0.0, false
 	for _, s := range series {
 		n = max(n, len(s.Values))
@@ -293,12 +310,14 @@ func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 	if !has {
 		return ""
 	}
-	s, top, bottom := svgLinesFrame(name, title, series)
+	s, f := svgLinesFrame(head, series)
+	top, bottom := f.top, f.bottom
 	to, step := svgZeroAxis(hi)
 	xmax := math.Max(float64(n-1), 1)
 	x := func(i float64) float64 { return lineML + i/xmax*linePW }
 	y := func(v float64) float64 { return bottom - Scale(v, 0, to)*linePlotH }
-	s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
+	f.y = y
+	s.yAxis(f, svgTicks(0, to, step), step, head.YLabel)
 	xstep := math.Max(svgNiceStep(xmax, 10), 1)
 	for _, t := range svgTicks(0, xmax, xstep) {
 		s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x(t)), svgF(bottom), svgF(x(t)), svgF(bottom+4))
@@ -341,7 +360,7 @@ func svgLineChart(name, title, yLabel string, series []svgLine) template.HTML {
 // svgSweepChart draws values against thread counts on a log₂ x axis (the
 // seeds' concurrency charts), the y axis logarithmic when logY (response
 // times that span decades) or from 0. Points missing (NaN) break a line.
-func svgSweepChart(name, title, yLabel string, xs []int, series []svgLine, logY bool) template.HTML {
+func svgSweepChart(head ChartHead, xs []int, series []svgLine, logY bool) template.HTML {
 	lo, hi, has := math.Inf(1), 0.0, false
 	for _, s := range series {
 		for _, v := range s.Values {
@@ -353,7 +372,8 @@ func svgSweepChart(name, title, yLabel string, xs []int, series []svgLine, logY 
 	if !has || len(xs) == 0 {
 		return ""
 	}
-	s, top, bottom := svgLinesFrame(name, title, series)
+	s, f := svgLinesFrame(head, series)
+	top, bottom := f.top, f.bottom
 	x0, x1 := math.Log2(float64(xs[0])), math.Log2(float64(xs[len(xs)-1]))
 	span := math.Max(x1-x0, 1)
 	x := func(t int) float64 { return lineML + (math.Log2(float64(t))-x0)/span*linePW }
@@ -372,11 +392,12 @@ func svgSweepChart(name, title, yLabel string, xs []int, series []svgLine, logY 
 			s.raw(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(lineML), svgF(y(v)), svgF(lineML+linePW), svgF(y(v)))
 			s.raw(`<text class="tick" x="%s" y="%s" text-anchor="end">%s</text>`, svgF(lineML-6), svgF(y(v)+4), svgEsc(strconv.FormatFloat(v, 'g', -1, 64)))
 		}
-		s.raw(`<text class="alabel" transform="translate(%s %s) rotate(-90)" text-anchor="middle">%s (log)</text>`, svgF(16), svgF((top+bottom)/2), svgEsc(yLabel))
+		s.raw(`<text class="alabel" transform="translate(%s %s) rotate(-90)" text-anchor="middle">%s (log)</text>`, svgF(16), svgF((top+bottom)/2), svgEsc(head.YLabel))
 	} else {
 		to, step := svgZeroAxis(hi)
 		y = func(v float64) float64 { return bottom - Scale(v, 0, to)*linePlotH }
-		s.yAxis(svgTicks(0, to, step), step, y, lineML, linePW, yLabel, top, bottom)
+		f.y = y
+		s.yAxis(f, svgTicks(0, to, step), step, head.YLabel)
 	}
 	for _, t := range xs {
 		s.raw(`<line class="axis" x1="%s" y1="%s" x2="%s" y2="%s"/>`, svgF(x(t)), svgF(bottom), svgF(x(t)), svgF(bottom+4))

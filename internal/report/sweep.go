@@ -128,7 +128,7 @@ func htmlSweeps(sws []analysis.Sweep, colour map[string]string) []htmlSweep {
 			if m.Unit != "" {
 				y += " " + m.Unit
 			}
-			if c := svgSweepChart("sweep:"+sw.Test+":"+sw.Conditions+":"+name, sw.Test+": "+m.Name+" by clients", y, sw.Threads, lines, m.Class == result.ClassLatency); c != "" {
+			if c := svgSweepChart(ChartHead{"sweep:" + sw.Test + ":" + sw.Conditions + ":" + name, sw.Test + ": " + m.Name + " by clients", y}, sw.Threads, lines, m.Class == result.ClassLatency); c != "" {
 				v.Charts = append(v.Charts, c)
 			}
 		}

@@ -69,7 +69,7 @@ func Detect(ctx context.Context, open func() (*store.Store, error), q DetectQuer
 		d.Gate = &g
 	}
 	o := q.Options
-	base, err := settings.Resolve(analysis.Given{PValue: ifGiven(given, "pvalue", &o.PValue), Window: ifGiven(given, "window", &o.Window),
+	base, err := settings.Resolve(analysis.Tuning{PValue: ifGiven(given, "pvalue", &o.PValue), Window: ifGiven(given, "window", &o.Window),
 		MinMagnitude: ifGiven(given, "min-magnitude", &o.MinMagnitude), MinSegment: ifGiven(given, "min-segment", &o.MinSegment), Method: ifGiven(given, "method", &q.Method)}, q.SettingsFile)
 	if err != nil {
 		return d, err

@@ -31,7 +31,7 @@ func (a *auth) admin(h func(http.ResponseWriter, *http.Request, store.Token)) ht
 // curateRun answers an admin endpoint: action on the run of the path's id.
 func (s *Server) curateRun(action string) func(http.ResponseWriter, *http.Request, store.Token) {
 	return func(w http.ResponseWriter, r *http.Request, t store.Token) {
-		done, err := curate.Apply(r.Context(), s.st, action, []string{r.PathValue("id")}, curate.Token(t.ID, t.Name), s.o.Now())
+		done, err := curate.Apply(r.Context(), s.st, store.Audit{Action: action, Who: curate.Token(t.ID, t.Name), At: s.o.Now()}, []string{r.PathValue("id")})
 		var nr *store.NoRunError
 		if errors.As(err, &nr) { // its Error names the store's path: no client learns where the server keeps it
 			apiError(w, http.StatusNotFound, fmt.Sprintf("run %q: no such run: give a run's id, the end of its "+

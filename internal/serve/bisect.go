@@ -49,7 +49,7 @@ func (s *Server) pageBisections(w http.ResponseWriter, r *http.Request) {
 	for _, b := range bs {
 		lines = append(lines, bisectOf(b))
 	}
-	s.render(w, r, http.StatusOK, "bisections", "bisections", lines)
+	s.render(w, r, http.StatusOK, "bisections", page{Title: "bisections", Data: lines})
 }
 
 func (s *Server) pageBisection(w http.ResponseWriter, r *http.Request) {
@@ -72,9 +72,9 @@ func (s *Server) pageBisection(w http.ResponseWriter, r *http.Request) {
 		l.Against, l.Rel, l.Interval = bisect.StepCells(b, st)
 		lines = append(lines, l)
 	}
-	s.render(w, r, http.StatusOK, "bisection", fmt.Sprintf("bisection %d", id), struct {
+	s.render(w, r, http.StatusOK, "bisection", page{Title: fmt.Sprintf("bisection %d", id), Data: struct {
 		B     bisectLine
 		Src   string
 		Steps []bisectStepLine
-	}{bisectOf(b), b.Src, lines})
+	}{bisectOf(b), b.Src, lines}})
 }

@@ -94,7 +94,7 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 	if err != nil {
 		return err
 	}
-	base, err := settings.Resolve(analysis.Given{}, c.Settings)
+	base, err := settings.Resolve(analysis.Tuning{}, c.Settings)
 	if err != nil {
 		return err
 	}

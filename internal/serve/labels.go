@@ -118,14 +118,14 @@ func (s *Server) pageLabels(w http.ResponseWriter, r *http.Request) {
 			Last: fmtTime(parseStored(l.Last)), Hosts: strings.Join(hosts, ", "), Sources: strings.Join(l.Sources, ", "),
 			Runs: withQuery("/runs", v), N: l.Runs, Tests: l.Tests})
 	}
-	page := func(n int) string {
+	pageHref := func(n int) string {
 		return withQuery("/labels", mergeValues(url.Values{"page": {strconv.Itoa(n)}}, q))
 	}
 	if lq.Page > 0 {
-		data.Prev = page(lq.Page - 1)
+		data.Prev = pageHref(lq.Page - 1)
 	}
 	if lq.Page+1 < p.Pages {
-		data.Next = page(lq.Page + 1)
+		data.Next = pageHref(lq.Page + 1)
 	}
-	s.render(w, r, http.StatusOK, "labels", "labels", data)
+	s.render(w, r, http.StatusOK, "labels", page{Title: "labels", Data: data})
 }

@@ -29,5 +29,5 @@ func (s *Server) pageAlerts(w http.ResponseWriter, r *http.Request) {
 		data.Alerts = append(data.Alerts, line{Created: fmtTime(a.Created), Series: a.Series, Kind: a.Kind, Magnitude: fmt.Sprintf("%+.1f%%", 100*a.Magnitude),
 			Arrived: a.Arrived, State: a.State, Sent: sent, Error: a.Error, Attempts: a.Attempts})
 	}
-	s.render(w, r, http.StatusOK, "alerts", "alerts", data)
+	s.render(w, r, http.StatusOK, "alerts", page{Title: "alerts", Data: data})
 }

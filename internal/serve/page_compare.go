@@ -133,5 +133,5 @@ func (s *Server) pageCompare(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.render(w, r, code, "compare", title, data)
+	s.render(w, r, code, "compare", page{Title: title, Data: data})
 }

@@ -104,7 +104,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		}
 		mq := mergeValues(url.Values{"view": {"multiples"}}, q)
 		data.MultiplesHref, data.Multiples = withQuery(testHref(suite, test), mq), len(shown)
-		s.render(w, r, http.StatusOK, "history", test+" "+m.Name, data)
+		s.render(w, r, http.StatusOK, "history", page{Title: test + " " + m.Name, Data: data})
 		return
 	}
 	triages, err := s.st.Triages(ctx)
@@ -192,7 +192,7 @@ func (s *Server) pageHistory(w http.ResponseWriter, r *http.Request) {
 		}
 		data.Series = append(data.Series, v)
 	}
-	s.render(w, r, http.StatusOK, "history", test+" "+m.Name, data)
+	s.render(w, r, http.StatusOK, "history", page{Title: test + " " + m.Name, Data: data})
 }
 
 // overlayLine is one series of the overlaid chart, as its table lists it.

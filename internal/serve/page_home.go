@@ -48,5 +48,5 @@ func (s *Server) pageHome(w http.ResponseWriter, r *http.Request) {
 			data.Suites[i].Labels++
 		}
 	}
-	s.render(w, r, http.StatusOK, "home", "suites", data)
+	s.render(w, r, http.StatusOK, "home", page{Title: "suites", Data: data})
 }

@@ -53,7 +53,7 @@ func (s *Server) pageHosts(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal(h.Fingerprint, &c) // a fingerprint that does not decode shows no machine
 		lines = append(lines, hostLine{ID: h.ID, Href: hostHref(h.ID), Names: strings.Join(h.Hostnames, ", "), Machine: machine(c), Risks: len(c.Risks), Runs: h.Runs, Last: fmtTime(h.Last)})
 	}
-	s.render(w, r, http.StatusOK, "hosts", "hosts", lines)
+	s.render(w, r, http.StatusOK, "hosts", page{Title: "hosts", Data: lines})
 }
 
 func (s *Server) pageHost(w http.ResponseWriter, r *http.Request) {
@@ -90,5 +90,5 @@ func (s *Server) pageHost(w http.ResponseWriter, r *http.Request) {
 		Report                                    template.HTML
 	}{ID: h.ID, Names: strings.Join(h.Hostnames, ", "), First: fmtTime(h.FirstSeen), Last: fmtTime(h.Last), Runs: h.Runs,
 		RunsHref: withQuery("/runs", url.Values{"host": {h.ID}}), Risks: c.Risks, NoRisks: noRisks, Report: template.HTML(body.String())}
-	s.render(w, r, http.StatusOK, "host", "host "+h.ID, data)
+	s.render(w, r, http.StatusOK, "host", page{Title: "host " + h.ID, Data: data})
 }

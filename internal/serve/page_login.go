@@ -6,5 +6,5 @@ import (
 
 func (s *Server) pageLogin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	s.render(w, r, http.StatusOK, "login", "log in", safeNext(r.URL.Query().Get("next")))
+	s.render(w, r, http.StatusOK, "login", page{Title: "log in", Data: safeNext(r.URL.Query().Get("next"))})
 }

@@ -93,17 +93,17 @@ func (s *Server) pageRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		data.Runs = append(data.Runs, l)
 	}
-	page := func(n int) string {
+	pageHref := func(n int) string {
 		v := mergeValues(url.Values{"page": {strconv.Itoa(n)}}, q)
 		return withQuery("/runs", v)
 	}
 	if pg > 0 {
-		data.Prev = page(pg - 1)
+		data.Prev = pageHref(pg - 1)
 	}
 	if rq.Offset+len(runs) < total {
-		data.Next = page(pg + 1)
+		data.Next = pageHref(pg + 1)
 	}
-	s.render(w, r, http.StatusOK, "runs", "runs", data)
+	s.render(w, r, http.StatusOK, "runs", page{Title: "runs", Data: data})
 }
 
 type fact struct{ K, V, Href, Class string }
@@ -243,5 +243,5 @@ func (s *Server) pageRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Report = template.HTML(body.String()) // the report's template escaped it
-	s.render(w, r, http.StatusOK, "run", data.Title, data)
+	s.render(w, r, http.StatusOK, "run", page{Title: data.Title, Data: data})
 }

@@ -94,7 +94,7 @@ func (s *Server) pageSuite(w http.ResponseWriter, r *http.Request) {
 	if !asOf.IsZero() {
 		data.AsOf = fmtTime(asOf)
 	}
-	s.render(w, r, http.StatusOK, "suite", suite, data)
+	s.render(w, r, http.StatusOK, "suite", page{Title: suite, Data: data})
 }
 
 func (s *Server) suiteRow(suite string, sr Series) suiteRow {

@@ -86,15 +86,18 @@ type page struct {
 	Data   any
 }
 
-func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
+// render answers page p (its Title and Data; the layout fills the rest)
+// with status, the page template name's.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	t, ok := pages[name]
 	if !ok {
 		s.serverError(w, r, fmt.Errorf("no page template %s", name))
 		return
 	}
 	_, err := r.Cookie(sessionCookie)
+	p.Cookie, p.CSRF = err == nil, s.csrfToken(w, r)
 	var b bytes.Buffer
-	if err := t.ExecuteTemplate(&b, "layout", page{Title: title, Cookie: err == nil, CSRF: s.csrfToken(w, r), Data: data}); err != nil {
+	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
 		s.serverError(w, r, fmt.Errorf("page %s: %w", name, err))
 		return
 	}
@@ -104,7 +107,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 }
 
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	s.render(w, r, status, "error", http.StatusText(status), msg)
+	s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: msg})
 }
 
 // serverError answers 500, saying no more than that: the why goes to the

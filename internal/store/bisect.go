@@ -146,11 +146,12 @@ func (s *Store) Bisection(ctx context.Context, id int64) (Bisection, []BisectSte
 	return b, steps, rows.Err()
 }
 
-// FindBisection is the newest bisection of the same question (source
-// tree, GOOD, BAD, suite and test), for re-running a command to resume it.
-func (s *Store) FindBisection(ctx context.Context, src, good, bad, suite, test string) (Bisection, bool, error) {
+// FindBisection is the newest bisection of the same question as q (its
+// source tree, GOOD, BAD, suite and test), for re-running a command to
+// resume it.
+func (s *Store) FindBisection(ctx context.Context, q Bisection) (Bisection, bool, error) {
 	b, err := scanBisection(s.db.QueryRowContext(ctx, s.q(`SELECT `+bisectionCols+` FROM bisections
-		WHERE src = ? AND good = ? AND bad = ? AND suite = ? AND test = ? ORDER BY id DESC LIMIT 1`), src, good, bad, suite, test))
+		WHERE src = ? AND good = ? AND bad = ? AND suite = ? AND test = ? ORDER BY id DESC LIMIT 1`), q.Src, q.Good, q.Bad, q.Suite, q.Test))
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, false, nil
 	}

@@ -52,11 +52,11 @@ func testBisectionsOn(t *testing.T, fixture string, nruns int) {
 	if err := s.SetBisection(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	found, ok, err := s.FindBisection(ctx, "/src/pg", "aaaa", "bbbb", "sysbench", "point-query")
+	found, ok, err := s.FindBisection(ctx, Bisection{Src: "/src/pg", Good: "aaaa", Bad: "bbbb", Suite: "sysbench", Test: "point-query"})
 	if err != nil || !ok || found.ID != 1 || found.Params["config"] != "default" || found.State != BisectFound || found.Ended.IsZero() {
 		t.Fatalf("find: %+v %v %v", found, ok, err)
 	}
-	if _, ok, _ := s.FindBisection(ctx, "/src/pg", "aaaa", "bbbb", "sysbench", "other"); ok {
+	if _, ok, _ := s.FindBisection(ctx, Bisection{Src: "/src/pg", Good: "aaaa", Bad: "bbbb", Suite: "sysbench", Test: "other"}); ok {
 		t.Error("found a bisection of another test")
 	}
 	got, steps, err := s.Bisection(ctx, 1)

@@ -31,7 +31,7 @@ func (s *Study) Chart(group string) template.HTML {
 			vals[j] = append(vals[j], v)
 		}
 	}
-	return report.RelBars("rel-"+group, group+": relative QPS against "+s.Labels[s.Base], "relative QPS", cats, series, vals)
+	return report.RelBars(report.ChartHead{Name: "rel-" + group, Title: group + ": relative QPS against " + s.Labels[s.Base], YLabel: "relative QPS"}, cats, series, vals)
 }
 
 type htmlCell struct {

@@ -162,19 +162,42 @@ func (o Options) invocations(wl, name string, threads int, h *Help) []invocation
 	panic("dbbench: no step " + name)
 }
 
-// args is the whole command line of inv in db: the common flags, the
-// step's, the option set's (which override both), the suite's own, and
-// the report file and seed.
-func (o Options) args(wl, name, db string, inv invocation, opts []string, seed uint64, report string) []string {
-	args := append(o.common(wl, name), inv.step...)
-	args = append(args, opts...)
-	args = append(args, "--db="+db, "--wal_dir="+db)
+// stepRun is one run of step name of workload wl on server s: its
+// database folder (db), the option set's flags (opts), its seed, and
+// where its samples and progress go.
+type stepRun struct {
+	Options
+	s            *suite.Server
+	wl, name, db string
+	opts         []string
+	seed         uint64
+	tio          suite.TaskIO
+}
+
+// command is one db_bench command of a step: what it runs, its whole
+// command line, and the files its output and its report go to.
+type command struct {
+	invocation
+	args        []string
+	log, report string
+}
+
+// command is the i-th command of the step, inv, in the step's database:
+// the common flags, the step's, the option set's (which override both),
+// the suite's own, and the report file and seed.
+func (r stepRun) command(i int, inv invocation) command {
+	tag := fmt.Sprintf("%s.%d", r.name, i+1)
+	c := command{invocation: inv, log: filepath.Join(r.s.Datadir, r.wl+"."+tag+".log"), report: filepath.Join(r.s.Datadir, r.wl+"."+tag+".report.csv")}
+	args := append(r.common(r.wl, r.name), inv.step...)
+	args = append(args, r.opts...)
+	args = append(args, "--db="+r.db, "--wal_dir="+r.db)
 	args = append(args, inv.own...)
-	sd := int64(seed & math.MaxInt64)
+	sd := int64(r.seed & math.MaxInt64)
 	if sd == 0 {
 		sd = 1 // 0 asks db_bench for a seed from the clock
 	}
-	return append(args, "--histogram=1", "--report_interval_seconds=1", "--report_file="+report, "--seed="+strconv.FormatInt(sd, 10))
+	c.args = append(args, "--histogram=1", "--report_interval_seconds=1", "--report_file="+c.report, "--seed="+strconv.FormatInt(sd, 10))
+	return c
 }
 
 // prepare is the load's Before: the workload's database folder, empty, and
@@ -359,13 +382,11 @@ func (o Options) run(wl, name string) func(ctx context.Context, s *suite.Server,
 			s.Log(fmt.Sprintf("settle: db_bench %s has no flush and waitforcompaction: the workloads start from the load as it left the database", s.Version))
 			return result.Totals{}, nil
 		}
-		db := dbDir(s, wl)
+		r := stepRun{Options: o, s: s, wl: wl, name: name, db: dbDir(s, wl), opts: opts, seed: seed, tio: tio}
 		var out *Output
 		second := 0
 		for i, inv := range o.invocations(wl, name, threads, h) {
-			tag := fmt.Sprintf("%s.%d", name, i+1)
-			args := o.args(wl, name, db, inv, opts, seed, filepath.Join(s.Datadir, wl+"."+tag+".report.csv"))
-			res, n, err := o.invoke(ctx, s, args, filepath.Join(s.Datadir, wl+"."+tag+".log"), filepath.Join(s.Datadir, wl+"."+tag+".report.csv"), inv, second, tio)
+			res, n, err := r.invoke(ctx, r.command(i, inv), second)
 			second = n
 			if err != nil {
 				return result.Totals{}, fmt.Errorf("%s: %w", name, err)
@@ -452,13 +473,14 @@ func latencyOf(h Histogram) result.Latency {
 	return l
 }
 
-// invoke runs one db_bench command to its end: tied to qpslab in the
-// sandbox, its output into logPath, its report file read once a second
+// invoke runs db_bench command c to its end: tied to qpslab in the
+// sandbox, its output into its log, its report file read once a second
 // for the run's samples (numbered on from second) and progress. It
 // returns what db_bench printed and the next sample's second. Cancelled,
 // db_bench gets SIGINT (then SIGKILL); what it reported so far is kept as
 // samples.
-func (o Options) invoke(ctx context.Context, s *suite.Server, args []string, logPath, reportPath string, inv invocation, second int, tio suite.TaskIO) (*Output, int, error) {
+func (r stepRun) invoke(ctx context.Context, c command, second int) (*Output, int, error) {
+	o, s, args, logPath, reportPath, inv, tio := r.Options, r.s, c.args, c.log, c.report, c.invocation, r.tio
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, second, fmt.Errorf("db_bench's output: %w", err)
