@@ -480,7 +480,7 @@ func (p *Plan) up(ctx context.Context, cancel context.CancelCauseFunc, h home.Ho
 	ep := st.Endpoint
 	copts.Transport = copts.Transport.Resolve(maxConns, ep.Protocol)
 	s.srv = &suite.Server{
-		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
+		Protocol: ep.Protocol, Dialect: ep.Dialect(), Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
 		External: p.targets[b.Name] != nil,
 		Dial:     func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:      func(line string) { p.logf("%s", line) }, Warn: p.warn,

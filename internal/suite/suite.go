@@ -305,6 +305,10 @@ type TaskIO struct {
 // Server is the server under test, as a step sees it.
 type Server struct {
 	Protocol client.Protocol
+	// Dialect is the SQL that differs between the protocols, chosen once
+	// from the server's endpoint (client.Endpoint.Dialect): a suite asks it,
+	// never Protocol (internal/arch's TestAskTheDialectNotTheProtocol).
+	Dialect client.Dialect
 	Flavor   string
 	Version  string
 	Datadir  string
