@@ -63,14 +63,25 @@ type Dialect struct {
 	// SnapshotBegin begins a read-only transaction that reads one
 	// snapshot (TPC-C's consistency check).
 	SnapshotBegin string
-	// SessionSetup are statements a benchmark connection runs first; an
-	// error that the server lacks the variable is not one (the variable
-	// came with a later version).
+	// SessionSetup are statements a transactional suite's connection
+	// (TPC-C's terminals) runs first; an error that the server lacks the
+	// variable is not one (the variable came with a later version).
 	SessionSetup []string
 	// End is how a pgbench script's END is written for the server.
 	End string
 	// Bool is a script's boolean bound as the server takes it.
 	Bool func(b bool) Arg
+
+	// MaxConnections is the query that reads how many connections the
+	// server lets a client open (PostgreSQL's superuser reserve left out).
+	MaxConnections string
+	// CacheBytes is the query that reads the size of the server's page
+	// cache (InnoDB's buffer pool, shared_buffers).
+	CacheBytes string
+	// DatabaseBytes is the query that reads what the connection's
+	// database takes on disk; "" when the server cannot say it (the MySQL
+	// family: the plan sums the files of the database's folder).
+	DatabaseBytes string
 
 	// TableExists is the query that returns a row when table exists in
 	// the connection's database or current schema.
@@ -149,7 +160,9 @@ var MySQLDialect = Dialect{
 	TableExists: func(table string) string {
 		return "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" + table + "'"
 	},
-	HasDatabase: "SELECT 1 FROM DUAL WHERE DATABASE() IS NOT NULL",
+	MaxConnections: "SELECT @@max_connections",
+	CacheBytes:     "SELECT @@innodb_buffer_pool_size",
+	HasDatabase:    "SELECT 1 FROM DUAL WHERE DATABASE() IS NOT NULL",
 	CountTablesExcept: func(table string) string {
 		return "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> '" + table + "'"
 	},
@@ -174,6 +187,10 @@ var PostgresDialect = Dialect{
 	SnapshotBegin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
 	End:           "END;",
 	Bool:          func(b bool) Arg { return Str(strconv.FormatBool(b)) },
+	MaxConnections: "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - " +
+		"(SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')",
+	CacheBytes:    "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'",
+	DatabaseBytes: "SELECT pg_database_size(current_database())",
 	TableExists: func(table string) string {
 		return "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '" + table + "'"
 	},
@@ -200,3 +217,7 @@ func (e Endpoint) Dialect() Dialect {
 	d, _ := DialectOf(e.Protocol)
 	return d
 }
+
+// Protocols are the protocols with a dialect, in a fixed order: the
+// servers a suite that writes its SQL through the dialect runs on.
+func Protocols() []Protocol { return []Protocol{MySQL, Postgres} }

@@ -50,6 +50,12 @@ func TestDialectsWriteWhatTheSuitesDid(t *testing.T) {
 		{my.TableExists("t"), "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 't'"},
 		{pg.TableExists("t"), "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 't'"},
 		{my.HasDatabase, "SELECT 1 FROM DUAL WHERE DATABASE() IS NOT NULL"},
+		{my.MaxConnections, "SELECT @@max_connections"},
+		{pg.MaxConnections, "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - (SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')"},
+		{my.CacheBytes, "SELECT @@innodb_buffer_pool_size"},
+		{pg.CacheBytes, "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'"},
+		{my.DatabaseBytes, ""},
+		{pg.DatabaseBytes, "SELECT pg_database_size(current_database())"},
 		{pg.HasDatabase, ""},
 		{my.CountTablesExcept("qpslab_tables"), "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> 'qpslab_tables'"},
 		{pg.CountTablesExcept("qpslab_tables"), "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace " +

@@ -537,11 +537,7 @@ func checkServerConnections(ctx context.Context, srv *suite.Server, conns int, c
 		return fmt.Errorf("connect to the server: %w", err)
 	}
 	defer c.Close()
-	q := "SELECT @@max_connections"
-	if srv.Protocol == client.Postgres {
-		q = "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - (SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')"
-	}
-	n, err := client.Scalar(ctx, c, q)
+	n, err := client.Scalar(ctx, c, srv.Dialect.MaxConnections)
 	if err != nil {
 		return fmt.Errorf("read the server's max_connections: %w", err)
 	}

@@ -309,9 +309,9 @@ type Server struct {
 	// from the server's endpoint (client.Endpoint.Dialect): a suite asks it,
 	// never Protocol (internal/arch's TestAskTheDialectNotTheProtocol).
 	Dialect client.Dialect
-	Flavor   string
-	Version  string
-	Datadir  string
+	Flavor  string
+	Version string
+	Datadir string
 	// Dial opens one dedicated connection to qpslab's database on it, with
 	// the run's client options.
 	Dial   func(ctx context.Context) (client.Conn, error)
@@ -337,7 +337,7 @@ type Server struct {
 	External bool
 
 	// Engine is the storage engine the suite creates its tables in on the
-	// MySQL family ("innodb", "rocksdb": owned.EngineClause writes it);
+	// MySQL family ("innodb", "rocksdb": the Dialect's TableOptions writes it);
 	// "" on PostgreSQL.
 	Engine string
 }

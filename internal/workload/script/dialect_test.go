@@ -21,19 +21,25 @@ func TestSQLIsTheDialects(t *testing.T) {
 	for _, p := range []client.Protocol{client.MySQL, client.Postgres} {
 		fmt.Fprintf(&b, "== %s\n", p)
 		for _, name := range Builtins {
-			text, _ := builtinText(name, p)
+			text, _ := builtinText(name, dialectOf(p).End)
 			fmt.Fprintf(&b, "-- builtin %s\n%s", name, text)
 		}
 		for _, e := range []string{"", "innodb", "rocksdb"} {
 			for _, scale := range []int64{1, 20001} {
 				fmt.Fprintf(&b, "-- tables engine=%q scale=%d\n", e, scale)
-				for _, tb := range tables(p, e, scale) {
+				for _, tb := range tables(dialectOf(p), e, scale) {
 					fmt.Fprintf(&b, "%s: %s\n", tb.Name, tb.DDL)
 				}
 			}
 		}
 	}
 	checkSQLGolden(t, b.String())
+}
+
+// dialectOf is protocol p's dialect, as the plan chooses it.
+func dialectOf(p client.Protocol) client.Dialect {
+	d, _ := client.DialectOf(p)
+	return d
 }
 
 func checkSQLGolden(t *testing.T, got string) {

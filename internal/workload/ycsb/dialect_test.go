@@ -21,11 +21,17 @@ func TestSQLIsTheDialects(t *testing.T) {
 	for _, p := range []client.Protocol{client.MySQL, client.Postgres} {
 		fmt.Fprintf(&b, "== %s\n", p)
 		for _, e := range []string{"", "innodb", "rocksdb"} {
-			tb := Table{Protocol: p, Engine: e, Records: 1000, FieldCount: 3, FieldLength: 7}
+			tb := Table{Dialect: dialectOf(p), Engine: e, Records: 1000, FieldCount: 3, FieldLength: 7}
 			fmt.Fprintf(&b, "-- ddl engine=%q\n%s\n", e, tb.ddl())
 		}
 	}
 	checkSQLGolden(t, b.String())
+}
+
+// dialectOf is protocol p's dialect, as the plan chooses it.
+func dialectOf(p client.Protocol) client.Dialect {
+	d, _ := client.DialectOf(p)
+	return d
 }
 
 func checkSQLGolden(t *testing.T, got string) {
