@@ -33,23 +33,6 @@ func ParseEngine(s string) (string, error) {
 	return e, nil
 }
 
-// engineNames are how the servers spell the engines they ship; any other
-// engine is written as given (engine names are not case-sensitive).
-var engineNames = map[string]string{"innodb": "InnoDB", "rocksdb": "ROCKSDB", "myisam": "MyISAM", "aria": "Aria", "memory": "MEMORY", "tokudb": "TokuDB"}
-
-// EngineClause is what a CREATE TABLE ends with to make the table in
-// engine: " ENGINE = InnoDB" on the MySQL family, nothing on PostgreSQL
-// (which has no storage engines to choose) or for engine "".
-func EngineClause(p client.Protocol, engine string) string {
-	if p == client.Postgres || engine == "" {
-		return ""
-	}
-	if n, ok := engineNames[engine]; ok {
-		return " ENGINE = " + n
-	}
-	return " ENGINE = " + engine
-}
-
 // CheckEngine says, in one line, when the server conn is connected to
 // cannot make tables in engine (information_schema.ENGINES has no row for
 // it, or says NO or DISABLED), and what to do.
@@ -73,10 +56,10 @@ func CheckEngine(ctx context.Context, conn client.Conn, engine string) error {
 
 // VerifyEngine checks that each of names (which exist) is a table of
 // engine, so that runs recorded as one engine's never measure another's
-// tables (kept from an earlier load with --no-load). PostgreSQL, and engine
-// "", pass.
-func VerifyEngine(ctx context.Context, p client.Protocol, conn client.Conn, names []string, engine string) error {
-	if p == client.Postgres || engine == "" {
+// tables (kept from an earlier load with --no-load). A server without
+// engines (the dialect's Engines: PostgreSQL), and engine "", pass.
+func VerifyEngine(ctx context.Context, d client.Dialect, conn client.Conn, names []string, engine string) error {
+	if !d.Engines || engine == "" {
 		return nil
 	}
 	for _, name := range names {

@@ -21,24 +21,6 @@ func TestParseEngine(t *testing.T) {
 	}
 }
 
-func TestEngineClause(t *testing.T) {
-	for _, c := range []struct {
-		p            client.Protocol
-		engine, want string
-	}{
-		{client.MySQL, "innodb", " ENGINE = InnoDB"},
-		{client.MySQL, "rocksdb", " ENGINE = ROCKSDB"},
-		{client.MySQL, "tokudb", " ENGINE = TokuDB"},
-		{client.MySQL, "other", " ENGINE = other"},
-		{client.MySQL, "", ""},
-		{client.Postgres, "innodb", ""},
-	} {
-		if got := owned.EngineClause(c.p, c.engine); got != c.want {
-			t.Errorf("EngineClause(%s, %q) = %q, want %q", c.p, c.engine, got, c.want)
-		}
-	}
-}
-
 // On MariaDB 10.11 with the default config InnoDB is there and MyRocks is
 // not (a line that says which config loads it); with myrocks both are, and
 // a table's engine is checked against the one asked for.
@@ -68,13 +50,13 @@ func TestCheckEngineOnServer(t *testing.T) {
 				t.Error(err)
 			}
 		}
-		if err := owned.Create(ctx, client.MySQL, c, []owned.Table{{Name: "engine_t", DDL: "CREATE TABLE engine_t (id INT PRIMARY KEY)" + owned.EngineClause(client.MySQL, "rocksdb")}}); err != nil {
+		if err := owned.Create(ctx, client.MySQLDialect, c, []owned.Table{{Name: "engine_t", DDL: "CREATE TABLE engine_t (id INT PRIMARY KEY)" + client.MySQLDialect.TableOptions("rocksdb")}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := owned.VerifyEngine(ctx, client.MySQL, c, []string{"engine_t"}, "rocksdb"); err != nil {
+		if err := owned.VerifyEngine(ctx, client.MySQLDialect, c, []string{"engine_t"}, "rocksdb"); err != nil {
 			t.Error(err)
 		}
-		testenv.WantErr(t, owned.VerifyEngine(ctx, client.MySQL, c, []string{"engine_t"}, "innodb"),
+		testenv.WantErr(t, owned.VerifyEngine(ctx, client.MySQLDialect, c, []string{"engine_t"}, "innodb"),
 			"table engine_t is not in storage engine innodb", "--engine innodb", "--no-load")
 	})
 }

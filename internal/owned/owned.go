@@ -17,13 +17,9 @@ const Registry = "qpslab_tables"
 const createRegistry = "CREATE TABLE IF NOT EXISTS " + Registry + " (name VARCHAR(64) PRIMARY KEY, created TIMESTAMP)"
 
 // Exists reports whether table name exists in the connection's database
-// (MySQL) or current schema (PostgreSQL).
-func Exists(ctx context.Context, p client.Protocol, conn client.Conn, name string) (bool, error) {
-	q := "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" + name + "'"
-	if p == client.Postgres {
-		q = "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '" + name + "'"
-	}
-	n, err := conn.Query(ctx, q)
+// (MySQL) or current schema (PostgreSQL): the dialect's TableExists.
+func Exists(ctx context.Context, d client.Dialect, conn client.Conn, name string) (bool, error) {
+	n, err := conn.Query(ctx, d.TableExists(name))
 	if err != nil {
 		return false, fmt.Errorf("look up table %s: %w", name, err)
 	}
@@ -42,9 +38,9 @@ func recorded(ctx context.Context, conn client.Conn, name string) (bool, error) 
 // Drop makes sure the registry exists, refuses if any of names exists
 // unrecorded (dropping nothing then), and drops the ones that exist and
 // forgets them.
-func Drop(ctx context.Context, p client.Protocol, conn client.Conn, names []string) error {
-	if p == client.MySQL {
-		n, err := conn.Query(ctx, "SELECT 1 FROM DUAL WHERE DATABASE() IS NOT NULL")
+func Drop(ctx context.Context, d client.Dialect, conn client.Conn, names []string) error {
+	if d.HasDatabase != "" {
+		n, err := conn.Query(ctx, d.HasDatabase)
 		if err != nil {
 			return fmt.Errorf("look up the current database: %w", err)
 		}
@@ -58,7 +54,7 @@ func Drop(ctx context.Context, p client.Protocol, conn client.Conn, names []stri
 	exists := make([]bool, len(names))
 	for i, name := range names {
 		var err error
-		if exists[i], err = Exists(ctx, p, conn, name); err != nil || !exists[i] {
+		if exists[i], err = Exists(ctx, d, conn, name); err != nil || !exists[i] {
 			if err != nil {
 				return err
 			}
@@ -91,12 +87,12 @@ type Table struct{ Name, DDL string }
 // Create records each table, then creates it. None of them may exist: one
 // that does is refused (someone else's) or must be dropped first (an
 // earlier run's), before anything is created.
-func Create(ctx context.Context, p client.Protocol, conn client.Conn, tables []Table) error {
+func Create(ctx context.Context, d client.Dialect, conn client.Conn, tables []Table) error {
 	if _, err := conn.Exec(ctx, createRegistry); err != nil {
 		return fmt.Errorf("create %s: %w", Registry, err)
 	}
 	for _, t := range tables {
-		ok, err := Exists(ctx, p, conn, t.Name)
+		ok, err := Exists(ctx, d, conn, t.Name)
 		if err != nil || !ok {
 			if err != nil {
 				return err
@@ -126,13 +122,13 @@ func Create(ctx context.Context, p client.Protocol, conn client.Conn, tables []T
 
 // Verify checks that every one of names exists and that qpslab recorded
 // it, before a step reads or writes it.
-func Verify(ctx context.Context, p client.Protocol, conn client.Conn, names []string) error {
-	reg, err := Exists(ctx, p, conn, Registry)
+func Verify(ctx context.Context, d client.Dialect, conn client.Conn, names []string) error {
+	reg, err := Exists(ctx, d, conn, Registry)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		ok, err := Exists(ctx, p, conn, name)
+		ok, err := Exists(ctx, d, conn, name)
 		if err != nil {
 			return err
 		}
@@ -158,8 +154,8 @@ func Verify(ctx context.Context, p client.Protocol, conn client.Conn, names []st
 // view, and the registry is created in it. A database that holds someone
 // else's tables is refused, and nothing is created in it. claimed says
 // the registry was created now.
-func Claim(ctx context.Context, p client.Protocol, conn client.Conn, database string) (claimed bool, err error) {
-	reg, err := Exists(ctx, p, conn, Registry)
+func Claim(ctx context.Context, d client.Dialect, conn client.Conn, database string) (claimed bool, err error) {
+	reg, err := Exists(ctx, d, conn, Registry)
 	if err != nil {
 		return false, err
 	}
@@ -173,12 +169,7 @@ func Claim(ctx context.Context, p client.Protocol, conn client.Conn, database st
 	}
 	// The registry itself is not counted: another qpslab claiming the
 	// database at once (a part of a spread run) may have just made it.
-	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> '" + Registry + "'"
-	if p == client.Postgres {
-		q = "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace " +
-			"WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname <> '" + Registry + "'"
-	}
-	n, err := client.Scalar(ctx, conn, q)
+	n, err := client.Scalar(ctx, conn, d.CountTablesExcept(Registry))
 	if err != nil {
 		return false, fmt.Errorf("count the tables of database %s: %w", database, err)
 	}
@@ -188,7 +179,7 @@ func Claim(ctx context.Context, p client.Protocol, conn client.Conn, database st
 	if _, err := conn.Exec(ctx, createRegistry); err != nil {
 		// PostgreSQL's IF NOT EXISTS does not hold against another session
 		// creating the table at the same moment: it is there now, claimed.
-		if reg, rerr := Exists(ctx, p, conn, Registry); rerr == nil && reg {
+		if reg, rerr := Exists(ctx, d, conn, Registry); rerr == nil && reg {
 			return false, nil
 		}
 		return false, fmt.Errorf("create %s in database %s (the user needs CREATE there): %w", Registry, database, err)

@@ -67,15 +67,16 @@ func (g *grouped) size(ctx context.Context, block []*server) error {
 
 // tablesBytes is what the server's tables take on disk: on the MySQL
 // family the files of qpslab's database folder in the datadir (InnoDB's
-// file per table), on PostgreSQL pg_database_size.
+// file per table), where the server says it (PostgreSQL) the dialect's
+// DatabaseBytes (pg_database_size).
 func tablesBytes(ctx context.Context, s *server) (int64, error) {
-	if s.srv.Protocol == client.Postgres {
+	if q := s.srv.Dialect.DatabaseBytes; q != "" {
 		conn, err := s.srv.Dial(ctx)
 		if err != nil {
 			return 0, err
 		}
 		defer conn.Close()
-		return client.Scalar(ctx, conn, "SELECT pg_database_size(current_database())")
+		return client.Scalar(ctx, conn, q)
 	}
 	dir := filepath.Join(s.datadir, sandbox.Database)
 	var total int64
@@ -108,11 +109,7 @@ func cacheBytes(ctx context.Context, s *server) (int64, error) {
 		return 0, err
 	}
 	defer conn.Close()
-	q := "SELECT @@innodb_buffer_pool_size"
-	if s.srv.Protocol == client.Postgres {
-		q = "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'"
-	}
-	return client.Scalar(ctx, conn, q)
+	return client.Scalar(ctx, conn, s.srv.Dialect.CacheBytes)
 }
 
 // judgeIO adds to run res, of step k on s, what an iobound plan records

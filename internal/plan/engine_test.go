@@ -9,7 +9,6 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
-	"github.com/qpslab/qpslab/internal/owned"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -96,7 +95,7 @@ func engineTable(l *log) suite.Step {
 		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS plan_engine"); err != nil {
 			return result.Totals{}, err
 		}
-		if _, err := c.Exec(ctx, "CREATE TABLE plan_engine (id INT PRIMARY KEY)"+owned.EngineClause(s.Protocol, s.Engine)); err != nil {
+		if _, err := c.Exec(ctx, "CREATE TABLE plan_engine (id INT PRIMARY KEY)"+s.Dialect.TableOptions(s.Engine)); err != nil {
 			return result.Totals{}, err
 		}
 		n, err := client.Scalar(ctx, c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'plan_engine' AND LOWER(ENGINE) = '"+s.Engine+"'")

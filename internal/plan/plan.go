@@ -482,7 +482,7 @@ func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string
 	ep := st.Endpoint
 	copts.Transport = copts.Transport.Resolve(maxConns, ep.Protocol)
 	s.srv = &suite.Server{
-		Protocol: ep.Protocol, Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
+		Protocol: ep.Protocol, Dialect: ep.Dialect(), Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
 		External: p.targets[b.Name] != nil,
 		Dial:     func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:      func(line string) { p.logf("%s", line) }, Warn: p.warn,
@@ -539,11 +539,7 @@ func checkServerConnections(ctx context.Context, srv *suite.Server, conns int, c
 		return fmt.Errorf("connect to the server: %w", err)
 	}
 	defer c.Close()
-	q := "SELECT @@max_connections"
-	if srv.Protocol == client.Postgres {
-		q = "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - (SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')"
-	}
-	n, err := client.Scalar(ctx, c, q)
+	n, err := client.Scalar(ctx, c, srv.Dialect.MaxConnections)
 	if err != nil {
 		return fmt.Errorf("read the server's max_connections: %w", err)
 	}

@@ -346,12 +346,12 @@ func redact(dsn string) string {
 	return dsn[:scheme+3] + userinfo + dsn[at:]
 }
 
-// q turns ? placeholders into PostgreSQL's $n.
+// q turns ? placeholders into PostgreSQL's $n (its dialect's Rebind).
 func (s *Store) q(query string) string {
 	if !s.postgres {
 		return query
 	}
-	return client.Rebind(client.Postgres, query)
+	return client.PostgresDialect.Rebind(query)
 }
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction, so that stored

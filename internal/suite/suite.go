@@ -305,9 +305,13 @@ type TaskIO struct {
 // Server is the server under test, as a step sees it.
 type Server struct {
 	Protocol client.Protocol
-	Flavor   string
-	Version  string
-	Datadir  string
+	// Dialect is the SQL that differs between the protocols, chosen once
+	// from the server's endpoint (client.Endpoint.Dialect): a suite asks it,
+	// never Protocol (internal/arch's TestAskTheDialectNotTheProtocol).
+	Dialect client.Dialect
+	Flavor  string
+	Version string
+	Datadir string
 	// Dial opens one dedicated connection to qpslab's database on it, with
 	// the run's client options.
 	Dial   func(ctx context.Context) (client.Conn, error)
@@ -333,7 +337,7 @@ type Server struct {
 	External bool
 
 	// Engine is the storage engine the suite creates its tables in on the
-	// MySQL family ("innodb", "rocksdb": owned.EngineClause writes it);
+	// MySQL family ("innodb", "rocksdb": the Dialect's TableOptions writes it);
 	// "" on PostgreSQL.
 	Engine string
 }

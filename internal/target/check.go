@@ -124,7 +124,7 @@ func Check(ctx context.Context, t Target) (Report, error) {
 			return r, fmt.Errorf("target %s: user %s may not create tables in database %s (its current schema): GRANT CREATE ON SCHEMA public TO %s there, or name with --database one the user owns", t.Name, t.User, t.Database, t.User)
 		}
 	}
-	if r.Claimed, err = owned.Claim(ctx, t.Protocol(), conn, t.Database); err != nil {
+	if r.Claimed, err = owned.Claim(ctx, t.dialect(), conn, t.Database); err != nil {
 		return r, fmt.Errorf("target %s: %v", t.Name, oneLine(err))
 	}
 	q := "SELECT @@max_connections"

@@ -70,6 +70,13 @@ type Target struct {
 // Protocol is the wire protocol of the target's flavor.
 func (t Target) Protocol() client.Protocol { return client.Protocol(t.Flavor.Describe().Protocol) }
 
+// dialect is the SQL of the target's server (client.DialectOf its
+// protocol, as its endpoint's).
+func (t Target) dialect() client.Dialect {
+	d, _ := client.DialectOf(t.Protocol())
+	return d
+}
+
 // Where is the target's address for messages: host:port or the socket.
 func (t Target) Where() string {
 	if t.Socket != "" {

@@ -28,7 +28,7 @@ func TestEventsAllocateNothing(t *testing.T) {
 			srv, _ := testenv.StartServer(t, name)
 			ep := srv.Endpoint()
 			ctx := context.Background()
-			s := &suite.Server{Protocol: ep.Protocol, Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
+			s := &suite.Server{Protocol: ep.Protocol, Dialect: ep.Dialect(), Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
 				return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 			}}
 			o := Options{Clients: 1, MR1: 0.001, MR2: 0.001, QuerySecs: time.Second, Rates: []int{100}, RowsPerQuery: 10, Pacing: Smooth}

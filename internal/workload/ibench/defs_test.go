@@ -47,7 +47,7 @@ func TestPlanSizes(t *testing.T) {
 		{"l.i0", 1_000_000, 100, 1, 0}, {"l.i1", 400_000, 50, 1, 0}, {"l.i2", 100_000, 5, 1, 0}, {"qr100", 1000, 50, 2, 100},
 	} {
 		st := o.step(c.step, 0)
-		wl := st.Drive.Workload(&suite.Server{Protocol: client.MySQL}, 1).(*workload)
+		wl := st.Drive.Workload(&suite.Server{Protocol: client.MySQL, Dialect: client.MySQLDialect}, 1).(*workload)
 		if wl.ph.rows != c.rows || int64(wl.ph.perCommit) != c.per || wl.ph.workers() != c.workers || int(wl.ph.rate) != c.rate {
 			t.Errorf("%s: phase %+v, want %d rows per client, %d per commit, %d workers, %d rows/s", c.step, wl.ph, c.rows, c.per, c.workers, c.rate)
 		}
@@ -189,7 +189,7 @@ func TestDeletesByDefault(t *testing.T) {
 			if st.Drive == nil {
 				continue
 			}
-			wl := st.Drive.Workload(&suite.Server{Protocol: client.MySQL}, 1).(*workload)
+			wl := st.Drive.Workload(&suite.Server{Protocol: client.MySQL, Dialect: client.MySQLDialect}, 1).(*workload)
 			if want := c.deletes && st.Test != "l.i0"; wl.ph.deletes != want {
 				t.Errorf("%v: %s deletes %v, want %v", c.kv, st.Test, wl.ph.deletes, want)
 			}

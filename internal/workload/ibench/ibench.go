@@ -447,14 +447,14 @@ func (o Options) create(ctx context.Context, s *suite.Server) error {
 	names := o.distinct()
 	old := o
 	old.Clients = max(o.Clients, o.dropUpTo)
-	if err := owned.Drop(ctx, s.Protocol, conn, old.distinct()); err != nil {
+	if err := owned.Drop(ctx, s.Dialect, conn, old.distinct()); err != nil {
 		return fmt.Errorf("create the ibench tables: %w", err)
 	}
 	var tables []owned.Table
 	for _, t := range names {
 		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Protocol, t, s.Engine)})
 	}
-	if err := owned.Create(ctx, s.Protocol, conn, tables); err != nil {
+	if err := owned.Create(ctx, s.Dialect, conn, tables); err != nil {
 		return fmt.Errorf("create the ibench tables: %w", err)
 	}
 	for _, t := range names {
@@ -479,7 +479,7 @@ func (o Options) index(ctx context.Context, s *suite.Server, clients int, seed u
 	for c := range tables {
 		q := gen.insert(tables[c], 100, time.Now())
 		jobs = append(jobs, func(ctx context.Context, conn client.Conn) error {
-			if err := owned.Verify(ctx, s.Protocol, conn, tables[c:c+1]); err != nil {
+			if err := owned.Verify(ctx, s.Dialect, conn, tables[c:c+1]); err != nil {
 				return err
 			}
 			_, err := conn.Exec(ctx, q)

@@ -100,7 +100,7 @@ func TestStepsOnServers(t *testing.T) {
 				srv, _ := testenv.StartServerWith(t, c.build, c.config)
 				ep := srv.Endpoint()
 				d := db{t: t, ep: ep, pg: ep.Protocol == client.Postgres}
-				s := &suite.Server{Protocol: ep.Protocol, Flavor: string(srv.Flavor), Version: srv.Version, Datadir: srv.Datadir,
+				s := &suite.Server{Protocol: ep.Protocol, Dialect: ep.Dialect(), Flavor: string(srv.Flavor), Version: srv.Version, Datadir: srv.Datadir,
 					Log: func(string) {}, Engine: c.engine,
 					Dial: func(ctx context.Context) (client.Conn, error) {
 						return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
@@ -212,7 +212,7 @@ func TestRefusesOthersTables(t *testing.T) {
 	if _, _, err := client.Query(context.Background(), ep, false, "CREATE TABLE pi1 (x INT)"); err != nil {
 		t.Fatal(err)
 	}
-	s := &suite.Server{Protocol: ep.Protocol, Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
+	s := &suite.Server{Protocol: ep.Protocol, Dialect: ep.Dialect(), Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
 		return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 	}}
 	o := Options{Clients: 1, MR1: 0.001, MR2: 0.001, QuerySecs: time.Second, Rates: []int{100}, RowsPerQuery: 10, Pacing: Smooth}
@@ -240,7 +240,7 @@ func TestPacedStepOnOneLoopThread(t *testing.T) {
 			ep := srv.Endpoint()
 			ctx := context.Background()
 			d := db{t: t, ep: ep, pg: ep.Protocol == client.Postgres}
-			s := &suite.Server{Protocol: ep.Protocol, Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
+			s := &suite.Server{Protocol: ep.Protocol, Dialect: ep.Dialect(), Log: func(string) {}, Dial: func(ctx context.Context) (client.Conn, error) {
 				return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 			}}
 			o := Options{Clients: 1, MR1: 0.001, MR2: 0.001, QuerySecs: time.Second, Rates: []int{50}, RowsPerQuery: 10, Pacing: Smooth}

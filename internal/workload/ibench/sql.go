@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/qpslab/qpslab/internal/client"
-	"github.com/qpslab/qpslab/internal/owned"
 )
 
 // The schema, indexes and statements as iibench.py writes them
@@ -23,9 +22,10 @@ func createTable(p client.Protocol, t, engine string) string {
 		return "CREATE TABLE " + t + " (transactionid bigserial primary key, dateandtime timestamp without time zone, " +
 			"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000))"
 	}
+	d, _ := client.DialectOf(p)
 	return "CREATE TABLE " + t + " (transactionid bigint not null auto_increment, dateandtime datetime, " +
 		"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000), " +
-		"primary key (transactionid))" + owned.EngineClause(p, engine)
+		"primary key (transactionid))" + d.TableOptions(engine)
 }
 
 // afterCreate are statements run once the table exists: PostgreSQL's id

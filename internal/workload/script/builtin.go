@@ -13,13 +13,9 @@ import (
 // them ("Built-in scripts"), in pgbench's order.
 var Builtins = []string{"tpcb-like", "simple-update", "select-only"}
 
-// builtinText is built-in script name written for protocol p: pgbench's
-// transactions, with END written COMMIT on the MySQL family.
-func builtinText(name string, p client.Protocol) (string, bool) {
-	end := "END;"
-	if p == client.MySQL {
-		end = "COMMIT;"
-	}
+// builtinText is built-in script name with its END written end (the
+// dialect's End: COMMIT; on the MySQL family): pgbench's transactions.
+func builtinText(name string, end string) (string, bool) {
 	head := `\set aid random(1, 100000 * :scale)
 \set bid random(1, 1 * :scale)
 \set tid random(1, 10 * :scale)
@@ -53,16 +49,16 @@ const (
 
 var tableNames = []string{"pgbench_history", "pgbench_tellers", "pgbench_accounts", "pgbench_branches"}
 
-// tables are the pgbench tables' DDL for protocol p, in engine (the MySQL
+// tables are the pgbench tables' DDL in dialect d, in engine (the MySQL
 // family): pgbench -i's columns, without the primary keys, which keys adds
 // after the load, as pgbench -i does. aid is a bigint above scale 20000,
 // as in pgbench.
-func tables(p client.Protocol, engine string, scale int64) []owned.Table {
+func tables(d client.Dialect, engine string, scale int64) []owned.Table {
 	aid := "int"
 	if scale > 20000 {
 		aid = "bigint"
 	}
-	e := owned.EngineClause(p, engine)
+	e := d.TableOptions(engine)
 	return []owned.Table{
 		{Name: "pgbench_history", DDL: "CREATE TABLE pgbench_history (tid int, bid int, aid " + aid + ", delta int, mtime timestamp NULL, filler char(22))" + e},
 		{Name: "pgbench_tellers", DDL: "CREATE TABLE pgbench_tellers (tid int not null, bid int, tbalance int, filler char(84))" + e},
@@ -82,16 +78,16 @@ var keys = []string{
 // family), then adds the primary keys and, on PostgreSQL, vacuums and
 // analyzes them, as pgbench -i does. Tables qpslab did not make are never
 // dropped (owned). It returns the rows loaded.
-func initTables(ctx context.Context, p client.Protocol, engine string, dial func(context.Context) (client.Conn, error), scale int64, progress func(done, total int64)) (int64, error) {
+func initTables(ctx context.Context, d client.Dialect, engine string, dial func(context.Context) (client.Conn, error), scale int64, progress func(done, total int64)) (int64, error) {
 	conn, err := dial(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("init: connect: %w", err)
 	}
 	defer conn.Close()
-	if err := owned.Drop(ctx, p, conn, tableNames); err != nil {
+	if err := owned.Drop(ctx, d, conn, tableNames); err != nil {
 		return 0, fmt.Errorf("init: %w", err)
 	}
-	if err := owned.Create(ctx, p, conn, tables(p, engine, scale)); err != nil {
+	if err := owned.Create(ctx, d, conn, tables(d, engine, scale)); err != nil {
 		return 0, fmt.Errorf("init: %w", err)
 	}
 	total := scale * (branchesPerScale + tellersPerScale + accountsPerScale)
@@ -128,17 +124,10 @@ func initTables(ctx context.Context, p client.Protocol, engine string, dial func
 			return 0, fmt.Errorf("init: %s: %w", q, err)
 		}
 	}
-	if p == client.Postgres {
-		for _, t := range tableNames {
-			if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
-				return 0, fmt.Errorf("init: vacuum %s: %w", t, err)
-			}
-		}
-	} else {
-		for _, t := range tableNames {
-			if _, err := conn.Query(ctx, "ANALYZE TABLE "+t); err != nil {
-				return 0, fmt.Errorf("init: analyze %s: %w", t, err)
-			}
+	for _, t := range tableNames {
+		// The dialect's Analyze: VACUUM ANALYZE on PostgreSQL, as pgbench -i.
+		if _, err := conn.Query(ctx, d.Analyze(t)); err != nil {
+			return 0, fmt.Errorf("init: analyze %s: %w", t, err)
 		}
 	}
 	return total, nil

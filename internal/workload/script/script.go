@@ -158,7 +158,7 @@ func parseSpec(c *suite.Checker, flag, v string, builtin bool) (spec, bool) {
 		s.weight, body = w, v[:i]
 	}
 	if builtin {
-		if _, ok := builtinText(body, client.Postgres); !ok {
+		if _, ok := builtinText(body, "END;"); !ok {
 			c.Problem("--builtin %s: use tpcb-like, simple-update or select-only", suite.Quote(v))
 			return s, false
 		}
@@ -217,7 +217,7 @@ func (scriptSuite) Configure(v suite.Values) (*suite.Plan, error) {
 			c.Problem("script %s is given twice: give it once, with a weight (%s@2)", suite.Quote(s.name), s.name)
 		}
 		if s.builtin {
-			text, _ := builtinText(s.name, client.Postgres)
+			text, _ := builtinText(s.name, "END;") // as pgbench's manual gives it; set writes it in the server's dialect
 			o.texts = append(o.texts, text)
 			continue
 		}
@@ -270,14 +270,14 @@ func (o Options) builtinInit() bool {
 	return false
 }
 
-// set parses the scripts for protocol p (a built-in is written per
-// flavor).
-func (o Options) set(p client.Protocol) (*Set, error) {
+// set parses the scripts for dialect d (a built-in's END is written as
+// the dialect's End).
+func (o Options) set(d client.Dialect) (*Set, error) {
 	s := &Set{Name: o.name}
 	for i, sp := range o.specs {
 		text, name := o.texts[i], sp.path
 		if sp.builtin {
-			text, _ = builtinText(sp.name, p)
+			text, _ = builtinText(sp.name, d.End)
 			name = "builtin:" + sp.name
 		}
 		sc, err := lang.Parse(name, text)
@@ -322,7 +322,7 @@ func kindName(name string) string {
 func (o Options) Plan() (*suite.Plan, error) {
 	p := &suite.Plan{
 		Params:    map[string]string{"scale": strconv.FormatInt(o.Scale, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries), "scripts": o.name},
-		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+		Protocols: client.Protocols(),
 		Cache:     o.Cache,
 	}
 	suite.RecordCache(p.Params, o.Cache)
@@ -344,7 +344,7 @@ func (o Options) initStep() suite.Step {
 		Task: &suite.Task{Run: func(ctx context.Context, s *suite.Server, threads int, seed uint64, io suite.TaskIO) (result.Totals, error) {
 			if o.Init == "" {
 				s.Log(fmt.Sprintf("init: the pgbench tables at scale %d", o.Scale))
-				rows, err := initTables(ctx, s.Protocol, s.Engine, s.Dial, o.Scale, io.Progress)
+				rows, err := initTables(ctx, s.Dialect, s.Engine, s.Dial, o.Scale, io.Progress)
 				return result.Totals{Rows: rows}, err
 			}
 			s.Log("init: running " + o.Init)
@@ -366,7 +366,7 @@ func (o Options) runInit(ctx context.Context, s *suite.Server, seed uint64) (res
 	}
 	defer conn.Close()
 	set := &Set{Scripts: []*lang.Script{sc}, Weights: []int{1}, Kinds: []string{""}, stmt: [][]string{make([]string, len(sc.Statements))}}
-	w := &worker{wl: &Workload{Protocol: s.Protocol, Set: set, Scale: o.Scale, MaxTries: 1}, conn: conn,
+	w := &worker{wl: &Workload{Dialect: s.Dialect, Set: set, Scale: o.Scale, MaxTries: 1}, conn: conn,
 		state: lang.NewState(seed, 0, map[string]lang.Value{"scale": o.Scale}), stmts: [][]*stmt{make([]*stmt, len(sc.Statements))}, text: true}
 	if err := sc.Run(ctx, w.state, w); err != nil {
 		return result.Totals{}, fmt.Errorf("init: %w", err)
@@ -385,11 +385,11 @@ func (o Options) testStep() suite.Step {
 		Seconds: o.Secs, Slice: true, Writes: writes,
 		Headline: suite.Headline{Unit: "transactions/s", Op: "transaction", Series: result.SeriesEvents, Value: func(t result.Totals) float64 { return t.TPS }},
 		Drive: &suite.Drive{Retry: true, Workload: func(s *suite.Server, seed uint64) engine.Workload {
-			set, err := o.set(s.Protocol)
+			set, err := o.set(s.Dialect)
 			if err != nil {
 				return suite.Failing(err) // a script that does not parse for the server's flavor
 			}
-			return &Workload{Protocol: s.Protocol, Dial: s.Dial, Set: set, Scale: o.Scale, MaxTries: o.MaxTries, Seed: seed}
+			return &Workload{Dialect: s.Dialect, Dial: s.Dial, Set: set, Scale: o.Scale, MaxTries: o.MaxTries, Seed: seed}
 		}},
 	}
 }

@@ -32,7 +32,7 @@ type db struct {
 func start(t *testing.T, build string) db {
 	srv, _ := testenv.StartServer(t, build)
 	ep := srv.Endpoint()
-	return db{t: t, ep: ep, s: &suite.Server{Protocol: ep.Protocol, Flavor: string(srv.Flavor), Log: func(string) {}, Warn: func(string) {},
+	return db{t: t, ep: ep, s: &suite.Server{Protocol: ep.Protocol, Dialect: ep.Dialect(), Flavor: string(srv.Flavor), Log: func(string) {}, Warn: func(string) {},
 		Dial: func(ctx context.Context) (client.Conn, error) {
 			return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 		}}}

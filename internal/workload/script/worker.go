@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 // Each event is one pass of one script (lang.Pick by weight), as a pgbench
 // transaction.
 type Workload struct {
-	Protocol client.Protocol
+	Dialect  client.Dialect // the server's SQL (suite.Server.Dialect)
 	Dial     func(ctx context.Context) (client.Conn, error)
 	Set      *Set
 	Scale    int64
@@ -189,11 +188,7 @@ func (w *worker) stmt(ctx context.Context, st lang.Statement) (*stmt, error) {
 	if s := w.stmts[w.cur][st.Index]; s != nil {
 		return s, nil
 	}
-	ph := func(int) string { return "?" }
-	if w.wl.Protocol == client.Postgres {
-		ph = func(n int) string { return "$" + strconv.Itoa(n) }
-	}
-	q, vars := st.SQL(ph)
+	q, vars := st.SQL(w.wl.Dialect.Placeholder)
 	s := &stmt{sql: q, vars: len(vars), query: returnsRows(q), kind: w.wl.Set.StatementKind(w.cur, st.Index)}
 	if !st.Gset && !w.text {
 		p, err := w.conn.Prepare(ctx, q)
@@ -243,11 +238,7 @@ func (w *worker) bind(vals []lang.Value) ([]client.Arg, error) {
 		case float64:
 			a = append(a, client.Float(x))
 		case bool:
-			if w.wl.Protocol == client.MySQL {
-				a = append(a, client.Int(map[bool]int64{false: 0, true: 1}[x]))
-			} else {
-				a = append(a, client.Str(strconv.FormatBool(x)))
-			}
+			a = append(a, w.wl.Dialect.Bool(x))
 		case string:
 			a = append(a, client.Str(x))
 		default:

@@ -364,27 +364,27 @@ func TestQueriesPerProtocol(t *testing.T) {
 			"DELETE FROM sbtest2 WHERE id=$1", "INSERT INTO sbtest2 (id, k, c, pad) VALUES ($1, $2, $3, $4)"}},
 		{"insert_range=100", "mysql", []string{}},
 	} {
-		got := find(t, c.label).Queries(client.Protocol(c.proto), 2)
+		got := find(t, c.label).Queries(dialectOf(client.Protocol(c.proto)), 2)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s on %s: %q, want %q", c.label, c.proto, got, c.want)
 		}
 	}
-	in := find(t, "update-inlist_range=100").Queries("postgres", 1)[0]
+	in := find(t, "update-inlist_range=100").Queries(client.PostgresDialect, 1)[0]
 	if want := "UPDATE sbtest1 SET c=$1 WHERE id IN ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"; in != want {
 		t.Errorf("update-inlist: %q, want %q", in, want)
 	}
-	if q := find(t, "random-points_range=1000").Queries("mysql", 1)[0]; strings.Count(q, "?") != 1000 {
+	if q := find(t, "random-points_range=1000").Queries(client.MySQLDialect, 1)[0]; strings.Count(q, "?") != 1000 {
 		t.Errorf("random-points 1000 has %d placeholders", strings.Count(q, "?"))
 	}
 	for _, n := range []string{"points-covered-pk", "points-notcovered-si", "hot-points"} {
-		if q := find(t, n+"_range=100").Queries("postgres", 1)[0]; !strings.Contains(q, "$100)") || strings.Contains(q, "$101") {
+		if q := find(t, n+"_range=100").Queries(client.PostgresDialect, 1)[0]; !strings.Contains(q, "$100)") || strings.Contains(q, "$101") {
 			t.Errorf("%s: %q, want 100 placeholders", n, q)
 		}
 	}
-	if got, want := insertText("postgres", 3, 7, "c", "p"), "INSERT INTO sbtest3 (k, c, pad) VALUES (7, 'c', 'p')"; got != want {
+	if got, want := insertText(client.PostgresDialect, 3, 7, "c", "p"), "INSERT INTO sbtest3 (k, c, pad) VALUES (7, 'c', 'p')"; got != want {
 		t.Errorf("insert on PostgreSQL: %q, want %q", got, want)
 	}
-	if got, want := insertText("mysql", 3, 7, "c", "p"), "INSERT INTO sbtest3 (id, k, c, pad) VALUES (0, 7, 'c', 'p')"; got != want {
+	if got, want := insertText(client.MySQLDialect, 3, 7, "c", "p"), "INSERT INTO sbtest3 (id, k, c, pad) VALUES (0, 7, 'c', 'p')"; got != want {
 		t.Errorf("insert on MySQL: %q, want %q", got, want)
 	}
 }

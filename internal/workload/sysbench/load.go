@@ -17,7 +17,7 @@ import (
 
 // Target says where the sbtestN tables live.
 type Target struct {
-	Protocol client.Protocol
+	Dialect client.Dialect // the server's SQL (suite.Server.Dialect)
 	// Dial opens one dedicated connection to qpslab's own database. Workers
 	// get theirs from it (prepared or not, as the caller opened it), and so
 	// do the loader and Postwrite.
@@ -25,7 +25,7 @@ type Target struct {
 	Tables int   // sbtest1..Tables
 	Rows   int64 // rows per table (sysbench --table-size)
 	// Engine is the storage engine of the tables on the MySQL family
-	// (owned.EngineClause); "" for InnoDB.
+	// (the Dialect's TableOptions); "" for InnoDB.
 	Engine string
 	// Warn, if set, is told what Postwrite's settle did not reach.
 	Warn func(line string)
@@ -38,8 +38,8 @@ func (t Target) check() error {
 	if t.Dial == nil || t.Tables < 1 || t.Rows < 0 {
 		return fmt.Errorf("sysbench: need a dial function, tables >= 1 and rows >= 0 (have %d tables, %d rows)", t.Tables, t.Rows)
 	}
-	if t.Protocol != client.MySQL && t.Protocol != client.Postgres {
-		return fmt.Errorf("sysbench: unknown protocol %q", t.Protocol)
+	if t.Dialect.Placeholder == nil {
+		return fmt.Errorf("sysbench: no SQL dialect: the server speaks no protocol qpslab knows")
 	}
 	return nil
 }
@@ -103,9 +103,9 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 	defer conn.Close()
 	var tables []owned.Table
 	for tb, name := range t.names() {
-		tables = append(tables, owned.Table{Name: name, DDL: createTable(t.Protocol, tb+1, t.Engine)})
+		tables = append(tables, owned.Table{Name: name, DDL: createTable(t.Dialect, tb+1, t.Engine)})
 	}
-	if err := owned.Create(ctx, t.Protocol, conn, tables); err != nil {
+	if err := owned.Create(ctx, t.Dialect, conn, tables); err != nil {
 		return fmt.Errorf("load sbtest tables: %w", err)
 	}
 
@@ -145,8 +145,7 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 			if _, err := c.Exec(ctx, createIndex(tb)); err != nil {
 				return fmt.Errorf("create index k_%d: %w", tb, err)
 			}
-			if t.Protocol == client.Postgres {
-				q := fmt.Sprintf("SELECT setval(pg_get_serial_sequence('sbtest%d', 'id'), COALESCE((SELECT max(id) FROM sbtest%d), 0) + 1, false)", tb, tb)
+			if q := t.Dialect.ResyncAutoIncrement(fmt.Sprintf("sbtest%d", tb), "id"); q != "" {
 				if _, err := c.Query(ctx, q); err != nil {
 					return fmt.Errorf("set the id sequence of sbtest%d: %w", tb, err)
 				}
@@ -206,7 +205,7 @@ func (t Target) insertRows(tb, rows int) string {
 		}
 		b.WriteString("(?, ?, ?, ?)")
 	}
-	return client.Rebind(t.Protocol, b.String())
+	return t.Dialect.Rebind(b.String())
 }
 
 // loadChunk inserts ids lo..hi of table tb as prepared multi-row INSERTs
@@ -369,16 +368,16 @@ func (t Target) names() []string {
 
 // dropRecorded drops sbtest1..Tables if qpslab made them (owned.Drop).
 func (t Target) dropRecorded(ctx context.Context, conn client.Conn) error {
-	return owned.Drop(ctx, t.Protocol, conn, t.names())
+	return owned.Drop(ctx, t.Dialect, conn, t.names())
 }
 
 // verify checks that sbtest1..Tables exist, that qpslab recorded them and
 // that they are tables of t.Engine, before a test reads or writes them.
 func (t Target) verify(ctx context.Context, conn client.Conn) error {
-	if err := owned.Verify(ctx, t.Protocol, conn, t.names()); err != nil {
+	if err := owned.Verify(ctx, t.Dialect, conn, t.names()); err != nil {
 		return err
 	}
-	return owned.VerifyEngine(ctx, t.Protocol, conn, t.names(), t.Engine)
+	return owned.VerifyEngine(ctx, t.Dialect, conn, t.names(), t.Engine)
 }
 
 // PostwriteWait is the wait run.sh's postwrite step aims for (§1.2):
@@ -395,7 +394,7 @@ func (t Target) Postwrite(ctx context.Context, scale float64) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: t.names(),
+	err := settle.Run(ctx, settle.Options{Protocol: t.Dialect.Protocol, Dial: t.Dial, Tables: t.names(),
 		Wait: time.Duration(float64(t.PostwriteWait()) * scale), Pause: time.Duration(float64(settle.RocksDBPause) * scale), Warn: t.Warn,
 		Shared: t.Shared})
 	if err != nil {

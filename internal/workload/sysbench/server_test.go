@@ -42,7 +42,7 @@ func startServerWith(t *testing.T, name, config, engine string) *server {
 	srv, _ := testenv.StartServerWith(t, name, config)
 	ep := srv.Endpoint()
 	return &server{t: t, ep: ep, pg: ep.Protocol == client.Postgres, target: Target{
-		Protocol: ep.Protocol, Tables: srvTables, Rows: srvRows, Engine: engine,
+		Dialect: ep.Dialect(), Tables: srvTables, Rows: srvRows, Engine: engine,
 		Dial: func(ctx context.Context) (client.Conn, error) {
 			return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 		},
@@ -784,7 +784,7 @@ func BenchmarkEvent(b *testing.B) {
 			srv, _ := testenv.StartServer(b, name)
 			ep := srv.Endpoint()
 			ctx := context.Background()
-			target := Target{Protocol: ep.Protocol, Tables: srvTables, Rows: srvRows, Dial: func(ctx context.Context) (client.Conn, error) {
+			target := Target{Dialect: ep.Dialect(), Tables: srvTables, Rows: srvRows, Dial: func(ctx context.Context) (client.Conn, error) {
 				return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 			}}
 			if err := target.Load(ctx, LoadOptions{Threads: 2, Seed: 1}); err != nil {
@@ -888,7 +888,7 @@ func (s *server) loadStep(t *testing.T) (said, warned []string) {
 	t.Helper()
 	ctx := context.Background()
 	st := Options{Tables: srvTables, Rows: srvRows, LoadThreads: 2}.loadStep()
-	srv := &suite.Server{Protocol: s.ep.Protocol, Engine: s.target.Engine, Dial: s.target.Dial,
+	srv := &suite.Server{Protocol: s.ep.Protocol, Dialect: s.ep.Dialect(), Engine: s.target.Engine, Dial: s.target.Dial,
 		Log: func(line string) { said = append(said, line) }, Warn: func(line string) { warned = append(warned, line) }}
 	if err := st.Before(ctx, srv); err != nil {
 		t.Fatal(err)

@@ -92,33 +92,34 @@ func templates(name string, r int) []string {
 const inlistUpdateIDs = 10
 
 // Queries returns the statements a worker of t prepares for table (1-based),
-// in the protocol's placeholder style, in the order an event uses them.
+// in the dialect's placeholder style, in the order an event uses them.
 // BEGIN and COMMIT are not listed. Scan's statement runs as text, not
 // prepared; insert builds a text statement per event and lists none.
-func (t Test) Queries(p client.Protocol, table int) []string {
+func (t Test) Queries(d client.Dialect, table int) []string {
 	ts := templates(t.Name, t.Range)
 	out := make([]string, len(ts))
 	for i, q := range ts {
-		out[i] = client.Rebind(p, fmt.Sprintf(q, table))
+		out[i] = d.Rebind(fmt.Sprintf(q, table))
 	}
 	return out
 }
 
 // insertText is the insert test's statement (oltp_insert.lua): text, not
-// prepared. On MySQL id 0 lets auto-increment assign the id; on PostgreSQL
-// the id column is left out and the SERIAL sequence assigns it.
-func insertText(p client.Protocol, table int, k int64, c, pad string) string {
-	return string(appendInsertText(nil, p, table, k, []byte(c), []byte(pad)))
+// prepared. Where id 0 lets auto-increment assign the id (MySQL: the
+// dialect's ZeroNumbersID) it is given 0; elsewhere (PostgreSQL) the id
+// column is left out and the SERIAL sequence assigns it.
+func insertText(d client.Dialect, table int, k int64, c, pad string) string {
+	return string(appendInsertText(nil, d, table, k, []byte(c), []byte(pad)))
 }
 
 // appendInsertText writes insertText's statement into b.
-func appendInsertText(b []byte, p client.Protocol, table int, k int64, c, pad []byte) []byte {
+func appendInsertText(b []byte, d client.Dialect, table int, k int64, c, pad []byte) []byte {
 	b = append(b, "INSERT INTO sbtest"...)
 	b = strconv.AppendInt(b, int64(table), 10)
-	if p == client.Postgres {
-		b = append(b, " (k, c, pad) VALUES ("...)
-	} else {
+	if d.ZeroNumbersID {
 		b = append(b, " (id, k, c, pad) VALUES (0, "...)
+	} else {
+		b = append(b, " (k, c, pad) VALUES ("...)
 	}
 	b = strconv.AppendInt(b, k, 10)
 	b = append(b, ", '"...)
@@ -131,16 +132,13 @@ func appendInsertText(b []byte, p client.Protocol, table int, k int64, c, pad []
 // createTable is the DDL of sbtestN (oltp_common.lua create_table, §2.1, with
 // a primary key as in his ".pk1" runs), in storage engine engine on the
 // MySQL family (InnoDB when "", as sysbench's default
-// --mysql-storage-engine).
-func createTable(p client.Protocol, table int, engine string) string {
-	id := "INTEGER NOT NULL AUTO_INCREMENT"
+// --mysql-storage-engine), in the dialect's table options and
+// auto-increment column.
+func createTable(d client.Dialect, table int, engine string) string {
 	if engine == "" {
 		engine = owned.DefaultEngine
 	}
-	engine = owned.EngineClause(p, engine)
-	if p == client.Postgres {
-		id = "SERIAL"
-	}
+	id, engine := d.AutoIncrement, d.TableOptions(engine)
 	return fmt.Sprintf("CREATE TABLE sbtest%d(\n"+
 		"  id %s,\n"+
 		"  k INTEGER DEFAULT '0' NOT NULL,\n"+

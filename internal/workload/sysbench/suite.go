@@ -212,7 +212,7 @@ func (o Options) Plan() (*suite.Plan, error) {
 	}
 	p := &suite.Plan{
 		Params:    map[string]string{"tables": strconv.Itoa(o.Tables), "rows": strconv.FormatInt(o.Rows, 10), "list": o.listName()},
-		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+		Protocols: client.Protocols(),
 		Cache:     o.Cache,
 	}
 	suite.RecordCache(p.Params, o.Cache)
@@ -226,7 +226,7 @@ func (o Options) Plan() (*suite.Plan, error) {
 }
 
 func (o Options) target(s *suite.Server) Target {
-	return Target{Protocol: s.Protocol, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, Engine: s.Engine, Warn: s.Warn, Shared: s.External}
+	return Target{Dialect: s.Dialect, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, Engine: s.Engine, Warn: s.Warn, Shared: s.External}
 }
 
 // loadStep loads the tables, measured as the reference measures its

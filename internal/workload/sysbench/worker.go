@@ -47,7 +47,7 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 		}
 	}
 	w := &worker{
-		t: t, proto: wl.Protocol, conn: conn, tables: wl.Tables, rows: wl.Rows,
+		t: t, dialect: wl.Dialect, conn: conn, tables: wl.Tables, rows: wl.Rows,
 		r:     newRand(wl.Seed, uint64(id)),
 		table: id%wl.Tables + 1,
 	}
@@ -57,7 +57,7 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 	if t.Prepared {
 		w.stmts = make([][]client.Stmt, wl.Tables+1)
 		for tb := 1; tb <= wl.Tables; tb++ {
-			for _, q := range t.Queries(wl.Protocol, tb) {
+			for _, q := range t.Queries(wl.Dialect, tb) {
 				s, err := conn.Prepare(ctx, q)
 				if err != nil {
 					conn.Close()
@@ -76,20 +76,20 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 }
 
 type worker struct {
-	t      Test
-	proto  client.Protocol
-	conn   client.Conn
-	tables int
-	rows   int64
-	r      *rand.Rand
-	zipf   *zipf
-	table  int             // scan's table, bound to the worker id
-	stmts  [][]client.Stmt // [table][statement of Test.Queries]
-	args   []client.Arg    // reused argument list: typed, so that binding allocates nothing
-	c, pad [cLen]byte      // reused c and pad values (pad uses padLen bytes)
-	text   []byte          // the insert test's reused statement
-	o      engine.Outcome  // the event's outcome, filled in place
-	event  func(ctx context.Context, o *engine.Outcome) error
+	t       Test
+	dialect client.Dialect
+	conn    client.Conn
+	tables  int
+	rows    int64
+	r       *rand.Rand
+	zipf    *zipf
+	table   int             // scan's table, bound to the worker id
+	stmts   [][]client.Stmt // [table][statement of Test.Queries]
+	args    []client.Arg    // reused argument list: typed, so that binding allocates nothing
+	c, pad  [cLen]byte      // reused c and pad values (pad uses padLen bytes)
+	text    []byte          // the insert test's reused statement
+	o       engine.Outcome  // the event's outcome, filled in place
+	event   func(ctx context.Context, o *engine.Outcome) error
 }
 
 func (w *worker) Close() error { return w.conn.Close() }
@@ -107,7 +107,7 @@ func (w *worker) Event(ctx context.Context) (engine.Outcome, error) {
 // fail wraps err with the test and the statement (cut short: an IN list of
 // 1000 placeholders is no help in an error line).
 func (w *worker) fail(tb, i int, err error) error {
-	return fmt.Errorf("sysbench %s: %s: %w", w.t.Label(), short(w.t.Queries(w.proto, tb)[i]), err)
+	return fmt.Errorf("sysbench %s: %s: %w", w.t.Label(), short(w.t.Queries(w.dialect, tb)[i]), err)
 }
 
 func short(q string) string {
@@ -364,7 +364,7 @@ func (w *worker) pick() func(ctx context.Context, o *engine.Outcome) error {
 			k := w.id()
 			digits(w.r, w.c[:cLen])
 			digits(w.r, w.pad[:padLen])
-			w.text = appendInsertText(w.text[:0], w.proto, tb, k, w.c[:cLen], w.pad[:padLen])
+			w.text = appendInsertText(w.text[:0], w.dialect, tb, k, w.c[:cLen], w.pad[:padLen])
 			o.Statements++
 			n, err := w.conn.Exec(ctx, string(w.text))
 			o.Rows += n

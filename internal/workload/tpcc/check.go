@@ -14,9 +14,9 @@ import (
 // checkLoaded checks, before the test, that the tables are qpslab's, are
 // a finished load (tpcc_loaded has its row: a load that stopped half way
 // has none) of warehouses W, and hold W warehouses and their districts.
-func checkLoaded(ctx context.Context, conn client.Conn, p client.Protocol, warehouses int64) (consts, error) {
+func checkLoaded(ctx context.Context, conn client.Conn, d client.Dialect, warehouses int64) (consts, error) {
 	var c consts
-	if err := owned.Verify(ctx, p, conn, tableNames); err != nil {
+	if err := owned.Verify(ctx, d, conn, tableNames); err != nil {
 		return c, fmt.Errorf("tpcc: %w", err)
 	}
 	rows, err := textRows(ctx, conn, "SELECT warehouses, items, c_last, c_id, c_item FROM "+loadedTable)
@@ -79,12 +79,8 @@ func textRows(ctx context.Context, conn client.Conn, q string) ([][]string, erro
 //
 // It reads in one snapshot (a transaction of its own, REPEATABLE READ), so
 // that a transaction committing meanwhile cannot make two reads disagree.
-func Check(ctx context.Context, p client.Protocol, conn client.Conn) error {
-	begin := "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"
-	if p == client.Postgres {
-		begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-	}
-	if _, err := conn.Exec(ctx, begin); err != nil {
+func Check(ctx context.Context, d client.Dialect, conn client.Conn) error {
+	if _, err := conn.Exec(ctx, d.SnapshotBegin); err != nil {
 		return fmt.Errorf("tpcc: consistency check: %w", err)
 	}
 	err := check(ctx, conn)

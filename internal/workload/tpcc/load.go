@@ -68,17 +68,17 @@ func (l *loader) add(k int64) {
 // writes the row of tpcc_loaded that says the load finished: a load that
 // stopped half way leaves none, and is never taken for a loaded database.
 // It returns the rows loaded.
-func load(ctx context.Context, p client.Protocol, engine string, dial func(context.Context) (client.Conn, error),
+func load(ctx context.Context, d client.Dialect, engine string, dial func(context.Context) (client.Conn, error),
 	warehouses int64, threads int, seed uint64, progress func(done, total int64)) (int64, error) {
 	conn, err := dial(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("load: connect: %w", err)
 	}
 	defer conn.Close()
-	if err := owned.Drop(ctx, p, conn, tableNames); err != nil {
+	if err := owned.Drop(ctx, d, conn, tableNames); err != nil {
 		return 0, fmt.Errorf("load: %w", err)
 	}
-	if err := owned.Create(ctx, p, conn, tables(p, engine)); err != nil {
+	if err := owned.Create(ctx, d, conn, tables(d, engine)); err != nil {
 		return 0, fmt.Errorf("load: %w", err)
 	}
 	loadC := loadConsts(seed)
@@ -141,10 +141,7 @@ feed:
 		}
 	}
 	for _, t := range tableNames[:9] {
-		q := "ANALYZE TABLE " + t
-		if p == client.Postgres {
-			q = "VACUUM ANALYZE " + t
-		}
+		q := d.Analyze(t)
 		if _, err := conn.Query(ctx, q); err != nil {
 			return 0, fmt.Errorf("load: %s: %w", q, err)
 		}

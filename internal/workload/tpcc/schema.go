@@ -29,17 +29,13 @@ var tableNames = []string{"warehouse", "district", "customer", "history", "new_o
 
 const loadedTable = "tpcc_loaded"
 
-// tables is the DDL of clause 1.3 for protocol p, in engine (the MySQL
+// tables is the DDL of clause 1.3 in dialect d, in engine (the MySQL
 // family): the columns and types the specification gives (DECIMAL for
 // numeric(m,n), DATETIME/TIMESTAMP for date and time), each table's
 // primary key (clause 1.3's "Primary Key"), and no foreign keys (clause
 // 1.4 leaves them to the implementation, as go-tpc and HammerDB do).
-func tables(p client.Protocol, engine string) []owned.Table {
-	e := owned.EngineClause(p, engine)
-	ts := "datetime"
-	if p == client.Postgres {
-		ts = "timestamp"
-	}
+func tables(d client.Dialect, engine string) []owned.Table {
+	e, ts := d.TableOptions(engine), d.Timestamp
 	ddl := func(s string) string { return strings.ReplaceAll(s, "TS", ts) + e }
 	return []owned.Table{
 		{Name: "warehouse", DDL: ddl(`CREATE TABLE warehouse (w_id int NOT NULL, w_name varchar(10), w_street_1 varchar(20), w_street_2 varchar(20),

@@ -26,7 +26,7 @@ type db struct {
 func start(t *testing.T, build string) db {
 	srv, _ := testenv.StartServer(t, build)
 	ep := srv.Endpoint()
-	return db{t: t, srv: srv, ep: ep, s: &suite.Server{Protocol: ep.Protocol, Flavor: string(srv.Flavor), Log: func(string) {}, Warn: func(string) {},
+	return db{t: t, srv: srv, ep: ep, s: &suite.Server{Protocol: ep.Protocol, Dialect: ep.Dialect(), Flavor: string(srv.Flavor), Log: func(string) {}, Warn: func(string) {},
 		Dial: func(ctx context.Context) (client.Conn, error) {
 			return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 		}}}
@@ -56,7 +56,7 @@ func (d db) check() error {
 		d.t.Fatal(err)
 	}
 	defer c.Close()
-	return Check(context.Background(), d.s.Protocol, c)
+	return Check(context.Background(), d.s.Dialect, c)
 }
 
 func configure(t *testing.T, args ...string) *suite.Plan {
@@ -215,7 +215,7 @@ func TestTPCCOnServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			if _, err := checkLoaded(ctx, conn, d.s.Protocol, 2); err == nil || !strings.Contains(err.Error(), "hold 1 warehouse(s), not 2: give --warehouses 1") {
+			if _, err := checkLoaded(ctx, conn, d.s.Dialect, 2); err == nil || !strings.Contains(err.Error(), "hold 1 warehouse(s), not 2: give --warehouses 1") {
 				t.Errorf("2 warehouses on a load of 1: %v", err)
 			}
 
@@ -231,7 +231,7 @@ func TestTPCCOnServers(t *testing.T) {
 			if err == nil {
 				t.Fatal("a cancelled load returned no error")
 			}
-			if _, err := checkLoaded(ctx, conn, d.s.Protocol, 1); err == nil || !strings.Contains(err.Error(), "not a finished load") {
+			if _, err := checkLoaded(ctx, conn, d.s.Dialect, 1); err == nil || !strings.Contains(err.Error(), "not a finished load") {
 				t.Errorf("after a load stopped half way: %v", err)
 			}
 		})

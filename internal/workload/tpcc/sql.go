@@ -83,13 +83,13 @@ var statements = [noStock]string{
 		" WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_quantity < ?",
 }
 
-// statementSQL is statement k for protocol p.
-func statementSQL(p client.Protocol, k int) string {
+// statementSQL is statement k in dialect d.
+func statementSQL(d client.Dialect, k int) string {
 	q := ""
 	if k >= noStock {
 		q = fmt.Sprintf("SELECT s_quantity, s_data, s_dist_%02d FROM stock WHERE s_i_id = ? AND s_w_id = ? FOR UPDATE", k-noStock+1)
 	} else {
 		q = statements[k]
 	}
-	return client.Rebind(p, q)
+	return d.Rebind(q)
 }

@@ -241,7 +241,7 @@ func (o Options) Plan() *suite.Plan {
 	p := &suite.Plan{
 		Params: map[string]string{"warehouses": strconv.FormatInt(o.Warehouses, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries),
 			"mix": o.mixText()},
-		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+		Protocols: client.Protocols(),
 		Cache:     o.Cache,
 	}
 	if o.Wait {
@@ -273,7 +273,7 @@ func (o Options) loadStep() suite.Step {
 				return result.Totals{}, err
 			}
 			s.Log(fmt.Sprintf("load: %d warehouse(s) over %d connection(s)", o.Warehouses, min(int64(threads), o.Warehouses)))
-			rows, err := load(ctx, s.Protocol, s.Engine, s.Dial, o.Warehouses, threads, seed, io.Progress)
+			rows, err := load(ctx, s.Dialect, s.Engine, s.Dial, o.Warehouses, threads, seed, io.Progress)
 			return result.Totals{Rows: rows}, err
 		}},
 	}
@@ -288,24 +288,24 @@ func (o Options) testStep() suite.Step {
 			Value: func(t result.Totals) float64 { return newOrdersPerSec(t) }},
 		Before: func(ctx context.Context, s *suite.Server) error {
 			return withConn(ctx, s, func(conn client.Conn) error {
-				c, err := checkLoaded(ctx, conn, s.Protocol, o.Warehouses)
+				c, err := checkLoaded(ctx, conn, s.Dialect, o.Warehouses)
 				if err != nil {
 					return err
 				}
 				o.loaded.set(s, c)
-				return Check(ctx, s.Protocol, conn)
+				return Check(ctx, s.Dialect, conn)
 			})
 		},
 		Finish: func(ctx context.Context, s *suite.Server, r *result.Run) error {
 			r.Verdicts = append(r.Verdicts, limits(r.Totals, o.Wait)...)
-			return withConn(ctx, s, func(conn client.Conn) error { return Check(ctx, s.Protocol, conn) })
+			return withConn(ctx, s, func(conn client.Conn) error { return Check(ctx, s.Dialect, conn) })
 		},
 		Drive: &suite.Drive{Retry: true, Workload: func(s *suite.Server, seed uint64) engine.Workload {
 			c, ok := o.loaded.get(s)
 			if !ok {
 				return suite.Failing(fmt.Errorf("tpcc: the load's constants of %s were not read before the test", s.Flavor))
 			}
-			return &Workload{Protocol: s.Protocol, Dial: s.Dial, Warehouses: o.Warehouses, Mix: o.Mix, MaxTries: o.MaxTries, Wait: o.Wait, Seed: seed, Load: c}
+			return &Workload{Dialect: s.Dialect, Dial: s.Dial, Warehouses: o.Warehouses, Mix: o.Mix, MaxTries: o.MaxTries, Wait: o.Wait, Seed: seed, Load: c}
 		}},
 	}
 }

@@ -39,7 +39,7 @@ const (
 
 // Workload runs TPC-C's terminals; it is an engine.Workload.
 type Workload struct {
-	Protocol   client.Protocol
+	Dialect    client.Dialect // the server's SQL (suite.Server.Dialect)
 	Dial       func(ctx context.Context) (client.Conn, error)
 	Warehouses int64
 	Mix        [nTx]int // percent of each transaction
@@ -65,13 +65,12 @@ func (wl *Workload) NewWorker(ctx context.Context, id int) (engine.Worker, error
 		return nil, fmt.Errorf("tpcc terminal %d: connect: %w", id, err)
 	}
 	run := runConsts(wl.Seed, wl.Load)
-	if wl.Protocol == client.MySQL {
-		// MariaDB 11.6.2 and later refuse, under REPEATABLE READ, a write
-		// to a row changed since the transaction's snapshot (error 1020):
-		// TPC-C's reads before its locking reads would fail and be retried
-		// as they do on no other server. HammerDB turns it off for its
-		// sessions; so does qpslab (a server without it: nothing to do).
-		if _, err := conn.Exec(ctx, "SET SESSION innodb_snapshot_isolation = OFF"); err != nil && !client.UnknownVariable(err) {
+	// The dialect's session setup: on the MySQL family
+	// innodb_snapshot_isolation off, as HammerDB does (MariaDB 11.6.2 and
+	// later would otherwise refuse TPC-C's writes after its reads, error
+	// 1020); a server without the variable has nothing to turn off.
+	for _, q := range wl.Dialect.SessionSetup {
+		if _, err := conn.Exec(ctx, q); err != nil && !client.UnknownVariable(err) {
 			conn.Close()
 			return nil, fmt.Errorf("tpcc terminal %d: %w", id, err)
 		}
@@ -303,9 +302,9 @@ func (t *terminal) stmt(ctx context.Context, k int) (client.Stmt, error) {
 	if s := t.stmts[k]; s != nil {
 		return s, nil
 	}
-	s, err := t.conn.Prepare(ctx, statementSQL(t.wl.Protocol, k))
+	s, err := t.conn.Prepare(ctx, statementSQL(t.wl.Dialect, k))
 	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", statementSQL(t.wl.Protocol, k), err)
+		return nil, fmt.Errorf("prepare %q: %w", statementSQL(t.wl.Dialect, k), err)
 	}
 	t.stmts[k] = s
 	return s, nil

@@ -92,7 +92,7 @@ func (r *Run) NewWorker(ctx context.Context, id int) (engine.Worker, error) {
 		w.cum[i] += w.cum[i-1]
 	}
 	prep := func(q string) (client.Stmt, error) {
-		s, err := conn.Prepare(ctx, client.Rebind(r.Protocol, q))
+		s, err := conn.Prepare(ctx, r.Dialect.Rebind(q))
 		if err != nil {
 			return nil, fmt.Errorf("ycsb %s worker %d: prepare %s: %w", wl.Name, id, q, err)
 		}

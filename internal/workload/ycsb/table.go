@@ -17,9 +17,9 @@ const TableName = "usertable"
 // Table is the usertable on a server: YCSB's JDBC binding's schema,
 // YCSB_KEY VARCHAR(255) PRIMARY KEY and FIELD0 … FIELDn-1 TEXT.
 type Table struct {
-	Protocol    client.Protocol
+	Dialect     client.Dialect // the server's SQL (suite.Server.Dialect)
 	Dial        func(ctx context.Context) (client.Conn, error)
-	Engine      string // the MySQL family's storage engine (owned.EngineClause)
+	Engine      string // the MySQL family's storage engine (the dialect's TableOptions)
 	Records     int64
 	FieldCount  int
 	FieldLength int
@@ -68,10 +68,7 @@ func (t Table) ddl() string {
 	for i := range t.FieldCount {
 		fmt.Fprintf(&b, ", FIELD%d TEXT", i)
 	}
-	b.WriteString(")" + owned.EngineClause(t.Protocol, t.Engine))
-	if t.Protocol == client.MySQL {
-		b.WriteString(" COMMENT = '" + t.comment() + "'")
-	}
+	b.WriteString(")" + t.Dialect.TableOptions(t.Engine) + t.Dialect.CommentClause(t.comment()))
 	return b.String()
 }
 
@@ -82,7 +79,7 @@ func (t Table) Drop(ctx context.Context) error {
 		return fmt.Errorf("drop the usertable: connect: %w", err)
 	}
 	defer conn.Close()
-	if err := owned.Drop(ctx, t.Protocol, conn, []string{TableName}); err != nil {
+	if err := owned.Drop(ctx, t.Dialect, conn, []string{TableName}); err != nil {
 		return fmt.Errorf("drop the usertable: %w", err)
 	}
 	return nil
@@ -98,11 +95,11 @@ func (t Table) Load(ctx context.Context, seed uint64, progress func(rows int64))
 		return fmt.Errorf("load the usertable: connect: %w", err)
 	}
 	defer conn.Close()
-	if err := owned.Create(ctx, t.Protocol, conn, []owned.Table{{Name: TableName, DDL: t.ddl()}}); err != nil {
+	if err := owned.Create(ctx, t.Dialect, conn, []owned.Table{{Name: TableName, DDL: t.ddl()}}); err != nil {
 		return fmt.Errorf("load the usertable: %w", err)
 	}
-	if t.Protocol == client.Postgres {
-		if _, err := conn.Exec(ctx, "COMMENT ON TABLE "+TableName+" IS '"+t.comment()+"'"); err != nil {
+	if q := t.Dialect.CommentOn(TableName, t.comment()); q != "" {
+		if _, err := conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("load the usertable: %w", err)
 		}
 	}
@@ -144,7 +141,7 @@ func (t Table) Load(ctx context.Context, seed uint64, progress func(rows int64))
 // (settle.Run), so every workload finds the same statistics after every
 // load.
 func (t Table) Settle(ctx context.Context) error {
-	err := settle.Run(ctx, settle.Options{Protocol: t.Protocol, Dial: t.Dial, Tables: []string{TableName}, Warn: t.Warn, Shared: t.Shared})
+	err := settle.Run(ctx, settle.Options{Protocol: t.Dialect.Protocol, Dial: t.Dial, Tables: []string{TableName}, Warn: t.Warn, Shared: t.Shared})
 	if err != nil {
 		return fmt.Errorf("analyze and flush after the load: %w", err)
 	}
@@ -161,17 +158,13 @@ func (t Table) Settle(ctx context.Context) error {
 // warm an IO-bound run's cache just before it.
 func (t Table) check(ctx context.Context, conn client.Conn, count bool) (int64, error) {
 	names := []string{TableName}
-	if err := owned.Verify(ctx, t.Protocol, conn, names); err != nil {
+	if err := owned.Verify(ctx, t.Dialect, conn, names); err != nil {
 		return 0, err
 	}
-	if err := owned.VerifyEngine(ctx, t.Protocol, conn, names, t.Engine); err != nil {
+	if err := owned.VerifyEngine(ctx, t.Dialect, conn, names, t.Engine); err != nil {
 		return 0, err
 	}
-	q := "SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" + TableName + "'"
-	if t.Protocol == client.Postgres {
-		q = "SELECT obj_description('" + TableName + "'::regclass, 'pg_class')"
-	}
-	_, row, _, err := client.Row(ctx, conn, q, nil)
+	_, row, _, err := client.Row(ctx, conn, t.Dialect.ReadComment(TableName), nil)
 	if err != nil {
 		return 0, fmt.Errorf("read how the usertable was loaded: %w", err)
 	}

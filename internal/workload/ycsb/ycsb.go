@@ -246,7 +246,7 @@ func (o Options) Plan() *suite.Plan {
 	p := &suite.Plan{
 		Params: map[string]string{"rows": strconv.FormatInt(o.Records, 10), "fieldcount": strconv.Itoa(o.FieldCount),
 			"fieldlength": strconv.Itoa(o.FieldLength)},
-		Protocols: []client.Protocol{client.MySQL, client.Postgres},
+		Protocols: client.Protocols(),
 		Cache:     o.Cache,
 		Instead:   o.dbBench,
 	}
@@ -288,7 +288,7 @@ func (o Options) dbBench(b build.Build) string {
 }
 
 func (o Options) table(s *suite.Server) Table {
-	return Table{Protocol: s.Protocol, Dial: s.Dial, Engine: s.Engine, Records: o.Records, FieldCount: o.FieldCount,
+	return Table{Dialect: s.Dialect, Dial: s.Dial, Engine: s.Engine, Records: o.Records, FieldCount: o.FieldCount,
 		FieldLength: o.FieldLength, Warn: s.Warn, Shared: s.External}
 }
 

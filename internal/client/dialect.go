@@ -1,0 +1,223 @@
+package client
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Dialect is the SQL that differs between the protocols' servers, as the
+// suites and their helpers (owned) need it: one seam per protocol. It is
+// chosen once, from the endpoint's protocol (Endpoint.Dialect, which the
+// plan gives every suite as suite.Server.Dialect); code outside this
+// package asks the dialect's fields and never compares a protocol
+// (internal/arch's TestAskTheDialectNotTheProtocol). It is a plain value:
+// a flavor whose servers speak an existing protocol with a difference of
+// their own copies its protocol's dialect and changes a field (say
+// TableOptions). Its function fields keep it from being compared with ==.
+type Dialect struct {
+	// Protocol is the wire protocol its servers speak: what the packages
+	// not yet converted to the dialect take (settle). Compare it nowhere.
+	Protocol Protocol
+
+	// Placeholder is a prepared statement's n-th parameter marker (n from
+	// 1): ? on the MySQL family, $n on PostgreSQL. Rebind uses it.
+	Placeholder func(n int) string
+
+	// TableOptions is what a CREATE TABLE ends with to make the table in
+	// storage engine engine (the MySQL family's " ENGINE = InnoDB"; ""
+	// for the server's default, and always on PostgreSQL, which has no
+	// engines to choose).
+	TableOptions func(engine string) string
+	// Engines says information_schema.TABLES names each table's storage
+	// engine, so that the engine of a kept table can be checked.
+	Engines bool
+
+	// AutoIncrement is the type of an integer key column the server
+	// numbers itself (sysbench's id).
+	AutoIncrement string
+	// ZeroNumbersID says an INSERT that gives such a column 0 has the
+	// server number the row (MySQL); false: the column is left out.
+	ZeroNumbersID bool
+	// ResyncAutoIncrement is the query that moves the counter of table's
+	// column past the ids a load wrote itself; "" when the server needs
+	// none (MySQL's AUTO_INCREMENT follows the rows).
+	ResyncAutoIncrement func(table, column string) string
+
+	// Timestamp is the type of a date-and-time column (TPC-C's).
+	Timestamp string
+
+	// CommentClause is what a CREATE TABLE ends with (after TableOptions)
+	// to give the table a comment; "" when CommentOn gives it instead.
+	CommentClause func(comment string) string
+	// CommentOn is the statement run after the CREATE TABLE that gives
+	// table its comment; "" when CommentClause did.
+	CommentOn func(table, comment string) string
+	// ReadComment is the query whose one row and column is table's
+	// comment.
+	ReadComment func(table string) string
+
+	// Analyze is the statement that collects table's statistics after a
+	// load, as the suites' references run it (it may return rows: run it
+	// with Query).
+	Analyze func(table string) string
+	// SnapshotBegin begins a read-only transaction that reads one
+	// snapshot (TPC-C's consistency check).
+	SnapshotBegin string
+	// SessionSetup are statements a transactional suite's connection
+	// (TPC-C's terminals) runs first; an error that the server lacks the
+	// variable is not one (the variable came with a later version).
+	SessionSetup []string
+	// End is how a pgbench script's END is written for the server.
+	End string
+	// Bool is a script's boolean bound as the server takes it.
+	Bool func(b bool) Arg
+
+	// MaxConnections is the query that reads how many connections the
+	// server lets a client open (PostgreSQL's superuser reserve left out).
+	MaxConnections string
+	// CacheBytes is the query that reads the size of the server's page
+	// cache (InnoDB's buffer pool, shared_buffers).
+	CacheBytes string
+	// DatabaseBytes is the query that reads what the connection's
+	// database takes on disk; "" when the server cannot say it (the MySQL
+	// family: the plan sums the files of the database's folder).
+	DatabaseBytes string
+
+	// TableExists is the query that returns a row when table exists in
+	// the connection's database or current schema.
+	TableExists func(table string) string
+	// HasDatabase is the query that returns a row when the connection has
+	// a current database; "" when it always has one.
+	HasDatabase string
+	// CountTablesExcept is the query that counts the tables and views of
+	// the connection's database or current schema other than table.
+	CountTablesExcept func(table string) string
+}
+
+// Rebind rewrites the ? placeholders of q into the dialect's own
+// (Placeholder). The statements qpslab writes hold no literal question
+// marks, so no SQL parsing is needed (and no driver exports its
+// rebinding).
+func (d Dialect) Rebind(q string) string {
+	if strings.IndexByte(q, '?') < 0 || d.Placeholder(1) == "?" {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range q {
+		if c == '?' {
+			n++
+			b.WriteString(d.Placeholder(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// engineNames are how the servers spell the engines they ship; any other
+// engine is written as given (engine names are not case-sensitive).
+var engineNames = map[string]string{"innodb": "InnoDB", "rocksdb": "ROCKSDB", "myisam": "MyISAM", "aria": "Aria", "memory": "MEMORY", "tokudb": "TokuDB"}
+
+// MySQLDialect is the MySQL family's (MariaDB, MySQL).
+var MySQLDialect = Dialect{
+	Protocol:    MySQL,
+	Placeholder: func(int) string { return "?" },
+	TableOptions: func(engine string) string {
+		if engine == "" {
+			return ""
+		}
+		if n, ok := engineNames[engine]; ok {
+			engine = n
+		}
+		return " ENGINE = " + engine
+	},
+	Engines:             true,
+	AutoIncrement:       "INTEGER NOT NULL AUTO_INCREMENT",
+	ZeroNumbersID:       true,
+	ResyncAutoIncrement: func(string, string) string { return "" },
+	Timestamp:           "datetime",
+	CommentClause:       func(c string) string { return " COMMENT = '" + c + "'" },
+	CommentOn:           func(string, string) string { return "" },
+	ReadComment: func(table string) string {
+		return "SELECT table_comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" + table + "'"
+	},
+	Analyze:       func(table string) string { return "ANALYZE TABLE " + table },
+	SnapshotBegin: "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY",
+	// MariaDB 11.6.2 and later refuse, under REPEATABLE READ, a write to
+	// a row changed since the transaction's snapshot (error 1020): TPC-C's
+	// reads before its locking reads would fail and be retried as they do
+	// on no other server. HammerDB turns it off for its sessions; so does
+	// qpslab (a server without it: nothing to do).
+	SessionSetup: []string{"SET SESSION innodb_snapshot_isolation = OFF"},
+	End:          "COMMIT;",
+	Bool: func(b bool) Arg {
+		if b {
+			return Int(1)
+		}
+		return Int(0)
+	},
+	TableExists: func(table string) string {
+		return "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '" + table + "'"
+	},
+	MaxConnections: "SELECT @@max_connections",
+	CacheBytes:     "SELECT @@innodb_buffer_pool_size",
+	HasDatabase:    "SELECT 1 FROM DUAL WHERE DATABASE() IS NOT NULL",
+	CountTablesExcept: func(table string) string {
+		return "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> '" + table + "'"
+	},
+}
+
+// PostgresDialect is PostgreSQL's.
+var PostgresDialect = Dialect{
+	Protocol:      Postgres,
+	Placeholder:   func(n int) string { return "$" + strconv.Itoa(n) },
+	TableOptions:  func(string) string { return "" },
+	AutoIncrement: "SERIAL",
+	ResyncAutoIncrement: func(table, column string) string {
+		return "SELECT setval(pg_get_serial_sequence('" + table + "', '" + column + "'), COALESCE((SELECT max(" + column + ") FROM " + table + "), 0) + 1, false)"
+	},
+	Timestamp:     "timestamp",
+	CommentClause: func(string) string { return "" },
+	CommentOn:     func(table, c string) string { return "COMMENT ON TABLE " + table + " IS '" + c + "'" },
+	ReadComment: func(table string) string {
+		return "SELECT obj_description('" + table + "'::regclass, 'pg_class')"
+	},
+	Analyze:       func(table string) string { return "VACUUM ANALYZE " + table },
+	SnapshotBegin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+	End:           "END;",
+	Bool:          func(b bool) Arg { return Str(strconv.FormatBool(b)) },
+	MaxConnections: "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - " +
+		"(SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')",
+	CacheBytes:    "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings WHERE name = 'shared_buffers'",
+	DatabaseBytes: "SELECT pg_database_size(current_database())",
+	TableExists: func(table string) string {
+		return "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = '" + table + "'"
+	},
+	CountTablesExcept: func(table string) string {
+		return "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace " +
+			"WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname <> '" + table + "'"
+	},
+}
+
+// dialects are the protocols' dialects: the one place a dialect is
+// chosen from a protocol.
+var dialects = map[Protocol]Dialect{MySQL: MySQLDialect, Postgres: PostgresDialect}
+
+// DialectOf is protocol p's dialect; ok is false for a protocol qpslab
+// does not speak.
+func DialectOf(p Protocol) (d Dialect, ok bool) {
+	d, ok = dialects[p]
+	return d, ok
+}
+
+// Dialect is the SQL dialect of e's server (DialectOf its protocol; the
+// zero Dialect for an unknown one).
+func (e Endpoint) Dialect() Dialect {
+	d, _ := DialectOf(e.Protocol)
+	return d
+}
+
+// Protocols are the protocols with a dialect, in a fixed order: the
+// servers a suite that writes its SQL through the dialect runs on.
+func Protocols() []Protocol { return []Protocol{MySQL, Postgres} }
