@@ -17,7 +17,11 @@
 #      default on READ_TESTS (5 reads). Goal: at least 3 of the 5 reads
 #      called worse, none better.
 #
-# RUNS (default 1) runs of each; PAIRS (default "1 2") which of the two. Every figure comes from `qpslab compare
+# RUNS (default 1) runs of each; PAIRS (default "1 2") which of the two;
+# SECS (default 3, the demo's) the measured seconds per test and label of
+# the first look: with few tests, --until-decided's four looks end long
+# before the budget, so a pair of 5 tests can spend its 10 minutes only on
+# longer tests. Every figure comes from `qpslab compare
 # --format json` of the runs. WORK keeps the store and the outputs
 # (default: a temporary folder, removed at the end).
 set -euo pipefail
@@ -26,6 +30,7 @@ Q=$PWD/bin/qpslab
 RUNS=${RUNS:-1}
 PAIRS=${PAIRS:-1 2}
 BUDGET=${BUDGET:-600}
+SECS=${SECS:-3}
 READ_SETTING=${READ_SETTING:-general_log=ON}
 WRITES_TESTS=${WRITES_TESTS:-point-query.pre_range=100,random-points.pre_range=100,hot-points_range=100,points-covered-pk.pre_range=100,range-covered-pk.pre_range=100,read-only.pre_range=10,scan_range=100,range-notcovered-si.pre_range=100,update-index_range=100,update-nonindex_range=100,insert_range=100,delete_range=100}
 READ_TESTS=${READ_TESTS:-point-query.pre_range=100,random-points.pre_range=100,points-covered-pk.pre_range=100,range-covered-pk.pre_range=100,read-only.pre_range=10}
@@ -44,7 +49,7 @@ out=$work/out; mkdir -p "$out"
 empty=$work/empty.cnf; : >"$empty"
 printf '# qpslab: base=default\n[mysqld]\ninnodb_flush_log_at_trx_commit=1\n' >"$work/sync.cnf"
 printf '# qpslab: base=default\n[mysqld]\n%s\n' "$READ_SETTING" >"$work/slow.cnf"
-DEMO=(--rows 100000 --read-secs 3 --write-secs 3 --insert-secs 3 --warmup 0 --postwrite-scale 0 --until-decided --budget "$BUDGET" --report-interval 60)
+DEMO=(--rows 100000 --read-secs "$SECS" --write-secs "$SECS" --insert-secs "$SECS" --warmup 0 --postwrite-scale 0 --until-decided --budget "$BUDGET" --report-interval 60)
 
 # pair NAME CNF TESTS: one run of the default against CNF on TESTS; its
 # comparison as JSON in $out/NAME.json. A run WORK holds already is
