@@ -34,6 +34,12 @@ type Descriptor struct {
 	// (mysql, postgres); "" when its builds are no server but a program a
 	// suite runs (rocksdb).
 	Protocol string
+	// Dialect names the SQL its servers take, a dialect the client knows
+	// (client.DialectNamed): its protocol's (mysql, postgres), or one the
+	// flavor registered (client.RegisterDialect) when its SQL differs from
+	// its protocol's. The plan gives the servers it starts of the flavor
+	// this dialect (targets: their protocol's). "" when it has no server.
+	Dialect string
 	// Family is the config family its configs are of, a config.Family
 	// (mysql, postgres, rocksdb).
 	Family string
@@ -90,6 +96,29 @@ type Descriptor struct {
 // flavors are the flavors qpslab knows, in the order lists and messages
 // show them. A new flavor: a file with its Descriptor, and its name here.
 var flavors = []*Descriptor{&mariaDB, &mySQL, &postgres, &rocksDB}
+
+// RegisterFlavor adds the flavor d describes after the ones qpslab knows:
+// a flavor of an existing protocol whose layout, version and recipe are
+// another flavor's (those it takes from the flavor Like names, which must
+// be known) and whose own are its name, Title, Names, Protocol, Dialect,
+// Family, Engines, Start and Counters. It is for tests' toy flavors:
+// unregister takes it out again. Register before anything asks for
+// flavors (it is not safe beside their use); a flavor of a name already
+// known is a programming error.
+func RegisterFlavor(d Descriptor, like Flavor) (unregister func()) {
+	if _, dup := lookup(d.Flavor); dup {
+		panic("build: flavor " + string(d.Flavor) + " registered twice")
+	}
+	base, ok := lookup(like)
+	if !ok {
+		panic("build: flavor " + string(d.Flavor) + " is like an unknown flavor " + string(like))
+	}
+	d.layout, d.version, d.readVersion, d.system, d.startable = base.layout, base.version, base.readVersion, nil, base.startable
+	d.short, d.source, d.recipe, d.inTree, d.cmake, d.needs = base.short, base.source, base.recipe, base.inTree, base.cmake, base.needs
+	saved := flavors
+	flavors = append(append([]*Descriptor(nil), flavors...), &d)
+	return func() { flavors = saved }
+}
 
 // Flavors are the flavors qpslab knows, in the order lists show them.
 func Flavors() []Flavor {

@@ -60,10 +60,10 @@ func TestDescriptorsAreComplete(t *testing.T) {
 			t.Errorf("%s: a descriptor needs a Title, a Family and a layout", d.Flavor)
 		case d.version == nil && d.readVersion == nil:
 			t.Errorf("%s: a descriptor needs a version or a readVersion", d.Flavor)
-		case server && (d.Start == "" || d.Counters == ""):
-			t.Errorf("%s: a server's descriptor names its Start and its Counters", d.Flavor)
-		case !server && (d.Start != "" || d.Engines):
-			t.Errorf("%s: a flavor with no server has no Start and no Engines", d.Flavor)
+		case server && (d.Start == "" || d.Counters == "" || d.Dialect == ""):
+			t.Errorf("%s: a server's descriptor names its Start, its Counters and its Dialect", d.Flavor)
+		case !server && (d.Start != "" || d.Engines || d.Dialect != ""):
+			t.Errorf("%s: a flavor with no server has no Start, no Engines and no Dialect", d.Flavor)
 		}
 	}
 }

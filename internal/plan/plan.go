@@ -482,7 +482,7 @@ func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string
 	ep := st.Endpoint
 	copts.Transport = copts.Transport.Resolve(maxConns, ep.Protocol)
 	s.srv = &suite.Server{
-		Protocol: ep.Protocol, Dialect: ep.Dialect(), Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
+		Protocol: ep.Protocol, Dialect: ServerDialect(b, p.targets[b.Name] != nil, ep), Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
 		External: p.targets[b.Name] != nil,
 		Dial:     func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:      func(line string) { p.logf("%s", line) }, Warn: p.warn,
@@ -491,6 +491,20 @@ func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string
 		return nil, err
 	}
 	return s, nil
+}
+
+// ServerDialect is the SQL of build b's server at ep, chosen once here: the
+// dialect b's flavor names (build.Descriptor.Dialect) for a server qpslab
+// started, its protocol's for a target (the user's server, whose flavor is
+// only what it was registered as), and the protocol's too for a flavor
+// that names no dialect the client knows.
+func ServerDialect(b build.Build, target bool, ep client.Endpoint) client.Dialect {
+	if !target {
+		if d, ok := client.DialectNamed(b.Flavor.Describe().Dialect); ok {
+			return d
+		}
+	}
+	return ep.Dialect()
 }
 
 // warn tells the user a warning whatever the verbosity.

@@ -78,6 +78,16 @@ type Helper interface {
 	Help() string
 }
 
+// SQLer is implemented by every registered suite: the SQL it sends a
+// server whose dialect is d, said without a server: its tables' DDL (in
+// the server's default engine) and then its tests' statements, in a fixed
+// order; nil for a suite that sends no SQL (db_bench). A flavor whose
+// dialect differs finds its difference here in every suite's SQL (the toy
+// flavor test, internal/workload's toyflavor_test.go).
+type SQLer interface {
+	SQLOf(d client.Dialect) []string
+}
+
 // Test is one test a suite knows, as `qpslab suites` lists it.
 type Test struct {
 	Name   string             `json:"name"`   // the label its results carry: point-query.pre_range=100

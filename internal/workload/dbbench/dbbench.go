@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/build"
+	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/suite"
@@ -520,3 +521,8 @@ func (o Options) options(c config.Config, h *Help, build string) ([]string, erro
 
 // dbDir is where workload wl keeps its database in the run's folder.
 func dbDir(s *suite.Server, wl string) string { return filepath.Join(s.Datadir, wl) }
+
+var _ suite.SQLer = dbbenchSuite{}
+
+// SQLOf is nil: db_bench sends no SQL (it runs RocksDB's program).
+func (dbbenchSuite) SQLOf(client.Dialect) []string { return nil }

@@ -91,7 +91,7 @@ func TestStatements(t *testing.T) {
 	if got := createIndexes(client.MySQL, "pi1", "rocksdb"); len(got) != 3 || got[0] != "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price)" {
 		t.Errorf("MyRocks indexes %v", got)
 	}
-	if got := createTable(client.MySQL, "pi1", "rocksdb"); !strings.HasSuffix(got, "primary key (transactionid)) ENGINE = ROCKSDB") {
+	if got := createTable(client.MySQLDialect, "pi1", "rocksdb"); !strings.HasSuffix(got, "primary key (transactionid)) ENGINE = ROCKSDB") {
 		t.Errorf("MyRocks table %s", got)
 	}
 	g := rowGen{r: newRand(1)}

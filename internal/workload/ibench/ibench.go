@@ -452,7 +452,7 @@ func (o Options) create(ctx context.Context, s *suite.Server) error {
 	}
 	var tables []owned.Table
 	for _, t := range names {
-		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Protocol, t, s.Engine)})
+		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Dialect, t, s.Engine)})
 	}
 	if err := owned.Create(ctx, s.Dialect, conn, tables); err != nil {
 		return fmt.Errorf("create the ibench tables: %w", err)
@@ -768,4 +768,13 @@ func dirMB(dir string) (float64, error) {
 		return nil
 	})
 	return float64(total) / (1 << 20), err
+}
+
+var _ suite.SQLer = ibenchSuite{}
+
+// SQLOf is the DDL of ibench's first table for a server of dialect d: the
+// table, what follows its CREATE, and its secondary indexes.
+func (ibenchSuite) SQLOf(d client.Dialect) []string {
+	out := append([]string{createTable(d, "pi1", "")}, afterCreate(d.Protocol, "pi1")...)
+	return append(out, createIndexes(d.Protocol, "pi1", "")...)
 }

@@ -15,14 +15,14 @@ import (
 // (create_table_mysql, create_table_postgres, create_index_*, the insert,
 // delete and query makers).
 
-// createTable is the table's CREATE statement, in storage engine engine
-// on the MySQL family (the server's default when "").
-func createTable(p client.Protocol, t, engine string) string {
-	if p == client.Postgres {
+// createTable is the table's CREATE statement for a server of dialect d,
+// in storage engine engine on the MySQL family (the server's default when
+// ""), ending with the dialect's table options.
+func createTable(d client.Dialect, t, engine string) string {
+	if d.Protocol == client.Postgres {
 		return "CREATE TABLE " + t + " (transactionid bigserial primary key, dateandtime timestamp without time zone, " +
-			"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000))"
+			"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000))" + d.TableOptions(engine)
 	}
-	d, _ := client.DialectOf(p)
 	return "CREATE TABLE " + t + " (transactionid bigint not null auto_increment, dateandtime datetime, " +
 		"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000), " +
 		"primary key (transactionid))" + d.TableOptions(engine)

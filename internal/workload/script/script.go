@@ -393,3 +393,21 @@ func (o Options) testStep() suite.Step {
 		}},
 	}
 }
+
+var _ suite.SQLer = scriptSuite{}
+
+// SQLOf is the SQL of pgbench's tables and built-in scripts for a server
+// of dialect d (what TestSQLIsTheDialects pins): the tables at scale 1,
+// their keys, then each built-in script's text, its END the dialect's.
+func (scriptSuite) SQLOf(d client.Dialect) []string {
+	var out []string
+	for _, tb := range tables(d, "", 1) {
+		out = append(out, tb.DDL)
+	}
+	out = append(out, keys...)
+	for _, name := range Builtins {
+		text, _ := builtinText(name, d.End)
+		out = append(out, text)
+	}
+	return out
+}

@@ -376,3 +376,22 @@ func Stamp(r *result.Run) error {
 	}
 	return nil
 }
+
+var _ suite.SQLer = sysbenchSuite{}
+
+// SQLOf is the SQL a run sends a server of dialect d (sbtest1's): the
+// table, its load's INSERTs and index, then each test's statements, once
+// per label, in the reference's orders (what TestSQLIsTheDialects pins).
+func (sysbenchSuite) SQLOf(d client.Dialect) []string {
+	out := []string{createTable(d, 1, ""), insertText(d, 1, 1, "c", "pad"), Target{Dialect: d}.insertRows(1, 2), createIndex(1)}
+	seen := map[string]bool{}
+	for _, list := range [][]Test{Order2024(), OrderHEAD()} {
+		for _, tt := range list {
+			if !seen[tt.Label()] {
+				seen[tt.Label()] = true
+				out = append(out, tt.Queries(d, 1)...)
+			}
+		}
+	}
+	return out
+}

@@ -319,3 +319,18 @@ func withConn(ctx context.Context, s *suite.Server, f func(client.Conn) error) e
 	defer conn.Close()
 	return f(conn)
 }
+
+var _ suite.SQLer = tpccSuite{}
+
+// SQLOf is TPC-C's tables' DDL and its transactions' statements for a
+// server of dialect d (what TestSQLIsTheDialects pins).
+func (tpccSuite) SQLOf(d client.Dialect) []string {
+	var out []string
+	for _, tb := range tables(d, "") {
+		out = append(out, tb.DDL)
+	}
+	for k := range nStatements {
+		out = append(out, statementSQL(d, k))
+	}
+	return out
+}

@@ -339,3 +339,13 @@ func (o Options) testStep(w Workload) suite.Step {
 		}},
 	}
 }
+
+var _ suite.SQLer = ycsbSuite{}
+
+// SQLOf is the usertable's DDL for a server of dialect d, with the
+// default records and fields (what TestSQLIsTheDialects pins); the
+// operations' statements (NewWorker's) are the same on every server but
+// for their placeholders (the dialect's Rebind).
+func (ycsbSuite) SQLOf(d client.Dialect) []string {
+	return []string{Table{Dialect: d, Records: DefaultRecords, FieldCount: 10, FieldLength: 100}.ddl()}
+}
