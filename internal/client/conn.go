@@ -271,12 +271,14 @@ func (s *stmt) do(ctx context.Context, p params, query bool) (int64, error) {
 
 // texter is a connection's text statement, armed (myConn.text, pgConn.text).
 type texter interface {
+	armed() *canceller // the connection's cancellation
 	text(ctx context.Context, q string, p params, query bool) (int64, error)
 	textEach(ctx context.Context, q string, p params, each func(*Values)) (int64, error)
 }
 
 // runText is a connection's Exec and Query: arm the cancellation, run q.
-func runText(ctx context.Context, c *canceller, t texter, q string, p params, query bool) (int64, error) {
+func runText(ctx context.Context, t texter, q string, p params, query bool) (int64, error) {
+	c := t.armed()
 	ctx, err := c.arm(ctx)
 	if err != nil {
 		return 0, err

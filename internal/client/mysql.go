@@ -119,12 +119,14 @@ func (m *myConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (m *myConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	return runText(ctx, &m.cancel, m, q, params{vals: args}, false)
+	return runText(ctx, m, q, params{vals: args}, false)
 }
 
 func (m *myConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	return runText(ctx, &m.cancel, m, q, params{vals: args}, true)
+	return runText(ctx, m, q, params{vals: args}, true)
 }
+
+func (m *myConn) armed() *canceller { return &m.cancel }
 
 // text runs q as a text statement: on the lean path when it has no
 // arguments, else through the driver, which writes them in (with

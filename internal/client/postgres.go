@@ -78,12 +78,14 @@ func (p *pgConn) Prepare(ctx context.Context, q string) (Stmt, error) {
 }
 
 func (p *pgConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	return runText(ctx, &p.cancel, p, q, params{vals: args}, false)
+	return runText(ctx, p, q, params{vals: args}, false)
 }
 
 func (p *pgConn) Query(ctx context.Context, q string, args ...any) (int64, error) {
-	return runText(ctx, &p.cancel, p, q, params{vals: args}, true)
+	return runText(ctx, p, q, params{vals: args}, true)
 }
+
+func (p *pgConn) armed() *canceller { return &p.cancel }
 
 // text runs q as a text statement: on the lean path when it has no
 // arguments, else through pgx, which takes a statement's text where it

@@ -124,7 +124,7 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 		hi := min(lo+chunk-1, t.Rows)
 		for tb := 1; tb <= t.Tables; tb++ {
 			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
-				return load(ctx, c, o.Seed, tb, lo, hi, func(n int64) {
+				return load(ctx, c, t.rowSource(o.Seed, tb, lo, hi), func(n int64) {
 					mu.Lock()
 					defer mu.Unlock()
 					done += n
@@ -208,12 +208,13 @@ func (t Target) insertRows(tb, rows int) string {
 	return t.Dialect.Rebind(b.String())
 }
 
-// loadChunk inserts ids lo..hi of table tb as prepared multi-row INSERTs
+// loadChunk inserts the rows of rs (ids lo..hi of table tb) as prepared multi-row INSERTs
 // of loadRowsPerInsert rows (the server parses the statement once, not
 // once per INSERT), loadTrxStatements statements to a transaction, and a
 // last short INSERT for the rest. The arguments are typed and the c and pad
 // values sit in one reused buffer: binding allocates nothing.
-func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb int, lo, hi int64, progress func(int64)) error {
+func (t Target) loadChunk(ctx context.Context, c client.Conn, rs *rowSource, progress func(int64)) error {
+	tb, lo, hi := rs.tb, rs.id, rs.hi
 	var full client.Stmt
 	if hi-lo+1 >= loadRowsPerInsert {
 		var err error
@@ -257,7 +258,6 @@ func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb in
 		args, text = args[:0], text[:0]
 		return nil
 	}
-	rs := t.rowSource(seed, tb, lo, hi)
 	for id := rs.next(); id != 0; id = rs.next() {
 		at := len(text)
 		text = append(append(text, rs.c[:]...), rs.pad[:]...)
@@ -279,11 +279,12 @@ func (t Target) loadChunk(ctx context.Context, c client.Conn, seed uint64, tb in
 	return nil
 }
 
-// copyChunk loads ids lo..hi of table tb in one COPY (PostgreSQL) or LOAD
-// DATA LOCAL INFILE (MySQL family), the rows written as text as the server
-// reads them.
-func (t Target) copyChunk(ctx context.Context, c client.Conn, seed uint64, tb int, lo, hi int64, progress func(int64)) error {
-	r := &copyReader{src: t.rowSource(seed, tb, lo, hi), progress: progress}
+// copyChunk loads the rows of rs (ids lo..hi of table tb) in one COPY
+// (PostgreSQL) or LOAD DATA LOCAL INFILE (MySQL family), the rows written
+// as text as the server reads them.
+func (t Target) copyChunk(ctx context.Context, c client.Conn, rs *rowSource, progress func(int64)) error {
+	tb, lo, hi := rs.tb, rs.id, rs.hi
+	r := &copyReader{src: rs, progress: progress}
 	n, err := client.Copy(ctx, c, "sbtest"+strconv.Itoa(tb), []string{"id", "k", "c", "pad"}, r)
 	if err != nil {
 		return err
