@@ -48,9 +48,10 @@ func main() {
 	flag.Float64Var(&o.MinMagnitude, "min-magnitude", 0, "minimum relative magnitude")
 	flag.IntVar(&o.MinSegment, "min-segment", 0, "minimum segment (0: default 3)")
 	method := flag.String("method", "", "detect and append: calibrated (the default) or otava (Otava's t-test with qpslab's minimum segment)")
-	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules), append (time Append of the last point) or sweeps (calibrate DetectSweep on generated sweeps)")
+	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules), append (time Append of the last point), sweeps (calibrate DetectSweep on generated sweeps) or flat (false alarms of DetectSweep on -flat flat sweeps per cell, seeded by -seed)")
 	sweeps := flag.Int("sweeps", 200, "sweeps: sweeps per size and cell")
-	flat := flag.Int("flat", 2000, "sweeps: flat sweeps per cell of the false-alarm table")
+	flat := flag.Int("flat", 2000, "sweeps and flat: flat sweeps per cell of the false-alarm table")
+	seed := flag.Uint64("seed", 2, "flat: the generator's seed (another than the sweeps mode's own)")
 	lower := flag.Bool("lower-is-better", false, "the metric is lower-is-better")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: changepoint [flags] FILE, or changepoint -mode sweeps [-sweeps K] [-flat F]")
@@ -64,6 +65,14 @@ func main() {
 			os.Exit(2)
 		}
 		runSweeps(*sweeps, *flat)
+		return
+	}
+	if *mode == "flat" {
+		if flag.NArg() != 0 || *flat < 1 {
+			flag.Usage()
+			os.Exit(2)
+		}
+		runFlat(*flat, *seed, o)
 		return
 	}
 	if flag.NArg() != 1 {

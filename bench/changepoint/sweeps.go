@@ -300,3 +300,34 @@ func ratio(a, b int) float64 {
 	}
 	return float64(a) / float64(b)
 }
+
+// runFlat counts the false change points of DetectSweep at o on k flat
+// sweeps per cell (6 to 30 builds × 1 to 3 runs × ±3 and ±5 % noise), of
+// the generator seeded by seed: the per-sweep false-alarm rate on more
+// sweeps than the goals' table holds, with the p-values of the false ones
+// (docs/perf.md, "Change points on short sweeps").
+func runFlat(k int, seed uint64, o changepoint.Options) {
+	r := rand.New(rand.NewPCG(seed, 2))
+	var n, fa, below int
+	for _, builds := range []int{6, 8, 12, 18, 24, 30} {
+		for _, runs := range []int{1, 2, 3} {
+			for _, cv := range []float64{0.03, 0.05} {
+				c := sweepCase{n: builds, runs: runs, cv: cv}
+				for range k {
+					res, err := changepoint.DetectSweep(c.draw(r, stepAt(builds, builds, 0)), o, changepoint.HigherIsBetter)
+					if err != nil {
+						panic(err)
+					}
+					n++
+					if len(res.ChangePoints) > 0 {
+						fa++
+						if res.ChangePoints[0].PValue < 1e-5 {
+							below++
+						}
+					}
+				}
+			}
+		}
+	}
+	fmt.Printf("Flat sweeps: %d of %d with a change point (%.2g per sweep), %d of them at p below 1e-5.\n", fa, n, float64(fa)/float64(n), below)
+}

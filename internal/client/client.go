@@ -21,7 +21,6 @@ import (
 	"log"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -175,26 +174,4 @@ func Query(ctx context.Context, e Endpoint, tcp bool, q string) ([]string, [][]s
 		out = append(out, row)
 	}
 	return cols, out, rows.Err()
-}
-
-// Rebind rewrites the ? placeholders of q into protocol p's own: $1, $2, …
-// for PostgreSQL; MySQL's are ? already. The statements qpslab writes hold
-// no literal question marks, so no SQL parsing is needed (and no driver
-// exports its rebinding).
-func Rebind(p Protocol, q string) string {
-	if p != Postgres {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, c := range q {
-		if c == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -73,12 +73,16 @@ func TestDialectsWriteWhatTheSuitesDid(t *testing.T) {
 			t.Errorf("a bool bound as %#v, want %#v", c.got.Value(), c.want.Value())
 		}
 	}
-	for _, q := range []string{"SELECT 1", "SELECT ? FROM t WHERE a = ? AND b IN (?, ?)", "INSERT INTO t VALUES (?)"} {
-		for _, p := range []Protocol{MySQL, Postgres} {
-			d, _ := DialectOf(p)
-			if got, want := d.Rebind(q), Rebind(p, q); got != want {
-				t.Errorf("%s: Rebind(%q) = %q, want %q", p, q, got, want)
-			}
+	for _, c := range []struct{ q, pg string }{
+		{"SELECT 1", "SELECT 1"},
+		{"SELECT ? FROM t WHERE a = ? AND b IN (?, ?)", "SELECT $1 FROM t WHERE a = $2 AND b IN ($3, $4)"},
+		{"INSERT INTO t VALUES (?)", "INSERT INTO t VALUES ($1)"},
+	} {
+		if got := my.Rebind(c.q); got != c.q {
+			t.Errorf("MySQL: Rebind(%q) = %q, want it as it is", c.q, got)
+		}
+		if got := pg.Rebind(c.q); got != c.pg {
+			t.Errorf("PostgreSQL: Rebind(%q) = %q, want %q", c.q, got, c.pg)
 		}
 	}
 	if got := (Endpoint{Protocol: Postgres}).Dialect().Rebind("?"); got != "$1" {

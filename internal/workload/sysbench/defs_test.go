@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 func labels(ts []Test) []string {
@@ -364,7 +365,7 @@ func TestQueriesPerProtocol(t *testing.T) {
 			"DELETE FROM sbtest2 WHERE id=$1", "INSERT INTO sbtest2 (id, k, c, pad) VALUES ($1, $2, $3, $4)"}},
 		{"insert_range=100", "mysql", []string{}},
 	} {
-		got := find(t, c.label).Queries(dialectOf(client.Protocol(c.proto)), 2)
+		got := find(t, c.label).Queries(testenv.DialectOf(client.Protocol(c.proto)), 2)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s on %s: %q, want %q", c.label, c.proto, got, c.want)
 		}

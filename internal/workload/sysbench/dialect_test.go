@@ -1,17 +1,13 @@
 package sysbench
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
-
-var updateSQL = flag.Bool("update-sql", false, "rewrite testdata/sql.golden from the SQL the suite writes now")
 
 // The SQL the suite writes for each protocol (its DDL, its tests'
 // statements, its inserts) is what it wrote before the dialect
@@ -22,11 +18,11 @@ func TestSQLIsTheDialects(t *testing.T) {
 	for _, p := range []client.Protocol{client.MySQL, client.Postgres} {
 		fmt.Fprintf(&b, "== %s\n", p)
 		for _, e := range []string{"", "innodb", "rocksdb"} {
-			fmt.Fprintf(&b, "-- createTable engine=%q\n%s\n", e, createTable(dialectOf(p), 3, e))
+			fmt.Fprintf(&b, "-- createTable engine=%q\n%s\n", e, createTable(testenv.DialectOf(p), 3, e))
 		}
 		fmt.Fprintf(&b, "-- createIndex\n%s\n", createIndex(3))
-		fmt.Fprintf(&b, "-- insertText\n%s\n", insertText(dialectOf(p), 3, 42, "c-value", "pad-value"))
-		fmt.Fprintf(&b, "-- insertRows\n%s\n", Target{Dialect: dialectOf(p)}.insertRows(3, 3))
+		fmt.Fprintf(&b, "-- insertText\n%s\n", insertText(testenv.DialectOf(p), 3, 42, "c-value", "pad-value"))
+		fmt.Fprintf(&b, "-- insertRows\n%s\n", Target{Dialect: testenv.DialectOf(p)}.insertRows(3, 3))
 		seen := map[string]bool{}
 		for _, list := range [][]Test{Order2024(), OrderHEAD()} {
 			for _, tt := range list {
@@ -34,48 +30,9 @@ func TestSQLIsTheDialects(t *testing.T) {
 					continue
 				}
 				seen[tt.Label()] = true
-				fmt.Fprintf(&b, "-- %s\n%s\n", tt.Label(), strings.Join(tt.Queries(dialectOf(p), 3), "\n"))
+				fmt.Fprintf(&b, "-- %s\n%s\n", tt.Label(), strings.Join(tt.Queries(testenv.DialectOf(p), 3), "\n"))
 			}
 		}
 	}
-	checkSQLGolden(t, b.String())
-}
-
-// dialectOf is protocol p's dialect, as the plan chooses it.
-func dialectOf(p client.Protocol) client.Dialect {
-	d, _ := client.DialectOf(p)
-	return d
-}
-
-func checkSQLGolden(t *testing.T, got string) {
-	t.Helper()
-	name := filepath.Join("testdata", "sql.golden")
-	if *updateSQL {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(name, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatalf("%v (go test -run TestSQLIsTheDialects -update-sql writes it)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s line %d:\ngot  %q\nwant %q", name, i+1, g, w)
-			}
-		}
-	}
+	testenv.SQLGolden(t, b.String())
 }

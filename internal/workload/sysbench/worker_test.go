@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/qpslab/qpslab/internal/client"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 // fakeWorker is a worker of test t over a recording fake connection.
 func fakeWorker(t *testing.T, test Test, p client.Protocol, seed uint64, id, tables int, rows int64) (*worker, *recConn) {
 	t.Helper()
 	c := &recConn{rows: 1}
-	wl := &Workload{Target: Target{Dialect: dialectOf(p), Tables: tables, Rows: rows,
+	wl := &Workload{Target: Target{Dialect: testenv.DialectOf(p), Tables: tables, Rows: rows,
 		Dial: func(context.Context) (client.Conn, error) { return c, nil }}, Test: test, Seed: seed}
 	w, err := wl.NewWorker(context.Background(), id)
 	if err != nil {
@@ -40,7 +41,7 @@ func TestFakeEventShape(t *testing.T) {
 			}
 			want := 0
 			if test.Prepared {
-				want = 3 * len(test.Queries(dialectOf(p), 1))
+				want = 3 * len(test.Queries(testenv.DialectOf(p), 1))
 			}
 			if prep != want {
 				t.Errorf("%s %s: %d statements prepared, want %d", p, test.Label(), prep, want)
@@ -284,7 +285,7 @@ func TestBadWorkload(t *testing.T) {
 	for _, wl := range []*Workload{
 		{Target: Target{Dialect: client.MySQLDialect, Dial: dial, Tables: 0, Rows: 10}, Test: find(t, "point-query_range=100")},
 		{Target: Target{Dialect: client.MySQLDialect, Dial: dial, Tables: 1, Rows: 0}, Test: find(t, "point-query_range=100")},
-		{Target: Target{Dialect: dialectOf("oracle"), Dial: dial, Tables: 1, Rows: 10}, Test: find(t, "point-query_range=100")},
+		{Target: Target{Dialect: testenv.DialectOf("oracle"), Dial: dial, Tables: 1, Rows: 10}, Test: find(t, "point-query_range=100")},
 		{Target: Target{Dialect: client.MySQLDialect, Dial: dial, Tables: 1, Rows: 10}, Test: Test{Name: "nope"}},
 	} {
 		if _, err := wl.NewWorker(context.Background(), 0); err == nil {
