@@ -64,7 +64,7 @@ func ownLabel(cs config.Store, base config.Config, suffix, about string) (string
 
 // keepNoise keeps what an A/A run measured as its host's noise floor, per
 // test, and prints it.
-func keepNoise(ctx context.Context, e Env, p *plan.Plan, runs []result.Run) error {
+func keepNoise(ctx context.Context, e Env, p *plan.Runner, runs []result.Run) error {
 	sets := labelSets(runs)
 	if len(sets) != 2 {
 		return fmt.Errorf("the A/A run stored %d label(s), not 2: no noise floor kept", len(sets))
@@ -81,7 +81,7 @@ func keepNoise(ctx context.Context, e Env, p *plan.Plan, runs []result.Run) erro
 	if hostID == "" {
 		return fmt.Errorf("the A/A run's runs record no host: no noise floor kept")
 	}
-	budget := map[string]string{"repeat": strconv.Itoa(max(p.Repeat, 1)), "slices": strconv.Itoa(p.Slices), "interleave": p.Layout().Mode}
+	budget := map[string]string{"repeat": strconv.Itoa(max(p.Design.Repeat, 1)), "slices": strconv.Itoa(p.Design.Slices), "interleave": p.Layout().Mode}
 	for k, v := range p.Steps.Params {
 		budget[k] = v
 	}
@@ -109,7 +109,7 @@ func keepNoise(ctx context.Context, e Env, p *plan.Plan, runs []result.Run) erro
 // labels run counterbalanced, and a sweep's neighbour pairs start with
 // the sweep's first build, not the base. A label the plan does not name
 // comes last.
-func planSets(p *plan.Plan, runs []result.Run) []analysis.Set {
+func planSets(p *plan.Runner, runs []result.Run) []analysis.Set {
 	var names []string
 	for _, l := range p.Labels() {
 		names = append(names, l.Label())

@@ -232,7 +232,7 @@ func (a jobAgent) runJob(ctx context.Context, at fleet.Attempt) error {
 // withLogTail adds to a failed job's error the tail of the server log of
 // the last sandbox it started, unless the error carries it already (a
 // server that died or failed to start says why from its log).
-func withLogTail(h home.Home, p *plan.Plan, err error) error {
+func withLogTail(h home.Home, p *plan.Runner, err error) error {
 	if strings.Contains(err.Error(), "(full log: ") {
 		return err
 	}
@@ -260,7 +260,26 @@ func withLogTail(h home.Home, p *plan.Plan, err error) error {
 // outside their sandboxes that its servers may be pointed at are this
 // agent's (allow), not the job's: a setting that names one must pass both
 // (Parse checks the job's --allow-server-file, Resolve the agent's).
-func jobPlan(j fleet.Job, allow []string) (*plan.Plan, error) {
+func jobPlan(j fleet.Job, allow []string) (*plan.Runner, error) {
+	p, err := jobRunner(j)
+	if err != nil {
+		return nil, err
+	}
+	p.ServerFiles = allow
+	if !p.Steps.NoServer { // the grid's settings at once, before a build is fetched
+		if err := p.Grid.CheckServerFiles("", allow); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// jobRunner is the runner of job j's spec (plan.FromSpec), or, for a job
+// written before jobs carried one, of its parameters, as then.
+func jobRunner(j fleet.Job) (*plan.Runner, error) {
+	if len(j.Spec) > 0 {
+		return plan.FromSpec(j.Spec, j.Files)
+	}
 	s, err := suite.Get(j.Suite)
 	if err != nil {
 		return nil, err
@@ -269,17 +288,7 @@ func jobPlan(j fleet.Job, allow []string) (*plan.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := plan.Parse(s, v.WithFiles(j.Files))
-	if err != nil {
-		return nil, err
-	}
-	p.AllowFiles = allow
-	if !p.Steps.NoServer { // the grid's settings at once, before a build is fetched
-		if err := p.Grid.CheckServerFiles("", allow); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
+	return plan.Parse(s, v.WithFiles(j.Files))
 }
 
 // narrowAllow is a bisection job's suite flags with its

@@ -530,7 +530,7 @@ func (t *planTester) choose() error {
 	return nil
 }
 
-func (t *planTester) plan(tests, base, other string, rounds int, final bool) (*plan.Plan, error) {
+func (t *planTester) plan(tests, base, other string, rounds int, final bool) (*plan.Runner, error) {
 	given := map[string]string{}
 	for k, v := range t.o.Set {
 		given[k] = v
@@ -590,14 +590,14 @@ func (m *measurement) run(ctx context.Context) (bisect.Measure, error) {
 	if mo.Decided != nil && p.Layout().Mode == plan.InterleaveTest { // looks keep both servers up
 		// The step's question decides when it has rounds enough: more
 		// repeats of the test, look after look (plan.Plan.More).
-		p.Looks, p.Step = plan.DefaultLooks, max(1, mo.Rounds/2)
-		m.j.Looks = p.Looks
+		p.Design.Looks, p.Design.Step = plan.DefaultLooks, max(1, mo.Rounds/2)
+		m.j.Looks = p.Design.Looks
 		more = func(ctx context.Context, runs []result.Run, look int) ([]string, error) {
 			v, _, err := m.verdict(ctx, runs)
 			if err != nil || mo.Decided(v) {
 				return nil, err
 			}
-			fmt.Fprintf(e.Err, "look %d of %d: %s against %s %s: not yet decided, %d more round(s)\n", look, p.Looks, other.Name, base.Name, bisect.Interval(v.Rel, v.Lo, v.Hi), p.Step)
+			fmt.Fprintf(e.Err, "look %d of %d: %s against %s %s: not yet decided, %d more round(s)\n", look, p.Design.Looks, other.Name, base.Name, bisect.Interval(v.Rel, v.Lo, v.Hi), p.Design.Step)
 			return []string{t.o.Test}, nil
 		}
 	}

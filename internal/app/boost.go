@@ -115,7 +115,7 @@ func boostConfigs(ctx context.Context, h home.Home, v suite.Values, o RunOptions
 // states gives each of p's labels (resolved) its state of the host: the
 // host switched to it and checked there (fingerprint: the run's host
 // fingerprint in that state), and guards the switch should qpslab die.
-func (br *boostRun) states(p *plan.Plan, fingerprint func() (json.RawMessage, error)) error {
+func (br *boostRun) states(p *plan.Runner, fingerprint func() (json.RawMessage, error)) error {
 	if err := br.sw.Guard(); err != nil {
 		return err
 	}

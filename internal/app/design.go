@@ -131,28 +131,28 @@ func (hc hostComponents) of(test, pool string) analysis.Components {
 // (analysis.SlicesPerRepeat); anything else one repeat. With
 // --until-decided, a look adds half as many repeats, and the budget is
 // three times the first look's planned time unless given.
-func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.StepDesign {
+func design(ctx context.Context, e Env, p *plan.Runner, hostID string) []report.StepDesign {
 	sliced := p.SlicedSteps()
 	auto := len(sliced) > 0 && len(p.Labels()) > 1
 	var hc hostComponents
 	if auto {
 		hc = componentsOf(ctx, e, p.Suite.Name(), hostID)
 	}
-	if p.Repeat == 0 {
-		p.Repeat = 1
+	if p.Design.Repeat == 0 {
+		p.Design.Repeat = 1
 		if auto {
-			p.Repeat = autoRepeats(p, sliced, hc)
-			p.SpreadSeconds(p.Repeat)
+			p.Design.Repeat = autoRepeats(p, sliced, hc)
+			p.SpreadSeconds(p.Design.Repeat)
 		}
 	}
-	if p.Looks > 1 {
-		p.Step = max(1, p.Repeat/2)
+	if p.Design.Looks > 1 {
+		p.Design.Step = max(1, p.Design.Repeat/2)
 		looksFit(p)
 	}
 	if !auto {
 		return nil
 	}
-	level := analysis.Judging{Alpha: analysis.DefaultAlpha, Looks: p.Looks}.Level()
+	level := analysis.Judging{Alpha: analysis.DefaultAlpha, Looks: p.Design.Looks}.Level()
 	var out []report.StepDesign
 	slices := map[bool]int{}
 	for _, i := range sliced {
@@ -164,7 +164,7 @@ func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.St
 		c := hc.of(st.Test, pool)
 		k, _ := p.SliceCount(st)
 		pc := hc.pools[pool] // a pool's slices come from its components, not its first test's
-		if _, given := slices[st.Writes]; !given && p.Slices == 0 {
+		if _, given := slices[st.Writes]; !given && p.Design.Slices == 0 {
 			// Kalibera and Jones: a round costs a slice and its switch
 			// warm-up on every label; a repeat beyond its rounds the first
 			// slice's longer warm-up and the test's share of the restore.
@@ -179,14 +179,14 @@ func design(ctx context.Context, e Env, p *plan.Plan, hostID string) []report.St
 			}
 			slices[st.Writes] = k
 		}
-		if k2, ok := slices[st.Writes]; ok && p.Slices == 0 {
+		if k2, ok := slices[st.Writes]; ok && p.Design.Slices == 0 {
 			k = k2
 		}
-		d := analysis.DesignOf(st.Seconds*time.Duration(max(p.Repeat, 1)), max(p.Repeat, 1), k, c, level)
+		d := analysis.DesignOf(st.Seconds*time.Duration(max(p.Design.Repeat, 1)), max(p.Design.Repeat, 1), k, c, level)
 		out = append(out, report.StepDesign{Test: st.Test, Pool: pool, Design: d, Source: c.Source})
 	}
-	if p.Slices == 0 {
-		p.Slices, p.WriteSlices = slices[false], slices[true]
+	if p.Design.Slices == 0 {
+		p.Design.Slices, p.Design.WriteSlices = slices[false], slices[true]
 	}
 	return out
 }
@@ -212,7 +212,7 @@ const (
 // is a slice and its switch warm-up on every label; a repeat beyond its
 // rounds, the first slice's longer warm-up on every label, the test's
 // setup and its share of the restore.
-func levelCosts(p *plan.Plan, slice time.Duration, sliced int) (round, repeat time.Duration) {
+func levelCosts(p *plan.Runner, slice time.Duration, sliced int) (round, repeat time.Duration) {
 	labels := time.Duration(len(p.Labels()))
 	round = labels * (slice + plan.SwitchWarmup(slice))
 	repeat = labels*max(p.Warmup, plan.SwitchWarmup(slice)) + repeatSetup + repeatRestore/time.Duration(max(sliced, 1))
@@ -230,10 +230,10 @@ func levelCosts(p *plan.Plan, slice time.Duration, sliced int) (round, repeat ti
 // where given). Where no pool has a repeat effect, more repeats buy
 // nothing: MinRepeats, for the degrees of freedom of an interval on
 // repeats.
-func autoRepeats(p *plan.Plan, sliced []int, hc hostComponents) int {
+func autoRepeats(p *plan.Runner, sliced []int, hc hostComponents) int {
 	r, most := analysis.MinRepeats, MaxAutoRepeats
 	for _, i := range sliced {
-		most = min(most, int(p.Steps.Steps[i].Seconds/(time.Duration(max(p.Slices, 2))*plan.AutoSlice)))
+		most = min(most, int(p.Steps.Steps[i].Seconds/(time.Duration(max(p.Design.Slices, 2))*plan.AutoSlice)))
 	}
 	for _, i := range sliced {
 		st := p.Steps.Steps[i]
@@ -268,28 +268,28 @@ const PlannedOverhead = 1.7
 // each look's level (Pocock's for that many) keeps the false calls within
 // α whatever the data; one look is judged at α itself. A budget that is
 // not given is three times the first look's planned time.
-func looksFit(p *plan.Plan) {
+func looksFit(p *plan.Runner) {
 	var first time.Duration
 	for _, it := range p.Items() {
 		first += it.Seconds
 	}
 	first = time.Duration(PlannedOverhead * float64(first))
-	if p.Budget == 0 {
-		p.Budget = 3 * first
+	if p.Design.Budget == 0 {
+		p.Design.Budget = 3 * first
 	}
-	look := first * time.Duration(p.Step) / time.Duration(max(p.Repeat, 1))
+	look := first * time.Duration(p.Design.Step) / time.Duration(max(p.Design.Repeat, 1))
 	looks := plan.DefaultLooks
 	if look > 0 {
-		looks = 1 + int(max(p.Budget-first, 0)/look)
+		looks = 1 + int(max(p.Design.Budget-first, 0)/look)
 	}
-	p.Looks = min(max(looks, 1), plan.DefaultLooks)
+	p.Design.Looks = min(max(looks, 1), plan.DefaultLooks)
 }
 
 // keepComponents keeps what a comparison of this run measured of its
 // tests' variance (analysis.ComponentsOf, each other label against the
 // base), for --repeat auto to plan with later; an A/A run's as A/A (no
 // repeat effect), any other as A/B.
-func keepComponents(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, aa bool) error {
+func keepComponents(ctx context.Context, e Env, p *plan.Runner, runs []result.Run, aa bool) error {
 	sets := planSets(p, runs)
 	if len(sets) < 2 {
 		return nil

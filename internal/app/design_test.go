@@ -24,7 +24,7 @@ func TestDesign(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := Env{Home: testenv.Home(t), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}
-	planOf := func(kv ...string) *plan.Plan {
+	planOf := func(kv ...string) *plan.Runner {
 		given := map[string]string{"read-secs": "3", "write-secs": "3", "warmup": "0", "tests": "point-query*,update-index*"}
 		for i := 0; i < len(kv); i += 2 {
 			given[kv[i]] = kv[i+1]
@@ -41,8 +41,8 @@ func TestDesign(t *testing.T) {
 	}
 	p := planOf("build", "a,b")
 	ds := design(context.Background(), e, p, "")
-	if p.Repeat != analysis.MinRepeats || p.Slices != 2 || p.WriteSlices != 2 || len(ds) == 0 {
-		t.Fatalf("repeat %d, slices %d/%d, %d designs", p.Repeat, p.Slices, p.WriteSlices, len(ds))
+	if p.Design.Repeat != analysis.MinRepeats || p.Design.Slices != 2 || p.Design.WriteSlices != 2 || len(ds) == 0 {
+		t.Fatalf("repeat %d, slices %d/%d, %d designs", p.Design.Repeat, p.Design.Slices, p.Design.WriteSlices, len(ds))
 	}
 	for _, d := range ds {
 		if d.Design.Repeats != 6 || d.Design.Slices != 2 || d.Design.Slice != 250*time.Millisecond || !(d.Design.MDE > 0) {
@@ -72,20 +72,20 @@ func TestDesign(t *testing.T) {
 		}
 		p := planOf("build", "a,b", "read-secs", reads, "write-secs", c.secs, "warmup", c.warmup)
 		ds := design(context.Background(), e, p, "")
-		if p.Repeat != c.repeats || len(ds) == 0 {
-			t.Errorf("%s s a test, --warmup %s: %d repeats, want %d", c.secs, c.warmup, p.Repeat, c.repeats)
+		if p.Design.Repeat != c.repeats || len(ds) == 0 {
+			t.Errorf("%s s a test, --warmup %s: %d repeats, want %d", c.secs, c.warmup, p.Design.Repeat, c.repeats)
 		}
 		for _, d := range ds {
-			if d.Design.Repeats != p.Repeat || d.Design.Slice < 250*time.Millisecond {
+			if d.Design.Repeats != p.Design.Repeat || d.Design.Slice < 250*time.Millisecond {
 				t.Errorf("%s s, --warmup %s, %s: %+v", c.secs, c.warmup, d.Test, d.Design)
 			}
 		}
 	}
-	if p := planOf("build", "a"); design(context.Background(), e, p, "") != nil || p.Repeat != 1 {
-		t.Errorf("one label: repeat %d", p.Repeat)
+	if p := planOf("build", "a"); design(context.Background(), e, p, "") != nil || p.Design.Repeat != 1 {
+		t.Errorf("one label: repeat %d", p.Design.Repeat)
 	}
-	if p := planOf("build", "a,b", "repeat", "3"); design(context.Background(), e, p, "") == nil || p.Repeat != 3 {
-		t.Errorf("--repeat 3: repeat %d", p.Repeat)
+	if p := planOf("build", "a,b", "repeat", "3"); design(context.Background(), e, p, "") == nil || p.Design.Repeat != 3 {
+		t.Errorf("--repeat 3: repeat %d", p.Design.Repeat)
 	}
 	for _, c := range []struct {
 		budget string
@@ -97,8 +97,8 @@ func TestDesign(t *testing.T) {
 		}
 		p := planOf(kv...)
 		design(context.Background(), e, p, "")
-		if p.Looks != c.looks || !p.UntilDecided || p.Step != 3 || p.Budget <= 0 {
-			t.Errorf("budget %q: looks %d, step %d, budget %s; want %d looks", c.budget, p.Looks, p.Step, p.Budget, c.looks)
+		if p.Design.Looks != c.looks || !p.UntilDecided || p.Design.Step != 3 || p.Design.Budget <= 0 {
+			t.Errorf("budget %q: looks %d, step %d, budget %s; want %d looks", c.budget, p.Design.Looks, p.Design.Step, p.Design.Budget, c.looks)
 		}
 	}
 }

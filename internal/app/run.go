@@ -134,7 +134,7 @@ func Run(ctx context.Context, e Env, s suite.Suite, given map[string]string, o R
 // compare); and then the hardware cost per operation of this run's labels
 // (the first the base). It writes the HTML report of them when html is
 // set.
-func runReport(ctx context.Context, e Env, p *plan.Plan, runs []result.Run, html string) error {
+func runReport(ctx context.Context, e Env, p *plan.Runner, runs []result.Run, html string) error {
 	steps := len(p.Suite.Layouts()) > 0 && p.Suite.Layouts()[0].Steps
 	why := p.PMP > 0 || p.Perf
 	if len(runs) == 0 {
@@ -232,7 +232,7 @@ type planRun struct {
 // with a progress bar (or, verbose, every line), then prints the results'
 // table. qpslab run, the demo and a fleet agent's jobs run plans through
 // it alike.
-func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run, error) {
+func runPlan(ctx context.Context, e Env, p *plan.Runner, o planRun) ([]result.Run, error) {
 	out, verbose := o.out, o.verbose
 	stdout, stderr := e.Out, e.Err
 	hc, fp, err := fingerprint(e, host.Real, o.agent)
@@ -281,7 +281,7 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 		configs = ", each with its config (--config-for: " + strings.Join(each, ", ") + ")"
 	}
 	fmt.Fprintf(stderr, "%s: %d build(s)%s%s × %d repeat(s), %d run(s); seed %d; results go to %s and %s\n",
-		p.Suite.Name(), len(p.Builds), configs, engines, max(p.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
+		p.Suite.Name(), len(p.Builds), configs, engines, max(p.Design.Repeat, 1), len(p.Items()), p.Seed, st.Where(), out)
 	if why := p.Layout().Why; why != "" && len(p.Labels()) > 1 {
 		fmt.Fprintln(stderr, why)
 	}
@@ -298,7 +298,7 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 		return doneCtx{r, ctx}, nil
 	}
 	p.Watch.Warn = func(line string) { fmt.Fprintln(stderr, "warning: "+line) }
-	if p.Looks > 1 {
+	if p.Design.Looks > 1 {
 		more := o.more
 		if more == nil {
 			var names, sweep []string
@@ -309,7 +309,7 @@ func runPlan(ctx context.Context, e Env, p *plan.Plan, o planRun) ([]result.Run,
 				sweep = append(sweep, names[i])
 			}
 			more = func(ctx context.Context, runs []result.Run, look int) ([]string, error) {
-				return undecided(ctx, st, runs, look, p.Looks, stderr, names, sweep)
+				return undecided(ctx, st, runs, look, p.Design.Looks, stderr, names, sweep)
 			}
 		}
 		p.More = func(ctx context.Context, look int, plan string) ([]string, error) {

@@ -79,7 +79,7 @@ func TestPooledLooks(t *testing.T) {
 // label as the base, whichever label's run came first (a counterbalanced
 // round, a sweep's neighbour pair that starts with another build).
 func TestPlanSetsBaseFirst(t *testing.T) {
-	p := &plan.Plan{Builds: []build.Build{{Name: "base"}, {Name: "old"}}, Configs: []config.Config{{Name: "c"}}}
+	p := &plan.Runner{Builds: []build.Build{{Name: "base"}, {Name: "old"}}, Configs: []config.Config{{Name: "c"}}}
 	runs := []result.Run{{Build: "old", Config: "c@1"}, {Build: "base", Config: "c@1"}, {Build: "old", Config: "c@1"}}
 	sets := planSets(p, runs)
 	if len(sets) != 2 || sets[0].Label != "base.c" || sets[1].Label != "old.c" || len(sets[1].Runs) != 2 {

@@ -115,7 +115,11 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	params := jobParams(given, p)
 	// Every part runs the same items: the repeats are fixed here (auto,
 	// on one target's pass, is one).
-	params["repeat"] = strconv.Itoa(max(p.Repeat, 1))
+	params["repeat"] = strconv.Itoa(max(p.Design.Repeat, 1))
+	spec, err := plan.JobSpec(s, params, files)
+	if err != nil {
+		return err
+	}
 	timeout := o.Timeout
 	if timeout == 0 {
 		var planned time.Duration
@@ -137,13 +141,13 @@ func submitSpread(ctx context.Context, e Env, s suite.Suite, given map[string]st
 	for i, h := range hosts {
 		part := sp
 		part.Part = i
-		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Files: files, Host: h.Name, Timeout: timeout.Seconds(),
+		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Spec: spec, Files: files, Host: h.Name, Timeout: timeout.Seconds(),
 			Batch: id, Spread: &part})
 	}
 	if sp.Monitor != "" {
 		part := sp
 		part.Part = sp.Parts
-		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Files: files, Host: sp.Monitor, Timeout: timeout.Seconds(),
+		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Spec: spec, Files: files, Host: sp.Monitor, Timeout: timeout.Seconds(),
 			Batch: id, Spread: &part})
 	}
 	ids, err := fl.SubmitSpread(ctx, jobs)
@@ -193,12 +197,6 @@ func (a jobAgent) runSpread(ctx context.Context, at fleet.Attempt) (err error) {
 	}
 	p.TargetDefs = map[string]target.Target{t.Name: t}
 	p.ID = sp.ID
-	// Each part draws its own keys: the plan's seed, moved by the part (the
-	// same seed on every host would send each the same rows in the same
-	// order).
-	if sp.Part != 0 {
-		p.Seed = (p.Seed + uint64(sp.Part)*0x9E3779B97F4A7C15) >> 1
-	}
 	fmt.Fprintf(e.Err, "spread %s: part %d of %d, claiming it\n", sp.ID, sp.Part, sp.Parts)
 	if err := fl.Claim(ctx, sp, name); err != nil {
 		return err
@@ -306,7 +304,7 @@ func (a jobAgent) runSpread(ctx context.Context, at fleet.Attempt) (err error) {
 // samples the server's process and the disk of its folder over the item's
 // window (after its warm-up, for its seconds), and keeps that as its run,
 // whose hardware part 0 puts in the merged run (serverHost).
-func (a jobAgent) monitorSpread(ctx context.Context, fl *fleet.Fleet, sp fleet.Spread, p *plan.Plan, t target.Target) error {
+func (a jobAgent) monitorSpread(ctx context.Context, fl *fleet.Fleet, sp fleet.Spread, p *plan.Runner, t target.Target) error {
 	e := a.e
 	pid, dir := target.Local(t)
 	if pid == 0 {

@@ -145,7 +145,7 @@ func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, 
 		for _, it := range p.Items() {
 			planned += it.Seconds
 		}
-		sessions := max(p.Repeat, 1) * len(p.Builds) * len(p.Configs)
+		sessions := max(p.Design.Repeat, 1) * len(p.Builds) * len(p.Configs)
 		timeout = 2*planned + time.Duration(sessions)*10*time.Minute
 	}
 	if timeout < time.Second {
@@ -183,8 +183,12 @@ func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, 
 	if err != nil {
 		return err
 	}
+	spec, err := plan.JobSpec(s, params, files)
+	if err != nil {
+		return err
+	}
 	for _, h := range hosts {
-		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Files: files, Host: h.Name, Timeout: timeout.Seconds(), Batch: batch})
+		jobs = append(jobs, fleet.Job{Suite: s.Name(), Params: params, Spec: spec, Files: files, Host: h.Name, Timeout: timeout.Seconds(), Batch: batch})
 	}
 	ids, err := fl.Submit(ctx, jobs, o.Attempts)
 	if err != nil {
@@ -218,7 +222,7 @@ func Submit(ctx context.Context, e Env, s suite.Suite, given map[string]string, 
 // checkHost refuses a plan host h cannot run: a build it neither has nor
 // can fetch, builds of different config families, a config it lacks. It
 // returns the id (name@hash) of each config on h.
-func checkHost(h fleet.Host, p *plan.Plan) (map[string]string, error) {
+func checkHost(h fleet.Host, p *plan.Runner) (map[string]string, error) {
 	var fam config.Family
 	var have []string
 	for _, b := range h.Builds {
@@ -285,7 +289,7 @@ type refusal struct{ name, why string }
 
 // submitted parses a submitted plan (given: the parameters that were set),
 // refusing first any flag of refused that was given.
-func submitted(s suite.Suite, given map[string]string, refused []refusal) (suite.Values, *plan.Plan, error) {
+func submitted(s suite.Suite, given map[string]string, refused []refusal) (suite.Values, *plan.Runner, error) {
 	for _, bad := range refused {
 		if given[bad.name] != "" {
 			return suite.Values{}, nil, fmt.Errorf("--%s %s", bad.name, bad.why)
@@ -301,7 +305,7 @@ func submitted(s suite.Suite, given map[string]string, refused []refusal) (suite
 
 // jobParams are a job's parameters: those given, with one seed for every
 // host and retry (p's, where none was given).
-func jobParams(given map[string]string, p *plan.Plan) map[string]string {
+func jobParams(given map[string]string, p *plan.Runner) map[string]string {
 	params := map[string]string{}
 	for k, x := range given {
 		params[k] = x

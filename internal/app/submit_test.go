@@ -25,7 +25,7 @@ func TestCheckHost(t *testing.T) {
 	h := fleet.Host{Name: "small",
 		Builds:  []fleet.Build{{Name: "mariadb-system", Flavor: "mariadb"}, {Name: "postgres-system", Flavor: "postgres"}},
 		Configs: []fleet.Config{{Name: "default", Family: "mysql", ID: "default@abc"}, {Name: "default", Family: "postgres", ID: "default@def"}}}
-	planOf := func(kv ...string) *plan.Plan {
+	planOf := func(kv ...string) *plan.Runner {
 		given := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
 			given[kv[i]] = kv[i+1]

@@ -46,6 +46,11 @@ type Job struct {
 	// Params are the plan's and the suite's parameters that were given,
 	// as text (the flags' values); the rest take their defaults.
 	Params map[string]string `json:"params"`
+	// Spec is the plan's versioned plan.Spec (plan.JobSpec), which the
+	// agent runs (plan.FromSpec) where it is set; a job written before
+	// jobs carried it has Params alone, which the agent parses as then.
+	// Params stay beside it, for the listings and for older agents.
+	Spec json.RawMessage `json:"spec,omitempty"`
 	// Files are the local files the plan reads (a script, an init file:
 	// suite.Values.ReadFile), by the path its parameters name, as they
 	// were on the machine that submitted it: the agent reads these.

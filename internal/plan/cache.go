@@ -118,7 +118,7 @@ func cacheBytes(ctx context.Context, s *server) (int64, error) {
 // served from memory fails, with a warning. The load's steps are not
 // judged: they run before their cache is sized (the Insert Benchmark's
 // second pass loads on the first pass's cache).
-func (p *Plan) judgeIO(k int, s *server, res *result.Run) {
+func (p *Runner) judgeIO(k int, s *server, res *result.Run) {
 	if p.Steps.Cache <= 0 || s.sized == nil || res.Status != result.OK || p.loads(k) {
 		return
 	}
@@ -143,7 +143,7 @@ func (p *Plan) judgeIO(k int, s *server, res *result.Run) {
 // the cache after: the step marked Sizes, or one before it in the same
 // pass of the suite's order (a step whose Order is below the one before it
 // begins a new pass: the Insert Benchmark's next client count).
-func (p *Plan) loads(k int) bool {
+func (p *Runner) loads(k int) bool {
 	steps := p.Steps.Steps
 	for j := k; j < len(steps); j++ {
 		if j > k && steps[j].Order < steps[j-1].Order {

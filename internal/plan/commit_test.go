@@ -14,13 +14,12 @@ import (
 // carries none of them.
 func TestStartRecordsTheBuildsCommit(t *testing.T) {
 	at := time.Date(2024, 7, 23, 12, 30, 0, 0, time.FixedZone("x", 3600))
-	p := &Plan{
+	p := &Runner{
 		Suite: testSuite{},
 		Steps: &suite.Plan{Steps: []suite.Step{driven("q")}},
 		Builds: []build.Build{{Name: "pg1518_240723_2ee061c2", Flavor: build.Postgres, Commit: "2ee061c2aabbccdd", CommitTime: at, Flags: "CFLAGS=-O2"},
 			{Name: "postgres-system", Flavor: build.Postgres}},
-		Configs: []config.Config{{Name: "x"}},
-		Threads: []int{1}, Repeat: 1, Interleave: InterleavePass,
+		Configs: []config.Config{{Name: "x"}}, Spec: Spec{Threads: []int{1}, Interleave: InterleavePass}, Design: Design{Repeat: 1},
 	}
 	its := p.Items()
 	r := p.start(its[0], p.Steps.Steps[0], 1)

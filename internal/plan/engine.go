@@ -17,7 +17,7 @@ import (
 // config cfg, when it lacks a storage engine the plan runs b with: every
 // engine, not only the session's, so that the first session of a build and
 // config finds a missing one before the load of the engines before it.
-func (p *Plan) engineCheck(ctx context.Context, st sandbox.State, b build.Build, cfg config.Config) error {
+func (p *Runner) engineCheck(ctx context.Context, st sandbox.State, b build.Build, cfg config.Config) error {
 	if !b.Flavor.Describe().Engines {
 		return nil
 	}
@@ -41,7 +41,7 @@ func (p *Plan) engineCheck(ctx context.Context, st sandbox.State, b build.Build,
 // is checked by its own first session (engineCheck); each other one is
 // started once for the check. A plan of InnoDB alone, or on a --sandbox,
 // starts nothing more.
-func (p *Plan) checkEngines(ctx context.Context, h home.Home, items []Item) error {
+func (p *Runner) checkEngines(ctx context.Context, h home.Home, items []Item) error {
 	other := false
 	for _, e := range p.Engines {
 		other = other || label.OtherEngine(e) != ""
@@ -60,7 +60,7 @@ func (p *Plan) checkEngines(ctx context.Context, h home.Home, items []Item) erro
 			continue
 		}
 		p.logf("checking that %s with config %s has the storage engines asked for", it.Build.Name, configID(it.Config))
-		srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: it.Build, Config: it.Config, AllowFiles: p.AllowFiles})
+		srv, err := sandbox.Start(ctx, h, sandbox.Spec{Build: it.Build, Config: it.Config, AllowFiles: p.ServerFiles})
 		if err != nil {
 			return err
 		}

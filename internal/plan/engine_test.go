@@ -18,13 +18,11 @@ import (
 // config (A:innodb A:rocksdb B:innodb …, every repeat); a PostgreSQL build
 // runs once, with no engine; labels carry the engine unless it is InnoDB.
 func TestItemsInterleaveEngines(t *testing.T) {
-	p := &Plan{
+	p := &Runner{
 		Suite:   testSuite{},
 		Steps:   &suite.Plan{Steps: []suite.Step{task("load", nil), driven("q")}},
 		Builds:  []build.Build{{Name: "A", Flavor: build.MariaDB}, {Name: "P", Flavor: build.Postgres}},
-		Configs: []config.Config{{Name: "x"}},
-		Engines: []string{"innodb", "rocksdb"},
-		Threads: []int{1}, Repeat: 2, Interleave: InterleavePass,
+		Configs: []config.Config{{Name: "x"}}, Spec: Spec{Engines: []string{"innodb", "rocksdb"}, Threads: []int{1}, Interleave: InterleavePass}, Design: Design{Repeat: 2},
 	}
 	var got []string
 	for _, it := range p.Items() {
@@ -74,8 +72,8 @@ func TestParseEngines(t *testing.T) {
 	}
 	h := testenv.Home(t)
 	steps := &suite.Plan{Steps: []suite.Step{driven("q")}}
-	pg := Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{{Name: "pg", Flavor: build.Postgres}},
-		Configs: []config.Config{{Name: "default", Family: config.Postgres, Content: []byte("\n")}}, Engines: []string{"rocksdb"}, EngineSet: true}
+	pg := Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{{Name: "pg", Flavor: build.Postgres}},
+		Configs: []config.Config{{Name: "default", Family: config.Postgres, Content: []byte("\n")}}, Spec: Spec{Engines: []string{"rocksdb"}, EngineSet: true}}
 	testenv.WantErr(t, pg.Check(h), "--engine", "build pg is PostgreSQL", "leave --engine out")
 	pg.EngineSet = false
 	if err := pg.Check(h); err != nil {

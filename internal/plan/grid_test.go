@@ -111,7 +111,7 @@ func TestServerFilesRefusedByThePlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.AllowFiles = nil
+	q.ServerFiles = nil
 	testenv.WantErr(t, q.Resolve(context.Background(), h), "ssl_key=/root/k.pem")
 	if _, err := os.Stat(filepath.Join(h.Configs(), "default-ssl_key-_root_k_pem.cnf")); err == nil {
 		t.Error("the refused grid point was written")

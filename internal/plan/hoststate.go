@@ -31,7 +31,7 @@ type HostState struct {
 // enter puts the host in label l's state, where it has one (HostStates,
 // by config ID). It writes the state every time rather than trust that
 // nothing else moved it.
-func (p *Plan) enter(l LabelSpec) error {
+func (p *Runner) enter(l LabelSpec) error {
 	st, ok := p.HostStates[configID(l.Config)]
 	if !ok {
 		return nil
@@ -44,7 +44,7 @@ func (p *Plan) enter(l LabelSpec) error {
 
 // stampHost gives r the host of its label: the plan's fingerprint, or
 // the one of its label's state, which it then names.
-func (p *Plan) stampHost(it Item, r *result.Run) {
+func (p *Runner) stampHost(it Item, r *result.Run) {
 	r.Host = p.Host
 	if st, ok := p.HostStates[configID(it.Config)]; ok {
 		r.Host, r.Params[host.StateParam] = st.Fingerprint, st.Name

@@ -119,7 +119,7 @@ func TestHostStatePerLabel(t *testing.T) {
 	}
 	l := &log{}
 	p := newPlan(t, h, testSuite{steps: steps}, l, b)
-	p.Configs, p.Interleave, p.Slices, p.HostStates = cfgs, InterleaveTest, 4, states
+	p.Configs, p.Interleave, p.Design.Slices, p.HostStates = cfgs, InterleaveTest, 4, states
 	p.Host = json.RawMessage(`{"kernel":"not the label's state"}`)
 	if err := p.Run(context.Background(), h); err != nil {
 		t.Fatal(err)

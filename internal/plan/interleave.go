@@ -52,7 +52,7 @@ const memoryShare = 0.8
 
 // Labels are the plan's labels in run order: each build with each config
 // with each storage engine; the first is the base of comparisons.
-func (p *Plan) Labels() []LabelSpec {
+func (p *Runner) Labels() []LabelSpec {
 	var out []LabelSpec
 	for _, b := range p.Builds {
 		for _, c := range p.ConfigsOf(b) {
@@ -69,7 +69,7 @@ func (p *Plan) Labels() []LabelSpec {
 // label's server fits in memory beside the others; else each label's
 // server up beside the base's, two at a time; else pass-level. A plan of
 // one label, or on a --sandbox, runs as a pass.
-func (p *Plan) Decide(roots host.Roots) error {
+func (p *Runner) Decide(roots host.Roots) error {
 	labels := p.Labels()
 	mode := p.Interleave
 	if mode == "" {
@@ -179,11 +179,11 @@ func maxPair(need []int64, order []int) int64 {
 }
 
 // Layout is what Decide chose (a zero Layout before it runs).
-func (p *Plan) Layout() Layout { return p.layout }
+func (p *Runner) Layout() Layout { return p.layout }
 
 // testLevel says whether the plan interleaves at the test level: decided
 // so, or, before Decide, not asked for pass-level.
-func (p *Plan) testLevel() bool {
+func (p *Runner) testLevel() bool {
 	if p.layout.Mode != "" {
 		return p.layout.Mode == InterleaveTest
 	}
@@ -194,14 +194,14 @@ func (p *Plan) testLevel() bool {
 // interleaving, a step its suite lets slice, driven in closed loop to a
 // measured time, with no stack captures or profile (which cost the
 // server per window, and want whole windows).
-func (p *Plan) sliced(st suite.Step) bool {
+func (p *Runner) sliced(st suite.Step) bool {
 	return p.testLevel() && st.Slice && st.Drive != nil && !st.Drive.UntilScheduled && st.Seconds > 0 &&
 		p.Rate == 0 && p.PMP == 0 && !p.Perf
 }
 
 // pairingOf is how the plan puts the runs of step beside the other
 // labels' (result.Paired*): "" with one label.
-func (p *Plan) pairingOf(st suite.Step) string {
+func (p *Runner) pairingOf(st suite.Step) string {
 	switch {
 	case len(p.Labels()) < 2:
 		return ""
@@ -242,10 +242,10 @@ const (
 // SliceCount is how many slices a sliced step runs per repeat (--slices,
 // or for a write step WriteSlices where set, or one a second within
 // minSlices..maxSlices), and how long each is.
-func (p *Plan) SliceCount(st suite.Step) (int, time.Duration) {
-	k := p.Slices
-	if st.Writes && p.WriteSlices > 0 {
-		k = p.WriteSlices
+func (p *Runner) SliceCount(st suite.Step) (int, time.Duration) {
+	k := p.Design.Slices
+	if st.Writes && p.Design.WriteSlices > 0 {
+		k = p.Design.WriteSlices
 	}
 	if k <= 0 {
 		k = min(max(int(math.Round(st.Seconds.Seconds())), minSlices), maxSlices)
@@ -263,12 +263,12 @@ const AutoSlice = 250 * time.Millisecond
 
 // MostSlices is the most slices --repeat auto cuts a repeat of sliced
 // step st into: maxSlices, none shorter than AutoSlice (at least one).
-func (p *Plan) MostSlices(st suite.Step) int {
+func (p *Runner) MostSlices(st suite.Step) int {
 	return max(1, min(maxSlices, int(st.Seconds/AutoSlice)))
 }
 
 // SlicedSteps are the indexes of the steps the plan runs as slices.
-func (p *Plan) SlicedSteps() []int {
+func (p *Runner) SlicedSteps() []int {
 	var out []int
 	for i, st := range p.Steps.Steps {
 		if p.sliced(st) {
@@ -281,7 +281,7 @@ func (p *Plan) SlicedSteps() []int {
 // SpreadSeconds makes the seconds of each sliced step, and of each
 // warm-up step, their time over repeats repeats (--repeat auto): each
 // repeat measures (or warms up for) its share.
-func (p *Plan) SpreadSeconds(repeats int) {
+func (p *Runner) SpreadSeconds(repeats int) {
 	for i, st := range p.Steps.Steps {
 		if p.sliced(st) || st.Role == result.RoleWarm && st.Drive != nil && !st.Drive.UntilScheduled {
 			p.Steps.Steps[i].Seconds /= time.Duration(max(repeats, 1))
@@ -309,11 +309,11 @@ func guard(d time.Duration) time.Duration { return 4*d + 5*time.Second }
 // under test-level interleaving by repeat after the first, so that each
 // repeat draws other events (other rows), but for a step that runs once:
 // its reload makes the same tables (restore).
-func (p *Plan) seedOf(st suite.Step, it Item) uint64 {
+func (p *Runner) seedOf(st suite.Step, it Item) uint64 {
 	if p.testLevel() && it.Repeat > 1 && !st.Once {
-		return seedFor(p.Seed, fmt.Sprintf("%s/repeat=%d", st.Test, it.Repeat), it.Threads)
+		return seedFor(p.Share.seed(p.Seed), fmt.Sprintf("%s/repeat=%d", st.Test, it.Repeat), it.Threads)
 	}
-	return seedFor(p.Seed, st.Test, it.Threads)
+	return seedFor(p.Share.seed(p.Seed), st.Test, it.Threads)
 }
 
 // Label is how the label's results are addressed (Item.Label).

@@ -111,7 +111,7 @@ func TestDriftingHost(t *testing.T) {
 		}
 		l := &log{}
 		p := newPlan(t, h, testSuite{steps: steps}, l, b)
-		p.Configs, p.Interleave, p.Slices = []config.Config{def, tw}, mode, 6
+		p.Configs, p.Interleave, p.Design.Slices = []config.Config{def, tw}, mode, 6
 		// The drift starts with the first measured event: about 40 %
 		// slower over the 7 s the plan measures.
 		d.slope = 0.4 / 7.2
@@ -222,7 +222,7 @@ func TestSlicedWritesLeaveIdenticalTables(t *testing.T) {
 	l := &log{}
 	p := newPlan(t, h, testSuite{steps: sp.Steps}, l, b)
 	def := p.Configs[0]
-	p.Configs, p.Repeat, p.Warmup = []config.Config{def, tw}, 2, 100*time.Millisecond
+	p.Configs, p.Design.Repeat, p.Warmup = []config.Config{def, tw}, 2, 100*time.Millisecond
 	if err := p.Run(context.Background(), h); err != nil {
 		t.Fatal(err)
 	}
@@ -288,8 +288,8 @@ func TestLayoutByMemory(t *testing.T) {
 	pool := func(name, size string) config.Config {
 		return config.Config{Name: name, Family: config.MySQL, Content: []byte("[mysqld]\ninnodb_buffer_pool_size=" + size + "\n")}
 	}
-	mk := func(configs ...config.Config) *Plan {
-		return &Plan{Suite: testSuite{}, Steps: &suite.Plan{Steps: []suite.Step{driven("q")}}, Builds: []build.Build{{Name: "A"}, {Name: "B"}, {Name: "C"}}, Configs: configs}
+	mk := func(configs ...config.Config) *Runner {
+		return &Runner{Suite: testSuite{}, Steps: &suite.Plan{Steps: []suite.Step{driven("q")}}, Builds: []build.Build{{Name: "A"}, {Name: "B"}, {Name: "C"}}, Configs: configs}
 	}
 	gib := int64(1 << 20) // KB
 	for _, c := range []struct {

@@ -50,12 +50,12 @@ func TestNoServer(t *testing.T) {
 			return result.Totals{Events: 40, Seconds: 2}, nil
 		}}}
 	l := &log{}
-	p := &Plan{Suite: testSuite{}, Steps: &suite.Plan{Steps: []suite.Step{step}, NoServer: true, Flavors: []build.Flavor{build.RocksDB},
+	p := &Runner{Suite: testSuite{}, Steps: &suite.Plan{Steps: []suite.Step{step}, NoServer: true, Flavors: []build.Flavor{build.RocksDB},
 		Check: func(_ context.Context, b build.Build, c config.Config) error {
 			checked = append(checked, b.Name+"."+c.Name)
 			return nil
 		}},
-		Builds: []build.Build{b}, Configs: []config.Config{cfg}, Threads: []int{1}, Repeat: 1}
+		Builds: []build.Build{b}, Configs: []config.Config{cfg}, Spec: Spec{Threads: []int{1}}, Design: Design{Repeat: 1}}
 	p.Record = func(start result.Run) (Recorder, error) { return rec{l: l, r: start}, nil }
 	if err := p.Run(context.Background(), h); err != nil {
 		t.Fatal(err)
@@ -97,13 +97,13 @@ func TestCheckFlavors(t *testing.T) {
 			return errors.New("config default line 1: no flag --x")
 		}}
 	for _, c := range []struct {
-		p    Plan
+		p    Runner
 		want string
 	}{
-		{Plan{Suite: testSuite{}, Steps: noServer, Builds: []build.Build{my}, Configs: []config.Config{cnf}}, "suite plan-test runs rocksdb builds, and build my is mariadb"},
-		{Plan{Suite: testSuite{}, Steps: &suite.Plan{Steps: []suite.Step{driven("q")}}, Builds: []build.Build{rx}, Configs: []config.Config{flags}}, "build rx is rocksdb, which is no server, and suite plan-test needs one"},
-		{Plan{Suite: testSuite{}, Steps: noServer, Builds: []build.Build{rx}, Configs: []config.Config{flags}, Sandbox: "s"}, "leave out --sandbox"},
-		{Plan{Suite: testSuite{}, Steps: refuse, Builds: []build.Build{rx}, Configs: []config.Config{flags}}, "no flag --x"},
+		{Runner{Suite: testSuite{}, Steps: noServer, Builds: []build.Build{my}, Configs: []config.Config{cnf}}, "suite plan-test runs rocksdb builds, and build my is mariadb"},
+		{Runner{Suite: testSuite{}, Steps: &suite.Plan{Steps: []suite.Step{driven("q")}}, Builds: []build.Build{rx}, Configs: []config.Config{flags}}, "build rx is rocksdb, which is no server, and suite plan-test needs one"},
+		{Runner{Suite: testSuite{}, Steps: noServer, Builds: []build.Build{rx}, Configs: []config.Config{flags}, Spec: Spec{Sandbox: "s"}}, "leave out --sandbox"},
+		{Runner{Suite: testSuite{}, Steps: refuse, Builds: []build.Build{rx}, Configs: []config.Config{flags}}, "no flag --x"},
 	} {
 		testenv.WantErr(t, c.p.Check(h), c.want)
 	}

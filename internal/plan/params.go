@@ -66,7 +66,7 @@ var Common = []suite.Param{
 // New makes the plan of suite s from the values of Common and of the
 // suite's parameters (Parse), with its builds and configs looked up in the
 // home (Resolve).
-func New(ctx context.Context, h home.Home, s suite.Suite, v suite.Values) (*Plan, error) {
+func New(ctx context.Context, h home.Home, s suite.Suite, v suite.Values) (*Runner, error) {
 	p, err := Parse(s, v)
 	if err != nil {
 		return nil, err
@@ -77,12 +77,13 @@ func New(ctx context.Context, h home.Home, s suite.Suite, v suite.Values) (*Plan
 	return p, nil
 }
 
-// Parse checks every value (all problems in one error) and configures the
-// suite. Builds and Configs hold the names given, not yet looked up: the
-// plan's Items can be listed, not run.
-func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
+// Parse checks every value (all problems in one error), builds the Spec
+// (the one function that does) and configures the suite's steps into the
+// Runner that runs it. The Runner's Builds and Configs hold the names
+// given, not yet looked up (Resolve): its Items can be listed, not run.
+func Parse(s suite.Suite, v suite.Values) (*Runner, error) {
 	c := v.Check()
-	p := &Plan{Suite: s}
+	p := &Runner{Suite: s}
 	p.Threads = c.Ints("threads", 1, 1<<20)
 	if r := c.String("repeat"); r != "auto" {
 		n, err := strconv.ParseInt(r, 10, 64)
@@ -93,10 +94,10 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	}
 	p.Restore = c.OneOf("restore", RestoreAuto, RestoreReload, RestoreSnapshot)
 	if c.Bool("until-decided") {
-		p.UntilDecided, p.Looks = true, DefaultLooks
+		p.UntilDecided = true
 	}
 	p.Budget = c.Seconds("budget", true)
-	if v.Changed("budget") && p.Looks == 0 {
+	if v.Changed("budget") && !p.UntilDecided {
 		c.Problem("--budget bounds the repeats --until-decided adds: give --until-decided too")
 	}
 	p.Interleave = c.OneOf("interleave", InterleaveTest, InterleavePass)
@@ -231,6 +232,13 @@ func Parse(s suite.Suite, v suite.Values) (*Plan, error) {
 	if err := c.Err(); err != nil || serr != nil {
 		return nil, joinLine(err, serr)
 	}
+	p.Version, p.Spec.Suite, p.Given = SpecVersion, s.Name(), v.Given()
+	p.Given["seed"] = strconv.FormatUint(p.Seed, 10)
+	p.Spec.Builds, p.Spec.Configs = builds, configs
+	if len(p.PerBuild) > 0 {
+		p.Spec.Configs = nil // each build's is its rule's (Resolve)
+	}
+	p.Design, p.ServerFiles = p.design(), p.AllowFiles
 	for _, name := range builds {
 		p.Builds = append(p.Builds, build.Build{Name: name})
 	}
@@ -281,7 +289,7 @@ func nameProblems(c *suite.Checker, builds, configs []string, grid config.Grid) 
 // rules (the builds resolved: their versions known), and keeps in
 // p.Configs the configs some build runs with, in the builds' order. A build
 // no rule names is refused, naming the rule to add.
-func (p *Plan) resolvePerBuild(cs config.Store, fam config.Family) error {
+func (p *Runner) resolvePerBuild(cs config.Store, fam config.Family) error {
 	p.configOf = map[string]config.Config{}
 	p.Configs = nil
 	for _, b := range p.Builds {
@@ -303,7 +311,7 @@ func (p *Plan) resolvePerBuild(cs config.Store, fam config.Family) error {
 
 // ConfigsOf are the configs build b runs with: its own by --config-for,
 // else every config of the plan.
-func (p *Plan) ConfigsOf(b build.Build) []config.Config {
+func (p *Runner) ConfigsOf(b build.Build) []config.Config {
 	if c, ok := p.configOf[b.Name]; ok {
 		return []config.Config{c}
 	}
@@ -312,11 +320,11 @@ func (p *Plan) ConfigsOf(b build.Build) []config.Config {
 
 // external says the plan runs on a server it does not start: a running
 // sandbox (--sandbox) or a target (--target).
-func (p *Plan) external() bool { return p.Sandbox != "" || len(p.Targets) > 0 }
+func (p *Runner) external() bool { return p.Sandbox != "" || len(p.Targets) > 0 }
 
 // targetProblems are what a run on a target cannot take: the server is
 // someone else's, on another host, as it is.
-func targetProblems(c *suite.Checker, v suite.Values, p *Plan, builds bool) {
+func targetProblems(c *suite.Checker, v suite.Values, p *Runner, builds bool) {
 	for i, name := range p.Targets {
 		if err := target.ValidName(name); err != nil {
 			c.Problem("--target: %v", err)
@@ -344,7 +352,7 @@ func targetProblems(c *suite.Checker, v suite.Values, p *Plan, builds bool) {
 
 // Resolve looks up the plan's builds and configs in the home: the named
 // ones, or the --sandbox's own.
-func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
+func (p *Runner) Resolve(ctx context.Context, h home.Home) error {
 	if len(p.Targets) > 0 {
 		p.targets, p.Builds = map[string]*target.Report{}, nil
 		for _, name := range p.Targets {
@@ -409,7 +417,7 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 		if err != nil {
 			return err
 		}
-		if err := config.CheckServerFiles(cfg, p.AllowFiles); err != nil {
+		if err := config.CheckServerFiles(cfg, p.ServerFiles); err != nil {
 			return err
 		}
 		p.Configs[i] = cfg
@@ -424,7 +432,7 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 	// One config per base config and grid point, stored like any config,
 	// once the grid is checked against the files allowed now (a fleet
 	// agent's own, which Parse did not know).
-	if err := p.Grid.CheckServerFiles(fam, p.AllowFiles); err != nil {
+	if err := p.Grid.CheckServerFiles(fam, p.ServerFiles); err != nil {
 		return err
 	}
 	var derived []config.Config
@@ -448,7 +456,7 @@ func (p *Plan) Resolve(ctx context.Context, h home.Home) error {
 // one unnamed build when none is named, and with a grid (--set, --grid)
 // each config at each grid point, by the name Resolve gives it, with its
 // point in Points.
-func (p *Plan) Listed() *Plan {
+func (p *Runner) Listed() *Runner {
 	q := *p
 	if len(q.Builds) == 0 {
 		q.Builds = make([]build.Build, 1)
@@ -479,7 +487,7 @@ func joinLine(errs ...error) error {
 
 // ioboundProblems are what an iobound workload cannot run with: the plan
 // restarts each server it started with its cache sized after the load.
-func ioboundProblems(c *suite.Checker, p *Plan) {
+func ioboundProblems(c *suite.Checker, p *Runner) {
 	if p.Sandbox != "" {
 		c.Problem("--workload iobound restarts the server with its cache sized after the load, which --sandbox's server (started by you) is not restarted for: leave --sandbox out")
 	}

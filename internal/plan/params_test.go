@@ -98,8 +98,8 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if p.Warmup < 0 || p.Rate < 0 || math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0) || p.Repeat < 1 || len(p.Threads) == 0 {
-			t.Fatalf("accepted warmup %v rate %v repeat %d threads %v", p.Warmup, p.Rate, p.Repeat, p.Threads)
+		if p.Warmup < 0 || p.Rate < 0 || math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0) || p.Design.Repeat < 1 || len(p.Threads) == 0 {
+			t.Fatalf("accepted warmup %v rate %v repeat %d threads %v", p.Warmup, p.Rate, p.Design.Repeat, p.Threads)
 		}
 		for _, n := range p.Threads {
 			if n < 1 {

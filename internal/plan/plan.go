@@ -32,7 +32,6 @@ import (
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/config"
-	"github.com/qpslab/qpslab/internal/counters"
 	"github.com/qpslab/qpslab/internal/engine"
 	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/host"
@@ -47,85 +46,46 @@ import (
 	"github.com/qpslab/qpslab/internal/version"
 )
 
-// Plan is one run of a suite over builds and configs.
-type Plan struct {
-	Suite      suite.Suite
-	Steps      *suite.Plan
-	Builds     []build.Build   // run in turn
-	Configs    []config.Config // each build with each, in turn
-	Threads    []int
-	Repeat     int
-	Seed       uint64
-	Warmup     time.Duration // before each driven step; 0 for none
-	Rate       float64       // open loop; 0: closed loop
-	Arrivals   engine.Arrivals
-	MaxBacklog int
-	Client     client.Options // TCP, NoPrepare, Transport (Auto resolved per server)
-	// Sandbox, if set, runs on that running sandbox instead of starting
-	// one per build and config (Builds and Configs are then its own).
-	Sandbox string
-	// Targets, if set, are registered servers qpslab did not start
-	// (internal/target), run on in turn instead of builds; Resolve checks
-	// each and keeps what it found in targets, by build name (its
-	// endpoint, version and flavor).
-	Targets []string
+// Runner runs a Spec: its suite's steps over the builds and configs, as
+// its Design repeats them, with what it resolved and keeps as it goes.
+type Runner struct {
+	Spec
+	Suite   suite.Suite
+	Steps   *suite.Plan
+	Builds  []build.Build   // run in turn (the Spec's, looked up by Resolve)
+	Configs []config.Config // each build with each, in turn
+	// Design is how the runner repeats and looks: Parse starts it from the
+	// Spec; the application designs --repeat auto on this host.
+	Design Design
+	// ServerFiles are the files outside their sandboxes that a config or
+	// the grid may point the servers at: the Spec's --allow-server-file,
+	// or, on a fleet agent, the agent's own (config.CheckServerFiles).
+	ServerFiles []string
+	// targets are what Resolve found of each target (its endpoint,
+	// version and flavor), by build name.
 	targets map[string]*target.Report
 	// TargetDefs, if set, define targets by name in place of the home's
 	// (a spread run's part, whose target travels with its job).
 	TargetDefs map[string]target.Target
-	// Share, if set, makes the plan one part of a spread run (share.go).
+	// Share, if set, makes the runner one part of a spread run (share.go).
 	Share *Share
-	// Device is the block device whose I/O is measured; "" finds the disk
-	// that holds the datadir.
-	Device string
-	// ReportInterval is how often a driven step's progress line goes to
-	// Watch.Log (sysbench's --report-interval).
-	ReportInterval time.Duration
-	// Grid varies settings over the configs (--set, --grid): Resolve
-	// derives a config per base config and combination; Points says which
-	// combination each derived config (by ID) is, recorded with its runs.
-	Grid   config.Grid
+	// Points says which combination of the grid each derived config (by
+	// ID) is, recorded with its runs (Resolve derives a config per base
+	// config and combination).
 	Points map[string]string
-	// AllowFiles are the files outside their sandboxes that a config or
-	// the grid may point the servers at (--allow-server-file; refused
-	// otherwise: config.CheckServerFiles). A fleet agent sets its own.
-	AllowFiles []string
-	// PerBuild, if set (--config-for), gives each build its one config in
-	// place of every build with every config; Resolve fills configOf, by
-	// build name, from the builds' versions (ConfigsOf).
-	PerBuild config.PerBuild
+	// configOf is, with --config-for, each build's config by build name
+	// (Resolve: ConfigsOf).
 	configOf map[string]config.Config
-	// ServerCPUs and ClientCPUs pin the server's process tree and the
-	// client (nil: not pinned).
-	ServerCPUs, ClientCPUs host.CPUs
 	// Host is the host fingerprint recorded with every run.
 	Host json.RawMessage
 	// HostStates, if set, are the labels' states of the host, by config
 	// ID (qpslab run --boost: hoststate.go): each label's runs record its
 	// state's fingerprint instead of Host.
 	HostStates map[string]HostState
-	// Engines are the storage engines the suites create their tables in
-	// (MySQL family; owned.ParseEngine's names): each build and config
-	// with each, in turn. EngineSet says --engine was given.
-	Engines   []string
-	EngineSet bool
-	// Counters are the server counters read over each window (--counters);
-	// PMP, if set, captures the server's thread stacks that often during
-	// each window (--pmp); Perf profiles its CPU with perf (--perf).
-	Counters counters.Selection
-	PMP      time.Duration
-	Perf     bool
-
-	// Interleave is how the labels take turns (InterleaveTest or
-	// InterleavePass; "" is InterleaveTest where the servers fit in memory
-	// together), and Slices how many slices per repeat a sliced test runs
-	// (0: one a second, 4 to 20). Decide settles the Layout.
-	Interleave string
-	Slices     int
-	// WriteSlices, if set, is the slices per repeat of a sliced step that
-	// writes (--repeat auto plans the two kinds' apart).
-	WriteSlices int
-	layout      Layout
+	layout     Layout
+	// perfOff: --perf was asked for, and perf does not work here (Run
+	// warns, and the runs go on without CPU profiles).
+	perfOff bool
 	// Sweep, if set, is the labels' order in a version sweep (a study,
 	// whose labels run base first: Labels' indexes, each once). Where the
 	// labels' servers do not fit in memory together, they run in pairs of
@@ -133,30 +93,14 @@ type Plan struct {
 	// sweep, whose neighbour verdicts place each change) rather than each
 	// beside the base.
 	Sweep []int
-	// Restore is how each label's tables are put back as they were after
-	// the load before a repeat that follows writes, under test-level
-	// interleaving (RestoreAuto, RestoreReload, RestoreSnapshot; "": auto).
-	Restore string
 
 	// More, if set, is asked after each look (a block of repeats) of a
 	// test-level plan which tests are still undecided (--until-decided):
-	// each gets Step more repeats, up to Looks looks in all, while the
-	// plan's time stays within Budget (0: none). Looks is recorded with
-	// every run (each look is judged at the level that keeps the false
-	// positives over all of them within α: result.Run.Looks).
+	// each gets Design.Step more repeats, up to Design.Looks looks in all,
+	// while the plan's time stays within Design.Budget (0: none).
 	// More is given the plan id of the group asked about (a pair's own,
 	// where the labels run in pairs: planOf).
 	More func(ctx context.Context, look int, plan string) (undecided []string, err error)
-	// UntilDecided: --until-decided was asked for (Looks may still be 1,
-	// where the budget holds the first look only).
-	UntilDecided bool
-	// Looks is how many looks (the first and its follow-ups) the run may
-	// take, Step how many repeats each follow-up adds (half the first
-	// look's by default), Budget the wall time the follow-ups may spend
-	// (--budget; 0 for none).
-	Looks  int
-	Step   int
-	Budget time.Duration
 	// ID identifies the plan's runs, whose rounds pair with each other
 	// (result.Run.Plan); Run makes one when it is empty.
 	ID string
@@ -180,6 +124,10 @@ type Plan struct {
 	// measured and the whole result at its end.
 	Record func(start result.Run) (Recorder, error)
 }
+
+// perfs says the runner profiles the server's CPU with perf: --perf, where
+// perf works.
+func (p *Runner) perfs() bool { return p.Perf && !p.perfOff }
 
 // Recorder keeps one run as it goes. Sample must not block.
 type Recorder interface {
@@ -221,7 +169,7 @@ func (it Item) Label() string {
 
 // enginesOf are the storage engines build b runs with: the plan's where
 // its flavor's tables take one (InnoDB when Engines is empty), else none.
-func (p *Plan) enginesOf(b build.Build) []string {
+func (p *Runner) enginesOf(b build.Build) []string {
 	if !b.Flavor.Describe().Engines {
 		return []string{""}
 	}
@@ -231,7 +179,7 @@ func (p *Plan) enginesOf(b build.Build) []string {
 	return p.Engines
 }
 
-func (p *Plan) threadsOf(st suite.Step) []int {
+func (p *Runner) threadsOf(st suite.Step) []int {
 	if len(st.Threads) > 0 {
 		return st.Threads
 	}
@@ -244,7 +192,7 @@ func (p *Plan) threadsOf(st suite.Step) []int {
 // Check reports what would stop the plan before it starts: a build and a
 // config of different families, a server the suite cannot run on, a device
 // that is not there, a sandbox that is not running.
-func (p *Plan) Check(h home.Home) error {
+func (p *Runner) Check(h home.Home) error {
 	if len(p.Builds) == 0 {
 		return fmt.Errorf("name a build with --build (see qpslab builds list), or a running sandbox with --sandbox")
 	}
@@ -343,7 +291,7 @@ func flavorList(fs []build.Flavor) string {
 	return strings.Join(out, " or ")
 }
 
-func (p *Plan) logf(format string, args ...any) {
+func (p *Runner) logf(format string, args ...any) {
 	if p.Watch.Log != nil {
 		line := fmt.Sprintf(format, args...)
 		if p.logMu != nil {
@@ -508,7 +456,7 @@ func ServerDialect(b build.Build, target bool, ep client.Endpoint) client.Dialec
 }
 
 // warn tells the user a warning whatever the verbosity.
-func (p *Plan) warn(line string) {
+func (p *Runner) warn(line string) {
 	if p.Watch.Warn != nil {
 		if p.logMu != nil {
 			p.logMu.Lock()
@@ -525,7 +473,7 @@ func (p *Plan) warn(line string) {
 // of it: the build's program, the config, a way to start the program tied
 // to qpslab. done removes the folder. The hardware sampler counts qpslab's
 // process tree as the server's: the program is its child.
-func (p *Plan) scratch(h home.Home, b build.Build, cfg config.Config) (*suite.Server, measure, func() error, error) {
+func (p *Runner) scratch(h home.Home, b build.Build, cfg config.Config) (*suite.Server, measure, func() error, error) {
 	l, err := b.Layout()
 	if err != nil {
 		return nil, measure{}, nil, err
@@ -609,7 +557,7 @@ type measure struct {
 	remote bool
 }
 
-func (p *Plan) measureOf(st sandbox.State) measure {
+func (p *Runner) measureOf(st sandbox.State) measure {
 	m := measure{serverPID: st.PID, ep: st.Endpoint, counters: st.Flavor.Describe().Counters}
 	if r := p.targets[st.Build]; r != nil && st.PID == 0 {
 		m.remote = true
@@ -652,7 +600,7 @@ func seedFor(seed uint64, label string, threads int) uint64 {
 }
 
 // start is what is known of a run before it runs.
-func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
+func (p *Runner) start(it Item, step suite.Step, seed uint64) result.Run {
 	r := result.Run{
 		SchemaVersion: result.SchemaVersion, QpslabVersion: version.Version,
 		Suite: p.Suite.Name(), Test: step.Test, Step: step.Order, Role: step.Role, Groups: step.Groups,
@@ -686,8 +634,8 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 	for k, v := range step.Params {
 		r.Params[k] = v
 	}
-	if p.Looks > 1 {
-		r.Params["looks"] = strconv.Itoa(p.Looks)
+	if p.Design.Looks > 1 {
+		r.Params["looks"] = strconv.Itoa(p.Design.Looks)
 	}
 	if p.Share != nil && step.Task == nil {
 		r.Threads = p.Share.Threads(it.Threads)
@@ -715,14 +663,14 @@ func (p *Plan) start(it Item, step suite.Step, seed uint64) result.Run {
 // pair's within it (ID/pair-N), so that a label that runs in two pairs
 // (the base) pairs each time with the label beside it, never with a round
 // of the other pair that has the same repeat and number.
-func (p *Plan) planOf(it Item) string {
+func (p *Runner) planOf(it Item) string {
 	if p.testLevel() && len(p.layout.Groups) > 1 {
 		return fmt.Sprintf("%s/pair-%d", p.ID, it.Group+1)
 	}
 	return p.ID
 }
 
-func (p *Plan) record(start result.Run) (Recorder, error) {
+func (p *Runner) record(start result.Run) (Recorder, error) {
 	if p.Record == nil {
 		return nopRecorder{}, nil
 	}
@@ -788,7 +736,7 @@ func mux(t client.Transport) engine.Mux {
 
 // progress is the engine's per-interval line sink: the watcher's log, one
 // line at a time (nil without a watcher, as the engine expects).
-func (p *Plan) progress() func(string) {
+func (p *Runner) progress() func(string) {
 	if p.Watch.Log == nil {
 		return nil
 	}

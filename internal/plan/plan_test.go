@@ -93,7 +93,7 @@ func (r rec) Done(x result.Run) error {
 	return nil
 }
 
-func newPlan(t *testing.T, h home.Home, s testSuite, l *log, builds ...build.Build) *Plan {
+func newPlan(t *testing.T, h home.Home, s testSuite, l *log, builds ...build.Build) *Runner {
 	t.Helper()
 	sp, err := s.Configure(suite.Values{})
 	if err != nil {
@@ -103,7 +103,7 @@ func newPlan(t *testing.T, h home.Home, s testSuite, l *log, builds ...build.Bui
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Plan{Suite: s, Steps: sp, Builds: builds, Configs: []config.Config{cfg}, Threads: []int{1}, Repeat: 1, Warmup: 0}
+	p := &Runner{Suite: s, Steps: sp, Builds: builds, Configs: []config.Config{cfg}, Spec: Spec{Threads: []int{1}, Warmup: 0}, Design: Design{Repeat: 1}}
 	p.Record = func(start result.Run) (Recorder, error) {
 		l.add(fmt.Sprintf("start %s %d on %s", start.Test, start.Threads, start.Build))
 		return rec{l: l, r: start}, nil
@@ -130,12 +130,11 @@ func serverHome(t *testing.T) (home.Home, build.Build) {
 // repeat (A B A B), each running its whole pass; every step runs at each
 // of its thread counts, and a step's own thread counts win.
 func TestItemsInterleavePass(t *testing.T) {
-	p := &Plan{
+	p := &Runner{
 		Suite:   testSuite{},
 		Steps:   &suite.Plan{Steps: []suite.Step{task("load", nil), driven("q"), driven("scan", 8)}},
 		Builds:  []build.Build{{Name: "A"}, {Name: "B"}},
-		Configs: []config.Config{{Name: "x"}, {Name: "y"}},
-		Threads: []int{1, 4}, Repeat: 2, Warmup: time.Second, Interleave: InterleavePass,
+		Configs: []config.Config{{Name: "x"}, {Name: "y"}}, Spec: Spec{Threads: []int{1, 4}, Warmup: time.Second, Interleave: InterleavePass}, Design: Design{Repeat: 2},
 	}
 	var got []string
 	for _, it := range p.Items() {
@@ -169,12 +168,11 @@ func TestItemsInterleaveTest(t *testing.T) {
 	load.Once = true
 	q := driven("q")
 	q.Slice = true
-	p := &Plan{
+	p := &Runner{
 		Suite:   testSuite{},
 		Steps:   &suite.Plan{Steps: []suite.Step{load, q, driven("scan", 8)}},
 		Builds:  []build.Build{{Name: "A"}, {Name: "B"}},
-		Configs: []config.Config{{Name: "x"}, {Name: "y"}},
-		Threads: []int{1, 4}, Repeat: 2, Warmup: time.Second,
+		Configs: []config.Config{{Name: "x"}, {Name: "y"}}, Spec: Spec{Threads: []int{1, 4}, Warmup: time.Second}, Design: Design{Repeat: 2},
 	}
 	var got []string
 	for _, it := range p.Items() {
@@ -333,15 +331,15 @@ func TestCheck(t *testing.T) {
 	cfg := config.Config{Name: "default", Family: config.MySQL, Content: []byte("[mysqld]\n")}
 	steps := &suite.Plan{Steps: []suite.Step{driven("q")}, Protocols: []client.Protocol{client.MySQL}}
 	for _, c := range []struct {
-		p    Plan
+		p    Runner
 		want string
 	}{
-		{Plan{Suite: testSuite{}, Steps: steps, Configs: []config.Config{cfg}}, "name a build"},
-		{Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}}, "name a config"},
-		{Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{pg}, Configs: []config.Config{cfg}}, "config default is a mysql config and build pg is postgres"},
-		{Plan{Suite: testSuite{}, Steps: &suite.Plan{Steps: steps.Steps, Protocols: []client.Protocol{client.Postgres}}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "does not run on mariadb"},
-		{Plan{Suite: testSuite{}, Steps: &suite.Plan{}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "has no steps"},
-		{Plan{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}, Configs: []config.Config{cfg}, Sandbox: "nope"}, "no sandbox named"},
+		{Runner{Suite: testSuite{}, Steps: steps, Configs: []config.Config{cfg}}, "name a build"},
+		{Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}}, "name a config"},
+		{Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{pg}, Configs: []config.Config{cfg}}, "config default is a mysql config and build pg is postgres"},
+		{Runner{Suite: testSuite{}, Steps: &suite.Plan{Steps: steps.Steps, Protocols: []client.Protocol{client.Postgres}}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "does not run on mariadb"},
+		{Runner{Suite: testSuite{}, Steps: &suite.Plan{}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "has no steps"},
+		{Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}, Configs: []config.Config{cfg}, Spec: Spec{Sandbox: "nope"}}, "no sandbox named"},
 	} {
 		testenv.WantErr(t, c.p.Check(h), c.want)
 	}

@@ -52,7 +52,7 @@ func TestEveryRepeatFromTheLoadedState(t *testing.T) {
 			l := &log{}
 			var lines []string
 			p := newPlan(t, h, testSuite{steps: sysbenchSteps(t, "point-query.pre_range=100,update-index_range=100,point-query_range=100")}, l, b)
-			p.Configs, p.Repeat, p.Restore = []config.Config{p.Configs[0], tw}, 3, mode
+			p.Configs, p.Design.Repeat, p.Restore = []config.Config{p.Configs[0], tw}, 3, mode
 			p.Watch.Log = func(line string) { lines = append(lines, line) }
 			if err := p.Run(context.Background(), h); err != nil {
 				t.Fatal(err)
@@ -122,7 +122,7 @@ func TestMoreRepeatsOfTheUndecided(t *testing.T) {
 	tw := twin(t, h.Configs())
 	l := &log{}
 	p := newPlan(t, h, testSuite{steps: sysbenchSteps(t, "point-query.pre_range=100,update-index_range=100,point-query_range=100,hot-points_range=100")}, l, b)
-	p.Configs, p.Repeat, p.Looks, p.Step = []config.Config{p.Configs[0], tw}, 2, 4, 1
+	p.Configs, p.Design.Repeat, p.Design.Looks, p.Design.Step = []config.Config{p.Configs[0], tw}, 2, 4, 1
 	var asked []int
 	p.More = func(_ context.Context, look int, plan string) ([]string, error) {
 		if plan != p.ID {

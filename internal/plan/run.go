@@ -57,7 +57,7 @@ type runGroup struct {
 }
 
 // runGroups are the plan's groups in the order they run.
-func (p *Plan) runGroups() []runGroup {
+func (p *Runner) runGroups() []runGroup {
 	labels := p.Labels()
 	if p.testLevel() {
 		groups := [][]int{make([]int, len(labels))}
@@ -69,12 +69,12 @@ func (p *Plan) runGroups() []runGroup {
 		}
 		var out []runGroup
 		for _, g := range groups {
-			out = append(out, runGroup{labels: g, from: 1, to: max(p.Repeat, 1)})
+			out = append(out, runGroup{labels: g, from: 1, to: max(p.Design.Repeat, 1)})
 		}
 		return out
 	}
 	var out []runGroup
-	for rep := 1; rep <= max(p.Repeat, 1); rep++ {
+	for rep := 1; rep <= max(p.Design.Repeat, 1); rep++ {
 		for i := range labels {
 			out = append(out, runGroup{labels: []int{i}, from: rep, to: rep})
 		}
@@ -84,7 +84,7 @@ func (p *Plan) runGroups() []runGroup {
 
 // Items lists the runs in the order they will start (the first look's,
 // with --until-decided).
-func (p *Plan) Items() []Item {
+func (p *Runner) Items() []Item {
 	var out []Item
 	for gi, g := range p.runGroups() {
 		out = append(out, p.itemsOf(gi, g.labels, g.from, g.to, nil)...)
@@ -93,7 +93,7 @@ func (p *Plan) Items() []Item {
 }
 
 // writes says whether some step of the plan changes the tables.
-func (p *Plan) writes() bool {
+func (p *Runner) writes() bool {
 	return slices.ContainsFunc(p.Steps.Steps, func(st suite.Step) bool { return st.Writes })
 }
 
@@ -105,7 +105,7 @@ func (p *Plan) writes() bool {
 // tests still undecided, --until-decided), only what they need: the steps
 // wanted, the warm-ups and the load, and each step that writes before a
 // wanted one, so that it runs on the tables it always runs on.
-func (p *Plan) itemsOf(gi int, group []int, from, to int, want map[string]bool) []Item {
+func (p *Runner) itemsOf(gi int, group []int, from, to int, want map[string]bool) []Item {
 	labels := p.Labels()
 	steps := p.Steps.Steps
 	needed := func(i int) bool {
@@ -141,13 +141,13 @@ func (p *Plan) itemsOf(gi int, group []int, from, to int, want map[string]bool) 
 
 // watched is the index of a group's item k among the plan's runs, for
 // the watcher.
-func (p *Plan) watched(k int) int { return p.base + p.offset + k }
+func (p *Runner) watched(k int) int { return p.base + p.offset + k }
 
 // Run runs the plan, after Check: group after group, each with its
 // servers up while it runs (group). On cancellation the run in progress
 // is recorded as aborted, every sandbox is stopped, and ctx's error
 // returned.
-func (p *Plan) Run(ctx context.Context, h home.Home) error {
+func (p *Runner) Run(ctx context.Context, h home.Home) error {
 	if err := p.Check(h); err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 			if p.Watch.Warn != nil {
 				p.Watch.Warn("--perf: " + err.Error() + "; the runs go on without CPU profiles")
 			}
-			p.Perf = false
+			p.perfOff = true
 		}
 	}
 	if p.layout.Mode == "" {
@@ -173,8 +173,8 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 			return err
 		}
 	}
-	if p.Looks > 1 && p.Step < 1 {
-		p.Step = max(1, max(p.Repeat, 1)/2)
+	if p.Design.Looks > 1 && p.Design.Step < 1 {
+		p.Design.Step = max(1, max(p.Design.Repeat, 1)/2)
 	}
 	if p.More != nil && !p.testLevel() {
 		return fmt.Errorf("--until-decided adds repeats to the undecided tests while every label's server stays up: it needs test-level interleaving (%s)", p.layout.Why)
@@ -201,7 +201,7 @@ func (p *Plan) Run(ctx context.Context, h home.Home) error {
 // grouped is a group's servers while they are up, and what the group has
 // done to their tables.
 type grouped struct {
-	p      *Plan
+	p      *Runner
 	h      home.Home
 	cancel context.CancelCauseFunc
 	specs  []LabelSpec
@@ -227,7 +227,7 @@ type grouped struct {
 // the servers, whatever happened. With More (--until-decided) it then
 // runs more repeats of the tests still undecided, look after look, while
 // the servers stay up, within the looks and the budget.
-func (p *Plan) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err error) {
+func (p *Runner) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	items := p.itemsOf(gi, rg.labels, rg.from, rg.to, nil)
@@ -266,10 +266,10 @@ func (p *Plan) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err
 		return nil
 	}
 	// The group's share of the budget: the plan's over its groups.
-	budget := p.Budget / time.Duration(max(len(p.runGroups()), 1))
+	budget := p.Design.Budget / time.Duration(max(len(p.runGroups()), 1))
 	plan := p.planOf(items[0])
 	next := rg.to + 1
-	for look := 2; look <= p.Looks; look++ {
+	for look := 2; look <= p.Design.Looks; look++ {
 		want, err := p.More(ctx, look-1, plan)
 		if err != nil || len(want) == 0 {
 			return err
@@ -278,18 +278,18 @@ func (p *Plan) group(ctx context.Context, h home.Home, gi int, rg runGroup) (err
 		for _, t := range want {
 			wanted[t] = true
 		}
-		items = p.itemsOf(gi, rg.labels, next, next+p.Step-1, wanted)
+		items = p.itemsOf(gi, rg.labels, next, next+p.Design.Step-1, wanted)
 		if est := g.estimate(items); budget > 0 && time.Since(began)+est > budget {
-			p.warn(fmt.Sprintf("--until-decided: %d test(s) still undecided after look %d of %d, and %d more repeat(s) of them (about %s) would go beyond the budget of %s", len(want), look-1, p.Looks, p.Step, est.Round(time.Second), budget.Round(time.Second)))
+			p.warn(fmt.Sprintf("--until-decided: %d test(s) still undecided after look %d of %d, and %d more repeat(s) of them (about %s) would go beyond the budget of %s", len(want), look-1, p.Design.Looks, p.Design.Step, est.Round(time.Second), budget.Round(time.Second)))
 			return nil
 		}
-		p.logf("== look %d of %d: %d more repeat(s) of %d undecided test(s)", look, p.Looks, p.Step, len(want))
+		p.logf("== look %d of %d: %d more repeat(s) of %d undecided test(s)", look, p.Design.Looks, p.Design.Step, len(want))
 		p.total += len(items)
 		if err := g.run(ctx, items); err != nil {
 			return err
 		}
 		p.base += len(items)
-		next += p.Step
+		next += p.Design.Step
 	}
 	return nil
 }
@@ -447,7 +447,7 @@ func (g *grouped) quiet(ctx context.Context, block []*server, st suite.Step) err
 // labels, than the loads.
 func (g *grouped) decide(ctx context.Context) error {
 	p := g.p
-	if !p.testLevel() || !p.writes() || p.Steps.NoServer || max(p.Repeat, 1) < 2 && p.More == nil {
+	if !p.testLevel() || !p.writes() || p.Steps.NoServer || max(p.Design.Repeat, 1) < 2 && p.More == nil {
 		return nil
 	}
 	mode := p.Restore

@@ -21,6 +21,16 @@ type Share struct {
 	Ready func(ctx context.Context, key string) (time.Time, error)
 }
 
+// seed is the seed of this part of a spread run: the spec's, moved by
+// the part (the same seed on every host would send each the same rows in
+// the same order); the spec's own for the first part, or no spread.
+func (s *Share) seed(spec uint64) uint64 {
+	if s == nil || s.Part == 0 {
+		return spec
+	}
+	return (spec + uint64(s.Part)*0x9E3779B97F4A7C15) >> 1
+}
+
 // ItemParam is the run parameter that keys a part's run of an item: its
 // test, the plan's thread count and the repeat (ShareKey).
 const ItemParam = "spread_item"
@@ -42,11 +52,11 @@ func (s *Share) Threads(n int) int {
 
 // follower says the plan is a part of a spread run other than part 0,
 // which leaves the load, the hooks and the quiet waits to part 0.
-func (p *Plan) follower() bool { return p.Share != nil && p.Share.Part != 0 }
+func (p *Runner) follower() bool { return p.Share != nil && p.Share.Part != 0 }
 
 // CheckShare refuses a spread plan that cannot be shared: more than one
 // label (a spread runs on one target), a thread count below the parts.
-func (p *Plan) CheckShare() error {
+func (p *Runner) CheckShare() error {
 	if p.Share == nil {
 		return nil
 	}
@@ -64,7 +74,7 @@ func (p *Plan) CheckShare() error {
 
 // ShareKeys are the keys of the plan's driven items, in the order they
 // run: those whose parts a spread run merges.
-func (p *Plan) ShareKeys() []string {
+func (p *Runner) ShareKeys() []string {
 	var out []string
 	for _, it := range p.Items() {
 		if st := p.Steps.Steps[it.Step]; st.Task == nil {
@@ -76,7 +86,7 @@ func (p *Plan) ShareKeys() []string {
 
 // startShared waits for every part to be ready for item key, then until
 // the start they agreed on.
-func (p *Plan) startShared(ctx context.Context, key string) error {
+func (p *Runner) startShared(ctx context.Context, key string) error {
 	at, err := p.Share.Ready(ctx, key)
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ import (
 // order); for a driven step, its slicing and, for one that writes, the
 // events of a slice and of its warm-up once calibrated.
 type blockRun struct {
-	p                  *Plan
+	p                  *Runner
 	block              []*server
 	items              []Item
 	st                 suite.Step
@@ -42,7 +42,7 @@ type blockRun struct {
 }
 
 // newBlock is the block of items on the servers of block.
-func (p *Plan) newBlock(block []*server, items []Item) *blockRun {
+func (p *Runner) newBlock(block []*server, items []Item) *blockRun {
 	st := p.Steps.Steps[items[0].Step]
 	return &blockRun{p: p, block: block, items: items, st: st, sl: p.slicingOf(st)}
 }
@@ -75,7 +75,7 @@ func (b *blockRun) run(ctx context.Context, first, last bool) error {
 // hooks runs a step's Before or After on every server at once (the
 // post-write flush and wait of all labels at the same point of the plan),
 // and returns the first failure.
-func (p *Plan) hooks(ctx context.Context, srvs []*server, hook func(context.Context, *suite.Server) error, what string) error {
+func (p *Runner) hooks(ctx context.Context, srvs []*server, hook func(context.Context, *suite.Server) error, what string) error {
 	if p.follower() {
 		return nil // part 0's (Share)
 	}
@@ -112,7 +112,7 @@ func workers(st suite.Step, threads int) int {
 
 // idlePIDs are the servers of block other than s: idle while s is
 // measured.
-func (p *Plan) idlePIDs(block []*server, s *server) []int {
+func (p *Runner) idlePIDs(block []*server, s *server) []int {
 	var out []int
 	for _, o := range block {
 		if o != s && o.pid > 0 {
@@ -155,7 +155,7 @@ type slicing struct {
 }
 
 // slicingOf is step st's slicing in this plan.
-func (p *Plan) slicingOf(st suite.Step) slicing {
+func (p *Runner) slicingOf(st suite.Step) slicing {
 	if !p.sliced(st) {
 		return slicing{k: 1, slice: st.Seconds, warm: p.Warmup, whole: true}
 	}
@@ -437,7 +437,7 @@ func (b *blockRun) slice(ctx context.Context, l *lane, r int) error {
 // died, its label's run is the one recorded failed, wherever the block
 // was (the plan cancels every lane of the group at once: ServerDied says
 // whose server it was).
-func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, err error) error {
+func (p *Runner) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, err error) error {
 	why := ""
 	var dead *ServerDied
 	if errors.As(context.Cause(ctx), &dead) {
@@ -500,7 +500,7 @@ func (p *Plan) finishLanes(ctx context.Context, st suite.Step, lanes []*lane, er
 // servers share one end), interrupted, or failed with err, told by the
 // server's death where that came first. It returns the error the run
 // ended with.
-func (p *Plan) failed(ctx context.Context, res *result.Run, s *server, err error) error {
+func (p *Runner) failed(ctx context.Context, res *result.Run, s *server, err error) error {
 	var dead *ServerDied
 	switch {
 	case err == nil:
@@ -527,7 +527,7 @@ func (p *Plan) failed(ctx context.Context, res *result.Run, s *server, err error
 }
 
 // done tells the watcher and the recorder that run k ended.
-func (p *Plan) done(k int, rec Recorder, res *result.Run) error {
+func (p *Runner) done(k int, rec Recorder, res *result.Run) error {
 	if p.Watch.Done != nil {
 		p.Watch.Done(p.watched(k), p.total, *res)
 	}
@@ -536,7 +536,7 @@ func (p *Plan) done(k int, rec Recorder, res *result.Run) error {
 
 // ended is what a block ends the plan with: nil, its server's death, an
 // interrupt, or why it failed.
-func (p *Plan) ended(ctx context.Context, st suite.Step, why string, err error) error {
+func (p *Runner) ended(ctx context.Context, st suite.Step, why string, err error) error {
 	var dead *ServerDied
 	switch {
 	case err == nil:
@@ -557,7 +557,7 @@ func (p *Plan) ended(ctx context.Context, st suite.Step, why string, err error) 
 // does not know of it (the plan's, the step's and the item's), its
 // hardware cost over all its slices, its rounds and stalls, and the
 // step's Finish. This is the one place a driven run's record is completed.
-func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
+func (p *Runner) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 	start := l.start
 	if len(l.parts) == 0 {
 		fail := start
@@ -635,7 +635,7 @@ func (p *Plan) merged(ctx context.Context, st suite.Step, l *lane) *result.Run {
 // would hold them. The slices are not lengthened in the middle of a
 // plan: the labels' slices must stay alike for their pairing, and the
 // run that shows the tails is already measured.
-func (p *Plan) warnTails(st suite.Step, l *lane, res *result.Run) {
+func (p *Runner) warnTails(st suite.Step, l *lane, res *result.Run) {
 	sl := p.slicingOf(st)
 	slice := time.Duration(0)
 	if !sl.whole {
@@ -671,7 +671,7 @@ func (b *blockRun) tasks(ctx context.Context) error {
 
 // task runs a step the suite runs itself (items[k] on s), timed and
 // sampled over the same span, and records it.
-func (p *Plan) task(ctx context.Context, s *server, items []Item, k int, idle []int) error {
+func (p *Runner) task(ctx context.Context, s *server, items []Item, k int, idle []int) error {
 	it := items[k]
 	st := p.Steps.Steps[it.Step]
 	start := p.start(it, st, p.seedOf(st, it))

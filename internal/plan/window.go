@@ -41,7 +41,7 @@ type window struct {
 
 // window makes the window of one run on the server m measures; idle are
 // the plan's other servers, whose CPU over the window is measured too.
-func (p *Plan) window(ctx context.Context, m measure, idle []int) *window {
+func (p *Runner) window(ctx context.Context, m measure, idle []int) *window {
 	w := &window{idle: idle, idleP: -1, remote: m.remote}
 	if len(idle) == 0 {
 		w.idleP = 0
@@ -63,7 +63,7 @@ func (p *Plan) window(ctx context.Context, m measure, idle []int) *window {
 			w.more = append(w.more, err.Error())
 		}
 	}
-	if p.Perf {
+	if p.perfs() {
 		w.perf = stacks.NewPerf(ctx, m.serverPID)
 	}
 	return w
@@ -170,11 +170,11 @@ func (w *window) release() { w.ctr.Release() }
 // stackParams are the run params that say stacks were taken during its
 // window: they cost the server time, so runs with them are repeats only of
 // runs with the same (result.Run.Conditions).
-func (p *Plan) stackParams(params map[string]string) {
+func (p *Runner) stackParams(params map[string]string) {
 	if p.PMP > 0 {
 		params["pmp"] = strconv.FormatFloat(p.PMP.Seconds(), 'g', -1, 64)
 	}
-	if p.Perf {
+	if p.perfs() {
 		params["perf"] = fmt.Sprint(stacks.PerfHz)
 	}
 }

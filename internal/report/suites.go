@@ -110,7 +110,7 @@ func groupCells(layouts []suite.Layout, groups []result.Placement) []string {
 // Designs says, in a line, how a comparison's tests will be measured
 // (--repeat, --until-decided) and what they can tell: the range of the
 // smallest changes they find with 80 % power.
-func Designs(w io.Writer, p *plan.Plan, designs []StepDesign) {
+func Designs(w io.Writer, p *plan.Runner, designs []StepDesign) {
 	if len(designs) == 0 {
 		return
 	}
@@ -121,14 +121,14 @@ func Designs(w io.Writer, p *plan.Plan, designs []StepDesign) {
 		}
 	}
 	slices := fmt.Sprintf("%d slice(s) per repeat", designs[0].Design.Slices)
-	if p.WriteSlices > 0 && p.WriteSlices != p.Slices {
-		slices = fmt.Sprintf("%d slice(s) per repeat of a read test, %d of a write", p.Slices, p.WriteSlices)
+	if p.Design.WriteSlices > 0 && p.Design.WriteSlices != p.Design.Slices {
+		slices = fmt.Sprintf("%d slice(s) per repeat of a read test, %d of a write", p.Design.Slices, p.Design.WriteSlices)
 	}
 	found := "no test's smallest change found can be said (qpslab run --list-tests shows why)"
 	if lo <= hi {
 		found = fmt.Sprintf("the tests find changes of %.0f–%.0f %% with 80 %% power (qpslab run --list-tests shows each)", 100*lo, 100*hi)
 	}
-	line := fmt.Sprintf("%d repeat(s), each from the tables as loaded; %s; %s", p.Repeat, slices, found)
+	line := fmt.Sprintf("%d repeat(s), each from the tables as loaded; %s; %s", p.Design.Repeat, slices, found)
 	if l := looksLine(p); l != "" {
 		line += "; " + l
 	}
@@ -137,12 +137,12 @@ func Designs(w io.Writer, p *plan.Plan, designs []StepDesign) {
 
 // looksLine says what --until-decided will do with its budget ("" without
 // it).
-func looksLine(p *plan.Plan) string {
+func looksLine(p *plan.Runner) string {
 	switch {
-	case p.Looks > 1:
-		return fmt.Sprintf("--until-decided: then %d more repeat(s) of the tests still undecided at each look, up to %d looks, within a budget of %s", p.Step, p.Looks, p.Budget.Round(time.Second))
+	case p.Design.Looks > 1:
+		return fmt.Sprintf("--until-decided: then %d more repeat(s) of the tests still undecided at each look, up to %d looks, within a budget of %s", p.Design.Step, p.Design.Looks, p.Design.Budget.Round(time.Second))
 	case p.UntilDecided:
-		return fmt.Sprintf("--until-decided: the budget of %s holds the first look only, so each test is judged once, at α (a larger --budget allows more looks)", p.Budget.Round(time.Second))
+		return fmt.Sprintf("--until-decided: the budget of %s holds the first look only, so each test is judged once, at α (a larger --budget allows more looks)", p.Design.Budget.Round(time.Second))
 	}
 	return ""
 }
@@ -159,7 +159,7 @@ type StepDesign struct {
 // thread counts, seconds (per repeat) and groups, then the plan's total
 // time, and for a comparison each sliced step's design: its repeats and
 // slices, and the smallest change it finds with 80 % power.
-func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
+func PlanTests(w io.Writer, p *plan.Runner, designs []StepDesign) error {
 	layouts := p.Suite.Layouts()
 	var d Doc
 	steps := table.New("TEST", "ROLE", "THREADS", "SECS")
@@ -206,7 +206,7 @@ func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
 		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
 	}
 	line := fmt.Sprintf("%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s)%s × %d repeat(s)): %s of warmups and measured time",
-		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), engines, max(p.Repeat, 1), total.Round(round))
+		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), engines, max(p.Design.Repeat, 1), total.Round(round))
 	if tasks > 0 {
 		line += fmt.Sprintf(", plus %d run(s) that take as long as they take (loads; paced steps too, if the server falls behind)", tasks)
 	}
@@ -217,7 +217,7 @@ func PlanTests(w io.Writer, p *plan.Plan, designs []StepDesign) error {
 	}
 	if len(designs) > 0 {
 		d.Gap()
-		d.Sayf("Each test's design (%d repeats; the slices per repeat by Kalibera and Jones's rule from the variance components) and the smallest change it finds with 80 %% power (MDE):", p.Repeat)
+		d.Sayf("Each test's design (%d repeats; the slices per repeat by Kalibera and Jones's rule from the variance components) and the smallest change it finds with 80 %% power (MDE):", p.Design.Repeat)
 		d.Gap()
 		t := table.New("TEST", "POOL", "REPEATS × SLICES", "SLICE", "INTERVAL ON", "DF", "MDE", "COMPONENTS FROM")
 		for _, ds := range designs {

@@ -286,3 +286,15 @@ func rangeText(lo, hi float64, whole bool) string {
 		return "from " + f(lo) + " to " + f(hi)
 	}
 }
+
+// Given are the values the user gave, by name (the rest are defaults): a
+// copy.
+func (v Values) Given() map[string]string {
+	out := make(map[string]string, len(v.set))
+	for k, set := range v.set {
+		if set {
+			out[k] = v.m[k]
+		}
+	}
+	return out
+}
