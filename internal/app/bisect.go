@@ -589,7 +589,7 @@ func (m *measurement) run(ctx context.Context) (bisect.Measure, error) {
 	var more func(context.Context, []result.Run, int) ([]string, error)
 	if mo.Decided != nil && p.Layout().Mode == plan.InterleaveTest { // looks keep both servers up
 		// The step's question decides when it has rounds enough: more
-		// repeats of the test, look after look (plan.Plan.More).
+		// repeats of the test, look after look (plan.Runner.More).
 		p.Design.Looks, p.Design.Step = plan.DefaultLooks, max(1, mo.Rounds/2)
 		m.j.Looks = p.Design.Looks
 		more = func(ctx context.Context, runs []result.Run, look int) ([]string, error) {

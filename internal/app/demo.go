@@ -20,7 +20,7 @@ import (
 // DemoOptions are what qpslab demo takes.
 type DemoOptions struct {
 	Rows   int
-	Repeat int     // 0: auto (plan.Plan.Repeat)
+	Repeat int     // 0: auto (plan.Spec.Repeat)
 	Secs   float64 // each test's measured seconds per build, over all repeats
 	// UntilDecided adds repeats to the undecided tests, look after look,
 	// within Budget seconds of the plan's wall time (0: the plan's

@@ -122,7 +122,7 @@ func (hc hostComponents) of(test, pool string) analysis.Components {
 	return c
 }
 
-// design resolves --repeat auto (plan.Plan.Repeat 0) and returns each
+// design resolves --repeat auto (plan.Spec.Repeat 0) into the runner's Design and returns each
 // step's design, for --list-tests and the plan's line. A comparison of
 // steps run as slices gets the repeats Kalibera and Jones's rule gives
 // (autoRepeats: at least analysis.MinRepeats, at most MaxAutoRepeats),

@@ -37,7 +37,7 @@ type RunOptions struct {
 	// Sweep, if set, is the builds in a version sweep's order (a study,
 	// whose --build lists the base first): where the servers do not fit in
 	// memory together the labels run in pairs of neighbours in this order
-	// (plan.Plan.Sweep), and --until-decided adds repeats to a test while
+	// (plan.Runner.Sweep), and --until-decided adds repeats to a test while
 	// a neighbour comparison of it is undecided, as well as one against
 	// the base.
 	Sweep []string
@@ -218,7 +218,7 @@ type planRun struct {
 	// job and attempt its runs are stored with.
 	agent string
 	meta  store.Meta
-	// more, for a plan of several looks (plan.Plan.Looks), says after each
+	// more, for a plan of several looks (plan.Design.Looks), says after each
 	// which tests are still undecided from the plan's runs so far (nil:
 	// the comparison's verdicts, undecided).
 	more func(ctx context.Context, runs []result.Run, look int) ([]string, error)
