@@ -706,7 +706,7 @@ func bisectStatus(ctx context.Context, e Env, st *store.Store, id int64, format 
 		if format == "json" {
 			return report.JSON(e.Out, append([]store.Bisection{}, bs...))
 		}
-		return report.Print(e.Out, bisect.ListTable(bs), "text")
+		return report.Print(e.Out, report.BisectTable(bs), "text")
 	}
 	b, steps, err := st.Bisection(ctx, id)
 	if err != nil {
@@ -725,5 +725,5 @@ func bisectStatus(ctx context.Context, e Env, st *store.Store, id int64, format 
 		}
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Seq < steps[j].Seq })
-	return bisect.WriteSteps(e.Out, b, steps, subjects)
+	return report.WriteBisectSteps(e.Out, b, steps, subjects)
 }

@@ -1,4 +1,4 @@
-package bisect
+package report
 
 import (
 	"testing"
@@ -13,11 +13,11 @@ func TestStepCellsTurned(t *testing.T) {
 	result.Register(result.Metric{Name: "bisect_test_ms", Class: result.ClassFigure})
 	b := store.Bisection{Good: "g", Metric: "bisect_test_ms"}
 	s := store.BisectStep{Commit: "c", Base: "g", Rel: 1.25, Lo: 1.2, Hi: 1.25 * 1.25}
-	if _, rel, iv := StepCells(b, s); rel != "0.800" || iv != "[0.640, 0.833]" {
+	if _, rel, iv := BisectStepCells(b, s); rel != "0.800" || iv != "[0.640, 0.833]" {
 		t.Errorf("lower is better: %s %s", rel, iv)
 	}
 	b.Metric = store.HeadlineMetric
-	if _, rel, iv := StepCells(b, s); rel != "1.250" || iv != "[1.200, 1.562]" {
+	if _, rel, iv := BisectStepCells(b, s); rel != "1.250" || iv != "[1.200, 1.562]" {
 		t.Errorf("qps: %s %s", rel, iv)
 	}
 }
