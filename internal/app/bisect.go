@@ -479,7 +479,7 @@ func run(ctx context.Context, e Env, w *bisect.Walk) error {
 		fmt.Fprintf(e.Out, "magnitude: %.1f %% of %s %s (rel %s against its parent %s, %d round(s), plan %s); BAD against GOOD: %.1f %%\n",
 			100*(1-r), w.Bisection.Test, w.Bisection.Metric, bisect.Interval(r, lo, hi), bisect.Name(res.Parent), res.Final.Rounds, res.Final.Plan, 100*res.Magnitude)
 		if len(t.final) > 0 {
-			if err := report.Why(e.Out, labelSets(t.final)); err != nil {
+			if err := report.Why(e.Out, analysis.LabelSets(t.final)); err != nil {
 				return err
 			}
 		}
