@@ -1,4 +1,4 @@
-package report
+package store
 
 import (
 	"fmt"
@@ -8,16 +8,16 @@ import (
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/result"
-	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/table"
 )
 
-// The bisections of qpslab bisect (internal/bisect walks them), as every
-// surface shows them: the terminal here, the dashboard (internal/serve)
-// with the same cells (BisectStepCells).
+// The stored bisections as every surface shows them (their owner builds
+// their tables, as it does the tokens' and labels'): qpslab bisect status
+// (internal/bisect) and the dashboard's pages (internal/serve), with the
+// same cells (BisectStepCells).
 
-// BisectTable is qpslab bisect status: the stored bisections, one a line.
-func BisectTable(bs []store.Bisection) *table.Table {
+// BisectionsTable is qpslab bisect status: the stored bisections, one a line.
+func BisectionsTable(bs []Bisection) *table.Table {
 	t := table.New("ID", "STATE", "GOOD", "BAD", "SUITE", "TEST", "METRIC", "THRESHOLD", "STARTED", "RESULT")
 	t.Empty = "no bisections (qpslab bisect GOOD BAD --src DIR --suite S --test T starts one)"
 	for _, b := range bs {
@@ -31,7 +31,7 @@ func BisectTable(bs []store.Bisection) *table.Table {
 // its build, what it was measured against, the verdict and interval.
 // subjects are the commits' subjects by hash (where the tree still has
 // them).
-func WriteBisectSteps(w io.Writer, b store.Bisection, steps []store.BisectStep, subjects map[string]string) error {
+func WriteBisectSteps(w io.Writer, b Bisection, steps []BisectStep, subjects map[string]string) error {
 	fmt.Fprintf(w, "bisection %d: %s, %s %s of suite %s, GOOD %s, BAD %s, threshold %.1f %%, src %s\n", b.ID, b.State, b.Test, b.Metric, b.Suite,
 		Hash8(b.Good), Hash8(b.Bad), 100*b.Threshold, b.Src)
 	if b.Result != "" {
@@ -51,8 +51,8 @@ func WriteBisectSteps(w io.Writer, b store.Bisection, steps []store.BisectStep, 
 // value and its interval (- where not measured), turned so that above 1
 // is better as the walk's notes say them (inverted for a metric where
 // lower is better).
-func BisectStepCells(b store.Bisection, s store.BisectStep) (against, rel, interval string) {
-	if m, ok := result.Lookup(b.Metric); ok && b.Metric != store.HeadlineMetric && !m.HigherIsBetter {
+func BisectStepCells(b Bisection, s BisectStep) (against, rel, interval string) {
+	if m, ok := result.Lookup(b.Metric); ok && b.Metric != HeadlineMetric && !m.HigherIsBetter {
 		s.Rel, s.Lo, s.Hi = 1/s.Rel, 1/s.Hi, 1/s.Lo
 	}
 	against, rel, interval = Hash8(s.Base), "-", "-"
