@@ -4,11 +4,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/app"
+	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/report"
 )
 
 func newBisectCmd() *cobra.Command {
-	var o app.BisectOptions
+	var o bisect.Options
 	var threshold, format string
 	var set []string
 	var rounds int
@@ -16,10 +17,10 @@ func newBisectCmd() *cobra.Command {
 		"and measure the commits between GOOD and BAD", cobra.ExactArgs(2),
 		func(cmd *cobra.Command, e app.Env, args []string) (err error) {
 			o.Good, o.Bad = args[0], args[1]
-			if o.Threshold, o.Set, err = app.BisectFlags(threshold, set); err != nil {
+			if o.Threshold, o.Set, err = bisect.Flags(threshold, set); err != nil {
 				return err
 			}
-			return app.Bisect(cmd.Context(), e, o)
+			return bisect.Bisect(cmd.Context(), e.ForBisect(), o)
 		})
 	f := c.Flags()
 	f.StringVar(&o.Src, "src", "", "the source tree: a git checkout (never checked out: commits are compiled in the "+
@@ -42,7 +43,7 @@ func newBisectCmd() *cobra.Command {
 	f.StringArrayVar(&set, "set", nil, "a suite flag, NAME=VALUE, as qpslab run SUITE takes it (repeat for more)")
 	verb := func(use, short string, args cobra.PositionalArgs) *cobra.Command {
 		return jobCmd(use, short, args, func(cmd *cobra.Command, e app.Env, args []string) error {
-			return app.BisectVerb(cmd.Context(), e, cmd.Name(), args, rounds, format)
+			return bisect.Verb(cmd.Context(), e.ForBisect(), cmd.Name(), args, rounds, format)
 		})
 	}
 	resume := verb("resume ID", "Continue an interrupted or undecided bisection", cobra.ExactArgs(1))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/history"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/serve"
@@ -50,7 +51,7 @@ func serveAPI(t *testing.T, st *store.Store) func(path string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := serve.New(serve.Options{Store: st, Settings: settings, Detect: base, PublicRead: true})
+	srv, err := serve.New(serve.Options{Store: st, Settings: settings, Detect: base, PublicRead: true, Bisect: &bisect.Dashboard{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/qpslab/qpslab/internal/app"
+	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/duration"
 	"github.com/qpslab/qpslab/internal/serve"
 )
@@ -17,6 +18,7 @@ func newServeCmd() *cobra.Command {
 		"and hosts; an API to post results to; webhook alerts", cobra.NoArgs,
 		func(cmd *cobra.Command, e app.Env, _ []string) error {
 			o.WebhookGiven, o.SettingsGiven = cmd.Flags().Changed("webhook"), cmd.Flags().Changed("settings")
+			o.Bisect = &bisect.Dashboard{}
 			return o.Run(cmd.Context(), e.Home, e.Store, e.Err)
 		})
 	c.Flags().StringVar(&o.Listen.Addr, "listen", "127.0.0.1:8080", "host:port to listen on (port 0: any free port)")

@@ -212,6 +212,23 @@ type Set struct {
 	Runs  []result.Run
 }
 
+// LabelSets groups runs by label, in the order the labels first appear.
+func LabelSets(runs []result.Run) []Set {
+	var sets []Set
+	at := map[string]int{}
+	for _, r := range runs {
+		l := r.Label()
+		i, ok := at[l]
+		if !ok {
+			i = len(sets)
+			at[l] = i
+			sets = append(sets, Set{Label: l})
+		}
+		sets[i].Runs = append(sets[i].Runs, r)
+	}
+	return sets
+}
+
 // Version is the build version of the set's runs ("" when they name none).
 func (s Set) Version() string {
 	for _, r := range s.Runs {

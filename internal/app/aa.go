@@ -65,7 +65,7 @@ func ownLabel(cs config.Store, base config.Config, suffix, about string) (string
 // keepNoise keeps what an A/A run measured as its host's noise floor, per
 // test, and prints it.
 func keepNoise(ctx context.Context, e Env, p *plan.Runner, runs []result.Run) error {
-	sets := labelSets(runs)
+	sets := analysis.LabelSets(runs)
 	if len(sets) != 2 {
 		return fmt.Errorf("the A/A run stored %d label(s), not 2: no noise floor kept", len(sets))
 	}
@@ -114,7 +114,7 @@ func planSets(p *plan.Runner, runs []result.Run) []analysis.Set {
 	for _, l := range p.Labels() {
 		names = append(names, l.Label())
 	}
-	return orderSets(labelSets(runs), names)
+	return orderSets(analysis.LabelSets(runs), names)
 }
 
 // orderSets sorts sets by their label's place in names (those not in it
@@ -127,22 +127,5 @@ func orderSets(sets []analysis.Set, names []string) []analysis.Set {
 		return len(names)
 	}
 	slices.SortStableFunc(sets, func(a, b analysis.Set) int { return rank(a) - rank(b) })
-	return sets
-}
-
-// labelSets groups runs by label, in the order the labels first appear.
-func labelSets(runs []result.Run) []analysis.Set {
-	var sets []analysis.Set
-	at := map[string]int{}
-	for _, r := range runs {
-		l := r.Label()
-		i, ok := at[l]
-		if !ok {
-			i = len(sets)
-			at[l] = i
-			sets = append(sets, analysis.Set{Label: l})
-		}
-		sets[i].Runs = append(sets[i].Runs, r)
-	}
 	return sets
 }

@@ -121,7 +121,7 @@ func Agent(ctx context.Context, e Env, o AgentOptions) error {
 		},
 		Bisect: func(ctx context.Context, at fleet.BisectAttempt) error {
 			at.Job.Set = narrowAllow(at.Job.Set, o.AllowFiles)
-			return runBisectJob(ctx, e, at, o.Builder)
+			return bisect.RunJob(ctx, e.ForBisect(), at, o.Builder)
 		},
 		Have: func() ([]fleet.Build, []fleet.Config) {
 			b, c, err := agentHas(context.Background(), h)

@@ -110,7 +110,7 @@ func Demo(ctx context.Context, e Env, o DemoOptions) error {
 		return err
 	}
 	defer st.Close()
-	sets := labelSets(runs)
+	sets := analysis.LabelSets(runs)
 	if len(sets) != 2 {
 		return fmt.Errorf("the demo stored %d label(s), not 2: see qpslab labels", len(sets))
 	}

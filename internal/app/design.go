@@ -260,7 +260,7 @@ func autoRepeats(p *plan.Runner, sliced []int, hc hostComponents) int {
 // project's 2-core VM (1.67).
 const PlannedOverhead = 1.7
 
-// looksFit sets --until-decided's looks (p.Looks) to as many as the
+// looksFit sets --until-decided's looks (p.Design.Looks) to as many as the
 // budget holds, at most plan.DefaultLooks, before anything runs: the first
 // look's planned time (PlannedOverhead × its items' seconds), and each
 // later look as long as the same share of it, every test undecided (Step

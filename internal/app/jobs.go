@@ -1,7 +1,7 @@
 // Package jobs runs plans for the commands that run them: qpslab run (the
 // plan with its progress, tables, comparison and reports, an A/A run's
-// noise floor), qpslab bisect (each step a plan of two builds, the walk
-// in internal/bisect), a fleet agent's jobs, fleet submit's checks and queueing,
+// noise floor), qpslab bisect's steps (internal/bisect runs them on this
+// runner: Env.ForBisect), a fleet agent's jobs, fleet submit's checks and queueing,
 // the fleet's status, and the demo. It owns the orchestration around a
 // plan (the host fingerprint, the store and file it records to, what is
 // printed); the plan itself runs in internal/plan, the fleet's queue in

@@ -404,7 +404,7 @@ func (d doneCtx) Done(r result.Run) error { return d.r.Done(d.ctx, r) }
 // test is also undecided while a comparison of neighbours in the sweep
 // is: the study places each change by them.
 func undecided(ctx context.Context, st *store.Store, runs []result.Run, look, looks int, w io.Writer, names, sweep []string) ([]string, error) {
-	sets := orderSets(labelSets(runs), names)
+	sets := orderSets(analysis.LabelSets(runs), names)
 	if len(sets) < 2 {
 		return nil, nil
 	}

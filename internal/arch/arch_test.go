@@ -130,6 +130,11 @@ func TestTheRuleCanFail(t *testing.T) {
 	if layer["internal/engine"] >= layer["internal/plan"] || layer["internal/sandbox"] >= layer["internal/plan"] {
 		t.Error("the plan must sit above the sandbox and the engine it drives")
 	}
+	// bisect reaches serve's types (its Bisector) and runs its plans on
+	// what app gives it: serve never imports it, it never imports app.
+	if layer["internal/serve"] >= layer["internal/bisect"] || layer["internal/bisect"] >= layer["internal/app"] {
+		t.Error("bisect must sit above serve and below app")
+	}
 }
 
 // The metric registry (result.Register) is the one list of figures: only

@@ -49,12 +49,18 @@ var layer = map[string]int{
 	// concluding from them.
 	"internal/workload": 5, "internal/plan": 5, "internal/importer": 5, "internal/recorder": 5, "internal/analysis": 5,
 	// Presenting; selecting the runs a question is about, for every surface.
-	"internal/report": 6, "internal/selector": 6, "internal/bisect": 6,
-	// Serving what is presented: the dashboard, its API and alerts; and
-	// running plans for the commands (qpslab run, the fleet, the demo).
-	"internal/serve": 7, "internal/app": 7, "internal/study": 7,
+	"internal/report": 6, "internal/selector": 6,
+	// The application layer, one concept a package. Serving what is
+	// presented: the dashboard, its API and alerts; a version sweep.
+	"internal/serve": 7, "internal/study": 7,
+	// qpslab bisect: the walk and all its orchestration (the commands, a
+	// step's plan, the fleet job's run), its plans run by the runner app
+	// gives it (app.Env.ForBisect).
+	"internal/bisect": 8,
+	// Running plans for the commands (qpslab run, the fleet, the demo).
+	"internal/app": 9,
 	// Wiring.
-	"cmd/qpslab": 8, "bench/changepoint": 8, "bench/servegen": 8,
+	"cmd/qpslab": 10, "bench/changepoint": 10, "bench/servegen": 10,
 }
 
 // SuiteLayer is the rank of every registered suite's package: above what

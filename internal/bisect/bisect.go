@@ -1,12 +1,20 @@
-// Package bisect owns the walk of qpslab bisect: the commits between a
-// GOOD and a BAD commit of a source tree, binary-searched for the first
-// one whose build is measurably worse, each step a midpoint compiled
-// (through a Builder) and measured paired against GOOD's build (through a
-// Tester), judged by the halfway cut (rule.go), logged as it goes (through
-// a Log: the store), resumed from that log, with commits that do not build
-// or cannot be told skipped as git bisect skip does. It compiles, runs and
-// stores nothing itself, reads no flags and prints only to the writer it
-// is given: internal/app runs the plans and opens the store.
+// Package bisect is qpslab bisect, all of it but its table (internal/store),
+// its job kind (internal/fleet), its pages (internal/serve) and its flags
+// (cmd/qpslab).
+//
+// The walk (this file): the commits between a GOOD and a BAD commit of a
+// source tree, binary-searched for the first one whose build is
+// measurably worse, each step a midpoint compiled (through a Builder) and
+// measured paired against GOOD's build (through a Tester), judged by the
+// halfway cut (rule.go), logged as it goes (through a Log: the store),
+// resumed from that log, with commits that do not build or cannot be told
+// skipped as git bisect skip does. The walk itself compiles, runs and
+// stores nothing, and prints only to the writer it is given.
+//
+// Its orchestration: the commands and the Tester that runs a step's plan
+// (command.go), a fleet agent's bisection job (job.go), and the
+// dashboard's "bisect this" (dashboard.go). It reads no flags; a step's
+// plan runs on the runner internal/app gives it in its Env.
 package bisect
 
 import (

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/config"
 	"github.com/qpslab/qpslab/internal/fleet"
@@ -95,16 +94,16 @@ func TestGoldenListings(t *testing.T) {
 	b := store.Bisection{ID: 3, Src: "/src/mariadb", Good: "0123456789abcdef", Bad: "fedcba9876543210", Suite: "sysbench", Test: "point-query_range=100",
 		Metric: "qps", Threshold: 0.05, State: "done", Started: at.Add(-2 * time.Hour), Result: "first bad commit 89abcdef (0.81 [0.78, 0.84])"}
 	golden(t, "bisections.txt", func(w io.Writer) error {
-		return Print(w, bisect.ListTable([]store.Bisection{b, {ID: 4, State: "running", Started: at, Threshold: math.NaN()}}), "text")
+		return Print(w, store.BisectionsTable([]store.Bisection{b, {ID: 4, State: "running", Started: at, Threshold: math.NaN()}}), "text")
 	})
-	golden(t, "bisections-empty.txt", func(w io.Writer) error { return Print(w, bisect.ListTable(nil), "text") })
+	golden(t, "bisections-empty.txt", func(w io.Writer) error { return Print(w, store.BisectionsTable(nil), "text") })
 	steps := []store.BisectStep{
 		{Seq: 1, Commit: b.Good, Kind: "good", Rel: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Build: "b-good", Plan: "6×2"},
 		{Seq: 2, Commit: "89abcdef00000000", Base: b.Good, Build: "b-89ab", Kind: "worse", Rel: 0.81, Lo: 0.78, Hi: 0.84, Rounds: 12, Plan: "6×2", Note: "bad"},
 		{Seq: 3, Commit: "1111111122222222", Base: "89abcdef00000000", Build: "b-1111", Kind: "same", Rel: 1.01, Lo: 0.97, Hi: 1.05, Rounds: 24},
 	}
 	golden(t, "bisect-steps.txt", func(w io.Writer) error {
-		return bisect.WriteSteps(w, b, steps, map[string]string{"89abcdef00000000": "btr: a slower search"})
+		return store.WriteBisectSteps(w, b, steps, map[string]string{"89abcdef00000000": "btr: a slower search"})
 	})
 
 	fp, _ := json.Marshal(map[string]any{"cpus": 2, "mem_kb": 24700000, "cpu_model": "Intel(R)  Xeon(R) Processor"})

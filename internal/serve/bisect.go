@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
@@ -27,7 +26,7 @@ type bisectStepLine struct {
 }
 
 func bisectOf(b store.Bisection) bisectLine {
-	l := bisectLine{ID: b.ID, Href: "/bisections/" + strconv.FormatInt(b.ID, 10), State: b.State, Good: bisect.Hash8(b.Good), Bad: bisect.Hash8(b.Bad),
+	l := bisectLine{ID: b.ID, Href: "/bisections/" + strconv.FormatInt(b.ID, 10), State: b.State, Good: store.Hash8(b.Good), Bad: store.Hash8(b.Bad),
 		Suite: b.Suite, Test: b.Test, Metric: b.Metric, Threshold: fmt.Sprintf("%.1f %%", 100*b.Threshold),
 		Started: fmtTime(b.Started), Result: b.Result}
 	if !b.Ended.IsZero() {
@@ -68,8 +67,8 @@ func (s *Server) pageBisection(w http.ResponseWriter, r *http.Request) {
 	}
 	var lines []bisectStepLine
 	for _, st := range steps {
-		l := bisectStepLine{Seq: st.Seq, Commit: bisect.Hash8(st.Commit), Build: st.Build, Kind: st.Kind, Plan: st.Plan, Note: st.Note, When: fmtTime(st.At), Rounds: st.Rounds}
-		l.Against, l.Rel, l.Interval = bisect.StepCells(b, st)
+		l := bisectStepLine{Seq: st.Seq, Commit: store.Hash8(st.Commit), Build: st.Build, Kind: st.Kind, Plan: st.Plan, Note: st.Note, When: fmtTime(st.At), Rounds: st.Rounds}
+		l.Against, l.Rel, l.Interval = store.BisectStepCells(b, st)
 		lines = append(lines, l)
 	}
 	s.render(w, r, http.StatusOK, "bisection", page{Title: fmt.Sprintf("bisection %d", id), Data: struct {

@@ -90,7 +90,7 @@ func bisectAPI(t *testing.T, ts *testServer, key, tok, body string) answer {
 func TestBisectThisWithoutAFleet(t *testing.T) {
 	src, hs := gitTree(t, 12)
 	st := sqliteStore(t, commitRuns(hs))
-	ts := start(t, st, func(o *Options) { o.BisectSrc = []string{src} })
+	ts := start(t, st, func(o *Options) { o.BisectSrc, o.Bisect = []string{src}, TestBisector() })
 	es := attentionAPI(t, ts, "").Entries
 	if len(es) != 1 || es[0].Bisect == nil {
 		t.Fatalf("entries %+v", es)
@@ -139,7 +139,7 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 	apiErr(t, "rounds", bisectAPI(t, ts, e.Key, tok, `{"rounds": 5000}`), 400, "rounds 5000")
 
 	// No tree the server knows holds the commits.
-	ts2 := start(t, st, nil)
+	ts2 := start(t, st, func(o *Options) { o.Bisect = TestBisector() })
 	e2 := attentionAPI(t, ts2, "").Entries[0]
 	if e2.Bisect == nil || !strings.Contains(e2.Bisect.Command, "--src SRC") {
 		t.Errorf("without --bisect-src: %+v", e2.Bisect)
@@ -147,7 +147,7 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 	tok2 := ts2.token(t, "carol", ScopeTriage)
 	apiErr(t, "no source tree", bisectAPI(t, ts2, e2.Key, tok2, ""), 409, "give qpslab serve --bisect-src DIR")
 	// Builds that name no commits.
-	ts3 := start(t, sqliteStore(t, commitRuns(nil)), func(o *Options) { o.BisectSrc = []string{src} })
+	ts3 := start(t, sqliteStore(t, commitRuns(nil)), func(o *Options) { o.BisectSrc, o.Bisect = []string{src}, TestBisector() })
 	e3 := attentionAPI(t, ts3, "").Entries[0]
 	if e3.Bisect != nil {
 		t.Errorf("builds without commits: %+v", e3.Bisect)
@@ -217,7 +217,9 @@ func TestBisectThisQueuesAFleetJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHook(t, 1) // its first post fails: retried
-	ts := start(t, st, func(o *Options) { o.BisectSrc, o.Fleet, o.Webhook = []string{src}, fl, h.URL })
+	ts := start(t, st, func(o *Options) {
+		o.BisectSrc, o.Fleet, o.Webhook, o.Bisect = []string{src}, fl, h.URL, TestBisector()
+	})
 	if err := ts.Refresh(c); err != nil { // the alerts' baseline: the regression is known
 		t.Fatal(err)
 	}

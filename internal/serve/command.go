@@ -40,6 +40,8 @@ type Command struct {
 	TrustedProxy  string   // CIDR[,CIDR]: the proxies whose X-Forwarded-For names the client
 	BisectSrc     []string // git trees "bisect this" walks
 	AllowedHosts  []string // names it answers to besides --public-url's (or the listen host) and loopback's
+	// Bisect is "bisect this" (Options.Bisect), which the wiring gives.
+	Bisect Bisector
 }
 
 // Run checks c (one error naming the flag and the fix), opens the store
@@ -125,7 +127,7 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 		defer fl.Close()
 	}
 	srv, err := New(Options{
-		Fleet: fl, BisectSrc: srcs,
+		Fleet: fl, BisectSrc: srcs, Bisect: c.Bisect,
 		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public", PublicTriage: c.Triage == "public",
 		MaxBody: int64(limit), Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
 		PublicURL: c.PublicURL, AllowedHosts: c.AllowedHosts, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "", TrustedProxies: proxies,

@@ -113,6 +113,10 @@ type Options struct {
 	// entry is bisected in the first that has both its commits, at the
 	// same path on the agents.
 	BisectSrc []string
+	// Bisect is "bisect this" (bisect.Dashboard, which the wiring gives:
+	// serve imports nothing above it); nil: the entries say nothing of
+	// bisecting, and queueing one is refused.
+	Bisect Bisector
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// PageWait is how long a page waits for an analysis being computed
@@ -144,7 +148,6 @@ type Server struct {
 	// refreshMu serialises refreshes (a poll and an ingest's).
 	refreshMu sync.Mutex
 	alertGen  string // the generation whose alerts were all sent
-	srcs      srcCache
 	// hosts are the names it answers to (hosts.go); ListenAndServe adds
 	// the listen address's.
 	hostsMu sync.Mutex

@@ -1,15 +1,14 @@
-package app
+package bisect
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/store"
 )
 
-// runBisectJob runs one attempt of a fleet bisection job on this agent:
+// RunJob runs one attempt of a fleet bisection job on this agent:
 // qpslab bisect GOOD BAD --src … with the job's question, through the
 // code the command uses (a later attempt resumes the stored bisection
 // from its decided steps). A step that cannot tell is resumed with twice
@@ -17,9 +16,9 @@ import (
 // job ends when the bisection has its answer (found, no regression, or
 // still cannot tell), and fails, not retried, when the bisection failed
 // (GOOD or BAD does not build) or its question is refused here.
-func runBisectJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder bisect.Builder) error {
+func RunJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder Builder) error {
 	j := at.Job
-	o := BisectOptions{
+	o := Options{
 		Good:      j.Good,
 		Bad:       j.Bad,
 		Src:       j.Src,
@@ -40,7 +39,7 @@ func runBisectJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder bi
 		return err
 	}
 	for retry := 0; ; retry++ {
-		b, err2 := bisectState(ctx, e, id)
+		b, err2 := stored(ctx, e, id)
 		if err2 != nil {
 			return err2
 		}
@@ -73,7 +72,7 @@ func runBisectJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder bi
 				j.Retries,
 				2*rounds,
 			)
-			err = BisectResume(ctx, e, id, 2*rounds, builder)
+			err = Resume(ctx, e, id, 2*rounds, builder)
 			continue
 		}
 		if err == nil { // still running, with no error: it cannot be
@@ -83,8 +82,8 @@ func runBisectJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder bi
 	}
 }
 
-func bisectState(ctx context.Context, e Env, id int64) (store.Bisection, error) {
-	st, err := e.openStore(ctx)
+func stored(ctx context.Context, e Env, id int64) (store.Bisection, error) {
+	st, err := e.OpenStore(ctx)
 	if err != nil {
 		return store.Bisection{}, err
 	}

@@ -1,4 +1,4 @@
-package app
+package bisect_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/bisect"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/home"
@@ -100,15 +101,15 @@ echo "$bench : 1.000 micros/op $ops ops/sec 1.000 seconds $ops operations;"
 	return build.Registry{Dir: b.h.Builds(), Cache: b.h.Cache}.AddProgram(ctx, name, prog, true)
 }
 
-func bisectEnv(t *testing.T) (Env, *bytes.Buffer, *bytes.Buffer) {
+func bisectEnv(t *testing.T) (app.Env, *bytes.Buffer, *bytes.Buffer) {
 	h := testenv.Home(t)
 	t.Setenv("QPSLAB_HOME", h.Root)
 	var out, errb bytes.Buffer
-	return Env{Home: h, Out: &out, Err: &errb}, &out, &errb
+	return app.Env{Home: h, Out: &out, Err: &errb}, &out, &errb
 }
 
-func fastOptions(src string, b bisect.Builder) BisectOptions {
-	return BisectOptions{Src: src, Suite: "db_bench", Test: "readrandom.cached", Rounds: 6, Builder: b,
+func fastOptions(src string, b bisect.Builder) bisect.Options {
+	return bisect.Options{Src: src, Suite: "db_bench", Test: "readrandom.cached", Rounds: 6, Builder: b,
 		Set: map[string]string{"size": "0.001", "seconds": "1", "settle-secs": "0"}}
 }
 
@@ -124,7 +125,7 @@ func TestBisectDBBench(t *testing.T) {
 	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
 	o := fastOptions(src, fb)
 	o.Good, o.Bad = hs[0], "HEAD"
-	if err := Bisect(ctx, e, o); err != nil {
+	if err := bisect.Bisect(ctx, e.ForBisect(), o); err != nil {
 		t.Fatalf("%v\n%s", err, errb)
 	}
 	want := "first bad commit: " + hs[6][:8] + " commit 6: speed 750: 0.7"
@@ -158,14 +159,14 @@ func TestBisectDBBench(t *testing.T) {
 	compiled := len(fb.compiled)
 	out.Reset()
 	errb.Reset()
-	if err := Bisect(ctx, e, o); err != nil {
+	if err := bisect.Bisect(ctx, e.ForBisect(), o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), want) || !strings.Contains(errb.String(), "resuming bisection 1 (found;") || strings.Contains(errb.String(), "measure ") || len(fb.compiled) != compiled {
 		t.Errorf("run again: compiled %d (was %d)\n%s\n%s", len(fb.compiled), compiled, out, errb)
 	}
 	out.Reset()
-	if err := BisectStatus(ctx, e, 1, "text"); err != nil || !strings.Contains(out.String(), "commit 6: speed 750") || !strings.Contains(out.String(), "GOOD") {
+	if err := bisect.Status(ctx, e.ForBisect(), 1, "text"); err != nil || !strings.Contains(out.String(), "commit 6: speed 750") || !strings.Contains(out.String(), "GOOD") {
 		t.Errorf("status: %v\n%s", err, out)
 	}
 }
@@ -181,37 +182,37 @@ func TestBisectBadInput(t *testing.T) {
 	src, hs := speedRepo(t, []string{"1000", "900"})
 	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
 	for _, c := range []struct {
-		edit func(*BisectOptions)
+		edit func(*bisect.Options)
 		want string
 	}{
-		{func(o *BisectOptions) { o.Src = t.TempDir() }, "is not a git tree"},
-		{func(o *BisectOptions) { o.Good, o.Bad = hs[1], hs[0] }, "is not an ancestor of BAD"},
-		{func(o *BisectOptions) { o.Bad = hs[0] }, "GOOD and BAD are the same commit"},
-		{func(o *BisectOptions) { o.Suite = "nosuch" }, "nosuch"},
-		{func(o *BisectOptions) { o.Test = "readrandom" }, `--test "readrandom": suite db_bench has no such test`},
-		{func(o *BisectOptions) { o.Metric = "nosuch" }, "--metric nosuch: no such metric"},
-		{func(o *BisectOptions) { o.Bad = "nosuchrev" }, `has no commit "nosuchrev"`},
-		{func(o *BisectOptions) { o.Set["nosuchflag"] = "1" }, "nosuchflag"},
-		{func(o *BisectOptions) { o.Set["seconds"] = "many" }, "seconds"},
-		{func(o *BisectOptions) { o.Flavor = "nosuch" }, `--flavor: unknown flavor "nosuch"`},
-		{func(o *BisectOptions) { o.Rounds = -1 }, "--rounds -1: give 1 to 1000"},
-		{func(o *BisectOptions) { o.Rounds = 1001 }, "--rounds 1001: give 1 to 1000"},
-		{func(o *BisectOptions) { o.Config = "nosuchconfig" }, "--config nosuchconfig: no such config"},
-		{func(o *BisectOptions) { o.CFlags = "-O2\x1b[2J" }, "--cflags \"-O2\\x1b[2J\": it holds a control character"},
-		{func(o *BisectOptions) { o.Set["seconds"] = "1\n" }, "--set seconds \"1\\n\": it holds a control character"},
+		{func(o *bisect.Options) { o.Src = t.TempDir() }, "is not a git tree"},
+		{func(o *bisect.Options) { o.Good, o.Bad = hs[1], hs[0] }, "is not an ancestor of BAD"},
+		{func(o *bisect.Options) { o.Bad = hs[0] }, "GOOD and BAD are the same commit"},
+		{func(o *bisect.Options) { o.Suite = "nosuch" }, "nosuch"},
+		{func(o *bisect.Options) { o.Test = "readrandom" }, `--test "readrandom": suite db_bench has no such test`},
+		{func(o *bisect.Options) { o.Metric = "nosuch" }, "--metric nosuch: no such metric"},
+		{func(o *bisect.Options) { o.Bad = "nosuchrev" }, `has no commit "nosuchrev"`},
+		{func(o *bisect.Options) { o.Set["nosuchflag"] = "1" }, "nosuchflag"},
+		{func(o *bisect.Options) { o.Set["seconds"] = "many" }, "seconds"},
+		{func(o *bisect.Options) { o.Flavor = "nosuch" }, `--flavor: unknown flavor "nosuch"`},
+		{func(o *bisect.Options) { o.Rounds = -1 }, "--rounds -1: give 1 to 1000"},
+		{func(o *bisect.Options) { o.Rounds = 1001 }, "--rounds 1001: give 1 to 1000"},
+		{func(o *bisect.Options) { o.Config = "nosuchconfig" }, "--config nosuchconfig: no such config"},
+		{func(o *bisect.Options) { o.CFlags = "-O2\x1b[2J" }, "--cflags \"-O2\\x1b[2J\": it holds a control character"},
+		{func(o *bisect.Options) { o.Set["seconds"] = "1\n" }, "--set seconds \"1\\n\": it holds a control character"},
 	} {
 		o := fastOptions(src, fb)
 		o.Good, o.Bad = hs[0], hs[1]
 		c.edit(&o)
-		err := Bisect(ctx, e, o)
+		err := bisect.Bisect(ctx, e.ForBisect(), o)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("want one line with %q: %v", c.want, err)
 		}
 	}
-	if _, _, err := BisectFlags("150%", nil); err == nil || !strings.Contains(err.Error(), "--threshold 150%") {
+	if _, _, err := bisect.Flags("150%", nil); err == nil || !strings.Contains(err.Error(), "--threshold 150%") {
 		t.Errorf("threshold 150%%: %v", err)
 	}
-	if th, set, err := BisectFlags("7.5%", []string{"seconds=30"}); err != nil || th != 0.075 || set["seconds"] != "30" {
+	if th, set, err := bisect.Flags("7.5%", []string{"seconds=30"}); err != nil || th != 0.075 || set["seconds"] != "30" {
 		t.Errorf("7.5%%: %v %v %v", th, set, err)
 	}
 	if len(fb.compiled) != 0 {
@@ -241,16 +242,16 @@ func TestBisectResumeCannotTellSkip(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	o := fastOptions(src, interrupt{fb, hs[4], cancel})
 	o.Good, o.Bad = hs[0], hs[8]
-	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) || !strings.Contains(errb.String(), "bisection 1 stopped: its decided steps are stored; qpslab bisect resume 1") {
+	if err := bisect.Bisect(ctx, e.ForBisect(), o); !errors.Is(err, context.Canceled) || !strings.Contains(errb.String(), "bisection 1 stopped: its decided steps are stored; qpslab bisect resume 1") {
 		t.Fatalf("interrupted: %v\n%s", err, errb)
 	}
 	errb.Reset()
-	err := BisectResume(context.Background(), e, 1, 0, fb)
+	err := bisect.Resume(context.Background(), e.ForBisect(), 1, 0, fb)
 	if err == nil || !strings.Contains(err.Error(), hs[4][:8]+" cannot tell: ") || !strings.Contains(err.Error(), "qpslab bisect resume 1 --rounds 12") ||
 		strings.Contains(errb.String(), "endpoints:") || strings.Count(errb.String(), "measure ") != 1 {
 		t.Fatalf("resumed: %v\n%s", err, errb)
 	}
-	if err := BisectResume(context.Background(), e, 1, 12, fb); err == nil || !strings.Contains(err.Error(), "cannot tell") {
+	if err := bisect.Resume(context.Background(), e.ForBisect(), 1, 12, fb); err == nil || !strings.Contains(err.Error(), "cannot tell") {
 		t.Fatalf("more rounds: %v", err)
 	}
 	// Each measurement of the midpoint took its looks (plan.DefaultLooks):
@@ -261,7 +262,7 @@ func TestBisectResumeCannotTellSkip(t *testing.T) {
 	}
 	out.Reset()
 	errb.Reset()
-	if err := BisectSkip(context.Background(), e, 1, "", fb); err != nil {
+	if err := bisect.Skip(context.Background(), e.ForBisect(), 1, "", fb); err != nil {
 		t.Fatalf("skip: %v\n%s", err, errb)
 	}
 	if want := "first bad commit is one of " + hs[4][:8] + " " + hs[5][:8]; !strings.Contains(out.String(), want) || !strings.Contains(errb.String(), "skipped "+hs[4][:8]) {
@@ -284,7 +285,7 @@ func (i interrupt) Compile(ctx context.Context, o bisect.CompileOptions) (build.
 	return i.Builder.Compile(ctx, o)
 }
 
-func stepsOf(t *testing.T, e Env) []store.BisectStep {
+func stepsOf(t *testing.T, e app.Env) []store.BisectStep {
 	st, err := store.Open(context.Background(), "", e.Home.StoreFile())
 	if err != nil {
 		t.Fatal(err)
@@ -307,7 +308,7 @@ func TestBisectThresholdIsTheNoiseFloor(t *testing.T) {
 	src, hs := speedRepo(t, []string{"1000", "800"})
 	o := fastOptions(src, fb)
 	o.Good, o.Bad = hs[0], hs[1]
-	if err := Bisect(ctx, e, o); err != nil {
+	if err := bisect.Bisect(ctx, e.ForBisect(), o); err != nil {
 		t.Fatalf("%v\n%s", err, errb)
 	}
 	st, err := store.Open(ctx, "", e.Home.StoreFile())
@@ -330,7 +331,7 @@ func TestBisectThresholdIsTheNoiseFloor(t *testing.T) {
 	src2, hs2 := speedRepo(t, []string{"1000", "800"})
 	o = fastOptions(src2, fb)
 	o.Good, o.Bad = hs2[0], hs2[1]
-	err = Bisect(ctx, e, o)
+	err = bisect.Bisect(ctx, e.ForBisect(), o)
 	if err == nil || !strings.Contains(err.Error(), "within the threshold 30.0 % (rel 0.769 to 1.300): no regression to bisect") || !strings.Contains(errb.String(), "threshold 30.0 %: this host's noise floor (qpslab run --aa)") {
 		t.Errorf("%v\n%s", err, errb)
 	}
@@ -338,14 +339,14 @@ func TestBisectThresholdIsTheNoiseFloor(t *testing.T) {
 
 // startedBisection is bisection 1 of a 3-commit speedRepo, interrupted
 // as it compiles GOOD: stored, with no step.
-func startedBisection(t *testing.T) (Env, string, []string, *dbBenchBuilder, BisectOptions) {
+func startedBisection(t *testing.T) (app.Env, string, []string, *dbBenchBuilder, bisect.Options) {
 	e, _, errb := bisectEnv(t)
 	src, hs := speedRepo(t, []string{"1000", "1000", "900"})
 	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	o := fastOptions(src, interrupt{fb, hs[0], cancel})
 	o.Good, o.Bad = hs[0], hs[2]
-	if err := Bisect(ctx, e, o); !errors.Is(err, context.Canceled) {
+	if err := bisect.Bisect(ctx, e.ForBisect(), o); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted: %v\n%s", err, errb)
 	}
 	return e, src, hs, fb, o
@@ -357,26 +358,26 @@ func startedBisection(t *testing.T) (Env, string, []string, *dbBenchBuilder, Bis
 func TestBisectSettingsDiffer(t *testing.T) {
 	e, src, hs, fb, _ := startedBisection(t)
 	for _, c := range []struct {
-		edit func(*BisectOptions)
+		edit func(*bisect.Options)
 		want string
 	}{
-		{func(o *BisectOptions) { o.Config = "default" }, `bisection 1 was started with --config ""; resume it with its own settings: qpslab bisect resume 1, or start another`},
-		{func(o *BisectOptions) { o.CFlags = "-O3" }, `--cflags ""`},
-		{func(o *BisectOptions) { o.Flavor = "rocksdb" }, `--flavor ""`},
-		{func(o *BisectOptions) { o.Rounds = 8 }, `--rounds "6"; resume it with its own settings: qpslab bisect resume 1 --rounds 8`},
-		{func(o *BisectOptions) { o.Set["seconds"] = "2" }, `--set "seconds=1"`},
-		{func(o *BisectOptions) { delete(o.Set, "seconds") }, `--set "seconds=1"`},
-		{func(o *BisectOptions) { o.Set["compression"] = "none" }, `no --set compression`},
+		{func(o *bisect.Options) { o.Config = "default" }, `bisection 1 was started with --config ""; resume it with its own settings: qpslab bisect resume 1, or start another`},
+		{func(o *bisect.Options) { o.CFlags = "-O3" }, `--cflags ""`},
+		{func(o *bisect.Options) { o.Flavor = "rocksdb" }, `--flavor ""`},
+		{func(o *bisect.Options) { o.Rounds = 8 }, `--rounds "6"; resume it with its own settings: qpslab bisect resume 1 --rounds 8`},
+		{func(o *bisect.Options) { o.Set["seconds"] = "2" }, `--set "seconds=1"`},
+		{func(o *bisect.Options) { delete(o.Set, "seconds") }, `--set "seconds=1"`},
+		{func(o *bisect.Options) { o.Set["compression"] = "none" }, `no --set compression`},
 	} {
 		o := fastOptions(src, fb)
 		o.Good, o.Bad = hs[0], hs[2]
 		c.edit(&o)
-		if err := Bisect(context.Background(), e, o); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := bisect.Bisect(context.Background(), e.ForBisect(), o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want %q: %v", c.want, err)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := BisectResume(ctx, e, 1, 12, interrupt{fb, hs[0], cancel}); !errors.Is(err, context.Canceled) {
+	if err := bisect.Resume(ctx, e.ForBisect(), 1, 12, interrupt{fb, hs[0], cancel}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("resume: %v", err)
 	}
 	st, err := store.Open(context.Background(), "", e.Home.StoreFile())
@@ -393,10 +394,10 @@ func TestBisectSettingsDiffer(t *testing.T) {
 // bisections yet and creates nothing.
 func TestBisectStatusCreatesNoStore(t *testing.T) {
 	e, out, _ := bisectEnv(t)
-	if err := BisectStatus(context.Background(), e, 0, "text"); err != nil || !strings.HasPrefix(out.String(), "no bisections yet") {
+	if err := bisect.Status(context.Background(), e.ForBisect(), 0, "text"); err != nil || !strings.HasPrefix(out.String(), "no bisections yet") {
 		t.Errorf("%v: %s", err, out)
 	}
-	if err := BisectStatus(context.Background(), e, 3, "text"); err == nil || !strings.Contains(err.Error(), "bisection 3: no such bisection") {
+	if err := bisect.Status(context.Background(), e.ForBisect(), 3, "text"); err == nil || !strings.Contains(err.Error(), "bisection 3: no such bisection") {
 		t.Errorf("status 3: %v", err)
 	}
 	if _, err := os.Stat(e.Home.StoreFile()); err == nil {
@@ -408,16 +409,16 @@ func TestBisectStatusCreatesNoStore(t *testing.T) {
 // in one line naming the first's pid.
 func TestBisectLocked(t *testing.T) {
 	e, _, hs, fb, o := startedBisection(t)
-	unlock, err := lockBisection(e.Home, 1)
+	unlock, err := bisect.LockBisection(e.Home, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("bisection 1 is running (pid %d)", os.Getpid())
 	o.Builder = fb
 	for name, err := range map[string]error{
-		"bisect": Bisect(context.Background(), e, o),
-		"resume": BisectResume(context.Background(), e, 1, 0, fb),
-		"skip":   BisectSkip(context.Background(), e, 1, hs[1], fb),
+		"bisect": bisect.Bisect(context.Background(), e.ForBisect(), o),
+		"resume": bisect.Resume(context.Background(), e.ForBisect(), 1, 0, fb),
+		"skip":   bisect.Skip(context.Background(), e.ForBisect(), 1, hs[1], fb),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s while running: %v", name, err)

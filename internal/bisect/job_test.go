@@ -1,4 +1,4 @@
-package app
+package bisect_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/qpslab/qpslab/internal/app"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/store"
 	"github.com/qpslab/qpslab/internal/testenv"
@@ -37,7 +38,7 @@ func TestAgentWorksBisectJob(t *testing.T) {
 	fb := &dbBenchBuilder{h: e.Home, compiled: map[string]int{}}
 	done := make(chan error, 1)
 	go func() {
-		done <- Agent(ctx, e, AgentOptions{Name: "bisector", OnTerm: "abort", Heartbeat: time.Second, Builder: fb})
+		done <- app.Agent(ctx, e, app.AgentOptions{Name: "bisector", OnTerm: "abort", Heartbeat: time.Second, Builder: fb})
 	}()
 	testenv.WaitFor(t, time.Minute, "the agent registered", func() bool {
 		hs, err := fl.Hosts(ctx)
