@@ -410,6 +410,16 @@ func (d *Dashboard) Queue(ctx context.Context, s *serve.Server, key string, br s
 		j.Set[strings.TrimPrefix(k, "--")] = v
 	}
 	j.Threshold, j.Rounds, j.Who = br.Threshold, br.Rounds, who
+	// The spec each step will run, as the agent will parse it (Parse,
+	// through the steps' own planTester): a flag it refuses is this
+	// request's error now, not a job's failure later.
+	st, err := suite.Get(j.Suite)
+	if err == nil {
+		err = (&planTester{s: st, o: Options{Set: j.Set, Test: j.Test}}).choose()
+	}
+	if err != nil {
+		return serve.EntryBisect{}, serve.BadInput("set: %v", err)
+	}
 	if br.Retries != nil {
 		j.Retries = *br.Retries
 	}

@@ -137,6 +137,10 @@ func TestBisectThisWithoutAFleet(t *testing.T) {
 	)
 	apiErr(t, "an unknown field", bisectAPI(t, ts, e.Key, tok, `{"thresold": 0.1}`), 400, "not a bisection request")
 	apiErr(t, "rounds", bisectAPI(t, ts, e.Key, tok, `{"rounds": 5000}`), 400, "rounds 5000")
+	// The steps' spec is parsed as the agent will (plan.Parse): a flag
+	// the suite refuses is the request's error.
+	apiErr(t, "a flag the suite refuses", bisectAPI(t, ts, e.Key, tok, `{"set": {"threads": "0"}}`), 400, "--threads 0")
+	apiErr(t, "a flag the suite lacks", bisectAPI(t, ts, e.Key, tok, `{"set": {"nope": "1"}}`), 400, "--nope")
 
 	// No tree the server knows holds the commits.
 	ts2 := start(t, st, func(o *Options) { o.Bisect = TestBisector() })
