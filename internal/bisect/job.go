@@ -18,20 +18,7 @@ import (
 // (GOOD or BAD does not build) or its question is refused here.
 func RunJob(ctx context.Context, e Env, at fleet.BisectAttempt, builder Builder) error {
 	j := at.Job
-	o := Options{
-		Good:      j.Good,
-		Bad:       j.Bad,
-		Src:       j.Src,
-		Suite:     j.Suite,
-		Test:      j.Test,
-		Metric:    j.Metric,
-		Threshold: j.Threshold,
-		Rounds:    j.Rounds,
-		Set:       j.Set,
-		Attention: j.Attention,
-		Builder:   builder,
-	}
-	id, err := bisectRun(ctx, e, o)
+	id, err := bisectRun(ctx, e, jobOptions(j, builder))
 	if id == 0 {
 		if err != nil && ctx.Err() == nil {
 			return fleet.Permanent(err)
@@ -90,4 +77,22 @@ func stored(ctx context.Context, e Env, id int64) (store.Bisection, error) {
 	defer st.Close()
 	b, _, err := st.Bisection(ctx, id)
 	return b, err
+}
+
+// jobOptions are the options of fleet bisection job j: its question, as
+// qpslab bisect takes it.
+func jobOptions(j fleet.BisectJob, builder Builder) Options {
+	return Options{
+		Good:      j.Good,
+		Bad:       j.Bad,
+		Src:       j.Src,
+		Suite:     j.Suite,
+		Test:      j.Test,
+		Metric:    j.Metric,
+		Threshold: j.Threshold,
+		Rounds:    j.Rounds,
+		Set:       j.Set,
+		Attention: j.Attention,
+		Builder:   builder,
+	}
 }
