@@ -673,19 +673,24 @@ func dbSize(ctx context.Context, s *suite.Server, tables []string) (float64, err
 		return 0, err
 	}
 	defer conn.Close()
+	b, err := client.Scalar(ctx, conn, dbSizeQuery(s.Protocol, tables))
+	if err != nil {
+		return 0, err
+	}
+	return float64(b) / (1 << 20), nil
+}
+
+// dbSizeQuery is the query dbSize runs.
+func dbSizeQuery(p client.Protocol, tables []string) string {
 	q := "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('" + strings.Join(tables, "', '") + "')"
-	if s.Protocol == client.Postgres {
+	if p == client.Postgres {
 		var parts []string
 		for _, t := range tables {
 			parts = append(parts, "pg_total_relation_size('"+t+"')")
 		}
 		q = "SELECT (" + strings.Join(parts, " + ") + ")::bigint"
 	}
-	b, err := client.Scalar(ctx, conn, q)
-	if err != nil {
-		return 0, err
-	}
-	return float64(b) / (1 << 20), nil
+	return q
 }
 
 // liveRows is what each of tables holds by the reference's measure, max -

@@ -414,16 +414,7 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 			}
 			_, err = q.stmt.QueryArgs(ctx, q.args)
 		} else {
-			b := append(q.buf[:0], "SELECT transactionid, productid, data FROM "...)
-			b = append(b, q.table...)
-			b = append(b, " WHERE transactionid IN ("...)
-			for i, id := range q.ids {
-				if i > 0 {
-					b = append(b, ", "...)
-				}
-				b = strconv.AppendInt(b, id, 10)
-			}
-			b = append(b, ')')
+			b := appendPointText(q.buf[:0], q.table, q.ids)
 			q.buf = b
 			_, err = q.conn.Query(ctx, bufText(b))
 		}
@@ -446,6 +437,21 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 		return engine.Outcome{Kind: KindQuery}, err
 	}
 	return engine.Outcome{Statements: 1, Kind: KindQuery}, nil
+}
+
+// appendPointText appends to b the point query on ids with the ids
+// written in its text (MySQL's, unprepared).
+func appendPointText(b []byte, table string, ids []int64) []byte {
+	b = append(b, "SELECT transactionid, productid, data FROM "...)
+	b = append(b, table...)
+	b = append(b, " WHERE transactionid IN ("...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return append(b, ')')
 }
 
 // Classify: a lost connection ends the step; any other error too (the
