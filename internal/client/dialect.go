@@ -1,6 +1,7 @@
 package client
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,10 +21,6 @@ import (
 // it (RegisterDialect) under the name its descriptor gives. Its function
 // fields keep it from being compared with ==.
 type Dialect struct {
-	// Protocol is the wire protocol its servers speak: what the packages
-	// not yet converted to the dialect take (settle). Compare it nowhere.
-	Protocol Protocol
-
 	// Placeholder is a prepared statement's n-th parameter marker (n from
 	// 1): ? on the MySQL family, $n on PostgreSQL. Rebind uses it.
 	Placeholder func(n int) string
@@ -97,6 +94,99 @@ type Dialect struct {
 	// CountTablesExcept is the query that counts the tables and views of
 	// the connection's database or current schema other than table.
 	CountTablesExcept func(table string) string
+	// TablesBytes is the query that reads what tables (data and indexes)
+	// take, in bytes, as the server counts it.
+	TablesBytes func(tables []string) string
+
+	// The Insert Benchmark's table (iibench's create_table_*): its key,
+	// numbered by the server, and its timestamp, as the reference spells
+	// them.
+
+	// BigIdentity is a 64-bit key column the server numbers itself: def
+	// follows the column's name, key ends the column list to make it the
+	// primary key ("" when def does).
+	BigIdentity func(column string) (def, key string)
+	// LocalTimestamp is the type of a date-and-time column without a
+	// time zone, spelled out.
+	LocalTimestamp string
+	// CacheIdentity is the statement that has the server hand out table's
+	// numbers of column n at a time to a session (PostgreSQL's sequence
+	// CACHE: the numbers a session took and did not use are skipped); ""
+	// when the server numbers the rows in order (the MySQL family).
+	CacheIdentity func(table, column string, n int) string
+	// AlterAddIndex says indexes are added with ALTER TABLE … ADD INDEX,
+	// several in one statement (the MySQL family); false: CREATE INDEX,
+	// one statement each.
+	AlterAddIndex bool
+	// DeleteLimit says a DELETE takes ORDER BY and LIMIT itself (the MySQL
+	// family); false: the rows to delete are chosen by a subquery.
+	DeleteLimit bool
+	// ForceIndex is the hint after a table's name that makes a query use
+	// index; "" when the server takes no such hint.
+	ForceIndex func(index string) string
+	// Prepares says the Insert Benchmark's reference prepares its queries
+	// on the server, binding their values (PostgreSQL); false: it writes
+	// the values into the statement's text (the MySQL family).
+	Prepares bool
+
+	// The flush and the wait after writes (internal/settle), and the
+	// quiet wait before a read test.
+
+	// ResetLog is the statement that drops the server's binary logs (the
+	// MySQL family's RESET MASTER; it fails on a server that keeps none);
+	// "" when the server has none to drop.
+	ResetLog string
+	// Checkpoint is the statement that writes the server's dirty pages
+	// back now (it needs a superuser); "" when the server has none (the
+	// MySQL family's InnoDB is told to flush by its variables).
+	Checkpoint string
+	// Vacuum is the statement that vacuums table and refreshes its
+	// statistics, cleaning its indexes too where indexCleanup; "" when the
+	// server has no VACUUM (its statistics are then refreshed by Analyze).
+	// A server that vacuums keeps a visibility map, which settle makes
+	// whole.
+	Vacuum func(table string, indexCleanup bool) string
+	// IndexCleanup says a server of version takes Vacuum's indexCleanup
+	// (INDEX_CLEANUP ON: PostgreSQL 12 and later; an unknown version is
+	// taken for a current one).
+	IndexCleanup func(version string) bool
+	// Autovacuum is the query that counts the server's running autovacuum
+	// workers; "" when it has none.
+	Autovacuum string
+
+	// What a target (a server qpslab does not start) is registered and
+	// checked with (internal/target).
+
+	// Port is the TCP port the servers listen on unless told otherwise.
+	Port int
+	// User is the superuser's usual name, the account a target logs in as
+	// unless told otherwise.
+	User string
+	// Schemes are the URL schemes of a DSN of the server (mysql://…), the
+	// usual first.
+	Schemes []string
+	// SocketPort is the port the driver is given for a Unix socket at path
+	// (PostgreSQL's names the socket by its folder and the port in its
+	// name, .s.PGSQL.5432); ok is false when the path is not a socket the
+	// driver can name that way.
+	SocketPort func(path string) (port int, ok bool)
+	// Use is the statement that makes db the connection's database; ""
+	// when a connection's database is chosen only when it logs in. A
+	// server with Use is logged in to without a database, which qpslab
+	// then creates if it is not there (DatabaseExists) and uses.
+	Use func(db string) string
+	// DatabaseExists is the query that counts the databases called db.
+	DatabaseExists func(db string) string
+	// CreateDatabase is the statement that creates database db.
+	CreateDatabase func(db string) string
+	// AdminDatabase is the database logged in to, when the one wanted is
+	// not there, to create it (PostgreSQL's postgres); "" with Use.
+	AdminDatabase string
+	// CanCreateTables is the query whose one value is 1 when the user may
+	// create tables in the connection's current schema, 0 when not; ""
+	// when a database's privileges say so (the MySQL family, whose
+	// CREATE DATABASE or USE failed otherwise).
+	CanCreateTables string
 }
 
 // Rebind rewrites the ? placeholders of q into the dialect's own
@@ -126,7 +216,6 @@ var engineNames = map[string]string{"innodb": "InnoDB", "rocksdb": "ROCKSDB", "m
 
 // MySQLDialect is the MySQL family's (MariaDB, MySQL).
 var MySQLDialect = Dialect{
-	Protocol:    MySQL,
 	Placeholder: func(int) string { return "?" },
 	TableOptions: func(engine string) string {
 		if engine == "" {
@@ -171,11 +260,33 @@ var MySQLDialect = Dialect{
 	CountTablesExcept: func(table string) string {
 		return "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name <> '" + table + "'"
 	},
+	TablesBytes: func(tables []string) string {
+		return "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('" + strings.Join(tables, "', '") + "')"
+	},
+	BigIdentity: func(column string) (string, string) {
+		return "bigint not null auto_increment", ", primary key (" + column + ")"
+	},
+	LocalTimestamp: "datetime",
+	CacheIdentity:  func(string, string, int) string { return "" },
+	AlterAddIndex:  true,
+	DeleteLimit:    true,
+	ForceIndex:     func(index string) string { return " FORCE INDEX (" + index + ")" },
+	ResetLog:       "RESET MASTER",
+	Vacuum:         func(string, bool) string { return "" },
+	IndexCleanup:   func(string) bool { return false },
+	Port:           3306,
+	User:           "root",
+	Schemes:        []string{"mysql", "mariadb"},
+	SocketPort:     func(string) (int, bool) { return 0, true },
+	Use:            func(db string) string { return "USE `" + db + "`" },
+	DatabaseExists: func(db string) string {
+		return "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = '" + db + "'"
+	},
+	CreateDatabase: func(db string) string { return "CREATE DATABASE `" + db + "`" },
 }
 
 // PostgresDialect is PostgreSQL's.
 var PostgresDialect = Dialect{
-	Protocol:      Postgres,
 	Placeholder:   func(n int) string { return "$" + strconv.Itoa(n) },
 	TableOptions:  func(string) string { return "" },
 	AutoIncrement: "SERIAL",
@@ -203,6 +314,51 @@ var PostgresDialect = Dialect{
 		return "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace " +
 			"WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname <> '" + table + "'"
 	},
+	TablesBytes: func(tables []string) string {
+		var parts []string
+		for _, t := range tables {
+			parts = append(parts, "pg_total_relation_size('"+t+"')")
+		}
+		return "SELECT (" + strings.Join(parts, " + ") + ")::bigint"
+	},
+	BigIdentity:    func(string) (string, string) { return "bigserial primary key", "" },
+	LocalTimestamp: "timestamp without time zone",
+	CacheIdentity: func(table, column string, n int) string {
+		return "ALTER SEQUENCE " + table + "_" + column + "_seq CACHE " + strconv.Itoa(n)
+	},
+	ForceIndex: func(string) string { return "" },
+	Prepares:   true,
+	Checkpoint: "CHECKPOINT",
+	Vacuum: func(table string, indexCleanup bool) string {
+		if indexCleanup {
+			return "VACUUM (ANALYZE, INDEX_CLEANUP ON) " + table
+		}
+		return "VACUUM (ANALYZE) " + table
+	},
+	IndexCleanup: func(version string) bool { return majorAtLeast(version, 12) },
+	Autovacuum:   "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
+	Port:         5432,
+	User:         "postgres",
+	Schemes:      []string{"postgres", "postgresql"},
+	SocketPort: func(path string) (int, bool) {
+		n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(path), ".s.PGSQL."))
+		return n, err == nil && strings.HasPrefix(filepath.Base(path), ".s.PGSQL.") && n > 0 && n < 65536
+	},
+	Use: func(string) string { return "" },
+	DatabaseExists: func(db string) string {
+		return "SELECT COUNT(*) FROM pg_catalog.pg_database WHERE datname = '" + db + "'"
+	},
+	CreateDatabase:  func(db string) string { return `CREATE DATABASE "` + db + `"` },
+	AdminDatabase:   "postgres",
+	CanCreateTables: "SELECT CASE WHEN has_schema_privilege(current_schema(), 'CREATE') THEN 1 ELSE 0 END",
+}
+
+// majorAtLeast says version's major number (before its first dot) is at
+// least major; an unknown version is taken for a current one.
+func majorAtLeast(version string, major int) bool {
+	m, _, _ := strings.Cut(version, ".")
+	n, err := strconv.Atoi(m)
+	return err != nil || n >= major
 }
 
 // dialects are the dialects by name: each protocol's, named for it (the
@@ -215,7 +371,7 @@ var dialects = struct {
 }{m: map[string]Dialect{string(MySQL): MySQLDialect, string(Postgres): PostgresDialect}}
 
 // RegisterDialect adds d as the dialect called name, for a flavor whose
-// servers speak d.Protocol with SQL of their own (a copy of the
+// servers speak an existing protocol with SQL of their own (a copy of the
 // protocol's dialect with a field changed); unregister takes it out again
 // (a test's toy flavor). A second dialect of the same name is a
 // programming error.

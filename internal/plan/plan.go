@@ -222,7 +222,7 @@ func (p *Runner) Check(h home.Home) error {
 				return fmt.Errorf("config %s is a %s config and build %s is %s: use a %s config", c.Name, c.Family, b.Name, b.Flavor, fam)
 			}
 		}
-		if ps := p.Steps.Protocols; len(ps) > 0 && !slices.Contains(ps, client.Protocol(d.Protocol)) {
+		if runs := p.Steps.RunsOn; runs != nil && !runsOn(runs, d.Dialect) {
 			return fmt.Errorf("suite %s does not run on %s (build %s)", p.Suite.Name(), b.Flavor, b.Name)
 		}
 		if !d.Engines && p.EngineSet {
@@ -439,6 +439,13 @@ func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string
 		return nil, err
 	}
 	return s, nil
+}
+
+// runsOn says a suite that runs on what runs says runs on the servers of
+// the dialect a flavor's descriptor names (none: on none).
+func runsOn(runs func(client.Dialect) bool, dialect string) bool {
+	d, ok := client.DialectNamed(dialect)
+	return ok && runs(d)
 }
 
 // ServerDialect is the SQL of build b's server at ep, chosen once here: the

@@ -329,7 +329,9 @@ func TestCheck(t *testing.T) {
 	pg := build.Build{Name: "pg", Flavor: build.Postgres}
 	my := build.Build{Name: "my", Flavor: build.MariaDB}
 	cfg := config.Config{Name: "default", Family: config.MySQL, Content: []byte("[mysqld]\n")}
-	steps := &suite.Plan{Steps: []suite.Step{driven("q")}, Protocols: []client.Protocol{client.MySQL}}
+	steps := &suite.Plan{Steps: []suite.Step{driven("q")}, RunsOn: suite.AnyDialect}
+	// A suite that needs what only PostgreSQL's dialect has.
+	autovacuum := func(d client.Dialect) bool { return d.Autovacuum != "" }
 	for _, c := range []struct {
 		p    Runner
 		want string
@@ -337,7 +339,7 @@ func TestCheck(t *testing.T) {
 		{Runner{Suite: testSuite{}, Steps: steps, Configs: []config.Config{cfg}}, "name a build"},
 		{Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}}, "name a config"},
 		{Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{pg}, Configs: []config.Config{cfg}}, "config default is a mysql config and build pg is postgres"},
-		{Runner{Suite: testSuite{}, Steps: &suite.Plan{Steps: steps.Steps, Protocols: []client.Protocol{client.Postgres}}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "does not run on mariadb"},
+		{Runner{Suite: testSuite{}, Steps: &suite.Plan{Steps: steps.Steps, RunsOn: autovacuum}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "does not run on mariadb"},
 		{Runner{Suite: testSuite{}, Steps: &suite.Plan{}, Builds: []build.Build{my}, Configs: []config.Config{cfg}}, "has no steps"},
 		{Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{my}, Configs: []config.Config{cfg}, Spec: Spec{Sandbox: "nope"}}, "no sandbox named"},
 	} {

@@ -415,7 +415,7 @@ func (g *grouped) quiet(ctx context.Context, block []*server, st suite.Step) err
 	var wg sync.WaitGroup
 	for i, s := range block {
 		wg.Go(func() {
-			reports[i], errs[i] = settle.Quiet(ctx, settle.QuietOptions{Protocol: s.srv.Protocol, Dial: s.srv.Dial, Max: quietMax})
+			reports[i], errs[i] = settle.Quiet(ctx, settle.QuietOptions{Dialect: s.srv.Dialect, Dial: s.srv.Dial, Max: quietMax})
 		})
 	}
 	wg.Wait()

@@ -30,7 +30,9 @@ func init() {
 
 // QuietOptions say how to wait for a server to be quiet.
 type QuietOptions struct {
-	Protocol client.Protocol
+	// Dialect is the server's: what it has to be quiet from (Engines:
+	// InnoDB's purge and flushing, MyRocks' compactions; Autovacuum).
+	Dialect client.Dialect
 	// Dial opens one connection to the server.
 	Dial func(ctx context.Context) (client.Conn, error)
 	// Max bounds the wait: a server still busy then is reported so.
@@ -115,8 +117,9 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 		return q, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close()
+	d := o.Dialect
 	rocks := false
-	if o.Protocol != client.Postgres {
+	if d.Engines {
 		n, err := conn.Query(ctx, "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT IN ('YES', 'DEFAULT')")
 		if err != nil {
 			return q, fmt.Errorf("look for MyRocks: %w", err)
@@ -127,14 +130,16 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 	var prevDirty int64 = -1
 	var prevAt time.Time
 	for first := true; ; first = false {
-		var s quietState
-		if o.Protocol == client.Postgres {
-			s, err = postgresState(ctx, conn)
-		} else {
-			s, err = innodbState(ctx, conn)
+		s := quietState{history: -1, dirty: -1, pages: -1, vacuums: -1}
+		if d.Engines {
+			if s, err = innodbState(ctx, conn); err != nil {
+				return q, err
+			}
 		}
-		if err != nil {
-			return q, err
+		if d.Autovacuum != "" {
+			if s.vacuums, err = client.Scalar(ctx, conn, d.Autovacuum); err != nil {
+				return q, fmt.Errorf("count the autovacuum workers: %w", err)
+			}
 		}
 		if s.unread != "" {
 			q.Unread = s.unread
@@ -224,16 +229,5 @@ func innodbState(ctx context.Context, conn client.Conn) (quietState, error) {
 			s.pages = n
 		}
 	}
-	return s, nil
-}
-
-// postgresState counts the autovacuum workers running now.
-func postgresState(ctx context.Context, conn client.Conn) (quietState, error) {
-	s := quietState{history: -1, dirty: -1, pages: -1, vacuums: -1}
-	n, err := client.Scalar(ctx, conn, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'")
-	if err != nil {
-		return s, fmt.Errorf("count the autovacuum workers: %w", err)
-	}
-	s.vacuums = n
 	return s, nil
 }

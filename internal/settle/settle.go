@@ -24,19 +24,24 @@ import (
 
 // Options say what to settle and for how long.
 type Options struct {
-	Protocol client.Protocol
+	// Dialect is the server's: what it has to flush, vacuum or analyze
+	// with (ResetLog, Checkpoint, Vacuum, Analyze; Engines: InnoDB's
+	// flushing, MyRocks' wait).
+	Dialect client.Dialect
 	// Dial opens one dedicated connection to the database the tables are in.
 	Dial   func(ctx context.Context) (client.Conn, error)
-	Tables []string // analyzed (MySQL) or vacuumed (PostgreSQL), in parallel
+	Tables []string // vacuumed where the dialect has Vacuum (PostgreSQL), else analyzed (MySQL), in parallel
 	// Wait is the least time from the start of Run to its end: the
 	// reference's min(1200, 60 + rows/1e6) s, scaled (0: flush only).
 	Wait time.Duration
-	// ResetMaster drops the binary logs first (MySQL; the Insert
-	// Benchmark's vac_my does, so a long run's binlogs do not fill the
-	// disk). A server without binary logging skips it.
+	// ResetMaster drops the binary logs first (the dialect's ResetLog,
+	// MySQL's RESET MASTER; the Insert Benchmark's vac_my does, so a long
+	// run's binlogs do not fill the disk). A server without binary logging
+	// skips it.
 	ResetMaster bool
-	// IndexCleanup vacuums with INDEX_CLEANUP ON (PostgreSQL 12 and later,
-	// as the Insert Benchmark's vac_pg does).
+	// IndexCleanup vacuums with INDEX_CLEANUP ON where the dialect
+	// vacuums (PostgreSQL 12 and later, Dialect.IndexCleanup, as the
+	// Insert Benchmark's vac_pg does).
 	IndexCleanup bool
 	// Pause is MyRocks' pause between the memtable flush and the L0
 	// compaction: the reference's RocksDBPause, scaled as Wait is.
@@ -69,7 +74,8 @@ var innodbFlush = []struct {
 	{"innodb_idle_flush_pct", "100"},
 }
 
-// Run settles the server: on MySQL-family servers ANALYZE TABLE every table
+// Run settles the server, as its dialect says: on MySQL-family servers
+// (RESET MASTER where asked, then) ANALYZE TABLE every table
 // in parallel with InnoDB told to flush its dirty pages
 // (innodb_max_dirty_pages_pct_lwm=1, innodb_max_dirty_pages_pct=1,
 // innodb_idle_flush_pct=100; a variable the server lacks is skipped) unless
@@ -97,13 +103,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	defer conn.Close()
 
+	d := o.Dialect
 	var jobs []func(context.Context, client.Conn) error
 	rocks := false
-	if o.Protocol == client.MySQL {
-		if o.ResetMaster && !o.Shared {
-			// Fails on a server without binary logging, which has none to drop.
-			conn.Exec(ctx, "RESET MASTER")
-		}
+	if d.ResetLog != "" && o.ResetMaster && !o.Shared {
+		// Fails on a server without binary logging, which has none to drop.
+		conn.Exec(ctx, d.ResetLog)
+	}
+	if d.Engines {
 		var innodb bool
 		if rocks, innodb, err = engines(ctx, conn, o.Tables); err != nil {
 			return err
@@ -133,53 +140,50 @@ func Run(ctx context.Context, o Options) (err error) {
 				}
 			}
 		}()
-		for _, tb := range o.Tables {
+	}
+	// A CHECKPOINT first: right after a load (the shipped configs,
+	// synchronous_commit off) VACUUM marked no page all-visible (1,000
+	// rows: none of 28 pages), 2 s later or after a CHECKPOINT all 28, so
+	// the state it left depended on timing. A synchronous commit just
+	// before the VACUUM did not change that: it is not the asynchronous
+	// commits' WAL alone. On a loaded host the CHECKPOINT was not always
+	// enough either: allVisible then vacuums again what is left.
+	if d.Checkpoint != "" && !o.Shared {
+		if _, err := conn.Exec(ctx, d.Checkpoint); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	vacuums := false
+	for _, tb := range o.Tables {
+		if q := d.Vacuum(tb, o.IndexCleanup); q != "" {
+			vacuums = true
 			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
-				// ANALYZE TABLE returns a result set: read it, as a client must.
-				if _, err := c.Query(ctx, "ANALYZE TABLE "+tb); err != nil {
-					return fmt.Errorf("analyze %s: %w", tb, err)
-				}
-				return nil
-			})
-		}
-	} else {
-		// A CHECKPOINT first: right after a load (the shipped configs,
-		// synchronous_commit off) VACUUM marked no page all-visible
-		// (1,000 rows: none of 28 pages), 2 s later or after a CHECKPOINT
-		// all 28, so the state it left depended on timing. A synchronous
-		// commit just before the VACUUM did not change that: it is not
-		// the asynchronous commits' WAL alone. On a loaded host the
-		// CHECKPOINT was not always enough either: allVisible then
-		// vacuums again what is left.
-		if !o.Shared {
-			if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-				return fmt.Errorf("checkpoint: %w", err)
-			}
-		}
-		opts := "ANALYZE"
-		if o.IndexCleanup {
-			opts = "ANALYZE, INDEX_CLEANUP ON"
-		}
-		for _, tb := range o.Tables {
-			jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
-				if _, err := c.Exec(ctx, "VACUUM ("+opts+") "+tb); err != nil {
+				if _, err := c.Exec(ctx, q); err != nil {
 					return fmt.Errorf("vacuum %s: %w", tb, err)
 				}
 				return nil
 			})
+			continue
 		}
+		jobs = append(jobs, func(ctx context.Context, c client.Conn) error {
+			// ANALYZE TABLE returns a result set: read it, as a client must.
+			if _, err := c.Query(ctx, d.Analyze(tb)); err != nil {
+				return fmt.Errorf("analyze %s: %w", tb, err)
+			}
+			return nil
+		})
 	}
 	if err := Parallel(ctx, min(len(o.Tables), 16), o.Dial, jobs); err != nil {
 		return err
 	}
-	if o.Protocol == client.Postgres {
+	if vacuums {
 		if err := allVisible(ctx, conn, o); err != nil {
 			return err
 		}
-		if !o.Shared {
-			if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-				return fmt.Errorf("checkpoint: %w", err)
-			}
+	}
+	if d.Checkpoint != "" && !o.Shared {
+		if _, err := conn.Exec(ctx, d.Checkpoint); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
 		}
 	}
 	if rocks && !o.Shared {
@@ -208,7 +212,8 @@ const (
 
 // allVisible vacuums again, with a growing pause before each pass, the
 // tables VACUUM left with pages not all-visible (pg_class.relallvisible
-// below relpages), until none is left or visiblePasses are done; what is
+// below relpages: the visibility map of a server that vacuums is
+// PostgreSQL's), until none is left or visiblePasses are done; what is
 // left then goes to o.Warn. A VACUUM skips the pages already all-visible,
 // so a pass costs what is left, not the table. The state a settle leaves
 // is then the same however soon it came after the writes (the load), so

@@ -91,7 +91,7 @@ func TestRunMyRocks(t *testing.T) {
 	before := scalar(lwm)
 
 	t0 := time.Now()
-	if err := Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"rx"}, Pause: 100 * time.Millisecond, PollEvery: 100 * time.Millisecond}); err != nil {
+	if err := Run(ctx, Options{Dialect: client.MySQLDialect, Dial: dial, Tables: []string{"rx"}, Pause: 100 * time.Millisecond, PollEvery: 100 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(t0); d < 100*time.Millisecond {
@@ -107,19 +107,19 @@ func TestRunMyRocks(t *testing.T) {
 		t.Errorf("rx has %d rows after Run, want 1501", n)
 	}
 	// The quiet wait before a read test counts MyRocks' compactions too.
-	q, err := Quiet(ctx, QuietOptions{Protocol: client.MySQL, Dial: dial, Max: time.Minute})
+	q, err := Quiet(ctx, QuietOptions{Dialect: client.MySQLDialect, Dial: dial, Max: time.Minute})
 	if err != nil || !q.Quiet || q.CompactStart < 0 || q.CompactEnd != 0 || !strings.Contains(q.Says(), "MyRocks compactions") {
 		t.Errorf("quiet wait on MyRocks: %+v (%s), %v", q, q.Says(), err)
 	}
 
 	// InnoDB's flushing is set for an InnoDB table, and restored.
-	if err := Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"inno", "rx"}}); err != nil {
+	if err := Run(ctx, Options{Dialect: client.MySQLDialect, Dial: dial, Tables: []string{"inno", "rx"}}); err != nil {
 		t.Fatal(err)
 	}
 	if after := scalar(lwm); after != before {
 		t.Errorf("innodb_max_dirty_pages_pct_lwm is %s after Run, was %s", strconv.FormatInt(after, 10), strconv.FormatInt(before, 10))
 	}
-	err = Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"rx'; DROP TABLE rx; --"}})
+	err = Run(ctx, Options{Dialect: client.MySQLDialect, Dial: dial, Tables: []string{"rx'; DROP TABLE rx; --"}})
 	testenv.WantErr(t, err, "is not one qpslab makes")
 }
 
@@ -162,7 +162,7 @@ func TestRunCancelledInAStatement(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- Run(ctx, Options{Protocol: client.MySQL, Dial: dial, Tables: []string{"t1"}}) }()
+	go func() { errc <- Run(ctx, Options{Dialect: client.MySQLDialect, Dial: dial, Tables: []string{"t1"}}) }()
 	testenv.WaitFor(t, time.Minute, "the ANALYZE's connection in its sleep", func() bool {
 		n, _ := client.Scalar(bg, look, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(60)'")
 		return n > 0
@@ -218,7 +218,7 @@ func TestQuiet(t *testing.T) {
 	for i := 0; i < 3*QuietHistory; i++ {
 		exec(c, "UPDATE q SET v = v + 1 WHERE id = 1")
 	}
-	o := QuietOptions{Protocol: client.MySQL, Dial: dial, Max: 300 * time.Millisecond}
+	o := QuietOptions{Dialect: client.MySQLDialect, Dial: dial, Max: 300 * time.Millisecond}
 	r, err := Quiet(ctx, o)
 	if err != nil || r.Quiet || r.HistoryEnd <= QuietHistory || r.Waited < o.Max {
 		t.Fatalf("with a snapshot held: %+v, %v", r, err)
@@ -237,7 +237,7 @@ func TestQuiet(t *testing.T) {
 
 	pg, _ := testenv.StartServerWith(t, "postgres-system", "default")
 	pep := pg.Endpoint()
-	r, err = Quiet(ctx, QuietOptions{Protocol: client.Postgres, Max: time.Minute, Dial: func(ctx context.Context) (client.Conn, error) {
+	r, err = Quiet(ctx, QuietOptions{Dialect: client.PostgresDialect, Max: time.Minute, Dial: func(ctx context.Context) (client.Conn, error) {
 		return client.Dial(ctx, pep, client.Options{Transport: client.Blocking})
 	}})
 	if err != nil || !r.Quiet || r.VacuumEnd != 0 || r.HistoryStart != -1 || r.DirtyStart != -1 {

@@ -160,14 +160,21 @@ type StepTable struct {
 	Relative, Targets bool
 }
 
+// AnyDialect is the RunsOn of a suite that writes its SQL through the
+// dialect: it runs on every server that has one.
+func AnyDialect(client.Dialect) bool { return true }
+
 // Plan is a configured suite: its steps in run order, and what every run
 // of it records.
 type Plan struct {
 	Steps []Step
 	// Params are recorded with every run (the table size, the test list).
 	Params map[string]string
-	// Protocols are the servers the suite runs on (nil: any).
-	Protocols []client.Protocol
+	// RunsOn says the suite runs on a server of dialect d: what it needs
+	// of the server is what the dialect says, never its protocol (nil: any
+	// server, and builds that are none). A flavor without a dialect runs
+	// no suite that has RunsOn.
+	RunsOn func(d client.Dialect) bool
 	// NoServer: the suite runs a program of its own (db_bench) instead of
 	// talking to a server. The plan gives each build × config a scratch
 	// sandbox folder (Server.Datadir, removed afterwards), the build's

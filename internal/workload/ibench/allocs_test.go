@@ -35,7 +35,7 @@ func TestEventsAllocateNothing(t *testing.T) {
 			if err := o.create(ctx, s); err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range createIndexes(ep.Protocol, "pi1", "") {
+			for _, q := range createIndexes(ep.Dialect(), "pi1", "") {
 				if _, _, err := client.Query(ctx, ep, false, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -43,7 +43,7 @@ func TestEventsAllocateNothing(t *testing.T) {
 			for _, tr := range trs {
 				for _, noPrep := range []bool{false, true} {
 					for _, point := range []bool{false, true} {
-						wl := &workload{proto: ep.Protocol, tables: o.Tables(), seed: 3,
+						wl := &workload{d: ep.Dialect(), tables: o.Tables(), seed: 3,
 							ph: phase{rows: 1 << 20, perCommit: 10, queries: 1, point: point, perQuery: 10}}
 						wl.dial = func(ctx context.Context) (client.Conn, error) {
 							return client.Dial(ctx, ep, client.Options{Transport: tr, NoPrepare: noPrep})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/qpslab/qpslab/internal/client"
 	"github.com/qpslab/qpslab/internal/suite"
+	"github.com/qpslab/qpslab/internal/testenv"
 )
 
 func values(kv ...string) suite.Values {
@@ -75,20 +76,20 @@ func TestConfigureRefuses(t *testing.T) {
 
 // The statements as the reference writes them.
 func TestStatements(t *testing.T) {
-	if q := rangeQuery(client.MySQL, "pi1", 1, 10); q != "SELECT cashregisterid, customerid, price FROM pi1 FORCE INDEX (pi1_registersegment) WHERE cashregisterid > ? ORDER BY cashregisterid, customerid, price LIMIT 10" {
+	if q := rangeQuery(client.MySQLDialect, "pi1", 1, 10); q != "SELECT cashregisterid, customerid, price FROM pi1 FORCE INDEX (pi1_registersegment) WHERE cashregisterid > ? ORDER BY cashregisterid, customerid, price LIMIT 10" {
 		t.Errorf("range query %s", q)
 	}
-	if q := rangeQuery(client.Postgres, "pi2", 0, 10); !strings.Contains(q, "productid >= $1") || strings.Contains(q, "FORCE") {
+	if q := rangeQuery(client.PostgresDialect, "pi2", 0, 10); !strings.Contains(q, "productid >= $1") || strings.Contains(q, "FORCE") {
 		t.Errorf("range query %s", q)
 	}
-	if q := deleteOldest(client.Postgres, "pi1", 7, 50); q != "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 WHERE transactionid >= 7 ORDER BY transactionid ASC LIMIT 50)" {
+	if q := deleteOldest(client.PostgresDialect, "pi1", 7, 50); q != "DELETE FROM pi1 WHERE transactionid IN (SELECT transactionid FROM pi1 WHERE transactionid >= 7 ORDER BY transactionid ASC LIMIT 50)" {
 		t.Errorf("delete %s", q)
 	}
-	if got := createIndexes(client.MySQL, "pi1", "innodb"); len(got) != 1 || strings.Count(got[0], "ADD INDEX") != 3 {
+	if got := createIndexes(client.MySQLDialect, "pi1", "innodb"); len(got) != 1 || strings.Count(got[0], "ADD INDEX") != 3 {
 		t.Errorf("MySQL indexes %v", got)
 	}
 	// MyRocks: one ALTER per index, as the reference.
-	if got := createIndexes(client.MySQL, "pi1", "rocksdb"); len(got) != 3 || got[0] != "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price)" {
+	if got := createIndexes(client.MySQLDialect, "pi1", "rocksdb"); len(got) != 3 || got[0] != "ALTER TABLE pi1 ADD INDEX pi1_marketsegment (productid, customerid, price)" {
 		t.Errorf("MyRocks indexes %v", got)
 	}
 	if got := createTable(client.MySQLDialect, "pi1", "rocksdb"); !strings.HasSuffix(got, "primary key (transactionid)) ENGINE = ROCKSDB") {
@@ -216,7 +217,7 @@ func TestLiveVerdict(t *testing.T) {
 		{client.Postgres, 5, []int64{7100, 1100}, true},
 		{client.Postgres, 5, []int64{1099, 1100}, false},
 	} {
-		v := o.liveVerdict(c.proto, c.order, c.live)
+		v := o.liveVerdict(testenv.DialectOf(c.proto), c.order, c.live)
 		if v.OK != c.ok || v.Name != VerdictLiveRows || !strings.Contains(v.Detail, "1100") {
 			t.Errorf("%v at step %d, live %v: %+v, want ok=%v", c.proto, c.order, c.live, v, c.ok)
 		}

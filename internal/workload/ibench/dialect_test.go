@@ -17,26 +17,28 @@ func TestSQLIsTheDialects(t *testing.T) {
 	var b strings.Builder
 	for _, p := range []client.Protocol{client.MySQL, client.Postgres} {
 		fmt.Fprintf(&b, "== %s\n", p)
+		d := testenv.DialectOf(p)
 		for _, e := range []string{"", "innodb", "rocksdb"} {
-			fmt.Fprintf(&b, "-- createTable engine=%q\n%s\n", e, createTable(testenv.DialectOf(p), "pi1", e))
-			fmt.Fprintf(&b, "-- createIndexes engine=%q\n%s\n", e, strings.Join(createIndexes(p, "pi1", e), "\n"))
+			fmt.Fprintf(&b, "-- createTable engine=%q\n%s\n", e, createTable(d, "pi1", e))
+			fmt.Fprintf(&b, "-- createIndexes engine=%q\n%s\n", e, strings.Join(createIndexes(d, "pi1", e), "\n"))
 		}
-		fmt.Fprintf(&b, "-- afterCreate\n%s\n", strings.Join(afterCreate(p, "pi1"), "\n"))
-		fmt.Fprintf(&b, "-- deleteOldest\n%s\n", deleteOldest(p, "pi1", 7, 50))
+		fmt.Fprintf(&b, "-- afterCreate\n%s\n", strings.Join(afterCreate(d, "pi1"), "\n"))
+		fmt.Fprintf(&b, "-- deleteOldest\n%s\n", deleteOldest(d, "pi1", 7, 50))
 		for which := range 3 {
-			fmt.Fprintf(&b, "-- rangeQuery %d\n%s\n", which, rangeQuery(p, "pi1", which, 10))
+			fmt.Fprintf(&b, "-- rangeQuery %d\n%s\n", which, rangeQuery(d, "pi1", which, 10))
 		}
 		for _, n := range []int{1, 3} {
-			fmt.Fprintf(&b, "-- pointQuery %d\n%s\n", n, pointQuery(p, "pi1", n))
+			fmt.Fprintf(&b, "-- pointQuery %d\n%s\n", n, pointQuery(d, "pi1", n))
 		}
-		fmt.Fprintf(&b, "-- dbSize\n%s\n", dbSizeQuery(p, []string{"pi1", "pi2"}))
+		fmt.Fprintf(&b, "-- dbSize\n%s\n", d.TablesBytes([]string{"pi1", "pi2"}))
 		o := Options{Clients: 2, Deletes: true}
-		fmt.Fprintf(&b, "-- liveVerdict order=1\n%s\n", o.liveVerdict(p, 1, []int64{100, 2100}).Detail)
+		fmt.Fprintf(&b, "-- liveVerdict order=1\n%s\n", o.liveVerdict(d, 1, []int64{100, 2100}).Detail)
 	}
 	// The MySQL family's queries with their values in the text (unprepared).
 	fmt.Fprintf(&b, "== text\n")
+	my := testenv.DialectOf(client.MySQL)
 	for which := range 3 {
-		before, after, _ := strings.Cut(rangeQuery(client.MySQL, "pi1", which, 10), "?")
+		before, after, _ := strings.Cut(rangeQuery(my, "pi1", which, 10), my.Placeholder(1))
 		fmt.Fprintf(&b, "-- rangeQuery %d\n%s42%s\n", which, before, after)
 	}
 	fmt.Fprintf(&b, "-- pointQuery\n%s\n", appendPointText(nil, "pi1", []int64{5, 6, 7}))

@@ -364,8 +364,8 @@ func (o Options) pass() (*suite.Plan, error) {
 			"delete_per_insert": strconv.FormatBool(o.Deletes), "query_secs": strconv.FormatFloat(o.QuerySecs.Seconds(), 'g', -1, 64),
 			"prepared": strconv.FormatBool(!o.NoPrepare),
 		},
-		Protocols: []client.Protocol{client.MySQL, client.Postgres},
-		Cache:     o.Cache,
+		RunsOn: suite.AnyDialect,
+		Cache:  o.Cache,
 	}
 	suite.RecordCache(p.Params, o.Cache)
 	for _, name := range sel {
@@ -431,7 +431,7 @@ func (o Options) drive(ph phase) *suite.Drive {
 		UntilScheduled: true,
 		Workers:        func(clients int) int { return clients * ph.workers() },
 		Workload: func(s *suite.Server, seed uint64) engine.Workload {
-			return &workload{proto: s.Protocol, dial: s.Dial, tables: o.Tables(), ph: ph, seed: seed}
+			return &workload{d: s.Dialect, dial: s.Dial, tables: o.Tables(), ph: ph, seed: seed}
 		},
 	}
 }
@@ -458,7 +458,7 @@ func (o Options) create(ctx context.Context, s *suite.Server) error {
 		return fmt.Errorf("create the ibench tables: %w", err)
 	}
 	for _, t := range names {
-		for _, q := range afterCreate(s.Protocol, t) {
+		for _, q := range afterCreate(s.Dialect, t) {
 			if _, err := conn.Exec(ctx, q); err != nil {
 				return fmt.Errorf("create the ibench tables: %s: %w", q, err)
 			}
@@ -492,7 +492,7 @@ func (o Options) index(ctx context.Context, s *suite.Server, clients int, seed u
 	jobs = jobs[:0]
 	for _, t := range o.distinct() {
 		jobs = append(jobs, func(ctx context.Context, conn client.Conn) error {
-			for _, q := range createIndexes(s.Protocol, t, s.Engine) {
+			for _, q := range createIndexes(s.Dialect, t, s.Engine) {
 				if _, err := conn.Exec(ctx, q); err != nil {
 					return fmt.Errorf("%s: %w", q, err)
 				}
@@ -514,19 +514,12 @@ func (o Options) index(ctx context.Context, s *suite.Server, clients int, seed u
 func (o Options) wait(ctx context.Context, s *suite.Server) error {
 	d := time.Duration(float64(settle.Wait(float64(o.NR1()))) * o.WaitScale)
 	s.Log(fmt.Sprintf("after l.i2: cleanup, then wait %s", d.Round(time.Second)))
-	err := settle.Run(ctx, settle.Options{Protocol: s.Protocol, Dial: s.Dial, Tables: o.distinct(), Wait: d,
-		Pause: time.Duration(float64(settle.RocksDBPause) * o.WaitScale), ResetMaster: !s.External, Shared: s.External, IndexCleanup: s.Protocol == client.Postgres && pgAtLeast(s.Version, 12), Warn: s.Warn})
+	err := settle.Run(ctx, settle.Options{Dialect: s.Dialect, Dial: s.Dial, Tables: o.distinct(), Wait: d,
+		Pause: time.Duration(float64(settle.RocksDBPause) * o.WaitScale), ResetMaster: !s.External, Shared: s.External, IndexCleanup: s.Dialect.IndexCleanup(s.Version), Warn: s.Warn})
 	if err != nil {
 		return fmt.Errorf("the wait after l.i2: %w", err)
 	}
 	return nil
-}
-
-// pgAtLeast says whether a PostgreSQL version is at least major.
-func pgAtLeast(version string, major int) bool {
-	m, _, _ := strings.Cut(version, ".")
-	n, err := strconv.Atoi(m)
-	return err != nil || n >= major // unknown: assume a current server
 }
 
 // finish adds what a run of step name ends with: the read+write steps'
@@ -565,7 +558,7 @@ func (o Options) finish(name string, order int) func(ctx context.Context, s *sui
 			}
 			t.Figures[FigureLiveRows] = float64(sum)
 			if o.Deletes && name != "l.x" {
-				r.Verdicts = append(r.Verdicts, o.liveVerdict(s.Protocol, order, live))
+				r.Verdicts = append(r.Verdicts, o.liveVerdict(s.Dialect, order, live))
 			}
 		}
 		if s.Datadir != "" {
@@ -673,24 +666,11 @@ func dbSize(ctx context.Context, s *suite.Server, tables []string) (float64, err
 		return 0, err
 	}
 	defer conn.Close()
-	b, err := client.Scalar(ctx, conn, dbSizeQuery(s.Protocol, tables))
+	b, err := client.Scalar(ctx, conn, s.Dialect.TablesBytes(tables))
 	if err != nil {
 		return 0, err
 	}
 	return float64(b) / (1 << 20), nil
-}
-
-// dbSizeQuery is the query dbSize runs.
-func dbSizeQuery(p client.Protocol, tables []string) string {
-	q := "SELECT COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('" + strings.Join(tables, "', '") + "')"
-	if p == client.Postgres {
-		var parts []string
-		for _, t := range tables {
-			parts = append(parts, "pg_total_relation_size('"+t+"')")
-		}
-		q = "SELECT (" + strings.Join(parts, " + ") + ")::bigint"
-	}
-	return q
 }
 
 // liveRows is what each of tables holds by the reference's measure, max -
@@ -717,7 +697,7 @@ func liveRows(ctx context.Context, s *suite.Server, tables []string) ([]int64, e
 // lost when it ends), so max - min + 1 may exceed the rows by that much
 // per inserting session. The MySQL family's auto_increment gives one
 // inserter's multi-row INSERTs consecutive ids.
-const seqGap = 1000
+const seqGap = idCache
 
 // liveVerdict judges a step that deletes a row per insert: the live rows of
 // each table (max - min + 1) are what l.x left, perClient(NR1) + 100,
@@ -725,10 +705,10 @@ const seqGap = 1000
 // may skip up to seqGap per inserting session before and in the step (one
 // per step in the pass's order up to this one), so the measure may exceed
 // the rows by that much; never fall short.
-func (o Options) liveVerdict(proto client.Protocol, order int, live []int64) result.Verdict {
+func (o Options) liveVerdict(d client.Dialect, order int, live []int64) result.Verdict {
 	want := (o.NR1()+int64(o.Clients)-1)/int64(o.Clients) + 100
 	slack := int64(0)
-	if proto == client.Postgres {
+	if afterCreate(d, "t") != nil { // the ids are cached per session
 		slack = seqGap * int64(order+1)
 	}
 	v := result.Verdict{Name: VerdictLiveRows, OK: true}
@@ -780,6 +760,6 @@ var _ suite.SQLer = ibenchSuite{}
 // SQLOf is the DDL of ibench's first table for a server of dialect d: the
 // table, what follows its CREATE, and its secondary indexes.
 func (ibenchSuite) SQLOf(d client.Dialect) []string {
-	out := append([]string{createTable(d, "pi1", "")}, afterCreate(d.Protocol, "pi1")...)
-	return append(out, createIndexes(d.Protocol, "pi1", "")...)
+	out := append([]string{createTable(d, "pi1", "")}, afterCreate(d, "pi1")...)
+	return append(out, createIndexes(d, "pi1", "")...)
 }

@@ -48,7 +48,7 @@ func stalled(t *testing.T, pacing Pacing) *result.Run {
 	t.Helper()
 	var n atomic.Int64
 	wl := &workload{
-		proto: client.MySQL, tables: []string{"pi1"}, seed: 1,
+		d: client.MySQLDialect, tables: []string{"pi1"}, seed: 1,
 		ph: phase{rows: 1500, perCommit: 50, rate: 500, queries: 1, perQuery: 10, pacing: pacing},
 		dial: func(context.Context) (client.Conn, error) {
 			return stallConn{inserts: &n, stallAt: 6, stallFor: 1500 * time.Millisecond}, nil

@@ -247,7 +247,7 @@ func TestPacedStepOnOneLoopThread(t *testing.T) {
 			if err := o.create(ctx, s); err != nil {
 				t.Fatal(err)
 			}
-			for _, q := range createIndexes(ep.Protocol, "pi1", "") {
+			for _, q := range createIndexes(ep.Dialect(), "pi1", "") {
 				if _, _, err := client.Query(ctx, ep, false, q); err != nil {
 					t.Fatalf("%s: %v", q, err)
 				}
@@ -256,7 +256,7 @@ func TestPacedStepOnOneLoopThread(t *testing.T) {
 				before := d.n("SELECT count(*) FROM pi1")
 				// 50 rows at 50 rows/s, 10 a statement: 5 statements 200 ms
 				// apart.
-				wl := &workload{proto: ep.Protocol, tables: o.Tables(), seed: 5,
+				wl := &workload{d: ep.Dialect(), tables: o.Tables(), seed: 5,
 					ph: phase{rows: 50, perCommit: 10, rate: 50, deletes: deletes, queries: 1, perQuery: 10, pacing: Smooth}}
 				wl.dial = func(ctx context.Context) (client.Conn, error) {
 					return client.Dial(ctx, ep, client.Options{Transport: client.Loop})

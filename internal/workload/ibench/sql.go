@@ -19,20 +19,22 @@ import (
 // in storage engine engine on the MySQL family (the server's default when
 // ""), ending with the dialect's table options.
 func createTable(d client.Dialect, t, engine string) string {
-	if d.Protocol == client.Postgres {
-		return "CREATE TABLE " + t + " (transactionid bigserial primary key, dateandtime timestamp without time zone, " +
-			"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000))" + d.TableOptions(engine)
-	}
-	return "CREATE TABLE " + t + " (transactionid bigint not null auto_increment, dateandtime datetime, " +
-		"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000), " +
-		"primary key (transactionid))" + d.TableOptions(engine)
+	id, key := d.BigIdentity("transactionid")
+	return "CREATE TABLE " + t + " (transactionid " + id + ", dateandtime " + d.LocalTimestamp + ", " +
+		"cashregisterid int not null, customerid int not null, productid int not null, price int not null, data varchar(4000)" +
+		key + ")" + d.TableOptions(engine)
 }
 
-// afterCreate are statements run once the table exists: PostgreSQL's id
-// sequence caches 1000 values, as the reference's does.
-func afterCreate(p client.Protocol, t string) []string {
-	if p == client.Postgres {
-		return []string{"ALTER SEQUENCE " + t + "_transactionid_seq CACHE 1000"}
+// idCache is how many ids a session's sequence takes at a time where the
+// server hands them out so (PostgreSQL), as the reference's does.
+const idCache = 1000
+
+// afterCreate are statements run once the table exists: the id's cache
+// where the dialect has one (PostgreSQL's sequence caches 1000 values, as
+// the reference's does).
+func afterCreate(d client.Dialect, t string) []string {
+	if q := d.CacheIdentity(t, "transactionid", idCache); q != "" {
+		return []string{q}
 	}
 	return nil
 }
@@ -46,10 +48,10 @@ var indexes = []struct{ suffix, cols string }{
 
 // createIndexes are the statements that build the three secondary indexes:
 // one ALTER TABLE with three ADD INDEX on MySQL (InnoDB), one ALTER TABLE
-// per index on MyRocks (engine rocksdb), three CREATE INDEX on PostgreSQL,
-// as the reference does.
-func createIndexes(p client.Protocol, t, engine string) []string {
-	if p == client.Postgres {
+// per index on MyRocks (engine rocksdb), three CREATE INDEX on a server
+// without ADD INDEX (PostgreSQL), as the reference does.
+func createIndexes(d client.Dialect, t, engine string) []string {
+	if !d.AlterAddIndex {
 		var out []string
 		for _, ix := range indexes {
 			out = append(out, "CREATE INDEX "+t+"_"+ix.suffix+" ON "+t+" ("+ix.cols+")")
@@ -141,8 +143,8 @@ func (g *rowGen) build(t string, n int, now time.Time) []byte {
 func bufText(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // deleteOldest is the delete of the n oldest rows from min on.
-func deleteOldest(p client.Protocol, t string, min int64, n int) string {
-	if p == client.Postgres {
+func deleteOldest(d client.Dialect, t string, min int64, n int) string {
+	if !d.DeleteLimit {
 		return fmt.Sprintf("DELETE FROM %s WHERE transactionid IN (SELECT transactionid FROM %s WHERE transactionid >= %d ORDER BY transactionid ASC LIMIT %d)", t, t, min, n)
 	}
 	return fmt.Sprintf("DELETE FROM %s WHERE transactionid >= %d ORDER BY transactionid ASC LIMIT %d", t, min, n)
@@ -150,20 +152,12 @@ func deleteOldest(p client.Protocol, t string, min int64, n int) string {
 
 // rangeQuery is one of the three range queries on the secondary indexes,
 // LIMIT n: which picks the index (0 marketsegment, 1 registersegment, 2
-// pdc). MySQL names the index with FORCE INDEX; PostgreSQL's takes the
-// start as $1 (prepared). The registersegment form's strict > is the
-// reference's.
-func rangeQuery(p client.Protocol, t string, which, n int) string {
-	start := "?"
-	if p == client.Postgres {
-		start = "$1"
-	}
-	force := func(ix string) string {
-		if p == client.Postgres {
-			return ""
-		}
-		return " FORCE INDEX (" + t + "_" + ix + ")"
-	}
+// pdc). The index is named with the dialect's hint (MySQL's FORCE INDEX);
+// the start is the dialect's first placeholder. The registersegment
+// form's strict > is the reference's.
+func rangeQuery(d client.Dialect, t string, which, n int) string {
+	start := d.Placeholder(1)
+	force := func(ix string) string { return d.ForceIndex(t + "_" + ix) }
 	lim := strconv.Itoa(n)
 	switch which {
 	case 0:
@@ -185,15 +179,12 @@ func rangeStart(r *rand.Rand, which int) int {
 	return r.IntN(500)
 }
 
-// pointQuery is the point query on n primary-key values ($1… on
-// PostgreSQL, ? on MySQL).
-func pointQuery(p client.Protocol, t string, n int) string {
+// pointQuery is the point query on n primary-key values, with the
+// dialect's placeholders.
+func pointQuery(d client.Dialect, t string, n int) string {
 	marks := make([]string, n)
 	for i := range marks {
-		marks[i] = "?"
-		if p == client.Postgres {
-			marks[i] = "$" + strconv.Itoa(i+1)
-		}
+		marks[i] = d.Placeholder(i + 1)
 	}
 	return "SELECT transactionid, productid, data FROM " + t + " WHERE transactionid IN (" + strings.Join(marks, ", ") + ")"
 }

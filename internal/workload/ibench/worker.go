@@ -78,7 +78,7 @@ func (ph phase) workers() int {
 // deleter (with --delete-per-insert) and its query threads, each on its own
 // connection. Worker id maps to (client, role).
 type workload struct {
-	proto  client.Protocol
+	d      client.Dialect
 	dial   func(ctx context.Context) (client.Conn, error)
 	tables []string // the table of each client (one shared table: all the same)
 	ph     phase
@@ -320,7 +320,7 @@ func (w *deleter) Next(ctx context.Context) (time.Time, bool) {
 func (w *deleter) Event(ctx context.Context) (engine.Outcome, error) {
 	n := w.wl.ph.batch(w.i - 1)
 	min := w.cs.minID.Load()
-	affected, err := w.conn.Exec(ctx, deleteOldest(w.wl.proto, w.table, min, n))
+	affected, err := w.conn.Exec(ctx, deleteOldest(w.wl.d, w.table, min, n))
 	if err != nil {
 		return engine.Outcome{Kind: KindDelete}, err
 	}
@@ -351,29 +351,29 @@ const maxEvery = 100
 // are done.
 type querier struct {
 	worker
-	stmt     client.Stmt    // PostgreSQL's point query, prepared (or text with --no-prepare)
-	forms    [3]client.Stmt // PostgreSQL's range forms
-	text     [3][2]string   // MySQL's range forms: the text before and after the start
+	stmt     client.Stmt    // the point query, prepared where the dialect Prepares (or text with --no-prepare)
+	forms    [3]client.Stmt // the range forms, prepared where the dialect Prepares
+	text     [3][2]string   // the range forms elsewhere: the text before and after the start
 	maxQuery string         // the read of the highest id
 	ids      []int64        // reused ids of a point query
 	args     []client.Arg   // reused arguments
-	buf      []byte         // reused MySQL statement
+	buf      []byte         // reused statement text
 	maxID    int64
 	n        int64
 }
 
 func (q *querier) prepare(ctx context.Context) error {
-	ph, p := q.wl.ph, q.wl.proto
-	if p == client.Postgres {
+	ph, d := q.wl.ph, q.wl.d
+	if d.Prepares {
 		if ph.point {
-			s, err := q.conn.Prepare(ctx, pointQuery(p, q.table, ph.perQuery))
+			s, err := q.conn.Prepare(ctx, pointQuery(d, q.table, ph.perQuery))
 			if err != nil {
 				return fmt.Errorf("prepare the point query: %w", err)
 			}
 			q.stmt = s
 		} else {
 			for i := range q.forms {
-				s, err := q.conn.Prepare(ctx, rangeQuery(p, q.table, i, ph.perQuery))
+				s, err := q.conn.Prepare(ctx, rangeQuery(d, q.table, i, ph.perQuery))
 				if err != nil {
 					return fmt.Errorf("prepare range query %d: %w", i+1, err)
 				}
@@ -382,7 +382,7 @@ func (q *querier) prepare(ctx context.Context) error {
 		}
 	}
 	for i := range q.text {
-		q.text[i][0], q.text[i][1], _ = strings.Cut(rangeQuery(client.MySQL, q.table, i, ph.perQuery), "?")
+		q.text[i][0], q.text[i][1], _ = strings.Cut(rangeQuery(d, q.table, i, ph.perQuery), d.Placeholder(1))
 	}
 	q.maxQuery = "SELECT COALESCE(max(transactionid), 1) FROM " + q.table
 	if ph.point {
@@ -395,7 +395,7 @@ func (q *querier) prepare(ctx context.Context) error {
 }
 
 func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
-	ph, p := q.wl.ph, q.wl.proto
+	ph, prepared := q.wl.ph, q.wl.d.Prepares
 	var err error
 	if ph.point {
 		if q.n%maxEvery == 0 {
@@ -408,7 +408,7 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 		for i := range q.ids {
 			q.ids[i] = lo + q.r.Int64N(span)
 		}
-		if p == client.Postgres {
+		if prepared {
 			for i, id := range q.ids {
 				q.args[i] = client.Int(id)
 			}
@@ -421,7 +421,7 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 	} else {
 		which := q.r.IntN(3)
 		x := rangeStart(q.r, which)
-		if p == client.Postgres {
+		if prepared {
 			q.args[0] = client.Int(int64(x))
 			_, err = q.forms[which].QueryArgs(ctx, q.args)
 		} else {
@@ -440,7 +440,8 @@ func (q *querier) Event(ctx context.Context) (engine.Outcome, error) {
 }
 
 // appendPointText appends to b the point query on ids with the ids
-// written in its text (MySQL's, unprepared).
+// written in its text (where the dialect does not prepare: the MySQL
+// family's).
 func appendPointText(b []byte, table string, ids []int64) []byte {
 	b = append(b, "SELECT transactionid, productid, data FROM "...)
 	b = append(b, table...)

@@ -321,9 +321,9 @@ func kindName(name string) string {
 // without --init), then the script set for --secs at every thread count.
 func (o Options) Plan() (*suite.Plan, error) {
 	p := &suite.Plan{
-		Params:    map[string]string{"scale": strconv.FormatInt(o.Scale, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries), "scripts": o.name},
-		Protocols: client.Protocols(),
-		Cache:     o.Cache,
+		Params: map[string]string{"scale": strconv.FormatInt(o.Scale, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries), "scripts": o.name},
+		RunsOn: suite.AnyDialect,
+		Cache:  o.Cache,
 	}
 	suite.RecordCache(p.Params, o.Cache)
 	if !o.NoInit && (o.builtinInit() || o.Init != "") {

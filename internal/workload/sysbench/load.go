@@ -395,7 +395,7 @@ func (t Target) Postwrite(ctx context.Context, scale float64) error {
 	if err := t.check(); err != nil {
 		return err
 	}
-	err := settle.Run(ctx, settle.Options{Protocol: t.Dialect.Protocol, Dial: t.Dial, Tables: t.names(),
+	err := settle.Run(ctx, settle.Options{Dialect: t.Dialect, Dial: t.Dial, Tables: t.names(),
 		Wait: time.Duration(float64(t.PostwriteWait()) * scale), Pause: time.Duration(float64(settle.RocksDBPause) * scale), Warn: t.Warn,
 		Shared: t.Shared})
 	if err != nil {

@@ -211,9 +211,9 @@ func (o Options) Plan() (*suite.Plan, error) {
 		return nil, err
 	}
 	p := &suite.Plan{
-		Params:    map[string]string{"tables": strconv.Itoa(o.Tables), "rows": strconv.FormatInt(o.Rows, 10), "list": o.listName()},
-		Protocols: client.Protocols(),
-		Cache:     o.Cache,
+		Params: map[string]string{"tables": strconv.Itoa(o.Tables), "rows": strconv.FormatInt(o.Rows, 10), "list": o.listName()},
+		RunsOn: suite.AnyDialect,
+		Cache:  o.Cache,
 	}
 	suite.RecordCache(p.Params, o.Cache)
 	if !o.NoLoad {

@@ -241,8 +241,8 @@ func (o Options) Plan() *suite.Plan {
 	p := &suite.Plan{
 		Params: map[string]string{"warehouses": strconv.FormatInt(o.Warehouses, 10), suite.MaxTriesParam: strconv.Itoa(o.MaxTries),
 			"mix": o.mixText()},
-		Protocols: client.Protocols(),
-		Cache:     o.Cache,
+		RunsOn: suite.AnyDialect,
+		Cache:  o.Cache,
 	}
 	if o.Wait {
 		p.Params["wait"] = "spec" // keying and think times: a condition of the run

@@ -141,7 +141,7 @@ func (t Table) Load(ctx context.Context, seed uint64, progress func(rows int64))
 // (settle.Run), so every workload finds the same statistics after every
 // load.
 func (t Table) Settle(ctx context.Context) error {
-	err := settle.Run(ctx, settle.Options{Protocol: t.Dialect.Protocol, Dial: t.Dial, Tables: []string{TableName}, Warn: t.Warn, Shared: t.Shared})
+	err := settle.Run(ctx, settle.Options{Dialect: t.Dialect, Dial: t.Dial, Tables: []string{TableName}, Warn: t.Warn, Shared: t.Shared})
 	if err != nil {
 		return fmt.Errorf("analyze and flush after the load: %w", err)
 	}

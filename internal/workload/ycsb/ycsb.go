@@ -246,9 +246,9 @@ func (o Options) Plan() *suite.Plan {
 	p := &suite.Plan{
 		Params: map[string]string{"rows": strconv.FormatInt(o.Records, 10), "fieldcount": strconv.Itoa(o.FieldCount),
 			"fieldlength": strconv.Itoa(o.FieldLength)},
-		Protocols: client.Protocols(),
-		Cache:     o.Cache,
-		Instead:   o.dbBench,
+		RunsOn:  suite.AnyDialect,
+		Cache:   o.Cache,
+		Instead: o.dbBench,
 	}
 	suite.RecordCache(p.Params, o.Cache)
 	if !o.NoLoad {
