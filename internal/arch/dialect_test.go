@@ -18,28 +18,15 @@ import (
 )
 
 // The SQL that differs between the protocols' servers is one value, the
-// client.Dialect, chosen once from the endpoint's protocol (issue 61 item
-// 3): outside internal/client and the flavor descriptors (internal/build)
-// no code names client.MySQL or client.Postgres, compares a
-// client.Protocol (==, !=, switch, through a conversion too), or keys a
-// map by one; it asks the dialect (suite.Server.Dialect,
-// client.Endpoint.Dialect) instead. The Dialect itself cannot be compared
-// (its function fields): TestTheDialectCannotBeCompared.
-//
-// protocolAllowed are the files that still do, until each is converted:
-// the list only shrinks. A file listed here that no longer offends fails
-// the test too, so that its line is removed with its last offence.
-var protocolAllowed = []string{
-	"internal/plan/plan.go", // suite.Plan.Protocols: the protocols a suite runs on (slices.Contains)
-	"internal/settle/quiet.go",
-	"internal/settle/settle.go",
-	"internal/target/check.go",
-	"internal/target/target.go",
-	"internal/workload/ibench/ibench.go",
-	"internal/workload/ibench/sql.go",
-	"internal/workload/ibench/worker.go",
-}
-
+// client.Dialect, chosen once from the flavor (issue 61 item 3): outside
+// internal/client and the flavor descriptors (internal/build) no code
+// names client.MySQL or client.Postgres, compares a client.Protocol (==,
+// !=, switch, through a conversion too, slices.Contains and the like), or
+// keys a map by one; it asks the dialect (suite.Server.Dialect,
+// client.Endpoint.Dialect, a suite's suite.Plan.RunsOn) instead. The
+// Dialect itself cannot be compared (its function fields):
+// TestTheDialectCannotBeCompared. No file is allowed an exception: the
+// allow-list the packages were converted under is gone, empty.
 const (
 	modulePath = "github.com/qpslab/qpslab"
 	clientPath = modulePath + "/internal/client"
@@ -84,25 +71,14 @@ func TestAskTheDialectNotTheProtocol(t *testing.T) {
 			}
 		}
 	}
-	allowed := map[string]bool{}
-	for _, f := range protocolAllowed {
-		allowed[f] = true
-	}
 	var files []string
 	for f := range offending {
 		files = append(files, f)
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		if !allowed[f] {
-			for _, o := range offending[f] {
-				t.Errorf("%s: ask the client.Dialect (suite.Server.Dialect, client.Endpoint.Dialect) for the SQL that differs, or add a field to it; never the protocol", o)
-			}
-		}
-	}
-	for _, f := range protocolAllowed {
-		if len(offending[f]) == 0 {
-			t.Errorf("%s no longer tells the protocols apart: remove it from protocolAllowed (internal/arch/dialect_test.go), which only shrinks", f)
+		for _, o := range offending[f] {
+			t.Errorf("%s: ask the client.Dialect (suite.Server.Dialect, client.Endpoint.Dialect) for the SQL or the capability that differs, or add a field to it; never the protocol", o)
 		}
 	}
 }

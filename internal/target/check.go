@@ -59,12 +59,14 @@ func Check(ctx context.Context, t Target) (Report, error) {
 	}
 	r.Endpoint = ep
 	opts := client.Options{TCP: t.Socket == "", Driver: true}
-	if t.Protocol() == client.MySQL {
-		ep.Database = "" // the database may not exist yet
+	d := t.dialect()
+	login := ep
+	if d.Use(t.Database) != "" {
+		login.Database = "" // the database may not exist yet: it is used once it does
 	}
-	conn, err := client.Dial(ctx, ep, opts)
-	if t.Protocol() == client.Postgres && noDatabase(err) {
-		conn, err = client.Dial(ctx, ep.WithDatabase("postgres"), opts)
+	conn, err := client.Dial(ctx, login, opts)
+	if d.AdminDatabase != "" && noDatabase(err) {
+		conn, err = client.Dial(ctx, ep.WithDatabase(d.AdminDatabase), opts)
 		if err == nil {
 			r.Created = true
 		}
@@ -80,14 +82,14 @@ func Check(ctx context.Context, t Target) (Report, error) {
 	if err := r.identify(ctx, conn); err != nil {
 		return r, err
 	}
-	switch {
-	case t.Protocol() == client.MySQL:
-		n, err := client.Scalar(ctx, conn, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = '"+t.Database+"'")
+	switch use := d.Use(t.Database); {
+	case use != "":
+		n, err := client.Scalar(ctx, conn, d.DatabaseExists(t.Database))
 		if err != nil {
 			return r, fmt.Errorf("target %s: look up database %s: %v", t.Name, t.Database, oneLine(err))
 		}
 		if n == 0 {
-			_, err := conn.Exec(ctx, "CREATE DATABASE `"+t.Database+"`")
+			_, err := conn.Exec(ctx, d.CreateDatabase(t.Database))
 			switch {
 			case existsAlready(err):
 				// Created since it was looked up (another part of a spread
@@ -99,11 +101,11 @@ func Check(ctx context.Context, t Target) (Report, error) {
 				r.Created = true
 			}
 		}
-		if _, err := conn.Exec(ctx, "USE `"+t.Database+"`"); err != nil {
+		if _, err := conn.Exec(ctx, use); err != nil {
 			return r, fmt.Errorf("target %s: use database %s (the user needs privileges on it): %v", t.Name, t.Database, oneLine(err))
 		}
 	case r.Created:
-		if _, err := conn.Exec(ctx, `CREATE DATABASE "`+t.Database+`"`); err != nil {
+		if _, err := conn.Exec(ctx, d.CreateDatabase(t.Database)); err != nil {
 			r.Created = false
 			if !existsAlready(err) { // else created since the log-in (another part of a spread run)
 				return r, createErr(t, err)
@@ -115,26 +117,24 @@ func Check(ctx context.Context, t Target) (Report, error) {
 			return r, connectErr(t, err)
 		}
 	}
-	if t.Protocol() == client.Postgres {
-		n, err := client.Scalar(ctx, conn, "SELECT CASE WHEN has_schema_privilege(current_schema(), 'CREATE') THEN 1 ELSE 0 END")
+	if d.CanCreateTables != "" {
+		n, err := client.Scalar(ctx, conn, d.CanCreateTables)
 		if err != nil {
 			return r, fmt.Errorf("target %s: look up the user's privileges: %v", t.Name, oneLine(err))
 		}
 		if n == 0 {
+			// Only PostgreSQL's privileges are the schema's.
 			return r, fmt.Errorf("target %s: user %s may not create tables in database %s (its current schema): GRANT CREATE ON SCHEMA public TO %s there, or name with --database one the user owns", t.Name, t.User, t.Database, t.User)
 		}
 	}
-	if r.Claimed, err = owned.Claim(ctx, t.dialect(), conn, t.Database); err != nil {
+	if r.Claimed, err = owned.Claim(ctx, d, conn, t.Database); err != nil {
 		return r, fmt.Errorf("target %s: %v", t.Name, oneLine(err))
 	}
-	q := "SELECT @@max_connections"
-	if t.Protocol() == client.Postgres {
-		q = "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - (SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')"
-	}
-	if r.MaxConnections, err = client.Scalar(ctx, conn, q); err != nil {
+	if r.MaxConnections, err = client.Scalar(ctx, conn, d.MaxConnections); err != nil {
 		return r, fmt.Errorf("target %s: read max_connections: %v", t.Name, oneLine(err))
 	}
-	if t.Protocol() == client.MySQL {
+	if d.Engines {
+		// The quiet wait reads InnoDB's history list length (settle.Quiet).
 		if _, err := client.Text(ctx, conn, "SHOW ENGINE INNODB STATUS"); client.Denied(err) {
 			r.Missing = append(r.Missing, "PROCESS: the quiet wait before a read test cannot see InnoDB's purge (its history list length), and waits on the dirty pages alone")
 		}
@@ -161,7 +161,7 @@ func (r *Report) identify(ctx context.Context, conn client.Conn) error {
 	}
 	r.Full = rows[0][0]
 	r.Version = versionRE.FindString(r.Full)
-	r.Flavor = build.OfServer(string(t.Protocol()), r.Full)
+	r.Flavor = build.OfServer(string(t.protocol()), r.Full)
 	if r.Version == "" {
 		return fmt.Errorf("target %s reports version %s, which names no version number: is it a %s server?", t.Name, quote(r.Full), t.Flavor.Describe().Title)
 	}

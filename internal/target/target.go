@@ -67,13 +67,18 @@ type Target struct {
 	Added time.Time `yaml:"added"`
 }
 
-// Protocol is the wire protocol of the target's flavor.
-func (t Target) Protocol() client.Protocol { return client.Protocol(t.Flavor.Describe().Protocol) }
+// protocol is the wire protocol of the target's flavor.
+func (t Target) protocol() client.Protocol { return client.Protocol(t.Flavor.Describe().Protocol) }
 
 // dialect is the SQL of the target's server (client.DialectOf its
-// protocol, as its endpoint's).
-func (t Target) dialect() client.Dialect {
-	d, _ := client.DialectOf(t.Protocol())
+// protocol, as its endpoint's), and what its protocol's servers take to
+// connect (Port, User, Schemes, SocketPort).
+func (t Target) dialect() client.Dialect { return dialectOf(t.Flavor) }
+
+// dialectOf is flavor f's protocol's dialect (the zero one for a flavor
+// that is no server).
+func dialectOf(f build.Flavor) client.Dialect {
+	d, _ := client.DialectOf(client.Protocol(f.Describe().Protocol))
 	return d
 }
 
@@ -115,17 +120,11 @@ func (t Target) Endpoint() (client.Endpoint, error) {
 		return client.Endpoint{}, err
 	}
 	port := t.Port
-	if t.Socket != "" && isPostgres(t.Flavor) {
-		port, _ = pgSocketPort(t.Socket) // the driver names the socket by its folder and port
+	if t.Socket != "" {
+		port, _ = t.dialect().SocketPort(t.Socket) // PostgreSQL's driver names the socket by its folder and port
 	}
-	return client.Endpoint{Protocol: t.Protocol(), Host: t.Host, Port: port, Socket: t.Socket,
+	return client.Endpoint{Protocol: t.protocol(), Host: t.Host, Port: port, Socket: t.Socket,
 		User: t.User, Database: t.Database, Password: pw}, nil
-}
-
-// pgSocketPort is the port in a PostgreSQL socket's name (.s.PGSQL.5432).
-func pgSocketPort(sock string) (int, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(sock), ".s.PGSQL."))
-	return n, err == nil && strings.HasPrefix(filepath.Base(sock), ".s.PGSQL.") && n > 0 && n < 65536
 }
 
 // Spec is what `qpslab targets add` was given.
@@ -200,10 +199,10 @@ func New(s Spec) (Target, error) {
 		return Target{}, fmt.Errorf("--port goes with --host: a --socket needs none")
 	}
 	if t.Host != "" && t.Port == 0 {
-		t.Port = defaultPort(t.Flavor)
+		t.Port = t.dialect().Port
 	}
 	if t.User == "" {
-		t.User = defaultUser(t.Flavor)
+		t.User = t.dialect().User
 	}
 	if t.Database == "" {
 		t.Database = DefaultDatabase
@@ -253,7 +252,8 @@ func (t Target) valid() error {
 	if t.Socket != "" && !filepath.IsAbs(t.Socket) {
 		return fmt.Errorf("--socket %s: give the socket's absolute path", quote(t.Socket))
 	}
-	if _, ok := pgSocketPort(t.Socket); t.Socket != "" && isPostgres(t.Flavor) && !ok {
+	if _, ok := t.dialect().SocketPort(t.Socket); t.Socket != "" && !ok {
+		// Only PostgreSQL's driver needs the port in the socket's name.
 		return fmt.Errorf("--socket %s: give PostgreSQL's socket file, named for its port (e.g. /var/run/postgresql/.s.PGSQL.5432)", quote(t.Socket))
 	}
 	if t.User == "" || strings.ContainsAny(t.User, " '\"`\\") {
@@ -269,24 +269,6 @@ func (t Target) valid() error {
 		return fmt.Errorf("--password-env %s: give the name of an environment variable (letters, digits and _), not the password", quote(t.PasswordEnv))
 	}
 	return nil
-}
-
-func isPostgres(f build.Flavor) bool {
-	return client.Protocol(f.Describe().Protocol) == client.Postgres
-}
-
-func defaultPort(f build.Flavor) int {
-	if isPostgres(f) {
-		return 5432
-	}
-	return 3306
-}
-
-func defaultUser(f build.Flavor) string {
-	if isPostgres(f) {
-		return "postgres"
-	}
-	return "root"
 }
 
 type dsn struct {
@@ -310,10 +292,7 @@ func parseDSN(s string, f build.Flavor) (dsn, error) {
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		return dsn{}, fmt.Errorf("--dsn is not a URL like %s://USER@HOST:PORT/DATABASE: give one of that form", scheme(f))
 	}
-	want := []string{"mysql", "mariadb"}
-	if isPostgres(f) {
-		want = []string{"postgres", "postgresql"}
-	}
+	want := dialectOf(f).Schemes
 	if !slices.Contains(want, u.Scheme) {
 		return dsn{}, fmt.Errorf("--dsn starts with %s:// and the flavor is %s: give a %s:// URL, or another --flavor", quote(u.Scheme), f, want[0])
 	}
@@ -339,12 +318,8 @@ func parseDSN(s string, f build.Flavor) (dsn, error) {
 	return d, nil
 }
 
-func scheme(f build.Flavor) string {
-	if isPostgres(f) {
-		return "postgres"
-	}
-	return "mysql"
-}
+// scheme is the usual URL scheme of a DSN of flavor f's servers.
+func scheme(f build.Flavor) string { return dialectOf(f).Schemes[0] }
 
 // quote is s as a message shows it: quoted, control characters escaped,
 // long ones cut.
