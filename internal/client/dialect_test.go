@@ -89,3 +89,65 @@ func TestDialectsWriteWhatTheSuitesDid(t *testing.T) {
 		t.Errorf("a PostgreSQL endpoint's dialect rebinds ? to %q", got)
 	}
 }
+
+// The settle's and the target check's statements are what settle and
+// target wrote themselves before they asked the dialect; the values that
+// are no SQL are the ones they chose per protocol.
+func TestTheSettleAndTargetStatements(t *testing.T) {
+	my, pg := MySQLDialect, PostgresDialect
+	for _, c := range []struct{ got, want string }{
+		{my.ResetLog, "RESET MASTER"},
+		{pg.ResetLog, ""},
+		{my.Checkpoint, ""},
+		{pg.Checkpoint, "CHECKPOINT"},
+		{my.Vacuum("t", true), ""},
+		{pg.Vacuum("t", false), "VACUUM (ANALYZE) t"},
+		{pg.Vacuum("t", true), "VACUUM (ANALYZE, INDEX_CLEANUP ON) t"},
+		{my.Analyze("t"), "ANALYZE TABLE t"},
+		{my.Autovacuum, ""},
+		{pg.Autovacuum, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"},
+		{my.Use("qpslab"), "USE `qpslab`"},
+		{pg.Use("qpslab"), ""},
+		{my.DatabaseExists("qpslab"), "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'qpslab'"},
+		{my.CreateDatabase("qpslab"), "CREATE DATABASE `qpslab`"},
+		{pg.CreateDatabase("qpslab"), `CREATE DATABASE "qpslab"`},
+		{my.AdminDatabase, ""},
+		{pg.AdminDatabase, "postgres"},
+		{my.CanCreateTables, ""},
+		{pg.CanCreateTables, "SELECT CASE WHEN has_schema_privilege(current_schema(), 'CREATE') THEN 1 ELSE 0 END"},
+		{my.MaxConnections, "SELECT @@max_connections"},
+		{pg.MaxConnections, "SELECT (SELECT setting::int FROM pg_settings WHERE name = 'max_connections') - (SELECT setting::int FROM pg_settings WHERE name = 'superuser_reserved_connections')"},
+		{my.User + " " + pg.User, "root postgres"},
+		{strings.Join(my.Schemes, ",") + " " + strings.Join(pg.Schemes, ","), "mysql,mariadb postgres,postgresql"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	if my.Port != 3306 || pg.Port != 5432 {
+		t.Errorf("ports %d, %d", my.Port, pg.Port)
+	}
+	for _, c := range []struct {
+		v    string
+		want bool
+	}{{"12.1", true}, {"17", true}, {"11.22", false}, {"", true}} {
+		if got := pg.IndexCleanup(c.v); got != c.want {
+			t.Errorf("PostgreSQL %q: IndexCleanup %v", c.v, got)
+		}
+	}
+	if my.IndexCleanup("12.0") {
+		t.Error("the MySQL family has no VACUUM to clean indexes with")
+	}
+	for _, c := range []struct {
+		path string
+		port int
+		ok   bool
+	}{{"/run/postgresql/.s.PGSQL.5433", 5433, true}, {"/tmp/mysql.sock", 0, false}, {"/tmp/.s.PGSQL.0", 0, false}} {
+		if p, ok := pg.SocketPort(c.path); p != c.port && c.ok || ok != c.ok {
+			t.Errorf("PostgreSQL socket %s: port %d, %v", c.path, p, ok)
+		}
+	}
+	if _, ok := my.SocketPort("/tmp/mysql.sock"); !ok {
+		t.Error("a MySQL socket needs no port in its name")
+	}
+}
