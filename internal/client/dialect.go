@@ -167,8 +167,9 @@ type Dialect struct {
 	Schemes []string
 	// SocketPort is the port the driver is given for a Unix socket at path
 	// (PostgreSQL's names the socket by its folder and the port in its
-	// name, .s.PGSQL.5432); ok is false when the path is not a socket the
-	// driver can name that way.
+	// name, .s.PGSQL.5432; 0: the driver takes the path itself, as the
+	// MySQL family's does); ok is false when the path is not a socket the
+	// driver can name.
 	SocketPort func(path string) (port int, ok bool)
 	// Use is the statement that makes db the connection's database; ""
 	// when a connection's database is chosen only when it logs in. A

@@ -120,8 +120,8 @@ func (t Target) Endpoint() (client.Endpoint, error) {
 		return client.Endpoint{}, err
 	}
 	port := t.Port
-	if t.Socket != "" {
-		port, _ = t.dialect().SocketPort(t.Socket) // PostgreSQL's driver names the socket by its folder and port
+	if p, ok := t.dialect().SocketPort(t.Socket); t.Socket != "" && ok && p > 0 {
+		port = p // PostgreSQL's driver names the socket by its folder and port
 	}
 	return client.Endpoint{Protocol: t.protocol(), Host: t.Host, Port: port, Socket: t.Socket,
 		User: t.User, Database: t.Database, Password: pw}, nil
