@@ -441,8 +441,8 @@ func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string
 	return s, nil
 }
 
-// runsOn says a suite that runs on what runs says runs on the servers of
-// the dialect a flavor's descriptor names (none: on none).
+// runsOn asks a suite's RunsOn (runs) of the dialect a flavor's
+// descriptor names: a flavor without one runs no such suite.
 func runsOn(runs func(client.Dialect) bool, dialect string) bool {
 	d, ok := client.DialectNamed(dialect)
 	return ok && runs(d)
