@@ -30,6 +30,7 @@ import (
 const (
 	modulePath = "github.com/qpslab/qpslab"
 	clientPath = modulePath + "/internal/client"
+	buildPath  = modulePath + "/internal/build"
 )
 
 // protocolExempt are the packages that may tell the protocols apart: the
@@ -159,6 +160,12 @@ func protocolOperand(info *types.Info, e ast.Expr) bool {
 		}
 		break
 	}
+	// A flavor descriptor's protocol, a name (build.Descriptor.Protocol).
+	if sel, ok := e.(*ast.SelectorExpr); ok {
+		if v, ok := info.Uses[sel.Sel].(*types.Var); ok && v.IsField() && v.Name() == "Protocol" && v.Pkg() != nil && v.Pkg().Path() == buildPath {
+			return true
+		}
+	}
 	tv, ok := info.Types[e]
 	return ok && isProtocol(tv.Type)
 }
@@ -230,6 +237,7 @@ func TestTheDialectRuleCanFail(t *testing.T) {
 import (
 	"slices"
 
+	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/client"
 )
 
@@ -249,6 +257,8 @@ func pick(e client.Endpoint) string {
 	}
 	return e.Dialect().Analyze("t")
 }
+
+func named(f build.Flavor) bool { return f.Describe().Protocol != "" }
 `
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "toy.go", src, 0)
@@ -261,12 +271,13 @@ func pick(e client.Endpoint) string {
 	}
 	got := strings.Join(protocolOffences(fset, f, info), "\n")
 	want := strings.Join([]string{
-		"9: keys a map by client.Protocol",
-		"12: compares a client.Protocol (==)",
-		"12: names client.Postgres",
-		"15: compares a client.Protocol (!=)",
-		"18: switches on a client.Protocol",
-		"20: compares client.Protocol values (slices.Contains)",
+		"10: keys a map by client.Protocol",
+		"13: compares a client.Protocol (==)",
+		"13: names client.Postgres",
+		"16: compares a client.Protocol (!=)",
+		"19: switches on a client.Protocol",
+		"21: compares client.Protocol values (slices.Contains)",
+		"27: compares a client.Protocol (!=)", // the descriptor's, by name
 	}, "\n")
 	if got != want {
 		t.Errorf("offences:\n%s\nwant:\n%s", got, want)

@@ -368,8 +368,9 @@ func (p *Runner) Resolve(ctx context.Context, h home.Home) error {
 			if err != nil {
 				return err
 			}
-			if len(p.Builds) > 0 && r.Flavor.Describe().Protocol != p.Builds[0].Flavor.Describe().Protocol {
-				return fmt.Errorf("targets %s (%s) and %s (%s) speak different protocols: run them in two commands", p.Targets[0], p.Builds[0].Flavor, name, r.Flavor)
+			if len(p.Builds) > 0 && r.Flavor.Describe().Family != p.Builds[0].Flavor.Describe().Family {
+				return fmt.Errorf("targets %s (%s) and %s (%s) are servers of different families (%s, %s): run them in two commands", p.Targets[0], p.Builds[0].Flavor, name, r.Flavor,
+					p.Builds[0].Flavor.Describe().Family, r.Flavor.Describe().Family)
 			}
 			if (p.PMP > 0 || p.Perf) && r.PID == 0 {
 				return fmt.Errorf("--pmp and --perf read the server's process, and target %s's is not on this host (%s): leave them out, or run qpslab on the server's host", name, t.Where())

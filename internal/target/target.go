@@ -171,7 +171,7 @@ func New(s Spec) (Target, error) {
 	switch f := build.Flavor(s.Flavor); {
 	case s.Flavor == "":
 		return Target{}, fmt.Errorf("name the server's flavor with --flavor: mariadb, mysql or postgres")
-	case f.Describe().Protocol == "" || !f.HasServer():
+	case !f.HasServer():
 		return Target{}, fmt.Errorf("--flavor %s: a target is a mariadb, mysql or postgres server", quote(s.Flavor))
 	default:
 		t.Flavor = f
@@ -232,7 +232,7 @@ func (t Target) valid() error {
 	if err := ValidName(t.Name); err != nil {
 		return err
 	}
-	if t.Flavor.Describe().Protocol == "" {
+	if !t.Flavor.HasServer() {
 		return fmt.Errorf("target %s has flavor %s, which is no server: register it again with --flavor mariadb, mysql or postgres", t.Name, quote(string(t.Flavor)))
 	}
 	for _, f := range []struct{ flag, v string }{{"--host", t.Host}, {"--socket", t.Socket}, {"--user", t.User}, {"--password-file", t.PasswordFile}} {
