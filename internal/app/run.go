@@ -269,8 +269,8 @@ func runPlan(ctx context.Context, e Env, p *plan.Runner, o planRun) ([]result.Ru
 	sink := &recorder.Sink{Store: st, File: out, Content: func(id string) []byte { return contents[id] }, Meta: o.meta,
 		Home: e.Home.Root, Reserve: e.Home.Reserve(), OnFull: cancel}
 	engines := ""
-	if len(p.Engines) > 1 {
-		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
+	if len(p.StorageEngines) > 1 {
+		engines = fmt.Sprintf(" × %d engines", len(p.StorageEngines))
 	}
 	configs := fmt.Sprintf(" × %d config(s)", len(p.Configs))
 	if len(p.PerBuild) > 0 {

@@ -136,7 +136,7 @@ func TestUnknownFlavorRefused(t *testing.T) {
 			t.Errorf("flavor %q: Check gave %v, want an error naming the known flavors", f, err)
 		}
 		d := f.Describe()
-		if f.HasServer() || d.Protocol != "" || d.Family != "" || d.Counters != "" || d.Maven != "" || d.Engines || d.Start != "" {
+		if f.HasServer() || d.Protocol != "" || d.Family != "" || d.Counters != "" || d.Maven != "" || d.StorageEngines || d.Start != "" {
 			t.Errorf("flavor %q is described with capabilities %+v: an unknown flavor has none", f, d)
 		}
 	}

@@ -43,9 +43,9 @@ type Descriptor struct {
 	// Family is the config family its configs are of, a config.Family
 	// (mysql, postgres, rocksdb).
 	Family string
-	// Engines says its tables take a storage engine (ENGINE=, qpslab run
+	// StorageEngines says its tables take a storage engine (ENGINE=, qpslab run
 	// --engine); false for a server with only one.
-	Engines bool
+	StorageEngines bool
 	// Start names the sandbox's procedure that makes its datadir and
 	// starts and stops its server; "" for no server.
 	Start string
@@ -101,7 +101,7 @@ var flavors = []*Descriptor{&mariaDB, &mySQL, &postgres, &rocksDB}
 // a flavor of an existing protocol whose layout, version and recipe are
 // another flavor's (those it takes from the flavor Like names, which must
 // be known) and whose own are its name, Title, Names, Protocol, Dialect,
-// Family, Engines, Start and Counters. It is for tests' toy flavors:
+// Family, StorageEngines, Start and Counters. It is for tests' toy flavors:
 // unregister takes it out again. Register before anything asks for
 // flavors (it is not safe beside their use); a flavor of a name already
 // known is a programming error.

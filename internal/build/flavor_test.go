@@ -62,7 +62,7 @@ func TestDescriptorsAreComplete(t *testing.T) {
 			t.Errorf("%s: a descriptor needs a version or a readVersion", d.Flavor)
 		case server && (d.Start == "" || d.Counters == "" || d.Dialect == ""):
 			t.Errorf("%s: a server's descriptor names its Start, its Counters and its Dialect", d.Flavor)
-		case !server && (d.Start != "" || d.Engines || d.Dialect != ""):
+		case !server && (d.Start != "" || d.StorageEngines || d.Dialect != ""):
 			t.Errorf("%s: a flavor with no server has no Start, no Engines and no Dialect", d.Flavor)
 		}
 	}

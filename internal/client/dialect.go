@@ -30,9 +30,9 @@ type Dialect struct {
 	// for the server's default, and always on PostgreSQL, which has no
 	// engines to choose).
 	TableOptions func(engine string) string
-	// Engines says information_schema.TABLES names each table's storage
+	// StorageEngines says information_schema.TABLES names each table's storage
 	// engine, so that the engine of a kept table can be checked.
-	Engines bool
+	StorageEngines bool
 
 	// AutoIncrement is the type of an integer key column the server
 	// numbers itself (sysbench's id).
@@ -211,9 +211,9 @@ func (d Dialect) Rebind(q string) string {
 	return b.String()
 }
 
-// engineNames are how the servers spell the engines they ship; any other
+// storageEngineNames are how the servers spell the engines they ship; any other
 // engine is written as given (engine names are not case-sensitive).
-var engineNames = map[string]string{"innodb": "InnoDB", "rocksdb": "ROCKSDB", "myisam": "MyISAM", "aria": "Aria", "memory": "MEMORY", "tokudb": "TokuDB"}
+var storageEngineNames = map[string]string{"innodb": "InnoDB", "rocksdb": "ROCKSDB", "myisam": "MyISAM", "aria": "Aria", "memory": "MEMORY", "tokudb": "TokuDB"}
 
 // MySQLDialect is the MySQL family's (MariaDB, MySQL).
 var MySQLDialect = Dialect{
@@ -222,12 +222,12 @@ var MySQLDialect = Dialect{
 		if engine == "" {
 			return ""
 		}
-		if n, ok := engineNames[engine]; ok {
+		if n, ok := storageEngineNames[engine]; ok {
 			engine = n
 		}
 		return " ENGINE = " + engine
 	},
-	Engines:             true,
+	StorageEngines:      true,
 	AutoIncrement:       "INTEGER NOT NULL AUTO_INCREMENT",
 	ZeroNumbersID:       true,
 	ResyncAutoIncrement: func(string, string) string { return "" },

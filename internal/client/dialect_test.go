@@ -65,7 +65,7 @@ func TestDialectsWriteWhatTheSuitesDid(t *testing.T) {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
-	if !my.Engines || pg.Engines || !my.ZeroNumbersID || pg.ZeroNumbersID {
+	if !my.StorageEngines || pg.StorageEngines || !my.ZeroNumbersID || pg.ZeroNumbersID {
 		t.Error("Engines or ZeroNumbersID: the MySQL family's only")
 	}
 	for _, c := range []struct{ got, want Arg }{{my.Bool(true), Int(1)}, {my.Bool(false), Int(0)}, {pg.Bool(true), Str("true")}, {pg.Bool(false), Str("false")}} {

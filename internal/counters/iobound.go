@@ -43,14 +43,14 @@ const (
 var cacheCounters = []cacheCounter{
 	{miss: "innodb_buffer_pool_reads", requests: "innodb_buffer_pool_read_requests"},
 	{miss: "blks_read", requests: "blks_requested"},
-	{miss: "rocksdb_block_cache_miss", hits: "rocksdb_block_cache_hit", engine: "rocksdb"},
+	{miss: "rocksdb_block_cache_miss", hits: "rocksdb_block_cache_hit", storageEngine: "rocksdb"},
 }
 
 // cacheCounter is one engine's pair: its misses, and its requests or
 // (hits) its hits.
 type cacheCounter struct {
 	miss, requests, hits string
-	engine               string // the runs' params.engine it is first for
+	storageEngine        string // the runs' params.engine it is first for
 }
 
 // cacheCountersOf are cacheCounters in the order run r is judged by: its
@@ -58,12 +58,12 @@ type cacheCounter struct {
 func cacheCountersOf(r result.Run) []cacheCounter {
 	out := make([]cacheCounter, 0, len(cacheCounters))
 	for _, c := range cacheCounters {
-		if c.engine != "" && c.engine == r.Params["engine"] {
+		if c.storageEngine != "" && c.storageEngine == r.Params["engine"] {
 			out = append(out, c)
 		}
 	}
 	for _, c := range cacheCounters {
-		if c.engine == "" || c.engine != r.Params["engine"] {
+		if c.storageEngine == "" || c.storageEngine != r.Params["engine"] {
 			out = append(out, c)
 		}
 	}

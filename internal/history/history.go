@@ -86,10 +86,10 @@ type Series struct {
 	// has series of other flavors under the same names, so names show it.
 	Flavor      string `json:"flavor,omitempty"`
 	MixedFlavor bool   `json:"-"`
-	// Engine is the runs' storage engine when it is not InnoDB (it is in
+	// StorageEngine is the runs' storage engine when it is not InnoDB (it is in
 	// Conditions too).
-	Engine  string `json:"engine,omitempty"`
-	Threads int    `json:"threads,omitempty"`
+	StorageEngine string `json:"engine,omitempty"`
+	Threads       int    `json:"threads,omitempty"`
 	// Conditions are the runs' (result.Run.Conditions); Mixed says the
 	// test has series under other conditions too, so names show them.
 	Conditions string `json:"conditions,omitempty"`
@@ -128,7 +128,7 @@ func (s Series) Name() string {
 
 type seriesKey struct {
 	suite, test, host, config string
-	flavor, engine            string // a MySQL and a MariaDB build never share a series
+	flavor, storageEngine     string // a MySQL and a MariaDB build never share a series
 	threads                   int
 	cond                      string // result.Run.Conditions: runs made otherwise are another series
 }
@@ -150,7 +150,7 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 			continue
 		}
 		cfg := result.ConfigName(r.Config)
-		k := seriesKey{r.Suite, r.Test, hostOf(r), cfg, r.Flavor, r.OtherEngine(), r.Threads, r.Conditions()}
+		k := seriesKey{r.Suite, r.Test, hostOf(r), cfg, r.Flavor, r.OtherStorageEngine(), r.Threads, r.Conditions()}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -189,7 +189,7 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 	var out []Series
 	for _, k := range keys {
 		s := Series{Suite: k.suite, Test: k.test, Metric: m.Name, Unit: m.UnitOf(groups[k][0]), HigherIsBetter: m.HigherIsBetter, Host: k.host, Config: k.config,
-			Flavor: k.flavor, Engine: k.engine, Threads: k.threads, Conditions: k.cond}
+			Flavor: k.flavor, StorageEngine: k.storageEngine, Threads: k.threads, Conditions: k.cond}
 		s.Mixed, s.MixedFlavor = byCond[noCond(k)] > 1, byFlavor[noFlavor(k)] > 1
 		s.Points, s.Order = points(groups[k], m)
 		s.HostID = hostIDOf(groups[k])
@@ -200,7 +200,7 @@ func FromRuns(runs []result.Run, m result.Metric, hostOf func(result.Run) string
 
 // noCond is k without its conditions (and the engine they hold).
 func noCond(k seriesKey) seriesKey {
-	k.cond, k.engine = "", ""
+	k.cond, k.storageEngine = "", ""
 	return k
 }
 

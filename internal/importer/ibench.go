@@ -748,8 +748,8 @@ func (d *ibData) run(src Source, st suite.Step, common map[string]string) (resul
 	if src.Commit != "" {
 		run.Params["commit"] = src.Commit
 	}
-	if src.Engine != "" {
-		run.Params["engine"] = src.Engine
+	if src.StorageEngine != "" {
+		run.Params["engine"] = src.StorageEngine
 	}
 	for k, v := range common {
 		run.Params[k] = v

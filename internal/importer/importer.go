@@ -60,9 +60,9 @@ type Source struct {
 	Flavor, Version string
 	// Commit is the build's source commit, when known (Params["commit"]).
 	Commit string
-	// Engine is the storage engine of the tables the results were
+	// StorageEngine is the storage engine of the tables the results were
 	// measured on (Params["engine"]), when the label names one.
-	Engine string
+	StorageEngine string
 	// Time is when the results were measured (each run's Started); zero
 	// when unknown, as sysbench and the reference's files do not say.
 	Time time.Time
@@ -200,8 +200,8 @@ func newRun(t sysbench.Test, src Source, source, file string) result.Run {
 	if src.Commit != "" {
 		r.Params["commit"] = src.Commit
 	}
-	if src.Engine != "" {
-		r.Params["engine"] = src.Engine
+	if src.StorageEngine != "" {
+		r.Params["engine"] = src.StorageEngine
 	}
 	sysbench.Stamp(&r) // t came from Lookup: it is the suite's
 	return r

@@ -232,7 +232,7 @@ func (t *mtTest) run(test sysbench.Test, src Source, dop, i int, rv map[string]r
 	run.Params["pk"] = t.pk
 	run.Params["transport"] = "sysbench" // the reference's client (result.Run.Conditions)
 	if l, ok := rv["qps"]; ok {
-		run.Params["engine"] = l.engine
+		run.Params["engine"] = l.storageEngine
 		run.Params["qps_file"] = t.r["qps"]
 	}
 	val := func(k string) (float64, bool) {
@@ -357,8 +357,8 @@ func (t *mtTest) scanFigure(v float64, have bool, o *output, dop int) (float64, 
 
 // rLine is an sb.r.* file: its values and the engine.
 type rLine struct {
-	values []float64
-	engine string
+	values        []float64
+	storageEngine string
 }
 
 // readR reads the one line of the test's sb.r.* file name:
@@ -402,7 +402,7 @@ func parseR(path string, b []byte, testType string, rng int) (rLine, error) {
 	if len(trailer) != 3 || trailer[1] != testType || trailer[2] != "range="+strconv.Itoa(rng) {
 		return rLine{}, errorf("mytools", path, 1, "ends %q: %s, as the file name says", parts[len(parts)-1], want)
 	}
-	l := rLine{engine: trailer[0]}
+	l := rLine{storageEngine: trailer[0]}
 	for _, p := range parts[:len(parts)-1] {
 		v, err := number(strings.TrimSpace(p))
 		if err != nil {

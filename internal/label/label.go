@@ -5,7 +5,7 @@
 // one build and config are two result sets while an InnoDB run keeps the
 // label every run had before --engine. Every label qpslab writes is
 // composed here (Of, String) and every label a user gives is read here
-// (Parse); the InnoDB rule is OtherEngine, written once.
+// (Parse); the InnoDB rule is OtherStorageEngine, written once.
 package label
 
 import (
@@ -20,11 +20,11 @@ const InnoDB = "innodb"
 // Label addresses a result set: its build, its config's name (without
 // @HASH) and its storage engine when it is not InnoDB ("" for InnoDB, for
 // PostgreSQL and for a run that records none).
-type Label struct{ Build, Config, Engine string }
+type Label struct{ Build, Config, StorageEngine string }
 
-// OtherEngine is engine as a label carries it: "" for InnoDB (and for
+// OtherStorageEngine is engine as a label carries it: "" for InnoDB (and for
 // none), else engine.
-func OtherEngine(engine string) string {
+func OtherStorageEngine(engine string) string {
 	if engine == InnoDB {
 		return ""
 	}
@@ -35,7 +35,7 @@ func OtherEngine(engine string) string {
 // storage engine engine (as a run records it: "innodb", "rocksdb", or ""
 // for none).
 func Of(build, config, engine string) Label {
-	return Label{Build: build, Config: config, Engine: OtherEngine(engine)}
+	return Label{Build: build, Config: config, StorageEngine: OtherStorageEngine(engine)}
 }
 
 // Parse reads a label as a user gives it: s split at its last dot
@@ -52,7 +52,7 @@ func Parse(s string) (Label, error) {
 		if c == "" || e == "" || strings.Contains(e, ":") {
 			return Label{}, fmt.Errorf("label %q is not build.config or build.config:engine (for example mariadb-system.myrocks:rocksdb): see qpslab labels", s)
 		}
-		l.Config, l.Engine = c, OtherEngine(strings.ToLower(e))
+		l.Config, l.StorageEngine = c, OtherStorageEngine(strings.ToLower(e))
 	}
 	return l, nil
 }
@@ -60,17 +60,17 @@ func Parse(s string) (Label, error) {
 // String is the label as qpslab writes it: BUILD.CONFIG, or
 // BUILD.CONFIG:ENGINE for an engine other than InnoDB.
 func (l Label) String() string {
-	if e := OtherEngine(l.Engine); e != "" {
+	if e := OtherStorageEngine(l.StorageEngine); e != "" {
 		return l.Build + "." + l.Config + ":" + e
 	}
 	return l.Build + "." + l.Config
 }
 
-// EngineFilter is the storage engine a store filter selects for the
+// StorageEngineFilter is the storage engine a store filter selects for the
 // label: its engine, or InnoDB (which runs that record none are).
-func (l Label) EngineFilter() string {
-	if l.Engine == "" {
+func (l Label) StorageEngineFilter() string {
+	if l.StorageEngine == "" {
 		return InnoDB
 	}
-	return l.Engine
+	return l.StorageEngine
 }

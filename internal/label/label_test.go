@@ -21,7 +21,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s: %+v %v", in, got, err)
 		}
 		// A run of the label is labelled as the label reads back.
-		if of := Of(got.Build, got.Config, got.EngineFilter()); of != got || of.String() != got.String() {
+		if of := Of(got.Build, got.Config, got.StorageEngineFilter()); of != got || of.String() != got.String() {
 			t.Errorf("%s: a run of it is labelled %s (%+v), the label reads back as %s", in, of, of, got)
 		}
 	}
@@ -42,7 +42,7 @@ func TestOf(t *testing.T) {
 			t.Errorf("engine %q: %s, want %s", c.engine, got, c.want)
 		}
 	}
-	if got := (Label{Build: "b", Config: "cfg", Engine: InnoDB}).String(); got != "b.cfg" {
+	if got := (Label{Build: "b", Config: "cfg", StorageEngine: InnoDB}).String(); got != "b.cfg" {
 		t.Errorf("a Label with Engine innodb reads %s, want b.cfg", got)
 	}
 }

@@ -10,34 +10,34 @@ import (
 	"github.com/qpslab/qpslab/internal/result"
 )
 
-// DefaultEngine is the storage engine of the MySQL family's tables unless a
+// DefaultStorageEngine is the storage engine of the MySQL family's tables unless a
 // plan names another (every table qpslab made before --engine was InnoDB).
-const DefaultEngine = result.DefaultEngine
+const DefaultStorageEngine = result.DefaultStorageEngine
 
 var (
-	engineRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	identRE  = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	storageEngineRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	identRE         = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 )
 
-// ParseEngine reads a storage engine's name as a user gives it (InnoDB,
+// ParseStorageEngine reads a storage engine's name as a user gives it (InnoDB,
 // rocksdb, MyRocks) and returns it as runs record it: lower case, MyRocks
 // as rocksdb (the engine's name in the server).
-func ParseEngine(s string) (string, error) {
+func ParseStorageEngine(s string) (string, error) {
 	e := strings.ToLower(strings.TrimSpace(s))
 	if e == "myrocks" {
 		e = "rocksdb"
 	}
-	if !engineRE.MatchString(e) {
+	if !storageEngineRE.MatchString(e) {
 		return "", fmt.Errorf("storage engine %q is not an engine's name: use innodb, rocksdb or another engine the server has (SHOW ENGINES)", s)
 	}
 	return e, nil
 }
 
-// CheckEngine says, in one line, when the server conn is connected to
+// CheckStorageEngine says, in one line, when the server conn is connected to
 // cannot make tables in engine (information_schema.ENGINES has no row for
 // it, or says NO or DISABLED), and what to do.
-func CheckEngine(ctx context.Context, conn client.Conn, engine string) error {
-	if !engineRE.MatchString(engine) { // it goes into the query's text
+func CheckStorageEngine(ctx context.Context, conn client.Conn, engine string) error {
+	if !storageEngineRE.MatchString(engine) { // it goes into the query's text
 		return fmt.Errorf("storage engine %q is not an engine's name", engine)
 	}
 	n, err := conn.Query(ctx, "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = '"+engine+"' AND SUPPORT IN ('YES', 'DEFAULT')")
@@ -54,12 +54,12 @@ func CheckEngine(ctx context.Context, conn client.Conn, engine string) error {
 	return fmt.Errorf("the server has no storage engine %s: %s", engine, hint)
 }
 
-// VerifyEngine checks that each of names (which exist) is a table of
+// VerifyStorageEngine checks that each of names (which exist) is a table of
 // engine, so that runs recorded as one engine's never measure another's
 // tables (kept from an earlier load with --no-load). A server without
-// engines (the dialect's Engines: PostgreSQL), and engine "", pass.
-func VerifyEngine(ctx context.Context, d client.Dialect, conn client.Conn, names []string, engine string) error {
-	if !d.Engines || engine == "" {
+// engines (the dialect's StorageEngines: PostgreSQL), and engine "", pass.
+func VerifyStorageEngine(ctx context.Context, d client.Dialect, conn client.Conn, names []string, engine string) error {
+	if !d.StorageEngines || engine == "" {
 		return nil
 	}
 	for _, name := range names {

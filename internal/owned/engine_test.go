@@ -11,12 +11,12 @@ import (
 
 func TestParseEngine(t *testing.T) {
 	for in, want := range map[string]string{"InnoDB": "innodb", " rocksdb ": "rocksdb", "MyRocks": "rocksdb", "tokudb": "tokudb", "my_engine2": "my_engine2"} {
-		if got, err := owned.ParseEngine(in); err != nil || got != want {
+		if got, err := owned.ParseStorageEngine(in); err != nil || got != want {
 			t.Errorf("ParseEngine(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "2fast", "inno db", "rocksdb;drop", "x'y"} {
-		_, err := owned.ParseEngine(bad)
+		_, err := owned.ParseStorageEngine(bad)
 		testenv.WantErr(t, err, "is not an engine's name")
 	}
 }
@@ -37,26 +37,26 @@ func TestCheckEngineOnServer(t *testing.T) {
 	}
 	t.Run("default", func(t *testing.T) {
 		c := dial(t, "default")
-		if err := owned.CheckEngine(ctx, c, "innodb"); err != nil {
+		if err := owned.CheckStorageEngine(ctx, c, "innodb"); err != nil {
 			t.Error(err)
 		}
-		testenv.WantErr(t, owned.CheckEngine(ctx, c, "rocksdb"), "the server has no storage engine rocksdb", "--config myrocks", "mariadb-plugin-rocksdb")
-		testenv.WantErr(t, owned.CheckEngine(ctx, c, "nosuch"), "no storage engine nosuch", "SHOW ENGINES")
+		testenv.WantErr(t, owned.CheckStorageEngine(ctx, c, "rocksdb"), "the server has no storage engine rocksdb", "--config myrocks", "mariadb-plugin-rocksdb")
+		testenv.WantErr(t, owned.CheckStorageEngine(ctx, c, "nosuch"), "no storage engine nosuch", "SHOW ENGINES")
 	})
 	t.Run("myrocks", func(t *testing.T) {
 		c := dial(t, "myrocks")
 		for _, e := range []string{"innodb", "rocksdb"} {
-			if err := owned.CheckEngine(ctx, c, e); err != nil {
+			if err := owned.CheckStorageEngine(ctx, c, e); err != nil {
 				t.Error(err)
 			}
 		}
 		if err := owned.Create(ctx, client.MySQLDialect, c, []owned.Table{{Name: "engine_t", DDL: "CREATE TABLE engine_t (id INT PRIMARY KEY)" + client.MySQLDialect.TableOptions("rocksdb")}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := owned.VerifyEngine(ctx, client.MySQLDialect, c, []string{"engine_t"}, "rocksdb"); err != nil {
+		if err := owned.VerifyStorageEngine(ctx, client.MySQLDialect, c, []string{"engine_t"}, "rocksdb"); err != nil {
 			t.Error(err)
 		}
-		testenv.WantErr(t, owned.VerifyEngine(ctx, client.MySQLDialect, c, []string{"engine_t"}, "innodb"),
+		testenv.WantErr(t, owned.VerifyStorageEngine(ctx, client.MySQLDialect, c, []string{"engine_t"}, "innodb"),
 			"table engine_t is not in storage engine innodb", "--engine innodb", "--no-load")
 	})
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/qpslab/qpslab/internal/sandbox"
 )
 
-// engineCheck says, before anything runs on the server st of build b and
+// storageEngineCheck says, before anything runs on the server st of build b and
 // config cfg, when it lacks a storage engine the plan runs b with: every
 // engine, not only the session's, so that the first session of a build and
 // config finds a missing one before the load of the engines before it.
-func (p *Runner) engineCheck(ctx context.Context, st sandbox.State, b build.Build, cfg config.Config) error {
-	if !b.Flavor.Describe().Engines {
+func (p *Runner) storageEngineCheck(ctx context.Context, st sandbox.State, b build.Build, cfg config.Config) error {
+	if !b.Flavor.Describe().StorageEngines {
 		return nil
 	}
 	conn, err := client.Dial(ctx, st.Endpoint, client.Options{Transport: client.Blocking})
@@ -26,25 +26,25 @@ func (p *Runner) engineCheck(ctx context.Context, st sandbox.State, b build.Buil
 		return fmt.Errorf("check the storage engines of %s: connect: %w", b.Name, err)
 	}
 	defer conn.Close()
-	for _, e := range p.enginesOf(b) {
-		if err := owned.CheckEngine(ctx, conn, e); err != nil {
+	for _, e := range p.storageEnginesOf(b) {
+		if err := owned.CheckStorageEngine(ctx, conn, e); err != nil {
 			return fmt.Errorf("build %s with config %s: %w", b.Name, configID(cfg), err)
 		}
 	}
 	return nil
 }
 
-// checkEngines checks, before the first run, that every build and config
+// checkStorageEngines checks, before the first run, that every build and config
 // of the plan has the storage engines it asks for besides InnoDB, so that
 // a build without MyRocks ends the plan before anything was measured
 // rather than after the builds before it ran. The first build and config
 // is checked by its own first session (engineCheck); each other one is
 // started once for the check. A plan of InnoDB alone, or on a --sandbox,
 // starts nothing more.
-func (p *Runner) checkEngines(ctx context.Context, h home.Home, items []Item) error {
+func (p *Runner) checkStorageEngines(ctx context.Context, h home.Home, items []Item) error {
 	other := false
-	for _, e := range p.Engines {
-		other = other || label.OtherEngine(e) != ""
+	for _, e := range p.StorageEngines {
+		other = other || label.OtherStorageEngine(e) != ""
 	}
 	if !other || p.external() || len(items) == 0 {
 		return nil
@@ -52,7 +52,7 @@ func (p *Runner) checkEngines(ctx context.Context, h home.Home, items []Item) er
 	seen := map[string]bool{}
 	for i, it := range items {
 		key := it.Build.Name + "\x00" + it.Config.Name
-		if seen[key] || !it.Build.Flavor.Describe().Engines {
+		if seen[key] || !it.Build.Flavor.Describe().StorageEngines {
 			continue
 		}
 		seen[key] = true
@@ -64,7 +64,7 @@ func (p *Runner) checkEngines(ctx context.Context, h home.Home, items []Item) er
 		if err != nil {
 			return err
 		}
-		err = p.engineCheck(ctx, srv.State, it.Build, it.Config)
+		err = p.storageEngineCheck(ctx, srv.State, it.Build, it.Config)
 		if serr := srv.Stop(); serr != nil && err == nil {
 			err = serr
 		}

@@ -22,7 +22,7 @@ func TestItemsInterleaveEngines(t *testing.T) {
 		Suite:   testSuite{},
 		Steps:   &suite.Plan{Steps: []suite.Step{task("load", nil), driven("q")}},
 		Builds:  []build.Build{{Name: "A", Flavor: build.MariaDB}, {Name: "P", Flavor: build.Postgres}},
-		Configs: []config.Config{{Name: "x"}}, Spec: Spec{Engines: []string{"innodb", "rocksdb"}, Threads: []int{1}, Interleave: InterleavePass}, Design: Design{Repeat: 2},
+		Configs: []config.Config{{Name: "x"}}, Spec: Spec{StorageEngines: []string{"innodb", "rocksdb"}, Threads: []int{1}, Interleave: InterleavePass}, Design: Design{Repeat: 2},
 	}
 	var got []string
 	for _, it := range p.Items() {
@@ -54,12 +54,12 @@ func TestParseEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := Parse(s, suite.Defaults(Common, s.Params()).With("build", "b"))
-	if err != nil || strings.Join(p.Engines, ",") != "innodb" || p.EngineSet {
-		t.Fatalf("default: %v %v set=%v", err, p.Engines, p.EngineSet)
+	if err != nil || strings.Join(p.StorageEngines, ",") != "innodb" || p.StorageEngineSet {
+		t.Fatalf("default: %v %v set=%v", err, p.StorageEngines, p.StorageEngineSet)
 	}
 	p, err = Parse(s, suite.Defaults(Common, s.Params()).With("build", "b").With("engine", "InnoDB,MyRocks"))
-	if err != nil || strings.Join(p.Engines, ",") != "innodb,rocksdb" || !p.EngineSet {
-		t.Fatalf("InnoDB,MyRocks: %v %v", err, p.Engines)
+	if err != nil || strings.Join(p.StorageEngines, ",") != "innodb,rocksdb" || !p.StorageEngineSet {
+		t.Fatalf("InnoDB,MyRocks: %v %v", err, p.StorageEngines)
 	}
 	for v, want := range map[string]string{
 		"innodb,innodb": "--engine names innodb twice",
@@ -73,9 +73,9 @@ func TestParseEngines(t *testing.T) {
 	h := testenv.Home(t)
 	steps := &suite.Plan{Steps: []suite.Step{driven("q")}}
 	pg := Runner{Suite: testSuite{}, Steps: steps, Builds: []build.Build{{Name: "pg", Flavor: build.Postgres}},
-		Configs: []config.Config{{Name: "default", Family: config.Postgres, Content: []byte("\n")}}, Spec: Spec{Engines: []string{"rocksdb"}, EngineSet: true}}
+		Configs: []config.Config{{Name: "default", Family: config.Postgres, Content: []byte("\n")}}, Spec: Spec{StorageEngines: []string{"rocksdb"}, StorageEngineSet: true}}
 	testenv.WantErr(t, pg.Check(h), "--engine", "build pg is PostgreSQL", "leave --engine out")
-	pg.EngineSet = false
+	pg.StorageEngineSet = false
 	if err := pg.Check(h); err != nil {
 		t.Errorf("PostgreSQL with the default engine: %v", err)
 	}
@@ -93,11 +93,11 @@ func engineTable(l *log) suite.Step {
 		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS plan_engine"); err != nil {
 			return result.Totals{}, err
 		}
-		if _, err := c.Exec(ctx, "CREATE TABLE plan_engine (id INT PRIMARY KEY)"+s.Dialect.TableOptions(s.Engine)); err != nil {
+		if _, err := c.Exec(ctx, "CREATE TABLE plan_engine (id INT PRIMARY KEY)"+s.Dialect.TableOptions(s.StorageEngine)); err != nil {
 			return result.Totals{}, err
 		}
-		n, err := client.Scalar(ctx, c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'plan_engine' AND LOWER(ENGINE) = '"+s.Engine+"'")
-		l.add(fmt.Sprintf("table in %s: %d", s.Engine, n))
+		n, err := client.Scalar(ctx, c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'plan_engine' AND LOWER(ENGINE) = '"+s.StorageEngine+"'")
+		l.add(fmt.Sprintf("table in %s: %d", s.StorageEngine, n))
 		return result.Totals{Rows: 1}, err
 	})
 }
@@ -121,7 +121,7 @@ func TestRunEnginesOnServer(t *testing.T) {
 	t.Run("no MyRocks in the config", func(t *testing.T) {
 		l := &log{}
 		p := newPlan(t, h, testSuite{steps: []suite.Step{engineTable(l)}}, l, b)
-		p.Engines = []string{"innodb", "rocksdb"}
+		p.StorageEngines = []string{"innodb", "rocksdb"}
 		err := p.Run(context.Background(), h)
 		testenv.WantErr(t, err, "build mariadb-system with config default@", "has no storage engine rocksdb", "--config myrocks")
 		if len(l.events) != 0 {
@@ -133,7 +133,7 @@ func TestRunEnginesOnServer(t *testing.T) {
 		l := &log{}
 		p := newPlan(t, h, testSuite{steps: []suite.Step{engineTable(l)}}, l, b)
 		p.Configs = []config.Config{myrocks, def}
-		p.Engines = []string{"innodb", "rocksdb"}
+		p.StorageEngines = []string{"innodb", "rocksdb"}
 		err := p.Run(context.Background(), h)
 		testenv.WantErr(t, err, "config default@", "has no storage engine rocksdb")
 		if len(l.events) != 0 {
@@ -145,7 +145,7 @@ func TestRunEnginesOnServer(t *testing.T) {
 		l := &log{}
 		p := newPlan(t, h, testSuite{steps: []suite.Step{engineTable(l)}}, l, b)
 		p.Configs = []config.Config{myrocks}
-		p.Engines = []string{"innodb", "rocksdb"}
+		p.StorageEngines = []string{"innodb", "rocksdb"}
 		if err := p.Run(context.Background(), h); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestRunEnginesOnServer(t *testing.T) {
 		if got := strings.Join(l.events, "|"); got != want {
 			t.Errorf("events:\n got %s\nwant %s", got, want)
 		}
-		if len(l.done) != 2 || l.done[0].Engine() != "innodb" || l.done[1].Engine() != "rocksdb" ||
+		if len(l.done) != 2 || l.done[0].StorageEngine() != "innodb" || l.done[1].StorageEngine() != "rocksdb" ||
 			l.done[0].Label() != "mariadb-system.myrocks" || l.done[1].Label() != "mariadb-system.myrocks:rocksdb" {
 			t.Errorf("recorded %d runs: %v", len(l.done), l.events)
 		}

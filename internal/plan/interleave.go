@@ -56,7 +56,7 @@ func (p *Runner) Labels() []LabelSpec {
 	var out []LabelSpec
 	for _, b := range p.Builds {
 		for _, c := range p.ConfigsOf(b) {
-			for _, e := range p.enginesOf(b) {
+			for _, e := range p.storageEnginesOf(b) {
 				out = append(out, LabelSpec{b, c, e})
 			}
 		}
@@ -318,5 +318,5 @@ func (p *Runner) seedOf(st suite.Step, it Item) uint64 {
 
 // Label is how the label's results are addressed (Item.Label).
 func (l LabelSpec) Label() string {
-	return Item{Build: l.Build, Config: l.Config, Engine: l.Engine}.Label()
+	return Item{Build: l.Build, Config: l.Config, StorageEngine: l.StorageEngine}.Label()
 }

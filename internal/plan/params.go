@@ -170,19 +170,19 @@ func Parse(s suite.Suite, v suite.Values) (*Runner, error) {
 	}
 	builds, configs := c.List("build"), c.List("config")
 	nameProblems(c, builds, configs, p.Grid)
-	p.EngineSet = v.Changed("engine")
+	p.StorageEngineSet = v.Changed("engine")
 	for _, name := range c.List("engine") {
-		e, err := owned.ParseEngine(name)
+		e, err := owned.ParseStorageEngine(name)
 		switch {
 		case err != nil:
 			c.Problem("--engine: %v", err)
-		case slices.Contains(p.Engines, e):
+		case slices.Contains(p.StorageEngines, e):
 			c.Problem("--engine names %s twice", e)
 		default:
-			p.Engines = append(p.Engines, e)
+			p.StorageEngines = append(p.StorageEngines, e)
 		}
 	}
-	if len(p.Engines) == 0 {
+	if len(p.StorageEngines) == 0 {
 		c.Problem("--engine: name at least one storage engine (innodb, rocksdb, …)")
 	}
 	switch {
@@ -492,8 +492,8 @@ func ioboundProblems(c *suite.Checker, p *Runner) {
 	if p.Sandbox != "" {
 		c.Problem("--workload iobound restarts the server with its cache sized after the load, which --sandbox's server (started by you) is not restarted for: leave --sandbox out")
 	}
-	for _, e := range p.Engines {
-		if label.OtherEngine(e) != "" {
+	for _, e := range p.StorageEngines {
+		if label.OtherStorageEngine(e) != "" {
 			c.Problem("--workload iobound sizes InnoDB's buffer pool and PostgreSQL's shared_buffers, not the cache of --engine %s: run it with --engine innodb", e)
 		}
 	}

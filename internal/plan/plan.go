@@ -154,8 +154,8 @@ type Item struct {
 	Test    string
 	Threads int
 	Seconds time.Duration // planned: warmup and measured time (0 for a task, which runs to its end)
-	// Engine is the storage engine of the tables ("" on PostgreSQL).
-	Engine string
+	// StorageEngine is the storage engine of the tables ("" on PostgreSQL).
+	StorageEngine string
 	// Group is the group of labels whose servers are up together, under
 	// test-level interleaving in pairs (Layout.Groups).
 	Group int
@@ -164,19 +164,19 @@ type Item struct {
 // Label is how the item's results are addressed: build.config, with
 // :engine for an engine other than InnoDB (result.Run.Label).
 func (it Item) Label() string {
-	return label.Of(it.Build.Name, result.ConfigName(configID(it.Config)), it.Engine).String()
+	return label.Of(it.Build.Name, result.ConfigName(configID(it.Config)), it.StorageEngine).String()
 }
 
-// enginesOf are the storage engines build b runs with: the plan's where
-// its flavor's tables take one (InnoDB when Engines is empty), else none.
-func (p *Runner) enginesOf(b build.Build) []string {
-	if !b.Flavor.Describe().Engines {
+// storageEnginesOf are the storage engines build b runs with: the plan's where
+// its flavor's tables take one (InnoDB when StorageEngines is empty), else none.
+func (p *Runner) storageEnginesOf(b build.Build) []string {
+	if !b.Flavor.Describe().StorageEngines {
 		return []string{""}
 	}
-	if len(p.Engines) == 0 {
-		return []string{owned.DefaultEngine}
+	if len(p.StorageEngines) == 0 {
+		return []string{owned.DefaultStorageEngine}
 	}
-	return p.Engines
+	return p.StorageEngines
 }
 
 func (p *Runner) threadsOf(st suite.Step) []int {
@@ -225,7 +225,7 @@ func (p *Runner) Check(h home.Home) error {
 		if runs := p.Steps.RunsOn; runs != nil && !runsOn(runs, d.Dialect) {
 			return fmt.Errorf("suite %s does not run on %s (build %s)", p.Suite.Name(), b.Flavor, b.Name)
 		}
-		if !d.Engines && p.EngineSet {
+		if !d.StorageEngines && p.StorageEngineSet {
 			return fmt.Errorf("--engine chooses a MySQL-family storage engine, and build %s is %s, which has none to choose: leave --engine out", b.Name, d.Title)
 		}
 	}
@@ -305,16 +305,16 @@ func (p *Runner) logf(format string, args ...any) {
 // LabelSpec is one label of a plan: a build with a config and a storage
 // engine.
 type LabelSpec struct {
-	Build  build.Build
-	Config config.Config
-	Engine string
+	Build         build.Build
+	Config        config.Config
+	StorageEngine string
 }
 
-func (it Item) spec() LabelSpec { return LabelSpec{it.Build, it.Config, it.Engine} }
+func (it Item) spec() LabelSpec { return LabelSpec{it.Build, it.Config, it.StorageEngine} }
 
 // same says whether two specs are one label.
 func (l LabelSpec) same(o LabelSpec) bool {
-	return l.Build.Name == o.Build.Name && configID(l.Config) == configID(o.Config) && l.Engine == o.Engine
+	return l.Build.Name == o.Build.Name && configID(l.Config) == configID(o.Config) && l.StorageEngine == o.StorageEngine
 }
 
 // server is one label's server, up: what its steps run on, how to tell
@@ -375,10 +375,10 @@ func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string
 	} else {
 		p.logf("== %s %s (%s) with config %s%s", b.Name, b.Version, b.Flavor, configID(cfg), what)
 		spec := sandbox.Spec{Build: b, Config: cfg, Reuse: reuse, AllowFiles: p.AllowFiles}
-		if label.OtherEngine(l.Engine) != "" {
+		if label.OtherStorageEngine(l.StorageEngine) != "" {
 			// Its own sandbox beside the same build and config's with
 			// InnoDB, which test-level interleaving keeps up at once.
-			spec.Name = b.Name + "." + cfg.Name + "-" + l.Engine
+			spec.Name = b.Name + "." + cfg.Name + "-" + l.StorageEngine
 		}
 		srv, serr := sandbox.Start(ctx, h, spec)
 		if serr != nil {
@@ -423,14 +423,14 @@ func (g *grouped) up(ctx context.Context, l LabelSpec, maxConns int, what string
 		}
 	}
 	s.m = p.measureOf(st)
-	if err := p.engineCheck(ctx, st, b, cfg); err != nil {
+	if err := p.storageEngineCheck(ctx, st, b, cfg); err != nil {
 		return nil, err
 	}
 	copts := p.Client
 	ep := st.Endpoint
 	copts.Transport = copts.Transport.Resolve(maxConns, ep.Protocol)
 	s.srv = &suite.Server{
-		Protocol: ep.Protocol, Dialect: ServerDialect(b, p.targets[b.Name] != nil, ep), Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, Engine: l.Engine,
+		Protocol: ep.Protocol, Dialect: ServerDialect(b, p.targets[b.Name] != nil, ep), Flavor: string(b.Flavor), Version: b.Version, Datadir: st.Datadir, Client: copts, StorageEngine: l.StorageEngine,
 		External: p.targets[b.Name] != nil,
 		Dial:     func(ctx context.Context) (client.Conn, error) { return client.Dial(ctx, ep, copts) },
 		Log:      func(line string) { p.logf("%s", line) }, Warn: p.warn,
@@ -619,8 +619,8 @@ func (p *Runner) start(it Item, step suite.Step, seed uint64) result.Run {
 	if !p.Steps.NoServer {
 		r.Params["tcp"] = strconv.FormatBool(p.Client.TCP)
 	}
-	if it.Engine != "" {
-		r.Params["engine"] = it.Engine
+	if it.StorageEngine != "" {
+		r.Params["engine"] = it.StorageEngine
 	}
 	if c := it.Build.Commit; c != "" { // compiled from a commit: history orders such builds by its time
 		r.Params["commit"], r.Params["commit_time"] = c, it.Build.CommitTime.UTC().Format(time.RFC3339)

@@ -124,7 +124,7 @@ func (p *Runner) itemsOf(gi int, group []int, from, to int, want map[string]bool
 			for _, nt := range p.threadsOf(st) {
 				for _, li := range group {
 					l := labels[li]
-					it := Item{Repeat: rep, Build: l.Build, Config: l.Config, Engine: l.Engine, Step: i, Test: st.Test, Threads: nt, Group: gi}
+					it := Item{Repeat: rep, Build: l.Build, Config: l.Config, StorageEngine: l.StorageEngine, Step: i, Test: st.Test, Threads: nt, Group: gi}
 					switch {
 					case st.Drive != nil && st.Drive.UntilScheduled:
 						it.Seconds = st.Seconds // as planned, if the server keeps up; no warmup
@@ -184,7 +184,7 @@ func (p *Runner) Run(ctx context.Context, h home.Home) error {
 	}
 	items := p.Items()
 	p.total, p.base, p.began = len(items), 0, time.Now()
-	if err := p.checkEngines(ctx, h, items); err != nil {
+	if err := p.checkStorageEngines(ctx, h, items); err != nil {
 		return err
 	}
 	for gi, g := range p.runGroups() {

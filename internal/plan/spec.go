@@ -41,15 +41,15 @@ type Spec struct {
 	// The seed is always among them, so that the spec reruns the same.
 	Given map[string]string `json:"given"`
 
-	Builds     []string        `json:"builds,omitempty"`     // by name; or the targets', or the sandbox's
-	Configs    []string        `json:"configs,omitempty"`    // by name: each build with each, in turn
-	PerBuild   config.PerBuild `json:"config_for,omitempty"` // --config-for: a config per build instead
-	Engines    []string        `json:"engines"`              // storage engines (owned.ParseEngine's names)
-	EngineSet  bool            `json:"engine_set,omitempty"` // --engine was given
-	Sandbox    string          `json:"sandbox,omitempty"`
-	Targets    []string        `json:"targets,omitempty"`
-	Grid       config.Grid     `json:"grid,omitempty"`        // --set, --grid
-	AllowFiles []string        `json:"allow_files,omitempty"` // --allow-server-file
+	Builds           []string        `json:"builds,omitempty"`     // by name; or the targets', or the sandbox's
+	Configs          []string        `json:"configs,omitempty"`    // by name: each build with each, in turn
+	PerBuild         config.PerBuild `json:"config_for,omitempty"` // --config-for: a config per build instead
+	StorageEngines   []string        `json:"engines"`              // storage engines (owned.ParseStorageEngine's names)
+	StorageEngineSet bool            `json:"engine_set,omitempty"` // --engine was given
+	Sandbox          string          `json:"sandbox,omitempty"`
+	Targets          []string        `json:"targets,omitempty"`
+	Grid             config.Grid     `json:"grid,omitempty"`        // --set, --grid
+	AllowFiles       []string        `json:"allow_files,omitempty"` // --allow-server-file
 
 	Threads        []int              `json:"threads"`
 	Seed           uint64             `json:"seed"`

@@ -90,7 +90,7 @@ func TestSpecRoundTrips(t *testing.T) {
 	if !reflect.DeepEqual(p.Spec.Builds, []string{"b1", "b2"}) || !reflect.DeepEqual(p.Spec.Configs, []string{"c1", "c2"}) ||
 		!reflect.DeepEqual(p.Threads, []int{1, 8, 64}) || p.Repeat != 3 || !p.UntilDecided || p.Slices != 5 || p.Seed != 42 ||
 		p.Restore != RestoreReload || p.Budget.Minutes() != 6 || p.Warmup.Seconds() != 2.5 || p.Rate != 1000 || !p.Client.TCP ||
-		!p.Perf || len(p.Grid) != 1 || len(p.Engines) != 2 || p.ReportInterval.Seconds() != 60 || p.Design.Looks != DefaultLooks {
+		!p.Perf || len(p.Grid) != 1 || len(p.StorageEngines) != 2 || p.ReportInterval.Seconds() != 60 || p.Design.Looks != DefaultLooks {
 		t.Errorf("the fully flagged spec: %+v", p.Spec)
 	}
 	if p.Given["read-secs"] != "90" || p.Given["budget"] != "360" {

@@ -58,7 +58,7 @@ func StackSections(sets []analysis.Set) []StackSection {
 					step[k] = r.Step
 				}
 				per[i][k] = append(per[i][k], st)
-				engine[i][k] = r.Engine()
+				engine[i][k] = r.StorageEngine()
 			}
 		}
 	}
@@ -85,7 +85,7 @@ func StackSections(sets []analysis.Set) []StackSection {
 		sec := StackSection{Test: k.test, Threads: k.threads, Source: k.source, Conditions: k.cond, Mixed: mixed}
 		for i, s := range sets {
 			if runs := per[i][k]; len(runs) > 0 {
-				set := StackSet{Label: s.Label, Test: k.test, Threads: k.threads, Runs: len(runs), Stacks: stacks.Merge(runs), Engine: engine[i][k]}
+				set := StackSet{Label: s.Label, Test: k.test, Threads: k.threads, Runs: len(runs), Stacks: stacks.Merge(runs), StorageEngine: engine[i][k]}
 				if mixed {
 					set.Conditions = k.cond
 				}

@@ -22,8 +22,8 @@ type StackSet struct {
 	Stacks  result.Stacks `json:"stacks"`
 	// Conditions are its runs' when the test has runs under others too.
 	Conditions string `json:"conditions,omitempty"`
-	// Engine is its runs' storage engine ("" where they record none).
-	Engine string `json:"engine,omitempty"`
+	// StorageEngine is its runs' storage engine ("" where they record none).
+	StorageEngine string `json:"engine,omitempty"`
 }
 
 // Title names the set: label, test, threads (conditions), source.
@@ -154,7 +154,7 @@ func StackDiffs(w io.Writer, diffs []StackDiff, f string) error {
 	var o []out
 	d := Doc{What: "qpslab stacks diff"}
 	for _, sd := range diffs {
-		note := enginesNote(sd.A, sd.B)
+		note := storageEnginesNote(sd.A, sd.B)
 		o = append(o, out{A: sd.A.Label, B: sd.B.Label, Test: sd.A.Test, Threads: sd.A.Threads, Source: sd.A.Stacks.Source, Diff: sd.Diff,
 			How: stackHow(sd.A.Stacks, sd.A.Runs), HowB: stackHow(sd.B.Stacks, sd.B.Runs), Note: note})
 		d.Sayf("%s, %d thread(s), %s: %s (A, %d samples) against %s (B, %d samples); stacks below %.1f%% of the samples in both left out as noise",
@@ -189,22 +189,22 @@ func StackDiffs(w io.Writer, diffs []StackDiff, f string) error {
 	return d.Write(w, f, false)
 }
 
-// enginesNote says, for a diff of two storage engines' stacks (an InnoDB
+// storageEnginesNote says, for a diff of two storage engines' stacks (an InnoDB
 // run against a MyRocks run of the same test), that their code paths
 // differ; "" for stacks of one engine.
-func enginesNote(a, b StackSet) string {
-	ea, eb := engineName(a.Engine), engineName(b.Engine)
+func storageEnginesNote(a, b StackSet) string {
+	ea, eb := storageEngineName(a.StorageEngine), storageEngineName(b.StorageEngine)
 	if ea == eb {
 		return ""
 	}
 	return fmt.Sprintf("A ran storage engine %s and B %s: their code paths differ, so most stacks below the handler are in one of them only; the diff says where each engine spends the server's time on this test, not what changed in one code path", ea, eb)
 }
 
-// engineName is a run's engine as the note says it: InnoDB where none is
+// storageEngineName is a run's engine as the note says it: InnoDB where none is
 // recorded (runs from before --engine were InnoDB's).
-func engineName(e string) string {
+func storageEngineName(e string) string {
 	if e == "" {
-		return result.DefaultEngine
+		return result.DefaultStorageEngine
 	}
 	return e
 }

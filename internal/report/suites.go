@@ -202,8 +202,8 @@ func PlanTests(w io.Writer, p *plan.Runner, designs []StepDesign) error {
 		round = 100 * time.Millisecond
 	}
 	engines := ""
-	if len(p.Engines) > 1 {
-		engines = fmt.Sprintf(" × %d engines", len(p.Engines))
+	if len(p.StorageEngines) > 1 {
+		engines = fmt.Sprintf(" × %d engines", len(p.StorageEngines))
 	}
 	line := fmt.Sprintf("%d run(s) (%d step(s) × thread counts × %d build(s) × %d config(s)%s × %d repeat(s)): %s of warmups and measured time",
 		len(items), len(p.Steps.Steps), len(p.Builds), len(p.Configs), engines, max(p.Design.Repeat, 1), total.Round(round))

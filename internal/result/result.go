@@ -587,24 +587,26 @@ func ConfigName(id string) string {
 // suite declares its own beside them (RegisterConditions).
 var commonConditions = []string{"prepared", "tcp", "transport", "engine", "server_cpus", "client_cpus", "pmp", "perf", "load_hosts"}
 
-// DefaultEngine is the storage engine of a MySQL-family run that records
+// DefaultStorageEngine is the storage engine of a MySQL-family run that records
 // none: every table qpslab made before --engine existed was InnoDB.
-const DefaultEngine = label.InnoDB
+const DefaultStorageEngine = label.InnoDB
 
-// Engine is the storage engine the run's tables were created with
+// StorageEngine is the storage engine the run's tables were created with
 // ("innodb", "rocksdb"), "" for a run that records none (PostgreSQL, and
 // MySQL-family runs from before --engine, which were InnoDB).
-func (r Run) Engine() string { return r.Params["engine"] }
+func (r Run) StorageEngine() string { return r.Params["engine"] }
 
-// OtherEngine is the run's engine when it is not the default one (InnoDB,
+// OtherStorageEngine is the run's engine when it is not the default one (InnoDB,
 // or none recorded), else "": what its label and conditions add.
-func (r Run) OtherEngine() string { return label.OtherEngine(r.Engine()) }
+func (r Run) OtherStorageEngine() string { return label.OtherStorageEngine(r.StorageEngine()) }
 
 // Label is how the run's results are addressed: build.config, and
 // build.config:engine for a storage engine other than InnoDB
 // (mariadb-system.myrocks:rocksdb), so that results of two engines are two
 // result sets. InnoDB runs keep the label runs had before --engine.
-func (r Run) Label() string { return label.Of(r.Build, ConfigName(r.Config), r.Engine()).String() }
+func (r Run) Label() string {
+	return label.Of(r.Build, ConfigName(r.Config), r.StorageEngine()).String()
+}
 
 // Conditions is what must be equal for two runs of a test at a thread
 // count to be repeats of each other: the loop (closed, or open with its
@@ -625,7 +627,7 @@ func (r Run) Conditions() string {
 		kv = append(kv, "rate="+strconv.FormatFloat(r.Rate, 'g', -1, 64), "arrivals="+r.Arrivals)
 	}
 	for _, k := range conditionParams(r.Suite) {
-		if k == "engine" && r.OtherEngine() == "" {
+		if k == "engine" && r.OtherStorageEngine() == "" {
 			continue // InnoDB: keyed as runs from before --engine, which were InnoDB
 		}
 		if v, ok := r.Params[k]; ok && v != "" {
@@ -642,7 +644,7 @@ func (r Run) Conditions() string {
 // InnoDB's and MyRocks' runs of one build and config are. Within a label it
 // is as Conditions.
 func (r Run) LabelConditions() string {
-	if r.OtherEngine() == "" {
+	if r.OtherStorageEngine() == "" {
 		return r.Conditions()
 	}
 	var kv []string

@@ -70,7 +70,7 @@ func TestEngineConditionsAndLabel(t *testing.T) {
 	}
 	for r, want := range map[*Run]string{&old: "mariadb-system.myrocks", &inno: "mariadb-system.myrocks", &rocks: "mariadb-system.myrocks:rocksdb"} {
 		if got := r.Label(); got != want {
-			t.Errorf("Label of a run of engine %q = %s, want %s", r.Engine(), got, want)
+			t.Errorf("Label of a run of engine %q = %s, want %s", r.StorageEngine(), got, want)
 		}
 	}
 }

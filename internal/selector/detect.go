@@ -147,7 +147,7 @@ func (p *Pairs) Judge(ctx context.Context, st *store.Store) func(s history.Serie
 		if s.Config == "" || from.Build == "" || to.Build == "" || from.Build == to.Build {
 			return analysis.Verdict{}, false
 		}
-		labels := []string{label.Of(from.Build, s.Config, s.Engine).String(), label.Of(to.Build, s.Config, s.Engine).String()}
+		labels := []string{label.Of(from.Build, s.Config, s.StorageEngine).String(), label.Of(to.Build, s.Config, s.StorageEngine).String()}
 		sel := Selection{Suite: s.Suite, Threads: s.Threads, Host: s.Host}
 		key := strings.Join(append(slices.Clone(labels), s.Suite, strconv.Itoa(s.Threads), s.Host), "\x00")
 		p.mu.Lock()

@@ -25,9 +25,9 @@ type LabelQuery struct {
 	// Host keeps the labels with runs on a host: its hostname (a fleet
 	// agent's name) or a prefix of its host id, as a selection's Host.
 	Host string
-	// Engine keeps the labels of one storage engine (innodb: the labels
+	// StorageEngine keeps the labels of one storage engine (innodb: the labels
 	// without :ENGINE).
-	Engine string
+	StorageEngine string
 	// Sort orders them: "" or "name" (the store's order: by name, as
 	// qpslab labels lists them), "newest" (by their latest run, the
 	// newest first) or "oldest".
@@ -45,9 +45,9 @@ type LabelPage struct {
 	Total, Pages int
 	// First is the index of the page's first label among those that match.
 	First int
-	// Suites, Hosts and Engines are what the filters can be set to: those
+	// Suites, Hosts and StorageEngines are what the filters can be set to: those
 	// of every stored label, whatever the query.
-	Suites, Hosts, Engines []string
+	Suites, Hosts, StorageEngines []string
 }
 
 // Labels reads the store's labels that match q and gives q's page of them:
@@ -68,7 +68,7 @@ func LabelsOf(all []store.LabelInfo, q LabelQuery) (LabelPage, error) {
 	if q.Paged && q.Page < 0 {
 		return p, bad("page %d: give a page number from 0", q.Page)
 	}
-	p.Suites, p.Hosts, p.Engines = facets(all)
+	p.Suites, p.Hosts, p.StorageEngines = facets(all)
 	keep := []store.LabelInfo{}
 	for _, l := range all {
 		if q.match(l) {
@@ -109,7 +109,7 @@ func (q LabelQuery) match(l store.LabelInfo) bool {
 	if q.Text != "" && !strings.Contains(strings.ToLower(l.Label), strings.ToLower(q.Text)) {
 		return false
 	}
-	if q.Engine != "" && !strings.EqualFold(engine(l.Label), q.Engine) {
+	if q.StorageEngine != "" && !strings.EqualFold(storageEngine(l.Label), q.StorageEngine) {
 		return false
 	}
 	if q.Host != "" {
@@ -128,14 +128,14 @@ func (q LabelQuery) match(l store.LabelInfo) bool {
 	return true
 }
 
-// engine is label l's storage engine as a filter takes it (innodb for a
+// storageEngine is label l's storage storageEngine as a filter takes it (innodb for a
 // label without :ENGINE).
-func engine(l string) string {
+func storageEngine(l string) string {
 	lb, err := label.Parse(l)
 	if err != nil {
 		return ""
 	}
-	return lb.EngineFilter()
+	return lb.StorageEngineFilter()
 }
 
 // facets are the suites, hosts (hostnames, else host ids) and engines of
@@ -148,7 +148,7 @@ func facets(all []store.LabelInfo) (suites, hosts, engines []string) {
 	}
 	for _, l := range all {
 		add(&suites, l.Suite)
-		add(&engines, engine(l.Label))
+		add(&engines, storageEngine(l.Label))
 		for _, h := range l.Hosts {
 			name, id, _ := strings.Cut(h, "/")
 			if name == "" {

@@ -52,8 +52,8 @@ func TestLabels(t *testing.T) {
 		{LabelQuery{Paged: true, Page: 2}, 130, 30, "Nightly100.c"},
 		{LabelQuery{Text: "nightly01", Paged: true}, 10, 10, "Nightly010.c"},
 		{LabelQuery{Text: "C:ROCKS"}, 40, 40, "Nightly000.c:rocksdb"},
-		{LabelQuery{Engine: "rocksdb"}, 40, 40, "Nightly000.c:rocksdb"},
-		{LabelQuery{Engine: "innodb", Host: "beta"}, 10, 10, "beta0.c"},
+		{LabelQuery{StorageEngine: "rocksdb"}, 40, 40, "Nightly000.c:rocksdb"},
+		{LabelQuery{StorageEngine: "innodb", Host: "beta"}, 10, 10, "beta0.c"},
 		{LabelQuery{Host: "alpha", Paged: true, Page: 1}, 120, 50, "Nightly050.c"},
 		{LabelQuery{Suite: "s", Text: "beta9"}, 1, 1, "beta9.c"},
 		{LabelQuery{Suite: "other"}, 0, 0, ""},
@@ -69,8 +69,8 @@ func TestLabels(t *testing.T) {
 		}
 	}
 	p, _ := Labels(ctx, st, LabelQuery{})
-	if strings.Join(p.Suites, ",") != "s" || strings.Join(p.Hosts, ",") != "alpha,beta" || strings.Join(p.Engines, ",") != "innodb,rocksdb" {
-		t.Errorf("facets: %v %v %v", p.Suites, p.Hosts, p.Engines)
+	if strings.Join(p.Suites, ",") != "s" || strings.Join(p.Hosts, ",") != "alpha,beta" || strings.Join(p.StorageEngines, ",") != "innodb,rocksdb" {
+		t.Errorf("facets: %v %v %v", p.Suites, p.Hosts, p.StorageEngines)
 	}
 	var se *Error
 	for _, c := range []struct {

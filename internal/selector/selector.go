@@ -115,7 +115,7 @@ func (s Selection) filter(lb label.Label, host string) store.Filter {
 		host = s.Host
 	}
 	return store.Filter{Suite: s.Suite, Build: lb.Build, Config: lb.Config, Threads: s.Threads, Host: host,
-		Samples: s.Samples, Stacks: s.Samples || s.Stacks, Engine: lb.EngineFilter()}
+		Samples: s.Samples, Stacks: s.Samples || s.Stacks, StorageEngine: lb.StorageEngineFilter()}
 }
 
 // Sets reads the ok runs of each label, one set per label (per host of

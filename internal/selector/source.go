@@ -34,7 +34,7 @@ func Source(label, version, commit, when string, param func(name string) string)
 			return importer.Source{}, bad("%s%s: %v", param("label"), strconv.Quote(label), err)
 		}
 	}
-	src := importer.Source{Build: l.Build, Config: l.Config, Engine: l.Engine, Version: version, Commit: strings.TrimSpace(commit)}
+	src := importer.Source{Build: l.Build, Config: l.Config, StorageEngine: l.StorageEngine, Version: version, Commit: strings.TrimSpace(commit)}
 	if version != "" && !versionRE.MatchString(version) {
 		return importer.Source{}, bad("%s%s: give the build's version as its server prints it, e.g. 10.6.17 or 8.0.36", param("version"), version)
 	}

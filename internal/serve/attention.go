@@ -279,7 +279,7 @@ func (s *Server) computeAttention(ctx context.Context) ([]AttentionEntry, error)
 					Commit: c.Arrived.Commit, Time: pointTime(c.Arrived.Time), History: changeHref(sr.Suite, sr.Test, sr.Series, c), Compare: compareHref(sr.Suite, sr.Series, c),
 					Unit: sr.Unit, Spark: report.Sparkline(sr.Series, c, 140, 30), arrived: c.Arrived, BeforeCommit: c.Before.Commit,
 					Unconfirmed: c.Unconfirmed, Confirm: c.Confirm, Note: c.Note,
-					seriesID: strings.TrimSuffix(sr.Name(), " "+sr.Metric) + "\x00" + sr.Engine + "\x00" + sr.Conditions})
+					seriesID: strings.TrimSuffix(sr.Name(), " "+sr.Metric) + "\x00" + sr.StorageEngine + "\x00" + sr.Conditions})
 			}
 		}
 	}
@@ -363,7 +363,7 @@ func compareHref(suite string, sr history.Series, c analysis.Change) string {
 	if c.Before.Build == "" || c.Arrived.Build == "" || c.Before.Build == c.Arrived.Build || sr.Config == "" {
 		return ""
 	}
-	cq := url.Values{"base": {label.Of(c.Before.Build, sr.Config, sr.Engine).String()}, "other": {label.Of(c.Arrived.Build, sr.Config, sr.Engine).String()}, "suite": {suite}}
+	cq := url.Values{"base": {label.Of(c.Before.Build, sr.Config, sr.StorageEngine).String()}, "other": {label.Of(c.Arrived.Build, sr.Config, sr.StorageEngine).String()}, "suite": {suite}}
 	if sr.Threads > 0 {
 		cq.Set("threads", strconv.Itoa(sr.Threads))
 	}

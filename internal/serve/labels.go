@@ -22,7 +22,7 @@ import (
 // first page is meant (the page) or every label (the API).
 func labelQuery(q url.Values, paged bool) (selector.LabelQuery, error) {
 	lq := selector.LabelQuery{Text: strings.TrimSpace(q.Get("q")), Suite: q.Get("suite"), Host: q.Get("host"),
-		Engine: q.Get("engine"), Paged: paged,
+		StorageEngine: q.Get("engine"), Paged: paged,
 		Sort: q.Get("sort")}
 	if paged && !q.Has("sort") {
 		lq.Sort = "newest" // the page: the newest builds first
@@ -85,21 +85,21 @@ func (s *Server) pageLabels(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	data := struct {
-		Q                      selector.LabelQuery
-		Suites, Hosts, Engines []string
-		Labels                 []labelLine
-		Total, First, Last     int
-		Page, Pages            int
-		Filtered               bool
-		Prev, Next, All, JSON  string
+		Q                             selector.LabelQuery
+		Suites, Hosts, StorageEngines []string
+		Labels                        []labelLine
+		Total, First, Last            int
+		Page, Pages                   int
+		Filtered                      bool
+		Prev, Next, All, JSON         string
 		// ByName, ByNewest and ByOldest are this page's labels sorted so.
 		Sort, ByName, ByNewest, ByOldest string
 	}{Sort: lq.Sort, ByName: withQuery("/labels", mergeValues(url.Values{"sort": {"name"}, "page": nil}, q)),
 		ByNewest: withQuery("/labels", mergeValues(url.Values{"sort": {"newest"}, "page": nil}, q)),
 		ByOldest: withQuery("/labels", mergeValues(url.Values{"sort": {"oldest"}, "page": nil}, q)),
-		Q:        lq, Suites: p.Suites, Hosts: p.Hosts, Engines: p.Engines, Total: p.Total,
+		Q:        lq, Suites: p.Suites, Hosts: p.Hosts, StorageEngines: p.StorageEngines, Total: p.Total,
 		First: p.First + 1, Last: p.First + len(p.Labels),
-		Page: lq.Page + 1, Pages: max(p.Pages, 1), Filtered: lq.Text != "" || lq.Suite != "" || lq.Host != "" || lq.Engine != "",
+		Page: lq.Page + 1, Pages: max(p.Pages, 1), Filtered: lq.Text != "" || lq.Suite != "" || lq.Host != "" || lq.StorageEngine != "",
 		All: "/labels", JSON: withQuery("/api/v1/labels", q)}
 	for _, l := range p.Labels {
 		// Thread counts in order, whatever order the runs came in; a host

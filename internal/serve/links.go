@@ -23,7 +23,7 @@ func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series
 	if all == nil {
 		var err error
 		runs, _, err = s.st.RunList(ctx, store.RunQuery{Suite: suite, Test: sr.Test, Threads: sr.Threads, Host: sr.Host, Config: sr.Config,
-			Engine: label.Label{Engine: sr.Engine}.EngineFilter(), Status: result.OK})
+			StorageEngine: label.Label{StorageEngine: sr.StorageEngine}.StorageEngineFilter(), Status: result.OK})
 		if err != nil {
 			return nil, err
 		}
@@ -50,9 +50,9 @@ func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series
 		}
 		q := url.Values{"suite": {suite}, "test": {sr.Test}, "build": {p.Build}, "status": {result.OK}}
 		switch {
-		case sr.Config != "" && sr.Engine != "":
+		case sr.Config != "" && sr.StorageEngine != "":
 			q.Del("build")
-			q.Set("label", label.Of(p.Build, sr.Config, sr.Engine).String())
+			q.Set("label", label.Of(p.Build, sr.Config, sr.StorageEngine).String())
 		case sr.Config != "":
 			q.Set("config", sr.Config)
 		}
@@ -70,7 +70,7 @@ func (s *Server) pointLinks(ctx context.Context, suite string, sr history.Series
 // engine and host (a hostname, or a host id's prefix), in memory.
 func sameSeries(ri store.RunInfo, sr history.Series) bool {
 	return (sr.Threads <= 0 || ri.Threads == sr.Threads) && (sr.Config == "" || ri.Config == sr.Config) &&
-		label.OtherEngine(ri.Engine) == sr.Engine &&
+		label.OtherStorageEngine(ri.StorageEngine) == sr.StorageEngine &&
 		(sr.Host == "" || ri.Hostname == sr.Host || strings.HasPrefix(ri.HostID, sr.Host))
 }
 
@@ -107,7 +107,7 @@ func (s *Server) runLinks(ctx context.Context, info store.RunInfo) ([]fact, erro
 		q.Set("host", info.HostID)
 	}
 	out := []fact{{K: "series", V: "the history of " + info.Test + " at " + strconv.Itoa(info.Threads) + " thread(s) under " + info.Config, Href: withQuery(testHref(info.Suite, info.Test), q)}}
-	same, _, err := s.st.RunList(ctx, store.RunQuery{Suite: info.Suite, Test: info.Test, Threads: info.Threads, Build: info.Build, Config: info.Config, Engine: info.LabelOf().EngineFilter()})
+	same, _, err := s.st.RunList(ctx, store.RunQuery{Suite: info.Suite, Test: info.Test, Threads: info.Threads, Build: info.Build, Config: info.Config, StorageEngine: info.LabelOf().StorageEngineFilter()})
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func runQuery(q url.Values) (store.RunQuery, string, error) {
 		if err != nil {
 			return rq, label, err
 		}
-		rq.Build, rq.Config, rq.Engine = lb.Build, lb.Config, lb.EngineFilter()
+		rq.Build, rq.Config, rq.StorageEngine = lb.Build, lb.Config, lb.StorageEngineFilter()
 		if host != "" {
 			rq.Host = host
 		}

@@ -90,8 +90,8 @@ func TestCompareSeparatesEngines(t *testing.T) {
 	decode(t, ts.get(t, "/api/v1/runs?label=b1.cfg:rocksdb"), &list)
 	for _, r := range list.Runs {
 		var one struct{ Run result.Run }
-		if decode(t, ts.get(t, "/api/v1/runs/"+r.ID), &one); one.Run.Engine() != "rocksdb" {
-			t.Errorf("runs of b1.cfg:rocksdb list %s, a run of engine %q", r.ID, one.Run.Engine())
+		if decode(t, ts.get(t, "/api/v1/runs/"+r.ID), &one); one.Run.StorageEngine() != "rocksdb" {
+			t.Errorf("runs of b1.cfg:rocksdb list %s, a run of engine %q", r.ID, one.Run.StorageEngine())
 		}
 	}
 }

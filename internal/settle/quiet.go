@@ -30,7 +30,7 @@ func init() {
 
 // QuietOptions say how to wait for a server to be quiet.
 type QuietOptions struct {
-	// Dialect is the server's: what it has to be quiet from (Engines:
+	// Dialect is the server's: what it has to be quiet from (StorageEngines:
 	// InnoDB's purge and flushing, MyRocks' compactions; Autovacuum).
 	Dialect client.Dialect
 	// Dial opens one connection to the server.
@@ -119,7 +119,7 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 	defer conn.Close()
 	d := o.Dialect
 	rocks := false
-	if d.Engines {
+	if d.StorageEngines {
 		n, err := conn.Query(ctx, "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT IN ('YES', 'DEFAULT')")
 		if err != nil {
 			return q, fmt.Errorf("look for MyRocks: %w", err)
@@ -131,7 +131,7 @@ func Quiet(ctx context.Context, o QuietOptions) (QuietReport, error) {
 	var prevAt time.Time
 	for first := true; ; first = false {
 		s := quietState{history: -1, dirty: -1, pages: -1, vacuums: -1}
-		if d.Engines {
+		if d.StorageEngines {
 			if s, err = innodbState(ctx, conn); err != nil {
 				return q, err
 			}

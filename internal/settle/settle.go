@@ -25,7 +25,7 @@ import (
 // Options say what to settle and for how long.
 type Options struct {
 	// Dialect is the server's: what it has to flush, vacuum or analyze
-	// with (ResetLog, Checkpoint, Vacuum, Analyze; Engines: InnoDB's
+	// with (ResetLog, Checkpoint, Vacuum, Analyze; StorageEngines: InnoDB's
 	// flushing, MyRocks' wait).
 	Dialect client.Dialect
 	// Dial opens one dedicated connection to the database the tables are in.
@@ -110,9 +110,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		// Fails on a server without binary logging, which has none to drop.
 		conn.Exec(ctx, d.ResetLog)
 	}
-	if d.Engines {
+	if d.StorageEngines {
 		var innodb bool
-		if rocks, innodb, err = engines(ctx, conn, o.Tables); err != nil {
+		if rocks, innodb, err = storageEngines(ctx, conn, o.Tables); err != nil {
 			return err
 		}
 		flush := innodbFlush
@@ -263,9 +263,9 @@ func allVisible(ctx context.Context, conn client.Conn, o Options) error {
 	return nil
 }
 
-// engines says whether any of tables is a MyRocks table, and whether any is
+// storageEngines says whether any of tables is a MyRocks table, and whether any is
 // InnoDB's (or of an engine not known here: flushed as before MyRocks).
-func engines(ctx context.Context, conn client.Conn, tables []string) (rocks, innodb bool, err error) {
+func storageEngines(ctx context.Context, conn client.Conn, tables []string) (rocks, innodb bool, err error) {
 	if len(tables) == 0 {
 		return false, true, nil
 	}

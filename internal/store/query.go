@@ -35,7 +35,7 @@ type Filter struct {
 	Stacks        bool     // load the captured stacks too (--pmp, --perf)
 	Test          string   // "": any
 	ID            string   // "": any; else the one run stored under this id
-	Engine        string   // "": any; else that storage engine only (runs that record none count as InnoDB's)
+	StorageEngine string   // "": any; else that storage engine only (runs that record none count as InnoDB's)
 }
 
 // Runs reads the runs f selects, oldest first.
@@ -135,7 +135,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]result.Run, error) {
 				return nil, bad("hardware figures", err)
 			}
 		}
-		if f.Engine != "" && r.OtherEngine() != label.OtherEngine(f.Engine) {
+		if f.StorageEngine != "" && r.OtherStorageEngine() != label.OtherStorageEngine(f.StorageEngine) {
 			continue
 		}
 		out = append(out, r)

@@ -360,11 +360,11 @@ type RunInfo struct {
 	Source   string    `json:"source"`
 	Role     string    `json:"role,omitempty"`
 	Step     int       `json:"step"`
-	// Engine is the storage engine the run's tables were created in, as
+	// StorageEngine is the storage engine the run's tables were created in, as
 	// it records it ("innodb", "rocksdb"; "" for none: PostgreSQL, and
 	// the MySQL family before --engine, which was InnoDB).
-	Engine     string `json:"engine,omitempty"`
-	Conditions string `json:"-"`
+	StorageEngine string `json:"engine,omitempty"`
+	Conditions    string `json:"-"`
 }
 
 // Label is how the run's results are addressed, as result.Run.Label
@@ -372,12 +372,12 @@ type RunInfo struct {
 func (r RunInfo) Label() string { return r.LabelOf().String() }
 
 // LabelOf is the run's label.
-func (r RunInfo) LabelOf() label.Label { return label.Of(r.Build, r.Config, r.Engine) }
+func (r RunInfo) LabelOf() label.Label { return label.Of(r.Build, r.Config, r.StorageEngine) }
 
 // RunQuery selects runs to list: each field narrows ("" or 0: any).
 type RunQuery struct {
 	ID, Suite, Build, Config, Test, Host, Status string
-	Engine                                       string // "": any; else that storage engine only (runs that record none count as InnoDB's)
+	StorageEngine                                string // "": any; else that storage engine only (runs that record none count as InnoDB's)
 	Threads                                      int
 	Limit, Offset                                int // Limit 0: all
 }
@@ -402,8 +402,8 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 	if q.Host != "" {
 		add("(r.hostname = ? OR r.host_id LIKE ?)", q.Host, q.Host+"%")
 	}
-	switch e := label.OtherEngine(q.Engine); {
-	case q.Engine == "":
+	switch e := label.OtherStorageEngine(q.StorageEngine); {
+	case q.StorageEngine == "":
 	case e == "": // params are json.Marshal's: no spaces
 		add(`(r.params NOT LIKE ? OR r.params LIKE ?)`, `%"engine":%`, `%"engine":"`+label.InnoDB+`"%`)
 	default:
@@ -439,12 +439,12 @@ func (s *Store) RunList(ctx context.Context, q RunQuery) ([]RunInfo, int, error)
 		// The engine is a param (as the store's filters read it), not a
 		// column: only it is decoded.
 		var p struct {
-			Engine string `json:"engine"`
+			StorageEngine string `json:"engine"`
 		}
 		if err := json.Unmarshal([]byte(params), &p); err != nil {
 			return nil, 0, fmt.Errorf("read store %s: params of run %s: %w", s.where, r.ID, err)
 		}
-		r.Started, r.Ended, r.Engine = parseTS(started), parseTS(ended), p.Engine
+		r.Started, r.Ended, r.StorageEngine = parseTS(started), parseTS(ended), p.StorageEngine
 		out = append(out, r)
 	}
 	return out, total, rows.Err()

@@ -410,7 +410,7 @@ func TestEngineLabels(t *testing.T) {
 		t.Errorf("labels: %v", got)
 	}
 	for engine, want := range map[string]int{"": 3, "innodb": 2, "rocksdb": 1, "tokudb": 0} {
-		if rs := runsOf(t, s, Filter{Build: "mariadb-10.2.11", Config: "default", Engine: engine}); len(rs) != want {
+		if rs := runsOf(t, s, Filter{Build: "mariadb-10.2.11", Config: "default", StorageEngine: engine}); len(rs) != want {
 			t.Errorf("engine %q: %d runs, want %d", engine, len(rs), want)
 		}
 	}
@@ -422,7 +422,7 @@ func TestEngineLabels(t *testing.T) {
 	}
 	got = nil
 	for _, ri := range infos {
-		got = append(got, ri.Label()+" "+ri.Engine)
+		got = append(got, ri.Label()+" "+ri.StorageEngine)
 	}
 	if g, w := strings.Join(got, ", "), "mariadb-10.2.11.default:rocksdb rocksdb, mariadb-10.2.11.default innodb, mariadb-10.2.11.default "; g != w {
 		t.Errorf("RunList labels %q, want %q", g, w)

@@ -353,10 +353,10 @@ type Server struct {
 	// RESET MASTER or CHECKPOINT).
 	External bool
 
-	// Engine is the storage engine the suite creates its tables in on the
+	// StorageEngine is the storage engine the suite creates its tables in on the
 	// MySQL family ("innodb", "rocksdb": the Dialect's TableOptions writes it);
 	// "" on PostgreSQL.
-	Engine string
+	StorageEngine string
 }
 
 var registry = struct {

@@ -133,7 +133,7 @@ func Check(ctx context.Context, t Target) (Report, error) {
 	if r.MaxConnections, err = client.Scalar(ctx, conn, d.MaxConnections); err != nil {
 		return r, fmt.Errorf("target %s: read max_connections: %v", t.Name, oneLine(err))
 	}
-	if d.Engines {
+	if d.StorageEngines {
 		// The quiet wait reads InnoDB's history list length (settle.Quiet).
 		if _, err := client.Text(ctx, conn, "SHOW ENGINE INNODB STATUS"); client.Denied(err) {
 			r.Missing = append(r.Missing, "PROCESS: the quiet wait before a read test cannot see InnoDB's purge (its history list length), and waits on the dirty pages alone")

@@ -29,7 +29,7 @@ func TestAToyFlavorsDialectReachesEverySuite(t *testing.T) {
 	t.Cleanup(client.RegisterDialect("toy", toy))
 	t.Cleanup(build.RegisterFlavor(build.Descriptor{
 		Flavor: "toy", Title: "Toy", Names: []string{"toysql"},
-		Protocol: "mysql", Dialect: "toy", Family: "mysql", Engines: true, Start: "mysql", Counters: "mysql",
+		Protocol: "mysql", Dialect: "toy", Family: "mysql", StorageEngines: true, Start: "mysql", Counters: "mysql",
 	}, build.MySQL))
 
 	f, err := build.ParseFlavor("toysql")

@@ -452,7 +452,7 @@ func (o Options) create(ctx context.Context, s *suite.Server) error {
 	}
 	var tables []owned.Table
 	for _, t := range names {
-		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Dialect, t, s.Engine)})
+		tables = append(tables, owned.Table{Name: t, DDL: createTable(s.Dialect, t, s.StorageEngine)})
 	}
 	if err := owned.Create(ctx, s.Dialect, conn, tables); err != nil {
 		return fmt.Errorf("create the ibench tables: %w", err)
@@ -492,7 +492,7 @@ func (o Options) index(ctx context.Context, s *suite.Server, clients int, seed u
 	jobs = jobs[:0]
 	for _, t := range o.distinct() {
 		jobs = append(jobs, func(ctx context.Context, conn client.Conn) error {
-			for _, q := range createIndexes(s.Dialect, t, s.Engine) {
+			for _, q := range createIndexes(s.Dialect, t, s.StorageEngine) {
 				if _, err := conn.Exec(ctx, q); err != nil {
 					return fmt.Errorf("%s: %w", q, err)
 				}

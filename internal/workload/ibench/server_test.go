@@ -101,7 +101,7 @@ func TestStepsOnServers(t *testing.T) {
 				ep := srv.Endpoint()
 				d := db{t: t, ep: ep, pg: ep.Protocol == client.Postgres}
 				s := &suite.Server{Protocol: ep.Protocol, Dialect: ep.Dialect(), Flavor: string(srv.Flavor), Version: srv.Version, Datadir: srv.Datadir,
-					Log: func(string) {}, Engine: c.engine,
+					Log: func(string) {}, StorageEngine: c.engine,
 					Dial: func(ctx context.Context) (client.Conn, error) {
 						return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 					}}

@@ -344,7 +344,7 @@ func (o Options) initStep() suite.Step {
 		Task: &suite.Task{Run: func(ctx context.Context, s *suite.Server, threads int, seed uint64, io suite.TaskIO) (result.Totals, error) {
 			if o.Init == "" {
 				s.Log(fmt.Sprintf("init: the pgbench tables at scale %d", o.Scale))
-				rows, err := initTables(ctx, s.Dialect, s.Engine, s.Dial, o.Scale, io.Progress)
+				rows, err := initTables(ctx, s.Dialect, s.StorageEngine, s.Dial, o.Scale, io.Progress)
 				return result.Totals{Rows: rows}, err
 			}
 			s.Log("init: running " + o.Init)

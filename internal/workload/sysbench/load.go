@@ -24,9 +24,9 @@ type Target struct {
 	Dial   func(ctx context.Context) (client.Conn, error)
 	Tables int   // sbtest1..Tables
 	Rows   int64 // rows per table (sysbench --table-size)
-	// Engine is the storage engine of the tables on the MySQL family
+	// StorageEngine is the storage engine of the tables on the MySQL family
 	// (the Dialect's TableOptions); "" for InnoDB.
-	Engine string
+	StorageEngine string
 	// Warn, if set, is told what Postwrite's settle did not reach.
 	Warn func(line string)
 	// Shared: the server is not qpslab's (suite.Server.External), and
@@ -103,7 +103,7 @@ func (t Target) Load(ctx context.Context, o LoadOptions) error {
 	defer conn.Close()
 	var tables []owned.Table
 	for tb, name := range t.names() {
-		tables = append(tables, owned.Table{Name: name, DDL: createTable(t.Dialect, tb+1, t.Engine)})
+		tables = append(tables, owned.Table{Name: name, DDL: createTable(t.Dialect, tb+1, t.StorageEngine)})
 	}
 	if err := owned.Create(ctx, t.Dialect, conn, tables); err != nil {
 		return fmt.Errorf("load sbtest tables: %w", err)
@@ -373,12 +373,12 @@ func (t Target) dropRecorded(ctx context.Context, conn client.Conn) error {
 }
 
 // verify checks that sbtest1..Tables exist, that qpslab recorded them and
-// that they are tables of t.Engine, before a test reads or writes them.
+// that they are tables of t.StorageEngine, before a test reads or writes them.
 func (t Target) verify(ctx context.Context, conn client.Conn) error {
 	if err := owned.Verify(ctx, t.Dialect, conn, t.names()); err != nil {
 		return err
 	}
-	return owned.VerifyEngine(ctx, t.Dialect, conn, t.names(), t.Engine)
+	return owned.VerifyStorageEngine(ctx, t.Dialect, conn, t.names(), t.StorageEngine)
 }
 
 // PostwriteWait is the wait run.sh's postwrite step aims for (§1.2):

@@ -42,7 +42,7 @@ func startServerWith(t *testing.T, name, config, engine string) *server {
 	srv, _ := testenv.StartServerWith(t, name, config)
 	ep := srv.Endpoint()
 	return &server{t: t, ep: ep, pg: ep.Protocol == client.Postgres, target: Target{
-		Dialect: ep.Dialect(), Tables: srvTables, Rows: srvRows, Engine: engine,
+		Dialect: ep.Dialect(), Tables: srvTables, Rows: srvRows, StorageEngine: engine,
 		Dial: func(ctx context.Context) (client.Conn, error) {
 			return client.Dial(ctx, ep, client.Options{Transport: client.Blocking})
 		},
@@ -257,8 +257,8 @@ func (s *server) testLoad(t *testing.T) {
 	}
 	if !s.pg {
 		want := "innodb"
-		if s.target.Engine != "" {
-			want = s.target.Engine
+		if s.target.StorageEngine != "" {
+			want = s.target.StorageEngine
 		}
 		if n := s.n("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN ('sbtest1', 'sbtest2') AND LOWER(engine) = '" + want + "'"); n != 2 {
 			t.Errorf("%d of the 2 tables are in engine %s", n, want)
@@ -566,7 +566,7 @@ func (s *server) testPostwrite(t *testing.T) {
 	if !s.pg {
 		t.Logf("during postwrite: %q", got)
 		want := []string{"1", "1"}
-		if s.target.Engine == "rocksdb" {
+		if s.target.StorageEngine == "rocksdb" {
 			want = before
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
@@ -888,7 +888,7 @@ func (s *server) loadStep(t *testing.T) (said, warned []string) {
 	t.Helper()
 	ctx := context.Background()
 	st := Options{Tables: srvTables, Rows: srvRows, LoadThreads: 2}.loadStep()
-	srv := &suite.Server{Protocol: s.ep.Protocol, Dialect: s.ep.Dialect(), Engine: s.target.Engine, Dial: s.target.Dial,
+	srv := &suite.Server{Protocol: s.ep.Protocol, Dialect: s.ep.Dialect(), StorageEngine: s.target.StorageEngine, Dial: s.target.Dial,
 		Log: func(line string) { said = append(said, line) }, Warn: func(line string) { warned = append(warned, line) }}
 	if err := st.Before(ctx, srv); err != nil {
 		t.Fatal(err)

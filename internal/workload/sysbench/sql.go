@@ -136,7 +136,7 @@ func appendInsertText(b []byte, d client.Dialect, table int, k int64, c, pad []b
 // auto-increment column.
 func createTable(d client.Dialect, table int, engine string) string {
 	if engine == "" {
-		engine = owned.DefaultEngine
+		engine = owned.DefaultStorageEngine
 	}
 	id, engine := d.AutoIncrement, d.TableOptions(engine)
 	return fmt.Sprintf("CREATE TABLE sbtest%d(\n"+

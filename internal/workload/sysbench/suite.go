@@ -226,7 +226,7 @@ func (o Options) Plan() (*suite.Plan, error) {
 }
 
 func (o Options) target(s *suite.Server) Target {
-	return Target{Dialect: s.Dialect, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, Engine: s.Engine, Warn: s.Warn, Shared: s.External}
+	return Target{Dialect: s.Dialect, Dial: s.Dial, Tables: o.Tables, Rows: o.Rows, StorageEngine: s.StorageEngine, Warn: s.Warn, Shared: s.External}
 }
 
 // loadStep loads the tables, measured as the reference measures its

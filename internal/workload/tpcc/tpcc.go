@@ -273,7 +273,7 @@ func (o Options) loadStep() suite.Step {
 				return result.Totals{}, err
 			}
 			s.Log(fmt.Sprintf("load: %d warehouse(s) over %d connection(s)", o.Warehouses, min(int64(threads), o.Warehouses)))
-			rows, err := load(ctx, s.Dialect, s.Engine, s.Dial, o.Warehouses, threads, seed, io.Progress)
+			rows, err := load(ctx, s.Dialect, s.StorageEngine, s.Dial, o.Warehouses, threads, seed, io.Progress)
 			return result.Totals{Rows: rows}, err
 		}},
 	}

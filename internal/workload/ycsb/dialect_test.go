@@ -17,7 +17,7 @@ func TestSQLIsTheDialects(t *testing.T) {
 	for _, p := range []client.Protocol{client.MySQL, client.Postgres} {
 		fmt.Fprintf(&b, "== %s\n", p)
 		for _, e := range []string{"", "innodb", "rocksdb"} {
-			tb := Table{Dialect: testenv.DialectOf(p), Engine: e, Records: 1000, FieldCount: 3, FieldLength: 7}
+			tb := Table{Dialect: testenv.DialectOf(p), StorageEngine: e, Records: 1000, FieldCount: 3, FieldLength: 7}
 			fmt.Fprintf(&b, "-- ddl engine=%q\n%s\n", e, tb.ddl())
 		}
 	}

@@ -17,14 +17,14 @@ const TableName = "usertable"
 // Table is the usertable on a server: YCSB's JDBC binding's schema,
 // YCSB_KEY VARCHAR(255) PRIMARY KEY and FIELD0 … FIELDn-1 TEXT.
 type Table struct {
-	Dialect     client.Dialect // the server's SQL (suite.Server.Dialect)
-	Dial        func(ctx context.Context) (client.Conn, error)
-	Engine      string // the MySQL family's storage engine (the dialect's TableOptions)
-	Records     int64
-	FieldCount  int
-	FieldLength int
-	Warn        func(line string) // told what the settle after the load did not reach
-	Shared      bool              // the server is not qpslab's (settle.Options.Shared)
+	Dialect       client.Dialect // the server's SQL (suite.Server.Dialect)
+	Dial          func(ctx context.Context) (client.Conn, error)
+	StorageEngine string // the MySQL family's storage engine (the dialect's TableOptions)
+	Records       int64
+	FieldCount    int
+	FieldLength   int
+	Warn          func(line string) // told what the settle after the load did not reach
+	Shared        bool              // the server is not qpslab's (settle.Options.Shared)
 }
 
 // loadChunk is the rows one COPY or LOAD DATA carries (its own
@@ -68,7 +68,7 @@ func (t Table) ddl() string {
 	for i := range t.FieldCount {
 		fmt.Fprintf(&b, ", FIELD%d TEXT", i)
 	}
-	b.WriteString(")" + t.Dialect.TableOptions(t.Engine) + t.Dialect.CommentClause(t.comment()))
+	b.WriteString(")" + t.Dialect.TableOptions(t.StorageEngine) + t.Dialect.CommentClause(t.comment()))
 	return b.String()
 }
 
@@ -161,7 +161,7 @@ func (t Table) check(ctx context.Context, conn client.Conn, count bool) (int64, 
 	if err := owned.Verify(ctx, t.Dialect, conn, names); err != nil {
 		return 0, err
 	}
-	if err := owned.VerifyEngine(ctx, t.Dialect, conn, names, t.Engine); err != nil {
+	if err := owned.VerifyStorageEngine(ctx, t.Dialect, conn, names, t.StorageEngine); err != nil {
 		return 0, err
 	}
 	_, row, _, err := client.Row(ctx, conn, t.Dialect.ReadComment(TableName), nil)

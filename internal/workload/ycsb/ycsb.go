@@ -288,7 +288,7 @@ func (o Options) dbBench(b build.Build) string {
 }
 
 func (o Options) table(s *suite.Server) Table {
-	return Table{Dialect: s.Dialect, Dial: s.Dial, Engine: s.Engine, Records: o.Records, FieldCount: o.FieldCount,
+	return Table{Dialect: s.Dialect, Dial: s.Dial, StorageEngine: s.StorageEngine, Records: o.Records, FieldCount: o.FieldCount,
 		FieldLength: o.FieldLength, Warn: s.Warn, Shared: s.External}
 }
 
