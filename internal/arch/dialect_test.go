@@ -50,20 +50,7 @@ func TestAskTheDialectNotTheProtocol(t *testing.T) {
 		if exempt(rel) {
 			continue
 		}
-		fset := token.NewFileSet()
-		var files []*ast.File
-		for _, name := range p.files {
-			f, err := parser.ParseFile(fset, filepath.Join(p.dir, name), nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
-		}
-		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
-		conf := types.Config{Importer: imp(fset)}
-		if _, err := conf.Check(p.path, fset, files, info); err != nil {
-			t.Fatalf("type-check %s: %v", p.path, err)
-		}
+		fset, files, info := p.check(t, imp)
 		for _, f := range files {
 			path, _ := filepath.Rel(root, fset.File(f.Pos()).Name())
 			path = filepath.ToSlash(path)
@@ -223,6 +210,27 @@ func modulePackages(t *testing.T, root string) ([]goPackage, func(*token.FileSet
 		return os.Open(export[path])
 	}
 	return pkgs, func(fset *token.FileSet) types.Importer { return importer.ForCompiler(fset, "gc", lookup) }
+}
+
+// check parses and type-checks the package's files: the uses, types and
+// selections of what they name.
+func (p goPackage) check(t *testing.T, imp func(*token.FileSet) types.Importer) (*token.FileSet, []*ast.File, *types.Info) {
+	t.Helper()
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range p.files {
+		f, err := parser.ParseFile(fset, filepath.Join(p.dir, name), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{},
+		Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	if _, err := (&types.Config{Importer: imp(fset)}).Check(p.path, fset, files, info); err != nil {
+		t.Fatalf("type-check %s: %v", p.path, err)
+	}
+	return fset, files, info
 }
 
 // The rule catches what it is there to catch, in a file a test writes.

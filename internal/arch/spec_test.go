@@ -28,19 +28,7 @@ func TestSpecIsCompleteAfterParse(t *testing.T) {
 	}
 	pkgs, imp := modulePackages(t, root)
 	for _, p := range pkgs {
-		fset := token.NewFileSet()
-		var files []*ast.File
-		for _, name := range p.files {
-			f, err := parser.ParseFile(fset, filepath.Join(p.dir, name), nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
-		}
-		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
-		if _, err := (&types.Config{Importer: imp(fset)}).Check(p.path, fset, files, info); err != nil {
-			t.Fatalf("type-check %s: %v", p.path, err)
-		}
+		fset, files, info := p.check(t, imp)
 		for _, f := range files {
 			path, _ := filepath.Rel(root, fset.File(f.Pos()).Name())
 			for _, o := range specOffences(fset, f, info, p.path) {
