@@ -673,8 +673,9 @@ type sweepStats struct {
 
 // test is the significance of change j of cps: the difference of the
 // levels of its two segments against the noise (noise), two-sided
-// Student t, times the comparisons the search could have made
-// (Bonferroni: it chose the best-looking ones).
+// Student t, times the comparisons the search could have made and the
+// ways it could have set builds aside (Bonferroni: it chose the
+// best-looking ones).
 func (s *sweeper) test(cps []int, j int, v func(int) float64, df float64) sweepStats {
 	a, c := around(cps, j, len(s.b))
 	tau := cps[j]
@@ -709,8 +710,31 @@ func (s *sweeper) test(cps []int, j int, v func(int) float64, df float64) sweepS
 		return st
 	}
 	st.t = st.d / math.Sqrt(vd)
-	st.p = pValue(st.t*st.t, df) * float64(s.comparisons(a, c))
+	st.p = pValue(st.t*st.t, df) * float64(s.comparisons(a, c)) * s.asideChoices()
 	return st
+}
+
+// asideChoices counts the ways the search could have set builds aside as
+// it did: each end build aside could have stayed, and the interior builds
+// aside are k of the n−2 it could have chosen.
+func (s *sweeper) asideChoices() float64 {
+	n := len(s.b)
+	f := 1.0
+	k := 0
+	for i, b := range s.b {
+		if b.used {
+			continue
+		}
+		if i == 0 || i == n-1 {
+			f *= 2
+			continue
+		}
+		k++
+	}
+	for j := 0; j < k; j++ {
+		f *= float64(n-2-j) / float64(j+1)
+	}
+	return f
 }
 
 // merge removes candidates until every change stands: first, segments too
