@@ -71,8 +71,8 @@ DEMO=(--rows 100000 --read-secs "$SECS" --write-secs "$SECS" --insert-secs "$SEC
 pair() {
   local name=$1 cnf=$2 tests=$3
   if [ ! -s "$out/$name-runs.json" ]; then
-    $Q configs add "$name-a" --family mysql "$empty" >/dev/null
-    $Q configs add "$name-b" --family mysql "$cnf" >/dev/null
+    $Q configs add "$name-a" --family mysql "$empty" --replace >/dev/null
+    $Q configs add "$name-b" --family mysql "$cnf" --replace >/dev/null
     local t0=$SECONDS
     local allow=()
     [ -z "$ALLOW" ] || allow=(--allow-server-file "$ALLOW")

@@ -91,13 +91,15 @@ pools() {
 # $out/NAME.json, its results file $out/NAME-runs.json.
 aa() {
   local name=$1
-  # A run a WORK folder holds already (an interrupted script's) is compared, not run again.
+  # A run a WORK folder holds already (an interrupted script's) is compared,
+  # not run again; one interrupted before its results were written is run
+  # again (--replace: its configs were added).
   if [ -s "$out/$name-runs.json" ]; then
     $Q compare "mariadb-system.$name-a" "mariadb-system.$name-b" --format json >"$out/$name.json"
     return 0
   fi
-  $Q configs add "$name-a" --family mysql "$empty" >/dev/null
-  $Q configs add "$name-b" --family mysql "$empty" >/dev/null
+  $Q configs add "$name-a" --family mysql "$empty" --replace >/dev/null
+  $Q configs add "$name-b" --family mysql "$empty" --replace >/dev/null
   $Q run sysbench --build mariadb-system --config "$name-a,$name-b" "${DEMO[@]}" --out "$out/$name-runs.json" >"$out/$name.log" 2>&1
   $Q compare "mariadb-system.$name-a" "mariadb-system.$name-b" --format json >"$out/$name.json"
   prune
@@ -150,8 +152,8 @@ done
 echo "== (c) innodb_flush_log_at_trx_commit=1 against 2: writes changed, reads not, $SETTING_RUNS runs"
 printf '# qpslab: base=default\n[mysqld]\ninnodb_flush_log_at_trx_commit=1\n' >"$work/sync.cnf"
 for i in $(seq 1 "$SETTING_RUNS"); do
-  $Q configs add "st$i-a" --family mysql "$empty" >/dev/null
-  $Q configs add "st$i-b" --family mysql "$work/sync.cnf" >/dev/null
+  $Q configs add "st$i-a" --family mysql "$empty" --replace >/dev/null
+  $Q configs add "st$i-b" --family mysql "$work/sync.cnf" --replace >/dev/null
   $Q run sysbench --build mariadb-system --config "st$i-a,st$i-b" "${DEMO[@]}" >"$out/st$i.log" 2>&1
   $Q compare "mariadb-system.st$i-a" "mariadb-system.st$i-b" --format json >"$out/st$i.json"
   prune
