@@ -15,7 +15,7 @@
 #      performance schema with every instrument and consumer on, and the
 #      general query log written to /dev/null: a cost in CPU alone, which
 #      measured 9–17 % on READ_TESTS in a long run, docs/perf.md; the
-#      general log to a file alone, the earlier default, cost 3–14 % from
+#      general log to a file alone, the earlier default, cost 3–18 % from
 #      run to run with the disk) against the default on READ_TESTS (5
 #      reads). Goal: at least 3 of the 5 reads called worse, none better.
 #      ALLOW (default /dev/null) is passed as --allow-server-file: the
