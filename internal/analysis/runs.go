@@ -32,9 +32,12 @@ import (
 const MinRunEffects = 3
 
 // DefaultRunSigma is σ_run of a test's log ratio where no A/A plans of it
-// are stored on its host: 0.02 (2 %). Provisional: not measured on this
-// host yet (docs/perf.md says what bench/verdicts.sh measures of it); it
-// is of the order of the A/A floors of the reads at the demo's budget.
+// are stored on its host: 0.02 (2 %), of the order of the A/A floors of
+// the reads at the demo's budget. Measured on the project's VM
+// (docs/perf.md, "The between-run σ on this host"): about 0, and 1 % or
+// less, on a quiet host; not to be told from 0 or 10 % under load, where
+// a test's own standard error is 12–14 %. qpslab run --aa measures a
+// host's own.
 const DefaultRunSigma = 0.02
 
 // BetweenRuns is σ_run from A/A plans' log ratios and their standard
