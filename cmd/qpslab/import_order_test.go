@@ -11,9 +11,11 @@ import (
 // Seven reference-harness folders named the reference's way (10.2 … 11.4,
 // testdata/history-step/README.md), imported out of order: the build names
 // give the versions, so detect finds the 10.5 → 10.6 step in wKB/o and
-// cpu/o and names both builds, and export keeps the version order without
-// making up times. The same folders under names that give no version are
-// in natural name order, and detect says so.
+// cpu/o and names both builds (wKB/o called; cpu/o, seven builds of one
+// run 2–4 % apart, a lead at p 1.3e-05, short of a sweep's call at 1e-05,
+// and called at --pvalue 0.01), and export keeps the version order
+// without making up times. The same folders under names that give no
+// version are in natural name order, and detect says so.
 func TestImportHistoryInVersionOrder(t *testing.T) {
 	dir := filepath.Join("testdata", "history-step")
 	scrambled := []struct{ build, version string }{
@@ -32,15 +34,19 @@ func TestImportHistoryInVersionOrder(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("detect: exit %d %s", r.code, r.stderr)
 	}
-	for _, m := range []string{"wKB/o", "cpu/o"} {
-		want := "update-inlist_range=100 thr=1 config=cz11a " + m + ": improvement -"
+	for m, kind := range map[string]string{"wKB/o": "improvement", "cpu/o": "unconfirmed improvement"} {
+		want := "update-inlist_range=100 thr=1 config=cz11a " + m + ": " + kind + " -"
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("detect lacks %q", want)
 		}
 	}
 	if strings.Count(r.stdout, "arrived in ma100617_rel 10.6.17, after ma100524_rel 10.5.24") != 2 ||
-		!strings.Contains(r.stdout, "2 change point(s) in 2 series") || strings.Contains(r.stdout, "order:") {
+		!strings.Contains(r.stdout, "1 change point(s) and 1 unconfirmed in 2 series") || !strings.Contains(r.stdout, "a lead, short of a call") ||
+		strings.Contains(r.stdout, "order:") {
 		t.Errorf("detect:\n%s%s", r.stdout, r.stderr)
+	}
+	if r := qpslab(t, h, "detect", "--metric", "wKB/o,cpu/o", "--pvalue", "0.01"); r.code != 0 || !strings.Contains(r.stdout, "2 change point(s) in 2 series") {
+		t.Errorf("detect --pvalue 0.01: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	out := t.TempDir()

@@ -217,8 +217,10 @@ type Change struct {
 	Method string `json:"method"`
 	// Unconfirmed: a change at either end of a sweep that rests on one
 	// build (of fewer than changepoint.MinRuns runs, or whose runs vary
-	// less than the builds do), significant as measured but no call (the
-	// gate and the alerts pass it by); Confirm says what would confirm it.
+	// less than the builds do), or a lead (changepoint.SweepResult.Leads:
+	// significant at a tenth of the p-value, short of a sweep's call at a
+	// hundredth), significant as measured but no call (the gate and the
+	// alerts pass it by); Confirm says what would confirm it.
 	Unconfirmed bool   `json:"unconfirmed,omitempty"`
 	Confirm     string `json:"confirm,omitempty"`
 	// Pair is qpslab compare's verdict on the two builds either side of
@@ -404,6 +406,14 @@ func detectSweep(s history.Series, o changepoint.Options, settings DetectSetting
 			c.Confirm = fmt.Sprintf("it rests on one build, %s, of %s: another build at its level %s it, or %d runs of it (qpslab run --repeat %d), would confirm it",
 				pointWords(odd), runWords(odd.N), side, changepoint.MinRuns, changepoint.MinRuns)
 		}
+		out = append(out, c)
+	}
+	for k, cp := range res.Leads {
+		c := newChange(s, cp, e, o, ChangeSweep)
+		c.Unconfirmed, c.Kind = true, "unconfirmed "+c.Kind
+		c.Last = k == len(res.Leads)-1 && !slices.ContainsFunc(res.ChangePoints, func(p changepoint.ChangePoint) bool { return p.Index > cp.Index })
+		c.Confirm = fmt.Sprintf("a lead, short of a call (p below %.2g for a sweep): more runs of the builds either side, %s and %s (qpslab run --repeat %d), would confirm it or clear it",
+			changepoint.SweepLevel(o), pointWords(c.Before), pointWords(c.Arrived), changepoint.MinRuns)
 		out = append(out, c)
 	}
 	slices.SortStableFunc(out, func(a, b Change) int { return a.Index - b.Index })

@@ -125,6 +125,30 @@ func TestDetectSweep(t *testing.T) {
 	}
 }
 
+// A lead (significant at a tenth of the p-value, short of a sweep's call
+// at a hundredth: changepoint.SweepResult.Leads) is an unconfirmed change
+// that says its p-value and which builds more runs of would decide it; no
+// gate fails on it. The series is a flat draw of twelve builds of one run
+// whose two newest are low by chance.
+func TestDetectSweepLead(t *testing.T) {
+	var builds [][]float64
+	for _, v := range []float64{986, 994, 1003, 983, 996, 1005, 1001, 996, 997, 1018, 928, 911} {
+		builds = append(builds, []float64{v})
+	}
+	cs, err := Detect([]history.Series{versionSeries("qps", true, builds...)}, DetectSettings{}, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Index != 10 || cs[0].Kind != "unconfirmed regression" || !cs[0].Unconfirmed || !cs[0].Last ||
+		!strings.Contains(cs[0].Confirm, "a lead, short of a call (p below 1e-05 for a sweep): more runs of the builds either side, "+pointWords(cs[0].Before)+" and "+pointWords(cs[0].Arrived)+" (qpslab run --repeat 3)") {
+		t.Fatalf("a lead on the two newest builds: %+v", cs)
+	}
+	g, _ := ParseGate("regression")
+	if fc, _ := g.Failures(cs, nil); len(fc) != 0 {
+		t.Errorf("a lead trips the gate: %+v", fc)
+	}
+}
+
 // Where the builds either side of a change were measured side by side,
 // the change carries compare's verdict on them, and says so when it is
 // another answer.

@@ -44,18 +44,27 @@ const MinRuns = 3
 // their recall: docs/changepoint.md, "Sweeps").
 const sweepPoolLevel = 0.1
 
-// sweepStrictness: a sweep's changes are judged at PValue / 10. Detect's
-// p-value is a change's, and its false changes are about one in 100,000
-// points of noise at PValue 0.001; a sweep's is the whole sweep's (every
-// comparison the search could have made is counted), about PValue per
-// sweep, which for sweeps of 6 to 30 builds is 3 to 17 times as many per
-// build. A tenth keeps them as rare per build as Detect's (measured: no
-// false change in 7,200 flat sweeps of 6 to 30 builds, 1 to 3 runs, where
-// PValue itself gives 6; recall 0.91 over the goal region against
-// 0.95; docs/changepoint.md, "Sweeps"). Leads (unconfirmed changes) and
-// setting odd builds aside are no calls: they keep PValue and the weak
-// level.
-const sweepStrictness = 10
+// sweepStrictness: a sweep's changes are called at PValue / 100, and
+// those significant at PValue / 10 (sweepLeadStrictness) but not at that
+// are leads (SweepResult.Leads). Detect's p-value is a change's, and its
+// false changes are about one in 100,000 points of noise at PValue 0.001;
+// a sweep's is the whole sweep's (every comparison the search could have
+// made is counted), and its false calls are about its level per sweep,
+// measured: at PValue / 10 they were 1.2 in 10,000 flat sweeps of 6 to 30
+// builds and 1 to 3 runs, at PValue / 100 1.4 in 100,000. The search's
+// count is close to the real number of comparisons at these levels (a
+// tenth of the level gives about a tenth of the false calls), so the
+// level alone decides how often a flat sweep is called changed, and a
+// stricter one costs the changes that rest on few degrees of freedom
+// (one run a build, short sweeps) their calls: those it finds at
+// PValue / 10 and not at PValue / 100 stay in view as leads, with what
+// would decide them (docs/changepoint.md, "Sweeps"). Unconfirmed end
+// changes and setting odd builds aside keep the weak level.
+const sweepStrictness = 100
+
+// sweepLeadStrictness: a change significant at PValue / 10 but not at
+// PValue / sweepStrictness is a lead.
+const sweepLeadStrictness = 10
 
 // SweepResult is what DetectSweep finds.
 type SweepResult struct {
@@ -76,6 +85,12 @@ type SweepResult struct {
 	// allows at PValue (times the builds it could have been). Such a
 	// build is neither a change nor noise around one.
 	Outliers []int
+	// Leads are changes significant at PValue / 10 but short of a call
+	// (PValue / 100 for a sweep): seen, and about as often in flat
+	// sweeps as one in 10,000, so not called; more runs of the builds
+	// either side would decide one. In index order, none where a change
+	// point or an unconfirmed change is.
+	Leads []ChangePoint
 	// Pooled says the runs were the units of the noise (the builds vary
 	// no more than their runs say); else the builds were, and Runs is
 	// ignored beyond each build's value.
@@ -97,7 +112,7 @@ type sweepBuild struct {
 
 type sweeper struct {
 	c      config
-	p      float64 // the level of a change: PValue / sweepStrictness
+	p      float64 // the level the search keeps a change at: PValue / sweepLeadStrictness, then PValue / sweepStrictness for the calls
 	b      []sweepBuild
 	log    bool
 	minSeg int     // builds of an interior segment (and of an end one of fewer than MinRuns runs)
@@ -156,8 +171,8 @@ func (s *sweeper) prep() {
 
 // DetectSweep finds the changes of a sweep: runs[i] are the values of
 // build i's runs, builds in order. Options' PValue / 10 is the
-// significance of each change (sweepStrictness; its p-value counts the
-// comparisons the search could have made), MinMagnitude the smallest relative
+// significance of a lead and PValue / 100 of a change (sweepStrictness;
+// its p-value counts the comparisons the search could have made), MinMagnitude the smallest relative
 // change kept; MinSegment 1 allows single builds as levels anywhere (no
 // outlier builds), any other value asks for two builds, or one build of
 // MinRuns runs at either end. Window and Method are not used.
@@ -171,7 +186,7 @@ func DetectSweep(runs [][]float64, o Options, dir Direction) (SweepResult, error
 	if n < SweepMin || n > SweepMax {
 		return res, ErrSweepSize
 	}
-	s := &sweeper{c: c, log: true, minSeg: 2, p: c.p / sweepStrictness}
+	s := &sweeper{c: c, log: true, minSeg: 2, p: c.p / sweepLeadStrictness}
 	if c.minSeg == 1 {
 		s.minSeg = 1
 	}
@@ -395,13 +410,24 @@ func (s *sweeper) detect() SweepResult {
 	}
 	slices.SortFunc(unconf, func(a, b ChangePoint) int { return a.Index - b.Index })
 	res.Unconfirmed = unconf
+	// The calls: the changes that stand at the sweep's level, the search's
+	// segmentation merged again at it; the rest are leads.
+	leads := s.result(cps)
+	s.p = s.c.p / sweepStrictness
+	calls := s.merge(slices.Clone(cps))
 	for i := 1; i < n-1; i++ {
 		if !s.b[i].used && !slices.Contains(aside, i) {
 			res.Outliers = append(res.Outliers, i)
 		}
 	}
-	_, _, res.Pooled = s.noise(cps)
-	res.ChangePoints = s.result(cps)
+	_, _, res.Pooled = s.noise(calls)
+	res.ChangePoints = s.result(calls)
+	for _, l := range leads {
+		if !slices.ContainsFunc(res.ChangePoints, func(c ChangePoint) bool { return abs(c.Index-l.Index) <= 1 }) &&
+			!slices.ContainsFunc(unconf, func(c ChangePoint) bool { return abs(c.Index-l.Index) <= 1 }) {
+			res.Leads = append(res.Leads, l)
+		}
+	}
 	return res
 }
 
@@ -1091,4 +1117,14 @@ func (s *sweeper) prevUsed(i int) int {
 		}
 	}
 	return -1
+}
+
+// SweepLevel is the p-value a sweep's change is called at: o's PValue (or
+// its default) / sweepStrictness; NaN for options DetectSweep refuses.
+func SweepLevel(o Options) float64 {
+	c, err := resolve(o, HigherIsBetter)
+	if err != nil {
+		return math.NaN()
+	}
+	return c.p / sweepStrictness
 }

@@ -42,7 +42,8 @@ type GateResult struct {
 	Changes []analysis.Change      `json:"change_points"`
 	Builds  []analysis.BuildChange `json:"builds"`
 	// Unconfirmed are the newest build's unconfirmed regressions of at
-	// least Min: said, but no failure (one build of a run or two).
+	// least Min: said, but no failure (one build of a run or two, or a
+	// lead short of a sweep's call).
 	Unconfirmed []analysis.Change `json:"unconfirmed,omitempty"`
 }
 
@@ -330,7 +331,7 @@ func detectMarkdown(d Detection) Doc {
 			doc.Gap()
 		}
 		if len(g.Unconfirmed) > 0 {
-			doc.Sayf("%d unconfirmed regression(s) in the newest build (no failure: one build of a run or two):", len(g.Unconfirmed))
+			doc.Sayf("%d unconfirmed regression(s) in the newest build (no failure: one build of a run or two, or a lead short of a call):", len(g.Unconfirmed))
 			doc.Gap()
 			for _, c := range g.Unconfirmed {
 				doc.Item(fmt.Sprintf("`%s`: %+.1f%% (%s → %s, p=%.2g), %s: %s", c.Series, 100*c.Magnitude, textNum(c.MeanBefore), textNum(c.MeanAfter), c.PValue, arrived(c), c.Confirm))

@@ -59,8 +59,8 @@ type AttentionPart struct {
 	Triage       *store.Triage `json:"triage,omitempty"` // its own, or its entry's, the newer
 	Unit         string        `json:"unit,omitempty"`   // the metric's unit
 	// Unconfirmed: a change at the newest (or oldest) build of a sweep
-	// that rests on that one build of a run or two; Confirm says what
-	// would confirm it. Note says where compare's verdict on the two
+	// that rests on that one build of a run or two, or a lead (short of
+	// a sweep's call); Confirm says what would confirm it. Note says where compare's verdict on the two
 	// builds (their paired rounds) gives another answer, and why.
 	Unconfirmed bool   `json:"unconfirmed,omitempty"`
 	Confirm     string `json:"confirm,omitempty"`
