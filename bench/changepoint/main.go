@@ -13,9 +13,11 @@
 // Analysis.Append of each series' last point after Extend of the others.
 //
 //	changepoint -mode sweeps [-sweeps K] [-flat F]
+//	changepoint -mode flat [-flat F] [-seed S]
+//	changepoint -mode bound [-flat F] [-sweeps K]
 //
 // calibrates DetectSweep on generated sweeps of builds instead (no FILE;
-// sweeps.go) and prints markdown tables.
+// sweeps.go, bound.go) and prints markdown tables.
 package main
 
 import (
@@ -48,7 +50,7 @@ func main() {
 	flag.Float64Var(&o.MinMagnitude, "min-magnitude", 0, "minimum relative magnitude")
 	flag.IntVar(&o.MinSegment, "min-segment", 0, "minimum segment (0: default 3)")
 	method := flag.String("method", "", "detect and append: calibrated (the default) or otava (Otava's t-test with qpslab's minimum segment)")
-	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules), append (time Append of the last point), sweeps (calibrate DetectSweep on generated sweeps) or flat (false alarms of DetectSweep on -flat flat sweeps per cell, seeded by -seed)")
+	mode := flag.String("mode", "detect", "detect (qpslab's rules), otava (DetectOtava: Otava 0.8's rules), append (time Append of the last point), sweeps (calibrate DetectSweep on generated sweeps), flat (false alarms of DetectSweep on -flat flat sweeps per cell, seeded by -seed) or bound (what any test of a dip can find on 12 builds of one run: the likelihood ratio's exact thresholds from -flat × 1,000 flat sweeps, its power and DetectSweep's on -sweeps × 10 dips; then the issue's −10 % step at ±10 % noise and its own sweeps, -sweeps draws each)")
 	sweeps := flag.Int("sweeps", 200, "sweeps: sweeps per size and cell")
 	flat := flag.Int("flat", 2000, "sweeps and flat: flat sweeps per cell of the false-alarm table")
 	seed := flag.Uint64("seed", 2, "flat: the generator's seed (another than the sweeps mode's own)")
@@ -65,6 +67,16 @@ func main() {
 			os.Exit(2)
 		}
 		runSweeps(*sweeps, *flat)
+		return
+	}
+	if *mode == "bound" {
+		if flag.NArg() != 0 || *flat < 1 || *sweeps < 10 {
+			flag.Usage()
+			os.Exit(2)
+		}
+		runBound(*flat*1000, *sweeps*10)
+		runNoiseStep(*sweeps)
+		runIssueCases(*sweeps)
 		return
 	}
 	if *mode == "flat" {

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,8 +105,10 @@ func score(cps []changepoint.ChangePoint, at []int) (found int, all bool, false_
 	return
 }
 
-// recall is the share of sweeps whose every change was found.
-func recall(r *rand.Rand, c sweepCase, k int, truth func() sweepTruth) float64 {
+// recall is the share of sweeps whose every change was found: as a
+// change point, or (leads) as a change point, a lead or an unconfirmed
+// change.
+func recall(r *rand.Rand, c sweepCase, k int, leads bool, truth func() sweepTruth) float64 {
 	hits := 0
 	for range k {
 		t := truth()
@@ -113,7 +116,11 @@ func recall(r *rand.Rand, c sweepCase, k int, truth func() sweepTruth) float64 {
 		if err != nil {
 			panic(err)
 		}
-		if _, all, _ := score(res.ChangePoints, t.at); all {
+		cps := res.ChangePoints
+		if leads {
+			cps = slices.Concat(cps, res.Leads, res.Unconfirmed)
+		}
+		if _, all, _ := score(cps, t.at); all {
 			hits++
 		}
 	}
@@ -133,41 +140,46 @@ func sign(r *rand.Rand) float64 { return float64(2*r.IntN(2) - 1) }
 
 func runSweeps(k, flat int) {
 	r := rand.New(rand.NewPCG(59, 1))
-	fmt.Printf("What a sweep's detection sees: the smallest step found in %d of %d sweeps or more (80 %%), in the middle and resting on the two newest builds, and the shortest 25 %% dip found so (both its edges); \"-\" for none up to 50 %% (8 builds of a dip). Noise: each run's standard deviation.\n\n", k*8/10, k)
-	fmt.Println("| builds | runs | " + strings.Join(func() []string {
-		var h []string
-		for _, cv := range sweepNoise {
-			h = append(h, fmt.Sprintf("±%g %%: step / newest 2 / dip", 100*cv))
+	fmt.Printf("What a sweep's detection sees: the smallest step found in %d of %d sweeps or more (80 %%), in the middle and resting on the two newest builds, and the shortest 25 %% dip found so (both its edges); \"-\" for none up to 50 %% (8 builds of a dip). Noise: each run's standard deviation. Found: a change point; then, in the second table, a change point, a lead or an unconfirmed change.\n", k*8/10, k)
+	for _, leads := range []bool{false, true} {
+		if leads {
+			fmt.Printf("\nAs a change point, a lead or an unconfirmed change:\n")
 		}
-		return h
-	}(), " | ") + " |")
-	fmt.Println("|---|---|" + strings.Repeat("---|", len(sweepNoise)))
-	for _, n := range sweepNs {
-		for _, runs := range sweepRuns {
-			var cells []string
+		fmt.Println("\n| builds | runs | " + strings.Join(func() []string {
+			var h []string
 			for _, cv := range sweepNoise {
-				c := sweepCase{n: n, runs: runs, cv: cv}
-				smallest := func(at int) string {
-					for _, s := range stepSizes {
-						if recall(r, c, k, func() sweepTruth { return stepAt(n, at, s*sign(r)) }) >= 0.8 {
-							return strconv.FormatFloat(100*s, 'g', 3, 64) + " %"
+				h = append(h, fmt.Sprintf("±%g %%: step / newest 2 / dip", 100*cv))
+			}
+			return h
+		}(), " | ") + " |")
+		fmt.Println("|---|---|" + strings.Repeat("---|", len(sweepNoise)))
+		for _, n := range sweepNs {
+			for _, runs := range sweepRuns {
+				var cells []string
+				for _, cv := range sweepNoise {
+					c := sweepCase{n: n, runs: runs, cv: cv}
+					smallest := func(at int) string {
+						for _, s := range stepSizes {
+							if recall(r, c, k, leads, func() sweepTruth { return stepAt(n, at, s*sign(r)) }) >= 0.8 {
+								return strconv.FormatFloat(100*s, 'g', 3, 64) + " %"
+							}
+						}
+						return "-"
+					}
+					dip := "-"
+					for _, l := range dipLengths {
+						if l+4 > n {
+							break
+						}
+						if recall(r, c, k, leads, func() sweepTruth { return dipAt(n, 2+r.IntN(n-l-3), l, -0.25) }) >= 0.8 {
+							dip = fmt.Sprint(l)
+							break
 						}
 					}
-					return "-"
+					cells = append(cells, smallest(n/2)+" / "+smallest(n-2)+" / "+dip)
 				}
-				dip := "-"
-				for _, l := range dipLengths {
-					if l+4 > n {
-						break
-					}
-					if recall(r, c, k, func() sweepTruth { return dipAt(n, 2+r.IntN(n-l-3), l, -0.25) }) >= 0.8 {
-						dip = fmt.Sprint(l)
-						break
-					}
-				}
-				cells = append(cells, smallest(n/2)+" / "+smallest(n-2)+" / "+dip)
+				fmt.Printf("| %d | %d | %s |\n", n, runs, strings.Join(cells, " | "))
 			}
-			fmt.Printf("| %d | %d | %s |\n", n, runs, strings.Join(cells, " | "))
 		}
 	}
 	fmt.Printf("\nFalse alarms on flat sweeps: the share of %d flat sweeps with a change point (p 0.001), with the runs' noise alone (±3 %%) and with each build off by ±3 %% of its own besides (builds that vary more than their runs).\n\n", flat)
@@ -226,20 +238,20 @@ func goals(r *rand.Rand, k int) {
 		}},
 	}
 	fmt.Printf("\nThe goals: sweeps of 6 to 30 builds, 1 to 3 runs each, changes of 25 to 50 %% at ±3 to ±5 %% noise; %d sweeps per shape and cell (builds 6, 8, 12, 18, 24, 30 × runs 1, 2, 3 × noise 3, 5 %% × size 25, 50 %%).\n\n", k/4)
-	fmt.Println("| shape | changes | found | recall | change points | true | precision |")
-	fmt.Println("|---|---|---|---|---|---|---|")
-	var tc, tf, tp, ttrue int
+	fmt.Println("| shape | changes | found | recall | in view | change points | true | precision |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	var tc, tf, tv, tp, ttrue int
 	// The cells (shape, builds, runs, noise, size) where 80 % of the
 	// changes are found: the sweeps that meet the table.
-	var mc, mf, mp, mtrue, cells, met int
+	var mc, mf, mv, mp, mtrue, cells, met int
 	for _, sh := range shapes {
-		var changes, found, cps, true_ int
+		var changes, found, seen, cps, true_ int
 		for _, n := range []int{6, 8, 12, 18, 24, 30} {
 			for _, runs := range []int{1, 2, 3} {
 				for _, cv := range []float64{0.03, 0.05} {
 					for _, size := range []float64{0.25, 0.5} {
 						c := sweepCase{n: n, runs: runs, cv: cv}
-						var cc, cf, cp, ct int
+						var cc, cf, cv, cp, ct int
 						for range k / 4 {
 							t, ok := sh.truth(n, runs, size)
 							if !ok {
@@ -250,30 +262,32 @@ func goals(r *rand.Rand, k int) {
 								panic(err)
 							}
 							f, _, fa := score(res.ChangePoints, t.at)
+							v, _, _ := score(slices.Concat(res.ChangePoints, res.Leads, res.Unconfirmed), t.at)
 							cc += len(t.at)
 							cf += f
+							cv += v
 							cp += len(res.ChangePoints)
 							ct += len(res.ChangePoints) - fa
 						}
 						if cc == 0 {
 							continue
 						}
-						changes, found, cps, true_ = changes+cc, found+cf, cps+cp, true_+ct
+						changes, found, seen, cps, true_ = changes+cc, found+cf, seen+cv, cps+cp, true_+ct
 						cells++
 						if ratio(cf, cc) >= 0.8 {
 							met++
-							mc, mf, mp, mtrue = mc+cc, mf+cf, mp+cp, mtrue+ct
+							mc, mf, mv, mp, mtrue = mc+cc, mf+cf, mv+cv, mp+cp, mtrue+ct
 						}
 					}
 				}
 			}
 		}
-		fmt.Printf("| %s | %d | %d | %.3f | %d | %d | %.3f |\n", sh.name, changes, found, ratio(found, changes), cps, true_, ratio(true_, cps))
-		tc, tf, tp, ttrue = tc+changes, tf+found, tp+cps, ttrue+true_
+		fmt.Printf("| %s | %d | %d | %.3f | %.3f | %d | %d | %.3f |\n", sh.name, changes, found, ratio(found, changes), ratio(seen, changes), cps, true_, ratio(true_, cps))
+		tc, tf, tv, tp, ttrue = tc+changes, tf+found, tv+seen, tp+cps, ttrue+true_
 	}
-	fmt.Printf("| all | %d | %d | %.3f | %d | %d | %.3f |\n", tc, tf, ratio(tf, tc), tp, ttrue, ratio(ttrue, tp))
-	fmt.Printf("| the %d of %d cells found at 80 %% | %d | %d | %.3f | %d | %d | %.3f |\n", met, cells, mc, mf, ratio(mf, mc), mp, mtrue, ratio(mtrue, mp))
-	flat, fa := 0, 0
+	fmt.Printf("| all | %d | %d | %.3f | %.3f | %d | %d | %.3f |\n", tc, tf, ratio(tf, tc), ratio(tv, tc), tp, ttrue, ratio(ttrue, tp))
+	fmt.Printf("| the %d of %d cells found at 80 %% | %d | %d | %.3f | %.3f | %d | %d | %.3f |\n", met, cells, mc, mf, ratio(mf, mc), ratio(mv, mc), mp, mtrue, ratio(mtrue, mp))
+	flat, fa, leads := 0, 0, 0
 	for _, n := range []int{6, 8, 12, 18, 24, 30} {
 		for _, runs := range []int{1, 2, 3} {
 			for _, cv := range []float64{0.03, 0.05} {
@@ -287,11 +301,14 @@ func goals(r *rand.Rand, k int) {
 					if len(res.ChangePoints) > 0 {
 						fa++
 					}
+					if len(res.Leads) > 0 {
+						leads++
+					}
 				}
 			}
 		}
 	}
-	fmt.Printf("\nFlat sweeps of the same builds, runs and noise: %d of %d with a change point (%.3f %%).\n", fa, flat, 100*float64(fa)/float64(flat))
+	fmt.Printf("\nFlat sweeps of the same builds, runs and noise: %d of %d with a change point (%.3f %%), %d with a lead.\n", fa, flat, 100*float64(fa)/float64(flat), leads)
 }
 
 func ratio(a, b int) float64 {
@@ -308,7 +325,7 @@ func ratio(a, b int) float64 {
 // (docs/perf.md, "Change points on short sweeps").
 func runFlat(k int, seed uint64, o changepoint.Options) {
 	r := rand.New(rand.NewPCG(seed, 2))
-	var n, fa, below int
+	var n, fa, below, leads int
 	for _, builds := range []int{6, 8, 12, 18, 24, 30} {
 		for _, runs := range []int{1, 2, 3} {
 			for _, cv := range []float64{0.03, 0.05} {
@@ -321,13 +338,16 @@ func runFlat(k int, seed uint64, o changepoint.Options) {
 					n++
 					if len(res.ChangePoints) > 0 {
 						fa++
-						if res.ChangePoints[0].PValue < 1e-5 {
+						if res.ChangePoints[0].PValue < 1e-6 {
 							below++
 						}
+					}
+					if len(res.Leads) > 0 {
+						leads++
 					}
 				}
 			}
 		}
 	}
-	fmt.Printf("Flat sweeps: %d of %d with a change point (%.2g per sweep), %d of them at p below 1e-5.\n", fa, n, float64(fa)/float64(n), below)
+	fmt.Printf("Flat sweeps: %d of %d with a change point (%.2g per sweep), %d of them at p below 1e-6; %d with a lead (%.2g per sweep).\n", fa, n, float64(fa)/float64(n), below, leads, float64(leads)/float64(n))
 }
