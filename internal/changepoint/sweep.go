@@ -51,7 +51,7 @@ const sweepPoolLevel = 0.1
 // a sweep's is the whole sweep's (every comparison the search could have
 // made is counted), and its false calls are about its level per sweep,
 // measured: at PValue / 10 they were 1.2 in 10,000 flat sweeps of 6 to 30
-// builds and 1 to 3 runs, at PValue / 100 1.4 in 100,000. The search's
+// builds and 1 to 3 runs, at PValue / 100 about 1 in 100,000. The search's
 // count is close to the real number of comparisons at these levels (a
 // tenth of the level gives about a tenth of the false calls), so the
 // level alone decides how often a flat sweep is called changed, and a
@@ -170,10 +170,10 @@ func (s *sweeper) prep() {
 }
 
 // DetectSweep finds the changes of a sweep: runs[i] are the values of
-// build i's runs, builds in order. Options' PValue / 10 is the
-// significance of a lead and PValue / 100 of a change (sweepStrictness;
-// its p-value counts the comparisons the search could have made), MinMagnitude the smallest relative
-// change kept; MinSegment 1 allows single builds as levels anywhere (no
+// build i's runs, builds in order. Options' PValue / 100 is the
+// significance of a change and PValue / 10 of a lead (sweepStrictness;
+// a p-value counts the comparisons the search could have made),
+// MinMagnitude the smallest relative change kept; MinSegment 1 allows single builds as levels anywhere (no
 // outlier builds), any other value asks for two builds, or one build of
 // MinRuns runs at either end. Window and Method are not used.
 func DetectSweep(runs [][]float64, o Options, dir Direction) (SweepResult, error) {
