@@ -14,6 +14,7 @@ import (
 
 	"github.com/qpslab/qpslab/docs"
 	"github.com/qpslab/qpslab/internal/app"
+	"github.com/qpslab/qpslab/internal/home"
 	"github.com/qpslab/qpslab/internal/sandbox"
 	"github.com/qpslab/qpslab/internal/version"
 	_ "github.com/qpslab/qpslab/internal/workload" // registers every suite
@@ -98,7 +99,7 @@ func help(name string) string {
 // help file (docs/help), if there is one. Short helps and flags' usage
 // are literals where each command and flag is defined.
 func setHelp(c *cobra.Command) {
-	path := commandPath(c)
+	path := strings.TrimPrefix(c.CommandPath(), "qpslab ") // the help file's name, words joined by -
 	if h, ok := docs.Help(strings.ReplaceAll(path, " ", "-")); ok && c.Long == "" {
 		c.Long = h
 	}
@@ -106,14 +107,6 @@ func setHelp(c *cobra.Command) {
 		setHelp(s)
 	}
 }
-
-// suiteAnnotation marks a suite's command (run NAME, study NAME, fleet
-// submit NAME) with the suite's name.
-const suiteAnnotation = "suite"
-
-// commandPath is c's path without "qpslab": the name of its help file,
-// words joined by - (docs/help).
-func commandPath(c *cobra.Command) string { return strings.TrimPrefix(c.CommandPath(), "qpslab ") }
 
 // withEnv is a RunE that calls f with the command's env: the home, its
 // --store and its writers.
@@ -131,4 +124,25 @@ func withEnv(f func(*cobra.Command, app.Env, []string) error) func(*cobra.Comman
 func jobCmd(use, short string, args cobra.PositionalArgs,
 	f func(*cobra.Command, app.Env, []string) error) *cobra.Command {
 	return &cobra.Command{Use: use, Short: short, Args: args, RunE: withEnv(f)}
+}
+
+func addStoreFlag(root *cobra.Command) {
+	root.PersistentFlags().String("store", os.Getenv("QPSLAB_STORE"),
+		"results store: a SQLite file (default <home>/qpslab.db) or postgres://user@host/db (the password is never "+
+			"stored); $QPSLAB_STORE")
+}
+
+// storeDSN is the --store flag of the command line cmd belongs to: passed
+// on to what needs it, never kept in a global.
+func storeDSN(cmd *cobra.Command) string {
+	if f := cmd.Flag("store"); f != nil {
+		return f.Value.String()
+	}
+	return os.Getenv("QPSLAB_STORE")
+}
+
+// env is the command's env: the home, its --store and its writers.
+func env(cmd *cobra.Command) (app.Env, error) {
+	h, err := home.Resolve()
+	return app.Env{Home: h, Store: storeDSN(cmd), Out: cmd.OutOrStdout(), Err: cmd.ErrOrStderr()}, err
 }

@@ -1,15 +1,18 @@
 package main
 
-import (
-	"github.com/spf13/cobra"
+// Results and analysis: labels, compare, report, metrics, import, detect,
+// export, stacks, runs and store.
 
+import (
 	"github.com/qpslab/qpslab/internal/analysis"
 	"github.com/qpslab/qpslab/internal/app"
-	"github.com/qpslab/qpslab/internal/importer"
+	"github.com/qpslab/qpslab/internal/changepoint"
+	"github.com/qpslab/qpslab/internal/curate"
 	"github.com/qpslab/qpslab/internal/report"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
 	"github.com/qpslab/qpslab/internal/store"
+	"github.com/spf13/cobra"
 )
 
 // selFlags offers --threads, --host, --suite (and --by-host) into sel.
@@ -58,17 +61,13 @@ func newMetricsCmd() *cobra.Command {
 	var sel selector.Selection
 	var test, format string
 	var counters []string
-	run := func(cmd *cobra.Command, args []string) error {
-		return withStore(cmd, func(st *store.Store) error {
-			sets, err := sel.Sets(cmd.Context(), st, args)
-			if err == nil {
-				err = report.MetricsOf(cmd.OutOrStdout(), sets, test, analysis.ParseCounterChoice(counters), format)
-			}
-			return err
+	c := jobCmd("metrics LABEL...", "Cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s relative to the first label, "+
+		"CPU µs/op, and the server's own counters per op", cobra.MinimumNArgs(1),
+		func(cmd *cobra.Command, e app.Env, args []string) error {
+			return e.WithSets(cmd.Context(), sel, args, func(sets []analysis.Set) error {
+				return report.MetricsOf(e.Out, sets, test, analysis.ParseCounterChoice(counters), format)
+			})
 		})
-	}
-	c := &cobra.Command{Use: "metrics LABEL...", Short: "Cost per operation: cpu/o cs/o r/o rKB/o wKB/o o/s relative " +
-		"to the first label, CPU µs/op, and the server's own counters per op", Args: cobra.MinimumNArgs(1), RunE: run}
 	selFlags(c, &sel, true)
 	c.Flags().StringVar(&test, "test", "", "only tests matching this glob (e.g. update-inlist_range=100)")
 	report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json")
@@ -77,56 +76,161 @@ func newMetricsCmd() *cobra.Command {
 	return c
 }
 
-// importCmd is an import of files: read gives their runs (src nil for a
-// results file, which names its own labels and builds), until ctx ends.
-func importCmd(use, short string, args cobra.PositionalArgs, facts bool,
-	read func(cmd *cobra.Command, src *importer.Source, args []string) ([]result.Run, error)) *cobra.Command {
-	var label, version, commit, when string
-	c := jobCmd(use, short, args, func(cmd *cobra.Command, e app.Env, args []string) error {
-		var src *importer.Source
-		if facts {
-			s, err := selector.Source(label, version, commit, when, func(n string) string { return "--" + n + " " })
-			if err != nil {
-				return err
-			}
-			src = &s
-		}
-		runs, err := read(cmd, src, args)
-		return app.Import(cmd.Context(), e, runs, err)
-	})
-	if facts {
-		c.Flags().StringVar(&label, "label", "", "the label to file the results under: build.config "+
-			"(build.config:ENGINE for a storage engine other than InnoDB)")
-		c.Flags().StringVar(&version, "version", "", "the build's version, e.g. 10.6.17 (default: read from a build "+
-			"name such as ma100617_rel)")
-		c.Flags().StringVar(&commit, "commit", "", "the build's source commit")
-		c.Flags().StringVar(&when, "time", "", "when the results were measured: 2024-03-01, \"2024-03-01 12:00:00\" "+
-			"(UTC) or RFC 3339 (default: unknown)")
-	}
-	return c
+// factsFlags offers the facts an import is told into f.
+func factsFlags(c *cobra.Command, f *app.ImportFacts) {
+	c.Flags().StringVar(&f.Label, "label", "", "the label to file the results under: build.config "+
+		"(build.config:ENGINE for a storage engine other than InnoDB)")
+	c.Flags().StringVar(&f.Version, "version", "", "the build's version, e.g. 10.6.17 (default: read from a build "+
+		"name such as ma100617_rel)")
+	c.Flags().StringVar(&f.Commit, "commit", "", "the build's source commit")
+	c.Flags().StringVar(&f.Time, "time", "", "when the results were measured: 2024-03-01, \"2024-03-01 12:00:00\" "+
+		"(UTC) or RFC 3339 (default: unknown)")
 }
 
 func newImportCmd() *cobra.Command {
 	c := &cobra.Command{Use: "import", Short: "Import existing results: sysbench output, the reference harness's " +
 		"result folders, qpslab results files"}
+	var sf, mf app.ImportFacts
 	var test string
-	sb := importCmd("sysbench FILE... --label BUILD.CONFIG --test TEST [--version V] [--commit C] [--time T]",
-		"Import sysbench 1.0 or 1.1 run output (one file per thread count or repeat)",
-		cobra.MinimumNArgs(1), true,
-		func(c *cobra.Command, src *importer.Source, files []string) ([]result.Run, error) {
-			return importer.SysbenchFiles(c.Context(), files, *src, test)
+	sb := jobCmd("sysbench FILE... --label BUILD.CONFIG --test TEST [--version V] [--commit C] [--time T]",
+		"Import sysbench 1.0 or 1.1 run output (one file per thread count or repeat)", cobra.MinimumNArgs(1),
+		func(cmd *cobra.Command, e app.Env, files []string) error {
+			return app.ImportSysbench(cmd.Context(), e, files, sf, test)
 		})
+	factsFlags(sb, &sf)
 	sb.Flags().StringVar(&test, "test", "", "the test the output is of, as qpslab names it (point-query_range=100)")
-	my := importCmd("mytools DIR --label BUILD.CONFIG [--version V] [--commit C] [--time T]", "Import a result "+
-		"folder of the reference harness: sysbench or the Insert Benchmark", cobra.ExactArgs(1), true,
-		func(c *cobra.Command, src *importer.Source, dirs []string) ([]result.Run, error) {
-			return importer.Mytools(c.Context(), dirs[0], *src)
+	my := jobCmd("mytools DIR --label BUILD.CONFIG [--version V] [--commit C] [--time T]", "Import a result "+
+		"folder of the reference harness: sysbench or the Insert Benchmark", cobra.ExactArgs(1),
+		func(cmd *cobra.Command, e app.Env, dirs []string) error {
+			return app.ImportMytools(cmd.Context(), e, dirs[0], mf)
 		})
-	js := importCmd("results FILE...", "Import qpslab results files (the JSON that qpslab run writes with --out)",
-		cobra.MinimumNArgs(1), false,
-		func(c *cobra.Command, _ *importer.Source, files []string) ([]result.Run, error) {
-			return importer.ResultsFiles(c.Context(), files)
+	factsFlags(my, &mf)
+	js := jobCmd("results FILE...", "Import qpslab results files (the JSON that qpslab run writes with --out)",
+		cobra.MinimumNArgs(1), func(cmd *cobra.Command, e app.Env, files []string) error {
+			return app.ImportResults(cmd.Context(), e, files)
 		})
 	c.AddCommand(sb, my, js)
+	return c
+}
+
+// historyFlags offers the flags that select series into q.
+func historyFlags(c *cobra.Command, q *selector.HistoryQuery) {
+	selFlags(c, &q.Selection, false)
+	c.Flags().StringVar(&q.Test, "test", "", "only tests whose label matches this glob (e.g. 'update-*')")
+	c.Flags().StringSliceVar(&q.Metrics, "metric", []string{"qps"},
+		"metric(s): "+result.MetricNames()+" (KIND is an operation kind, e.g. insert/s)")
+	c.Flags().StringVar(&q.Config, "config", "", "only results of this config name")
+}
+
+func newDetectCmd() *cobra.Command {
+	var q selector.DetectQuery
+	var format string
+	c := jobCmd("detect", "Find change points over the stored history: where each regression or improvement arrived",
+		cobra.NoArgs, func(cmd *cobra.Command, e app.Env, _ []string) error {
+			return app.Detect(cmd.Context(), e, q, cmd.Flags().Changed, format)
+		})
+	historyFlags(c, &q.History)
+	def := changepoint.Options{Window: changepoint.DefaultWindow, PValue: changepoint.DefaultPValue,
+		MinSegment: changepoint.DefaultMinSegment}
+	o := &q.Options
+	c.Flags().Float64Var(&o.PValue, "pvalue", def.PValue, "significance of a change point (Student t-test)")
+	c.Flags().IntVar(&o.Window, "window", def.Window, "points per sliding window")
+	c.Flags().Float64Var(&o.MinMagnitude, "min-magnitude", def.MinMagnitude, "smallest relative change reported "+
+		"(0.05 = 5 %)")
+	c.Flags().IntVar(&o.MinSegment, "min-segment", def.MinSegment, "fewest points on each side of a change point (a "+
+		"spike is shorter)")
+	c.Flags().StringVar(&q.SettingsFile, "settings", "", "settings file with per-test overrides (default "+
+		"<home>/detect.yaml, if present)")
+	c.Flags().StringVar(&q.Method, "method", string(changepoint.Calibrated), "how a change point's significance is "+
+		"judged: calibrated, or otava (Otava 0.8's t-test: hundreds of times the false alarms on noise, "+
+		"docs/changepoint.md)")
+	c.Flags().StringVar(&q.FailOn, "fail-on", "", "CI gate: exit with status 3 when the newest build brings a "+
+		"regression (of N % or more): regression or regression:N%")
+	report.FormatFlag(c.Flags(), &format, "text", "md", "csv", "tsv", "json")
+	c.Flags().StringVar(&q.Input, "input", "", "read this history file instead of the store: .csv (Otava) or .json "+
+		"(Nyrkiö)")
+	c.Flags().StringVar(&q.TimeColumn, "time-column", "time", "with --input .csv: the time column")
+	c.Flags().StringSliceVar(&q.Lower, "lower-is-better", nil, "with --input: the metrics where lower is better "+
+		"(default: guessed from names such as latency, p99, cpu)")
+	return c
+}
+
+func newExportCmd() *cobra.Command {
+	var q selector.HistoryQuery
+	c := jobCmd("export otava-csv|nyrkio-json DIR", "Export the stored history as Otava CSV files (with otava.yaml) "+
+		"or Nyrkiö JSON uploads", cobra.ExactArgs(2),
+		func(cmd *cobra.Command, e app.Env, args []string) error {
+			return app.Export(cmd.Context(), e, q, args[0], args[1])
+		})
+	historyFlags(c, &q)
+	return c
+}
+
+// stacksCmd is stacks or stacks diff: the labels' runs with their stacks,
+// selected by the flags into q, handed to show.
+func stacksCmd(use, short string, args cobra.PositionalArgs, q *report.StackQuery,
+	show func(*cobra.Command, []analysis.Set, []string) error, formats ...string) *cobra.Command {
+	sel := selector.Selection{Stacks: true}
+	c := jobCmd(use, short, args, func(cmd *cobra.Command, e app.Env, args []string) error {
+		return e.WithSets(cmd.Context(), sel, args, func(sets []analysis.Set) error { return show(cmd, sets, args) })
+	})
+	selFlags(c, &sel, false)
+	c.Flags().StringVar(&q.Test, "test", "", "only tests matching this glob (e.g. update-index_range=100)")
+	c.Flags().StringVar(&q.Source, "source", "pmp", "pmp (thread stacks, qpslab run --pmp) or perf (on-CPU samples, "+
+		"qpslab run --perf)")
+	c.Flags().IntVar(&q.Top, "top", 10, "stacks shown per list (0: all)")
+	report.FormatFlag(c.Flags(), &q.Format, formats...)
+	return c
+}
+
+func newStacksCmd() *cobra.Command {
+	var q, dq report.StackQuery
+	c := stacksCmd("stacks LABEL... [--test T]", "Where the server's threads were: the top stacks of runs made with "+
+		"--pmp or --perf, their diff, folded and pprof exports", cobra.MinimumNArgs(1), &q,
+		func(cmd *cobra.Command, sets []analysis.Set, labels []string) error {
+			return q.Show(cmd.OutOrStdout(), cmd.ErrOrStderr(), sets, labels)
+		}, "text", "json", "folded", "pprof")
+	c.Flags().StringVar(&q.Out, "out", "", "write the folded or pprof export to this file (default for folded: "+
+		"standard output)")
+	diff := stacksCmd("diff A B [--test T]", "Compare two labels' stacks: what grew or shrank most, what is present "+
+		"in one and absent in the other", cobra.ExactArgs(2), &dq,
+		func(cmd *cobra.Command, sets []analysis.Set, labels []string) error {
+			return dq.Diff(cmd.OutOrStdout(), sets, labels[0], labels[1])
+		}, "text", "json")
+	diff.Flags().Float64Var(&dq.Threshold, "threshold", 100*report.DiffThreshold, "percent of the samples below "+
+		"which a stack is noise (in both labels)")
+	c.AddCommand(diff)
+	return c
+}
+
+// newRunsCmd is qpslab runs hide|unhide|delete RUN-ID...: internal/curate,
+// as the API's admin endpoints do it.
+func newRunsCmd() *cobra.Command {
+	c := &cobra.Command{Use: "runs", Short: "Hide, unhide or delete stored runs by id, with an audit line of who and " +
+		"when"}
+	for _, a := range curate.Actions {
+		c.AddCommand(jobCmd(a.Name+" RUN-ID...", a.Short, cobra.MinimumNArgs(1),
+			func(cmd *cobra.Command, e app.Env, ids []string) error {
+				return e.WithStore(cmd.Context(), func(st *store.Store) error {
+					return curate.Command(cmd.Context(), st, a.Name, ids, e.Out)
+				})
+			}))
+	}
+	return c
+}
+
+// newStoreCmd is qpslab store check.
+func newStoreCmd() *cobra.Command {
+	var o app.StoreCheckOptions
+	check := jobCmd("check", "Check the results store for damage (SQLite's quick check; PostgreSQL's page "+
+		"checksums), and say the way back", cobra.NoArgs, func(cmd *cobra.Command, e app.Env, _ []string) error {
+		return app.StoreCheck(cmd.Context(), e, o)
+	})
+	check.Flags().BoolVar(&o.Reindex, "reindex", false, "rebuild the damaged indexes from the tables, where only "+
+		"indexes are damaged (nothing is lost), and check again")
+	check.Flags().StringVar(&o.Salvage, "salvage", "", "copy what still reads of a damaged SQLite store into a new "+
+		"store at this file (the damaged one is only read)")
+	c := &cobra.Command{Use: "store", Short: "Look after the results store: check it for damage"}
+	c.AddCommand(check)
 	return c
 }

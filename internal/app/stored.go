@@ -8,7 +8,6 @@ import (
 
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/history"
-	"github.com/qpslab/qpslab/internal/host"
 	"github.com/qpslab/qpslab/internal/importer"
 	"github.com/qpslab/qpslab/internal/recorder"
 	"github.com/qpslab/qpslab/internal/report"
@@ -200,26 +199,10 @@ func Export(ctx context.Context, e Env, q selector.HistoryQuery, format, dir str
 	})
 }
 
-// HostCheck prints qpslab host check's text: the host's check, then a note
-// per registered build that runs on a C library other than the host's.
-func HostCheck(ctx context.Context, e Env, c *host.Check) error {
-	if err := report.HostCheck(e.Out, c); err != nil {
-		return err
-	}
-	bs, err := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache}.List(ctx)
-	if err != nil {
-		return nil // the check stands without the builds
-	}
-	for _, n := range build.RuntimeNotes(bs) {
-		fmt.Fprintln(e.Out, "note: "+n)
-	}
-	return nil
-}
-
 // Builds prints qpslab builds list: the registered builds, or with
 // available what each source offers to fetch.
 func Builds(ctx context.Context, e Env, available bool) error {
-	r := build.Registry{Dir: e.Home.Builds(), Cache: e.Home.Cache, Logs: e.Home.Logs()}
+	r := e.Registry()
 	if available {
 		offers := r.Available(ctx, func(f string, a ...any) { fmt.Fprintf(e.Err, f+"\n", a...) })
 		return report.Print(e.Out, build.AvailableTable(offers), "text")
