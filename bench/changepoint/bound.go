@@ -62,7 +62,7 @@ func runBound(nulls, alt int) {
 	calls, seen := 0, 0
 	truth := []int{4, 8}
 	for range alt {
-		lv := levels12(n, 4, 8, 0.7)
+		lv := dipAt(n, 4, 4, -0.3).level
 		runs := make([][]float64, n)
 		for i, l := range lv {
 			v := l * (1 + cv*r.NormFloat64())
@@ -94,30 +94,15 @@ func runBound(nulls, alt int) {
 	fmt.Printf("\nDetectSweep at its defaults (called at 1e-05 a sweep): both edges called in %.3f, as change points or leads in %.3f.\n", float64(calls)/float64(alt), float64(seen)/float64(alt))
 }
 
-// levels12 is n builds at 1000, × f over [a, c).
-func levels12(n, a, c int, f float64) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 1000
-		if i >= a && i < c {
-			v[i] *= f
-		}
-	}
-	return v
-}
-
 // runNoiseStep: the issue's step of the noise's size, −10 % in 15 + 15
 // builds of one run at ±10 % noise (uniform), k sweeps at each p-value,
 // and 2k flat sweeps of 30 builds for the false changes and leads.
 func runNoiseStep(k int) {
 	r := rand.New(rand.NewPCG(59, 77))
 	draw := func(step float64) [][]float64 {
-		out := make([][]float64, 30)
-		for i := range out {
-			l := 1000.0
-			if i >= 15 {
-				l *= 1 + step
-			}
+		lv := stepAt(30, 15, step).level
+		out := make([][]float64, len(lv))
+		for i, l := range lv {
 			out[i] = []float64{l * (1 + 0.1*(2*r.Float64()-1))}
 		}
 		return out
@@ -134,9 +119,9 @@ func runNoiseStep(k int) {
 				panic(err)
 			}
 			switch {
-			case nearIndex(res.ChangePoints, 15):
+			case found(res.ChangePoints, 15):
 				c++
-			case nearIndex(res.Leads, 15):
+			case found(res.Leads, 15):
 				l++
 			}
 		}
@@ -152,9 +137,10 @@ func runNoiseStep(k int) {
 	}
 }
 
-// nearIndex: a change point within one build of i.
-func nearIndex(cps []changepoint.ChangePoint, i int) bool {
-	return slices.ContainsFunc(cps, func(c changepoint.ChangePoint) bool { return c.Index-i <= 1 && i-c.Index <= 1 })
+// found: a change point within one build of i (score's rule).
+func found(cps []changepoint.ChangePoint, i int) bool {
+	n, _, _ := score(cps, []int{i})
+	return n == 1
 }
 
 // runIssueCases: the issue's own sweeps (one run a build unless said, ±3 %
