@@ -14,7 +14,7 @@
 #  (2) a read slowdown: READ_SETTING (my.cnf lines; default the
 #      performance schema with every instrument and consumer on, and the
 #      general query log written to /dev/null: a cost in CPU alone, which
-#      measured 9–17 % on READ_TESTS in a long run, docs/perf.md; the
+#      measured 10–15 % on READ_TESTS in a long run, docs/perf.md; the
 #      general log to a file alone, the earlier default, cost 3–18 % from
 #      run to run with the disk) against the default on READ_TESTS (5
 #      reads). Goal: at least 3 of the 5 reads called worse, none better.
