@@ -173,35 +173,78 @@ func Open(ctx context.Context, name string, ep client.Endpoint, tcp bool, sel Se
 	return r, nil
 }
 
+// calibrationRounds is how many times calibrate measures the reader's
+// own cost. Another connection's statements can land between two of its
+// reads: one that closes just before the window (a setup connection, a
+// readiness ping) sends COM_QUIT, which MariaDB counts in Questions when
+// the server gets to it, after the client has gone on. Such a stray only
+// adds, so the least of the rounds' differences is the reader's own cost
+// unless every round was hit in the same place.
+const calibrationRounds = 3
+
 // calibrate measures what the reader's own statements add to the counters
-// that count statements (ownCost): a full read twice, a level reading, a
-// full read again, before the window, when only the reader talks to the
-// server. MariaDB's SHOW GLOBAL STATUS alone reads some 560 rows through a
-// temporary table (Handler_read_rnd_next, Select_scan, Created_tmp_tables,
-// Questions). Result takes one full read and each level reading's cost out
-// of those counters. Where calibration fails nothing is taken out, and the
-// result says so.
+// that count statements (ownCost): rounds of a full read, a full read, a
+// level reading and a full read again, before the window, when the reader
+// is (nearly) alone on the server. MariaDB's SHOW GLOBAL STATUS alone
+// reads some 560 rows through a temporary table (Handler_read_rnd_next,
+// Select_scan, Created_tmp_tables, Questions). Result takes one full read
+// and each level reading's cost out of those counters. Where calibration
+// fails nothing is taken out, and the result says so.
 func (r *Reader) calibrate(ctx context.Context) {
-	a, err1 := r.fl.counters(ctx, r.db)
-	b, err2 := r.fl.counters(ctx, r.db)
-	_, err3 := r.fl.levels(ctx, r.db)
-	c, err4 := r.fl.counters(ctx, r.db)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
-		r.notes = append(r.notes, "the counters' own reads were not calibrated and count in the window: "+err.Error())
-		return
-	}
-	r.selfFull, r.selfLevel = map[string]float64{}, map[string]float64{}
-	for name, vb := range b {
-		if !r.fl.ownCost(name) {
-			continue
+	var rounds []calibration
+	for range calibrationRounds {
+		a, err1 := r.fl.counters(ctx, r.db)
+		b, err2 := r.fl.counters(ctx, r.db)
+		_, err3 := r.fl.levels(ctx, r.db)
+		c, err4 := r.fl.counters(ctx, r.db)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			r.notes = append(r.notes, "the counters' own reads were not calibrated and count in the window: "+err.Error())
+			return
 		}
-		full := vb - a[name]
-		if full < 0 {
-			continue
-		}
-		r.selfFull[name] = full
-		r.selfLevel[name] = max(c[name]-vb-full, 0)
+		rounds = append(rounds, calibration{a, b, c})
 	}
+	r.selfFull, r.selfLevel = ownCosts(rounds, r.fl.ownCost)
+}
+
+// calibration is one round's three full reads: before and after a full
+// read (a, b), and after a level reading and a full read (c).
+type calibration struct{ a, b, c map[string]float64 }
+
+// ownCosts is what one full read and one level reading add to each
+// counter that counts the reader's own statements (own), from rounds of
+// calibration: the least difference over the rounds (a stray statement of
+// another connection only adds to one). A counter that went down in a
+// round (a reset) is left out.
+func ownCosts(rounds []calibration, own func(string) bool) (full, level map[string]float64) {
+	full, level = map[string]float64{}, map[string]float64{}
+	both := map[string]float64{} // a level reading and a full read
+	bad := map[string]bool{}
+	for _, rd := range rounds {
+		for name, vb := range rd.b {
+			va, okA := rd.a[name]
+			vc, okC := rd.c[name]
+			if !own(name) || !okA || !okC || bad[name] {
+				continue
+			}
+			f, fl := vb-va, vc-vb
+			if f < 0 || fl < 0 {
+				bad[name] = true
+				delete(full, name)
+				delete(both, name)
+				continue
+			}
+			if prev, ok := full[name]; !ok || f < prev {
+				full[name] = f
+			}
+			if prev, ok := both[name]; !ok || fl < prev {
+				both[name] = fl
+			}
+		}
+	}
+	for name, f := range full {
+		level[name] = max(both[name]-f, 0)
+	}
+	return full, level
 }
 
 // Release closes the reader's connection.
