@@ -408,6 +408,20 @@ type serveProc struct {
 	done chan error
 }
 
+// ingestLeft is what the home's ingest folder holds.
+func ingestLeft(t *testing.T, h home.Home) []string {
+	t.Helper()
+	ents, err := os.ReadDir(h.Ingest())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 func startKillable(t *testing.T, h home.Home) *serveProc {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
@@ -536,6 +550,10 @@ func TestKillIngest(t *testing.T) {
 	<-srv.done
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 61))
+	left := 0 // kills that left a post unpacked
+	defer func() {
+		t.Logf("%d of %d kills left a post unpacked in the home, each removed by the next serve", left, killPoints)
+	}()
 	for i := 1; i <= killPoints; i++ {
 		at := 1 + rng.Int64N(total)
 		srv := startKillable(t, h)
@@ -574,8 +592,15 @@ func TestKillIngest(t *testing.T) {
 		if got := stored(t, h, build(i), s); got != 0 && got != n {
 			t.Fatalf("kill point %d (%d of %d bytes): %d of the post's %d runs stored", i, at, total, got, n)
 		}
-		// The next ingest works, on a new serve.
+		// The next serve removes what the killed one was unpacking, and
+		// its ingest works.
+		if n := len(ingestLeft(t, h)); n > 0 {
+			left++
+		}
 		srv = startKillable(t, h)
+		if got := ingestLeft(t, h); len(got) != 0 {
+			t.Fatalf("kill point %d: the new serve left the killed one's ingest folders %q", i, got)
+		}
 		if code, err := post(srv.url, tok, small, func(int64) bool { return false }); err != nil || code != http.StatusCreated && code != http.StatusOK {
 			t.Fatalf("the ingest after kill point %d: %d %v", i, code, err)
 		}

@@ -48,9 +48,10 @@ func Clean(h home.Home, errw io.Writer) {
 	if err != nil {
 		fmt.Fprintf(errw, "qpslab: %s\n", oneLine(err.Error()))
 	}
-	// The partial files of a write that a kill or a power loss cut
-	// (atomicfile's, of a writer that is gone).
-	dirs := []string{h.Results(), h.Configs(), h.Builds(), filepath.Dir(h.TuneState())}
+	// The partial files of a write that a kill or a power loss cut, and
+	// the folders of a post a killed serve was unpacking (atomicfile's, of
+	// a writer that is gone).
+	dirs := []string{h.Results(), h.Configs(), h.Builds(), filepath.Dir(h.TuneState()), h.Ingest()}
 	if ents, err := os.ReadDir(h.Sandboxes()); err == nil {
 		for _, e := range ents {
 			if e.IsDir() {

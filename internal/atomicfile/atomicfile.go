@@ -3,7 +3,8 @@
 // build's, a config's or a target's file. A reader, a second writer, a
 // kill, a full disk or a power loss finds the file as it was or as it was
 // written, never a mix of the two, never empty, and never a temporary
-// file in its place.
+// file in its place. It also makes the scratch folders of a write (a post
+// the dashboard unpacks) that a kill must not leave behind.
 //
 // It is written by hand, not with github.com/google/renameio: renameio
 // syncs the file but not the folder after the rename (so a power loss can
@@ -111,6 +112,26 @@ func create(dir, base string, perm os.FileMode) (*os.File, error) {
 	return nil, fmt.Errorf("100 temporary names in %s were taken", dir)
 }
 
+// TempDir makes a folder of its own in dir for a write's scratch (an
+// upload unpacked before it is stored), named as Write's temporary files
+// are (".BASE.tmp-PID-RANDOM"), so that Sweep removes it once its maker is
+// gone: the caller removes it when done, and a SIGKILL or a power loss
+// leaves it to the next Sweep.
+func TempDir(dir, base string) (string, error) {
+	prefix := filepath.Join(dir, "."+base+marker+strconv.Itoa(os.Getpid())+"-")
+	for range 100 {
+		name := prefix + strconv.FormatUint(rand.Uint64(), 36)
+		err := os.Mkdir(name, 0o700)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("100 temporary names in %s were taken", dir)
+}
+
 // Temporary says whether name (a file's base name) is one of Write's
 // temporary files, and the pid of the process that wrote it.
 func Temporary(name string) (pid int, ok bool) {
@@ -132,10 +153,10 @@ func Temporary(name string) (pid int, ok bool) {
 	return n, true
 }
 
-// Sweep removes from dir the temporary files whose writer is gone (a
-// process killed while it wrote: a SIGKILL, a power loss), and returns
-// their names. A file whose writer still runs is left to it. A dir that
-// does not exist holds none.
+// Sweep removes from dir the temporary files and folders (TempDir's)
+// whose writer is gone (a process killed while it wrote: a SIGKILL, a
+// power loss), and returns their names. One whose writer still runs is
+// left to it. A dir that does not exist holds none.
 func Sweep(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -148,10 +169,10 @@ func Sweep(dir string) ([]string, error) {
 	var errs []error
 	for _, e := range ents {
 		pid, ok := Temporary(e.Name())
-		if !ok || !e.Type().IsRegular() || alive(pid) {
+		if !ok || !(e.Type().IsRegular() || e.IsDir()) || alive(pid) {
 			continue
 		}
-		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -176,3 +176,40 @@ func TestSweep(t *testing.T) {
 		t.Errorf("a missing folder: %v %v", gone, err)
 	}
 }
+
+// TempDir's folders are named for their maker: Sweep removes one whose
+// maker is gone, with what it holds, and leaves a live maker's and a
+// folder of another's naming.
+func TestTempDirSwept(t *testing.T) {
+	dir := t.TempDir()
+	mine, err := atomicfile.TempDir(dir, "ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, ok := atomicfile.Temporary(filepath.Base(mine)); !ok || pid != os.Getpid() {
+		t.Fatalf("TempDir's name %s: pid %d %v", mine, pid, ok)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, ".ingest.tmp-"+strconv.Itoa(dead.Process.Pid)+"-abc")
+	other := filepath.Join(dir, "ingest-abc") // not of TempDir's naming
+	for _, d := range []string{left, other} {
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "sub", "results.json"), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone, err := atomicfile.Sweep(dir)
+	if err != nil || len(gone) != 1 || gone[0] != filepath.Base(left) {
+		t.Fatalf("swept %v %v, want %s", gone, err, filepath.Base(left))
+	}
+	for d, want := range map[string]bool{mine: true, left: false, other: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", d, err == nil, want)
+		}
+	}
+}

@@ -62,6 +62,10 @@ func (h Home) Sandboxes() string { return filepath.Join(h.Root, "sandboxes") }
 // sandboxes it removes.
 func (h Home) Logs() string { return filepath.Join(h.Root, "logs") }
 
+// Ingest is where qpslab serve unpacks a posted upload before it is
+// stored (a folder per post, removed when the post is done).
+func (h Home) Ingest() string { return filepath.Join(h.Root, "ingest") }
+
 // Results is where results are stored.
 func (h Home) Results() string { return filepath.Join(h.Root, "results") }
 

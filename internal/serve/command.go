@@ -14,6 +14,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/qpslab/qpslab/internal/analysis"
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/build"
 	"github.com/qpslab/qpslab/internal/fleet"
 	"github.com/qpslab/qpslab/internal/home"
@@ -114,6 +115,15 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 		}
 		srcs = append(srcs, abs)
 	}
+	// Posts are unpacked in the home, where the next serve removes what
+	// one that was killed mid-post left (a home it cannot write leaves
+	// them to the system's temporary folder).
+	tmp := h.Ingest()
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		tmp = ""
+	} else if _, err := atomicfile.Sweep(tmp); err != nil {
+		fmt.Fprintf(errw, "qpslab serve: remove what a killed serve left in %s: %s\n", tmp, strings.Join(strings.Fields(err.Error()), " "))
+	}
 	st, err := store.Open(ctx, dsn, h.StoreFile())
 	if err != nil {
 		return err
@@ -129,7 +139,7 @@ func (c Command) Run(ctx context.Context, h home.Home, dsn string, errw io.Write
 	srv, err := New(Options{
 		Fleet: fl, BisectSrc: srcs, Bisect: c.Bisect,
 		Store: st, Settings: settings, Detect: base, PublicRead: c.Read == "public", PublicTriage: c.Triage == "public",
-		MaxBody: int64(limit), Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
+		MaxBody: int64(limit), TempDir: tmp, Webhook: c.Webhook, AlertThreshold: c.Threshold, AlertMetrics: c.Metrics, AlertExisting: c.AlertExisting,
 		PublicURL: c.PublicURL, AllowedHosts: c.AllowedHosts, Poll: c.Poll, Log: errw, Secure: c.Listen.CertFile != "", TrustedProxies: proxies,
 	})
 	if err != nil {

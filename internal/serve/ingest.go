@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/qpslab/qpslab/internal/atomicfile"
 	"github.com/qpslab/qpslab/internal/importer"
 	"github.com/qpslab/qpslab/internal/result"
 	"github.com/qpslab/qpslab/internal/selector"
@@ -112,7 +113,11 @@ func (s *Server) apiIngest(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	dir, err := os.MkdirTemp("", "qpslab-ingest-")
+	tmp := s.o.TempDir
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	dir, err := atomicfile.TempDir(tmp, "qpslab-ingest")
 	if err != nil {
 		s.serverError(w, r, fmt.Errorf("ingest: %w", err))
 		return

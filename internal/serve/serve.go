@@ -51,6 +51,11 @@ type Options struct {
 	// DefaultMaxBody); a tarball may unpack to MaxUnpack (default 4 ×
 	// MaxBody).
 	MaxBody, MaxUnpack int64
+	// TempDir is where a post is unpacked before it is stored, in a
+	// folder of its own (atomicfile.TempDir, so that a serve that was
+	// killed mid-post leaves it to atomicfile.Sweep); default the
+	// system's temporary folder.
+	TempDir string
 	// Webhook is where alerts are posted ("" for none): a new regression
 	// change point of one of AlertMetrics (default qps) whose magnitude is
 	// at least AlertThreshold (default 0.05) is posted once.
