@@ -173,9 +173,10 @@ func (s *sweeper) prep() {
 // build i's runs, builds in order. Options' PValue / 100 is the
 // significance of a change and PValue / 10 of a lead (sweepStrictness;
 // a p-value counts the comparisons the search could have made),
-// MinMagnitude the smallest relative change kept; MinSegment 1 allows single builds as levels anywhere (no
-// outlier builds), any other value asks for two builds, or one build of
-// MinRuns runs at either end. Window and Method are not used.
+// MinMagnitude the smallest relative change kept; MinSegment 1 allows
+// single builds as levels anywhere (no outlier builds), any other value
+// asks for two builds, or one build of MinRuns runs at either end. Window
+// and Method are not used.
 func DetectSweep(runs [][]float64, o Options, dir Direction) (SweepResult, error) {
 	var res SweepResult
 	c, err := resolve(o, dir)

@@ -60,8 +60,9 @@ type AttentionPart struct {
 	Unit         string        `json:"unit,omitempty"`   // the metric's unit
 	// Unconfirmed: a change at the newest (or oldest) build of a sweep
 	// that rests on that one build of a run or two, or a lead (short of
-	// a sweep's call); Confirm says what would confirm it. Note says where compare's verdict on the two
-	// builds (their paired rounds) gives another answer, and why.
+	// a sweep's call); Confirm says what would confirm it. Note says
+	// where compare's verdict on the two builds (their paired rounds)
+	// gives another answer, and why.
 	Unconfirmed bool   `json:"unconfirmed,omitempty"`
 	Confirm     string `json:"confirm,omitempty"`
 	Note        string `json:"note,omitempty"`
